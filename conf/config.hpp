@@ -1,0 +1,150 @@
+// conf/ — YAML text in, a complete validated Config out (or every error at once).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace glbd::conf {
+
+using Millis = std::chrono::milliseconds;
+
+// One problem in a config, located: "file:line:col: key.path: message".
+struct Error {
+    std::string file;
+    int line = 0;  // 1-based; 0 when unknown
+    int column = 0;
+    std::string path;
+    std::string message;
+    [[nodiscard]] std::string str() const;
+};
+
+struct SockAddr {
+    std::string host;  // numeric address, or a DNS name where allowed (peers.members)
+    uint16_t port = 53;
+    [[nodiscard]] std::string str() const;  // "1.2.3.4:53" or "[::1]:53"
+};
+
+// A resource record from `records`, `file` or the generated SOA/NS/glue, in wire form.
+struct StaticRecord {
+    std::string owner;  // uncompressed wire name, lower case
+    uint16_t type = 0;
+    uint32_t ttl = 0;
+    std::string rdata;  // uncompressed wire rdata (names inside lower case)
+};
+
+struct Soa {
+    std::string mname;  // default: the first nameserver
+    std::string rname = "hostmaster";
+    uint32_t refresh = 3600, retry = 600, expire = 86400, minimum = 60;
+};
+
+struct Nameserver {
+    std::string name;                    // fqdn, no trailing dot
+    std::vector<std::string> addresses;  // numeric IPv4/IPv6
+};
+
+struct Zone {
+    std::string origin;  // fqdn, lower case, no trailing dot
+    uint32_t ttl = 300;
+    Soa soa;
+    std::vector<Nameserver> nameservers;
+    std::vector<StaticRecord> records;  // parsed `records` and `file`, SOA and NS excluded
+};
+
+struct LoadBalancing {
+    uint16_t weight = 100;
+    std::string geo;  // "" = none
+    bool default_geo = false;
+};
+
+enum class Protocol { http, https, tcp };
+
+struct HealthCheck {
+    Protocol protocol = Protocol::http;
+    uint16_t port = 80;
+    std::string path = "/";
+    Millis interval{5000};
+    Millis timeout{2000};
+    unsigned failure_threshold = 3;
+    unsigned success_threshold = 1;
+    std::vector<int> expected_status{200, 201};
+    std::vector<std::pair<std::string, std::string>> headers;
+    bool insecure_skip_verify = false;
+};
+
+struct Host {
+    std::string name;  // fqdn, lower case, may start with "*."
+    uint32_t ttl = 60;
+    std::vector<std::string> endpoints;  // IPv4, IPv6 or host names (no trailing dot)
+    std::optional<LoadBalancing> load_balancing;
+    std::optional<HealthCheck> health_check;
+};
+
+struct TsigKey {
+    std::string name;
+    std::string algorithm = "hmac-sha256";
+    std::string secret;  // base64
+};
+
+struct Peers {
+    TsigKey key;
+    std::vector<SockAddr> members;
+    Millis sync_interval{1000};
+    Millis dead_after{10000};
+};
+
+struct GeoNetwork {
+    std::string cidr;
+    std::string code;
+};
+
+struct Config {
+    std::string source;  // file name the config came from
+    std::string cluster_id;
+    std::string instance;
+
+    std::vector<SockAddr> listen;
+    uint16_t udp_payload = 1232;       // listen.udpPayloadSize: the largest UDP answer we send
+    unsigned tcp_max_connections = 1000;
+    unsigned tcp_max_inflight = 100;   // queries answered but not yet written, per connection
+    Millis tcp_idle_timeout{5000};
+
+    std::optional<SockAddr> admin_listen;
+    std::string admin_token;
+    unsigned threads = 0;
+
+    std::string geoip_database;
+    std::vector<GeoNetwork> geoip_networks;
+
+    std::vector<Zone> zones;
+    std::vector<Host> hosts;
+    std::optional<Peers> peers;
+    std::string state_dir;
+    std::string log_level = "info";
+    std::string log_format = "text";
+};
+
+struct LoadResult {
+    std::optional<Config> config;  // set only when errors is empty
+    std::vector<Error> errors;
+};
+
+// Reads and validates a config file. Never throws.
+LoadResult load_file(const std::string& path);
+// Validates YAML text; `name` is used in error locations.
+LoadResult load_text(const std::string& text, const std::string& name);
+
+// Helpers shared with other layers.
+bool is_geo_code(std::string_view code);  // ISO 3166-1 alpha-2 or GEO-<continent>
+std::optional<Millis> parse_duration(std::string_view text);
+// Text name ("shop.example.com", optional trailing dot) -> uncompressed lower-case wire form.
+std::optional<std::string> name_to_wire(std::string_view text);
+std::string wire_to_name(std::string_view wire);  // no trailing dot; "." for the root
+std::optional<std::string> base64_decode(std::string_view text);
+std::string base64_encode(std::string_view bytes);
+
+}  // namespace glbd::conf

@@ -1,0 +1,155 @@
+#include "geo/geo.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace glbd::geo {
+namespace {
+constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+// The 128-bit key the trie is walked with; IPv4 maps to ::ffff:a.b.c.d.
+std::array<uint8_t, 16> key_of(const Address& a) {
+    std::array<uint8_t, 16> k{};
+    if (a.family == 4) {
+        std::memcpy(k.data(), kMapped, 12);
+        std::memcpy(k.data() + 12, a.bytes.data(), 4);
+    } else {
+        k = a.bytes;
+    }
+    return k;
+}
+inline int bit_at(const std::array<uint8_t, 16>& k, unsigned i) { return (k[i / 8] >> (7 - i % 8)) & 1; }
+}  // namespace
+
+void Address::unmap(uint8_t* prefix) {
+    if (family != 6 || std::memcmp(bytes.data(), kMapped, 12) != 0) return;
+    if (prefix && *prefix < 96) return;  // a short prefix covers more than the mapped range
+    std::memmove(bytes.data(), bytes.data() + 12, 4);
+    std::memset(bytes.data() + 4, 0, 12);
+    family = 4;
+    if (prefix) *prefix = static_cast<uint8_t>(*prefix - 96);
+}
+
+bool Address::parse(std::string_view text, Address& out) {
+    char buf[64];
+    if (text.size() >= sizeof buf) return false;
+    std::memcpy(buf, text.data(), text.size());
+    buf[text.size()] = 0;
+    out = Address{};
+    if (inet_pton(AF_INET, buf, out.bytes.data()) == 1) {
+        out.family = 4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, buf, out.bytes.data()) == 1) {
+        out.family = 6;
+        return true;
+    }
+    return false;
+}
+
+GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks) {
+    trie_.emplace_back();
+    for (const auto& n : networks) {
+        auto slash = n.cidr.find('/');
+        Address a;
+        if (slash == std::string::npos || !Address::parse(std::string_view(n.cidr).substr(0, slash), a)) {
+            throw std::runtime_error("geoip.networks: bad network " + n.cidr);
+        }
+        unsigned prefix = static_cast<unsigned>(std::stoul(n.cidr.substr(slash + 1)));
+        codes_.push_back(n.code);
+        insert(a, a.family == 4 ? prefix + 96 : prefix, static_cast<int32_t>(codes_.size() - 1));
+    }
+    if (!database.empty()) {
+        int rc = MMDB_open(database.c_str(), MMDB_MODE_MMAP, &mmdb_);
+        if (rc != MMDB_SUCCESS) {
+            throw std::runtime_error("geoip.database: cannot open \"" + database + "\": " + MMDB_strerror(rc));
+        }
+        has_mmdb_ = true;
+    }
+}
+
+GeoDb::~GeoDb() {
+    if (has_mmdb_) MMDB_close(&mmdb_);
+}
+
+void GeoDb::insert(const Address& a, unsigned prefix, int32_t code) {
+    auto k = key_of(a);
+    int32_t node = 0;
+    for (unsigned i = 0; i < prefix; ++i) {
+        int b = bit_at(k, i);
+        if (trie_[node].child[b] < 0) {
+            trie_[node].child[b] = static_cast<int32_t>(trie_.size());
+            trie_.emplace_back();
+        }
+        node = trie_[node].child[b];
+    }
+    trie_[node].code = code;
+}
+
+Location GeoDb::locate(const Address& addr) const noexcept {
+    Location loc;
+    const unsigned offset = addr.family == 4 ? 96 : 0;  // trie depth of the address's first bit
+    // Walk the trie: remember the deepest network that contains the address, and how deep the walk
+    // went, since every address sharing the walked bits gets the same result (the "homogeneous" prefix).
+    auto k = key_of(addr);
+    int32_t node = 0;
+    unsigned depth = 0;
+    int32_t best = trie_[0].code;
+    unsigned best_depth = 0;
+    while (depth < 128) {
+        int32_t next = trie_[node].child[bit_at(k, depth)];
+        if (next < 0) break;
+        node = next;
+        ++depth;
+        if (trie_[node].code >= 0) best = trie_[node].code, best_depth = depth;
+    }
+    const Node& stop = trie_[node];
+    unsigned homogeneous = depth;
+    if (depth < 128 && (stop.child[0] >= 0 || stop.child[1] >= 0)) homogeneous = depth + 1;
+    auto family_len = [&](unsigned trie_len) -> uint8_t {
+        return static_cast<uint8_t>(trie_len > offset ? trie_len - offset : 0);
+    };
+    if (best >= 0) {
+        loc.code = codes_[static_cast<size_t>(best)];
+        loc.prefix = family_len(std::max(best_depth, homogeneous));
+        return loc;
+    }
+    uint8_t trie_prefix = family_len(homogeneous);
+    loc.prefix = trie_prefix;
+    if (!has_mmdb_) return loc;
+
+    sockaddr_in v4{};
+    sockaddr_in6 v6{};
+    const sockaddr* sa;
+    if (addr.family == 4) {
+        v4.sin_family = AF_INET;
+        std::memcpy(&v4.sin_addr, addr.bytes.data(), 4);
+        sa = reinterpret_cast<const sockaddr*>(&v4);
+    } else {
+        v6.sin6_family = AF_INET6;
+        std::memcpy(&v6.sin6_addr, addr.bytes.data(), 16);
+        sa = reinterpret_cast<const sockaddr*>(&v6);
+    }
+    int err = 0;
+    MMDB_lookup_result_s res = MMDB_lookup_sockaddr(const_cast<MMDB_s*>(&mmdb_), sa, &err);
+    if (err != MMDB_SUCCESS) return loc;
+    unsigned netmask = res.netmask;
+    if (addr.family == 4 && mmdb_.metadata.ip_version == 6) netmask = netmask >= 96 ? netmask - 96 : 0;
+    loc.prefix = std::max<uint8_t>(trie_prefix, static_cast<uint8_t>(netmask));
+    if (!res.found_entry) return loc;
+    MMDB_entry_data_s data;
+    if (MMDB_get_value(&res.entry, &data, "country", "iso_code", nullptr) == MMDB_SUCCESS && data.has_data &&
+        data.type == MMDB_DATA_TYPE_UTF8_STRING) {
+        loc.code = std::string_view(data.utf8_string, data.data_size);
+    }
+    if (MMDB_get_value(&res.entry, &data, "continent", "code", nullptr) == MMDB_SUCCESS && data.has_data &&
+        data.type == MMDB_DATA_TYPE_UTF8_STRING) {
+        loc.continent = std::string_view(data.utf8_string, data.data_size);
+    }
+    return loc;
+}
+
+}  // namespace glbd::geo

@@ -1,0 +1,59 @@
+// geo/ — a binary client address (or ECS subnet) in, a location out: {code, continent, prefix}.
+// Sources, in order: geoip.networks (longest prefix wins), then a MaxMind DB. Read-only after open(),
+// so any number of threads may call locate() at once; locate() never allocates or formats strings.
+#pragma once
+
+#include <maxminddb.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "conf/config.hpp"
+
+namespace glbd::geo {
+
+// An IPv4 or IPv6 address in network byte order; IPv4 uses bytes[0..3].
+struct Address {
+    std::array<uint8_t, 16> bytes{};
+    uint8_t family = 4;  // 4 or 6
+    [[nodiscard]] unsigned bits() const { return family == 4 ? 32 : 128; }
+    // An IPv6 ::ffff:a.b.c.d address becomes IPv4; `prefix` (if given) is adjusted to the IPv4 length.
+    void unmap(uint8_t* prefix = nullptr);
+    static bool parse(std::string_view text, Address& out);
+};
+
+struct Location {
+    std::string_view code;       // country ISO code or a custom network code; empty when unknown
+    std::string_view continent;  // two letters (EU, NA, ...) or empty
+    uint8_t prefix = 0;          // length of the network that decided the location, in the family's bits
+};
+
+class GeoDb {
+public:
+    // Throws std::runtime_error naming the file and the problem (missing, corrupt).
+    GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks);
+    ~GeoDb();
+    GeoDb(const GeoDb&) = delete;
+    GeoDb& operator=(const GeoDb&) = delete;
+
+    [[nodiscard]] Location locate(const Address& addr) const noexcept;
+    [[nodiscard]] bool has_database() const { return has_mmdb_; }
+
+private:
+    struct Node {
+        int32_t child[2] = {-1, -1};
+        int32_t code = -1;  // index into codes_
+    };
+    void insert(const Address& a, unsigned prefix, int32_t code);
+
+    std::vector<Node> trie_;  // over 128 bits; IPv4 lives under ::ffff:0:0/96
+    std::vector<std::string> codes_;
+    MMDB_s mmdb_{};
+    bool has_mmdb_ = false;
+};
+
+}  // namespace glbd::geo

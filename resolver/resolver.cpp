@@ -1,0 +1,567 @@
+// The answer pipeline: parse -> classify -> lookup (answer section) -> authority -> additional -> finish.
+// Each stage returns a typed Outcome; nothing here allocates, locks or throws.
+#include "resolver/resolver.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "resolver/wire.hpp"
+
+namespace glbd {
+namespace {
+
+using namespace wire;
+
+constexpr uint16_t kFlagQR = 0x8000, kFlagAA = 0x0400, kFlagTC = 0x0200, kFlagRD = 0x0100, kFlagCD = 0x0010;
+constexpr uint16_t kOptEcs = 8;
+constexpr int kMaxChain = 8;
+constexpr uint32_t kShortTtl = 10;
+
+thread_local uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+inline uint64_t next_random() {
+    // xorshift64*: fast, good enough for picking among weighted entries.
+    uint64_t x = rng_state;
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545f4914f6cdd1dULL;
+}
+
+size_t name_len(std::string_view w, size_t at) {
+    size_t i = at;
+    while (i < w.size() && w[i] != 0) i += static_cast<uint8_t>(w[i]) + 1;
+    return i + 1 - at;
+}
+
+struct Query {
+    // header
+    uint16_t id = 0, flags = 0, qdcount = 0, ancount = 0, nscount = 0, arcount = 0;
+    // question
+    uint8_t qname_buf[kMaxName];
+    std::string_view qname;  // lower-case wire form
+    size_t question_end = 0;
+    uint16_t qtype = 0, qclass = 0;
+    // EDNS
+    bool edns = false, do_bit = false;
+    uint8_t edns_version = 0;
+    uint16_t payload = 512;
+    bool ecs = false;
+    uint16_t ecs_family = 0;
+    uint8_t ecs_source = 0;
+    uint8_t ecs_addr[16] = {};
+    uint8_t ecs_addr_len = 0;
+};
+
+enum class LookupKind { exact, wildcard, delegation, nxdomain };
+struct Lookup {
+    LookupKind kind = LookupKind::nxdomain;
+    const Node* node = nullptr;
+    std::string_view cut;  // delegation point (suffix of the looked-up name)
+};
+
+class Responder {
+public:
+    Responder(const Snapshot& snap, const uint8_t* q, size_t len, const Client& client, uint8_t* out, size_t cap,
+              QueryInfo& info)
+        : snap_(snap), msg_(q), len_(len), client_(client), w_(out, cap), cap_(cap), info_(info) {}
+
+    size_t run();
+
+private:
+    // stages
+    Outcome parse();
+    Outcome parse_additional(size_t pos);
+    Outcome parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint32_t ttl);
+    Outcome classify();
+    Outcome resolve();
+    size_t finish(Outcome outcome);
+
+    // helpers
+    Lookup lookup(const Zone& z, std::string_view name);
+    bool host_answer(const Host& h, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
+    const Group* choose_group(const Host& h, bool& fallback, bool& fail_open);
+    void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd);
+    void write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set);
+    void write_soa(const Zone& z);
+    void add_glue(const RRset& set);
+    void count(int section) { ++counts_[section]; }
+    geo::Location locate();
+
+    const Snapshot& snap_;
+    const uint8_t* msg_;
+    size_t len_;
+    const Client& client_;
+    Writer w_;
+    size_t cap_;
+    QueryInfo& info_;
+    Query q_;
+    uint16_t rflags_ = 0;
+    uint8_t rcode_ = 0;
+    uint16_t ext_rcode_ = 0;
+    uint16_t counts_[3] = {0, 0, 0};  // answer, authority, additional
+    int section_ = 0;
+    bool question_written_ = false;
+    size_t question_end_out_ = kHeaderSize;
+    uint8_t scope_ = 0;
+    bool short_ttl_ = false;
+    bool located_ = false;
+    geo::Location loc_;
+    size_t limit_ = 512;
+};
+
+size_t Responder::run() {
+    if (len_ < kHeaderSize || cap_ < kHeaderSize) return 0;
+    q_.id = get16(msg_);
+    q_.flags = get16(msg_ + 2);
+    if (q_.flags & kFlagQR) return 0;  // never answer a response
+    q_.qdcount = get16(msg_ + 4);
+    q_.ancount = get16(msg_ + 6);
+    q_.nscount = get16(msg_ + 8);
+    q_.arcount = get16(msg_ + 10);
+    rflags_ = static_cast<uint16_t>(kFlagQR | (q_.flags & (0x7800 | kFlagRD | kFlagCD)));
+    w_.u16(q_.id);
+    w_.u16(0);
+    w_.u32(0);
+    w_.u32(0);
+    Outcome o = parse();
+    if (o == Outcome::answer) o = classify();
+    if (o == Outcome::answer) o = resolve();
+    return finish(o);
+}
+
+Outcome Responder::parse() {
+    if (q_.qdcount != 1) return Outcome::formerr;
+    size_t n = 0;
+    size_t used = read_plain_name(msg_, len_, kHeaderSize, q_.qname_buf, &n);
+    if (used == 0 || kHeaderSize + used + 4 > len_) return Outcome::formerr;
+    q_.qname = std::string_view(reinterpret_cast<const char*>(q_.qname_buf), n);
+    size_t pos = kHeaderSize + used;
+    q_.qtype = get16(msg_ + pos);
+    q_.qclass = get16(msg_ + pos + 2);
+    q_.question_end = pos + 4;
+    info_.qtype = q_.qtype;
+    // The question is echoed byte for byte, so the client's case is preserved.
+    w_.bytes(msg_ + kHeaderSize, q_.question_end - kHeaderSize);
+    if (w_.overflow()) return Outcome::dropped;
+    w_.remember_name(kHeaderSize);
+    question_written_ = true;
+    question_end_out_ = w_.pos();
+    return parse_additional(q_.question_end);
+}
+
+Outcome Responder::parse_additional(size_t pos) {
+    for (unsigned i = 0; i < static_cast<unsigned>(q_.ancount) + q_.nscount; ++i) {
+        pos = skip_name(msg_, len_, pos);
+        if (pos == 0 || pos + 10 > len_) return Outcome::formerr;
+        size_t rdlen = get16(msg_ + pos + 8);
+        pos += 10 + rdlen;
+        if (pos > len_) return Outcome::formerr;
+    }
+    for (unsigned i = 0; i < q_.arcount; ++i) {
+        size_t owner = pos;
+        pos = skip_name(msg_, len_, pos);
+        if (pos == 0 || pos + 10 > len_) return Outcome::formerr;
+        uint16_t type = get16(msg_ + pos);
+        uint16_t klass = get16(msg_ + pos + 2);
+        uint32_t ttl = get32(msg_ + pos + 4);
+        size_t rdlen = get16(msg_ + pos + 8);
+        size_t rdata = pos + 10;
+        pos = rdata + rdlen;
+        if (pos > len_) return Outcome::formerr;
+        if (type == type::OPT) {
+            if (q_.edns || msg_[owner] != 0) return Outcome::formerr;  // a second OPT, or not at the root
+            if (Outcome o = parse_opt(rdata, rdlen, klass, ttl); o != Outcome::answer) return o;
+        }
+    }
+    return Outcome::answer;
+}
+
+Outcome Responder::parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint32_t ttl) {
+    q_.edns = true;
+    q_.payload = std::max<uint16_t>(payload, 512);
+    q_.edns_version = static_cast<uint8_t>(ttl >> 16);
+    q_.do_bit = (ttl & 0x8000) != 0;
+    size_t p = rdata, end = rdata + rdlen;
+    while (p < end) {
+        if (p + 4 > end) return Outcome::formerr;
+        uint16_t code = get16(msg_ + p), olen = get16(msg_ + p + 2);
+        p += 4;
+        if (p + olen > end) return Outcome::formerr;
+        if (code == kOptEcs) {
+            // RFC 7871 6: family, source prefix, scope prefix, then exactly ceil(source/8) address bytes
+            // with every bit beyond the source prefix zero.
+            if (q_.ecs || olen < 4) return Outcome::formerr;
+            uint16_t family = get16(msg_ + p);
+            uint8_t source = msg_[p + 2];
+            unsigned max_bits = family == 1 ? 32 : family == 2 ? 128 : 0;
+            if (max_bits == 0 || source > max_bits) return Outcome::formerr;
+            size_t addr_len = (source + 7u) / 8u;
+            if (olen != 4 + addr_len) return Outcome::formerr;
+            const uint8_t* a = msg_ + p + 4;
+            if (addr_len > 0 && (source % 8) != 0 && (a[addr_len - 1] & (0xff >> (source % 8))) != 0) {
+                return Outcome::formerr;
+            }
+            q_.ecs = true;
+            q_.ecs_family = family;
+            q_.ecs_source = source;
+            q_.ecs_addr_len = static_cast<uint8_t>(addr_len);
+            std::memcpy(q_.ecs_addr, a, addr_len);
+        }
+        p += olen;  // other options are ignored and not echoed
+    }
+    return Outcome::answer;
+}
+
+Outcome Responder::classify() {
+    if (q_.edns && q_.edns_version > 0) return Outcome::badvers;
+    if (((q_.flags >> 11) & 0xf) != 0) return Outcome::notimp;  // only QUERY
+    limit_ = client_.transport == Transport::tcp ? std::min<size_t>(cap_, 65535)
+             : q_.edns                           ? std::min<size_t>({q_.payload, snap_.udp_payload, cap_})
+                                                 : std::min<size_t>(512, cap_);
+    switch (q_.qtype) {
+        case type::AXFR:
+        case type::IXFR: return Outcome::refused;
+        case type::MAILA:
+        case type::MAILB: return Outcome::notimp;
+        case type::OPT: return Outcome::formerr;
+        default: break;
+    }
+    if (q_.qclass != kClassIn) return Outcome::refused;
+    // Sections are written within the transport's limit, leaving room for the OPT record.
+    size_t opt_len = q_.edns ? 11 + (q_.ecs ? 8u + q_.ecs_addr_len : 0u) : 0;
+    w_.set_cap(limit_ > opt_len ? limit_ - opt_len : 0);
+    return Outcome::answer;
+}
+
+geo::Location Responder::locate() {
+    if (located_) return loc_;
+    located_ = true;
+    if (!snap_.geo) return loc_;
+    geo::Address a = client_.address;
+    if (q_.ecs && q_.ecs_source > 0) {
+        a = geo::Address{};
+        a.family = q_.ecs_family == 1 ? 4 : 6;
+        std::memcpy(a.bytes.data(), q_.ecs_addr, q_.ecs_addr_len);
+        uint8_t source = q_.ecs_source;
+        a.unmap(&source);
+    } else {
+        a.unmap();
+    }
+    loc_ = snap_.geo->locate(a);
+    return loc_;
+}
+
+Lookup Responder::lookup(const Zone& z, std::string_view name) {
+    Lookup r;
+    unsigned below = label_count(name) - z.labels;  // labels under the origin
+    // Walk down from the origin: the first missing name ends the walk (wildcard or NXDOMAIN); a name
+    // holding NS below the origin is a zone cut.
+    for (unsigned drop = below; drop-- > 0;) {
+        std::string_view suffix = name.substr(suffix_offset(name, drop));
+        const Node* node = z.node(suffix);
+        if (!node) {
+            std::string_view encloser = name.substr(suffix_offset(name, drop + 1));
+            uint8_t wild[kMaxName + 2];
+            wild[0] = 1, wild[1] = '*';
+            if (encloser.size() + 2 > sizeof wild) return r;
+            std::memcpy(wild + 2, encloser.data(), encloser.size());
+            const Node* w = z.node(std::string_view(reinterpret_cast<const char*>(wild), encloser.size() + 2));
+            if (w) r.kind = LookupKind::wildcard, r.node = w;
+            return r;
+        }
+        if (node->find(type::NS) && !(drop == 0 && q_.qtype == type::DS)) {
+            r.kind = LookupKind::delegation, r.node = node, r.cut = suffix;
+            return r;
+        }
+        if (drop == 0) r.kind = LookupKind::exact, r.node = node;
+    }
+    if (below == 0) r.kind = LookupKind::exact, r.node = z.node(name);
+    if (!r.node) r.kind = LookupKind::nxdomain;
+    return r;
+}
+
+void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd) {
+    if (owner_is_qname) {
+        w_.pointer(kHeaderSize);
+    } else {
+        w_.name(owner);
+    }
+    w_.u16(type);
+    w_.u16(kClassIn);
+    w_.u32(ttl);
+    size_t rdlen_at = w_.pos();
+    w_.u16(0);
+    size_t start = w_.pos();
+    size_t done = 0;
+    std::string_view data(rd.wire);
+    for (int i = 0; i < rd.names; ++i) {
+        size_t at = rd.name_at[i];
+        w_.bytes(data.data() + done, at - done);
+        size_t n = name_len(data, at);
+        w_.name(data.substr(at, n));
+        done = at + n;
+    }
+    w_.bytes(data.data() + done, data.size() - done);
+    if (!w_.overflow()) w_.patch16(rdlen_at, static_cast<uint16_t>(w_.pos() - start));
+    count(section_);
+}
+
+void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set) {
+    for (const auto& rd : set.rdata) write_rr(owner, owner_is_qname, set.type, set.ttl, rd);
+}
+
+void Responder::write_soa(const Zone& z) {
+    section_ = 1;
+    write_rr(z.origin, false, type::SOA, z.negative_ttl, z.soa.rdata[0]);
+}
+
+void Responder::add_glue(const RRset& set) {
+    if (w_.overflow()) return;
+    section_ = 2;
+    for (const auto& rd : set.rdata) {
+        size_t at = set.type == type::MX ? 2 : set.type == type::SRV ? 6 : 0;
+        if (at >= rd.wire.size()) continue;
+        std::string_view target = std::string_view(rd.wire).substr(at, name_len(rd.wire, at));
+        const Zone* z = snap_.find_zone(target);
+        const Node* n = z ? z->node(target) : nullptr;
+        if (!n) continue;
+        for (uint16_t t : {type::A, type::AAAA}) {
+            const RRset* addr = n->find(t);
+            if (!addr) continue;
+            for (const auto& a : addr->rdata) {
+                size_t before = w_.pos();
+                uint16_t before_count = counts_[2];
+                write_rr(target, false, t, addr->ttl, a);
+                if (w_.overflow()) {  // additional data that does not fit is left out, without TC
+                    w_.rewind(before);
+                    counts_[2] = before_count;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+const Group* Responder::choose_group(const Host& h, bool& fallback, bool& fail_open) {
+    const Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
+    int n = 0;
+    if (!h.geo_groups.empty()) {
+        geo::Location loc = locate();
+        if (h.geo_dependent) scope_ = std::max(scope_, loc.prefix);
+        for (const auto& g : h.geo_groups) {
+            if (!loc.code.empty() && g.geo == loc.code) order[0] = &g;
+            if (loc.continent.size() == 2 && g.geo.size() == 6 && g.geo.compare(0, 4, "GEO-") == 0 &&
+                g.geo.compare(4, 2, loc.continent) == 0) {
+                order[1] = &g;
+            }
+        }
+        if (order[0] == order[1]) order[1] = nullptr;
+        n = 2;
+    }
+    order[n++] = h.default_group.entries.empty() ? nullptr : &h.default_group;
+    order[n++] = &h.all;
+    const Group* first = nullptr;
+    for (int i = 0; i < n; ++i) {
+        if (!order[i] || order[i]->entries.empty()) continue;
+        if (!first) first = order[i];
+        if (order[i]->usable) {
+            fallback = order[i] != first;
+            return order[i];
+        }
+    }
+    fail_open = true;
+    return first;
+}
+
+// Answers A/AAAA/CNAME/ANY at a load-balanced host. Returns false for NODATA. A hostname endpoint
+// makes the answer a CNAME, whose target is returned for the caller to chase.
+bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is_qname,
+                            std::string_view* cname_target) {
+    uint16_t qtype = q_.qtype;
+    const std::vector<RData>* addrs = nullptr;
+    const std::string* cname = nullptr;
+    uint16_t atype = 0;
+    auto pick_type = [&](const std::vector<RData>* a, const std::vector<RData>* aaaa, const std::string* cn) {
+        if (qtype != type::CNAME && (qtype == type::A || qtype == type::ANY) && !a->empty()) {
+            addrs = a, atype = type::A;
+        } else if (qtype != type::CNAME && (qtype == type::AAAA || qtype == type::ANY) && !aaaa->empty()) {
+            addrs = aaaa, atype = type::AAAA;
+        } else if (!cn->empty()) {
+            cname = cn;
+        }
+    };
+    if (h.simple) {
+        int mode = h.any_healthy ? 0 : 1;
+        if (mode == 1) short_ttl_ = true, info_.fail_open = true;
+        pick_type(&h.union_a[mode], &h.union_aaaa[mode], &h.union_cname[mode]);
+    } else {
+        bool fallback = false, fail_open = false;
+        const Group* g = choose_group(h, fallback, fail_open);
+        if (!g) return false;
+        int mode = fail_open ? 1 : 0;
+        if (fallback || fail_open) short_ttl_ = true;
+        info_.fallback |= fallback;
+        info_.fail_open |= fail_open;
+        int qt = qtype == type::AAAA ? 1 : 0;
+        const Group::Pick& p = g->pick[qt][mode];
+        // ANY and CNAME use the A pick, and fall back to AAAA when no entry has A data.
+        const Group::Pick& pp = (p.entry.empty() && qtype != type::A) ? g->pick[1][mode] : p;
+        if (pp.entry.empty()) return false;
+        size_t choice = 0;
+        if (pp.entry.size() > 1) {
+            if (pp.total == 0) {
+                choice = next_random() % pp.entry.size();
+            } else {
+                uint32_t r = static_cast<uint32_t>(next_random() % pp.total);
+                while (pp.cumulative[choice] <= r) ++choice;
+            }
+        }
+        const Entry& e = h.entries[pp.entry[choice]];
+        info_.entry = pp.entry[choice];
+        pick_type(&e.a[mode], &e.aaaa[mode], &e.cname[mode]);
+    }
+    uint32_t ttl = short_ttl_ ? std::min(h.ttl, kShortTtl) : h.ttl;
+    if (addrs) {
+        for (const auto& rd : *addrs) write_rr(owner, owner_is_qname, atype, ttl, rd);
+        return true;
+    }
+    if (cname) {
+        RData rd{*cname, {0, 0}, 1};
+        write_rr(owner, owner_is_qname, type::CNAME, ttl, rd);
+        *cname_target = *cname;
+        return true;
+    }
+    return false;
+}
+
+Outcome Responder::resolve() {
+    std::string_view name = q_.qname;
+    bool owner_is_qname = true;
+    const Zone* zone = snap_.find_zone(name);
+    if (!zone) return Outcome::refused;
+    rflags_ |= kFlagAA;
+    section_ = 0;
+    for (int chain = 0; chain < kMaxChain; ++chain) {
+        Lookup l = lookup(*zone, name);
+        if (l.kind == LookupKind::delegation) {
+            if (chain > 0) return Outcome::answer;  // the chain leaves our authority: stop there
+            rflags_ &= static_cast<uint16_t>(~kFlagAA);
+            const RRset* ns = l.node->find(type::NS);
+            section_ = 1;
+            write_rrset(l.cut, false, *ns);
+            add_glue(*ns);
+            return Outcome::delegation;
+        }
+        if (l.kind == LookupKind::nxdomain) {
+            rcode_ = rcode::NXDOMAIN;
+            write_soa(*zone);
+            return Outcome::nxdomain;
+        }
+        const Node& node = *l.node;
+        std::string_view target;
+        bool wrote = false;
+        if (node.host >= 0 && (q_.qtype == type::A || q_.qtype == type::AAAA || q_.qtype == type::ANY ||
+                               q_.qtype == type::CNAME)) {
+            info_.host = node.host;
+            wrote = host_answer(snap_.hosts[static_cast<size_t>(node.host)], name, owner_is_qname, &target);
+        } else if (const RRset* cn = node.find(type::CNAME); cn && q_.qtype != type::CNAME) {
+            write_rrset(name, owner_is_qname, *cn);
+            target = std::string_view(cn->rdata[0].wire);
+            wrote = true;
+        } else if (q_.qtype == type::ANY) {
+            // RFC 8482: one RRset is enough.
+            if (!node.rrsets.empty()) write_rrset(name, owner_is_qname, node.rrsets.front()), wrote = true;
+        } else if (const RRset* set = node.find(q_.qtype)) {
+            write_rrset(name, owner_is_qname, *set);
+            if (set->type == type::NS || set->type == type::MX || set->type == type::SRV) {
+                if (!w_.overflow()) add_glue(*set);
+            }
+            return Outcome::answer;
+        }
+        if (!wrote) {
+            write_soa(*zone);
+            return chain == 0 ? Outcome::nodata : Outcome::answer;
+        }
+        if (target.empty() || q_.qtype == type::CNAME) return Outcome::answer;
+        // Chase the CNAME within our zones.
+        zone = snap_.find_zone(target);
+        if (!zone) return Outcome::answer;
+        name = target;
+        owner_is_qname = false;
+    }
+    return Outcome::answer;
+}
+
+size_t Responder::finish(Outcome outcome) {
+    if (outcome == Outcome::dropped) return 0;
+    switch (outcome) {
+        case Outcome::formerr: rcode_ = rcode::FORMERR; break;
+        case Outcome::notimp: rcode_ = rcode::NOTIMP; break;
+        case Outcome::refused: rcode_ = rcode::REFUSED; break;
+        case Outcome::badvers: ext_rcode_ = rcode::BADVERS; break;
+        default: break;
+    }
+    bool error = outcome == Outcome::formerr || outcome == Outcome::notimp || outcome == Outcome::refused ||
+                 outcome == Outcome::badvers;
+    if (error) {
+        rflags_ &= static_cast<uint16_t>(~kFlagAA);
+        w_.rewind(question_written_ ? question_end_out_ : kHeaderSize);
+        counts_[0] = counts_[1] = counts_[2] = 0;
+    }
+    bool edns = q_.edns && outcome != Outcome::formerr;
+    bool ecs = edns && q_.ecs;
+    // Additional data that did not fit was already left out (add_glue); an answer or authority
+    // section that did not fit leaves only the header, question and OPT, with TC=1.
+    if (w_.overflow()) {
+        size_t base = question_written_ ? question_end_out_ : kHeaderSize;
+        w_.rewind(base);
+        counts_[0] = counts_[1] = counts_[2] = 0;
+        rflags_ |= kFlagTC;
+        info_.truncated = true;
+    }
+    w_.set_cap(cap_);
+    if (edns) {
+        w_.u8(0);
+        w_.u16(type::OPT);
+        w_.u16(snap_.udp_payload);
+        w_.u8(static_cast<uint8_t>(ext_rcode_ >> 4));
+        w_.u8(0);  // version 0
+        w_.u16(q_.do_bit ? 0x8000 : 0);
+        if (ecs) {
+            w_.u16(static_cast<uint16_t>(8 + q_.ecs_addr_len));
+            w_.u16(kOptEcs);
+            w_.u16(static_cast<uint16_t>(4 + q_.ecs_addr_len));
+            w_.u16(q_.ecs_family);
+            w_.u8(q_.ecs_source);
+            w_.u8(q_.ecs_source == 0 ? 0 : scope_);
+            w_.bytes(q_.ecs_addr, q_.ecs_addr_len);
+        } else {
+            w_.u16(0);
+        }
+        ++counts_[2];
+    }
+    if (w_.overflow()) return 0;
+    uint16_t flags = static_cast<uint16_t>(rflags_ | (rcode_ & 0xf) | (ext_rcode_ & 0xf));
+    w_.patch16(2, flags);
+    w_.patch16(4, question_written_ ? 1 : 0);
+    w_.patch16(6, counts_[0]);
+    w_.patch16(8, counts_[1]);
+    w_.patch16(10, counts_[2]);
+    info_.outcome = outcome;
+    info_.rcode = static_cast<uint8_t>(rcode_ | ext_rcode_);
+    return w_.pos();
+}
+
+}  // namespace
+
+void seed_selection(uint64_t seed) noexcept { rng_state = seed ? seed : 0x9e3779b97f4a7c15ULL; }
+
+size_t answer(const Snapshot& snap, const uint8_t* query, size_t len, const Client& client, uint8_t* out, size_t cap,
+              QueryInfo* info) noexcept {
+    QueryInfo scratch;
+    QueryInfo& qi = info ? *info : scratch;
+    qi = QueryInfo{};
+    Responder r(snap, query, len, client, out, cap, qi);
+    return r.run();
+}
+
+}  // namespace glbd

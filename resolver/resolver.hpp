@@ -1,0 +1,53 @@
+// resolver/ — query bytes in, response bytes out, from one immutable Snapshot. No sockets, no locks,
+// no allocation, never throws. The network layer calls answer() and sends whatever it returns.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "geo/geo.hpp"
+#include "resolver/snapshot.hpp"
+
+namespace glbd {
+
+enum class Transport : uint8_t { udp, tcp };
+
+// What happened to a query, for metrics and tests.
+enum class Outcome : uint8_t {
+    answer,      // positive answer (possibly a CNAME chain)
+    nodata,      // the name exists, the type does not
+    nxdomain,    // the name does not exist
+    delegation,  // a referral below a zone cut
+    refused,     // outside our zones, a zone transfer, or a class we do not serve
+    formerr,     // malformed query
+    notimp,      // opcode or meta type we do not implement
+    badvers,     // EDNS version above 0
+    dropped,     // not answered at all (too short, or a response)
+};
+
+struct Client {
+    geo::Address address;  // the packet's source
+    Transport transport = Transport::udp;
+};
+
+struct QueryInfo {
+    Outcome outcome = Outcome::dropped;
+    uint16_t qtype = 0;
+    uint8_t rcode = 0;
+    bool truncated = false;
+    bool fallback = false;   // answered from a group reached because a preferred one was unusable
+    bool fail_open = false;  // no usable entry anywhere: answered as if all were healthy
+    int host = -1;           // the load-balanced host answered, if any
+    int entry = -1;          // the entry chosen for it
+};
+
+// Writes the response to `query` into `out` (at most `cap` bytes) and returns its length; 0 means
+// send nothing. UDP answers respect the client's EDNS payload size (512 without EDNS) and the
+// snapshot's udp_payload, truncating with TC=1 when the answer does not fit.
+size_t answer(const Snapshot& snap, const uint8_t* query, size_t len, const Client& client, uint8_t* out,
+              size_t cap, QueryInfo* info = nullptr) noexcept;
+
+// Seeds the calling thread's generator for weighted choices (tests use a fixed seed).
+void seed_selection(uint64_t seed) noexcept;
+
+}  // namespace glbd

@@ -1,0 +1,279 @@
+#include "resolver/snapshot.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "resolver/wire.hpp"
+
+namespace glbd {
+namespace {
+
+std::string must_wire(const std::string& name) {
+    auto w = conf::name_to_wire(name);
+    if (!w) throw std::runtime_error("not a domain name: " + name);
+    return *w;
+}
+
+size_t wire_name_len(std::string_view w, size_t at) {
+    size_t i = at;
+    while (i < w.size() && w[i] != 0) i += static_cast<uint8_t>(w[i]) + 1;
+    return i + 1 - at;
+}
+
+RData make_rdata(uint16_t type, std::string wire) {
+    RData r;
+    r.wire = std::move(wire);
+    switch (type) {
+        case wire::type::NS:
+        case wire::type::CNAME:
+        case wire::type::PTR:
+            r.names = 1;
+            break;
+        case wire::type::MX:
+            if (r.wire.size() > 2) r.name_at[0] = 2, r.names = 1;
+            break;
+        case wire::type::SOA: {
+            size_t first = wire_name_len(r.wire, 0);
+            if (first < 256) r.name_at[1] = static_cast<uint8_t>(first), r.names = 2;
+            break;
+        }
+        default:
+            break;
+    }
+    return r;
+}
+
+// Adds `name` and every ancestor up to the origin (empty non-terminals) to the zone.
+Node& add_node(Zone& z, const std::string& name) {
+    unsigned extra = wire::label_count(name) - z.labels;
+    for (unsigned drop = extra; drop > 0; --drop) {
+        z.nodes.try_emplace(name.substr(wire::suffix_offset(name, drop)));
+    }
+    return z.nodes[name];
+}
+
+void add_record(Zone& z, const std::string& owner, uint16_t type, uint32_t ttl, std::string rdata) {
+    Node& n = add_node(z, owner);
+    RData rd = make_rdata(type, std::move(rdata));
+    for (auto& set : n.rrsets) {
+        if (set.type == type) {
+            bool dup = std::any_of(set.rdata.begin(), set.rdata.end(), [&](const RData& x) { return x.wire == rd.wire; });
+            if (!dup) set.rdata.push_back(std::move(rd));
+            return;
+        }
+    }
+    n.rrsets.push_back(RRset{type, ttl, {std::move(rd)}});
+}
+
+std::string soa_rdata(const conf::Zone& cz, const std::string& origin_wire, uint32_t serial) {
+    std::string rname = cz.soa.rname;
+    if (rname.find('.') == std::string::npos) rname += "." + cz.origin;
+    std::string out = must_wire(cz.soa.mname) + must_wire(rname);
+    for (uint32_t v : {serial, cz.soa.refresh, cz.soa.retry, cz.soa.expire, cz.soa.minimum}) {
+        char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+        out.append(b, 4);
+    }
+    (void)origin_wire;
+    return out;
+}
+
+Zone build_zone(const conf::Zone& cz, uint32_t serial) {
+    Zone z;
+    z.origin = must_wire(cz.origin);
+    z.labels = wire::label_count(z.origin);
+    z.soa = RRset{wire::type::SOA, cz.ttl, {make_rdata(wire::type::SOA, soa_rdata(cz, z.origin, serial))}};
+    z.negative_ttl = std::min(cz.ttl, cz.soa.minimum);
+    Node& apex = add_node(z, z.origin);
+    apex.rrsets.push_back(z.soa);
+    for (const auto& ns : cz.nameservers) {
+        std::string target = must_wire(ns.name);
+        add_record(z, z.origin, wire::type::NS, cz.ttl, target);
+        bool in_zone = target.size() >= z.origin.size() && target.substr(target.size() - z.origin.size()) == z.origin;
+        if (!in_zone) continue;
+        for (const auto& a : ns.addresses) {
+            RData rd;
+            uint16_t t;
+            if (address_rdata(a, rd, t)) add_record(z, target, t, cz.ttl, rd.wire);
+        }
+    }
+    for (const auto& rec : cz.records) add_record(z, rec.owner, rec.type, rec.ttl, rec.rdata);
+    return z;
+}
+
+void build_pick(const Host& h, Group& g) {
+    g.usable = std::any_of(g.entries.begin(), g.entries.end(), [&](uint16_t i) { return h.entries[i].usable; });
+    for (int qt = 0; qt < 2; ++qt) {
+        uint16_t qtype = qt == 0 ? wire::type::A : wire::type::AAAA;
+        for (int mode = 0; mode < 2; ++mode) {
+            Group::Pick& p = g.pick[qt][mode];
+            for (uint16_t i : g.entries) {
+                const Entry& e = h.entries[i];
+                if ((mode == 0 && !e.usable) || !e.has_data(qtype, mode)) continue;
+                p.entry.push_back(i);
+                p.total += e.weight;
+                p.cumulative.push_back(p.total);
+            }
+            if (p.total == 0) p.cumulative.clear();  // all weights 0: uniform
+        }
+    }
+}
+
+Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he) {
+    Entry e;
+    e.cluster = cluster;
+    e.load_balanced = he.load_balancing.has_value();
+    if (he.load_balancing) {
+        e.geo = he.load_balancing->geo;
+        e.weight = he.load_balancing->weight;
+        e.default_geo = he.load_balancing->default_geo;
+    }
+    bool any_healthy = false;
+    for (const auto& ep : he.endpoints) {
+        RData rd;
+        uint16_t t = 0;
+        for (int mode = 0; mode < 2; ++mode) {
+            if (mode == 0 && !ep.healthy) continue;
+            if (address_rdata(ep.target, rd, t)) {
+                auto& list = t == wire::type::A ? e.a[mode] : e.aaaa[mode];
+                bool dup = std::any_of(list.begin(), list.end(), [&](const RData& x) { return x.wire == rd.wire; });
+                if (!dup) list.push_back(rd);
+            } else if (auto w = conf::name_to_wire(ep.target); w && e.cname[mode].empty()) {
+                e.cname[mode] = *w;
+            }
+        }
+        any_healthy |= ep.healthy;
+    }
+    e.usable = alive && any_healthy;
+    return e;
+}
+
+void append_unique(std::vector<RData>& to, const std::vector<RData>& from) {
+    for (const auto& rd : from) {
+        bool dup = std::any_of(to.begin(), to.end(), [&](const RData& x) { return x.wire == rd.wire; });
+        if (!dup) to.push_back(rd);
+    }
+}
+
+void finish_host(Host& h) {
+    h.simple = true;
+    std::set<std::pair<std::string, bool>> shapes;
+    std::map<std::string, size_t> group_of;
+    for (size_t i = 0; i < h.entries.size(); ++i) {
+        const Entry& e = h.entries[i];
+        auto idx = static_cast<uint16_t>(i);
+        if (e.load_balanced) h.simple = false;
+        shapes.emplace(e.geo, e.default_geo);
+        h.all.entries.push_back(idx);
+        if (e.default_geo) h.default_group.entries.push_back(idx);
+        if (e.geo.empty()) continue;
+        auto [it, fresh] = group_of.try_emplace(e.geo, h.geo_groups.size());
+        if (fresh) h.geo_groups.push_back(Group{e.geo, {}, false, {}});
+        h.geo_groups[it->second].entries.push_back(idx);
+    }
+    h.geo_dependent = shapes.size() > 1;
+    for (auto& g : h.geo_groups) build_pick(h, g);
+    build_pick(h, h.default_group);
+    build_pick(h, h.all);
+    for (const Entry& e : h.entries) {
+        for (int mode = 0; mode < 2; ++mode) {
+            if (mode == 0 && !e.usable) continue;
+            append_unique(h.union_a[mode], e.a[mode]);
+            append_unique(h.union_aaaa[mode], e.aaaa[mode]);
+            if (h.union_cname[mode].empty()) h.union_cname[mode] = e.cname[mode];
+        }
+    }
+    h.any_healthy = !h.union_a[0].empty() || !h.union_aaaa[0].empty() || !h.union_cname[0].empty();
+}
+
+}  // namespace
+
+bool Entry::has_data(uint16_t qtype, int mode) const {
+    switch (qtype) {
+        case wire::type::A: return !a[mode].empty() || !cname[mode].empty();
+        case wire::type::AAAA: return !aaaa[mode].empty() || !cname[mode].empty();
+        case wire::type::CNAME: return !cname[mode].empty();
+        default: return !a[mode].empty() || !aaaa[mode].empty() || !cname[mode].empty();
+    }
+}
+
+bool address_rdata(std::string_view ip, RData& out, uint16_t& type) {
+    char buf[64];
+    if (ip.size() >= sizeof buf) return false;
+    std::copy(ip.begin(), ip.end(), buf);
+    buf[ip.size()] = 0;
+    unsigned char b[16];
+    if (inet_pton(AF_INET, buf, b) == 1) {
+        out = RData{std::string(reinterpret_cast<char*>(b), 4), {0, 0}, 0};
+        type = wire::type::A;
+        return true;
+    }
+    if (inet_pton(AF_INET6, buf, b) == 1) {
+        out = RData{std::string(reinterpret_cast<char*>(b), 16), {0, 0}, 0};
+        type = wire::type::AAAA;
+        return true;
+    }
+    return false;
+}
+
+ClusterView local_cluster_view(const conf::Config& config) {
+    ClusterView v{config.cluster_id, true, {}};
+    for (const auto& h : config.hosts) {
+        HostEntry e{h.name, h.ttl, h.load_balancing, {}};
+        for (const auto& ep : h.endpoints) e.endpoints.push_back(EndpointState{ep, true});
+        v.hosts.push_back(std::move(e));
+    }
+    return v;
+}
+
+const Zone* Snapshot::find_zone(std::string_view qname) const {
+    const Zone* best = nullptr;
+    unsigned labels = wire::label_count(qname);
+    for (const auto& z : zones) {
+        if (z.labels > labels || (best && best->labels >= z.labels)) continue;
+        if (qname.substr(wire::suffix_offset(qname, labels - z.labels)) == z.origin) best = &z;
+    }
+    return best;
+}
+
+std::shared_ptr<const Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+                                               std::shared_ptr<const geo::GeoDb> geo, uint32_t serial) {
+    auto s = std::make_shared<Snapshot>();
+    s->serial = serial;
+    s->geo = std::move(geo);
+    s->udp_payload = config.udp_payload;
+    s->view = view;
+    for (const auto& cz : config.zones) s->zones.push_back(build_zone(cz, serial));
+
+    // Host name -> its entries from every cluster, in cluster order (sorted ids: the same everywhere).
+    std::map<std::string, std::vector<std::pair<const ClusterView*, const HostEntry*>>> by_host;
+    std::vector<const ClusterView*> clusters;
+    for (const auto& c : view) clusters.push_back(&c);
+    std::sort(clusters.begin(), clusters.end(), [](auto* a, auto* b) { return a->id < b->id; });
+    for (const ClusterView* c : clusters) {
+        for (const auto& he : c->hosts) by_host[he.host].emplace_back(c, &he);
+    }
+    for (const auto& [name, contributions] : by_host) {
+        auto w = conf::name_to_wire(name);
+        if (!w) continue;
+        Zone* zone = const_cast<Zone*>(s->find_zone(*w));
+        if (!zone) continue;  // outside our zones: ignored
+        Host h;
+        h.name = *w;
+        h.ttl = contributions.front().second->ttl;
+        for (const auto& [cluster, he] : contributions) {
+            if (cluster->id == config.cluster_id) h.ttl = he->ttl;
+            h.entries.push_back(build_entry(cluster->id, cluster->alive, *he));
+        }
+        finish_host(h);
+        Node& node = add_node(*zone, h.name);
+        node.host = static_cast<int>(s->hosts.size());
+        s->hosts.push_back(std::move(h));
+    }
+    return s;
+}
+
+}  // namespace glbd

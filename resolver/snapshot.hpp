@@ -1,0 +1,124 @@
+// resolver/snapshot — everything a query needs, frozen: zones as name -> node tables with records
+// pre-encoded in wire form, load-balanced hosts with their entries, geo groups and cumulative weights
+// precomputed, and the geo database. Built off the hot path; immutable once published.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "geo/geo.hpp"
+#include "resolver/view.hpp"
+
+namespace glbd {
+
+struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+struct NameEq {
+    using is_transparent = void;
+    bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
+};
+
+// One record's data in wire form, with the places of names that may be compressed.
+struct RData {
+    std::string wire;
+    uint8_t name_at[2] = {0, 0};  // offsets of compressible names (NS, CNAME, PTR, MX, SOA)
+    uint8_t names = 0;
+};
+
+struct RRset {
+    uint16_t type = 0;
+    uint32_t ttl = 0;
+    std::vector<RData> rdata;
+};
+
+// One cluster's entry of a host, with its answers precomputed.
+struct Entry {
+    std::string cluster;
+    std::string geo;
+    uint16_t weight = 0;
+    bool default_geo = false;
+    bool load_balanced = false;  // the cluster gave loadBalancing for this host
+    bool usable = false;  // alive and at least one healthy endpoint
+    // [0] = healthy endpoints only, [1] = every endpoint (fail-open)
+    std::vector<RData> a[2], aaaa[2];
+    std::string cname[2];  // first hostname endpoint, wire form; empty when none
+    [[nodiscard]] bool has_data(uint16_t qtype, int mode) const;
+};
+
+// The entries of one geo group, with a weighted pick precomputed per (qtype A/AAAA, mode).
+struct Group {
+    std::string geo;  // "" for the default and all groups
+    std::vector<uint16_t> entries;
+    bool usable = false;
+    struct Pick {
+        std::vector<uint16_t> entry;
+        std::vector<uint32_t> cumulative;  // empty total => uniform among entry
+        uint32_t total = 0;
+    };
+    Pick pick[2][2];  // [A=0/AAAA=1][mode]
+};
+
+struct Host {
+    std::string name;  // wire form
+    uint32_t ttl = 60;
+    bool simple = true;
+    bool geo_dependent = false;  // whether the answer can depend on the client's location
+    std::vector<Entry> entries;
+    std::vector<Group> geo_groups;  // one per distinct geo
+    Group default_group, all;
+    // Simple hosts: union answers, [0] healthy, [1] fail-open.
+    std::vector<RData> union_a[2], union_aaaa[2];
+    std::string union_cname[2];
+    bool any_healthy = false;
+};
+
+struct Node {
+    std::vector<RRset> rrsets;
+    int host = -1;  // index into Snapshot::hosts
+    [[nodiscard]] const RRset* find(uint16_t type) const {
+        for (const auto& r : rrsets) {
+            if (r.type == type) return &r;
+        }
+        return nullptr;
+    }
+};
+
+struct Zone {
+    std::string origin;  // wire form
+    unsigned labels = 0;
+    RRset soa;
+    uint32_t negative_ttl = 0;  // min(SOA TTL, SOA minimum)
+    std::unordered_map<std::string, Node, NameHash, NameEq> nodes;  // every name, empty non-terminals too
+    [[nodiscard]] const Node* node(std::string_view wire) const {
+        auto it = nodes.find(wire);
+        return it == nodes.end() ? nullptr : &it->second;
+    }
+};
+
+struct Snapshot {
+    uint32_t serial = 0;
+    std::vector<Zone> zones;
+    std::vector<Host> hosts;
+    std::shared_ptr<const geo::GeoDb> geo;
+    uint16_t udp_payload = 1232;
+    GlobalView view;  // what the snapshot was built from (for status and tests)
+
+    // The zone whose origin is the longest suffix of `qname` (wire, lower case), or null.
+    [[nodiscard]] const Zone* find_zone(std::string_view qname) const;
+};
+
+// Builds a snapshot. Throws std::runtime_error on data that cannot be served.
+std::shared_ptr<const Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+                                               std::shared_ptr<const geo::GeoDb> geo, uint32_t serial);
+
+// RData in wire form from text, for building views and tests: "192.0.2.1" (A), "2001:db8::1" (AAAA).
+bool address_rdata(std::string_view ip, RData& out, uint16_t& type);
+
+}  // namespace glbd

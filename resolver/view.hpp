@@ -1,0 +1,37 @@
+// resolver/view — the global view the resolver answers from: every cluster's entries for every host,
+// with endpoint health. Built by sync/ and health (or by tests) and frozen into a Snapshot.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conf/config.hpp"
+
+namespace glbd {
+
+struct EndpointState {
+    std::string target;  // IPv4, IPv6 or a host name (no trailing dot)
+    bool healthy = true;
+};
+
+struct HostEntry {
+    std::string host;  // the load-balanced name, lower case, may start with "*."
+    uint32_t ttl = 60;
+    std::optional<conf::LoadBalancing> load_balancing;  // absent: a simple host
+    std::vector<EndpointState> endpoints;
+};
+
+struct ClusterView {
+    std::string id;
+    bool alive = true;
+    std::vector<HostEntry> hosts;
+};
+
+using GlobalView = std::vector<ClusterView>;
+
+// This cluster's part of the view as the config describes it, every endpoint healthy.
+ClusterView local_cluster_view(const conf::Config& config);
+
+}  // namespace glbd

@@ -1,0 +1,124 @@
+#include "resolver/wire.hpp"
+
+#include <cctype>
+#include <cstring>
+
+namespace glbd::wire {
+
+size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out, size_t* out_len) {
+    size_t start = pos, n = 0;
+    while (true) {
+        if (pos >= len) return 0;
+        uint8_t l = msg[pos];
+        if (l == 0) {
+            if (n + 1 > kMaxName) return 0;
+            out[n++] = 0;
+            *out_len = n;
+            return pos + 1 - start;
+        }
+        if (l > 63) return 0;  // pointers and extended label types
+        if (pos + 1 + l > len || n + 1 + l + 1 > kMaxName) return 0;
+        out[n++] = l;
+        for (size_t i = 0; i < l; ++i) out[n++] = static_cast<uint8_t>(std::tolower(msg[pos + 1 + i]));
+        pos += 1 + l;
+    }
+}
+
+size_t skip_name(const uint8_t* msg, size_t len, size_t pos) {
+    size_t total = 0;
+    while (true) {
+        if (pos >= len) return 0;
+        uint8_t l = msg[pos];
+        if (l == 0) return pos + 1;
+        if ((l & 0xc0) == 0xc0) return pos + 2 <= len ? pos + 2 : 0;
+        if (l > 63) return 0;
+        total += l + 1;
+        if (total > kMaxName) return 0;
+        pos += 1 + l;
+    }
+}
+
+unsigned label_count(std::string_view w) {
+    unsigned n = 0;
+    for (size_t i = 0; i < w.size() && w[i] != 0; i += static_cast<uint8_t>(w[i]) + 1) ++n;
+    return n;
+}
+
+size_t suffix_offset(std::string_view w, unsigned drop) {
+    size_t i = 0;
+    while (drop-- > 0 && i < w.size() && w[i] != 0) i += static_cast<uint8_t>(w[i]) + 1;
+    return i;
+}
+
+void Writer::bytes(const void* p, size_t n) {
+    if (!room(n)) return;
+    std::memcpy(buf_ + pos_, p, n);
+    pos_ += n;
+}
+
+bool Writer::matches(size_t off, std::string_view s) const {
+    size_t i = 0;
+    int hops = 0;
+    while (true) {
+        if (off >= pos_) return false;
+        uint8_t l = buf_[off];
+        if ((l & 0xc0) == 0xc0) {
+            if (off + 1 >= pos_ || ++hops > 32) return false;
+            off = static_cast<size_t>((l & 0x3f) << 8 | buf_[off + 1]);
+            continue;
+        }
+        if (i >= s.size() || static_cast<uint8_t>(s[i]) != l) return false;
+        if (l == 0) return true;
+        for (size_t k = 1; k <= l; ++k) {
+            if (off + k >= pos_) return false;
+            if (std::tolower(buf_[off + k]) != std::tolower(static_cast<uint8_t>(s[i + k]))) return false;
+        }
+        off += l + 1;
+        i += l + 1;
+    }
+}
+
+void Writer::name(std::string_view w) {
+    // Find the longest suffix already in the message.
+    size_t at = 0;
+    int target = -1;
+    while (at < w.size() && w[at] != 0) {
+        std::string_view suffix = w.substr(at);
+        for (int k = 0; k < nptrs_; ++k) {
+            if (matches(ptrs_[k], suffix)) {
+                target = ptrs_[k];
+                break;
+            }
+        }
+        if (target >= 0) break;
+        at += static_cast<uint8_t>(w[at]) + 1;
+    }
+    // Write the labels before it, remembering each as a future target.
+    size_t i = 0;
+    while (i < at) {
+        if (pos_ < 0x3fff && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(pos_);
+        size_t l = static_cast<uint8_t>(w[i]);
+        bytes(w.data() + i, l + 1);
+        i += l + 1;
+    }
+    if (target >= 0) {
+        pointer(static_cast<uint16_t>(target));
+    } else {
+        u8(0);
+    }
+}
+
+void Writer::remember_name(size_t off) {
+    while (off < pos_ && buf_[off] != 0 && (buf_[off] & 0xc0) == 0) {
+        if (off < 0x3fff && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(off);
+        off += buf_[off] + 1;
+    }
+}
+
+void Writer::rewind(size_t pos) {
+    pos_ = pos;
+    overflow_ = false;
+    while (nptrs_ > 0 && ptrs_[nptrs_ - 1] >= pos) --nptrs_;
+}
+
+}  // namespace glbd::wire

@@ -1,0 +1,98 @@
+// glbd command line: serve, check, demo, keygen.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "server/daemon.hpp"
+
+namespace glbd {
+int run_demo();
+}
+
+namespace {
+
+constexpr const char* kUsage = R"(glbd — authoritative DNS for global load balancing across clusters
+
+Usage:
+  glbd serve --config FILE     run the server in the foreground (logs to stderr)
+  glbd check --config FILE     validate a config; exit 0 when valid, 1 with every error listed
+  glbd demo                    run a self-contained demo on loopback and print what to dig
+  glbd keygen [NAME]           print a fresh TSIG key block for peers.key
+  glbd --version | --help
+
+Signals: SIGHUP reloads the config (validated first), SIGTERM/SIGINT stop.
+Exit codes: 0 ok, 1 bad config or usage, 2 runtime failure (e.g. cannot bind).
+)";
+
+int usage_error(const std::string& msg) {
+    std::fprintf(stderr, "glbd: %s\n\n%s", msg.c_str(), kUsage);
+    return 1;
+}
+
+// Finds --config FILE / -c FILE / --config=FILE.
+std::string config_arg(const std::vector<std::string>& args) {
+    for (size_t i = 0; i < args.size(); ++i) {
+        if ((args[i] == "--config" || args[i] == "-c") && i + 1 < args.size()) return args[i + 1];
+        if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+    }
+    return "";
+}
+
+glbd::conf::LoadResult load_or_report(const std::string& path) {
+    auto r = glbd::conf::load_file(path);
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
+    return r;
+}
+
+int keygen(const std::string& name) {
+    unsigned char key[32];
+    std::ifstream rnd("/dev/urandom", std::ios::binary);
+    if (!rnd.read(reinterpret_cast<char*>(key), sizeof key)) {
+        std::fprintf(stderr, "glbd: cannot read /dev/urandom\n");
+        return 2;
+    }
+    std::string b64 = glbd::conf::base64_encode(std::string_view(reinterpret_cast<char*>(key), sizeof key));
+    std::printf("peers:\n  key:\n    name: %s\n    algorithm: hmac-sha256\n    secret: \"%s\"\n", name.c_str(),
+                b64.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) return usage_error("no command given");
+    const std::string cmd = args[0];
+    args.erase(args.begin());
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+    if (cmd == "--version" || cmd == "version") {
+        std::printf("glbd %s\n", GLBD_VERSION);
+        return 0;
+    }
+    if (cmd == "keygen") return keygen(args.empty() ? "glb-sync" : args[0]);
+    if (cmd == "demo") return glbd::run_demo();
+    if (cmd == "check" || cmd == "serve") {
+        std::string path = config_arg(args);
+        if (path.empty()) return usage_error(cmd + " needs --config FILE");
+        auto r = load_or_report(path);
+        if (!r.config) {
+            std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), r.errors.size());
+            return 1;
+        }
+        if (cmd == "check") {
+            std::printf("%s: ok (%zu zone(s), %zu host(s))\n", path.c_str(), r.config->zones.size(),
+                        r.config->hosts.size());
+            return 0;
+        }
+        glbd::setup_logging(r.config->log_level, r.config->log_format);
+        glbd::Daemon daemon(std::move(*r.config), path);
+        return daemon.run();
+    }
+    return usage_error("unknown command \"" + cmd + "\"");
+}

@@ -1,0 +1,416 @@
+#include "server/server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace glbd {
+namespace {
+
+constexpr int kBatch = 32;
+constexpr size_t kUdpIn = 4096;
+constexpr size_t kUdpOut = 4096;
+constexpr size_t kTcpMax = 65535;
+
+sockaddr_storage to_sockaddr(const conf::SockAddr& a, socklen_t& len) {
+    sockaddr_storage ss{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (inet_pton(AF_INET, a.host.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(a.port);
+        len = sizeof(sockaddr_in);
+    } else if (inet_pton(AF_INET6, a.host.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(a.port);
+        len = sizeof(sockaddr_in6);
+    } else {
+        throw std::runtime_error("listen address " + a.str() + " is not numeric");
+    }
+    return ss;
+}
+
+int bind_socket(const conf::SockAddr& a, int type) {
+    socklen_t len = 0;
+    sockaddr_storage ss = to_sockaddr(a, len);
+    int fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+        int e = errno;
+        close(fd);
+        throw std::runtime_error(std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() +
+                                 ": " + std::strerror(e));
+    }
+    if (type == SOCK_STREAM && listen(fd, 1024) != 0) {
+        int e = errno;
+        close(fd);
+        throw std::runtime_error("cannot listen on TCP " + a.str() + ": " + std::strerror(e));
+    }
+    return fd;
+}
+
+geo::Address from_sockaddr(const sockaddr_storage& ss) {
+    geo::Address a;
+    if (ss.ss_family == AF_INET) {
+        a.family = 4;
+        std::memcpy(a.bytes.data(), &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, 4);
+    } else {
+        a.family = 6;
+        std::memcpy(a.bytes.data(), &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr, 16);
+        a.unmap();
+    }
+    return a;
+}
+
+}  // namespace
+
+ServerOptions ServerOptions::from(const conf::Config& c) {
+    ServerOptions o;
+    o.listen = c.listen;
+    o.threads = c.threads ? c.threads : std::max(1u, std::thread::hardware_concurrency());
+    o.tcp_max_connections = c.tcp_max_connections;
+    o.tcp_max_inflight = c.tcp_max_inflight;
+    o.tcp_idle_timeout = c.tcp_idle_timeout;
+    return o;
+}
+
+void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent) {
+    (t == Transport::udp ? udp_queries : tcp_queries).fetch_add(1, std::memory_order_relaxed);
+    if (!sent) {
+        dropped.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    rcode[qi.rcode < 24 ? qi.rcode : 23].fetch_add(1, std::memory_order_relaxed);
+    outcome[static_cast<int>(qi.outcome)].fetch_add(1, std::memory_order_relaxed);
+    if (qi.truncated) truncated.fetch_add(1, std::memory_order_relaxed);
+}
+
+// ---------------------------------------------------------------- UDP ---
+struct DnsServer::UdpWorker {
+    DnsServer& server;
+    uv_loop_t loop{};
+    uv_async_t wake{};
+    std::vector<int> fds;
+    std::vector<uv_poll_t> polls;
+    std::thread thread;
+    Publisher::Reader reader;
+    // Batches: receive into in[], answer into out[].
+    mmsghdr in_msgs[kBatch]{}, out_msgs[kBatch]{};
+    iovec in_iov[kBatch]{}, out_iov[kBatch]{};
+    sockaddr_storage peers[kBatch]{};
+    uint8_t in[kBatch][kUdpIn]{};
+    uint8_t out[kBatch][kUdpOut]{};
+
+    explicit UdpWorker(DnsServer& s) : server(s), reader(s.publisher_) {
+        for (int i = 0; i < kBatch; ++i) {
+            in_iov[i] = {in[i], kUdpIn};
+            in_msgs[i].msg_hdr.msg_iov = &in_iov[i];
+            in_msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+    }
+
+    void drain(int fd) {
+        for (int round = 0; round < 16; ++round) {
+            for (int i = 0; i < kBatch; ++i) {
+                in_msgs[i].msg_hdr.msg_name = &peers[i];
+                in_msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
+                in_msgs[i].msg_hdr.msg_flags = 0;
+            }
+            int n = recvmmsg(fd, in_msgs, kBatch, MSG_DONTWAIT, nullptr);
+            if (n <= 0) return;
+            const Snapshot* snap = reader.get();
+            int m = 0;
+            for (int i = 0; i < n; ++i) {
+                QueryInfo qi;
+                size_t len = 0;
+                if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+                    Client c{from_sockaddr(peers[i]), Transport::udp};
+                    len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
+                }
+                server.counters_.count(qi, Transport::udp, len > 0);
+                if (len == 0) continue;
+                out_iov[m] = {out[m], len};
+                out_msgs[m].msg_hdr = msghdr{};
+                out_msgs[m].msg_hdr.msg_name = &peers[i];
+                out_msgs[m].msg_hdr.msg_namelen = in_msgs[i].msg_hdr.msg_namelen;
+                out_msgs[m].msg_hdr.msg_iov = &out_iov[m];
+                out_msgs[m].msg_hdr.msg_iovlen = 1;
+                ++m;
+            }
+            for (int sent = 0; sent < m;) {
+                int k = sendmmsg(fd, out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
+                if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may
+                sent += k;
+            }
+            if (n < kBatch) return;
+        }
+    }
+};
+
+// ---------------------------------------------------------------- TCP ---
+struct DnsServer::TcpWorker {
+    struct Conn {
+        uv_tcp_t handle{};
+        uv_timer_t idle{};
+        TcpWorker* worker = nullptr;
+        std::vector<uint8_t> in;
+        unsigned pending = 0;  // answers queued for writing
+        bool reading = true;
+        bool closing = false;
+        int open_handles = 2;
+        geo::Address peer;
+    };
+    struct Write {
+        uv_write_t req{};
+        Conn* conn = nullptr;
+        std::unique_ptr<uint8_t[]> buf;
+    };
+
+    DnsServer& server;
+    uv_loop_t loop{};
+    uv_async_t wake{};
+    std::vector<int> fds;
+    std::vector<uv_tcp_t> listeners;
+    std::vector<Conn*> conns;
+    std::thread thread;
+    Publisher::Reader reader;
+    uint8_t read_buf[kTcpMax + 2];
+    uint8_t answer_buf[kTcpMax];
+
+    explicit TcpWorker(DnsServer& s) : server(s), reader(s.publisher_) {}
+
+    void accept(uv_stream_t* listener) {
+        auto* c = new Conn;
+        c->worker = this;
+        uv_tcp_init(&loop, &c->handle);
+        uv_timer_init(&loop, &c->idle);
+        c->handle.data = c;
+        c->idle.data = c;
+        conns.push_back(c);
+        if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) {
+            close(c);
+            return;
+        }
+        if (conns.size() > server.options_.tcp_max_connections) {
+            server.counters_.tcp_refused.fetch_add(1, std::memory_order_relaxed);
+            close(c);
+            return;
+        }
+        server.counters_.tcp_connections.fetch_add(1, std::memory_order_relaxed);
+        sockaddr_storage ss{};
+        int len = sizeof ss;
+        uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr*>(&ss), &len);
+        c->peer = from_sockaddr(ss);
+        uv_tcp_nodelay(&c->handle, 1);
+        touch(c);
+        start_reading(c);
+    }
+
+    void touch(Conn* c) {
+        auto ms = static_cast<uint64_t>(server.options_.tcp_idle_timeout.count());
+        uv_timer_start(&c->idle, [](uv_timer_t* t) {
+            auto* conn = static_cast<Conn*>(t->data);
+            conn->worker->server.counters_.tcp_idle_closed.fetch_add(1, std::memory_order_relaxed);
+            conn->worker->close(conn);
+        }, ms, 0);
+    }
+
+    void start_reading(Conn* c) {
+        c->reading = true;
+        uv_read_start(
+            reinterpret_cast<uv_stream_t*>(&c->handle),
+            [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+                auto* w = static_cast<Conn*>(h->data)->worker;
+                *buf = uv_buf_init(reinterpret_cast<char*>(w->read_buf), sizeof w->read_buf);
+            },
+            [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+                auto* conn = static_cast<Conn*>(s->data);
+                if (n < 0) {
+                    conn->worker->close(conn);
+                } else if (n > 0) {
+                    conn->in.insert(conn->in.end(), buf->base, buf->base + n);
+                    conn->worker->touch(conn);
+                    conn->worker->process(conn);
+                }
+            });
+    }
+
+    void process(Conn* c) {
+        size_t off = 0;
+        while (!c->closing && c->in.size() - off >= 2) {
+            size_t len = static_cast<size_t>(c->in[off] << 8 | c->in[off + 1]);
+            if (c->in.size() - off - 2 < len) break;
+            const uint8_t* msg = c->in.data() + off + 2;
+            off += 2 + len;
+            size_t out_len = 0;
+            if (server.tcp_hook_) out_len = server.tcp_hook_(msg, len, c->peer, answer_buf, sizeof answer_buf);
+            QueryInfo qi;
+            if (out_len == 0) {
+                if (const Snapshot* snap = reader.get()) {
+                    Client client{c->peer, Transport::tcp};
+                    out_len = answer(*snap, msg, len, client, answer_buf, sizeof answer_buf, &qi);
+                }
+                server.counters_.count(qi, Transport::tcp, out_len > 0);
+            }
+            if (out_len > 0) send(c, answer_buf, out_len);
+            if (c->pending >= server.options_.tcp_max_inflight && c->reading) {
+                // Back-pressure: stop reading until the client takes its answers.
+                uv_read_stop(reinterpret_cast<uv_stream_t*>(&c->handle));
+                c->reading = false;
+            }
+        }
+        c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(off));
+    }
+
+    void send(Conn* c, const uint8_t* data, size_t len) {
+        auto* w = new Write;
+        w->conn = c;
+        w->buf.reset(new uint8_t[len + 2]);
+        w->buf[0] = static_cast<uint8_t>(len >> 8);
+        w->buf[1] = static_cast<uint8_t>(len);
+        std::memcpy(w->buf.get() + 2, data, len);
+        uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->buf.get()), static_cast<unsigned>(len + 2));
+        w->req.data = w;
+        ++c->pending;
+        int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->handle), &b, 1, [](uv_write_t* req, int status) {
+            auto* wr = static_cast<Write*>(req->data);
+            Conn* conn = wr->conn;
+            delete wr;
+            --conn->pending;
+            if (status < 0) {
+                conn->worker->close(conn);
+            } else if (!conn->closing && !conn->reading && conn->pending < conn->worker->server.options_.tcp_max_inflight) {
+                conn->worker->start_reading(conn);
+                conn->worker->process(conn);
+            }
+            conn->worker->maybe_free(conn);
+        });
+        if (rc != 0) {
+            --c->pending;
+            delete w;
+            close(c);
+        }
+    }
+
+    void close(Conn* c) {
+        if (c->closing) return;
+        c->closing = true;
+        auto done = [](uv_handle_t* h) {
+            auto* conn = static_cast<Conn*>(h->data);
+            --conn->open_handles;
+            conn->worker->maybe_free(conn);
+        };
+        uv_timer_stop(&c->idle);
+        uv_close(reinterpret_cast<uv_handle_t*>(&c->idle), done);
+        uv_close(reinterpret_cast<uv_handle_t*>(&c->handle), done);
+    }
+
+    void maybe_free(Conn* c) {
+        if (!c->closing || c->open_handles > 0 || c->pending > 0) return;
+        conns.erase(std::find(conns.begin(), conns.end(), c));
+        delete c;
+    }
+};
+
+DnsServer::DnsServer(Publisher& publisher, ServerOptions options)
+    : publisher_(publisher), options_(std::move(options)) {}
+
+DnsServer::~DnsServer() { stop(); }
+
+void DnsServer::start() {
+    // Bind everything first, in this thread, so that a failure is reported before anything runs.
+    for (unsigned t = 0; t < options_.threads; ++t) {
+        auto w = std::make_unique<UdpWorker>(*this);
+        for (const auto& a : options_.listen) w->fds.push_back(bind_socket(a, SOCK_DGRAM));
+        udp_.push_back(std::move(w));
+    }
+    tcp_ = std::make_unique<TcpWorker>(*this);
+    for (const auto& a : options_.listen) tcp_->fds.push_back(bind_socket(a, SOCK_STREAM));
+
+    for (auto& wp : udp_) {
+        UdpWorker* w = wp.get();
+        uv_loop_init(&w->loop);
+        w->polls.resize(w->fds.size());
+        for (size_t i = 0; i < w->fds.size(); ++i) {
+            uv_poll_init(&w->loop, &w->polls[i], w->fds[i]);
+            w->polls[i].data = w;
+            uv_poll_start(&w->polls[i], UV_READABLE, [](uv_poll_t* p, int status, int) {
+                if (status < 0) return;
+                int fd = -1;
+                uv_fileno(reinterpret_cast<uv_handle_t*>(p), &fd);
+                static_cast<UdpWorker*>(p->data)->drain(fd);
+            });
+        }
+        uv_async_init(&w->loop, &w->wake, [](uv_async_t* a) {
+            auto* worker = static_cast<UdpWorker*>(a->data);
+            for (auto& p : worker->polls) uv_close(reinterpret_cast<uv_handle_t*>(&p), nullptr);
+            uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
+        });
+        w->wake.data = w;
+        w->thread = std::thread([w] { uv_run(&w->loop, UV_RUN_DEFAULT); });
+    }
+
+    TcpWorker* t = tcp_.get();
+    uv_loop_init(&t->loop);
+    t->listeners.resize(t->fds.size());
+    for (size_t i = 0; i < t->fds.size(); ++i) {
+        uv_tcp_init(&t->loop, &t->listeners[i]);
+        uv_tcp_open(&t->listeners[i], t->fds[i]);
+        t->listeners[i].data = t;
+        int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&t->listeners[i]), 1024, [](uv_stream_t* s, int status) {
+            if (status == 0) static_cast<TcpWorker*>(s->data)->accept(s);
+        });
+        if (rc != 0) throw std::runtime_error(std::string("cannot listen on TCP: ") + uv_strerror(rc));
+    }
+    uv_async_init(&t->loop, &t->wake, [](uv_async_t* a) {
+        auto* worker = static_cast<TcpWorker*>(a->data);
+        for (auto& l : worker->listeners) uv_close(reinterpret_cast<uv_handle_t*>(&l), nullptr);
+        auto conns = worker->conns;
+        for (auto* c : conns) worker->close(c);
+        uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
+    });
+    t->wake.data = t;
+    t->thread = std::thread([t] { uv_run(&t->loop, UV_RUN_DEFAULT); });
+    running_ = true;
+}
+
+void DnsServer::stop() {
+    if (!running_) {
+        for (auto& w : udp_) {
+            for (int fd : w->fds) ::close(fd);
+        }
+        if (tcp_) {
+            for (int fd : tcp_->fds) ::close(fd);
+        }
+        udp_.clear();
+        tcp_.reset();
+        return;
+    }
+    running_ = false;
+    for (auto& w : udp_) uv_async_send(&w->wake);
+    if (tcp_) uv_async_send(&tcp_->wake);
+    for (auto& w : udp_) {
+        w->thread.join();
+        uv_loop_close(&w->loop);
+        for (int fd : w->fds) ::close(fd);
+    }
+    if (tcp_) {
+        tcp_->thread.join();
+        uv_loop_close(&tcp_->loop);
+    }
+    udp_.clear();
+    tcp_.reset();
+}
+
+}  // namespace glbd

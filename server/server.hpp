@@ -1,0 +1,70 @@
+// server/ — bytes and sockets. UDP: one thread per worker, each with its own libuv loop and its own
+// SO_REUSEPORT socket per listen address, batched with recvmmsg/sendmmsg. TCP (RFC 7766): one thread
+// with its own loop, 2-byte framing, pipelining, a cap on connections and on unwritten answers per
+// connection, and an idle timeout. Knows nothing of DNS policy: every message goes to answer().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "resolver/resolver.hpp"
+#include "server/publisher.hpp"
+
+namespace glbd {
+
+struct ServerOptions {
+    std::vector<conf::SockAddr> listen;
+    unsigned threads = 1;
+    unsigned tcp_max_connections = 1000;
+    unsigned tcp_max_inflight = 100;
+    conf::Millis tcp_idle_timeout{5000};
+    static ServerOptions from(const conf::Config& c);
+};
+
+struct ServerCounters {
+    std::atomic<uint64_t> udp_queries{0}, tcp_queries{0}, dropped{0}, truncated{0};
+    std::atomic<uint64_t> rcode[24] = {};
+    std::atomic<uint64_t> outcome[9] = {};
+    std::atomic<uint64_t> tcp_connections{0}, tcp_refused{0}, tcp_idle_closed{0};
+    void count(const QueryInfo& qi, Transport t, bool sent);
+};
+
+// A handler for messages that are not plain queries (sync over TCP); returns the response length,
+// or 0 to let the resolver answer. Runs on the TCP thread.
+using TcpHook = std::function<size_t(const uint8_t* msg, size_t len, const geo::Address& from, uint8_t* out,
+                                     size_t cap)>;
+
+class DnsServer {
+public:
+    DnsServer(Publisher& publisher, ServerOptions options);
+    ~DnsServer();
+    DnsServer(const DnsServer&) = delete;
+    DnsServer& operator=(const DnsServer&) = delete;
+
+    // Binds every socket and starts the threads. Throws std::runtime_error naming the address.
+    void start();
+    // Stops accepting, closes every socket and joins the threads.
+    void stop();
+    void set_tcp_hook(TcpHook hook) { tcp_hook_ = std::move(hook); }
+    [[nodiscard]] const ServerCounters& counters() const { return counters_; }
+
+    struct UdpWorker;
+    struct TcpWorker;
+
+private:
+    Publisher& publisher_;
+    ServerOptions options_;
+    ServerCounters counters_;
+    TcpHook tcp_hook_;
+    std::vector<std::unique_ptr<UdpWorker>> udp_;
+    std::unique_ptr<TcpWorker> tcp_;
+    bool running_ = false;
+};
+
+}  // namespace glbd
