@@ -1,0 +1,160 @@
+#include "tests/dns_util.hpp"
+
+#include <arpa/inet.h>
+#include <ldns/ldns.h>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "geo/geo.hpp"
+
+namespace glbd::test {
+
+namespace {
+void put16(std::vector<uint8_t>& b, uint16_t v) {
+    b.push_back(static_cast<uint8_t>(v >> 8));
+    b.push_back(static_cast<uint8_t>(v));
+}
+std::vector<std::string> rr_list(ldns_rr_list* l) {
+    std::vector<std::string> out;
+    for (size_t i = 0; l && i < ldns_rr_list_rr_count(l); ++i) {
+        char* s = ldns_rr2str(ldns_rr_list_rr(l, i));
+        std::string t = s ? s : "";
+        free(s);
+        while (!t.empty() && (t.back() == '\n')) t.pop_back();
+        for (auto& ch : t) {
+            if (ch == '\t') ch = ' ';
+        }
+        out.push_back(t);
+    }
+    return out;
+}
+}  // namespace
+
+std::vector<uint8_t> make_query(const std::string& name, uint16_t qtype, const QueryOpts& o) {
+    std::vector<uint8_t> b;
+    put16(b, o.id);
+    put16(b, static_cast<uint16_t>((o.opcode & 0xf) << 11 | (o.rd ? 0x0100 : 0)));
+    put16(b, 1);
+    put16(b, 0);
+    put16(b, 0);
+    put16(b, o.edns ? 1 : 0);
+    size_t start = 0;
+    std::string n = name;
+    if (!n.empty() && n.back() == '.') n.pop_back();
+    while (start <= n.size() && !n.empty()) {
+        size_t dot = n.find('.', start);
+        if (dot == std::string::npos) dot = n.size();
+        b.push_back(static_cast<uint8_t>(dot - start));
+        b.insert(b.end(), n.begin() + static_cast<long>(start), n.begin() + static_cast<long>(dot));
+        start = dot + 1;
+    }
+    b.push_back(0);
+    put16(b, qtype);
+    put16(b, o.qclass);
+    if (o.edns) {
+        b.push_back(0);
+        put16(b, 41);
+        put16(b, o.payload);
+        b.push_back(0);
+        b.push_back(o.version);
+        put16(b, o.do_bit ? 0x8000 : 0);
+        if (o.ecs) {
+            put16(b, static_cast<uint16_t>(4 + o.ecs->size()));
+            put16(b, 8);
+            put16(b, static_cast<uint16_t>(o.ecs->size()));
+            b.insert(b.end(), o.ecs->begin(), o.ecs->end());
+        } else {
+            put16(b, 0);
+        }
+    }
+    return b;
+}
+
+std::vector<uint8_t> ecs_payload(const std::string& subnet, uint8_t scope) {
+    auto slash = subnet.find('/');
+    geo::Address a;
+    if (!geo::Address::parse(subnet.substr(0, slash), a)) throw std::runtime_error("bad subnet " + subnet);
+    int prefix = std::stoi(subnet.substr(slash + 1));
+    std::vector<uint8_t> p;
+    put16(p, a.family == 4 ? 1 : 2);
+    p.push_back(static_cast<uint8_t>(prefix));
+    p.push_back(scope);
+    for (int i = 0; i < (prefix + 7) / 8; ++i) p.push_back(a.bytes[static_cast<size_t>(i)]);
+    return p;
+}
+
+Parsed parse(const uint8_t* data, size_t len) {
+    Parsed p;
+    p.size = len;
+    ldns_pkt* pkt = nullptr;
+    if (ldns_wire2pkt(&pkt, data, len) != LDNS_STATUS_OK) return p;
+    p.ok = true;
+    p.id = ldns_pkt_id(pkt);
+    p.qr = ldns_pkt_qr(pkt);
+    p.aa = ldns_pkt_aa(pkt);
+    p.tc = ldns_pkt_tc(pkt);
+    p.rd = ldns_pkt_rd(pkt);
+    p.rcode = static_cast<uint8_t>(ldns_pkt_get_rcode(pkt));
+    auto q = rr_list(ldns_pkt_question(pkt));
+    if (!q.empty()) p.question = q[0];
+    p.answer = rr_list(ldns_pkt_answer(pkt));
+    p.authority = rr_list(ldns_pkt_authority(pkt));
+    p.additional = rr_list(ldns_pkt_additional(pkt));
+    if (ldns_pkt_edns(pkt)) {
+        p.edns = true;
+        p.edns_payload = ldns_pkt_edns_udp_size(pkt);
+        p.rcode = static_cast<uint8_t>(p.rcode | (ldns_pkt_edns_extended_rcode(pkt) << 4));
+        if (ldns_rdf* d = ldns_pkt_edns_data(pkt)) {
+            const uint8_t* o = ldns_rdf_data(d);
+            size_t n = ldns_rdf_size(d), i = 0;
+            while (i + 4 <= n) {
+                uint16_t code = static_cast<uint16_t>(o[i] << 8 | o[i + 1]);
+                uint16_t olen = static_cast<uint16_t>(o[i + 2] << 8 | o[i + 3]);
+                if (code == 8 && olen >= 4 && i + 4 + olen <= n) {
+                    p.ecs = true;
+                    p.ecs_family = static_cast<uint16_t>(o[i + 4] << 8 | o[i + 5]);
+                    p.ecs_source = o[i + 6];
+                    p.ecs_scope = o[i + 7];
+                }
+                i += 4 + olen;
+            }
+        }
+    }
+    ldns_pkt_free(pkt);
+    return p;
+}
+
+Parsed ask(const Snapshot& snap, const std::vector<uint8_t>& query, Transport t, const std::string& source,
+           QueryInfo* info) {
+    Client c;
+    geo::Address::parse(source, c.address);
+    c.transport = t;
+    std::vector<uint8_t> out(65535);
+    size_t n = answer(snap, query.data(), query.size(), c, out.data(), out.size(), info);
+    if (n == 0) return Parsed{};
+    return parse(out.data(), n);
+}
+
+conf::Config config_from(const std::string& yaml) {
+    auto r = conf::load_text(yaml, "test.yaml");
+    if (!r.config) {
+        std::string all;
+        for (const auto& e : r.errors) all += e.str() + "\n";
+        throw std::runtime_error("test config invalid:\n" + all);
+    }
+    return *r.config;
+}
+
+std::string field(const std::string& rr, int index) {
+    std::istringstream in(rr);
+    std::string f;
+    for (int i = 0; i <= index; ++i) {
+        if (!(in >> f)) return "";
+    }
+    return f;
+}
+
+std::string fixture_path(const std::string& name) { return std::string(GLBD_FIXTURES) + "/" + name; }
+
+}  // namespace glbd::test

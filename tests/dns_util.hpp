@@ -1,0 +1,60 @@
+// Test helpers: queries built by hand (independent of the server's writer), responses parsed with ldns.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "resolver/resolver.hpp"
+
+namespace glbd::test {
+
+struct QueryOpts {
+    uint16_t id = 0x1234;
+    uint8_t opcode = 0;
+    bool rd = false;
+    bool edns = true;
+    uint16_t payload = 1232;
+    uint8_t version = 0;
+    bool do_bit = false;
+    uint16_t qclass = 1;
+    // ECS: family 1/2, source prefix, address bytes already truncated
+    std::optional<std::vector<uint8_t>> ecs;
+};
+
+std::vector<uint8_t> make_query(const std::string& name, uint16_t qtype, const QueryOpts& o = {});
+// ECS option payload for "10.1.0.0/16" style subnets (address truncated to the prefix).
+std::vector<uint8_t> ecs_payload(const std::string& subnet, uint8_t scope = 0);
+
+struct Parsed {
+    bool ok = false;
+    uint16_t id = 0;
+    uint8_t rcode = 0;       // including the extended bits from OPT
+    bool aa = false, tc = false, qr = false, rd = false;
+    std::string question;
+    std::vector<std::string> answer, authority, additional;  // "owner ttl IN TYPE rdata"
+    bool edns = false;
+    uint16_t edns_payload = 0;
+    bool ecs = false;
+    uint16_t ecs_family = 0;
+    uint8_t ecs_source = 0, ecs_scope = 0;
+    size_t size = 0;
+};
+
+Parsed parse(const uint8_t* data, size_t len);
+
+// Answers one query against a snapshot, from `source` (default 192.0.2.200) over `transport`.
+Parsed ask(const Snapshot& snap, const std::vector<uint8_t>& query, Transport t = Transport::udp,
+           const std::string& source = "192.0.2.200", QueryInfo* info = nullptr);
+
+// Loads YAML text that must be valid.
+conf::Config config_from(const std::string& yaml);
+
+// Fields of "owner ttl IN TYPE rdata": field(rr, 1) is the TTL, field(rr, 3) the type, 4.. rdata.
+std::string field(const std::string& rr, int index);
+
+std::string fixture_path(const std::string& name);
+
+}  // namespace glbd::test

@@ -1,0 +1,274 @@
+// Resolver behaviour without sockets: one table of authoritative cases (issue #2, item 6).
+#include <gtest/gtest.h>
+
+#include "resolver/resolver.hpp"
+#include "resolver/snapshot.hpp"
+#include "tests/dns_util.hpp"
+
+using namespace glbd;
+using namespace glbd::test;
+
+namespace {
+
+std::string big_txt() {
+    std::string s;
+    for (int i = 0; i < 12; ++i) s += "      big IN TXT \"" + std::string(200, static_cast<char>('a' + i)) + "\"\n";
+    return s;
+}
+
+const std::string kZoneConfig = R"(cluster: {id: t1}
+listen: {dns: ["127.0.0.1:5353"]}
+zones:
+  - origin: example.test
+    ttl: 300
+    soa: {rname: hostmaster.example.test, minimum: 60}
+    nameservers:
+      - name: ns1.example.test
+        addresses: [192.0.2.53, "2001:db8::53"]
+      - name: ns.other.net
+    records: |
+      @          IN MX    10 mail
+      mail       IN A     192.0.2.25
+      www        IN A     192.0.2.10
+      www        IN AAAA  2001:db8::10
+      alias      IN CNAME www
+      chain1     IN CNAME chain2
+      chain2  60 IN CNAME www
+      outside    IN CNAME www.elsewhere.net.
+      txt        IN TXT   "hello world"
+      _sip._tcp  IN SRV   10 20 5060 sip
+      sip        IN A     192.0.2.60
+      caa        IN CAA   0 issue "ca.example.net"
+      ptr        IN PTR   www
+      unk        IN TYPE65534 \# 4 0a000001
+      *.wild     IN A     192.0.2.77
+      *.wild     IN TXT   "wild"
+      sub.wild   IN TXT   "exists"
+      deep.ent.a IN A     192.0.2.80
+      child      IN NS    ns.child
+      ns.child   IN A     192.0.2.90
+      loop1      IN CNAME loop2
+      loop2      IN CNAME loop1
+)" + big_txt();
+
+struct Case {
+    const char* name;
+    std::string qname;
+    uint16_t qtype;
+    uint8_t rcode;
+    bool aa;
+    int answers, authority, additional;  // additional excludes OPT
+    std::vector<std::string> contains;   // "AN|NS|AR <rr text>" substrings
+    QueryOpts opts = {};
+    Transport transport = Transport::udp;
+};
+
+std::string sections(const Parsed& p) {
+    std::string s;
+    for (const auto& r : p.answer) s += "AN " + r + "\n";
+    for (const auto& r : p.authority) s += "NS " + r + "\n";
+    for (const auto& r : p.additional) s += "AR " + r + "\n";
+    return s;
+}
+
+class ResolverTable : public ::testing::TestWithParam<Case> {
+protected:
+    static void SetUpTestSuite() {
+        auto c = config_from(kZoneConfig);
+        snap_ = build_snapshot(c, {local_cluster_view(c)}, nullptr, 2024010101);
+    }
+    static std::shared_ptr<const Snapshot> snap_;
+};
+std::shared_ptr<const Snapshot> ResolverTable::snap_;
+
+TEST_P(ResolverTable, Answers) {
+    const Case& c = GetParam();
+    auto p = ask(*snap_, make_query(c.qname, c.qtype, c.opts), c.transport);
+    ASSERT_TRUE(p.ok) << "no parsable response";
+    EXPECT_TRUE(p.qr);
+    EXPECT_EQ(p.id, c.opts.id);
+    EXPECT_EQ(p.rcode, c.rcode);
+    EXPECT_EQ(p.aa, c.aa);
+    std::string all = sections(p);
+    EXPECT_EQ(static_cast<int>(p.answer.size()), c.answers) << all;
+    EXPECT_EQ(static_cast<int>(p.authority.size()), c.authority) << all;
+    EXPECT_EQ(static_cast<int>(p.additional.size()), c.additional) << all;
+    for (const auto& want : c.contains) EXPECT_NE(all.find(want), std::string::npos) << "missing: " << want << "\n" << all;
+}
+
+QueryOpts no_edns() {
+    QueryOpts o;
+    o.edns = false;
+    return o;
+}
+
+const Case kCases[] = {
+    {"A", "www.example.test", 1, 0, true, 1, 0, 0, {"AN www.example.test. 300 IN A 192.0.2.10"}},
+    {"AAAA", "www.example.test", 28, 0, true, 1, 0, 0, {"AN www.example.test. 300 IN AAAA 2001:db8::10"}},
+    {"CasePreserved", "WwW.ExAmple.TEST", 1, 0, true, 1, 0, 0, {"AN WwW.ExAmple.TEST. 300 IN A 192.0.2.10"}},
+    {"CnameChasedInZone", "alias.example.test", 1, 0, true, 2, 0, 0,
+     {"AN alias.example.test. 300 IN CNAME www.example.test.", "AN www.example.test. 300 IN A 192.0.2.10"}},
+    {"CnameChainKeepsEachTtl", "chain1.example.test", 1, 0, true, 3, 0, 0,
+     {"AN chain2.example.test. 60 IN CNAME www.example.test.", "AN www.example.test. 300 IN A"}},
+    {"CnameOutOfZoneNotChased", "outside.example.test", 1, 0, true, 1, 0, 0,
+     {"AN outside.example.test. 300 IN CNAME www.elsewhere.net."}},
+    {"CnameQueriedDirectly", "alias.example.test", 5, 0, true, 1, 0, 0, {"AN alias.example.test. 300 IN CNAME"}},
+    {"NxdomainHasSoaWithNegativeTtl", "nope.example.test", 1, 3, true, 0, 1, 0,
+     {"NS example.test. 60 IN SOA ns1.example.test. hostmaster.example.test. 2024010101 3600 600 86400 60"}},
+    {"NodataHasSoa", "www.example.test", 16, 0, true, 0, 1, 0, {"NS example.test. 60 IN SOA"}},
+    {"ApexNsWithGlue", "example.test", 2, 0, true, 2, 0, 2,
+     {"AN example.test. 300 IN NS ns1.example.test.", "AN example.test. 300 IN NS ns.other.net.",
+      "AR ns1.example.test. 300 IN A 192.0.2.53", "AR ns1.example.test. 300 IN AAAA 2001:db8::53"}},
+    {"SoaSerialManaged", "example.test", 6, 0, true, 1, 0, 0, {"AN example.test. 300 IN SOA ns1.example.test. hostmaster.example.test. 2024010101"}},
+    {"MxWithAdditional", "example.test", 15, 0, true, 1, 0, 1,
+     {"AN example.test. 300 IN MX 10 mail.example.test.", "AR mail.example.test. 300 IN A 192.0.2.25"}},
+    {"Txt", "txt.example.test", 16, 0, true, 1, 0, 0, {"AN txt.example.test. 300 IN TXT \"hello world\""}},
+    {"SrvWithAdditional", "_sip._tcp.example.test", 33, 0, true, 1, 0, 1,
+     {"IN SRV 10 20 5060 sip.example.test.", "AR sip.example.test. 300 IN A 192.0.2.60"}},
+    {"Caa", "caa.example.test", 257, 0, true, 1, 0, 0, {"IN CAA 0 issue \"ca.example.net\""}},
+    {"Ptr", "ptr.example.test", 12, 0, true, 1, 0, 0, {"AN ptr.example.test. 300 IN PTR www.example.test."}},
+    {"UnknownTypeRfc3597", "unk.example.test", 65534, 0, true, 1, 0, 0, {"unk.example.test. 300 IN TYPE65534 \\# 4 0a000001"}},
+    {"WildcardSynthesisesOwner", "x.wild.example.test", 1, 0, true, 1, 0, 0, {"AN x.wild.example.test. 300 IN A 192.0.2.77"}},
+    {"WildcardCoversSeveralLabels", "a.b.wild.example.test", 16, 0, true, 1, 0, 0, {"AN a.b.wild.example.test. 300 IN TXT \"wild\""}},
+    {"WildcardNodata", "x.wild.example.test", 28, 0, true, 0, 1, 0, {"NS example.test. 60 IN SOA"}},
+    {"WildcardBlockedByExistingName", "x.sub.wild.example.test", 1, 3, true, 0, 1, 0, {}},
+    {"ExistingNameNotWildcarded", "sub.wild.example.test", 1, 0, true, 0, 1, 0, {}},
+    {"EmptyNonTerminalIsNodata", "ent.a.example.test", 1, 0, true, 0, 1, 0, {}},
+    {"DelegationReferral", "www.child.example.test", 1, 0, false, 0, 1, 1,
+     {"NS child.example.test. 300 IN NS ns.child.example.test.", "AR ns.child.example.test. 300 IN A 192.0.2.90"}},
+    {"OutsideZonesRefused", "example.com", 1, 5, false, 0, 0, 0, {}},
+    {"AxfrRefused", "example.test", 252, 5, false, 0, 0, 0, {}, {}, Transport::tcp},
+    {"IxfrRefused", "example.test", 251, 5, false, 0, 0, 0, {}},
+    {"ChaosClassRefused", "example.test", 16, 5, false, 0, 0, 0, {}, [] { QueryOpts o; o.qclass = 3; return o; }()},
+    {"StatusOpcodeNotImp", "example.test", 6, 4, false, 0, 0, 0, {}, [] { QueryOpts o; o.opcode = 2; return o; }()},
+    {"EdnsVersion1Badvers", "www.example.test", 1, 16, false, 0, 0, 0, {}, [] { QueryOpts o; o.version = 1; return o; }()},
+    {"AnyIsMinimal", "www.example.test", 255, 0, true, 1, 0, 0, {}},
+    {"NoEdnsStillAnswers", "www.example.test", 1, 0, true, 1, 0, 0, {}, no_edns()},
+    {"CnameLoopBounded", "loop1.example.test", 1, 0, true, 8, 0, 0, {"AN loop1.example.test. 300 IN CNAME loop2.example.test."}},
+    {"TcpCarriesBigAnswer", "big.example.test", 16, 0, true, 12, 0, 0, {}, no_edns(), Transport::tcp},
+};
+
+INSTANTIATE_TEST_SUITE_P(Static, ResolverTable, ::testing::ValuesIn(kCases),
+                         [](const auto& tpi) { return std::string(tpi.param.name); });
+
+class Resolver : public ::testing::Test {
+protected:
+    void SetUp() override {
+        auto c = config_from(kZoneConfig);
+        snap_ = build_snapshot(c, {local_cluster_view(c)}, nullptr, 7);
+    }
+    std::shared_ptr<const Snapshot> snap_;
+};
+
+TEST_F(Resolver, OptEchoedWithOurPayloadAndNoUnknownOptions) {
+    auto q = make_query("www.example.test", 1);
+    // Add an unknown option (code 65001, 2 bytes) to the OPT record.
+    q[q.size() - 2] = 0, q[q.size() - 1] = 6;
+    for (uint8_t b : {0xfd, 0xe9, 0x00, 0x02, 0xab, 0xcd}) q.push_back(b);
+    Client c;
+    geo::Address::parse("192.0.2.1", c.address);
+    uint8_t out[4096];
+    size_t n = answer(*snap_, q.data(), q.size(), c, out, sizeof out);
+    auto p = parse(out, n);
+    ASSERT_TRUE(p.edns);
+    EXPECT_EQ(p.edns_payload, 1232);
+    // The OPT record is the last 11 bytes: no options echoed (RDLENGTH 0).
+    EXPECT_EQ(out[n - 2], 0);
+    EXPECT_EQ(out[n - 1], 0);
+    EXPECT_EQ(out[n - 11], 0);   // root owner
+    EXPECT_EQ(out[n - 10], 0);   // type 41 high byte
+    EXPECT_EQ(out[n - 9], 41);
+}
+
+TEST_F(Resolver, NoOptWithoutEdns) {
+    auto p = ask(*snap_, make_query("www.example.test", 1, no_edns()));
+    EXPECT_FALSE(p.edns);
+}
+
+TEST_F(Resolver, DoBitEchoed) {
+    QueryOpts o;
+    o.do_bit = true;
+    Client c;
+    auto q = make_query("www.example.test", 1, o);
+    uint8_t out[4096];
+    size_t n = answer(*snap_, q.data(), q.size(), c, out, sizeof out);
+    ASSERT_GT(n, 11u);
+    EXPECT_EQ(out[n - 4] & 0x80, 0x80);  // OPT: owner, type, class, ext-rcode, version, flags (DO = top bit), rdlen
+}
+
+TEST_F(Resolver, UdpWithoutEdnsTruncatesAt512) {
+    auto p = ask(*snap_, make_query("big.example.test", 16, no_edns()));
+    EXPECT_TRUE(p.tc);
+    EXPECT_TRUE(p.answer.empty());
+    EXPECT_LE(p.size, 512u);
+    EXPECT_EQ(p.question.rfind("big.example.test.", 0), 0u);
+}
+
+TEST_F(Resolver, UdpHonoursClientPayloadUpToConfigured) {
+    QueryOpts o;
+    o.payload = 4096;  // more than we send: capped at 1232
+    auto p = ask(*snap_, make_query("big.example.test", 16, o));
+    EXPECT_TRUE(p.tc);
+    EXPECT_LE(p.size, 1232u);
+    EXPECT_TRUE(p.edns);
+    o.payload = 600;
+    auto small = ask(*snap_, make_query("www.example.test", 1, o));
+    EXPECT_FALSE(small.tc);
+}
+
+TEST_F(Resolver, QdcountZeroIsFormerr) {
+    auto q = make_query("www.example.test", 1, no_edns());
+    q[5] = 0;
+    auto p = ask(*snap_, q);
+    EXPECT_EQ(p.rcode, 1);
+}
+
+TEST_F(Resolver, TwoOptRecordsIsFormerr) {
+    auto q = make_query("www.example.test", 1);
+    std::vector<uint8_t> opt(q.end() - 11, q.end());
+    q.insert(q.end(), opt.begin(), opt.end());
+    q[11] = 2;
+    auto p = ask(*snap_, q);
+    EXPECT_EQ(p.rcode, 1);
+}
+
+TEST_F(Resolver, TruncatedQuestionIsFormerr) {
+    auto q = make_query("www.example.test", 1, no_edns());
+    q.resize(q.size() - 3);
+    auto p = ask(*snap_, q);
+    EXPECT_EQ(p.rcode, 1);
+}
+
+TEST_F(Resolver, ResponsesAreNeverAnswered) {
+    auto q = make_query("www.example.test", 1);
+    q[2] |= 0x80;
+    Client c;
+    uint8_t out[512];
+    EXPECT_EQ(answer(*snap_, q.data(), q.size(), c, out, sizeof out), 0u);
+}
+
+TEST_F(Resolver, ShortPacketDropped) {
+    uint8_t q[5] = {1, 2, 3, 4, 5};
+    Client c;
+    uint8_t out[512];
+    EXPECT_EQ(answer(*snap_, q, sizeof q, c, out, sizeof out), 0u);
+}
+
+TEST_F(Resolver, CompressionPointerInQuestionIsFormerr) {
+    auto q = make_query("www.example.test", 1, no_edns());
+    q[12] = 0xc0, q[13] = 12;  // a pointer to itself
+    auto p = ask(*snap_, q);
+    EXPECT_EQ(p.rcode, 1);
+}
+
+TEST_F(Resolver, NamesAreCompressed) {
+    auto q = make_query("example.test", 2, no_edns());
+    Client c;
+    uint8_t out[4096];
+    size_t n = answer(*snap_, q.data(), q.size(), c, out, sizeof out);
+    // Uncompressed, the two NS targets and glue owners would repeat "example.test" (14 bytes) 4 times.
+    EXPECT_LT(n, 140u);
+    EXPECT_TRUE(parse(out, n).ok);
+}
+
+}  // namespace
