@@ -150,6 +150,18 @@ bool is_ip(const std::string& s, int* family = nullptr) {
     return false;
 }
 
+// Letters, digits, '-' and '_' in each label, and a last label that is not all digits (so that
+// "192.0.2.300" is a bad address, not a name).
+bool is_host_name(std::string_view s) {
+    if (!s.empty() && s.back() == '.') s.remove_suffix(1);
+    if (s.empty()) return false;
+    for (char ch : s) {
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') return false;
+    }
+    auto last = s.substr(s.rfind('.') == std::string_view::npos ? 0 : s.rfind('.') + 1);
+    return !std::all_of(last.begin(), last.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+}
+
 bool is_subdomain(std::string_view name, std::string_view origin) {
     if (name == origin) return true;
     return name.size() > origin.size() && name.substr(name.size() - origin.size()) == origin &&
@@ -731,7 +743,7 @@ private:
                     if (!e) continue;
                     if (is_ip(*e)) {
                         host.endpoints.push_back(*e);
-                    } else if (auto w = name_to_wire(*e); w && e->find('*') == std::string::npos) {
+                    } else if (auto w = name_to_wire(*e); w && is_host_name(*e)) {
                         host.endpoints.push_back(wire_to_name(*w));
                     } else {
                         r_.error(eps[k], ep, "not an IP address or host name: \"" + *e + "\"");

@@ -1,3 +1,212 @@
+// Config validation: a good file loads; each bad one names file:line:col, the key path and the problem.
 #include <gtest/gtest.h>
+
+#include <fstream>
+
 #include "conf/config.hpp"
-TEST(Conf, DurationParses) { EXPECT_EQ(glbd::conf::parse_duration("1m30s")->count(), 90000); }
+#include "tests/dns_util.hpp"
+
+using namespace glbd;
+
+namespace {
+
+const char* kGood = R"(cluster:
+  id: eu-1
+  instance: a
+listen:
+  dns: ["127.0.0.1:5353", "[::1]:5353"]
+admin:
+  listen: "127.0.0.1:9153"
+geoip:
+  networks:
+    10.1.0.0/16: IE
+    192.168.7.0/24: dc-north
+zones:
+  - origin: glb.example.com
+    ttl: 300
+    soa: {rname: hostmaster.example.com, refresh: 3600, retry: 600, expire: 86400, minimum: 60}
+    nameservers:
+      - name: ns-eu.glb.example.com
+        addresses: [192.0.2.53]
+    records: |
+      www 300 IN CNAME shop
+hosts:
+  - name: shop.glb.example.com
+    ttl: 60
+    endpoints: [192.0.2.10, "2001:db8::10", lb-123.elb.example.net]
+    loadBalancing: {weight: 120, geo: IE, defaultGeo: true}
+    healthCheck:
+      protocol: HTTPS
+      port: 443
+      path: /healthz
+      interval: 5s
+      timeout: 2s
+      failureThreshold: 3
+      successThreshold: 1
+      expectedStatus: [200, 201]
+      headers: {X-Probe: glbd}
+      insecureSkipVerify: false
+  - name: "*.apps.glb.example.com"
+    endpoints: [192.0.2.11]
+    loadBalancing: {weight: 1, geo: dc-north}
+peers:
+  key: {name: glb-sync, algorithm: hmac-sha256, secret: "c2VjcmV0c2VjcmV0c2VjcmV0"}
+  members:
+    - address: 198.51.100.53:53
+    - address: "[2001:db8::53]:53"
+    - address: glbd-peers.glbd.svc.cluster.local:53
+  syncInterval: 1s
+  deadAfter: 10s
+stateDir: /var/lib/glbd
+log: {level: info, format: json}
+)";
+
+TEST(Conf, GoodConfigLoadsEveryField) {
+    auto r = conf::load_text(kGood, "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    const auto& c = *r.config;
+    EXPECT_EQ(c.cluster_id, "eu-1");
+    EXPECT_EQ(c.instance, "a");
+    ASSERT_EQ(c.listen.size(), 2u);
+    EXPECT_EQ(c.listen[1].str(), "[::1]:5353");
+    ASSERT_EQ(c.geoip_networks.size(), 2u);
+    EXPECT_EQ(c.geoip_networks[1].code, "dc-north");
+    ASSERT_EQ(c.zones.size(), 1u);
+    EXPECT_EQ(c.zones[0].records.size(), 1u);
+    ASSERT_EQ(c.hosts.size(), 2u);
+    EXPECT_EQ(c.hosts[0].endpoints[2], "lb-123.elb.example.net");
+    EXPECT_EQ(c.hosts[0].load_balancing->weight, 120);
+    EXPECT_TRUE(c.hosts[0].load_balancing->default_geo);
+    EXPECT_EQ(c.hosts[0].health_check->protocol, conf::Protocol::https);
+    EXPECT_EQ(c.hosts[0].health_check->interval.count(), 5000);
+    EXPECT_EQ(c.hosts[0].health_check->headers[0].first, "X-Probe");
+    EXPECT_EQ(c.hosts[1].name, "*.apps.glb.example.com");
+    ASSERT_TRUE(c.peers);
+    EXPECT_EQ(c.peers->members.size(), 3u);
+    EXPECT_EQ(c.peers->members[2].host, "glbd-peers.glbd.svc.cluster.local");
+    EXPECT_EQ(c.peers->dead_after.count(), 10000);
+    EXPECT_EQ(c.log_format, "json");
+}
+
+// Replaces the first occurrence of `from` in the good config.
+std::string with(const std::string& from, const std::string& to) {
+    std::string s = kGood;
+    auto at = s.find(from);
+    if (at == std::string::npos) throw std::runtime_error("no '" + from + "' in the good config");
+    return s.replace(at, from.size(), to);
+}
+
+struct Bad {
+    const char* name;
+    std::string yaml;
+    std::string expected;  // a substring of one of the errors
+};
+
+class BadConfig : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(BadConfig, IsRejectedWithLocatedMessage) {
+    const Bad& b = GetParam();
+    auto r = conf::load_text(b.yaml, "glbd.yaml");
+    EXPECT_FALSE(r.config);
+    std::string all;
+    for (const auto& e : r.errors) all += e.str() + "\n";
+    EXPECT_NE(all.find(b.expected), std::string::npos) << "want: " << b.expected << "\ngot:\n" << all;
+}
+
+const Bad kBad[] = {
+    {"WeightNotInteger", with("weight: 120", "weight: heavy"),
+     "glbd.yaml:25:29: hosts[0].loadBalancing.weight: must be an integer 0..65535, got \"heavy\""},
+    {"WeightOutOfRange", with("weight: 120", "weight: 70000"), "glbd.yaml:25:29: hosts[0].loadBalancing.weight: must be an integer 0..65535, got \"70000\""},
+    {"UnknownTopKey", with("stateDir:", "stateDri:"), "glbd.yaml:48:1: stateDri: unknown key"},
+    {"UnknownNestedKey", with("    ttl: 60\n", "    ttl: 60\n    weigth: 3\n"), "glbd.yaml:24:5: hosts[0].weigth: unknown key"},
+    {"HostOutsideZones", with("name: shop.glb.example.com", "name: shop.other.org"),
+     "glbd.yaml:22:11: hosts[0].name: shop.other.org is not in any configured zone"},
+    {"BadCidr", with("10.1.0.0/16: IE", "10.1.0.0/33: IE"), "glbd.yaml:10:5: geoip.networks.10.1.0.0/33: not a CIDR network"},
+    {"CidrWithHostBits", with("10.1.0.0/16: IE", "10.1.0.1/16: IE"), "geoip.networks.10.1.0.1/16: not a CIDR network"},
+    {"BadEndpointIp", with("192.0.2.10, ", "192.0.2.300x!, "), "glbd.yaml:24:17: hosts[0].endpoints[0]: not an IP address or host name"},
+    {"UnknownGeoCode", with("geo: IE", "geo: XX"), "glbd.yaml:25:39: hosts[0].loadBalancing.geo: unknown geo code \"XX\""},
+    {"UnknownContinent", with("geo: IE", "geo: GEO-XY"), "hosts[0].loadBalancing.geo: unknown geo code \"GEO-XY\""},
+    {"DefaultGeoWithoutGeo", with("geo: IE, defaultGeo: true", "defaultGeo: true"),
+     "hosts[0].loadBalancing.defaultGeo: defaultGeo needs a geo"},
+    {"DuplicateHost", with("name: \"*.apps.glb.example.com\"", "name: shop.glb.example.com"),
+     "glbd.yaml:37:11: hosts[1].name: duplicate host shop.glb.example.com"},
+    {"SecretNotBase64", with("c2VjcmV0c2VjcmV0c2VjcmV0", "not base64!"), "glbd.yaml:41:57: peers.key.secret: the TSIG secret is not valid base64"},
+    {"DuplicateListen", with("\"[::1]:5353\"", "\"127.0.0.1:5353\""), "glbd.yaml:5:27: listen.dns[1]: duplicate listen address 127.0.0.1:5353"},
+    {"MissingClusterId", with("  id: eu-1\n", ""), "glbd.yaml:2:3: cluster.id: required"},
+    {"ClusterIdBadChars", with("id: eu-1", "id: EU_1"), "cluster.id: must be 1..63 characters of [a-z0-9-]"},
+    {"BadDuration", with("interval: 5s", "interval: fast"), "glbd.yaml:30:17: hosts[0].healthCheck.interval: must be a duration"},
+    {"BadProtocol", with("protocol: HTTPS", "protocol: FTP"), "hosts[0].healthCheck.protocol: must be HTTP, HTTPS or TCP, got \"FTP\""},
+    {"BadPort", with("port: 443", "port: 0"), "hosts[0].healthCheck.port: must be an integer 1..65535"},
+    {"WrongType", with("stateDir:", "threads: [1]\nstateDir:"), "threads: must be an integer 0..256, got a list"},
+    {"AdminNeedsToken", with("listen: \"127.0.0.1:9153\"", "listen: \"0.0.0.0:9153\""), "admin.token: required when admin.listen is not a loopback address"},
+    {"BadRecord", with("www 300 IN CNAME shop", "www 300 IN A not-an-ip"), "glbd.yaml:20:1: zones[0].records: bad record"},
+    {"RecordOutsideZone", with("www 300 IN CNAME shop", "www.other.org. 300 IN A 192.0.2.1"), "is outside the zone glb.example.com"},
+    {"YamlSyntax", with("log: {level: info, format: json}", "log: {level: info"), "glbd.yaml:50:1: YAML: end of map flow not found"},
+    {"LogLevel", with("level: info", "level: loud"), "log.level: must be trace, debug, info, warn or error"},
+    {"DeadAfterShorterThanSync", with("deadAfter: 10s", "deadAfter: 500ms"), "peers.deadAfter: must be longer than peers.syncInterval"},
+    {"MissingZones", std::string("cluster: {id: a}\nlisten: {dns: [\"127.0.0.1:53\"]}\n"), "zones: required"},
+    {"HostCnameConflict", with("www 300 IN CNAME shop", "shop 300 IN CNAME www"), "host shop.glb.example.com also has a static CNAME"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Validation, BadConfig, ::testing::ValuesIn(kBad),
+                         [](const auto& tpi) { return std::string(tpi.param.name); });
+
+TEST(Conf, EveryErrorReportedAtOnce) {
+    std::string y = with("weight: 120", "weight: heavy");
+    y.replace(y.find("level: info"), 11, "level: loud");
+    y.replace(y.find("port: 443"), 9, "port: 0");
+    auto r = conf::load_text(y, "glbd.yaml");
+    EXPECT_EQ(r.errors.size(), 3u);
+}
+
+TEST(Conf, MissingFileNamed) {
+    auto r = conf::load_file("/nonexistent/glbd.yaml");
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].str(), "/nonexistent/glbd.yaml: cannot open the config file");
+}
+
+TEST(Conf, ZoneFileMergedAndErrorsNameIt) {
+    std::string path = ::testing::TempDir() + "/extra.zone";
+    {
+        std::ofstream f(path);
+        f << "$TTL 120\napi IN A 192.0.2.44\nbroken IN A 1.2.3\n";
+    }
+    auto r = conf::load_text(with("    records: |", "    file: " + path + "\n    records: |"), "glbd.yaml");
+    ASSERT_FALSE(r.config);
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].str().rfind(path + ":3:1: bad record", 0), 0u) << r.errors[0].str();
+    {
+        std::ofstream f(path);
+        f << "$TTL 120\napi IN A 192.0.2.44\n";
+    }
+    auto ok = conf::load_text(with("    records: |", "    file: " + path + "\n    records: |"), "glbd.yaml");
+    ASSERT_TRUE(ok.config);
+    EXPECT_EQ(ok.config->zones[0].records.size(), 2u);
+}
+
+TEST(Conf, Durations) {
+    EXPECT_EQ(conf::parse_duration("500ms")->count(), 500);
+    EXPECT_EQ(conf::parse_duration("5s")->count(), 5000);
+    EXPECT_EQ(conf::parse_duration("1m30s")->count(), 90000);
+    EXPECT_FALSE(conf::parse_duration("5"));
+    EXPECT_FALSE(conf::parse_duration("s"));
+    EXPECT_FALSE(conf::parse_duration("5x"));
+}
+
+TEST(Conf, GeoCodes) {
+    EXPECT_TRUE(conf::is_geo_code("IE"));
+    EXPECT_TRUE(conf::is_geo_code("US"));
+    EXPECT_TRUE(conf::is_geo_code("GEO-OC"));
+    EXPECT_FALSE(conf::is_geo_code("UK"));  // not ISO 3166-1 (GB is)
+    EXPECT_FALSE(conf::is_geo_code("GEO-XX"));
+    EXPECT_FALSE(conf::is_geo_code("ie"));
+}
+
+TEST(Conf, Base64RoundTrip) {
+    EXPECT_EQ(conf::base64_encode("hello"), "aGVsbG8=");
+    EXPECT_EQ(*conf::base64_decode("aGVsbG8="), "hello");
+    EXPECT_FALSE(conf::base64_decode("aGVsbG8"));
+    EXPECT_FALSE(conf::base64_decode("a!=="));
+}
+
+}  // namespace
