@@ -1,0 +1,374 @@
+// Load-balanced answers: product.md "Answer semantics" steps 1-8, simple hosts, ECS, weights.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "resolver/resolver.hpp"
+#include "tests/dns_util.hpp"
+
+using namespace glbd;
+using namespace glbd::test;
+
+namespace {
+
+struct E {
+    std::string cluster;
+    std::string geo;
+    uint16_t weight = 100;
+    bool default_geo = false;
+    std::vector<std::pair<std::string, bool>> endpoints;  // target, healthy
+    bool alive = true;
+    bool load_balanced = true;
+};
+
+const char* kConfig = R"(cluster: {id: ie}
+listen: {dns: ["127.0.0.1:5353"]}
+zones:
+  - origin: glb.test
+    nameservers: [{name: ns1.glb.test, addresses: [192.0.2.53]}]
+    records: |
+      static IN A 192.0.2.1
+)";
+
+std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const std::string& host = "app.glb.test",
+                                         uint32_t ttl = 60) {
+    auto c = config_from(kConfig);
+    GlobalView view;
+    for (const auto& e : entries) {
+        ClusterView cv{e.cluster, e.alive, {}};
+        HostEntry he{host, ttl, std::nullopt, {}};
+        if (e.load_balanced) he.load_balancing = conf::LoadBalancing{e.weight, e.geo, e.default_geo};
+        for (const auto& [t, h] : e.endpoints) he.endpoints.push_back(EndpointState{t, h});
+        cv.hosts.push_back(he);
+        view.push_back(cv);
+    }
+    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"192.168.7.0/24", "dc-north"}});
+    return build_snapshot(c, view, geo, 1);
+}
+
+QueryOpts ecs(const std::string& subnet) {
+    QueryOpts o;
+    o.ecs = ecs_payload(subnet);
+    return o;
+}
+
+Parsed query(const Snapshot& s, const std::string& subnet, uint16_t qtype = 1, QueryInfo* qi = nullptr,
+             const std::string& name = "app.glb.test") {
+    return ask(s, make_query(name, qtype, subnet.empty() ? QueryOpts{} : ecs(subnet)), Transport::udp,
+               "192.0.2.200", qi);
+}
+
+std::vector<std::string> rdata(const Parsed& p) {
+    std::vector<std::string> out;
+    for (const auto& rr : p.answer) out.push_back(field(rr, 4));
+    return out;
+}
+
+// Three clusters: Ireland, the US (the default geo) and Oceania.
+std::vector<E> world() {
+    return {
+        {"ie", "IE", 100, false, {{"192.0.2.10", true}, {"192.0.2.11", true}}},
+        {"us", "US", 100, true, {{"198.51.100.10", true}}},
+        {"oc", "GEO-OC", 100, false, {{"203.0.113.10", true}}},
+    };
+}
+
+TEST(Selection, ExactCountry) {
+    auto s = snapshot(world());
+    auto p = query(*s, "10.1.0.0/16");
+    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(field(p.answer[0], 1), "60");
+    EXPECT_EQ(p.ecs_scope, 16);
+}
+
+TEST(Selection, Continent) {
+    auto s = snapshot(world());
+    auto p = query(*s, "10.2.0.0/16");  // AU, Oceania: no AU entry, a GEO-OC one
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(field(p.answer[0], 1), "60");
+}
+
+TEST(Selection, DefaultGeo) {
+    auto s = snapshot(world());
+    auto p = query(*s, "10.5.0.0/16");  // JP, Asia: neither country nor continent has entries
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(field(p.answer[0], 1), "60");  // reached by the ordinary order: the host's TTL
+}
+
+TEST(Selection, AllWhenNoDefault) {
+    auto w = world();
+    w[1].default_geo = false;
+    auto s = snapshot(w);
+    std::map<std::string, int> seen;
+    for (int i = 0; i < 300; ++i) {
+        auto p = query(*s, "10.5.0.0/16");
+        seen[rdata(p)[0]]++;
+        EXPECT_EQ(field(p.answer[0], 1), "60");
+    }
+    EXPECT_EQ(seen.size(), 3u);  // every cluster is reachable from "all"
+}
+
+TEST(Selection, UnknownLocationUsesDefault) {
+    auto s = snapshot(world());
+    auto p = query(*s, "10.9.0.0/16");  // not in the database
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+}
+
+TEST(Selection, CustomNetworkCode) {
+    auto w = world();
+    w.push_back({"north", "dc-north", 100, false, {{"192.0.2.70", true}}});
+    auto s = snapshot(w);
+    auto p = query(*s, "192.168.7.0/24");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.70"});
+    EXPECT_EQ(p.ecs_scope, 24);
+}
+
+TEST(Selection, GroupUnhealthyFallsToNextGroupWithShortTtl) {
+    auto w = world();
+    w[0].endpoints = {{"192.0.2.10", false}, {"192.0.2.11", false}};
+    auto s = snapshot(w);
+    QueryInfo qi;
+    auto p = query(*s, "10.1.0.0/16", 1, &qi);
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});  // IE unusable -> default (US)
+    EXPECT_EQ(field(p.answer[0], 1), "10");
+    EXPECT_TRUE(qi.fallback);
+    EXPECT_FALSE(qi.fail_open);
+}
+
+TEST(Selection, DeadClusterFallsToNextGroup) {
+    auto w = world();
+    w[0].alive = false;
+    auto s = snapshot(w);
+    auto p = query(*s, "10.1.0.0/16");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(field(p.answer[0], 1), "10");
+}
+
+TEST(Selection, OnlyHealthyAddressesOfTheChosenEntry) {
+    auto w = world();
+    w[0].endpoints = {{"192.0.2.10", false}, {"192.0.2.11", true}};
+    auto s = snapshot(w);
+    auto p = query(*s, "10.1.0.0/16");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.11"});
+    EXPECT_EQ(field(p.answer[0], 1), "60");
+}
+
+TEST(Selection, AllUnhealthyFailsOpenWithShortTtl) {
+    auto w = world();
+    for (auto& e : w) {
+        for (auto& ep : e.endpoints) ep.second = false;
+    }
+    auto s = snapshot(w);
+    QueryInfo qi;
+    auto p = query(*s, "10.1.0.0/16", 1, &qi);
+    // The first group (IE) as if every endpoint were healthy.
+    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(field(p.answer[0], 1), "10");
+    EXPECT_TRUE(qi.fail_open);
+    EXPECT_EQ(p.rcode, 0);
+}
+
+TEST(Selection, AllDeadFailsOpenNeverEmpty) {
+    auto w = world();
+    for (auto& e : w) e.alive = false;
+    auto s = snapshot(w);
+    auto p = query(*s, "10.2.0.0/16");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(field(p.answer[0], 1), "10");
+}
+
+TEST(Selection, WeightZeroOnlyWhenEveryUsableEntryIsZero) {
+    std::vector<E> w = {{"a", "IE", 0, false, {{"192.0.2.1", true}}}, {"b", "IE", 5, false, {{"192.0.2.2", true}}}};
+    auto s = snapshot(w);
+    for (int i = 0; i < 500; ++i) EXPECT_EQ(rdata(query(*s, "10.1.0.0/16"))[0], "192.0.2.2");
+    w[1].endpoints[0].second = false;  // b unusable: a (weight 0) is the only usable entry
+    auto s2 = snapshot(w);
+    auto p = query(*s2, "10.1.0.0/16");
+    EXPECT_EQ(rdata(p)[0], "192.0.2.1");
+    EXPECT_EQ(field(p.answer[0], 1), "60");
+    w[1].weight = 0;
+    w[1].endpoints[0].second = true;
+    auto s3 = snapshot(w);
+    std::map<std::string, int> seen;
+    for (int i = 0; i < 400; ++i) seen[rdata(query(*s3, "10.1.0.0/16"))[0]]++;
+    EXPECT_EQ(seen.size(), 2u);  // all zero: uniform
+}
+
+TEST(Selection, HostnameEndpointIsCname) {
+    std::vector<E> w = {{"aws", "IE", 100, false, {{"lb-123.elb.example.net", true}}}};
+    auto s = snapshot(w);
+    auto p = query(*s, "10.1.0.0/16");
+    ASSERT_EQ(p.answer.size(), 1u);
+    EXPECT_EQ(field(p.answer[0], 3), "CNAME");
+    EXPECT_EQ(field(p.answer[0], 4), "lb-123.elb.example.net.");
+    auto aaaa = query(*s, "10.1.0.0/16", 28);
+    EXPECT_EQ(field(aaaa.answer[0], 3), "CNAME");
+}
+
+TEST(Selection, AaaaOnlyEntries) {
+    std::vector<E> w = {{"v4", "IE", 100, false, {{"192.0.2.1", true}}},
+                        {"v6", "IE", 100, false, {{"2001:db8::1", true}}}};
+    auto s = snapshot(w);
+    for (int i = 0; i < 50; ++i) {
+        EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 28)), std::vector<std::string>{"2001:db8::1"});
+        EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1)), std::vector<std::string>{"192.0.2.1"});
+    }
+}
+
+TEST(Selection, NodataForTypesWithoutData) {
+    std::vector<E> w = {{"v4", "IE", 100, false, {{"192.0.2.1", true}}}};
+    auto s = snapshot(w);
+    auto p = query(*s, "10.1.0.0/16", 28);
+    EXPECT_EQ(p.rcode, 0);
+    EXPECT_TRUE(p.answer.empty());
+    ASSERT_EQ(p.authority.size(), 1u);
+    EXPECT_EQ(field(p.authority[0], 3), "SOA");
+    auto txt = query(*s, "10.1.0.0/16", 16);
+    EXPECT_EQ(txt.rcode, 0);
+    EXPECT_TRUE(txt.answer.empty());
+}
+
+TEST(Selection, WildcardHost) {
+    auto s = snapshot(world(), "*.apps.glb.test");
+    auto p = query(*s, "10.1.0.0/16", 1, nullptr, "Shop.Apps.glb.test");
+    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(field(p.answer[0], 0), "Shop.Apps.glb.test.");
+    EXPECT_EQ(query(*s, "10.1.0.0/16", 1, nullptr, "apps.glb.test").answer.size(), 0u);
+}
+
+TEST(Selection, SimpleHostUnion) {
+    std::vector<E> w = {
+        {"a", "", 0, false, {{"192.0.2.1", true}, {"192.0.2.2", false}}, true, false},
+        {"b", "", 0, false, {{"192.0.2.3", true}}, true, false},
+        {"c", "", 0, false, {{"192.0.2.4", true}}, false, false},  // dead
+    };
+    auto s = snapshot(w);
+    auto p = query(*s, "10.1.0.0/16");
+    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.1", "192.0.2.3"}));
+    EXPECT_EQ(field(p.answer[0], 1), "60");
+    EXPECT_EQ(p.ecs_scope, 0);  // does not depend on the client
+}
+
+TEST(Selection, SimpleHostAllDownFailsOpen) {
+    std::vector<E> w = {{"a", "", 0, false, {{"192.0.2.1", false}}, true, false},
+                        {"b", "", 0, false, {{"192.0.2.3", false}}, true, false}};
+    auto s = snapshot(w);
+    auto p = query(*s, "");
+    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.1", "192.0.2.3"}));
+    EXPECT_EQ(field(p.answer[0], 1), "10");
+}
+
+TEST(Selection, SourceAddressWhenNoEcs) {
+    auto s = snapshot(world());
+    auto p = ask(*s, make_query("app.glb.test", 1), Transport::udp, "10.2.0.5");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_FALSE(p.ecs);  // no ECS in the answer when the query had none
+}
+
+TEST(Ecs, ScopeIsTheDecidingNetworkLength) {
+    auto s = snapshot(world());
+    EXPECT_EQ(query(*s, "10.1.0.0/24").ecs_scope, 16);
+    EXPECT_EQ(query(*s, "10.4.0.0/24").ecs_scope, 24);
+    auto v6 = query(*s, "2001:db8:2::/56");
+    EXPECT_EQ(v6.ecs_family, 2);
+    EXPECT_EQ(v6.ecs_source, 56);
+    EXPECT_EQ(v6.ecs_scope, 48);
+    EXPECT_EQ(rdata(v6), std::vector<std::string>{"203.0.113.10"});
+}
+
+TEST(Ecs, ScopeZeroForStaticData) {
+    auto s = snapshot(world());
+    auto p = query(*s, "10.1.0.0/16", 1, nullptr, "static.glb.test");
+    ASSERT_TRUE(p.ecs);
+    EXPECT_EQ(p.ecs_scope, 0);
+    EXPECT_EQ(p.ecs_source, 16);
+}
+
+TEST(Ecs, ScopeZeroWhenTheHostDoesNotDependOnLocation) {
+    auto s = snapshot({{"a", "IE", 1, false, {{"192.0.2.1", true}}}});
+    EXPECT_EQ(query(*s, "10.1.0.0/16").ecs_scope, 0);
+}
+
+TEST(Ecs, MalformedIsFormerr) {
+    auto s = snapshot(world());
+    auto send = [&](std::vector<uint8_t> payload) {
+        QueryOpts o;
+        o.ecs = std::move(payload);
+        return ask(*s, make_query("app.glb.test", 1, o)).rcode;
+    };
+    EXPECT_EQ(send({0, 1, 16, 0, 10, 1}), 0);          // well formed
+    EXPECT_EQ(send({0, 1, 16, 0, 10, 1, 0}), 1);       // address longer than the prefix needs
+    EXPECT_EQ(send({0, 1, 16, 0, 10}), 1);             // shorter
+    EXPECT_EQ(send({0, 1, 12, 0, 10, 0x1f}), 1);       // bits beyond the source prefix set
+    EXPECT_EQ(send({0, 3, 8, 0, 10}), 1);              // unknown family
+    EXPECT_EQ(send({0, 1, 33, 0, 10, 1, 0, 0, 0}), 1); // source prefix longer than IPv4 allows
+    EXPECT_EQ(send({0, 2, 129, 0, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), 1);
+    EXPECT_EQ(send({0, 1}), 1);                        // truncated option
+}
+
+TEST(Ecs, SourceZeroUsesPacketSourceAndScopeZero) {
+    auto s = snapshot(world());
+    QueryOpts o;
+    o.ecs = std::vector<uint8_t>{0, 1, 0, 0};
+    auto p = ask(*s, make_query("app.glb.test", 1, o), Transport::udp, "10.2.0.9");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(p.ecs_scope, 0);
+}
+
+// Chi-square goodness of fit of the chosen entries against weight / sum of weights.
+double chi_square(const std::vector<uint16_t>& weights, int n, std::vector<int>* counts_out = nullptr) {
+    std::vector<E> w;
+    for (size_t i = 0; i < weights.size(); ++i) {
+        w.push_back({"c" + std::to_string(i), "IE", weights[i], false, {{"192.0.2." + std::to_string(i + 1), true}}});
+    }
+    auto s = snapshot(w);
+    seed_selection(20261130);
+    std::vector<int> counts(weights.size(), 0);
+    auto q = make_query("app.glb.test", 1, ecs("10.1.0.0/16"));
+    Client c;
+    uint8_t out[512];
+    for (int i = 0; i < n; ++i) {
+        QueryInfo qi;
+        answer(*s, q.data(), q.size(), c, out, sizeof out, &qi);
+        counts[static_cast<size_t>(qi.entry)]++;
+    }
+    double total = 0;
+    for (auto x : weights) total += x;
+    double chi = 0;
+    for (size_t i = 0; i < weights.size(); ++i) {
+        if (weights[i] == 0) continue;
+        double expected = n * weights[i] / total;
+        chi += (counts[i] - expected) * (counts[i] - expected) / expected;
+    }
+    if (counts_out) *counts_out = counts;
+    return chi;
+}
+
+TEST(Weights, ChiSquare100_300_0) {
+    std::vector<int> counts;
+    double chi = chi_square({100, 300, 0}, 120000, &counts);
+    // df = 1; 10.83 is the 0.1% critical value.
+    EXPECT_LT(chi, 10.83) << counts[0] << " " << counts[1];
+    EXPECT_EQ(counts[2], 0);
+    std::printf("[ weights 100/300/0 ] counts %d/%d/%d chi-square %.3f (df 1)\n", counts[0], counts[1], counts[2], chi);
+}
+
+TEST(Weights, ChiSquare1_1_1) {
+    std::vector<int> counts;
+    double chi = chi_square({1, 1, 1}, 120000, &counts);
+    EXPECT_LT(chi, 13.82);  // df = 2, 0.1%
+    std::printf("[ weights 1/1/1 ] counts %d/%d/%d chi-square %.3f (df 2)\n", counts[0], counts[1], counts[2], chi);
+}
+
+TEST(Weights, ChiSquareCatchesABias) {
+    // The same statistic against a wrong expectation (1/1 when the truth is 100/300) is far above
+    // the critical value: the tolerance is tight enough to see a real bias.
+    std::vector<int> counts;
+    chi_square({100, 300}, 120000, &counts);
+    double expected = 60000, chi = 0;
+    for (int c : counts) chi += (c - expected) * (c - expected) / expected;
+    EXPECT_GT(chi, 1000);
+}
+
+}  // namespace
