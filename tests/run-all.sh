@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite: a release-like build and an ASan+UBSan build, each running every test
+# (unit and system) with ctest. Exit non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc)
+
+echo "== build (RelWithDebInfo)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$JOBS"
+echo "== test (RelWithDebInfo)"
+ctest --test-dir build -j"$JOBS" --output-on-failure
+
+echo "== build (ASan + UBSan)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGLBD_SANITIZE=ON >/dev/null
+cmake --build build-asan -j"$JOBS"
+echo "== test (ASan + UBSan)"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -j"$JOBS" --output-on-failure

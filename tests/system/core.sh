@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# The authoritative core with the real binary: UDP and TCP on IPv4 and IPv6, pipelining, truncation and
+# TCP retry, reload with a good and a bad file, 10,000 malformed packets, glbd check.
+source "$(dirname "$0")/lib.sh"
+A=127.0.0.21 P=5321
+
+big=""
+for i in $(seq 1 12); do big+="      big IN TXT \"$i-$(printf 'x%.0s' $(seq 1 200))\""$'\n'; done
+write_config() {  # $1 = extra records
+cat > "$WORK/glbd.yaml" <<YAML
+cluster: {id: core-1}
+listen:
+  dns: ["$A:$P", "[::1]:$P"]
+  tcpIdleTimeout: 2s
+zones:
+  - origin: example.test
+    ttl: 300
+    nameservers: [{name: ns1.example.test, addresses: [$A]}]
+    records: |
+      www   IN A    192.0.2.10
+      www   IN AAAA 2001:db8::10
+      alias IN CNAME www
+$big$1
+hosts:
+  - name: shop.example.test
+    endpoints: [192.0.2.20, 192.0.2.21]
+YAML
+}
+write_config ""
+
+"$GLBD" check --config "$WORK/glbd.yaml" >/dev/null || fail "glbd check rejects a good config"
+start_glbd core "$WORK/glbd.yaml"
+wait_for 10 q $A $P www.example.test A || fail "server did not come up"
+
+# UDP, TCP, IPv4, IPv6, authoritative
+[[ $(answers $A $P www.example.test A) == 192.0.2.10 ]] || fail "UDP A"
+[[ $(answers $A $P www.example.test A +tcp) == 192.0.2.10 ]] || fail "TCP A"
+[[ $(answers ::1 $P www.example.test AAAA) == 2001:db8::10 ]] || fail "IPv6 UDP AAAA"
+[[ $(answers ::1 $P www.example.test AAAA +tcp) == 2001:db8::10 ]] || fail "IPv6 TCP"
+q $A $P www.example.test A | contains 'flags: qr aa;' || fail "AA flag not set"
+[[ $(status_of $A $P nope.example.test A) == NXDOMAIN ]] || fail "NXDOMAIN"
+[[ $(status_of $A $P example.org A) == REFUSED ]] || fail "REFUSED outside zones"
+[[ $(status_of $A $P example.test AXFR +tcp) == REFUSED ]] || q $A $P example.test AXFR +tcp | contains 'Transfer failed' || fail "AXFR not refused"
+kdig @$A -p $P +tcp shop.example.test A | contains 'status: NOERROR' || fail "kdig over TCP"
+pass "UDP/TCP on IPv4 and IPv6, kdig and dig"
+
+# Pipelining: 50 queries written at once on one TCP connection.
+"$DNSCLIENT" pipeline $A $P 50 www.example.test || fail "pipelining"
+pass "50 pipelined queries"
+
+# Truncation: no EDNS -> 512 bytes -> TC=1; dig then retries over TCP and gets all 12 records.
+q $A $P big.example.test TXT +noedns +ignore | contains 'flags: qr aa tc' || fail "no TC over UDP"
+out=$(q $A $P big.example.test TXT +noedns)
+grep -q 'Truncated, retrying in TCP mode' <<<"$out" || fail "dig did not retry over TCP"
+grep -q 'ANSWER: 12,' <<<"$out" || fail "TCP retry did not carry every record"
+pass "truncation then TCP retry"
+
+# Reload: a good file adds a record; a bad file keeps the running config.
+serial1=$(answers $A $P example.test SOA | awk '{print $3}')
+write_config "      new IN A 192.0.2.99"
+kill -HUP "$PID_core"
+wait_for 10 bash -c "[[ \$(dig @$A -p $P +short new.example.test A) == 192.0.2.99 ]]" || fail "reload did not add the record"
+serial2=$(answers $A $P example.test SOA | awk '{print $3}')
+(( serial2 > serial1 )) || fail "serial did not increase on reload ($serial1 -> $serial2)"
+cp "$WORK/glbd.yaml" "$WORK/good.yaml"
+echo "bogus: [" >> "$WORK/glbd.yaml"
+kill -HUP "$PID_core"
+wait_for 10 grep -q 'reload rejected' "$WORK/core.log" || fail "bad reload not logged"
+[[ $(answers $A $P new.example.test A) == 192.0.2.99 ]] || fail "bad reload lost the running config"
+kill -0 "$PID_core" || fail "server died on a bad reload"
+"$GLBD" check --config "$WORK/glbd.yaml" 2>"$WORK/check.err" && fail "glbd check accepted a bad file"
+grep -q "glbd.yaml:.*YAML" "$WORK/check.err" || fail "glbd check did not locate the error"
+pass "reload good ($serial1 -> $serial2) and bad (kept)"
+
+# 10,000 malformed packets over UDP and TCP: still up, still correct.
+"$DNSCLIENT" garbage $A $P 10000 42 || fail "answers after malformed packets"
+kill -0 "$PID_core" || fail "server crashed on malformed packets"
+answers $A $P alias.example.test A | contains "^192.0.2.10$" || fail "wrong answer after malformed packets"
+pass "10,000 malformed packets"
+
+# Idle TCP connections are closed after tcpIdleTimeout (2 s here): cat sees EOF when the server closes.
+start=$(date +%s%N)
+exec 3<>/dev/tcp/$A/$P
+timeout 10 cat <&3 >/dev/null || fail "idle TCP connection not closed within 10 s"
+exec 3<&-
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+(( elapsed_ms >= 1500 && elapsed_ms <= 6000 )) || fail "idle connection closed after ${elapsed_ms} ms, want about 2000"
+pass "idle TCP connection closed after ${elapsed_ms} ms"
+
+# SIGTERM stops cleanly with exit 0.
+kill -TERM "$PID_core"
+wait "$PID_core" && rc=0 || rc=$?
+(( rc == 0 )) || fail "exit code $rc after SIGTERM"
+pass "SIGTERM exit 0"

@@ -1,0 +1,233 @@
+// dnsclient — the system tests' own client for what dig cannot do:
+//   dnsclient pipeline ADDR PORT N NAME      N queries written at once on one TCP connection
+//   dnsclient garbage ADDR PORT COUNT SEED   COUNT malformed packets over UDP and TCP, then a real query
+// Traffic goes only to the address given (the tests use 127.0.0.x). Exit 0 on success.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/dns_util.hpp"
+
+using glbd::test::make_query;
+using glbd::test::parse;
+using glbd::test::QueryOpts;
+
+namespace {
+
+sockaddr_storage target(const char* host, int port, socklen_t& len) {
+    sockaddr_storage ss{};
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET, v4->sin_port = htons(static_cast<uint16_t>(port)), len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6, v6->sin6_port = htons(static_cast<uint16_t>(port)), len = sizeof *v6;
+    } else {
+        std::fprintf(stderr, "bad address %s\n", host);
+        std::exit(2);
+    }
+    return ss;
+}
+
+int tcp_connect(const char* host, int port) {
+    socklen_t len;
+    auto ss = target(host, port, len);
+    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    timeval tv{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool read_full(int fd, uint8_t* buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r <= 0) return false;
+        got += static_cast<size_t>(r);
+    }
+    return true;
+}
+
+void frame(std::vector<uint8_t>& out, const std::vector<uint8_t>& msg) {
+    out.push_back(static_cast<uint8_t>(msg.size() >> 8));
+    out.push_back(static_cast<uint8_t>(msg.size()));
+    out.insert(out.end(), msg.begin(), msg.end());
+}
+
+// One well-formed query over UDP; true when a NOERROR answer with data comes back.
+bool udp_ok(const char* host, int port, const std::string& name) {
+    socklen_t len;
+    auto ss = target(host, port, len);
+    int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+    auto q = make_query(name, 1, QueryOpts{});
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&ss), len);
+        pollfd p{fd, POLLIN, 0};
+        if (poll(&p, 1, 1000) == 1) {
+            uint8_t buf[4096];
+            ssize_t n = recv(fd, buf, sizeof buf, 0);
+            auto r = parse(buf, static_cast<size_t>(n));
+            close(fd);
+            return r.ok && r.id == 0x1234 && r.rcode == 0 && !r.answer.empty();
+        }
+    }
+    close(fd);
+    return false;
+}
+
+bool tcp_ok(const char* host, int port, const std::string& name) {
+    int fd = tcp_connect(host, port);
+    if (fd < 0) return false;
+    std::vector<uint8_t> out;
+    frame(out, make_query(name, 1, QueryOpts{}));
+    bool ok = write(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size());
+    uint8_t lenb[2], buf[65535];
+    ok = ok && read_full(fd, lenb, 2);
+    size_t n = static_cast<size_t>(lenb[0] << 8 | lenb[1]);
+    ok = ok && read_full(fd, buf, n);
+    close(fd);
+    if (!ok) return false;
+    auto r = parse(buf, n);
+    return r.ok && r.rcode == 0 && !r.answer.empty();
+}
+
+int pipeline(const char* host, int port, int n, const std::string& name) {
+    int fd = tcp_connect(host, port);
+    if (fd < 0) return std::perror("connect"), 1;
+    std::vector<uint8_t> out;
+    for (int i = 0; i < n; ++i) {
+        QueryOpts o;
+        o.id = static_cast<uint16_t>(1000 + i);
+        frame(out, make_query(name, i % 2 ? 28 : 1, o));
+    }
+    if (write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) return std::perror("write"), 1;
+    std::set<uint16_t> ids;
+    for (int i = 0; i < n; ++i) {
+        uint8_t lenb[2], buf[65535];
+        if (!read_full(fd, lenb, 2)) return std::fprintf(stderr, "only %d of %d answers\n", i, n), 1;
+        size_t len = static_cast<size_t>(lenb[0] << 8 | lenb[1]);
+        if (!read_full(fd, buf, len)) return std::fprintf(stderr, "short answer %d\n", i), 1;
+        auto r = parse(buf, len);
+        if (!r.ok || r.rcode != 0 || !r.aa) return std::fprintf(stderr, "bad answer %d\n", i), 1;
+        ids.insert(r.id);
+    }
+    close(fd);
+    for (int i = 0; i < n; ++i) {
+        if (!ids.count(static_cast<uint16_t>(1000 + i))) return std::fprintf(stderr, "no answer for id %d\n", 1000 + i), 1;
+    }
+    std::printf("pipeline: %d queries on one connection, %zu distinct answers\n", n, ids.size());
+    return 0;
+}
+
+// The kinds of hostile packets, each built from a valid query and broken in one way.
+std::vector<uint8_t> hostile(std::mt19937& rng, int kind) {
+    auto base = make_query("www.example.test", 1, QueryOpts{});
+    std::uniform_int_distribution<int> byte(0, 255);
+    switch (kind) {
+        case 0: {  // random bytes of random length
+            std::vector<uint8_t> v(static_cast<size_t>(rng() % 600));
+            for (auto& b : v) b = static_cast<uint8_t>(byte(rng));
+            return v;
+        }
+        case 1:  // truncated anywhere, headers included
+            base.resize(rng() % base.size());
+            return base;
+        case 2: {  // compression pointer loops in the question and in the additional section
+            std::vector<uint8_t> v(base.begin(), base.begin() + 12);
+            v.insert(v.end(), {0xc0, 0x0c, 0, 1, 0, 1});
+            if (rng() % 2) v = base, v[v.size() - 11] = 0xc0, v.insert(v.end() - 10, 0x0c);
+            return v;
+        }
+        case 3: {  // label overflow: labels of 64+ and names over 255 bytes
+            std::vector<uint8_t> v(base.begin(), base.begin() + 12);
+            int labels = 2 + static_cast<int>(rng() % 8);
+            for (int i = 0; i < labels; ++i) {
+                uint8_t l = static_cast<uint8_t>(60 + rng() % 8);
+                v.push_back(l);
+                for (int k = 0; k < (l & 0x3f); ++k) v.push_back('a');
+            }
+            v.insert(v.end(), {0, 0, 1, 0, 1});
+            return v;
+        }
+        case 4: {  // bad OPT: rdlength past the end, broken option lengths, ECS garbage
+            auto v = base;
+            size_t opt = v.size() - 11;
+            switch (rng() % 4) {
+                case 0: v[opt + 9] = 0xff, v[opt + 10] = 0xff; break;
+                case 1: v[opt + 10] = 4, v.insert(v.end(), {0, 8, 0xff, 0xff}); break;
+                case 2: v[opt + 10] = 8, v.insert(v.end(), {0, 8, 0, 4, 0, 1, 64, 0}); break;
+                default: v[opt] = 3, v.insert(v.begin() + static_cast<long>(opt) + 1, {'a', 'b', 'c'}); break;
+            }
+            return v;
+        }
+        case 5: {  // random bit flips in a valid query
+            for (int i = 0; i < 1 + static_cast<int>(rng() % 4); ++i) base[rng() % base.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
+            return base;
+        }
+        default: {  // impossible counts
+            base[6] = 0xff, base[7] = 0xff, base[10] = 0xff;
+            return base;
+        }
+    }
+}
+
+int garbage(const char* host, int port, int count, unsigned seed) {
+    std::mt19937 rng(seed);
+    socklen_t len;
+    auto ss = target(host, port, len);
+    int udp = socket(ss.ss_family, SOCK_DGRAM, 0);
+    int udp_count = count / 2, tcp_count = count - udp_count;
+    for (int i = 0; i < udp_count; ++i) {
+        auto p = hostile(rng, i % 7);
+        sendto(udp, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&ss), len);
+        if (i % 200 == 199) usleep(2000);  // keep within the socket buffer: the server must see them
+    }
+    close(udp);
+    // TCP: hostile messages framed on 20 connections; some end with a frame longer than the data.
+    int per = tcp_count / 20, sent = 0;
+    for (int c = 0; c < 20; ++c) {
+        int fd = tcp_connect(host, port);
+        if (fd < 0) return std::perror("connect"), 1;
+        std::vector<uint8_t> out;
+        for (int i = 0; i < per; ++i, ++sent) frame(out, hostile(rng, i % 7));
+        if (c % 3 == 0) out.insert(out.end(), {0xff, 0xff, 1, 2, 3});  // announces 65535, sends 3
+        if (write(fd, out.data(), out.size()) < 0) std::perror("write");
+        // Read whatever comes back until the server has answered what it could.
+        shutdown(fd, SHUT_WR);
+        uint8_t buf[65536];
+        while (read(fd, buf, sizeof buf) > 0) {
+        }
+        close(fd);
+    }
+    bool u = udp_ok(host, port, "www.example.test"), t = tcp_ok(host, port, "www.example.test");
+    std::printf("garbage: %d over UDP, %d over TCP; afterwards UDP %s, TCP %s\n", udp_count, sent, u ? "ok" : "FAILED",
+                t ? "ok" : "FAILED");
+    return u && t ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string cmd = argc > 1 ? argv[1] : "";
+    if (cmd == "pipeline" && argc == 6) return pipeline(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5]);
+    if (cmd == "garbage" && argc == 6) {
+        return garbage(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), static_cast<unsigned>(std::atoi(argv[5])));
+    }
+    std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED\n");
+    return 2;
+}
