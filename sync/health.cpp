@@ -1,0 +1,466 @@
+#include "sync/health.hpp"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace glbd::health {
+
+bool Hysteresis::record(bool ok) {
+    bool before = healthy;
+    if (!known) {
+        known = true;
+        healthy = ok;
+        failures = ok ? 0 : 1;
+        successes = ok ? 1 : 0;
+        return healthy != before;
+    }
+    if (ok) {
+        failures = 0;
+        if (++successes >= success_threshold) healthy = true;
+    } else {
+        successes = 0;
+        if (++failures >= failure_threshold) healthy = false;
+    }
+    return healthy != before;
+}
+
+std::string probe_host_name(const std::string& host) { return host.rfind("*.", 0) == 0 ? host.substr(2) : host; }
+
+namespace {
+
+bool is_ip(const std::string& s, bool* v6 = nullptr) {
+    unsigned char b[16];
+    if (inet_pton(AF_INET, s.c_str(), b) == 1) return v6 && (*v6 = false), true;
+    if (inet_pton(AF_INET6, s.c_str(), b) == 1) return v6 && (*v6 = true), true;
+    return false;
+}
+
+std::once_flag curl_once;
+
+}  // namespace
+
+struct Checker::Impl {
+    struct Target;
+
+    // One probe of one address; reports to its target's round.
+    struct HttpProbe {
+        CURL* easy = nullptr;
+        curl_slist* headers = nullptr;
+        curl_slist* connect_to = nullptr;
+        Target* target = nullptr;
+        char error[CURL_ERROR_SIZE] = {};
+    };
+    struct TcpProbe {
+        uv_tcp_t tcp{};
+        uv_connect_t req{};
+        uv_timer_t timer{};
+        Target* target = nullptr;
+        bool done = false;
+        int open = 2;
+    };
+    struct SocketCtx {
+        uv_poll_t poll{};
+        curl_socket_t fd = -1;
+        Impl* impl = nullptr;
+    };
+
+    struct Target {
+        Impl* impl = nullptr;
+        std::string host;      // config host name (key)
+        std::string endpoint;  // config endpoint (key)
+        std::string url_host;  // Host header and SNI
+        conf::HealthCheck hc;
+        Hysteresis hysteresis;
+        uv_timer_t timer{};
+        uv_getaddrinfo_t resolver{};
+        // the round in progress
+        bool busy = false;
+        int outstanding = 0;
+        bool any_ok = false;
+        std::string reason;
+    };
+
+    const conf::Config config;
+    std::function<void()> on_change;
+    uv_loop_t loop{};
+    uv_async_t wake{};
+    uv_timer_t curl_timer{};
+    CURLM* multi = nullptr;
+    std::thread thread;
+    std::vector<std::unique_ptr<Target>> targets;
+    std::set<HttpProbe*> http_probes;
+    std::set<TcpProbe*> tcp_probes;
+    bool stopping = false;
+    bool started = false;
+
+    mutable std::mutex mu;
+    States states;  // published copy, guarded by mu
+    size_t unknown = 0;
+    std::atomic<bool> first_round{false};
+
+    Impl(const conf::Config& c, std::function<void()> cb, const States& previous) : config(c), on_change(std::move(cb)) {
+        std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+        for (const auto& h : config.hosts) {
+            if (!h.health_check) continue;
+            for (const auto& ep : h.endpoints) {
+                auto t = std::make_unique<Target>();
+                t->impl = this;
+                t->host = h.name;
+                t->endpoint = ep;
+                t->url_host = probe_host_name(h.name);
+                t->hc = *h.health_check;
+                t->hysteresis.failure_threshold = t->hc.failure_threshold;
+                t->hysteresis.success_threshold = t->hc.success_threshold;
+                EndpointHealth st;
+                if (auto it = previous.find({h.name, ep}); it != previous.end()) {
+                    st = it->second;  // a reload keeps what was learnt
+                    t->hysteresis.known = st.known;
+                    t->hysteresis.healthy = st.healthy;
+                }
+                if (!st.known) ++unknown;
+                states[{h.name, ep}] = st;
+                targets.push_back(std::move(t));
+            }
+        }
+        first_round = unknown == 0;
+    }
+
+    void start() {
+        uv_loop_init(&loop);
+        uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->shutdown(); });
+        wake.data = this;
+        uv_timer_init(&loop, &curl_timer);
+        curl_timer.data = this;
+        multi = curl_multi_init();
+        curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &Impl::socket_cb);
+        curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
+        curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &Impl::timer_cb);
+        curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
+        std::mt19937 rng(std::random_device{}());
+        for (auto& t : targets) {
+            uv_timer_init(&loop, &t->timer);
+            t->timer.data = t.get();
+            auto interval = static_cast<uint64_t>(t->hc.interval.count());
+            auto jitter = std::uniform_int_distribution<uint64_t>(0, std::min<uint64_t>(interval, 1000) - 1)(rng);
+            uv_timer_start(&t->timer, [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->begin_round(static_cast<Target*>(tm->data)); },
+                           jitter, interval);
+        }
+        started = true;
+        thread = std::thread([this] {
+            uv_run(&loop, UV_RUN_DEFAULT);
+        });
+    }
+
+    void stop() {
+        if (!started) return;
+        uv_async_send(&wake);
+        thread.join();
+        uv_loop_close(&loop);
+        started = false;
+    }
+
+    void shutdown() {
+        stopping = true;
+        for (HttpProbe* p : http_probes) {
+            curl_multi_remove_handle(multi, p->easy);
+            free_http(p);
+        }
+        http_probes.clear();
+        auto tcp = tcp_probes;
+        for (TcpProbe* p : tcp) finish_tcp(p, false, "stopping");
+        for (auto& t : targets) {  // a name still being resolved
+            if (t->busy && t->outstanding == 0 && !is_ip(t->endpoint)) uv_cancel(reinterpret_cast<uv_req_t*>(&t->resolver));
+        }
+        curl_multi_cleanup(multi);
+        multi = nullptr;
+        uv_walk(&loop, [](uv_handle_t* h, void*) {
+            if (uv_is_closing(h)) return;
+            if (uv_handle_get_type(h) == UV_POLL) {  // a curl socket's watcher
+                uv_close(h, [](uv_handle_t* x) { delete static_cast<SocketCtx*>(x->data); });
+            } else {
+                uv_close(h, nullptr);
+            }
+        }, nullptr);
+    }
+
+    // ---- rounds
+    void begin_round(Target* t) {
+        if (t->busy || stopping) return;
+        t->busy = true;
+        t->outstanding = 0;
+        t->any_ok = false;
+        t->reason.clear();
+        bool v6 = false;
+        if (is_ip(t->endpoint, &v6)) {
+            probe(t, t->endpoint, v6);
+            return;
+        }
+        // A hostname endpoint: resolve, then probe every address.
+        t->resolver.data = t;
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        int rc = uv_getaddrinfo(&loop, &t->resolver, [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
+            auto* tg = static_cast<Target*>(req->data);
+            if (tg->impl->stopping) {
+                uv_freeaddrinfo(res);
+                return;
+            }
+            std::set<std::string> addrs;
+            for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
+                char buf[INET6_ADDRSTRLEN] = {};
+                if (ai->ai_family == AF_INET) {
+                    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(ai->ai_addr)->sin_addr, buf, sizeof buf);
+                } else if (ai->ai_family == AF_INET6) {
+                    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(ai->ai_addr)->sin6_addr, buf, sizeof buf);
+                }
+                if (buf[0]) addrs.insert(buf);
+            }
+            uv_freeaddrinfo(res);
+            if (addrs.empty()) {
+                tg->reason = std::string("cannot resolve: ") + (status ? uv_strerror(status) : "no address");
+                tg->impl->finish_round(tg);
+                return;
+            }
+            tg->outstanding = static_cast<int>(addrs.size());
+            for (const auto& a : addrs) tg->impl->probe(tg, a, a.find(':') != std::string::npos, false);
+        }, t->endpoint.c_str(), nullptr, &hints);
+        if (rc != 0) {
+            t->reason = std::string("cannot resolve: ") + uv_strerror(rc);
+            finish_round(t);
+        }
+    }
+
+    void probe(Target* t, const std::string& addr, bool v6, bool count = true) {
+        if (count) ++t->outstanding;
+        if (t->hc.protocol == conf::Protocol::tcp) {
+            probe_tcp(t, addr, v6);
+        } else {
+            probe_http(t, addr, v6);
+        }
+    }
+
+    void probe_done(Target* t, bool ok, const std::string& reason) {
+        if (ok) {
+            t->any_ok = true;
+        } else if (t->reason.empty()) {
+            t->reason = reason;
+        }
+        if (--t->outstanding == 0) finish_round(t);
+    }
+
+    void finish_round(Target* t) {
+        t->busy = false;
+        bool ok = t->any_ok;
+        bool was_known = t->hysteresis.known;
+        bool before = t->hysteresis.healthy;
+        bool flipped = t->hysteresis.record(ok);
+        bool round_complete = false;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            EndpointHealth& st = states[{t->host, t->endpoint}];
+            st.probes++;
+            if (!ok) st.failures++;
+            st.reason = ok ? "ok" : t->reason;
+            st.known = true;
+            st.healthy = t->hysteresis.healthy;
+            if (flipped) st.transitions++;
+            if (!was_known && --unknown == 0) round_complete = true;
+        }
+        if (flipped) {
+            spdlog::warn("health: {} {} {} -> {} ({})", t->host, t->endpoint, before ? "healthy" : "unhealthy",
+                         t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
+        } else if (!was_known) {
+            spdlog::info("health: {} {} first result: {} ({})", t->host, t->endpoint,
+                         t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
+        }
+        if (round_complete) {
+            first_round = true;
+            spdlog::info("health: first round complete ({} endpoint(s))", targets.size());
+        }
+        if ((flipped || round_complete) && on_change) on_change();
+    }
+
+    // ---- TCP
+    void probe_tcp(Target* t, const std::string& addr, bool v6) {
+        auto* p = new TcpProbe;
+        p->target = t;
+        tcp_probes.insert(p);
+        sockaddr_storage ss{};
+        if (v6) {
+            uv_ip6_addr(addr.c_str(), t->hc.port, reinterpret_cast<sockaddr_in6*>(&ss));
+        } else {
+            uv_ip4_addr(addr.c_str(), t->hc.port, reinterpret_cast<sockaddr_in*>(&ss));
+        }
+        uv_tcp_init(&loop, &p->tcp);
+        uv_timer_init(&loop, &p->timer);
+        p->tcp.data = p->timer.data = p->req.data = p;
+        uv_timer_start(&p->timer, [](uv_timer_t* tm) { finish_tcp(static_cast<TcpProbe*>(tm->data), false, "timeout"); },
+                       static_cast<uint64_t>(t->hc.timeout.count()), 0);
+        int rc = uv_tcp_connect(&p->req, &p->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* req, int status) {
+            auto* pr = static_cast<TcpProbe*>(req->data);
+            finish_tcp(pr, status == 0, status == UV_ECONNREFUSED ? "connection refused" : status == 0 ? "ok" : uv_strerror(status));
+        });
+        if (rc != 0) finish_tcp(p, false, uv_strerror(rc));
+    }
+
+    static void finish_tcp(TcpProbe* p, bool ok, const std::string& reason) {
+        if (p->done) return;
+        p->done = true;
+        Target* t = p->target;
+        t->impl->tcp_probes.erase(p);
+        auto closed = [](uv_handle_t* h) {
+            auto* pr = static_cast<TcpProbe*>(h->data);
+            if (--pr->open == 0) delete pr;
+        };
+        uv_timer_stop(&p->timer);
+        uv_close(reinterpret_cast<uv_handle_t*>(&p->timer), closed);
+        uv_close(reinterpret_cast<uv_handle_t*>(&p->tcp), closed);
+        if (!t->impl->stopping) t->impl->probe_done(t, ok, reason);
+    }
+
+    // ---- HTTP(S) through libcurl multi
+    void probe_http(Target* t, const std::string& addr, bool v6) {
+        auto* p = new HttpProbe;
+        p->target = t;
+        p->easy = curl_easy_init();
+        bool https = t->hc.protocol == conf::Protocol::https;
+        std::string port = std::to_string(t->hc.port);
+        std::string url = std::string(https ? "https" : "http") + "://" + t->url_host + ":" + port + t->hc.path;
+        std::string to = t->url_host + ":" + port + ":" + (v6 ? "[" + addr + "]" : addr) + ":" + port;
+        p->connect_to = curl_slist_append(nullptr, to.c_str());
+        for (const auto& [k, v] : t->hc.headers) p->headers = curl_slist_append(p->headers, (k + ": " + v).c_str());
+        p->headers = curl_slist_append(p->headers, "User-Agent: glbd-health");
+        CURL* e = p->easy;
+        curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(e, CURLOPT_CONNECT_TO, p->connect_to);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->headers);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(t->hc.timeout.count()));
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
+        curl_easy_setopt(e, CURLOPT_PROXY, "");  // never through a proxy from the environment
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
+        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, p->error);
+        curl_easy_setopt(e, CURLOPT_PRIVATE, p);
+        if (t->hc.insecure_skip_verify) {
+            curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+            curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+        }
+        http_probes.insert(p);
+        curl_multi_add_handle(multi, e);
+    }
+
+    static void free_http(HttpProbe* p) {
+        curl_easy_cleanup(p->easy);
+        curl_slist_free_all(p->headers);
+        curl_slist_free_all(p->connect_to);
+        delete p;
+    }
+
+    void check_multi() {
+        int pending = 0;
+        while (CURLMsg* m = curl_multi_info_read(multi, &pending)) {
+            if (m->msg != CURLMSG_DONE) continue;
+            HttpProbe* p = nullptr;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
+            long status = 0;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+            CURLcode rc = m->data.result;
+            bool ok = false;
+            std::string reason;
+            if (rc == CURLE_OK) {
+                const auto& want = p->target->hc.expected_status;
+                ok = std::find(want.begin(), want.end(), static_cast<int>(status)) != want.end();
+                reason = "status " + std::to_string(status);
+            } else if (rc == CURLE_OPERATION_TIMEDOUT) {
+                reason = "timeout";
+            } else if (rc == CURLE_COULDNT_CONNECT) {
+                reason = "connection refused";
+            } else if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CONNECT_ERROR ||
+                       rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM) {
+                reason = std::string("TLS error: ") + (p->error[0] ? p->error : curl_easy_strerror(rc));
+            } else {
+                reason = p->error[0] ? p->error : curl_easy_strerror(rc);
+            }
+            Target* t = p->target;
+            curl_multi_remove_handle(multi, p->easy);
+            http_probes.erase(p);
+            free_http(p);
+            probe_done(t, ok, reason);
+        }
+    }
+
+    static int socket_cb(CURL*, curl_socket_t s, int what, void* userp, void* socketp) {
+        auto* impl = static_cast<Impl*>(userp);
+        auto* ctx = static_cast<SocketCtx*>(socketp);
+        if (what == CURL_POLL_REMOVE) {
+            if (ctx) {
+                uv_poll_stop(&ctx->poll);
+                uv_close(reinterpret_cast<uv_handle_t*>(&ctx->poll), [](uv_handle_t* h) { delete static_cast<SocketCtx*>(h->data); });
+                curl_multi_assign(impl->multi, s, nullptr);
+            }
+            return 0;
+        }
+        if (!ctx) {
+            ctx = new SocketCtx;
+            ctx->fd = s;
+            ctx->impl = impl;
+            uv_poll_init_socket(&impl->loop, &ctx->poll, s);
+            ctx->poll.data = ctx;
+            curl_multi_assign(impl->multi, s, ctx);
+        }
+        int events = ((what & CURL_POLL_IN) ? UV_READABLE : 0) | ((what & CURL_POLL_OUT) ? UV_WRITABLE : 0);
+        uv_poll_start(&ctx->poll, events, [](uv_poll_t* h, int status, int ev) {
+            auto* c = static_cast<SocketCtx*>(h->data);
+            int flags = 0;
+            if (status < 0) flags |= CURL_CSELECT_ERR;
+            if (ev & UV_READABLE) flags |= CURL_CSELECT_IN;
+            if (ev & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
+            int running = 0;
+            Impl* im = c->impl;
+            curl_multi_socket_action(im->multi, c->fd, flags, &running);
+            im->check_multi();
+        });
+        return 0;
+    }
+
+    static int timer_cb(CURLM*, long timeout_ms, void* userp) {
+        auto* impl = static_cast<Impl*>(userp);
+        if (timeout_ms < 0) {
+            uv_timer_stop(&impl->curl_timer);
+        } else {
+            uv_timer_start(&impl->curl_timer, [](uv_timer_t* t) {
+                auto* im = static_cast<Impl*>(t->data);
+                int running = 0;
+                curl_multi_socket_action(im->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                im->check_multi();
+            }, static_cast<uint64_t>(timeout_ms), 0);
+        }
+        return 0;
+    }
+};
+
+Checker::Checker(const conf::Config& config, std::function<void()> on_change, const States& previous)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous)) {}
+Checker::~Checker() { stop(); }
+void Checker::start() { impl_->start(); }
+void Checker::stop() { impl_->stop(); }
+States Checker::states() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return impl_->states;
+}
+bool Checker::first_round_done() const { return impl_->first_round.load(); }
+size_t Checker::targets() const { return impl_->targets.size(); }
+
+}  // namespace glbd::health

@@ -1,0 +1,62 @@
+// sync/health — probes this cluster's endpoints (see sync/README.md).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "conf/config.hpp"
+
+namespace glbd::health {
+
+// Consecutive-result hysteresis. The first result decides; afterwards a flip needs
+// `failure_threshold` failures in a row (to unhealthy) or `success_threshold` successes (to healthy).
+struct Hysteresis {
+    unsigned failure_threshold = 3;
+    unsigned success_threshold = 1;
+    bool healthy = true;
+    bool known = false;
+    unsigned failures = 0;
+    unsigned successes = 0;
+    // Records one result; returns true when `healthy` changed.
+    bool record(bool ok);
+};
+
+struct EndpointHealth {
+    bool healthy = true;
+    bool known = false;      // at least one result
+    std::string reason;      // last failure reason, or "ok"
+    uint64_t probes = 0;
+    uint64_t failures = 0;
+    uint64_t transitions = 0;
+};
+
+using Key = std::pair<std::string, std::string>;  // host name, endpoint
+using States = std::map<Key, EndpointHealth>;
+
+class Checker {
+public:
+    // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes.
+    Checker(const conf::Config& config, std::function<void()> on_change, const States& previous = {});
+    ~Checker();
+    Checker(const Checker&) = delete;
+    Checker& operator=(const Checker&) = delete;
+
+    void start();
+    void stop();
+    [[nodiscard]] States states() const;
+    [[nodiscard]] bool first_round_done() const;
+    [[nodiscard]] size_t targets() const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// The name a host's probes use for the URL, Host header and SNI: a wildcard's base name.
+std::string probe_host_name(const std::string& host);
+
+}  // namespace glbd::health

@@ -1,0 +1,243 @@
+// Health probes against real local targets (tests/tools/targets.py on 127.0.0.41), hysteresis and
+// overrides.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "sync/health.hpp"
+#include "sync/view.hpp"
+#include "tests/dns_util.hpp"
+
+extern char** environ;
+
+using namespace glbd;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string dir() { return ::testing::TempDir() + "/glbd-health-" + std::to_string(getpid()); }
+
+class Probes : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        std::string d = dir();
+        std::filesystem::create_directories(d);
+        std::string openssl = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.hc.test "
+                              "-addext subjectAltName=DNS:tls-ok.hc.test,DNS:tls-strict.hc.test -keyout " + d +
+                              "/key.pem -out " + d + "/cert.pem 2>/dev/null";
+        ASSERT_EQ(std::system(openssl.c_str()), 0);
+        std::string script = std::string(GLBD_TOOLS) + "/targets.py";
+        std::vector<std::string> args = {"python3", script, "--http", "127.0.0.41:18041", "--https", "127.0.0.41:18042",
+                                         "--tcp", "127.0.0.41:18043", "--http", "127.0.0.1:18044", "--cert",
+                                         d + "/cert.pem", "--key", d + "/key.pem", "--log", d + "/requests.log",
+                                         "--ready", d + "/ready"};
+        std::vector<char*> argv;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ASSERT_EQ(posix_spawnp(&pid_, "python3", nullptr, nullptr, argv.data(), environ), 0);
+        for (int i = 0; i < 200 && !std::filesystem::exists(d + "/ready"); ++i) std::this_thread::sleep_for(50ms);
+        ASSERT_TRUE(std::filesystem::exists(d + "/ready")) << "targets did not start";
+    }
+    static void TearDownTestSuite() {
+        if (pid_ > 0) kill(pid_, SIGTERM), waitpid(pid_, nullptr, 0);
+        std::filesystem::remove_all(dir());
+    }
+    static pid_t pid_;
+};
+pid_t Probes::pid_ = -1;
+
+std::string host(const std::string& name, const std::string& endpoint, const std::string& check) {
+    return "  - name: " + name + "\n    endpoints: [" + endpoint + "]\n    healthCheck: {interval: 300ms, timeout: 700ms, failureThreshold: 1, " + check + "}\n";
+}
+
+const std::string kConfig = std::string(R"(cluster: {id: hc}
+listen: {dns: ["127.0.0.41:5341"]}
+zones:
+  - origin: hc.test
+    nameservers: [{name: ns.hc.test, addresses: [127.0.0.41]}]
+hosts:
+)") + host("ok.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz, headers: {X-Probe: glbd, X-Team: dns}") +
+    host("status500.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /status/500") +
+    host("wrongpath.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /nope") +
+    host("created.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /created") +
+    host("expect204.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz, expectedStatus: [204]") +
+    host("hang.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /hang") +
+    host("refused.hc.test", "127.0.0.41", "protocol: HTTP, port: 18049, path: /healthz") +
+    host("tls-ok.hc.test", "127.0.0.41", "protocol: HTTPS, port: 18042, path: /healthz, insecureSkipVerify: true") +
+    host("tls-strict.hc.test", "127.0.0.41", "protocol: HTTPS, port: 18042, path: /healthz") +
+    host("tcp-ok.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +
+    host("tcp-refused.hc.test", "127.0.0.41", "protocol: TCP, port: 18049") +
+    host("name.hc.test", "localhost", "protocol: HTTP, port: 18044, path: /healthz") +
+    host("\"*.wild.hc.test\"", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz");
+
+health::States run_round(const conf::Config& c) {
+    health::Checker checker(c, nullptr);
+    checker.start();
+    for (int i = 0; i < 200 && !checker.first_round_done(); ++i) std::this_thread::sleep_for(50ms);
+    EXPECT_TRUE(checker.first_round_done());
+    auto s = checker.states();
+    checker.stop();
+    return s;
+}
+
+std::vector<std::string> requests() {
+    std::ifstream f(dir() + "/requests.log");
+    std::vector<std::string> out;
+    for (std::string line; std::getline(f, line);) out.push_back(line);
+    return out;
+}
+
+bool any_request(const std::vector<std::string>& log, const std::vector<std::string>& parts) {
+    for (const auto& l : log) {
+        bool all = true;
+        for (const auto& p : parts) all = all && l.find(p) != std::string::npos;
+        if (all) return true;
+    }
+    return false;
+}
+
+TEST_F(Probes, EveryKindOfTarget) {
+    auto s = run_round(test::config_from(kConfig));
+    auto st = [&](const std::string& h, const std::string& ep = "127.0.0.41") { return s.at({h, ep}); };
+    EXPECT_TRUE(st("ok.hc.test").healthy) << st("ok.hc.test").reason;
+    EXPECT_FALSE(st("status500.hc.test").healthy);
+    EXPECT_EQ(st("status500.hc.test").reason, "status 500");
+    EXPECT_FALSE(st("wrongpath.hc.test").healthy);
+    EXPECT_EQ(st("wrongpath.hc.test").reason, "status 404");
+    EXPECT_TRUE(st("created.hc.test").healthy);
+    EXPECT_FALSE(st("expect204.hc.test").healthy);
+    EXPECT_EQ(st("expect204.hc.test").reason, "status 200");
+    EXPECT_FALSE(st("hang.hc.test").healthy);
+    EXPECT_EQ(st("hang.hc.test").reason, "timeout");
+    EXPECT_FALSE(st("refused.hc.test").healthy);
+    EXPECT_EQ(st("refused.hc.test").reason, "connection refused");
+    EXPECT_TRUE(st("tls-ok.hc.test").healthy) << st("tls-ok.hc.test").reason;
+    EXPECT_FALSE(st("tls-strict.hc.test").healthy);
+    EXPECT_EQ(st("tls-strict.hc.test").reason.rfind("TLS error", 0), 0u) << st("tls-strict.hc.test").reason;
+    EXPECT_TRUE(st("tcp-ok.hc.test").healthy) << st("tcp-ok.hc.test").reason;
+    EXPECT_FALSE(st("tcp-refused.hc.test").healthy);
+    EXPECT_EQ(st("tcp-refused.hc.test").reason, "connection refused");
+    EXPECT_TRUE(st("name.hc.test", "localhost").healthy) << st("name.hc.test", "localhost").reason;
+    EXPECT_TRUE(st("*.wild.hc.test").healthy);
+
+    auto log = requests();
+    // Host header and SNI are the host name; configured headers arrive.
+    EXPECT_TRUE(any_request(log, {"\"proto\": \"http\"", "\"path\": \"/healthz\"", "\"host\": \"ok.hc.test:18041\"",
+                                  "\"X-Probe\": \"glbd\"", "\"X-Team\": \"dns\""}));
+    EXPECT_TRUE(any_request(log, {"\"proto\": \"https\"", "\"host\": \"tls-ok.hc.test:18042\"", "\"sni\": \"tls-ok.hc.test\""}));
+    EXPECT_TRUE(any_request(log, {"\"host\": \"wild.hc.test:18041\""}));  // a wildcard probes its base name
+    EXPECT_TRUE(any_request(log, {"\"host\": \"name.hc.test:18044\""}));
+}
+
+TEST(Hysteresis, FirstResultDecides) {
+    health::Hysteresis h{3, 2};
+    EXPECT_TRUE(h.healthy);  // healthy until the first result
+    EXPECT_TRUE(h.record(false));
+    EXPECT_FALSE(h.healthy);
+}
+
+TEST(Hysteresis, ExactlyFailureThresholdFailuresFlipToUnhealthy) {
+    health::Hysteresis h{3, 2};
+    h.record(true);
+    EXPECT_FALSE(h.record(false));
+    EXPECT_FALSE(h.record(false));
+    EXPECT_TRUE(h.healthy);
+    EXPECT_TRUE(h.record(false));  // the third
+    EXPECT_FALSE(h.healthy);
+}
+
+TEST(Hysteresis, ExactlySuccessThresholdSuccessesFlipBack) {
+    health::Hysteresis h{1, 2};
+    h.record(false);
+    EXPECT_FALSE(h.record(true));
+    EXPECT_FALSE(h.healthy);
+    EXPECT_TRUE(h.record(true));  // the second
+    EXPECT_TRUE(h.healthy);
+}
+
+TEST(Hysteresis, AFailureResetsTheSuccessCount) {
+    health::Hysteresis h{2, 2};
+    h.record(false);
+    h.record(true);
+    h.record(false);
+    h.record(true);
+    EXPECT_FALSE(h.healthy);
+    h.record(true);
+    EXPECT_TRUE(h.healthy);
+}
+
+const char* kOverrideConfig = R"(cluster: {id: eu-1}
+listen: {dns: ["127.0.0.1:5353"]}
+zones:
+  - origin: glb.test
+    nameservers: [{name: ns.glb.test, addresses: [127.0.0.1]}]
+hosts:
+  - name: a.glb.test
+    endpoints: [192.0.2.10, 192.0.2.11]
+  - name: b.glb.test
+    endpoints: [192.0.2.10]
+)";
+
+bool healthy(const ClusterView& v, const std::string& host, const std::string& ep) {
+    for (const auto& h : v.hosts) {
+        for (const auto& e : h.endpoints) {
+            if (h.host == host && e.target == ep) return e.healthy;
+        }
+    }
+    ADD_FAILURE() << "no " << host << " " << ep;
+    return false;
+}
+
+TEST(Overrides, DrainAnEndpointOnEveryHost) {
+    auto c = test::config_from(kOverrideConfig);
+    Overrides o;
+    EXPECT_EQ(o.set("eu-1/192.0.2.10", "down"), "");
+    auto v = local_view(c, {}, o);
+    EXPECT_FALSE(healthy(v, "a.glb.test", "192.0.2.10"));
+    EXPECT_FALSE(healthy(v, "b.glb.test", "192.0.2.10"));
+    EXPECT_TRUE(healthy(v, "a.glb.test", "192.0.2.11"));
+}
+
+TEST(Overrides, DrainTheClusterThenBackToAuto) {
+    auto c = test::config_from(kOverrideConfig);
+    health::States probes{{{"a.glb.test", "192.0.2.11"}, {false, true, "status 500"}}};
+    Overrides o;
+    o.set("eu-1", "down");
+    auto v = local_view(c, probes, o);
+    EXPECT_FALSE(healthy(v, "a.glb.test", "192.0.2.10"));
+    EXPECT_FALSE(healthy(v, "b.glb.test", "192.0.2.10"));
+    o.set("eu-1", "up");  // forced: even the failing probe counts as healthy
+    EXPECT_TRUE(healthy(local_view(c, probes, o), "a.glb.test", "192.0.2.11"));
+    o.set("eu-1", "auto");  // the probes decide again
+    v = local_view(c, probes, o);
+    EXPECT_TRUE(healthy(v, "a.glb.test", "192.0.2.10"));
+    EXPECT_FALSE(healthy(v, "a.glb.test", "192.0.2.11"));
+}
+
+TEST(Overrides, EndpointOverrideBeatsClusterOverride) {
+    Overrides o;
+    o.set("eu-1", "down");
+    o.set("eu-1/192.0.2.10", "up");
+    EXPECT_EQ(o.find("eu-1", "192.0.2.10"), Override::up);
+    EXPECT_EQ(o.find("eu-1", "192.0.2.11"), Override::down);
+    EXPECT_EQ(o.find("us-1", "192.0.2.10"), std::nullopt);
+}
+
+TEST(Overrides, BadTargetsAndStatesRejected) {
+    Overrides o;
+    EXPECT_NE(o.set("EU_1", "down"), "");
+    EXPECT_NE(o.set("eu-1/", "down"), "");
+    EXPECT_NE(o.set("eu-1/a/b", "down"), "");
+    EXPECT_NE(o.set("eu-1", "drained"), "");
+    EXPECT_TRUE(o.all().empty());
+}
+
+}  // namespace

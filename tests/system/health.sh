@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Health checks end to end: a target stops -> its address leaves the answers within
+# interval x failureThreshold + 1 s; every target down -> fail-open with TTL <= 10; a target returns.
+source "$(dirname "$0")/lib.sh"
+A=127.0.0.50 P=5350 T1=127.0.0.51 T2=127.0.0.52 TP=18050
+TARGETS="$(dirname "$0")/../tools/targets.py"
+
+start_target() {  # NAME ADDR
+    python3 "$TARGETS" --http "$2:$TP" --ready "$WORK/$1.ready" >"$WORK/$1.targetlog" 2>&1 &
+    local pid=$!
+    PIDS+=("$pid")
+    printf -v "PID_$1" '%s' "$pid"
+    wait_for 10 test -e "$WORK/$1.ready" || fail "target $1 did not start"
+    rm -f "$WORK/$1.ready"
+}
+start_target t1 $T1
+start_target t2 $T2
+
+cat > "$WORK/glbd.yaml" <<YAML
+cluster: {id: hc-1}
+listen: {dns: ["$A:$P"]}
+zones:
+  - origin: hc.test
+    nameservers: [{name: ns.hc.test, addresses: [$A]}]
+hosts:
+  - name: shop.hc.test
+    ttl: 60
+    endpoints: [$T1, $T2]
+    loadBalancing: {weight: 100, geo: IE, defaultGeo: true}
+    healthCheck: {protocol: HTTP, port: $TP, path: /healthz, interval: 500ms, timeout: 400ms, failureThreshold: 2, successThreshold: 1}
+YAML
+start_glbd hc "$WORK/glbd.yaml"
+wait_for 10 grep -q 'first round complete' "$WORK/hc.log" || fail "no first health round"
+wait_for 10 bash -c "[[ \$(dig @$A -p $P +short shop.hc.test A | sort | tr '\n' ' ') == '$T1 $T2 ' ]]" || fail "both targets not answered"
+pass "both healthy targets answered"
+
+# One target stops.
+kill -TERM "$PID_t2"; wait "$PID_t2" 2>/dev/null || true
+t0=$(date +%s%N)
+wait_for 10 bash -c "[[ \$(dig @$A -p $P +short shop.hc.test A) == $T1 ]]" || fail "$T2 still answered 10 s after it stopped"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+(( ms <= 2000 )) || fail "answers changed after $ms ms, want <= 2000 (interval 500ms x failureThreshold 2 + 1 s)"
+grep -q "health: shop.hc.test $T2 healthy -> unhealthy (connection refused)" "$WORK/hc.log" || fail "transition not logged"
+ttl=$(q $A $P shop.hc.test A +noall +answer | awk '{print $2}' | head -1)
+[[ $ttl == 60 ]] || fail "TTL $ttl while one endpoint of the group is healthy, want 60"
+pass "a stopped target left the answers after $ms ms"
+
+# Every target down: fail open with a short TTL, never empty.
+kill -TERM "$PID_t1"; wait "$PID_t1" 2>/dev/null || true
+wait_for 10 bash -c "dig @$A -p $P shop.hc.test A +noall +answer | awk '{print \$2}' | grep -qx 10" || fail "no fail-open short TTL"
+[[ $(answers $A $P shop.hc.test A | tr '\n' ' ') == "$T1 $T2 " ]] || fail "fail-open does not answer every endpoint"
+pass "all down: fail-open with TTL 10"
+
+# A target returns.
+start_target t1 $T1
+t0=$(date +%s%N)
+wait_for 10 bash -c "[[ \$(dig @$A -p $P +short shop.hc.test A) == $T1 ]] && dig @$A -p $P shop.hc.test A +noall +answer | awk '{print \$2}' | grep -qx 60" \
+    || fail "returned target not answered with the host TTL"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+grep -q "health: shop.hc.test $T1 unhealthy -> healthy (ok)" "$WORK/hc.log" || fail "recovery not logged"
+pass "a returning target answered again after $ms ms"

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Health-check targets for the tests: real HTTP, HTTPS and TCP servers on loopback addresses.
+
+    targets.py --http ADDR:PORT --https ADDR:PORT --cert C --key K --tcp ADDR:PORT --log FILE --ready FILE
+
+HTTP(S) paths:  /healthz -> 200   /status/NNN -> NNN   /hang -> accepts and never answers
+                /created -> 201   anything else -> 404
+Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "headers"}.
+--ready is written once every listener is bound. Runs until killed.
+"""
+import argparse
+import json
+import socket
+import ssl
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+
+
+def split(addr):
+    host, _, port = addr.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        record = {
+            "proto": "https" if isinstance(self.connection, ssl.SSLSocket) else "http",
+            "path": self.path,
+            "host": self.headers.get("Host"),
+            "sni": getattr(self.server, "last_sni", None),
+            "headers": {k: v for k, v in self.headers.items()},
+        }
+        with LOCK, open(self.server.log_path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if self.path == "/hang":
+            time.sleep(3600)
+            return
+        if self.path == "/healthz":
+            code = 200
+        elif self.path == "/created":
+            code = 201
+        elif self.path.startswith("/status/"):
+            code = int(self.path.split("/")[2])
+        else:
+            code = 404
+        body = b"ok\n"
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+def serve_http(addr, log_path, tls=None):
+    host, port = split(addr)
+    Server.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    srv = Server((host, port), Handler)
+    srv.log_path = log_path
+    srv.last_sni = None
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(tls[0], tls[1])
+
+        def sni(sock, name, _ctx):
+            srv.last_sni = name
+
+        ctx.sni_callback = sni
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+
+
+def serve_tcp(addr):
+    host, port = split(addr)
+    s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((host, port))
+    s.listen(64)
+
+    def loop():
+        while True:
+            c, _ = s.accept()
+            c.close()
+
+    threading.Thread(target=loop, daemon=True).start()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--http", action="append", default=[])
+    ap.add_argument("--https", action="append", default=[])
+    ap.add_argument("--tcp", action="append", default=[])
+    ap.add_argument("--cert")
+    ap.add_argument("--key")
+    ap.add_argument("--log", default="/dev/null")
+    ap.add_argument("--ready")
+    a = ap.parse_args()
+    for addr in a.http:
+        serve_http(addr, a.log)
+    for addr in a.https:
+        serve_http(addr, a.log, (a.cert, a.key))
+    for addr in a.tcp:
+        serve_tcp(addr)
+    if a.ready:
+        with open(a.ready, "w") as f:
+            f.write("ready\n")
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
