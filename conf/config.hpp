@@ -59,6 +59,7 @@ struct LoadBalancing {
     uint16_t weight = 100;
     std::string geo;  // "" = none
     bool default_geo = false;
+    bool operator==(const LoadBalancing&) const = default;
 };
 
 enum class Protocol { http, https, tcp };

@@ -2,12 +2,11 @@
 
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-#include <uv.h>
 
 #include <ctime>
 
-#include "geo/geo.hpp"
 #include "resolver/view.hpp"
+#include "sync/view.hpp"
 
 namespace glbd {
 
@@ -26,6 +25,19 @@ Daemon::Daemon(conf::Config config, std::string path) : config_(std::move(config
 
 Daemon::~Daemon() {
     if (checker_) checker_->stop();
+    if (sync_) sync_->stop();
+}
+
+uint32_t Daemon::next_serial() {
+    // Unix time keeps serials rising across restarts; +1 keeps them rising within a second.
+    auto now = static_cast<uint32_t>(std::time(nullptr));
+    serial_ = std::max(serial_ + 1, now);
+    return serial_;
+}
+
+std::shared_ptr<const Snapshot> Daemon::make_snapshot(const conf::Config& c, std::shared_ptr<const geo::GeoDb> geo,
+                                                      const GlobalView& view, uint32_t serial) const {
+    return build_snapshot(c, view, std::move(geo), serial);
 }
 
 void Daemon::start_checker(const health::States& previous) {
@@ -46,9 +58,11 @@ void Daemon::request_rebuild() {
     uv_timer_start(&rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->rebuild(); }, delay, 0);
 }
 
+// This instance's hosts with their health go to the sync store; the snapshot is built from the merge.
 void Daemon::rebuild() {
     try {
-        auto snap = build(config_, next_serial());
+        sync_->set_own_hosts(local_view(config_, checker_->states()).hosts);
+        auto snap = make_snapshot(config_, geo_, sync_->view(), next_serial());
         publisher_.publish(snap);
         last_build_ms_ = uv_now(loop_);
         spdlog::debug("snapshot rebuilt: serial {}", snap->serial);
@@ -58,25 +72,10 @@ void Daemon::rebuild() {
 }
 
 std::string Daemon::set_override(const std::string& target, const std::string& state) {
-    Overrides next = overrides_;
-    if (auto err = next.set(target, state); !err.empty()) return err;
-    overrides_ = std::move(next);
+    if (auto err = sync_->set_override(target, state); !err.empty()) return err;
     spdlog::info("override: {} -> {}", target, state);
     rebuild();
     return "";
-}
-
-uint32_t Daemon::next_serial() {
-    // Unix time keeps serials rising across restarts; +1 keeps them rising within a second.
-    auto now = static_cast<uint32_t>(std::time(nullptr));
-    serial_ = std::max(serial_ + 1, now);
-    return serial_;
-}
-
-std::shared_ptr<const Snapshot> Daemon::build(const conf::Config& c, uint32_t serial) {
-    auto geo = std::make_shared<const geo::GeoDb>(c.geoip_database, c.geoip_networks);
-    GlobalView view{local_view(c, checker_ ? checker_->states() : health::States{}, overrides_)};
-    return build_snapshot(c, view, geo, serial);
 }
 
 bool Daemon::reload() {
@@ -90,27 +89,30 @@ bool Daemon::reload() {
         spdlog::error("reload failed: {} error(s); still serving the previous config", result.errors.size());
         return false;
     }
+    conf::Config& next = *result.config;
+    std::shared_ptr<const geo::GeoDb> geo;
     try {
-        // Validate what can fail (the geo database, the zones) before touching the running state.
-        build(*result.config, serial_);
-        auto previous = checker_ ? checker_->states() : health::States{};
-        if (result.config->listen.size() != config_.listen.size() ||
-            !std::equal(config_.listen.begin(), config_.listen.end(), result.config->listen.begin(),
-                        [](const auto& a, const auto& b) { return a.str() == b.str(); })) {
-            spdlog::warn("reload: listen addresses changed; they take effect at the next restart");
-        }
-        config_ = std::move(*result.config);
-        start_checker(previous);
-        auto snap = build(config_, next_serial());
-        publisher_.publish(snap);
-        last_build_ms_ = uv_now(loop_);
-        spdlog::info("reloaded {}: serial {}, {} zone(s), {} host(s)", path_, snap->serial, snap->zones.size(),
-                     snap->hosts.size());
-        return true;
+        // Everything that can fail (the geo database, the zones) before touching the running state.
+        geo = std::make_shared<const geo::GeoDb>(next.geoip_database, next.geoip_networks);
+        make_snapshot(next, geo, {local_view(next, {})}, serial_);
     } catch (const std::exception& e) {
         spdlog::error("reload failed: {}; still serving the previous config", e.what());
         return false;
     }
+    bool same_listen = next.listen.size() == config_.listen.size() &&
+                       std::equal(config_.listen.begin(), config_.listen.end(), next.listen.begin(),
+                                  [](const auto& a, const auto& b) { return a.str() == b.str(); });
+    if (!same_listen) spdlog::warn("reload: listen addresses changed; they take effect at the next restart");
+    auto previous = checker_->states();
+    config_ = std::move(next);
+    geo_ = std::move(geo);
+    start_checker(previous);
+    sync_->reconfigure(config_);
+    rebuild();
+    auto snap = publisher_.current();
+    spdlog::info("reloaded {}: serial {}, {} zone(s), {} host(s)", path_, snap->serial, snap->zones.size(),
+                 snap->hosts.size());
+    return true;
 }
 
 int Daemon::run(const std::string& banner) {
@@ -120,29 +122,38 @@ int Daemon::run(const std::string& banner) {
     uv_timer_init(loop_, &rebuild_timer_);
     rebuild_timer_.data = this;
     try {
+        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks);
+        sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
         start_checker({});
-        publisher_.publish(build(config_, next_serial()));
+        rebuild();
+        if (!publisher_.current()) return 1;
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 1;
     }
     server_ = std::make_unique<DnsServer>(publisher_, ServerOptions::from(config_));
+    server_->set_tcp_hook([this](const uint8_t* msg, size_t len, const geo::Address& from,
+                                 std::vector<std::vector<uint8_t>>& out) { return sync_->handle(msg, len, from, out); });
     try {
         server_->start();
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 2;
     }
+    sync_->start();
     std::string addrs;
     for (const auto& a : config_.listen) addrs += (addrs.empty() ? "" : ", ") + a.str();
-    spdlog::info("glbd serving {} zone(s) for cluster {} on {} (UDP and TCP), serial {}", config_.zones.size(),
-                 config_.cluster_id, addrs, publisher_.current()->serial);
+    spdlog::info("glbd serving {} zone(s) for cluster {} (instance {}) on {} (UDP and TCP), serial {}",
+                 config_.zones.size(), config_.cluster_id, config_.instance, addrs, publisher_.current()->serial);
+    if (config_.peers) {
+        spdlog::info("sync: {} member(s), every {} ms, dead after {} ms", config_.peers->members.size(),
+                     config_.peers->sync_interval.count(), config_.peers->dead_after.count());
+    }
     if (!banner.empty()) fputs(banner.c_str(), stdout), fflush(stdout);
 
-    uv_loop_t* loop = loop_;
     uv_signal_t hup, term, intr;
     for (auto* s : {&hup, &term, &intr}) {
-        uv_signal_init(loop, s);
+        uv_signal_init(loop_, s);
         s->data = this;
     }
     uv_signal_start(&hup, [](uv_signal_t* s, int) { static_cast<Daemon*>(s->data)->reload(); }, SIGHUP);
@@ -152,12 +163,13 @@ int Daemon::run(const std::string& banner) {
     };
     uv_signal_start(&term, stop, SIGTERM);
     uv_signal_start(&intr, stop, SIGINT);
-    uv_run(loop, UV_RUN_DEFAULT);
+    uv_run(loop_, UV_RUN_DEFAULT);
     for (auto* s : {&hup, &term, &intr}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
-    if (checker_) checker_->stop();
-    uv_run(loop, UV_RUN_NOWAIT);
+    checker_->stop();
+    sync_->stop();
+    uv_run(loop_, UV_RUN_NOWAIT);
     server_->stop();
     spdlog::info("stopped");
     return 0;

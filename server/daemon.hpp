@@ -1,7 +1,7 @@
-// server/daemon — the running process: config in, snapshot published, sockets served, signals handled.
-// Runs on the main thread's libuv loop (the control thread); query threads only see published snapshots.
-// Health results arrive from the checker's thread through a uv_async and are coalesced: at most one
-// snapshot every kMinRebuild.
+// server/daemon — the running process on the control thread (the main thread's libuv loop): it owns the
+// config, the health checker and the sync service, builds snapshots from the merged view and publishes
+// them. Health and sync wake it through a uv_async from their own threads; rebuilds are coalesced to
+// at most one every kMinRebuild. Query threads only ever see published snapshots.
 #pragma once
 
 #include <uv.h>
@@ -11,10 +11,11 @@
 #include <string>
 
 #include "conf/config.hpp"
+#include "geo/geo.hpp"
 #include "server/publisher.hpp"
 #include "server/server.hpp"
 #include "sync/health.hpp"
-#include "sync/view.hpp"
+#include "sync/peers.hpp"
 
 namespace glbd {
 
@@ -22,19 +23,20 @@ class Daemon {
 public:
     static constexpr std::chrono::milliseconds kMinRebuild{250};
 
-    // `path` is re-read on SIGHUP; empty for an embedded config (demo), which then cannot reload.
+    // `path` is re-read on SIGHUP; empty for an embedded config, which then cannot reload.
     Daemon(conf::Config config, std::string path);
     ~Daemon();
     // Builds the first snapshot, binds, and runs until SIGTERM/SIGINT. Returns the exit code.
     int run(const std::string& banner = "");
     // Validates `path` again and swaps in the new snapshot; a bad file keeps the running config.
     bool reload();
-    // Drains or forces a cluster or an endpoint ("eu-1", "eu-1/192.0.2.10"; "down", "up", "auto").
-    // Returns an error message, or "" when applied. Control thread only.
+    // Drains or forces a cluster or an endpoint ("eu-1", "eu-1/192.0.2.10"; "down", "up", "auto"),
+    // shared with every peer. Returns an error message, or "" when applied.
     std::string set_override(const std::string& target, const std::string& state);
 
 private:
-    std::shared_ptr<const Snapshot> build(const conf::Config& c, uint32_t serial);
+    std::shared_ptr<const Snapshot> make_snapshot(const conf::Config& c, std::shared_ptr<const geo::GeoDb> geo,
+                                                  const GlobalView& view, uint32_t serial) const;
     uint32_t next_serial();
     void start_checker(const health::States& previous);
     void request_rebuild();
@@ -43,9 +45,10 @@ private:
     conf::Config config_;
     std::string path_;
     Publisher publisher_;
+    std::shared_ptr<const geo::GeoDb> geo_;
     std::unique_ptr<DnsServer> server_;
     std::unique_ptr<health::Checker> checker_;
-    Overrides overrides_;
+    std::unique_ptr<sync::Service> sync_;
     uint32_t serial_ = 0;
     uv_loop_t* loop_ = nullptr;
     uv_async_t changed_{};

@@ -60,6 +60,17 @@ int bind_socket(const conf::SockAddr& a, int type) {
     return fd;
 }
 
+// Sync messages are zone transfers or NOTIFYs of `_glbd.` (see sync/); a cheap test keeps every other
+// query away from the hook.
+bool is_sync_candidate(const uint8_t* msg, size_t len) {
+    static constexpr uint8_t kName[] = {5, '_', 'g', 'l', 'b', 'd', 0};
+    if (len < 12 + sizeof kName) return false;
+    for (size_t i = 0; i < sizeof kName; ++i) {
+        if (std::tolower(msg[12 + i]) != kName[i]) return false;
+    }
+    return true;
+}
+
 geo::Address from_sockaddr(const sockaddr_storage& ss) {
     geo::Address a;
     if (ss.ss_family == AF_INET) {
@@ -254,9 +265,17 @@ struct DnsServer::TcpWorker {
             const uint8_t* msg = c->in.data() + off + 2;
             off += 2 + len;
             size_t out_len = 0;
-            if (server.tcp_hook_) out_len = server.tcp_hook_(msg, len, c->peer, answer_buf, sizeof answer_buf);
+            if (server.tcp_hook_ && is_sync_candidate(msg, len)) {
+                std::vector<std::vector<uint8_t>> replies;
+                if (server.tcp_hook_(msg, len, c->peer, replies)) {
+                    for (const auto& r : replies) {
+                        if (!r.empty() && r.size() <= kTcpMax) send(c, r.data(), r.size());
+                    }
+                    continue;
+                }
+            }
             QueryInfo qi;
-            if (out_len == 0) {
+            {
                 if (const Snapshot* snap = reader.get()) {
                     Client client{c->peer, Transport::tcp};
                     out_len = answer(*snap, msg, len, client, answer_buf, sizeof answer_buf, &qi);

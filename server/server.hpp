@@ -35,10 +35,11 @@ struct ServerCounters {
     void count(const QueryInfo& qi, Transport t, bool sent);
 };
 
-// A handler for messages that are not plain queries (sync over TCP); returns the response length,
-// or 0 to let the resolver answer. Runs on the TCP thread.
-using TcpHook = std::function<size_t(const uint8_t* msg, size_t len, const geo::Address& from, uint8_t* out,
-                                     size_t cap)>;
+// A handler for messages that are not plain queries (sync over TCP). Returns true when it took the
+// message, with its responses (none, one, or several for a transfer) in `out`; false lets the
+// resolver answer. Runs on the TCP thread.
+using TcpHook = std::function<bool(const uint8_t* msg, size_t len, const geo::Address& from,
+                                   std::vector<std::vector<uint8_t>>& out)>;
 
 class DnsServer {
 public:

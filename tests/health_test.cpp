@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "sync/health.hpp"
+#include "sync/state.hpp"
 #include "sync/view.hpp"
 #include "tests/dns_util.hpp"
 
@@ -174,7 +175,7 @@ TEST(Hysteresis, AFailureResetsTheSuccessCount) {
     EXPECT_TRUE(h.healthy);
 }
 
-const char* kOverrideConfig = R"(cluster: {id: eu-1}
+const char* kOverrideConfig = R"(cluster: {id: eu-1, instance: a}
 listen: {dns: ["127.0.0.1:5353"]}
 zones:
   - origin: glb.test
@@ -186,21 +187,29 @@ hosts:
     endpoints: [192.0.2.10]
 )";
 
-bool healthy(const ClusterView& v, const std::string& host, const std::string& ep) {
-    for (const auto& h : v.hosts) {
-        for (const auto& e : h.endpoints) {
-            if (h.host == host && e.target == ep) return e.healthy;
+bool healthy(const GlobalView& v, const std::string& host, const std::string& ep) {
+    for (const auto& c : v) {
+        for (const auto& h : c.hosts) {
+            for (const auto& e : h.endpoints) {
+                if (h.host == host && e.target == ep) return e.healthy;
+            }
         }
     }
     ADD_FAILURE() << "no " << host << " " << ep;
     return false;
 }
 
+GlobalView view_with(const conf::Config& c, const health::States& probes, const sync::OverrideMap& o) {
+    GlobalView v{local_view(c, probes)};
+    sync::apply_overrides(v, o);
+    return v;
+}
+
 TEST(Overrides, DrainAnEndpointOnEveryHost) {
     auto c = test::config_from(kOverrideConfig);
-    Overrides o;
-    EXPECT_EQ(o.set("eu-1/192.0.2.10", "down"), "");
-    auto v = local_view(c, {}, o);
+    sync::OverrideMap o;
+    EXPECT_EQ(sync::set_override(o, "eu-1/192.0.2.10", "down", 1), "");
+    auto v = view_with(c, {}, o);
     EXPECT_FALSE(healthy(v, "a.glb.test", "192.0.2.10"));
     EXPECT_FALSE(healthy(v, "b.glb.test", "192.0.2.10"));
     EXPECT_TRUE(healthy(v, "a.glb.test", "192.0.2.11"));
@@ -209,35 +218,38 @@ TEST(Overrides, DrainAnEndpointOnEveryHost) {
 TEST(Overrides, DrainTheClusterThenBackToAuto) {
     auto c = test::config_from(kOverrideConfig);
     health::States probes{{{"a.glb.test", "192.0.2.11"}, {false, true, "status 500"}}};
-    Overrides o;
-    o.set("eu-1", "down");
-    auto v = local_view(c, probes, o);
+    sync::OverrideMap o;
+    sync::set_override(o, "eu-1", "down", 1);
+    auto v = view_with(c, probes, o);
     EXPECT_FALSE(healthy(v, "a.glb.test", "192.0.2.10"));
     EXPECT_FALSE(healthy(v, "b.glb.test", "192.0.2.10"));
-    o.set("eu-1", "up");  // forced: even the failing probe counts as healthy
-    EXPECT_TRUE(healthy(local_view(c, probes, o), "a.glb.test", "192.0.2.11"));
-    o.set("eu-1", "auto");  // the probes decide again
-    v = local_view(c, probes, o);
+    sync::set_override(o, "eu-1", "up", 2);  // forced: even the failing probe counts as healthy
+    EXPECT_TRUE(healthy(view_with(c, probes, o), "a.glb.test", "192.0.2.11"));
+    sync::set_override(o, "eu-1", "auto", 3);  // the probes decide again
+    sync::Store store;
+    store.set_own(sync::InstanceState{"eu-1", "a", 1, 1, local_view(c, probes).hosts, o}, 10);
+    v = store.view(10, 1000);
     EXPECT_TRUE(healthy(v, "a.glb.test", "192.0.2.10"));
     EXPECT_FALSE(healthy(v, "a.glb.test", "192.0.2.11"));
 }
 
 TEST(Overrides, EndpointOverrideBeatsClusterOverride) {
-    Overrides o;
-    o.set("eu-1", "down");
-    o.set("eu-1/192.0.2.10", "up");
-    EXPECT_EQ(o.find("eu-1", "192.0.2.10"), Override::up);
-    EXPECT_EQ(o.find("eu-1", "192.0.2.11"), Override::down);
-    EXPECT_EQ(o.find("us-1", "192.0.2.10"), std::nullopt);
+    auto c = test::config_from(kOverrideConfig);
+    sync::OverrideMap o;
+    sync::set_override(o, "eu-1", "down", 1);
+    sync::set_override(o, "eu-1/192.0.2.10", "up", 2);
+    auto v = view_with(c, {}, o);
+    EXPECT_TRUE(healthy(v, "a.glb.test", "192.0.2.10"));
+    EXPECT_FALSE(healthy(v, "a.glb.test", "192.0.2.11"));
 }
 
 TEST(Overrides, BadTargetsAndStatesRejected) {
-    Overrides o;
-    EXPECT_NE(o.set("EU_1", "down"), "");
-    EXPECT_NE(o.set("eu-1/", "down"), "");
-    EXPECT_NE(o.set("eu-1/a/b", "down"), "");
-    EXPECT_NE(o.set("eu-1", "drained"), "");
-    EXPECT_TRUE(o.all().empty());
+    sync::OverrideMap o;
+    EXPECT_NE(sync::set_override(o, "EU_1", "down", 1), "");
+    EXPECT_NE(sync::set_override(o, "eu-1/", "down", 1), "");
+    EXPECT_NE(sync::set_override(o, "eu-1/a/b", "down", 1), "");
+    EXPECT_NE(sync::set_override(o, "eu-1", "drained", 1), "");
+    EXPECT_TRUE(o.empty());
 }
 
 }  // namespace

@@ -64,3 +64,19 @@ contains() {
     all=$(cat)
     grep -q -- "$1" <<<"$all"
 }
+
+# now_ms: wall clock in milliseconds
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# start_target NAME ADDR:PORT: an HTTP health target (tests/tools/targets.py); sets PID_<NAME>
+start_target() {
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../tools/targets.py" --http "$2" --ready "$WORK/$1.ready" >"$WORK/$1.target" 2>&1 &
+    local pid=$!
+    PIDS+=("$pid")
+    printf -v "PID_$1" '%s' "$pid"
+    wait_for 10 test -e "$WORK/$1.ready" || fail "target $1 did not start"
+    rm -f "$WORK/$1.ready"
+}
+
+# A TSIG key for this test run
+TSIG_SECRET=$(head -c 32 /dev/urandom | base64)

@@ -1,0 +1,879 @@
+#include "sync/peers.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
+
+namespace glbd::sync {
+
+uint64_t now_ms() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+}
+
+namespace {
+
+constexpr uint16_t kFudge = 300;
+constexpr const char* kAlgorithm = "hmac-sha256.";
+constexpr size_t kMaxStateBytes = 16u << 20;  // a peer sending more is cut off
+constexpr size_t kMessageBudget = 32000;      // split transfers into messages of about this size
+constexpr uint16_t kOpNotify = 4;
+
+using PktPtr = std::unique_ptr<ldns_pkt, void (*)(ldns_pkt*)>;
+PktPtr make_pkt(ldns_pkt* p) { return PktPtr(p, ldns_pkt_free); }
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s.empty() || s.back() != '.') s += '.';
+    return s;
+}
+
+std::string rdf_text(const ldns_rdf* r) {
+    char* s = ldns_rdf2str(r);
+    std::string out = s ? s : "";
+    free(s);
+    return out;
+}
+
+uint64_t tsig_time(const ldns_rr* tsig) {
+    const ldns_rdf* t = ldns_rr_rdf(tsig, 1);
+    if (!t || ldns_rdf_size(t) != 6) return 0;
+    const uint8_t* d = ldns_rdf_data(t);
+    uint64_t v = 0;
+    for (int i = 0; i < 6; ++i) v = v << 8 | d[i];
+    return v;
+}
+
+ldns_rdf* mac_of(const ldns_pkt* p) {
+    const ldns_rr* t = ldns_pkt_tsig(p);
+    return t && ldns_rr_rd_count(t) > 3 ? ldns_rdf_clone(ldns_rr_rdf(t, 3)) : nullptr;
+}
+
+ldns_rr* txt_rr(const std::string& owner, const std::vector<std::string>& strings) {
+    ldns_rr* rr = ldns_rr_new();
+    ldns_rr_set_owner(rr, ldns_dname_new_frm_str(owner.c_str()));
+    ldns_rr_set_type(rr, LDNS_RR_TYPE_TXT);
+    ldns_rr_set_class(rr, LDNS_RR_CLASS_IN);
+    ldns_rr_set_ttl(rr, 0);
+    for (const auto& s : strings) {
+        std::string data(1, static_cast<char>(std::min<size_t>(s.size(), 255)));
+        data += s.substr(0, 255);
+        ldns_rr_push_rdf(rr, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_STR, data.size(), data.data()));
+    }
+    return rr;
+}
+
+std::vector<std::string> txt_strings(const ldns_rr* rr) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < ldns_rr_rd_count(rr); ++i) {
+        const ldns_rdf* r = ldns_rr_rdf(rr, i);
+        const uint8_t* d = ldns_rdf_data(r);
+        size_t n = ldns_rdf_size(r);
+        if (n == 0) continue;
+        size_t len = std::min<size_t>(d[0], n - 1);
+        out.emplace_back(reinterpret_cast<const char*>(d + 1), len);
+    }
+    return out;
+}
+
+bool is_sync_name(const ldns_rdf* name) { return lower(rdf_text(name)) == kSyncZone; }
+
+nlohmann::json to_json(const InstanceState& s) {
+    nlohmann::json hosts = nlohmann::json::array();
+    for (const auto& h : s.hosts) {
+        nlohmann::json eps = nlohmann::json::array();
+        for (const auto& e : h.endpoints) eps.push_back({{"target", e.target}, {"healthy", e.healthy}});
+        nlohmann::json jh{{"host", h.host}, {"ttl", h.ttl}, {"endpoints", eps}};
+        if (h.load_balancing) {
+            jh["loadBalancing"] = {{"weight", h.load_balancing->weight}, {"geo", h.load_balancing->geo},
+                                   {"defaultGeo", h.load_balancing->default_geo}};
+        }
+        hosts.push_back(jh);
+    }
+    nlohmann::json ov = nlohmann::json::object();
+    for (const auto& [t, e] : s.overrides) ov[t] = {{"state", state_name(e.state)}, {"at", e.at_ms}};
+    return {{"cluster", s.cluster}, {"instance", s.instance}, {"version", s.version},
+            {"heartbeat", s.heartbeat}, {"hosts", hosts}, {"overrides", ov}};
+}
+
+InstanceState from_json(const nlohmann::json& j) {
+    InstanceState s;
+    s.cluster = j.at("cluster").get<std::string>();
+    s.instance = j.at("instance").get<std::string>();
+    s.version = j.at("version").get<uint64_t>();
+    s.heartbeat = j.value("heartbeat", uint64_t{0});
+    for (const auto& jh : j.at("hosts")) {
+        HostEntry h{jh.at("host").get<std::string>(), jh.at("ttl").get<uint32_t>(), std::nullopt, {}};
+        if (jh.contains("loadBalancing")) {
+            const auto& lb = jh["loadBalancing"];
+            h.load_balancing = conf::LoadBalancing{lb.at("weight").get<uint16_t>(), lb.at("geo").get<std::string>(),
+                                                   lb.at("defaultGeo").get<bool>()};
+        }
+        for (const auto& e : jh.at("endpoints")) {
+            h.endpoints.push_back(EndpointState{e.at("target").get<std::string>(), e.at("healthy").get<bool>()});
+        }
+        s.hosts.push_back(std::move(h));
+    }
+    for (const auto& [t, e] : j.at("overrides").items()) {
+        std::string st = e.at("state").get<std::string>();
+        s.overrides[t] = OverrideEntry{st == "up" ? OverrideState::up : st == "down" ? OverrideState::down : OverrideState::automatic,
+                                       e.at("at").get<uint64_t>()};
+    }
+    return s;
+}
+
+std::string addr_text(const sockaddr_storage& ss) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (ss.ss_family == AF_INET) {
+        auto* v4 = reinterpret_cast<const sockaddr_in*>(&ss);
+        inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
+        return std::string(buf) + ":" + std::to_string(ntohs(v4->sin_port));
+    }
+    auto* v6 = reinterpret_cast<const sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
+    return "[" + std::string(buf) + "]:" + std::to_string(ntohs(v6->sin6_port));
+}
+
+std::string ip_of(const std::string& addr) {  // "1.2.3.4:53" / "[::1]:53" -> the address part
+    if (!addr.empty() && addr[0] == '[') return addr.substr(1, addr.find(']') - 1);
+    return addr.substr(0, addr.rfind(':'));
+}
+
+std::string geo_ip(const geo::Address& a) {
+    char buf[INET6_ADDRSTRLEN] = {};
+    inet_ntop(a.family == 4 ? AF_INET : AF_INET6, a.bytes.data(), buf, sizeof buf);
+    return buf;
+}
+
+}  // namespace
+
+struct Service::Impl {
+    conf::Config config;
+    bool networked = false;
+    std::string key_name, secret;
+    std::function<void()> on_change;
+    std::set<std::string> cut;  // test-only fault switch: peer IPs treated as unreachable (GLBD_TEST_CUT)
+
+    mutable std::mutex mu;  // guards everything below it
+    Store store;
+    InstanceState own;
+    std::map<std::string, PeerStatus> peer_status;  // by address
+    std::set<std::string> self_addresses;           // members that turned out to be this instance
+    std::set<std::string> pull_now;                 // IPs that sent NOTIFY
+    bool notify_pending = false;
+    bool own_hosts_set = false;
+    std::map<std::string, bool> last_alive;
+    std::set<std::string> warned;  // origin+version already warned about foreign hosts
+
+    SyncCounters counters;
+    uv_loop_t loop{};
+    uv_async_t wake{};
+    uv_timer_t pull_timer{}, live_timer{};
+    std::thread thread;
+    bool running = false, stopping = false;
+    std::set<std::string> in_flight;  // addresses with an exchange under way
+    struct Exchange;
+    std::set<Exchange*> exchanges;
+    std::vector<std::string> members;  // resolved addresses, refreshed each round
+    int resolving = 0;
+
+    Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
+        networked = config.peers.has_value();
+        if (networked) {
+            key_name = lower(config.peers->key.name);
+            secret = config.peers->key.secret;
+        }
+        if (const char* env = std::getenv("GLBD_TEST_CUT")) {
+            std::string s = env;
+            for (size_t p = 0; p <= s.size();) {
+                size_t q = s.find(',', p);
+                if (q == std::string::npos) q = s.size();
+                if (q > p) cut.insert(s.substr(p, q - p));
+                p = q + 1;
+            }
+            if (!cut.empty()) spdlog::warn("sync: test fault switch GLBD_TEST_CUT is set: no exchange with {}", s);
+        }
+        own.cluster = config.cluster_id;
+        own.instance = config.instance;
+        uint64_t now = now_ms();
+        own.version = now;
+        own.heartbeat = now;
+        load_state_dir(now);
+        store.set_own(own, now);
+    }
+
+    // ---- stateDir
+    std::string state_path() const { return config.state_dir + "/state.json"; }
+
+    void load_state_dir(uint64_t now) {
+        if (config.state_dir.empty()) return;
+        std::ifstream in(state_path());
+        if (!in) return;
+        try {
+            nlohmann::json j = nlohmann::json::parse(in);
+            size_t n = 0;
+            for (const auto& o : j.at("origins")) {
+                InstanceState s = from_json(o);
+                if (s.origin() == own.origin()) {
+                    // Our own overrides survive a restart; versions keep growing.
+                    own.overrides = s.overrides;
+                    own.version = std::max(own.version, s.version + 1);
+                    continue;
+                }
+                store.load(s, now);
+                ++n;
+            }
+            spdlog::info("sync: loaded {} known instance(s) from {}", n, state_path());
+        } catch (const std::exception& e) {
+            spdlog::warn("sync: ignoring {}: {}", state_path(), e.what());
+        }
+    }
+
+    void save_state_dir() {  // mu held
+        if (config.state_dir.empty()) return;
+        nlohmann::json origins = nlohmann::json::array();
+        for (const auto& [o, k] : store.known()) origins.push_back(to_json(k.state));
+        nlohmann::json j{{"saved", now_ms()}, {"origins", origins}};
+        std::error_code ec;
+        std::filesystem::create_directories(config.state_dir, ec);
+        std::string tmp = state_path() + ".tmp";
+        {
+            std::ofstream out(tmp, std::ios::trunc);
+            out << j.dump() << "\n";
+            if (!out) {
+                spdlog::warn("sync: cannot write {}", tmp);
+                return;
+            }
+        }
+        std::filesystem::rename(tmp, state_path(), ec);
+        if (ec) spdlog::warn("sync: cannot rename {}: {}", tmp, ec.message());
+    }
+
+    // ---- own state (control thread)
+    void set_own_hosts(std::vector<HostEntry> hosts) {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            bool same = hosts.size() == own.hosts.size() &&
+                        std::equal(hosts.begin(), hosts.end(), own.hosts.begin(), [](const HostEntry& a, const HostEntry& b) {
+                            return a.host == b.host && a.ttl == b.ttl && a.load_balancing == b.load_balancing &&
+                                   a.endpoints.size() == b.endpoints.size() &&
+                                   std::equal(a.endpoints.begin(), a.endpoints.end(), b.endpoints.begin(),
+                                              [](const EndpointState& x, const EndpointState& y) {
+                                                  return x.target == y.target && x.healthy == y.healthy;
+                                              });
+                        });
+            if (same && own_hosts_set) return;
+            own_hosts_set = true;
+            own.hosts = std::move(hosts);
+            bump_own();
+        }
+        wake_up();
+    }
+
+    std::string set_override(const std::string& target, const std::string& state) {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            if (auto err = sync::set_override(own.overrides, target, state, now_ms()); !err.empty()) return err;
+            bump_own();
+        }
+        wake_up();
+        return "";
+    }
+
+    void bump_own() {  // mu held
+        uint64_t now = now_ms();
+        own.version = std::max(own.version + 1, now);
+        own.heartbeat = now;
+        store.set_own(own, now);
+        notify_pending = true;
+        save_state_dir();
+    }
+
+    void wake_up() {
+        if (running) uv_async_send(&wake);
+    }
+
+    uint64_t dead_after() const { return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4; }
+
+    // ---- serving (TCP thread)
+    Auth verify(ldns_pkt* pkt, const uint8_t* wire, size_t len, uint64_t now_s) const {
+        const ldns_rr* tsig = ldns_pkt_tsig(pkt);
+        if (!tsig) return Auth::unsigned_;
+        if (lower(rdf_text(ldns_rr_owner(tsig))) != key_name || ldns_rr_rd_count(tsig) < 7 ||
+            lower(rdf_text(ldns_rr_rdf(tsig, 0))) != kAlgorithm) {
+            return Auth::badkey;
+        }
+        if (!ldns_pkt_tsig_verify(pkt, wire, len, key_name.c_str(), secret.c_str(), nullptr)) return Auth::badsig;
+        uint64_t signed_at = tsig_time(tsig);
+        uint64_t fudge = ldns_rdf2native_int16(ldns_rr_rdf(tsig, 2));
+        if (signed_at + fudge < now_s || signed_at > now_s + fudge) return Auth::badtime;
+        return Auth::ok;
+    }
+
+    bool handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
+        if (!networked || len < 12) return false;
+        uint16_t opcode = (msg[2] >> 3) & 0xf;
+        ldns_pkt* raw = nullptr;
+        if (ldns_wire2pkt(&raw, msg, len) != LDNS_STATUS_OK) return false;
+        PktPtr req = make_pkt(raw);
+        if (ldns_pkt_qr(req.get()) || ldns_rr_list_rr_count(ldns_pkt_question(req.get())) != 1) return false;
+        const ldns_rr* q = ldns_rr_list_rr(ldns_pkt_question(req.get()), 0);
+        if (!is_sync_name(ldns_rr_owner(q))) return false;
+        if (opcode != 0 && opcode != kOpNotify) return false;
+        std::string peer = geo_ip(from);
+        if (cut.count(peer)) return true;  // test fault switch: as if the packet never arrived
+        Auth a = verify(req.get(), msg, len, static_cast<uint64_t>(std::time(nullptr)));
+        if (a != Auth::ok) {
+            const char* why = a == Auth::unsigned_ ? "unsigned" : a == Auth::badkey ? "unknown key" : a == Auth::badsig ? "bad signature" : "stale signature";
+            (a == Auth::unsigned_ ? counters.rejected_unsigned : a == Auth::badkey ? counters.rejected_badkey
+             : a == Auth::badsig ? counters.rejected_badsig : counters.rejected_badtime).fetch_add(1);
+            spdlog::warn("sync: rejected {} request from {}: {}", opcode == kOpNotify ? "NOTIFY" : "transfer", peer, why);
+            out.push_back(error_response(req.get(), a == Auth::unsigned_ ? LDNS_RCODE_REFUSED : LDNS_RCODE_NOTAUTH));
+            return true;
+        }
+        ldns_rdf* req_mac = mac_of(req.get());
+        if (opcode == kOpNotify) {
+            counters.notifies_received.fetch_add(1);
+            auto resp = make_pkt(ldns_pkt_new());
+            ldns_pkt_set_id(resp.get(), ldns_pkt_id(req.get()));
+            ldns_pkt_set_qr(resp.get(), true);
+            ldns_pkt_set_aa(resp.get(), true);
+            ldns_pkt_set_opcode(resp.get(), LDNS_PACKET_NOTIFY);
+            ldns_pkt_push_rr(resp.get(), LDNS_SECTION_QUESTION, ldns_rr_clone(q));
+            out.push_back(sign_to_wire(resp.get(), req_mac, false));
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                pull_now.insert(peer);
+            }
+            wake_up();
+        } else if (ldns_rr_get_type(q) == LDNS_RR_TYPE_AXFR || ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA) {
+            counters.served.fetch_add(1);
+            transfer(req.get(), q, req_mac, ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA, out);
+        } else {
+            out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
+        }
+        ldns_rdf_deep_free(req_mac);
+        return true;
+    }
+
+    std::vector<uint8_t> error_response(const ldns_pkt* req, ldns_pkt_rcode rcode) {
+        auto resp = make_pkt(ldns_pkt_new());
+        ldns_pkt_set_id(resp.get(), ldns_pkt_id(req));
+        ldns_pkt_set_qr(resp.get(), true);
+        ldns_pkt_set_opcode(resp.get(), ldns_pkt_get_opcode(req));
+        ldns_pkt_set_rcode(resp.get(), rcode);
+        ldns_pkt_push_rr(resp.get(), LDNS_SECTION_QUESTION, ldns_rr_clone(ldns_rr_list_rr(ldns_pkt_question(req), 0)));
+        return wire_of(resp.get());
+    }
+
+    static std::vector<uint8_t> wire_of(const ldns_pkt* p) {
+        uint8_t* w = nullptr;
+        size_t n = 0;
+        std::vector<uint8_t> out;
+        if (ldns_pkt2wire(&w, p, &n) == LDNS_STATUS_OK) out.assign(w, w + n);
+        free(w);
+        return out;
+    }
+
+    std::vector<uint8_t> sign_to_wire(ldns_pkt* p, const ldns_rdf* prior_mac, bool next) {
+        ldns_status st = next ? ldns_pkt_tsig_sign_next(p, key_name.c_str(), secret.c_str(), kFudge, kAlgorithm, prior_mac, 1)
+                              : ldns_pkt_tsig_sign(p, key_name.c_str(), secret.c_str(), kFudge, kAlgorithm, prior_mac);
+        if (st != LDNS_STATUS_OK) spdlog::error("sync: cannot sign: {}", ldns_get_errorstr_by_id(st));
+        return wire_of(p);
+    }
+
+    std::vector<Report> reports_now() {  // mu held
+        uint64_t now = now_ms();
+        std::vector<Report> reports;
+        for (const auto& [origin, k] : store.known()) {
+            Report r{k.state, now > k.last_heard_ms ? now - k.last_heard_ms : 0};
+            if (origin == store.own_origin()) r.state.heartbeat = now, r.age_ms = 0;
+            reports.push_back(std::move(r));
+        }
+        return reports;
+    }
+
+    void transfer(const ldns_pkt* req, const ldns_rr* q, const ldns_rdf* req_mac, bool soa_only,
+                  std::vector<std::vector<uint8_t>>& out) {
+        std::vector<std::vector<std::string>> records;
+        uint64_t version;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            version = own.version;
+            records = encode(own.origin(), reports_now());
+        }
+        ldns_rr* soa = nullptr;
+        std::string soa_text = std::string(kSyncZone) + " 0 IN SOA glbd. hostmaster.glbd. " +
+                               std::to_string(version % 4294967296ULL) + " 1 1 1 1";
+        ldns_rr_new_frm_str(&soa, soa_text.c_str(), 0, nullptr, nullptr);
+        auto new_msg = [&](bool first) {
+            auto p = make_pkt(ldns_pkt_new());
+            ldns_pkt_set_id(p.get(), ldns_pkt_id(req));
+            ldns_pkt_set_qr(p.get(), true);
+            ldns_pkt_set_aa(p.get(), true);
+            if (first) ldns_pkt_push_rr(p.get(), LDNS_SECTION_QUESTION, ldns_rr_clone(q));
+            return p;
+        };
+        PktPtr cur = new_msg(true);
+        ldns_pkt_push_rr(cur.get(), LDNS_SECTION_ANSWER, ldns_rr_clone(soa));
+        ldns_rdf* prior = ldns_rdf_clone(req_mac);
+        bool first = true;
+        size_t size = 0;
+        auto flush = [&] {
+            out.push_back(sign_to_wire(cur.get(), prior, !first));
+            ldns_rdf_deep_free(prior);
+            prior = mac_of(cur.get());
+            first = false;
+            cur = new_msg(false);
+            size = 0;
+        };
+        if (!soa_only) {
+            // Owners name the records for people reading a transfer: the header at the apex, each origin
+            // as o<N>, its hosts and overrides below it.
+            int origin_n = 0, item = 0;
+            for (const auto& rec : records) {
+                std::string owner = kSyncZone;
+                if (rec[0].rfind("origin=", 0) == 0) {
+                    ++origin_n, item = 0;
+                    owner = "o" + std::to_string(origin_n) + "." + kSyncZone;
+                } else if (origin_n > 0) {
+                    owner = (rec[0].rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item) + ".o" +
+                            std::to_string(origin_n) + "." + kSyncZone;
+                }
+                ldns_rr* rr = txt_rr(owner, rec);
+                size_t rr_size = ldns_rr_uncompressed_size(rr);
+                if (size + rr_size > kMessageBudget && size > 0) flush();
+                ldns_pkt_push_rr(cur.get(), LDNS_SECTION_ANSWER, rr);
+                size += rr_size;
+            }
+            ldns_pkt_push_rr(cur.get(), LDNS_SECTION_ANSWER, ldns_rr_clone(soa));
+        }
+        out.push_back(sign_to_wire(cur.get(), prior, !first));
+        ldns_rdf_deep_free(prior);
+        ldns_rr_free(soa);
+    }
+
+    // A reload: new members, key, zones or intervals; what is known stays.
+    void reconfigure(const conf::Config& c) {
+        stop();
+        std::lock_guard<std::mutex> lock(mu);
+        config = c;
+        networked = config.peers.has_value();
+        if (networked) {
+            key_name = lower(config.peers->key.name);
+            secret = config.peers->key.secret;
+        }
+        self_addresses.clear();
+        members.clear();
+        stopping = false;
+    }
+
+    // ---- the sync loop
+    void start() {
+        if (!networked) return;
+        uv_loop_init(&loop);
+        uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->on_wake(); });
+        wake.data = this;
+        uv_timer_init(&loop, &pull_timer);
+        uv_timer_init(&loop, &live_timer);
+        pull_timer.data = live_timer.data = this;
+        auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
+        uv_timer_start(&pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
+        uv_timer_start(&live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
+        running = true;
+        thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
+    }
+
+    void stop() {
+        if (!running) return;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            stopping = true;
+        }
+        uv_async_send(&wake);
+        thread.join();
+        uv_loop_close(&loop);
+        running = false;
+    }
+
+    void on_wake() {
+        bool stop_now, notify;
+        std::set<std::string> now_pull;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            stop_now = stopping;
+            notify = notify_pending;
+            notify_pending = false;
+            now_pull.swap(pull_now);
+        }
+        if (stop_now) {
+            auto live = exchanges;
+            for (Exchange* x : live) finish(x, "stopping");
+            uv_walk(&loop, [](uv_handle_t* h, void*) {
+                if (!uv_is_closing(h)) uv_close(h, nullptr);
+            }, nullptr);
+            return;
+        }
+        if (notify) {
+            for (const auto& m : members) exchange(m, true);
+        }
+        for (const auto& ip : now_pull) {
+            bool matched = false;
+            for (const auto& m : members) {
+                if (ip_of(m) == ip) exchange(m, false), matched = true;
+            }
+            if (!matched) {
+                for (const auto& m : members) exchange(m, false);
+            }
+        }
+    }
+
+    // Every syncInterval: resolve the members again, then pull from each.
+    void round() {
+        if (!resolving) resolve_members();
+        for (const auto& m : members) exchange(m, false);
+        bool notify;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            notify = notify_pending;
+            notify_pending = false;
+        }
+        if (notify) {
+            for (const auto& m : members) exchange(m, true);
+        }
+    }
+
+    bool is_own_listen(const std::string& addr) const {
+        return std::any_of(config.listen.begin(), config.listen.end(), [&](const conf::SockAddr& l) { return l.str() == addr; });
+    }
+
+    void resolve_members() {
+        auto* fresh = new std::set<std::string>;
+        auto* pending = new int(0);
+        auto finish = [this](std::set<std::string>* set, int* count) {
+            if (--*count > 0) return;
+            std::vector<std::string> next;
+            for (const auto& a : *set) {
+                std::lock_guard<std::mutex> lock(mu);
+                if (!is_own_listen(a) && !self_addresses.count(a)) next.push_back(a);
+            }
+            members = std::move(next);
+            --resolving;
+            delete set;
+            delete count;
+        };
+        ++resolving;
+        *pending = 1;  // released below, after every lookup has been started
+        for (const auto& m : config.peers->members) {
+            unsigned char buf[16];
+            if (inet_pton(AF_INET, m.host.c_str(), buf) == 1 || inet_pton(AF_INET6, m.host.c_str(), buf) == 1) {
+                fresh->insert(m.str());
+                continue;
+            }
+            struct Req {
+                uv_getaddrinfo_t req;
+                Impl* impl;
+                uint16_t port;
+                std::set<std::string>* set;
+                int* pending;
+                std::function<void(std::set<std::string>*, int*)> finish;
+            };
+            auto* r = new Req{{}, this, m.port, fresh, pending, finish};
+            r->req.data = r;
+            ++*pending;
+            addrinfo hints{};
+            hints.ai_socktype = SOCK_STREAM;
+            int rc = uv_getaddrinfo(&loop, &r->req, [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
+                auto* rq = static_cast<Req*>(req->data);
+                for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
+                    sockaddr_storage ss{};
+                    std::memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+                    if (ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(rq->port);
+                    if (ss.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = htons(rq->port);
+                    rq->set->insert(addr_text(ss));
+                }
+                if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
+                uv_freeaddrinfo(res);
+                rq->finish(rq->set, rq->pending);
+                delete rq;
+            }, m.host.c_str(), nullptr, &hints);
+            if (rc != 0) {
+                --*pending;
+                delete r;
+            }
+        }
+        finish(fresh, pending);
+    }
+
+    void check_liveness() {
+        bool changed = false;
+        uint64_t now = now_ms();
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            for (const auto& [origin, k] : store.known()) {
+                bool alive = store.alive(k, now, dead_after());
+                auto [it, fresh] = last_alive.try_emplace(origin, alive);
+                if (fresh || it->second != alive) {
+                    if (!fresh) spdlog::warn("sync: {} is {}", origin, alive ? "alive again" : "dead (not heard for deadAfter)");
+                    it->second = alive;
+                    changed = true;
+                }
+            }
+        }
+        if (changed && on_change) on_change();
+    }
+
+    // One TCP exchange with a peer: a transfer of its `_glbd.` zone, or a NOTIFY.
+    struct Exchange {
+        Impl* impl = nullptr;
+        std::string addr;
+        bool notify = false;
+        uv_tcp_t tcp{};
+        uv_connect_t conn{};
+        uv_write_t write{};
+        uv_timer_t timer{};
+        std::vector<uint8_t> out, in;
+        ldns_rdf* mac = nullptr;  // the request's, then the previous message's
+        int messages = 0, soas = 0, open = 2;
+        size_t total = 0;
+        bool done = false;
+        std::vector<std::vector<std::string>> records;
+    };
+
+    void exchange(const std::string& addr, bool notify) {
+        std::string key = addr + (notify ? "#n" : "#p");
+        if (in_flight.count(key) || stopping) return;
+        if (cut.count(ip_of(addr))) return;
+        sockaddr_storage ss{};
+        std::string ip = ip_of(addr);
+        int port = std::stoi(addr.substr(addr.rfind(':') + 1));
+        if (uv_ip4_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in*>(&ss)) != 0 &&
+            uv_ip6_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0) {
+            return;
+        }
+        in_flight.insert(key);
+        auto* x = new Exchange;
+        x->impl = this, x->addr = addr, x->notify = notify;
+        exchanges.insert(x);
+        // The signed request.
+        auto req = make_pkt(ldns_pkt_new());
+        ldns_pkt_set_random_id(req.get());
+        ldns_rr* q = nullptr;
+        ldns_rr_new_question_frm_str(&q, notify ? "_glbd. IN SOA" : "_glbd. IN AXFR", nullptr, nullptr);
+        ldns_pkt_push_rr(req.get(), LDNS_SECTION_QUESTION, q);
+        if (notify) ldns_pkt_set_opcode(req.get(), LDNS_PACKET_NOTIFY), ldns_pkt_set_aa(req.get(), true);
+        auto wire = sign_to_wire(req.get(), nullptr, false);
+        x->mac = mac_of(req.get());
+        x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
+        x->out.insert(x->out.end(), wire.begin(), wire.end());
+        (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
+
+        uv_tcp_init(&loop, &x->tcp);
+        uv_timer_init(&loop, &x->timer);
+        x->tcp.data = x->timer.data = x->conn.data = x->write.data = x;
+        auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
+        uv_timer_start(&x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout, 0);
+        int rc = uv_tcp_connect(&x->conn, &x->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* c, int status) {
+            auto* ex = static_cast<Exchange*>(c->data);
+            if (ex->done) return;
+            if (status != 0) return finish(ex, uv_strerror(status));
+            uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(ex->out.data()), static_cast<unsigned>(ex->out.size()));
+            uv_write(&ex->write, reinterpret_cast<uv_stream_t*>(&ex->tcp), &b, 1, [](uv_write_t* w, int st) {
+                auto* e = static_cast<Exchange*>(w->data);
+                if (st != 0 && !e->done) finish(e, uv_strerror(st));
+            });
+            uv_read_start(reinterpret_cast<uv_stream_t*>(&ex->tcp),
+                          [](uv_handle_t*, size_t suggested, uv_buf_t* buf) {
+                              buf->base = new char[suggested];
+                              buf->len = suggested;
+                          },
+                          [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+                              auto* e = static_cast<Exchange*>(s->data);
+                              if (n > 0 && !e->done) {
+                                  e->in.insert(e->in.end(), buf->base, buf->base + n);
+                                  e->impl->on_data(e);
+                              } else if (n < 0 && !e->done) {
+                                  finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
+                              }
+                              delete[] buf->base;
+                          });
+        });
+        if (rc != 0) finish(x, uv_strerror(rc));
+    }
+
+    void on_data(Exchange* x) {
+        while (!x->done && x->in.size() >= 2) {
+            size_t len = static_cast<size_t>(x->in[0] << 8 | x->in[1]);
+            if (x->in.size() < 2 + len) break;
+            x->total += len;
+            if (x->total > kMaxStateBytes) {
+                counters.oversized.fetch_add(1);
+                spdlog::warn("sync: {} sent more than {} bytes of state: cut off", x->addr, kMaxStateBytes);
+                return finish(x, "oversized state");
+            }
+            std::vector<uint8_t> msg(x->in.begin() + 2, x->in.begin() + 2 + static_cast<long>(len));
+            x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
+            ldns_pkt* raw = nullptr;
+            if (ldns_wire2pkt(&raw, msg.data(), msg.size()) != LDNS_STATUS_OK) return finish(x, "malformed response");
+            PktPtr p = make_pkt(raw);
+            if (ldns_pkt_get_rcode(p.get()) != LDNS_RCODE_NOERROR) {
+                return finish(x, std::string("peer answered ") + (ldns_pkt_get_rcode(p.get()) == LDNS_RCODE_NOTAUTH ? "NOTAUTH (key mismatch?)" : "an error"));
+            }
+            bool ok = x->messages == 0 ? ldns_pkt_tsig_verify(p.get(), msg.data(), msg.size(), key_name.c_str(), secret.c_str(), x->mac)
+                                       : ldns_pkt_tsig_verify_next(p.get(), msg.data(), msg.size(), key_name.c_str(), secret.c_str(), x->mac, 1);
+            if (!ok) return finish(x, "bad TSIG on the response");
+            ldns_rdf_deep_free(x->mac);
+            x->mac = mac_of(p.get());
+            ++x->messages;
+            if (x->notify) return finish(x, "");
+            ldns_rr_list* an = ldns_pkt_answer(p.get());
+            for (size_t i = 0; i < ldns_rr_list_rr_count(an); ++i) {
+                const ldns_rr* rr = ldns_rr_list_rr(an, i);
+                if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA) {
+                    if (++x->soas == 2) return complete(x);
+                } else if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_TXT) {
+                    x->records.push_back(txt_strings(rr));
+                }
+            }
+        }
+    }
+
+    bool in_our_zones(const std::string& host) const {
+        std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
+        return std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) {
+            return h == z.origin || (h.size() > z.origin.size() && h.compare(h.size() - z.origin.size(), z.origin.size(), z.origin) == 0 &&
+                                     h[h.size() - z.origin.size() - 1] == '.');
+        });
+    }
+
+    void complete(Exchange* x) {
+        std::string from, error;
+        std::vector<Report> reports;
+        if (!decode(x->records, from, reports, error)) return finish(x, "malformed state: " + error);
+        bool changed = false;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            if (from == own.origin()) {
+                self_addresses.insert(x->addr);
+                members.erase(std::remove(members.begin(), members.end(), x->addr), members.end());
+            }
+            uint64_t now = now_ms();
+            for (auto& r : reports) {
+                auto& hosts = r.state.hosts;
+                size_t before = hosts.size();
+                hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }), hosts.end());
+                if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
+                    spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
+                }
+                auto m = store.merge(r.state, r.age_ms, now);
+                if (m.data_changed) {
+                    changed = true;
+                    spdlog::debug("sync: {} version {} from {}", r.state.origin(), r.state.version, x->addr);
+                }
+            }
+            if (changed) {
+                save_state_dir();
+                notify_pending = true;  // spread what we learnt to the peers that cannot see the origin
+            }
+        }
+        finish(x, "");
+        if (changed) {
+            uv_async_send(&wake);
+            if (on_change) on_change();
+        }
+    }
+
+    static void finish(Exchange* x, const std::string& error) {
+        if (x->done) return;
+        x->done = true;
+        Impl* impl = x->impl;
+        impl->in_flight.erase(x->addr + (x->notify ? "#n" : "#p"));
+        {
+            std::lock_guard<std::mutex> lock(impl->mu);
+            PeerStatus& st = impl->peer_status[x->addr];
+            st.address = x->addr;
+            st.exchanges++;
+            if (error.empty()) {
+                st.reachable = true;
+                st.last_ok_ms = now_ms();
+            } else {
+                if (st.reachable || st.failures == 0) spdlog::warn("sync: {} {}: {}", x->notify ? "notify" : "pull from", x->addr, error);
+                st.reachable = false;
+                st.failures++;
+                st.last_error = error;
+                if (!x->notify) impl->counters.pull_failures.fetch_add(1);
+            }
+        }
+        ldns_rdf_deep_free(x->mac);
+        x->mac = nullptr;
+        auto closed = [](uv_handle_t* h) {
+            auto* e = static_cast<Exchange*>(h->data);
+            if (--e->open == 0) {
+                e->impl->exchanges.erase(e);
+                delete e;
+            }
+        };
+        uv_timer_stop(&x->timer);
+        if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer))) uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);
+        if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&x->tcp), closed);
+    }
+};
+
+Service::Service(const conf::Config& config, std::function<void()> on_change)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
+Service::~Service() { stop(); }
+void Service::start() { impl_->start(); }
+void Service::stop() { impl_->stop(); }
+void Service::reconfigure(const conf::Config& config) {
+    impl_->reconfigure(config);
+    impl_->start();
+}
+void Service::set_own_hosts(std::vector<HostEntry> hosts) { impl_->set_own_hosts(std::move(hosts)); }
+std::string Service::set_override(const std::string& target, const std::string& state) {
+    return impl_->set_override(target, state);
+}
+GlobalView Service::view() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return impl_->store.view(now_ms(), impl_->dead_after());
+}
+std::vector<Known> Service::known() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    std::vector<Known> out;
+    for (const auto& [o, k] : impl_->store.known()) out.push_back(k);
+    return out;
+}
+std::vector<PeerStatus> Service::peers() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    std::vector<PeerStatus> out;
+    for (const auto& [a, s] : impl_->peer_status) out.push_back(s);
+    return out;
+}
+const SyncCounters& Service::counters() const { return impl_->counters; }
+std::string Service::own_origin() const { return impl_->own.origin(); }
+bool Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
+    return impl_->handle(msg, len, from, out);
+}
+Service::Auth Service::verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const {
+    ldns_pkt* raw = nullptr;
+    if (ldns_wire2pkt(&raw, msg, len) != LDNS_STATUS_OK) return Auth::badsig;
+    PktPtr p = make_pkt(raw);
+    return impl_->verify(p.get(), msg, len, now_s);
+}
+
+}  // namespace glbd::sync

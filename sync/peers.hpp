@@ -1,0 +1,76 @@
+// sync/peers — sharing state with peer glbd over DNS (see docs/sync.md and sync/README.md).
+// Own thread and libuv loop: pulls every syncInterval, NOTIFY on change, liveness, stateDir. The TCP
+// thread of the DNS server calls handle() for `_glbd.` transfers and NOTIFY; the control thread calls
+// set_own() and view(). All shared state sits behind one mutex, never touched by the UDP query path.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "geo/geo.hpp"
+#include "resolver/view.hpp"
+#include "sync/state.hpp"
+
+namespace glbd::sync {
+
+struct PeerStatus {
+    std::string address;
+    bool reachable = false;
+    uint64_t last_ok_ms = 0;
+    uint64_t exchanges = 0;
+    uint64_t failures = 0;
+    std::string last_error;
+};
+
+struct SyncCounters {
+    std::atomic<uint64_t> pulls{0}, pull_failures{0}, notifies_sent{0}, notifies_received{0};
+    std::atomic<uint64_t> served{0}, rejected_unsigned{0}, rejected_badkey{0}, rejected_badsig{0},
+        rejected_badtime{0}, oversized{0};
+};
+
+class Service {
+public:
+    // Without `config.peers` nothing is sent or served; the store still merges this instance's state
+    // (overrides included) and stateDir still persists it.
+    Service(const conf::Config& config, std::function<void()> on_change);
+    ~Service();
+    Service(const Service&) = delete;
+    Service& operator=(const Service&) = delete;
+
+    void start();
+    void stop();
+    // A reload: the new config's peers, key and zones; what is known is kept.
+    void reconfigure(const conf::Config& config);
+
+    // Control thread. This instance's hosts (health applied); bumps the version when they changed.
+    void set_own_hosts(std::vector<HostEntry> hosts);
+    // Control thread. "eu-1" / "eu-1/192.0.2.10", "down" / "up" / "auto"; shared with every peer.
+    std::string set_override(const std::string& target, const std::string& state);
+    // The merged global view, now.
+    [[nodiscard]] GlobalView view() const;
+    [[nodiscard]] std::vector<Known> known() const;
+    [[nodiscard]] std::vector<PeerStatus> peers() const;
+    [[nodiscard]] const SyncCounters& counters() const;
+    [[nodiscard]] std::string own_origin() const;
+
+    // TCP thread: answers a `_glbd.` AXFR/SOA query or a NOTIFY; false when the message is not ours.
+    bool handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
+
+    // For tests: verification against a chosen clock (seconds since the epoch).
+    enum class Auth { ok, unsigned_, badkey, badsig, badtime };
+    Auth verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const;
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+uint64_t now_ms();
+
+}  // namespace glbd::sync

@@ -1,0 +1,280 @@
+#include "sync/state.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace glbd::sync {
+
+Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t now_ms) {
+    Merge m;
+    std::string origin = report.origin();
+    if (origin == own_) return m;  // nobody speaks for us but us
+    uint64_t heard_at = now_ms > age_ms ? now_ms - age_ms : 0;
+    auto [it, fresh] = known_.try_emplace(origin);
+    Known& k = it->second;
+    if (fresh) {
+        k.state = report;
+        k.last_heard_ms = heard_at;
+        m.data_changed = m.heard = true;
+        return m;
+    }
+    if (report.version > k.state.version) {
+        uint64_t hb = k.state.heartbeat;
+        k.state = report;
+        k.state.heartbeat = hb;
+        m.data_changed = true;
+    }
+    if (report.heartbeat > k.state.heartbeat) {
+        k.state.heartbeat = report.heartbeat;
+        if (heard_at > k.last_heard_ms) {
+            k.last_heard_ms = heard_at;
+            m.heard = true;
+        }
+    }
+    return m;
+}
+
+void Store::set_own(const InstanceState& own, uint64_t now_ms) {
+    own_ = own.origin();
+    Known& k = known_[own_];
+    k.state = own;
+    k.last_heard_ms = now_ms;
+}
+
+void Store::load(const InstanceState& s, uint64_t now_ms) {
+    if (s.origin() == own_) return;
+    Known& k = known_[s.origin()];
+    if (k.state.version > s.version) return;
+    k.state = s;
+    k.last_heard_ms = now_ms;  // a loaded cluster counts as just heard: it gets a full deadAfter
+}
+
+bool Store::alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const {
+    return k.state.origin() == own_ || now_ms <= k.last_heard_ms + dead_after_ms;
+}
+
+OverrideMap Store::overrides() const {
+    OverrideMap merged;
+    for (const auto& [origin, k] : known_) {
+        for (const auto& [target, e] : k.state.overrides) {
+            auto& m = merged[target];
+            if (e.at_ms >= m.at_ms) m = e;
+        }
+    }
+    for (auto it = merged.begin(); it != merged.end();) {
+        it = it->second.state == OverrideState::automatic ? merged.erase(it) : std::next(it);
+    }
+    return merged;
+}
+
+GlobalView Store::view(uint64_t now_ms, uint64_t dead_after_ms) const {
+    std::map<std::string, std::vector<const Known*>> clusters;
+    for (const auto& [origin, k] : known_) clusters[k.state.cluster].push_back(&k);
+    GlobalView out;
+    for (auto& [id, instances] : clusters) {
+        std::vector<const Known*> live;
+        for (const Known* k : instances) {
+            if (alive(*k, now_ms, dead_after_ms)) live.push_back(k);
+        }
+        ClusterView cv{id, !live.empty(), {}};
+        const auto& use = live.empty() ? instances : live;
+        // Host fields from the newest report; endpoints merged: healthy when at least half of the
+        // live replicas that report the endpoint say so.
+        std::vector<const Known*> by_version(use.begin(), use.end());
+        std::sort(by_version.begin(), by_version.end(),
+                  [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
+        std::map<std::string, size_t> host_index;
+        std::vector<std::map<std::string, std::pair<unsigned, unsigned>>> votes;  // healthy, total
+        for (const Known* k : by_version) {
+            for (const auto& h : k->state.hosts) {
+                auto [hit, added] = host_index.try_emplace(h.host, cv.hosts.size());
+                if (added) {
+                    cv.hosts.push_back(HostEntry{h.host, h.ttl, h.load_balancing, {}});
+                    votes.emplace_back();
+                }
+                HostEntry& merged = cv.hosts[hit->second];
+                auto& v = votes[hit->second];
+                for (const auto& ep : h.endpoints) {
+                    auto [vit, first] = v.try_emplace(ep.target, 0u, 0u);
+                    if (first) merged.endpoints.push_back(EndpointState{ep.target, true});
+                    vit->second.first += ep.healthy ? 1 : 0;
+                    vit->second.second += 1;
+                }
+            }
+        }
+        for (size_t i = 0; i < cv.hosts.size(); ++i) {
+            for (auto& ep : cv.hosts[i].endpoints) {
+                auto [healthy, total] = votes[i][ep.target];
+                ep.healthy = healthy * 2 >= total;
+            }
+        }
+        out.push_back(std::move(cv));
+    }
+    apply_overrides(out, overrides());
+    return out;
+}
+
+void apply_overrides(GlobalView& view, const OverrideMap& overrides) {
+    if (overrides.empty()) return;
+    for (auto& cluster : view) {
+        for (auto& host : cluster.hosts) {
+            for (auto& ep : host.endpoints) {
+                auto it = overrides.find(cluster.id + "/" + ep.target);
+                if (it == overrides.end() || it->second.state == OverrideState::automatic) it = overrides.find(cluster.id);
+                if (it != overrides.end() && it->second.state != OverrideState::automatic) {
+                    ep.healthy = it->second.state == OverrideState::up;
+                }
+            }
+        }
+    }
+}
+
+std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms) {
+    auto slash = target.find('/');
+    std::string cluster = target.substr(0, slash);
+    bool ok = !cluster.empty() && cluster.size() <= 63 && std::all_of(cluster.begin(), cluster.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+    });
+    if (slash != std::string::npos) {
+        std::string ep = target.substr(slash + 1);
+        ok = ok && !ep.empty() && ep.size() <= 253 && ep.find('/') == std::string::npos &&
+             std::all_of(ep.begin(), ep.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == ':' || c == '-' || c == '_'; });
+    }
+    if (!ok) return "target must be CLUSTER or CLUSTER/ENDPOINT, got \"" + target + "\"";
+    OverrideState s;
+    if (state == "down") {
+        s = OverrideState::down;
+    } else if (state == "up") {
+        s = OverrideState::up;
+    } else if (state == "auto") {
+        s = OverrideState::automatic;
+    } else {
+        return "state must be down, up or auto, got \"" + state + "\"";
+    }
+    auto& e = map[target];
+    e = OverrideEntry{s, std::max(now_ms, e.at_ms + 1)};
+    return "";
+}
+
+const char* state_name(OverrideState s) {
+    return s == OverrideState::up ? "up" : s == OverrideState::down ? "down" : "auto";
+}
+
+// ---- codec
+namespace {
+std::string kv(const std::string& k, const std::string& v) { return k + "=" + v; }
+std::string kv(const std::string& k, uint64_t v) { return k + "=" + std::to_string(v); }
+
+bool number(const std::string& s, uint64_t& out) {
+    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+}
+}  // namespace
+
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {
+    std::vector<std::vector<std::string>> out;
+    out.push_back({"glbd-sync=1", kv("from", from)});
+    for (const auto& r : reports) {
+        const InstanceState& s = r.state;
+        out.push_back({kv("origin", s.origin()), kv("version", s.version), kv("heartbeat", s.heartbeat), kv("age", r.age_ms)});
+        for (const auto& h : s.hosts) {
+            std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
+            if (h.load_balancing) {
+                rec.push_back(kv("weight", h.load_balancing->weight));
+                if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
+                if (h.load_balancing->default_geo) rec.push_back("default=1");
+            }
+            for (const auto& ep : h.endpoints) rec.push_back("ep=" + ep.target + (ep.healthy ? " up" : " down"));
+            out.push_back(std::move(rec));
+        }
+        for (const auto& [target, e] : s.overrides) {
+            out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
+        }
+    }
+    return out;
+}
+
+bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
+            std::string& error) {
+    Report* cur = nullptr;
+    for (size_t i = 0; i < records.size(); ++i) {
+        const auto& rec = records[i];
+        auto bad = [&](const std::string& why) {
+            error = "record " + std::to_string(i) + ": " + why;
+            return false;
+        };
+        if (rec.empty()) return bad("empty");
+        auto split = [](const std::string& s) {
+            auto eq = s.find('=');
+            return eq == std::string::npos ? std::pair<std::string, std::string>{s, ""}
+                                           : std::pair<std::string, std::string>{s.substr(0, eq), s.substr(eq + 1)};
+        };
+        auto [k0, v0] = split(rec[0]);
+        if (k0 == "glbd-sync") {
+            if (v0 != "1") return bad("unsupported version " + v0);
+            for (const auto& s : rec) {
+                auto [k, v] = split(s);
+                if (k == "from") from = v;
+            }
+        } else if (k0 == "origin") {
+            auto slash = v0.find('/');
+            if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
+            out.push_back(Report{});
+            cur = &out.back();
+            cur->state.cluster = v0.substr(0, slash);
+            cur->state.instance = v0.substr(slash + 1);
+            for (size_t k = 1; k < rec.size(); ++k) {
+                auto [key, v] = split(rec[k]);
+                uint64_t n = 0;
+                if (key != "version" && key != "heartbeat" && key != "age") continue;
+                if (!number(v, n)) return bad("bad " + key);
+                (key == "version" ? cur->state.version : key == "heartbeat" ? cur->state.heartbeat : cur->age_ms) = n;
+            }
+        } else if (k0 == "host") {
+            if (!cur) return bad("host before any origin");
+            HostEntry h{v0, 60, std::nullopt, {}};
+            conf::LoadBalancing lb;
+            bool has_lb = false;
+            for (size_t k = 1; k < rec.size(); ++k) {
+                auto [key, v] = split(rec[k]);
+                uint64_t n = 0;
+                if (key == "ttl") {
+                    if (!number(v, n) || n > 2147483647) return bad("bad ttl");
+                    h.ttl = static_cast<uint32_t>(n);
+                } else if (key == "weight") {
+                    if (!number(v, n) || n > 65535) return bad("bad weight");
+                    lb.weight = static_cast<uint16_t>(n), has_lb = true;
+                } else if (key == "geo") {
+                    lb.geo = v, has_lb = true;
+                } else if (key == "default") {
+                    lb.default_geo = v == "1", has_lb = true;
+                } else if (key == "ep") {
+                    auto sp = v.rfind(' ');
+                    if (sp == std::string::npos) return bad("bad endpoint " + v);
+                    std::string st = v.substr(sp + 1);
+                    if (st != "up" && st != "down") return bad("bad endpoint state " + st);
+                    h.endpoints.push_back(EndpointState{v.substr(0, sp), st == "up"});
+                }
+            }
+            if (has_lb) h.load_balancing = lb;
+            cur->state.hosts.push_back(std::move(h));
+        } else if (k0 == "override") {
+            if (!cur) return bad("override before any origin");
+            OverrideEntry e;
+            for (size_t k = 1; k < rec.size(); ++k) {
+                auto [key, v] = split(rec[k]);
+                if (key == "state") {
+                    e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
+                    if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
+                } else if (key == "at" && !number(v, e.at_ms)) {
+                    return bad("bad override time");
+                }
+            }
+            cur->state.overrides[v0] = e;
+        }
+        // Unknown record kinds are skipped: a newer peer may send more.
+    }
+    return true;
+}
+
+}  // namespace glbd::sync

@@ -1,0 +1,90 @@
+// sync/state — what one glbd instance knows of every instance (its own and, directly or relayed, its
+// peers'), how reports merge into the global view, and the `_glbd.` zone that carries them.
+// Pure data and functions: no sockets, no threads (sync/peers.* drives them).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "resolver/view.hpp"
+
+namespace glbd::sync {
+
+enum class OverrideState : uint8_t { automatic, up, down };
+
+struct OverrideEntry {
+    OverrideState state = OverrideState::automatic;
+    uint64_t at_ms = 0;  // when the operator set it (the setter's clock); the latest wins
+    bool operator==(const OverrideEntry&) const = default;
+};
+using OverrideMap = std::map<std::string, OverrideEntry>;  // "eu-1" or "eu-1/192.0.2.10"
+
+// One instance's report: its hosts with endpoint health, and the overrides set through it.
+struct InstanceState {
+    std::string cluster;
+    std::string instance;
+    uint64_t version = 0;    // grows with every change of hosts or overrides (the origin's clock, ms)
+    uint64_t heartbeat = 0;  // the origin's clock when it last served its state (ms)
+    std::vector<HostEntry> hosts;
+    OverrideMap overrides;
+    [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
+};
+
+// What this instance knows of one origin.
+struct Known {
+    InstanceState state;
+    uint64_t last_heard_ms = 0;  // local clock: when its heartbeat last moved (directly or relayed)
+};
+
+// Every origin this instance knows, keyed by "cluster/instance" (its own included).
+class Store {
+public:
+    // Result of merging a received report.
+    struct Merge {
+        bool data_changed = false;  // a newer version: hosts or overrides changed
+        bool heard = false;         // the heartbeat moved
+    };
+    // Merges a report received from a peer: `age_ms` is how long ago the relaying peer last heard
+    // from that origin (0 when it is the origin). The newest version wins; heartbeats only move forward.
+    Merge merge(const InstanceState& report, uint64_t age_ms, uint64_t now_ms);
+    // Sets this instance's own state (never overwritten by peers).
+    void set_own(const InstanceState& own, uint64_t now_ms);
+    // Loads a report as just heard (stateDir at start).
+    void load(const InstanceState& s, uint64_t now_ms);
+
+    [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;
+    // The merged global view at `now_ms` (see product.md: replicas, liveness, overrides applied).
+    [[nodiscard]] GlobalView view(uint64_t now_ms, uint64_t dead_after_ms) const;
+    // The overrides in force: per target, the latest entry of any origin ("auto" removes).
+    [[nodiscard]] OverrideMap overrides() const;
+    [[nodiscard]] const std::map<std::string, Known>& known() const { return known_; }
+    [[nodiscard]] const std::string& own_origin() const { return own_; }
+
+private:
+    std::map<std::string, Known> known_;
+    std::string own_;
+};
+
+// Sets (or with "auto" clears) an override at `now_ms`; returns an error message, or "" when set.
+std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms);
+// Drained endpoints become unhealthy, forced ones healthy; an endpoint's override beats its cluster's.
+void apply_overrides(GlobalView& view, const OverrideMap& overrides);
+const char* state_name(OverrideState s);
+
+// --- the `_glbd.` zone: each origin as TXT records (see docs/sync.md)
+constexpr const char* kSyncZone = "_glbd.";
+
+struct Report {
+    InstanceState state;
+    uint64_t age_ms = 0;
+};
+// The TXT records' text strings, one vector per record, in zone order (without the SOAs).
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
+// Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.
+bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
+            std::string& error);
+
+}  // namespace glbd::sync

@@ -1,0 +1,205 @@
+// sync/: merging reports (versions, heartbeats, relays, replicas, overrides), the `_glbd.` codec, TSIG.
+#include <gtest/gtest.h>
+
+#include "sync/peers.hpp"
+#include "sync/state.hpp"
+#include "tests/dns_util.hpp"
+
+#include <ldns/ldns.h>
+
+using namespace glbd;
+using namespace glbd::sync;
+
+namespace {
+
+InstanceState inst(const std::string& cluster, const std::string& instance, uint64_t version, uint64_t heartbeat,
+                   std::vector<std::pair<std::string, bool>> eps = {{"192.0.2.1", true}}) {
+    InstanceState s{cluster, instance, version, heartbeat, {}, {}};
+    HostEntry h{"shop.glb.test", 60, conf::LoadBalancing{100, "IE", false}, {}};
+    for (auto& [t, ok] : eps) h.endpoints.push_back(EndpointState{t, ok});
+    s.hosts.push_back(h);
+    return s;
+}
+
+// A copy: views are temporaries.
+std::optional<ClusterView> cluster(const GlobalView& v, const std::string& id) {
+    for (const auto& c : v) {
+        if (c.id == id) return c;
+    }
+    return std::nullopt;
+}
+
+TEST(Store, NewestVersionWins) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 1000);
+    EXPECT_TRUE(st.merge(inst("eu", "x", 10, 10, {{"192.0.2.1", true}}), 0, 1000).data_changed);
+    EXPECT_FALSE(st.merge(inst("eu", "x", 9, 11, {{"192.0.2.9", true}}), 0, 1000).data_changed);  // older
+    EXPECT_EQ(cluster(st.view(1000, 3000), "eu")->hosts[0].endpoints[0].target, "192.0.2.1");
+    EXPECT_TRUE(st.merge(inst("eu", "x", 11, 12, {{"192.0.2.2", true}}), 0, 1000).data_changed);
+    EXPECT_EQ(cluster(st.view(1000, 3000), "eu")->hosts[0].endpoints[0].target, "192.0.2.2");
+}
+
+TEST(Store, NobodySpeaksForUs) {
+    Store st;
+    st.set_own(inst("me", "a", 5, 5, {{"192.0.2.5", true}}), 1000);
+    EXPECT_FALSE(st.merge(inst("me", "a", 99, 99, {{"192.0.2.99", true}}), 0, 1000).data_changed);
+    EXPECT_EQ(cluster(st.view(1000, 3000), "me")->hosts[0].endpoints[0].target, "192.0.2.5");
+}
+
+TEST(Store, DeadAfterSilenceAndAliveWhenHeardAgain) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(inst("eu", "x", 10, 100), 0, 1000);
+    EXPECT_TRUE(cluster(st.view(3999, 3000), "eu")->alive);
+    EXPECT_FALSE(cluster(st.view(4001, 3000), "eu")->alive);
+    // The same heartbeat relayed again does not revive it; a newer one does.
+    st.merge(inst("eu", "x", 10, 100), 0, 5000);
+    EXPECT_FALSE(cluster(st.view(5000, 3000), "eu")->alive);
+    EXPECT_TRUE(st.merge(inst("eu", "x", 10, 101), 0, 5000).heard);
+    EXPECT_TRUE(cluster(st.view(5000, 3000), "eu")->alive);
+}
+
+TEST(Store, RelayedAgeCountsAgainstLiveness) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    // Learnt through a relay that last heard the origin 10 s ago: already dead with deadAfter 3 s.
+    st.merge(inst("us", "y", 10, 100), 10000, 20000);
+    EXPECT_FALSE(cluster(st.view(20000, 3000), "us")->alive);
+    st.merge(inst("us", "y", 10, 200), 500, 21000);
+    EXPECT_TRUE(cluster(st.view(21000, 3000), "us")->alive);
+}
+
+TEST(Store, ReplicasMergeHealthyWhenAtLeastHalfSaySo) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(inst("eu", "r1", 10, 10, {{"192.0.2.1", true}, {"192.0.2.2", false}, {"192.0.2.3", false}}), 0, 1000);
+    st.merge(inst("eu", "r2", 11, 10, {{"192.0.2.1", true}, {"192.0.2.2", true}, {"192.0.2.3", false}}), 0, 1000);
+    auto eu = cluster(st.view(1000, 3000), "eu");
+    ASSERT_TRUE(eu);
+    ASSERT_EQ(eu->hosts.size(), 1u);
+    std::map<std::string, bool> h;
+    for (const auto& e : eu->hosts[0].endpoints) h[e.target] = e.healthy;
+    EXPECT_TRUE(h["192.0.2.1"]);   // 2 of 2
+    EXPECT_TRUE(h["192.0.2.2"]);   // 1 of 2: half is enough
+    EXPECT_FALSE(h["192.0.2.3"]);  // 0 of 2
+}
+
+TEST(Store, LosingOneReplicaWithdrawsNothing) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(inst("eu", "r1", 10, 10, {{"192.0.2.1", true}}), 0, 0);
+    st.merge(inst("eu", "r2", 10, 10, {{"192.0.2.1", true}}), 0, 0);
+    st.merge(inst("eu", "r2", 10, 20), 0, 4000);  // r1 falls silent, r2 goes on
+    auto eu = cluster(st.view(5000, 3000), "eu");
+    EXPECT_TRUE(eu->alive);
+    EXPECT_TRUE(eu->hosts[0].endpoints[0].healthy);
+}
+
+TEST(Store, LatestOverrideWinsAcrossOrigins) {
+    Store st;
+    auto me = inst("me", "a", 1, 1);
+    set_override(me.overrides, "eu", "down", 100);
+    st.set_own(me, 0);
+    auto other = inst("eu", "x", 10, 10);
+    st.merge(other, 0, 0);
+    EXPECT_FALSE(cluster(st.view(0, 3000), "eu")->hosts[0].endpoints[0].healthy);
+    set_override(other.overrides, "eu", "auto", 200);  // set later, elsewhere
+    other.version = 11;
+    st.merge(other, 0, 0);
+    EXPECT_TRUE(cluster(st.view(0, 3000), "eu")->hosts[0].endpoints[0].healthy);
+    EXPECT_TRUE(st.overrides().empty());
+}
+
+TEST(Codec, RoundTrip) {
+    auto a = inst("eu-1", "pod-a", 1796037623033, 1796037624637, {{"192.0.2.1", true}, {"lb.example.net", false}});
+    a.hosts[0].load_balancing->default_geo = true;
+    set_override(a.overrides, "eu-1/192.0.2.1", "down", 42);
+    auto b = inst("us-1", "pod-b", 7, 8);
+    b.hosts[0].load_balancing.reset();
+    auto records = encode("eu-1/pod-a", {{a, 0}, {b, 1500}});
+    std::string from, err;
+    std::vector<Report> out;
+    ASSERT_TRUE(decode(records, from, out, err)) << err;
+    EXPECT_EQ(from, "eu-1/pod-a");
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].state.origin(), "eu-1/pod-a");
+    EXPECT_EQ(out[0].state.version, 1796037623033u);
+    EXPECT_EQ(out[0].state.heartbeat, 1796037624637u);
+    ASSERT_EQ(out[0].state.hosts[0].endpoints.size(), 2u);
+    EXPECT_FALSE(out[0].state.hosts[0].endpoints[1].healthy);
+    EXPECT_TRUE(out[0].state.hosts[0].load_balancing->default_geo);
+    EXPECT_EQ(out[0].state.overrides.at("eu-1/192.0.2.1").state, OverrideState::down);
+    EXPECT_EQ(out[1].age_ms, 1500u);
+    EXPECT_FALSE(out[1].state.hosts[0].load_balancing);
+}
+
+TEST(Codec, MalformedRejected) {
+    std::string from, err;
+    std::vector<Report> out;
+    EXPECT_FALSE(decode({{"host=x.glb.test"}}, from, out, err));  // a host before any origin
+    EXPECT_FALSE(decode({{"origin=eu"}}, from, out, err));        // no instance
+    EXPECT_FALSE(decode({{"origin=eu/a", "version=abc"}}, from, out, err));
+    EXPECT_FALSE(decode({{"origin=eu/a"}, {"host=x", "ep=192.0.2.1 maybe"}}, from, out, err));
+    EXPECT_FALSE(decode({{"glbd-sync=2"}}, from, out, err));
+    EXPECT_TRUE(decode({{"glbd-sync=1"}, {"future=thing"}}, from, out, err));  // unknown kinds skipped
+}
+
+// TSIG: requests signed with ldns as a peer would sign them.
+const char* kSyncConfig = R"(cluster: {id: eu, instance: a}
+listen: {dns: ["127.0.0.1:5399"]}
+zones: [{origin: glb.test, nameservers: [{name: ns.glb.test, addresses: [127.0.0.1]}]}]
+peers:
+  key: {name: glb-sync, secret: "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="}
+)";
+
+std::vector<uint8_t> signed_axfr(const char* key, const char* secret) {
+    ldns_pkt* p = ldns_pkt_new();
+    ldns_rr* q = nullptr;
+    ldns_rr_new_question_frm_str(&q, "_glbd. IN AXFR", nullptr, nullptr);
+    ldns_pkt_push_rr(p, LDNS_SECTION_QUESTION, q);
+    if (key) ldns_pkt_tsig_sign(p, key, secret, 300, "hmac-sha256.", nullptr);
+    uint8_t* w = nullptr;
+    size_t n = 0;
+    ldns_pkt2wire(&w, p, &n);
+    std::vector<uint8_t> out(w, w + n);
+    free(w);
+    ldns_pkt_free(p);
+    return out;
+}
+
+TEST(Tsig, SignedRequestAccepted) {
+    Service svc(test::config_from(kSyncConfig), nullptr);
+    auto m = signed_axfr("glb-sync.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=");
+    EXPECT_EQ(svc.verify_request(m.data(), m.size(), static_cast<uint64_t>(time(nullptr))), Service::Auth::ok);
+}
+
+TEST(Tsig, UnsignedWrongKeyWrongSecretAndStaleRejected) {
+    Service svc(test::config_from(kSyncConfig), nullptr);
+    auto now = static_cast<uint64_t>(time(nullptr));
+    auto unsigned_ = signed_axfr(nullptr, nullptr);
+    EXPECT_EQ(svc.verify_request(unsigned_.data(), unsigned_.size(), now), Service::Auth::unsigned_);
+    auto other_key = signed_axfr("other-key.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=");
+    EXPECT_EQ(svc.verify_request(other_key.data(), other_key.size(), now), Service::Auth::badkey);
+    auto wrong_secret = signed_axfr("glb-sync.", "d3JvbmdzZWNyZXR3cm9uZ3NlY3JldHdyb25nc2VjcmU=");
+    EXPECT_EQ(svc.verify_request(wrong_secret.data(), wrong_secret.size(), now), Service::Auth::badsig);
+    auto good = signed_axfr("glb-sync.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=");
+    EXPECT_EQ(svc.verify_request(good.data(), good.size(), now + 301), Service::Auth::badtime);  // outside the fudge
+    EXPECT_EQ(svc.verify_request(good.data(), good.size(), now - 301), Service::Auth::badtime);
+    EXPECT_EQ(svc.verify_request(good.data(), good.size(), now + 299), Service::Auth::ok);
+}
+
+TEST(Tsig, RejectedRequestsLearnNothing) {
+    Service svc(test::config_from(kSyncConfig), nullptr);
+    auto m = signed_axfr("glb-sync.", "d3JvbmdzZWNyZXR3cm9uZ3NlY3JldHdyb25nc2VjcmU=");
+    std::vector<std::vector<uint8_t>> out;
+    geo::Address from;
+    geo::Address::parse("127.0.0.9", from);
+    ASSERT_TRUE(svc.handle(m.data(), m.size(), from, out));
+    ASSERT_EQ(out.size(), 1u);
+    auto p = test::parse(out[0].data(), out[0].size());
+    EXPECT_EQ(p.rcode, 9);  // NOTAUTH
+    EXPECT_TRUE(p.answer.empty());
+    EXPECT_EQ(svc.counters().rejected_badsig.load(), 1u);
+}
+
+}  // namespace

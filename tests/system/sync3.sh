@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Three clusters (IE, US as default geo, GEO-OC) on 127.0.0.81-83 sharing state over DNS with TSIG:
+# convergence, geo answers and ECS scope from every server, a health change spreading, authentication,
+# kill -9 and restart.
+source "$(dirname "$0")/lib.sh"
+P=5380 TP=18080
+declare -A ADDR=([ie]=127.0.0.81 [us]=127.0.0.82 [oc]=127.0.0.83)
+T1=127.0.0.84 T2=127.0.0.85
+start_target t1 $T1:$TP
+start_target t2 $T2:$TP
+
+config() {  # CLUSTER -> $WORK/CLUSTER.yaml
+    local c=$1 eps lb hc=""
+    case $c in
+        ie) eps="[$T1, $T2]" lb="{weight: 100, geo: IE}"
+            hc="    healthCheck: {protocol: HTTP, port: $TP, path: /healthz, interval: 300ms, timeout: 250ms, failureThreshold: 1}" ;;
+        us) eps="[198.51.100.10]" lb="{weight: 100, geo: US, defaultGeo: true}" ;;
+        oc) eps="[203.0.113.10, \"2001:db8::10\"]" lb="{weight: 100, geo: GEO-OC}" ;;
+    esac
+    cat > "$WORK/$c.yaml" <<YAML
+cluster: {id: $c, instance: $c-0}
+listen: {dns: ["${ADDR[$c]}:$P"]}
+geoip: {database: $FIXTURES/test.mmdb}
+zones:
+  - origin: sync.test
+    nameservers:
+      - {name: ns-ie.sync.test, addresses: [${ADDR[ie]}]}
+      - {name: ns-us.sync.test, addresses: [${ADDR[us]}]}
+      - {name: ns-oc.sync.test, addresses: [${ADDR[oc]}]}
+hosts:
+  - name: shop.sync.test
+    ttl: 60
+    endpoints: $eps
+    loadBalancing: $lb
+$hc
+peers:
+  key: {name: glb-sync, secret: "$TSIG_SECRET"}
+  members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}, {address: "${ADDR[oc]}:$P"}]
+  syncInterval: 500ms
+  deadAfter: 3s
+YAML
+}
+for c in ie us oc; do config $c; done
+
+# ecs SERVER SUBNET -> "answer | scope"
+ecs() {
+    local out
+    out=$(dig @"$1" -p $P shop.sync.test A +subnet="$2" +norec +time=2 +tries=1)
+    echo "$(awk '/^shop.sync.test.*IN\tA/ {print $5}' <<<"$out" | sort | tr '\n' ' ')| $(sed -n 's/.*CLIENT-SUBNET: [^/]*\/[0-9]*\/\([0-9]*\).*/\1/p' <<<"$out")"
+}
+converged() {
+    local s
+    for s in "${ADDR[@]}"; do
+        [[ $(ecs $s 10.1.0.0/16) == "$T1 $T2 | 16" ]] || return 1
+        [[ $(ecs $s 10.2.0.0/16) == "203.0.113.10 | 16" ]] || return 1
+        [[ $(ecs $s 10.3.0.0/16) == "198.51.100.10 | 16" ]] || return 1
+    done
+}
+
+t0=$(now_ms)
+for c in ie us oc; do start_glbd $c "$WORK/$c.yaml"; done
+wait_for 15 converged || fail "no convergence within 15 s"
+ms=$(( $(now_ms) - t0 ))
+(( ms <= 2000 )) || fail "converged after $ms ms, want <= 2000"
+pass "three clusters converged $ms ms after start"
+
+# Geo answers and ECS scope, the same from every server.
+for s in "${ADDR[@]}"; do
+    [[ $(ecs $s 10.1.0.0/16) == "$T1 $T2 | 16" ]] || fail "$s: IE client: $(ecs $s 10.1.0.0/16)"
+    [[ $(ecs $s 10.2.0.0/24) == "203.0.113.10 | 16" ]] || fail "$s: AU client (continent only): $(ecs $s 10.2.0.0/24)"
+    [[ $(ecs $s 10.3.0.0/16) == "198.51.100.10 | 16" ]] || fail "$s: US client: $(ecs $s 10.3.0.0/16)"
+    [[ $(ecs $s 10.5.0.0/16) == "198.51.100.10 | 16" ]] || fail "$s: JP client (default geo): $(ecs $s 10.5.0.0/16)"
+    [[ $(ecs $s 10.4.0.0/24) == "198.51.100.10 | 24" ]] || fail "$s: DE client (EU, no EU entry): $(ecs $s 10.4.0.0/24)"
+    [[ $(ecs $s 2001:db8:2::/56) == "203.0.113.10 | 48" ]] || fail "$s: AU IPv6 client: $(ecs $s 2001:db8:2::/56)"
+    unmapped=$(ecs $s 10.9.0.0/16)
+    [[ ${unmapped%|*} == "198.51.100.10 " ]] || fail "$s: unmapped client: $unmapped"
+    [[ $(dig @$s -p $P shop.sync.test AAAA +short +subnet=10.2.0.0/16) == 2001:db8::10 ]] || fail "$s: AAAA from OC"
+done
+pass "geo answers and scopes agree on all three servers (unmapped 10.9.0.0/16 -> default, scope ${unmapped#*| })"
+
+# A health change on one cluster reaches every server within 1 s of its detection.
+kill -TERM "$PID_t2"; wait "$PID_t2" 2>/dev/null || true
+wait_for 10 bash -c "[[ \$(dig @${ADDR[ie]} -p $P +short shop.sync.test A +subnet=10.1.0.0/16) == $T1 ]]" || fail "ie did not detect the stopped target"
+t1=$(now_ms)
+others() { [[ $(dig @${ADDR[us]} -p $P +short shop.sync.test A +subnet=10.1.0.0/16) == "$T1" && $(dig @${ADDR[oc]} -p $P +short shop.sync.test A +subnet=10.1.0.0/16) == "$T1" ]]; }
+wait_for 10 others || fail "the change did not reach the other servers"
+ms=$(( $(now_ms) - t1 ))
+(( ms <= 1000 )) || fail "the change reached every server $ms ms after detection, want <= 1000"
+pass "an endpoint going down reached every server $ms ms after detection"
+
+# Authentication: the state cannot be read without the key; wrong keys are rejected and logged.
+dig @${ADDR[ie]} -p $P _glbd. AXFR +time=2 +tries=1 | contains "Transfer failed" || fail "unsigned AXFR not refused"
+dig -y hmac-sha256:glb-sync:$(head -c 32 /dev/urandom | base64) @${ADDR[ie]} -p $P _glbd. AXFR +time=2 +tries=1 | contains "Transfer failed" || fail "wrong-key AXFR accepted"
+dig -y hmac-sha256:other-key:$TSIG_SECRET @${ADDR[ie]} -p $P _glbd. AXFR +time=2 +tries=1 | contains "Transfer failed" || fail "unknown key accepted"
+[[ $(status_of ${ADDR[ie]} $P _glbd. TXT) == REFUSED ]] || fail "UDP query for the sync zone not refused"
+grep -q "rejected transfer request from 127.0.0.1: unsigned" "$WORK/ie.log" || fail "unsigned request not logged"
+grep -q "rejected transfer request from 127.0.0.1: bad signature" "$WORK/ie.log" || fail "bad signature not logged"
+grep -q "rejected transfer request from 127.0.0.1: unknown key" "$WORK/ie.log" || fail "unknown key not logged"
+state=$(dig -y hmac-sha256:glb-sync:$TSIG_SECRET @${ADDR[ie]} -p $P _glbd. AXFR +time=2 +tries=1)
+for o in ie/ie-0 us/us-0 oc/oc-0; do contains "\"origin=$o\"" <<<"$state" || fail "signed AXFR lacks $o"; done
+contains "\"ep=$T2 down\"" <<<"$state" || fail "signed AXFR lacks the down endpoint"
+pass "state readable only with the key; unsigned, wrong and unknown keys rejected and logged"
+
+# kill -9 of one server: its entries are withdrawn everywhere within deadAfter + 1 s; back within 2 s.
+kill -KILL "$PID_us"; wait "$PID_us" 2>/dev/null || true
+t0=$(now_ms)
+withdrawn() {
+    local s a
+    for s in ${ADDR[ie]} ${ADDR[oc]}; do
+        a=$(dig @$s -p $P +short shop.sync.test A +subnet=10.3.0.0/16 | sort | tr '\n' ' ')
+        [[ $a != *198.51.100.10* && -n $a ]] || return 1
+    done
+}
+wait_for 15 withdrawn || fail "the killed cluster was not withdrawn"
+ms=$(( $(now_ms) - t0 ))
+(( ms <= 4000 )) || fail "withdrawn after $ms ms, want <= 4000 (deadAfter 3 s + 1 s)"
+ttl=$(dig @${ADDR[ie]} -p $P shop.sync.test A +subnet=10.3.0.0/16 +noall +answer | awk '{print $2; exit}')
+(( ttl <= 10 )) || fail "fallback answer TTL $ttl, want <= 10"
+pass "kill -9: withdrawn everywhere after $ms ms (fallback TTL $ttl)"
+
+start_glbd us "$WORK/us.yaml"
+t0=$(now_ms)
+back() { local s; for s in ${ADDR[ie]} ${ADDR[oc]}; do [[ $(dig @$s -p $P +short shop.sync.test A +subnet=10.3.0.0/16) == 198.51.100.10 ]] || return 1; done; }
+wait_for 15 back || fail "the restarted cluster did not come back"
+ms=$(( $(now_ms) - t0 ))
+(( ms <= 2000 )) || fail "back after $ms ms, want <= 2000"
+pass "restarted cluster answered everywhere again after $ms ms"
