@@ -810,10 +810,11 @@ struct Service::Impl {
             st.address = x->addr;
             st.exchanges++;
             if (error.empty()) {
+                if (!st.reachable) spdlog::info("sync: peer {} up", x->addr);
                 st.reachable = true;
                 st.last_ok_ms = now_ms();
             } else {
-                if (st.reachable || st.failures == 0) spdlog::warn("sync: {} {}: {}", x->notify ? "notify" : "pull from", x->addr, error);
+                if (st.reachable || st.failures == 0) spdlog::warn("sync: peer {} down: {} failed: {}", x->addr, x->notify ? "notify" : "pull", error);
                 st.reachable = false;
                 st.failures++;
                 st.last_error = error;

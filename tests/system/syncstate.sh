@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# stateDir: a restarted server answers for remote clusters at once, before any peer answers.
+source "$(dirname "$0")/lib.sh"
+P=5395
+declare -A ADDR=([a]=127.0.0.95 [b]=127.0.0.96)
+declare -A GEO=([a]=IE [b]=US)
+declare -A IP=([a]=192.0.2.95 [b]=192.0.2.96)
+for n in a b; do
+mkdir -p "$WORK/state-$n"
+cat > "$WORK/$n.yaml" <<YAML
+cluster: {id: $n, instance: $n-0}
+listen: {dns: ["${ADDR[$n]}:$P"]}
+geoip: {database: $FIXTURES/test.mmdb}
+zones: [{origin: state.test, nameservers: [{name: ns.state.test, addresses: [${ADDR[a]}]}]}]
+hosts:
+  - name: app.state.test
+    endpoints: [${IP[$n]}]
+    loadBalancing: {weight: 100, geo: ${GEO[$n]}}
+peers:
+  key: {name: glb-sync, secret: "$TSIG_SECRET"}
+  members: [{address: "${ADDR[a]}:$P"}, {address: "${ADDR[b]}:$P"}]
+  syncInterval: 500ms
+  deadAfter: 3s
+stateDir: $WORK/state-$n
+YAML
+done
+start_glbd a "$WORK/a.yaml"
+start_glbd b "$WORK/b.yaml"
+wait_for 10 bash -c "[[ \$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet=10.3.0.0/16) == ${IP[b]} ]]" || fail "no convergence"
+python3 -m json.tool "$WORK/state-a/state.json" >/dev/null || fail "state.json is not valid JSON"
+grep -q '"cluster":"b"' "$WORK/state-a/state.json" || fail "state.json lacks cluster b"
+[[ ! -e $WORK/state-a/state.json.tmp ]] || fail "temporary file left behind"
+
+# Both stop; a restarts alone: b's entries are answered at once, from the saved state.
+kill -TERM "$PID_a" "$PID_b"; wait "$PID_a" "$PID_b" 2>/dev/null || true
+start_glbd a2 "$WORK/a.yaml"
+wait_for 10 q ${ADDR[a]} $P app.state.test A || fail "a did not restart"
+first=$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet=10.3.0.0/16)
+[[ $first == "${IP[b]}" ]] || fail "restarted a answered '$first' for b's client, want ${IP[b]} from stateDir"
+grep -q "loaded 1 known instance(s)" "$WORK/a2.log" || fail "load not logged"
+pass "restart with stateDir and no peer: remote cluster answered at once"
+# Loaded clusters count as just heard: after deadAfter with no peer, b is dead.
+wait_for 10 bash -c "[[ \$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet=10.3.0.0/16) != ${IP[b]} ]]" || fail "b never died"
+pass "the loaded cluster died after deadAfter without its peer"
