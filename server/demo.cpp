@@ -1,71 +1,278 @@
-// glbd demo — a self-contained server on loopback from an embedded config, no file needed.
-#include <string>
+// glbd demo — three clusters on loopback (IE, US as the default geo, GEO-OC), synced over DNS with a
+// fresh TSIG key, health-checking HTTP targets that this process serves itself. Needs no file.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
 
-#include "server/daemon.hpp"
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "conf/config.hpp"
 
 namespace glbd {
 namespace {
 
-constexpr const char* kDemoConfig = R"(cluster:
-  id: demo-1
-  instance: demo
-listen:
-  dns: ["127.0.0.1:5300"]
-geoip:
-  networks:
-    10.1.0.0/16: IE
-    10.2.0.0/16: US
-zones:
-  - origin: glb.example.test
-    ttl: 300
-    nameservers:
-      - name: ns1.glb.example.test
-        addresses: [127.0.0.1]
-    records: |
-      @      300 IN MX    10 mail
-      mail   300 IN A     192.0.2.25
-      www    300 IN CNAME shop
-      info   300 IN TXT   "glbd demo zone"
-      *.apps 300 IN A     192.0.2.99
-hosts:
-  - name: shop.glb.example.test
-    ttl: 60
-    endpoints: [192.0.2.10, 192.0.2.11, "2001:db8::10"]
-    loadBalancing:
-      weight: 100
-      geo: IE
-      defaultGeo: true
-  - name: api.glb.example.test
-    ttl: 30
-    endpoints: [192.0.2.20, lb-1.elb.example.net]
-)";
+constexpr int kDnsPort = 5300;
+constexpr int kTargetPort = 8080;
 
-constexpr const char* kBanner = R"(
-glbd demo is answering on 127.0.0.1 port 5300 (UDP and TCP). Try:
+struct Cluster {
+    const char* id;
+    const char* server;                  // where its glbd answers
+    std::vector<const char*> endpoints;  // its targets (served by this process)
+    const char* lb;
+};
+const std::array<Cluster, 3> kClusters = {{
+    {"ie", "127.0.0.11", {"127.0.1.11", "127.0.1.12"}, "{weight: 100, geo: IE}"},
+    {"us", "127.0.0.12", {"127.0.1.21"}, "{weight: 100, geo: US, defaultGeo: true}"},
+    {"oc", "127.0.0.13", {"127.0.1.31"}, "{weight: 100, geo: GEO-OC}"},
+}};
 
-  dig @127.0.0.1 -p 5300 shop.glb.example.test A            # load-balanced host
-  dig @127.0.0.1 -p 5300 shop.glb.example.test A +subnet=10.1.0.0/16
-  dig @127.0.0.1 -p 5300 www.glb.example.test A             # CNAME chased in the zone
-  dig @127.0.0.1 -p 5300 glb.example.test NS                # NS with glue
-  dig @127.0.0.1 -p 5300 x.apps.glb.example.test A          # wildcard
-  dig @127.0.0.1 -p 5300 nope.glb.example.test A            # NXDOMAIN with SOA
-  dig @127.0.0.1 -p 5300 example.com A                      # REFUSED: not our zone
-  dig @127.0.0.1 -p 5300 shop.glb.example.test A +tcp
+std::string config_for(const Cluster& c, const std::string& secret, const std::string& dir) {
+    std::string eps;
+    for (const char* e : c.endpoints) eps += std::string(eps.empty() ? "" : ", ") + e;
+    std::string out = std::string("cluster: {id: ") + c.id + ", instance: " + c.id + "-demo}\n" +
+                      "listen: {dns: [\"" + c.server + ":" + std::to_string(kDnsPort) + "\"]}\n" +
+                      "admin: {listen: \"" + c.server + ":9153\"}\n" +
+                      "threads: 1\n"
+                      "geoip:\n  networks:\n    10.1.0.0/16: IE\n    10.3.0.0/16: US\n    10.2.0.0/16: GEO-OC\n"
+                      "zones:\n  - origin: glb.example.test\n    ttl: 300\n    nameservers:\n";
+    for (const auto& k : kClusters) {
+        out += std::string("      - {name: ns-") + k.id + ".glb.example.test, addresses: [" + k.server + "]}\n";
+    }
+    out += "    records: |\n"
+           "      @      IN MX    10 mail\n"
+           "      mail   IN A     192.0.2.25\n"
+           "      www    IN CNAME shop\n"
+           "      info   IN TXT   \"glbd demo zone\"\n"
+           "      *.apps IN A     192.0.2.99\n"
+           "hosts:\n"
+           "  - name: shop.glb.example.test\n    ttl: 60\n    endpoints: [" + eps + "]\n" +
+           "    loadBalancing: " + c.lb + "\n" +
+           "    healthCheck: {protocol: HTTP, port: " + std::to_string(kTargetPort) +
+           ", path: /healthz, interval: 1s, timeout: 500ms, failureThreshold: 2}\n" +
+           "  - name: api.glb.example.test\n    ttl: 30\n    endpoints: [" + c.endpoints[0] + "]\n" +
+           "peers:\n  key: {name: glb-demo, secret: \"" + secret + "\"}\n  members:\n";
+    for (const auto& k : kClusters) out += std::string("    - address: \"") + k.server + ":" + std::to_string(kDnsPort) + "\"\n";
+    out += "  syncInterval: 1s\n  deadAfter: 5s\nstateDir: " + dir + "/state-" + c.id + "\n";
+    return out;
+}
 
-Stop with Ctrl-C.
-)";
+// The health targets: every endpoint answers GET with 200 (HTTP/1.0, then closes).
+struct Targets {
+    uv_loop_t* loop;
+    std::vector<uv_tcp_t*> listeners;
+
+    bool start(uv_loop_t* l) {
+        loop = l;
+        for (const auto& c : kClusters) {
+            for (const char* ep : c.endpoints) {
+                auto* t = new uv_tcp_t;
+                uv_tcp_init(loop, t);
+                sockaddr_in sa{};
+                uv_ip4_addr(ep, kTargetPort, &sa);
+                if (uv_tcp_bind(t, reinterpret_cast<sockaddr*>(&sa), 0) != 0 ||
+                    uv_listen(reinterpret_cast<uv_stream_t*>(t), 64, on_connection) != 0) {
+                    std::fprintf(stderr, "glbd demo: cannot listen on %s:%d\n", ep, kTargetPort);
+                    return false;
+                }
+                listeners.push_back(t);
+            }
+        }
+        return true;
+    }
+
+    static void on_connection(uv_stream_t* server, int status) {
+        if (status < 0) return;
+        auto* client = new uv_tcp_t;
+        uv_tcp_init(server->loop, client);
+        if (uv_accept(server, reinterpret_cast<uv_stream_t*>(client)) != 0) {
+            uv_close(reinterpret_cast<uv_handle_t*>(client), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+            return;
+        }
+        uv_read_start(reinterpret_cast<uv_stream_t*>(client),
+                      [](uv_handle_t*, size_t, uv_buf_t* buf) {
+                          static char scratch[4096];
+                          *buf = uv_buf_init(scratch, sizeof scratch);
+                      },
+                      [](uv_stream_t* s, ssize_t n, const uv_buf_t*) {
+                          if (n < 0) {
+                              uv_close(reinterpret_cast<uv_handle_t*>(s), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+                              return;
+                          }
+                          static const char kReply[] = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
+                          auto* w = new uv_write_t;
+                          uv_buf_t b = uv_buf_init(const_cast<char*>(kReply), sizeof kReply - 1);
+                          uv_read_stop(s);
+                          uv_write(w, s, &b, 1, [](uv_write_t* req, int) {
+                              uv_close(reinterpret_cast<uv_handle_t*>(req->handle),
+                                       [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+                              delete req;
+                          });
+                      });
+    }
+};
+
+// The first A record's address in the answer to `name` with ECS `subnet` (/16 IPv4), or "".
+std::string ask(const char* server, const char* name, const char* subnet) {
+    std::vector<uint8_t> q = {0x12, 0x34, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+    std::string n = name;
+    for (size_t start = 0; start < n.size();) {
+        size_t dot = n.find('.', start);
+        if (dot == std::string::npos) dot = n.size();
+        q.push_back(static_cast<uint8_t>(dot - start));
+        q.insert(q.end(), n.begin() + static_cast<long>(start), n.begin() + static_cast<long>(dot));
+        start = dot + 1;
+    }
+    uint8_t a[4];
+    inet_pton(AF_INET, subnet, a);
+    q.insert(q.end(), {0, 0, 1, 0, 1, 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 10, 0, 8, 0, 6, 0, 1, 16, 0, a[0], a[1]});
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(kDnsPort);
+    inet_pton(AF_INET, server, &sa.sin_addr);
+    sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    pollfd p{fd, POLLIN, 0};
+    std::string out;
+    uint8_t r[1500];
+    if (poll(&p, 1, 500) == 1) {
+        ssize_t len = recv(fd, r, sizeof r, 0);
+        // The answer's first RR follows the echoed question: owner pointer (2), type, class, TTL, rdlen.
+        size_t at = q.size() - 21;  // the question ends where our OPT record (11 bytes + ECS 10) began
+        if (len > 0 && static_cast<size_t>(len) >= at + 16 && r[7] > 0 && r[at + 3] == 1) {
+            char buf[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, r + at + 12, buf, sizeof buf);
+            out = buf;
+        }
+    }
+    close(fd);
+    return out;
+}
 
 }  // namespace
 
-int run_demo() {
-    auto r = conf::load_text(kDemoConfig, "<demo>");
-    if (!r.config) {
-        for (const auto& e : r.errors) fprintf(stderr, "%s\n", e.str().c_str());
-        return 1;
+int run_demo(const std::string& self) {
+    std::string dir = (std::filesystem::temp_directory_path() / ("glbd-demo-" + std::to_string(getpid()))).string();
+    std::filesystem::create_directories(dir);
+    std::random_device rd;
+    std::string key;
+    for (int i = 0; i < 32; ++i) key.push_back(static_cast<char>(rd() & 0xff));
+    std::string secret = conf::base64_encode(key);
+
+    uv_loop_t* loop = uv_default_loop();
+    Targets targets;
+    if (!targets.start(loop)) return 2;
+
+    std::vector<uv_process_t*> children;
+    for (const auto& c : kClusters) {
+        std::string path = dir + "/" + c.id + ".yaml";
+        std::ofstream(path) << config_for(c, secret, dir);
+        std::string log = dir + "/" + c.id + ".log";
+        static std::vector<std::string> keep;  // argv strings must outlive uv_spawn
+        keep.push_back(self), keep.push_back("serve"), keep.push_back("--config"), keep.push_back(path);
+        char* args[] = {keep[keep.size() - 4].data(), keep[keep.size() - 3].data(), keep[keep.size() - 2].data(),
+                        keep[keep.size() - 1].data(), nullptr};
+        uv_stdio_container_t stdio[3];
+        int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        stdio[0].flags = UV_IGNORE;
+        stdio[1].flags = UV_INHERIT_FD, stdio[1].data.fd = logfd;
+        stdio[2].flags = UV_INHERIT_FD, stdio[2].data.fd = logfd;
+        uv_process_options_t opts{};
+        opts.file = self.c_str();
+        opts.args = args;
+        opts.stdio = stdio;
+        opts.stdio_count = 3;
+        opts.exit_cb = [](uv_process_t* p, int64_t status, int) {
+            std::fprintf(stderr, "glbd demo: a cluster's server (pid %d) exited with %lld; see its log\n", p->pid,
+                         static_cast<long long>(status));
+            uv_close(reinterpret_cast<uv_handle_t*>(p), nullptr);
+        };
+        auto* proc = new uv_process_t;
+        if (int rc = uv_spawn(loop, proc, &opts); rc != 0) {
+            std::fprintf(stderr, "glbd demo: cannot start %s: %s\n", self.c_str(), uv_strerror(rc));
+            return 2;
+        }
+        ::close(logfd);
+        children.push_back(proc);
     }
-    setup_logging("info", "text");
-    Daemon daemon(std::move(*r.config), "");
-    return daemon.run(kBanner);
+
+    // Wait (serving the targets) until every server answers every geo from the merged view.
+    auto converged = [] {
+        for (const auto& c : kClusters) {
+            if (ask(c.server, "shop.glb.example.test", "10.1.0.0") != "127.0.1.11" &&
+                ask(c.server, "shop.glb.example.test", "10.1.0.0") != "127.0.1.12") {
+                return false;
+            }
+            if (ask(c.server, "shop.glb.example.test", "10.3.0.0") != "127.0.1.21") return false;
+            if (ask(c.server, "shop.glb.example.test", "10.2.0.0") != "127.0.1.31") return false;
+        }
+        return true;
+    };
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    bool ok = false;
+    while (!ok && std::chrono::steady_clock::now() < deadline) {
+        uv_run(loop, UV_RUN_NOWAIT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        ok = converged();
+    }
+    if (!ok) std::fprintf(stderr, "glbd demo: the three servers did not converge within 15 s; see %s/*.log\n", dir.c_str());
+
+    std::printf(R"(
+glbd demo: three clusters, each with its own glbd, sharing state over DNS with TSIG.
+
+  cluster ie  glbd 127.0.0.11:5300  geo IE          endpoints 127.0.1.11 127.0.1.12   (pid %d)
+  cluster us  glbd 127.0.0.12:5300  geo US default  endpoint  127.0.1.21              (pid %d)
+  cluster oc  glbd 127.0.0.13:5300  geo GEO-OC      endpoint  127.0.1.31              (pid %d)
+
+Clients are placed by EDNS Client Subnet: 10.1.0.0/16 is IE, 10.3.0.0/16 US, 10.2.0.0/16 GEO-OC. Ask any
+server; they all give the same answer:
+
+  dig @127.0.0.11 -p 5300 shop.glb.example.test A +subnet=10.1.0.0/16   # IE client -> ie
+  dig @127.0.0.12 -p 5300 shop.glb.example.test A +subnet=10.2.0.0/16   # OC client -> oc
+  dig @127.0.0.13 -p 5300 shop.glb.example.test A +subnet=10.9.0.0/16   # elsewhere -> us (default geo)
+  dig @127.0.0.11 -p 5300 api.glb.example.test A                        # simple host: every cluster
+  dig @127.0.0.11 -p 5300 www.glb.example.test A                        # CNAME chased in the zone
+  dig @127.0.0.11 -p 5300 glb.example.test NS                           # NS with glue for all three
+
+A failover: stop cluster ie, and within deadAfter (5 s) its IE clients go to the default geo (us), with
+a short TTL so that they come back soon after ie does:
+
+  kill %d
+  dig @127.0.0.12 -p 5300 shop.glb.example.test A +subnet=10.1.0.0/16
+
+The shared state, readable with the key:
+
+  dig -y hmac-sha256:glb-demo:%s @127.0.0.11 -p 5300 _glbd. AXFR
+
+Configs and logs: %s. Stop with Ctrl-C.
+)",
+                children[0]->pid, children[1]->pid, children[2]->pid, children[0]->pid, secret.c_str(), dir.c_str());
+    std::fflush(stdout);
+
+    uv_signal_t sigint, sigterm;
+    uv_signal_init(loop, &sigint);
+    uv_signal_init(loop, &sigterm);
+    auto stop = [](uv_signal_t* s, int) { uv_stop(s->loop); };
+    uv_signal_start(&sigint, stop, SIGINT);
+    uv_signal_start(&sigterm, stop, SIGTERM);
+    uv_run(loop, UV_RUN_DEFAULT);
+    for (auto* p : children) uv_process_kill(p, SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::filesystem::remove_all(dir);
+    std::printf("glbd demo: stopped\n");
+    return 0;
 }
 
 }  // namespace glbd

@@ -1,6 +1,7 @@
 // glbd command line: serve, check, demo, keygen.
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -9,7 +10,7 @@
 #include "server/daemon.hpp"
 
 namespace glbd {
-int run_demo();
+int run_demo(const std::string& self);
 }
 
 namespace {
@@ -76,7 +77,11 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (cmd == "keygen") return keygen(args.empty() ? "glb-sync" : args[0]);
-    if (cmd == "demo") return glbd::run_demo();
+    if (cmd == "demo") {
+        std::error_code ec;
+        std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+        return glbd::run_demo(ec ? argv[0] : self);
+    }
     if (cmd == "check" || cmd == "serve") {
         std::string path = config_arg(args);
         if (path.empty()) return usage_error(cmd + " needs --config FILE");

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# glbd demo: three clusters come up, answer dig authoritatively with geo answers, and stop on Ctrl-C.
+source "$(dirname "$0")/lib.sh"
+"$GLBD" demo >"$WORK/demo.log" 2>&1 &
+DEMO=$!
+PIDS+=("$DEMO")
+wait_for 20 grep -q "Stop with Ctrl-C" "$WORK/demo.log" || fail "the demo did not print its banner"
+grep -q "did not converge" "$WORK/demo.log" && fail "the demo reports no convergence"
+for s in 127.0.0.11 127.0.0.12 127.0.0.13; do
+    q $s 5300 shop.glb.example.test A +subnet=10.1.0.0/16 | contains 'flags: qr aa;' || fail "$s: not authoritative"
+    [[ $(answers $s 5300 shop.glb.example.test A +subnet=10.1.0.0/16 | tr '\n' ' ') == "127.0.1.11 127.0.1.12 " ]] || fail "$s: IE client"
+    [[ $(answers $s 5300 shop.glb.example.test A +subnet=10.2.0.0/16) == 127.0.1.31 ]] || fail "$s: OC client"
+    [[ $(answers $s 5300 shop.glb.example.test A +subnet=10.9.0.0/16) == 127.0.1.21 ]] || fail "$s: default geo"
+    [[ $(answers $s 5300 api.glb.example.test A | tr '\n' ' ') == "127.0.1.11 127.0.1.21 127.0.1.31 " ]] || fail "$s: simple host union"
+done
+key=$(sed -n 's/.*-y \(hmac-sha256:glb-demo:[^ ]*\).*/\1/p' "$WORK/demo.log")
+dig -y "$key" @127.0.0.11 -p 5300 _glbd. AXFR | contains '"origin=oc/oc-demo"' || fail "the printed AXFR command does not work"
+pass "demo: three servers answer every geo; the printed commands work"
+kill -INT "$DEMO"
+wait "$DEMO" && rc=0 || rc=$?
+(( rc == 0 )) || fail "demo exit code $rc"
+wait_for 5 bash -c '! pgrep -f "serve --config .*glbd-dem[o]-" >/dev/null' || fail "the demo left its servers running"
+pass "demo stops cleanly with its servers"
