@@ -15,6 +15,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <optional>
+#include <random>
 #include <thread>
 
 #include <ldns/ldns.h>  // last: it defines a `bool` macro
@@ -191,6 +193,7 @@ struct Service::Impl {
     struct Exchange;
     std::set<Exchange*> exchanges;
     std::vector<std::string> members;  // resolved addresses, refreshed each round
+    std::map<std::string, uint32_t> last_generation;  // per peer address: the serial last received
     int resolving = 0;
 
     Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
@@ -216,6 +219,9 @@ struct Service::Impl {
         own.heartbeat = now;
         load_state_dir(now);
         store.set_own(own, now);
+        // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
+        // restart.
+        store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
     }
 
     // ---- stateDir
@@ -362,9 +368,17 @@ struct Service::Impl {
                 pull_now.insert(peer);
             }
             wake_up();
-        } else if (ldns_rr_get_type(q) == LDNS_RR_TYPE_AXFR || ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA) {
+        } else if (ldns_rr_get_type(q) == LDNS_RR_TYPE_AXFR || ldns_rr_get_type(q) == LDNS_RR_TYPE_IXFR ||
+                   ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA) {
             counters.served.fetch_add(1);
-            transfer(req.get(), q, req_mac, ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA, out);
+            // IXFR with the generation the puller already has: heartbeats only.
+            std::optional<uint32_t> known_serial;
+            ldns_rr_list* auth = ldns_pkt_authority(req.get());
+            if (ldns_rr_get_type(q) == LDNS_RR_TYPE_IXFR && ldns_rr_list_rr_count(auth) == 1 &&
+                ldns_rr_get_type(ldns_rr_list_rr(auth, 0)) == LDNS_RR_TYPE_SOA && ldns_rr_rd_count(ldns_rr_list_rr(auth, 0)) == 7) {
+                known_serial = ldns_rdf2native_int32(ldns_rr_rdf(ldns_rr_list_rr(auth, 0), 2));
+            }
+            transfer(req.get(), q, req_mac, ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA, known_serial, out);
         } else {
             out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
         }
@@ -410,17 +424,17 @@ struct Service::Impl {
     }
 
     void transfer(const ldns_pkt* req, const ldns_rr* q, const ldns_rdf* req_mac, bool soa_only,
-                  std::vector<std::vector<uint8_t>>& out) {
+                  std::optional<uint32_t> known_serial, std::vector<std::vector<uint8_t>>& out) {
         std::vector<std::vector<std::string>> records;
-        uint64_t version;
+        uint32_t generation;
         {
             std::lock_guard<std::mutex> lock(mu);
-            version = own.version;
-            records = encode(own.origin(), reports_now());
+            generation = store.generation();
+            records = encode(own.origin(), reports_now(), known_serial == generation);
         }
         ldns_rr* soa = nullptr;
         std::string soa_text = std::string(kSyncZone) + " 0 IN SOA glbd. hostmaster.glbd. " +
-                               std::to_string(version % 4294967296ULL) + " 1 1 1 1";
+                               std::to_string(generation) + " 1 1 1 1";
         ldns_rr_new_frm_str(&soa, soa_text.c_str(), 0, nullptr, nullptr);
         auto new_msg = [&](bool first) {
             auto p = make_pkt(ldns_pkt_new());
@@ -651,6 +665,7 @@ struct Service::Impl {
         std::vector<uint8_t> out, in;
         ldns_rdf* mac = nullptr;  // the request's, then the previous message's
         int messages = 0, soas = 0, open = 2;
+        uint32_t serial = 0;
         size_t total = 0;
         bool done = false;
         std::vector<std::vector<std::string>> records;
@@ -675,8 +690,15 @@ struct Service::Impl {
         auto req = make_pkt(ldns_pkt_new());
         ldns_pkt_set_random_id(req.get());
         ldns_rr* q = nullptr;
-        ldns_rr_new_question_frm_str(&q, notify ? "_glbd. IN SOA" : "_glbd. IN AXFR", nullptr, nullptr);
+        ldns_rr_new_question_frm_str(&q, notify ? "_glbd. IN SOA" : "_glbd. IN IXFR", nullptr, nullptr);
         ldns_pkt_push_rr(req.get(), LDNS_SECTION_QUESTION, q);
+        if (!notify) {  // the generation we have of this peer (0: none, send everything)
+            ldns_rr* have = nullptr;
+            std::string text = std::string(kSyncZone) + " 0 IN SOA glbd. hostmaster.glbd. " +
+                               std::to_string(last_generation[addr]) + " 1 1 1 1";
+            ldns_rr_new_frm_str(&have, text.c_str(), 0, nullptr, nullptr);
+            ldns_pkt_push_rr(req.get(), LDNS_SECTION_AUTHORITY, have);
+        }
         if (notify) ldns_pkt_set_opcode(req.get(), LDNS_PACKET_NOTIFY), ldns_pkt_set_aa(req.get(), true);
         auto wire = sign_to_wire(req.get(), nullptr, false);
         x->mac = mac_of(req.get());
@@ -746,6 +768,7 @@ struct Service::Impl {
             for (size_t i = 0; i < ldns_rr_list_rr_count(an); ++i) {
                 const ldns_rr* rr = ldns_rr_list_rr(an, i);
                 if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA) {
+                    if (ldns_rr_rd_count(rr) == 7) x->serial = ldns_rdf2native_int32(ldns_rr_rdf(rr, 2));
                     if (++x->soas == 2) return complete(x);
                 } else if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_TXT) {
                     x->records.push_back(txt_strings(rr));
@@ -765,8 +788,22 @@ struct Service::Impl {
     void complete(Exchange* x) {
         std::string from, error;
         std::vector<Report> reports;
-        if (!decode(x->records, from, reports, error)) return finish(x, "malformed state: " + error);
+        bool heartbeats_only = false;
+        if (!decode(x->records, from, reports, error, &heartbeats_only)) return finish(x, "malformed state: " + error);
         bool changed = false;
+        if (heartbeats_only) {
+            bool need_full = false;
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                uint64_t now = now_ms();
+                for (const auto& r : reports) need_full |= store.merge_heartbeat(r.state, r.age_ms, now, nullptr);
+            }
+            // A newer version than we hold (learnt by the peer from elsewhere): ask for everything.
+            last_generation[x->addr] = need_full ? 0 : x->serial;
+            finish(x, "");
+            return;
+        }
+        last_generation[x->addr] = x->serial;
         {
             std::lock_guard<std::mutex> lock(mu);
             if (from == own.origin()) {

@@ -16,6 +16,7 @@ Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t
         k.state = report;
         k.last_heard_ms = heard_at;
         m.data_changed = m.heard = true;
+        ++generation_;
         return m;
     }
     if (report.version > k.state.version) {
@@ -23,6 +24,7 @@ Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t
         k.state = report;
         k.state.heartbeat = hb;
         m.data_changed = true;
+        ++generation_;
     }
     if (report.heartbeat > k.state.heartbeat) {
         k.state.heartbeat = report.heartbeat;
@@ -34,7 +36,24 @@ Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t
     return m;
 }
 
+bool Store::merge_heartbeat(const InstanceState& report, uint64_t age_ms, uint64_t now_ms, bool* heard) {
+    auto it = known_.find(report.origin());
+    if (report.origin() == own_) return false;
+    if (it == known_.end()) return true;  // never seen: needs its data
+    Known& k = it->second;
+    if (report.heartbeat > k.state.heartbeat) {
+        k.state.heartbeat = report.heartbeat;
+        uint64_t heard_at = now_ms > age_ms ? now_ms - age_ms : 0;
+        if (heard_at > k.last_heard_ms) {
+            k.last_heard_ms = heard_at;
+            if (heard) *heard = true;
+        }
+    }
+    return report.version > k.state.version;
+}
+
 void Store::set_own(const InstanceState& own, uint64_t now_ms) {
+    ++generation_;
     own_ = own.origin();
     Known& k = known_[own_];
     k.state = own;
@@ -45,6 +64,7 @@ void Store::load(const InstanceState& s, uint64_t now_ms) {
     if (s.origin() == own_) return;
     Known& k = known_[s.origin()];
     if (k.state.version > s.version) return;
+    ++generation_;
     k.state = s;
     k.last_heard_ms = now_ms;  // a loaded cluster counts as just heard: it gets a full deadAfter
 }
@@ -171,12 +191,15 @@ bool number(const std::string& s, uint64_t& out) {
 }
 }  // namespace
 
-std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports,
+                                             bool heartbeats_only) {
     std::vector<std::vector<std::string>> out;
     out.push_back({"glbd-sync=1", kv("from", from)});
+    if (heartbeats_only) out.back().push_back("mode=heartbeats");
     for (const auto& r : reports) {
         const InstanceState& s = r.state;
         out.push_back({kv("origin", s.origin()), kv("version", s.version), kv("heartbeat", s.heartbeat), kv("age", r.age_ms)});
+        if (heartbeats_only) continue;
         for (const auto& h : s.hosts) {
             std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
             if (h.load_balancing) {
@@ -195,7 +218,8 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
 }
 
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
-            std::string& error) {
+            std::string& error, bool* heartbeats_only) {
+    if (heartbeats_only) *heartbeats_only = false;
     Report* cur = nullptr;
     for (size_t i = 0; i < records.size(); ++i) {
         const auto& rec = records[i];
@@ -215,6 +239,7 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
             for (const auto& s : rec) {
                 auto [k, v] = split(s);
                 if (k == "from") from = v;
+                if (k == "mode" && v == "heartbeats" && heartbeats_only) *heartbeats_only = true;
             }
         } else if (k0 == "origin") {
             auto slash = v0.find('/');

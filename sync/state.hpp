@@ -54,6 +54,12 @@ public:
     void set_own(const InstanceState& own, uint64_t now_ms);
     // Loads a report as just heard (stateDir at start).
     void load(const InstanceState& s, uint64_t now_ms);
+    // A heartbeat without data (an incremental pull found nothing new): moves the heartbeat only.
+    // Returns true when the report's version is newer than what is known (a full pull is needed).
+    bool merge_heartbeat(const InstanceState& report, uint64_t age_ms, uint64_t now_ms, bool* heard);
+    // Grows with every change of data (not of heartbeats); starts anywhere (serial of `_glbd.`).
+    [[nodiscard]] uint32_t generation() const { return generation_; }
+    void set_generation(uint32_t g) { generation_ = g; }
 
     [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;
     // The merged global view at `now_ms` (see product.md: replicas, liveness, overrides applied).
@@ -66,6 +72,7 @@ public:
 private:
     std::map<std::string, Known> known_;
     std::string own_;
+    uint32_t generation_ = 1;
 };
 
 // Sets (or with "auto" clears) an override at `now_ms`; returns an error message, or "" when set.
@@ -81,10 +88,13 @@ struct Report {
     InstanceState state;
     uint64_t age_ms = 0;
 };
-// The TXT records' text strings, one vector per record, in zone order (without the SOAs).
-std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
+// The TXT records' text strings, one vector per record, in zone order (without the SOAs). With
+// `heartbeats_only`, just each origin's record (version, heartbeat, age): nothing changed since the
+// generation the puller had.
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports,
+                                             bool heartbeats_only = false);
 // Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
-            std::string& error);
+            std::string& error, bool* heartbeats_only = nullptr);
 
 }  // namespace glbd::sync

@@ -133,6 +133,34 @@ TEST(Codec, RoundTrip) {
     EXPECT_FALSE(out[1].state.hosts[0].load_balancing);
 }
 
+TEST(Codec, HeartbeatsOnlyCarriesNoHosts) {
+    auto a = inst("eu-1", "pod-a", 5, 6);
+    auto records = encode("eu-1/pod-a", {{a, 0}}, true);
+    ASSERT_EQ(records.size(), 2u);  // the header and the origin record
+    std::string from, err;
+    std::vector<Report> out;
+    bool hb = false;
+    ASSERT_TRUE(decode(records, from, out, err, &hb)) << err;
+    EXPECT_TRUE(hb);
+    EXPECT_EQ(out[0].state.heartbeat, 6u);
+    EXPECT_TRUE(out[0].state.hosts.empty());
+}
+
+TEST(Store, HeartbeatOnlyMovesLivenessAndAsksForNewerData) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(inst("eu", "x", 10, 100), 0, 0);
+    uint32_t g = st.generation();
+    bool heard = false;
+    EXPECT_FALSE(st.merge_heartbeat(inst("eu", "x", 10, 200), 0, 2500, &heard));
+    EXPECT_TRUE(heard);
+    EXPECT_EQ(st.generation(), g);  // heartbeats are not data
+    EXPECT_TRUE(cluster(st.view(5000, 3000), "eu")->alive);
+    EXPECT_FALSE(cluster(st.view(5000, 3000), "eu")->hosts.empty());  // data kept
+    EXPECT_TRUE(st.merge_heartbeat(inst("eu", "x", 11, 300), 0, 2600, &heard));  // newer version: pull it
+    EXPECT_TRUE(st.merge_heartbeat(inst("us", "y", 1, 1), 0, 2600, &heard));     // unknown origin
+}
+
 TEST(Codec, MalformedRejected) {
     std::string from, err;
     std::vector<Report> out;
