@@ -80,6 +80,8 @@ private:
     bool host_answer(const Host& h, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
     const Group* choose_group(const Host& h, bool& fallback, bool& fail_open);
     void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd);
+    void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const uint8_t* rdata,
+                  size_t len);
     void write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set);
     void write_soa(const Zone& z);
     void add_glue(const RRset& set);
@@ -305,6 +307,21 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
     count(section_);
 }
 
+void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
+                         const uint8_t* rdata, size_t len) {
+    if (owner_is_qname) {
+        w_.pointer(kHeaderSize);
+    } else {
+        w_.name(owner);
+    }
+    w_.u16(type);
+    w_.u16(kClassIn);
+    w_.u32(ttl);
+    w_.u16(static_cast<uint16_t>(len));
+    w_.bytes(rdata, len);
+    count(section_);
+}
+
 void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set) {
     for (const auto& rd : set.rdata) write_rr(owner, owner_is_qname, set.type, set.ttl, rd);
 }
@@ -376,58 +393,56 @@ const Group* Responder::choose_group(const Host& h, bool& fallback, bool& fail_o
 // makes the answer a CNAME, whose target is returned for the caller to chase.
 bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is_qname,
                             std::string_view* cname_target) {
-    uint16_t qtype = q_.qtype;
-    const std::vector<RData>* addrs = nullptr;
-    const std::string* cname = nullptr;
-    uint16_t atype = 0;
-    auto pick_type = [&](const std::vector<RData>* a, const std::vector<RData>* aaaa, const std::string* cn) {
-        if (qtype != type::CNAME && (qtype == type::A || qtype == type::ANY) && !a->empty()) {
-            addrs = a, atype = type::A;
-        } else if (qtype != type::CNAME && (qtype == type::AAAA || qtype == type::ANY) && !aaaa->empty()) {
-            addrs = aaaa, atype = type::AAAA;
-        } else if (!cn->empty()) {
-            cname = cn;
-        }
-    };
+    const uint16_t qtype = q_.qtype;
+    const Answers* ans = nullptr;
+    int mode = 0;
     if (h.simple) {
-        int mode = h.any_healthy ? 0 : 1;
+        mode = h.union_answers.any_healthy() ? 0 : 1;
         if (mode == 1) short_ttl_ = true, info_.fail_open = true;
-        pick_type(&h.union_a[mode], &h.union_aaaa[mode], &h.union_cname[mode]);
+        ans = &h.union_answers;
     } else {
         bool fallback = false, fail_open = false;
         const Group* g = choose_group(h, fallback, fail_open);
         if (!g) return false;
-        int mode = fail_open ? 1 : 0;
+        mode = fail_open ? 1 : 0;
         if (fallback || fail_open) short_ttl_ = true;
         info_.fallback |= fallback;
         info_.fail_open |= fail_open;
-        int qt = qtype == type::AAAA ? 1 : 0;
-        const Group::Pick& p = g->pick[qt][mode];
+        const Group::Pick& p = g->pick[qtype == type::AAAA ? 1 : 0][mode];
         // ANY and CNAME use the A pick, and fall back to AAAA when no entry has A data.
-        const Group::Pick& pp = (p.entry.empty() && qtype != type::A) ? g->pick[1][mode] : p;
-        if (pp.entry.empty()) return false;
+        const Group::Pick& pp = (p.choices.empty() && qtype != type::A) ? g->pick[1][mode] : p;
+        if (pp.choices.empty()) return false;
         size_t choice = 0;
-        if (pp.entry.size() > 1) {
+        if (pp.choices.size() > 1) {
             if (pp.total == 0) {
-                choice = next_random() % pp.entry.size();
+                choice = next_random() % pp.choices.size();
             } else {
-                uint32_t r = static_cast<uint32_t>(next_random() % pp.total);
-                while (pp.cumulative[choice] <= r) ++choice;
+                auto r = static_cast<uint32_t>(next_random() % pp.total);
+                while (pp.choices[choice].cumulative <= r) ++choice;
             }
         }
-        const Entry& e = h.entries[pp.entry[choice]];
-        info_.entry = pp.entry[choice];
-        pick_type(&e.a[mode], &e.aaaa[mode], &e.cname[mode]);
+        info_.entry = pp.choices[choice].entry;
+        ans = &h.entries[pp.choices[choice].entry].answers;
+    }
+    bool has4 = mode == 0 ? ans->healthy4 > 0 : !ans->v4.empty();
+    bool has6 = mode == 0 ? ans->healthy6 > 0 : !ans->v6.empty();
+    uint16_t atype = 0;
+    if ((qtype == type::A || qtype == type::ANY) && has4) {
+        atype = type::A;
+    } else if ((qtype == type::AAAA || qtype == type::ANY) && has6) {
+        atype = type::AAAA;
     }
     uint32_t ttl = short_ttl_ ? std::min(h.ttl, kShortTtl) : h.ttl;
-    if (addrs) {
-        for (const auto& rd : *addrs) write_rr(owner, owner_is_qname, atype, ttl, rd);
+    if (atype != 0) {
+        for (const Address& a : atype == type::A ? ans->v4 : ans->v6) {
+            if (mode == 1 || a.healthy) write_rr(owner, owner_is_qname, atype, ttl, a.bytes.data(), a.len);
+        }
         return true;
     }
-    if (cname) {
-        RData rd{*cname, {0, 0}, 1};
+    if (!ans->cname[mode].empty()) {
+        RData rd{ans->cname[mode], {0, 0}, 1};
         write_rr(owner, owner_is_qname, type::CNAME, ttl, rd);
-        *cname_target = *cname;
+        *cname_target = ans->cname[mode];
         return true;
     }
     return false;

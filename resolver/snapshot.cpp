@@ -112,13 +112,42 @@ void build_pick(const Host& h, Group& g) {
             Group::Pick& p = g.pick[qt][mode];
             for (uint16_t i : g.entries) {
                 const Entry& e = h.entries[i];
-                if ((mode == 0 && !e.usable) || !e.has_data(qtype, mode)) continue;
-                p.entry.push_back(i);
+                if ((mode == 0 && !e.usable) || !e.answers.has(qtype, mode)) continue;
                 p.total += e.weight;
-                p.cumulative.push_back(p.total);
+                p.choices.push_back(Group::Choice{i, p.total});
             }
-            if (p.total == 0) p.cumulative.clear();  // all weights 0: uniform
         }
+    }
+}
+
+// Adds an endpoint to a set of answers; an address already there becomes healthy if this one is.
+void add_endpoint(Answers& a, const EndpointState& ep, bool alive) {
+    bool healthy = alive && ep.healthy;
+    Address addr;
+    addr.healthy = healthy;
+    char buf[64];
+    if (ep.target.size() < sizeof buf) {
+        std::copy(ep.target.begin(), ep.target.end(), buf);
+        buf[ep.target.size()] = 0;
+        bool v4 = ep.target.find(':') == std::string::npos;
+        if (inet_pton(v4 ? AF_INET : AF_INET6, buf, addr.bytes.data()) == 1) {
+            addr.len = v4 ? 4 : 16;
+            auto& list = v4 ? a.v4 : a.v6;
+            auto& count = v4 ? a.healthy4 : a.healthy6;
+            for (auto& x : list) {
+                if (x.bytes == addr.bytes) {
+                    if (healthy && !x.healthy) x.healthy = true, ++count;
+                    return;
+                }
+            }
+            list.push_back(addr);
+            if (healthy) ++count;
+            return;
+        }
+    }
+    if (auto w = conf::name_to_wire(ep.target)) {
+        if (a.cname[1].empty()) a.cname[1] = *w;
+        if (healthy && a.cname[0].empty()) a.cname[0] = *w;
     }
 }
 
@@ -131,72 +160,50 @@ Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he) {
         e.weight = he.load_balancing->weight;
         e.default_geo = he.load_balancing->default_geo;
     }
-    bool any_healthy = false;
-    for (const auto& ep : he.endpoints) {
-        RData rd;
-        uint16_t t = 0;
-        for (int mode = 0; mode < 2; ++mode) {
-            if (mode == 0 && !ep.healthy) continue;
-            if (address_rdata(ep.target, rd, t)) {
-                auto& list = t == wire::type::A ? e.a[mode] : e.aaaa[mode];
-                bool dup = std::any_of(list.begin(), list.end(), [&](const RData& x) { return x.wire == rd.wire; });
-                if (!dup) list.push_back(rd);
-            } else if (auto w = conf::name_to_wire(ep.target); w && e.cname[mode].empty()) {
-                e.cname[mode] = *w;
-            }
-        }
-        any_healthy |= ep.healthy;
-    }
-    e.usable = alive && any_healthy;
+    for (const auto& ep : he.endpoints) add_endpoint(e.answers, ep, true);
+    e.usable = alive && e.answers.any_healthy();
     return e;
 }
 
-void append_unique(std::vector<RData>& to, const std::vector<RData>& from) {
-    for (const auto& rd : from) {
-        bool dup = std::any_of(to.begin(), to.end(), [&](const RData& x) { return x.wire == rd.wire; });
-        if (!dup) to.push_back(rd);
-    }
-}
-
-void finish_host(Host& h) {
+void finish_host(Host& h, const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions) {
     h.simple = true;
-    std::set<std::pair<std::string, bool>> shapes;
-    std::map<std::string, size_t> group_of;
+    std::vector<std::pair<const std::string*, bool>> shapes;  // distinct (geo, defaultGeo)
     for (size_t i = 0; i < h.entries.size(); ++i) {
         const Entry& e = h.entries[i];
         auto idx = static_cast<uint16_t>(i);
         if (e.load_balanced) h.simple = false;
-        shapes.emplace(e.geo, e.default_geo);
+        if (std::none_of(shapes.begin(), shapes.end(), [&](const auto& s) { return *s.first == e.geo && s.second == e.default_geo; })) {
+            shapes.emplace_back(&e.geo, e.default_geo);
+        }
         h.all.entries.push_back(idx);
         if (e.default_geo) h.default_group.entries.push_back(idx);
         if (e.geo.empty()) continue;
-        auto [it, fresh] = group_of.try_emplace(e.geo, h.geo_groups.size());
-        if (fresh) h.geo_groups.push_back(Group{e.geo, {}, false, {}});
-        h.geo_groups[it->second].entries.push_back(idx);
+        auto g = std::find_if(h.geo_groups.begin(), h.geo_groups.end(), [&](const Group& x) { return x.geo == e.geo; });
+        if (g == h.geo_groups.end()) g = h.geo_groups.insert(h.geo_groups.end(), Group{e.geo, {}, false, {}});
+        g->entries.push_back(idx);
     }
     h.geo_dependent = shapes.size() > 1;
     for (auto& g : h.geo_groups) build_pick(h, g);
     build_pick(h, h.default_group);
     build_pick(h, h.all);
-    for (const Entry& e : h.entries) {
-        for (int mode = 0; mode < 2; ++mode) {
-            if (mode == 0 && !e.usable) continue;
-            append_unique(h.union_a[mode], e.a[mode]);
-            append_unique(h.union_aaaa[mode], e.aaaa[mode]);
-            if (h.union_cname[mode].empty()) h.union_cname[mode] = e.cname[mode];
+    if (h.simple) {
+        for (const auto& [cluster, he] : contributions) {
+            for (const auto& ep : he->endpoints) add_endpoint(h.union_answers, ep, cluster->alive);
         }
     }
-    h.any_healthy = !h.union_a[0].empty() || !h.union_aaaa[0].empty() || !h.union_cname[0].empty();
 }
 
 }  // namespace
 
-bool Entry::has_data(uint16_t qtype, int mode) const {
+bool Answers::has(uint16_t qtype, int mode) const {
+    bool has4 = mode == 0 ? healthy4 > 0 : !v4.empty();
+    bool has6 = mode == 0 ? healthy6 > 0 : !v6.empty();
+    bool cn = !cname[mode].empty();
     switch (qtype) {
-        case wire::type::A: return !a[mode].empty() || !cname[mode].empty();
-        case wire::type::AAAA: return !aaaa[mode].empty() || !cname[mode].empty();
-        case wire::type::CNAME: return !cname[mode].empty();
-        default: return !a[mode].empty() || !aaaa[mode].empty() || !cname[mode].empty();
+        case wire::type::A: return has4 || cn;
+        case wire::type::AAAA: return has6 || cn;
+        case wire::type::CNAME: return cn;
+        default: return has4 || has6 || cn;
     }
 }
 
@@ -245,7 +252,6 @@ std::shared_ptr<const Snapshot> build_snapshot(const conf::Config& config, const
     s->serial = serial;
     s->geo = std::move(geo);
     s->udp_payload = config.udp_payload;
-    s->view = view;
     for (const auto& cz : config.zones) s->zones.push_back(build_zone(cz, serial));
 
     // Host name -> its entries from every cluster, in cluster order (sorted ids: the same everywhere).
@@ -268,7 +274,7 @@ std::shared_ptr<const Snapshot> build_snapshot(const conf::Config& config, const
             if (cluster->id == config.cluster_id) h.ttl = he->ttl;
             h.entries.push_back(build_entry(cluster->id, cluster->alive, *he));
         }
-        finish_host(h);
+        finish_host(h, contributions);
         Node& node = add_node(*zone, h.name);
         node.host = static_cast<int>(s->hosts.size());
         s->hosts.push_back(std::move(h));

@@ -3,6 +3,7 @@
 // precomputed, and the geo database. Built off the hot path; immutable once published.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -38,18 +39,32 @@ struct RRset {
     std::vector<RData> rdata;
 };
 
-// One cluster's entry of a host, with its answers precomputed.
+// An IPv4 or IPv6 endpoint address, in wire form, with its health.
+struct Address {
+    std::array<uint8_t, 16> bytes{};
+    uint8_t len = 4;  // 4 (A) or 16 (AAAA)
+    bool healthy = true;
+};
+
+// The answers an entry (or a simple host's union) can give. Modes: 0 = healthy endpoints only,
+// 1 = every endpoint (fail-open).
+struct Answers {
+    std::vector<Address> v4, v6;
+    uint16_t healthy4 = 0, healthy6 = 0;
+    std::string cname[2];  // the first hostname endpoint (healthy / any), wire form; empty when none
+    [[nodiscard]] bool has(uint16_t qtype, int mode) const;
+    [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
+};
+
+// One cluster's entry of a host.
 struct Entry {
     std::string cluster;
     std::string geo;
     uint16_t weight = 0;
     bool default_geo = false;
     bool load_balanced = false;  // the cluster gave loadBalancing for this host
-    bool usable = false;  // alive and at least one healthy endpoint
-    // [0] = healthy endpoints only, [1] = every endpoint (fail-open)
-    std::vector<RData> a[2], aaaa[2];
-    std::string cname[2];  // first hostname endpoint, wire form; empty when none
-    [[nodiscard]] bool has_data(uint16_t qtype, int mode) const;
+    bool usable = false;         // alive and at least one healthy endpoint
+    Answers answers;
 };
 
 // The entries of one geo group, with a weighted pick precomputed per (qtype A/AAAA, mode).
@@ -57,9 +72,12 @@ struct Group {
     std::string geo;  // "" for the default and all groups
     std::vector<uint16_t> entries;
     bool usable = false;
+    struct Choice {
+        uint16_t entry;
+        uint32_t cumulative;  // running sum of weights; all 0 => uniform
+    };
     struct Pick {
-        std::vector<uint16_t> entry;
-        std::vector<uint32_t> cumulative;  // empty total => uniform among entry
+        std::vector<Choice> choices;
         uint32_t total = 0;
     };
     Pick pick[2][2];  // [A=0/AAAA=1][mode]
@@ -73,10 +91,7 @@ struct Host {
     std::vector<Entry> entries;
     std::vector<Group> geo_groups;  // one per distinct geo
     Group default_group, all;
-    // Simple hosts: union answers, [0] healthy, [1] fail-open.
-    std::vector<RData> union_a[2], union_aaaa[2];
-    std::string union_cname[2];
-    bool any_healthy = false;
+    Answers union_answers;  // simple hosts: every alive cluster's endpoints
 };
 
 struct Node {
@@ -108,7 +123,6 @@ struct Snapshot {
     std::vector<Host> hosts;
     std::shared_ptr<const geo::GeoDb> geo;
     uint16_t udp_payload = 1232;
-    GlobalView view;  // what the snapshot was built from (for status and tests)
 
     // The zone whose origin is the longest suffix of `qname` (wire, lower case), or null.
     [[nodiscard]] const Zone* find_zone(std::string_view qname) const;

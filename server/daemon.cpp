@@ -53,7 +53,8 @@ void Daemon::start_checker(const health::States& previous) {
 void Daemon::request_rebuild() {
     if (uv_is_active(reinterpret_cast<uv_handle_t*>(&rebuild_timer_))) return;  // one is already due
     uint64_t now = uv_now(loop_);
-    auto min_gap = static_cast<uint64_t>(kMinRebuild.count());
+    // At least kMinRebuild apart, and never more than a third of the time spent building.
+    auto min_gap = std::max(static_cast<uint64_t>(kMinRebuild.count()), 2 * last_build_cost_ms_);
     uint64_t delay = last_build_ms_ + min_gap > now ? last_build_ms_ + min_gap - now : 0;
     uv_timer_start(&rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->rebuild(); }, delay, 0);
 }
@@ -61,10 +62,14 @@ void Daemon::request_rebuild() {
 // This instance's hosts with their health go to the sync store; the snapshot is built from the merge.
 void Daemon::rebuild() {
     try {
+        uv_update_time(loop_);
+        uint64_t start = uv_now(loop_);
         sync_->set_own_hosts(local_view(config_, checker_->states()).hosts);
         auto snap = make_snapshot(config_, geo_, sync_->view(), next_serial());
         publisher_.publish(snap);
+        uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
+        last_build_cost_ms_ = last_build_ms_ - start;
         spdlog::debug("snapshot rebuilt: serial {}", snap->serial);
     } catch (const std::exception& e) {
         spdlog::error("cannot rebuild the snapshot: {}", e.what());

@@ -54,6 +54,7 @@ private:
     uv_async_t changed_{};
     uv_timer_t rebuild_timer_{};
     uint64_t last_build_ms_ = 0;
+    uint64_t last_build_cost_ms_ = 0;
 };
 
 void setup_logging(const std::string& level, const std::string& format);

@@ -1,4 +1,5 @@
 // glbd command line: serve, check, demo, keygen.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -64,6 +65,8 @@ int keygen(const std::string& name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A peer that closes its end mid-answer must cost one write error, not the process.
+    std::signal(SIGPIPE, SIG_IGN);
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) return usage_error("no command given");
     const std::string cmd = args[0];

@@ -1,5 +1,8 @@
 #include "sync/peers.hpp"
 
+#include "resolver/wire.hpp"
+#include "sync/tsig.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
@@ -50,47 +53,6 @@ std::string rdf_text(const ldns_rdf* r) {
     char* s = ldns_rdf2str(r);
     std::string out = s ? s : "";
     free(s);
-    return out;
-}
-
-uint64_t tsig_time(const ldns_rr* tsig) {
-    const ldns_rdf* t = ldns_rr_rdf(tsig, 1);
-    if (!t || ldns_rdf_size(t) != 6) return 0;
-    const uint8_t* d = ldns_rdf_data(t);
-    uint64_t v = 0;
-    for (int i = 0; i < 6; ++i) v = v << 8 | d[i];
-    return v;
-}
-
-ldns_rdf* mac_of(const ldns_pkt* p) {
-    const ldns_rr* t = ldns_pkt_tsig(p);
-    return t && ldns_rr_rd_count(t) > 3 ? ldns_rdf_clone(ldns_rr_rdf(t, 3)) : nullptr;
-}
-
-ldns_rr* txt_rr(const std::string& owner, const std::vector<std::string>& strings) {
-    ldns_rr* rr = ldns_rr_new();
-    ldns_rr_set_owner(rr, ldns_dname_new_frm_str(owner.c_str()));
-    ldns_rr_set_type(rr, LDNS_RR_TYPE_TXT);
-    ldns_rr_set_class(rr, LDNS_RR_CLASS_IN);
-    ldns_rr_set_ttl(rr, 0);
-    for (const auto& s : strings) {
-        std::string data(1, static_cast<char>(std::min<size_t>(s.size(), 255)));
-        data += s.substr(0, 255);
-        ldns_rr_push_rdf(rr, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_STR, data.size(), data.data()));
-    }
-    return rr;
-}
-
-std::vector<std::string> txt_strings(const ldns_rr* rr) {
-    std::vector<std::string> out;
-    for (size_t i = 0; i < ldns_rr_rd_count(rr); ++i) {
-        const ldns_rdf* r = ldns_rr_rdf(rr, i);
-        const uint8_t* d = ldns_rdf_data(r);
-        size_t n = ldns_rdf_size(r);
-        if (n == 0) continue;
-        size_t len = std::min<size_t>(d[0], n - 1);
-        out.emplace_back(reinterpret_cast<const char*>(d + 1), len);
-    }
     return out;
 }
 
@@ -163,12 +125,100 @@ std::string geo_ip(const geo::Address& a) {
     return buf;
 }
 
+// A DNS message written straight to wire: header, an optional `_glbd.` question, answer records.
+class Message {
+public:
+    Message(uint16_t id, uint16_t flags) {
+        put16(id), put16(flags), put16(0), put16(0), put16(0), put16(0);
+    }
+    void question(uint16_t qtype) {
+        name(kSyncZone), put16(qtype), put16(1);
+        qd_ = 1;
+    }
+    void soa(uint32_t serial) {
+        std::string rd = wire("glbd.") + wire("hostmaster.glbd.");
+        for (uint32_t v : {serial, 1u, 1u, 1u, 1u}) {
+            for (int sft = 24; sft >= 0; sft -= 8) rd.push_back(static_cast<char>(v >> sft));
+        }
+        rr(kSyncZone, LDNS_RR_TYPE_SOA, rd);
+    }
+    void txt(const std::string& owner, const std::vector<std::string>& strings) {
+        std::string rd;
+        for (const auto& s : strings) {
+            size_t n = std::min<size_t>(s.size(), 255);
+            rd.push_back(static_cast<char>(n));
+            rd.append(s, 0, n);
+        }
+        rr(owner, LDNS_RR_TYPE_TXT, rd);
+    }
+    [[nodiscard]] size_t size() const { return b_.size(); }
+    std::vector<uint8_t> finish() {
+        b_[4] = 0, b_[5] = static_cast<uint8_t>(qd_);
+        b_[6] = static_cast<uint8_t>(an_ >> 8), b_[7] = static_cast<uint8_t>(an_);
+        return b_;
+    }
+
+private:
+    static std::string wire(const std::string& n) { return conf::name_to_wire(n).value_or(std::string(1, '\0')); }
+    void put16(uint16_t v) { b_.push_back(static_cast<uint8_t>(v >> 8)), b_.push_back(static_cast<uint8_t>(v)); }
+    void name(const std::string& n) {
+        std::string w = wire(n);
+        b_.insert(b_.end(), w.begin(), w.end());
+    }
+    void rr(const std::string& owner, uint16_t type, const std::string& rdata) {
+        name(owner), put16(type), put16(1), put16(0), put16(0), put16(static_cast<uint16_t>(rdata.size()));
+        b_.insert(b_.end(), rdata.begin(), rdata.end());
+        ++an_;
+    }
+    std::vector<uint8_t> b_;
+    unsigned qd_ = 0, an_ = 0;
+};
+
+// The answer records of a transfer message: SOA serials and TXT strings. False when malformed.
+bool parse_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
+                   uint32_t& serial) {
+    if (len < 12) return false;
+    unsigned qd = wire::get16(m + 4), an = wire::get16(m + 6);
+    size_t pos = 12;
+    for (unsigned i = 0; i < qd; ++i) {
+        pos = wire::skip_name(m, len, pos);
+        if (pos == 0 || pos + 4 > len) return false;
+        pos += 4;
+    }
+    for (unsigned i = 0; i < an; ++i) {
+        pos = wire::skip_name(m, len, pos);
+        if (pos == 0 || pos + 10 > len) return false;
+        uint16_t type = wire::get16(m + pos);
+        size_t rdlen = wire::get16(m + pos + 8), rd = pos + 10;
+        pos = rd + rdlen;
+        if (pos > len) return false;
+        if (type == LDNS_RR_TYPE_SOA) {
+            size_t p = wire::skip_name(m, pos, rd);
+            p = p ? wire::skip_name(m, pos, p) : 0;
+            if (p == 0 || p + 20 > pos) return false;
+            serial = wire::get32(m + p);
+            ++soas;
+        } else if (type == LDNS_RR_TYPE_TXT) {
+            std::vector<std::string> strings;
+            for (size_t p = rd; p < pos;) {
+                size_t n = m[p];
+                if (p + 1 + n > pos) return false;
+                strings.emplace_back(reinterpret_cast<const char*>(m + p + 1), n);
+                p += 1 + n;
+            }
+            txts.push_back(std::move(strings));
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 struct Service::Impl {
     conf::Config config;
     bool networked = false;
     std::string key_name, secret;
+    tsig::Key key;
     std::function<void()> on_change;
     std::set<std::string> cut;  // test-only fault switch: peer IPs treated as unreachable (GLBD_TEST_CUT)
 
@@ -201,6 +251,7 @@ struct Service::Impl {
         if (networked) {
             key_name = lower(config.peers->key.name);
             secret = config.peers->key.secret;
+            key = tsig::Key::from(config.peers->key.name, secret);
         }
         if (const char* env = std::getenv("GLBD_TEST_CUT")) {
             std::string s = env;
@@ -318,18 +369,14 @@ struct Service::Impl {
     uint64_t dead_after() const { return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4; }
 
     // ---- serving (TCP thread)
-    Auth verify(ldns_pkt* pkt, const uint8_t* wire, size_t len, uint64_t now_s) const {
-        const ldns_rr* tsig = ldns_pkt_tsig(pkt);
-        if (!tsig) return Auth::unsigned_;
-        if (lower(rdf_text(ldns_rr_owner(tsig))) != key_name || ldns_rr_rd_count(tsig) < 7 ||
-            lower(rdf_text(ldns_rr_rdf(tsig, 0))) != kAlgorithm) {
-            return Auth::badkey;
+    Auth verify(const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac) const {
+        switch (tsig::verify(wire, len, key, "", false, now_s, mac)) {
+            case tsig::Status::ok: return Auth::ok;
+            case tsig::Status::unsigned_: return Auth::unsigned_;
+            case tsig::Status::badkey: return Auth::badkey;
+            case tsig::Status::badtime: return Auth::badtime;
+            default: return Auth::badsig;
         }
-        if (!ldns_pkt_tsig_verify(pkt, wire, len, key_name.c_str(), secret.c_str(), nullptr)) return Auth::badsig;
-        uint64_t signed_at = tsig_time(tsig);
-        uint64_t fudge = ldns_rdf2native_int16(ldns_rr_rdf(tsig, 2));
-        if (signed_at + fudge < now_s || signed_at > now_s + fudge) return Auth::badtime;
-        return Auth::ok;
     }
 
     bool handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
@@ -344,7 +391,8 @@ struct Service::Impl {
         if (opcode != 0 && opcode != kOpNotify) return false;
         std::string peer = geo_ip(from);
         if (cut.count(peer)) return true;  // test fault switch: as if the packet never arrived
-        Auth a = verify(req.get(), msg, len, static_cast<uint64_t>(std::time(nullptr)));
+        std::string req_mac;
+        Auth a = verify(msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
         if (a != Auth::ok) {
             const char* why = a == Auth::unsigned_ ? "unsigned" : a == Auth::badkey ? "unknown key" : a == Auth::badsig ? "bad signature" : "stale signature";
             (a == Auth::unsigned_ ? counters.rejected_unsigned : a == Auth::badkey ? counters.rejected_badkey
@@ -353,16 +401,12 @@ struct Service::Impl {
             out.push_back(error_response(req.get(), a == Auth::unsigned_ ? LDNS_RCODE_REFUSED : LDNS_RCODE_NOTAUTH));
             return true;
         }
-        ldns_rdf* req_mac = mac_of(req.get());
         if (opcode == kOpNotify) {
             counters.notifies_received.fetch_add(1);
-            auto resp = make_pkt(ldns_pkt_new());
-            ldns_pkt_set_id(resp.get(), ldns_pkt_id(req.get()));
-            ldns_pkt_set_qr(resp.get(), true);
-            ldns_pkt_set_aa(resp.get(), true);
-            ldns_pkt_set_opcode(resp.get(), LDNS_PACKET_NOTIFY);
-            ldns_pkt_push_rr(resp.get(), LDNS_SECTION_QUESTION, ldns_rr_clone(q));
-            out.push_back(sign_to_wire(resp.get(), req_mac, false));
+            Message resp(ldns_pkt_id(req.get()), static_cast<uint16_t>(0x8000 | kOpNotify << 11 | 0x0400));
+            resp.question(ldns_rr_get_type(q));
+            out.push_back(resp.finish());
+            tsig::sign(out.back(), key, req_mac, false, static_cast<uint64_t>(std::time(nullptr)));
             {
                 std::lock_guard<std::mutex> lock(mu);
                 pull_now.insert(peer);
@@ -378,11 +422,25 @@ struct Service::Impl {
                 ldns_rr_get_type(ldns_rr_list_rr(auth, 0)) == LDNS_RR_TYPE_SOA && ldns_rr_rd_count(ldns_rr_list_rr(auth, 0)) == 7) {
                 known_serial = ldns_rdf2native_int32(ldns_rr_rdf(ldns_rr_list_rr(auth, 0), 2));
             }
-            transfer(req.get(), q, req_mac, ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA, known_serial, out);
+            // The versions the puller already holds ("have=cluster/instance@version"): those need no data.
+            std::map<std::string, uint64_t> have;
+            ldns_rr_list* add = ldns_pkt_additional(req.get());
+            for (size_t i = 0; i < ldns_rr_list_rr_count(add); ++i) {
+                const ldns_rr* rr = ldns_rr_list_rr(add, i);
+                if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_TXT) continue;
+                for (size_t k = 0; k < ldns_rr_rd_count(rr); ++k) {
+                    const ldns_rdf* r = ldns_rr_rdf(rr, k);
+                    if (ldns_rdf_size(r) < 2) continue;
+                    std::string v(reinterpret_cast<const char*>(ldns_rdf_data(r)) + 1, ldns_rdf_data(r)[0]);
+                    auto at = v.rfind('@');
+                    if (v.rfind("have=", 0) != 0 || at == std::string::npos) continue;
+                    have[v.substr(5, at - 5)] = std::strtoull(v.c_str() + at + 1, nullptr, 10);
+                }
+            }
+            transfer(ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have, out);
         } else {
             out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
         }
-        ldns_rdf_deep_free(req_mac);
         return true;
     }
 
@@ -405,59 +463,51 @@ struct Service::Impl {
         return out;
     }
 
-    std::vector<uint8_t> sign_to_wire(ldns_pkt* p, const ldns_rdf* prior_mac, bool next) {
-        ldns_status st = next ? ldns_pkt_tsig_sign_next(p, key_name.c_str(), secret.c_str(), kFudge, kAlgorithm, prior_mac, 1)
-                              : ldns_pkt_tsig_sign(p, key_name.c_str(), secret.c_str(), kFudge, kAlgorithm, prior_mac);
-        if (st != LDNS_STATUS_OK) spdlog::error("sync: cannot sign: {}", ldns_get_errorstr_by_id(st));
-        return wire_of(p);
-    }
-
-    std::vector<Report> reports_now() {  // mu held
+    // What to send a puller that has our generation `since` (none: everything): data only for the
+    // origins that changed after it, heartbeats for all.
+    std::vector<Report> reports_now(std::optional<uint32_t> since) {  // mu held
         uint64_t now = now_ms();
         std::vector<Report> reports;
         for (const auto& [origin, k] : store.known()) {
-            Report r{k.state, now > k.last_heard_ms ? now - k.last_heard_ms : 0};
+            bool data = !since || newer(k.changed_generation, *since);
+            Report r{k.state, now > k.last_heard_ms ? now - k.last_heard_ms : 0, data};
             if (origin == store.own_origin()) r.state.heartbeat = now, r.age_ms = 0;
             reports.push_back(std::move(r));
         }
         return reports;
     }
 
-    void transfer(const ldns_pkt* req, const ldns_rr* q, const ldns_rdf* req_mac, bool soa_only,
-                  std::optional<uint32_t> known_serial, std::vector<std::vector<uint8_t>>& out) {
+    // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about
+    // kMessageBudget bytes, each signed (the first with the request's MAC, the next ones chained).
+    void transfer(uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
+                  const std::map<std::string, uint64_t>& have, std::vector<std::vector<uint8_t>>& out) {
         std::vector<std::vector<std::string>> records;
         uint32_t generation;
         {
             std::lock_guard<std::mutex> lock(mu);
             generation = store.generation();
-            records = encode(own.origin(), reports_now(), known_serial == generation);
+            // A serial from the future (another incarnation of ours) gets everything.
+            if (known_serial && newer(*known_serial, generation)) known_serial.reset();
+            auto reports = reports_now(known_serial);
+            for (auto& r : reports) {
+                auto it = have.find(r.state.origin());
+                if (it != have.end() && it->second >= r.state.version) r.has_data = false;
+            }
+            records = encode(own.origin(), reports);
         }
-        ldns_rr* soa = nullptr;
-        std::string soa_text = std::string(kSyncZone) + " 0 IN SOA glbd. hostmaster.glbd. " +
-                               std::to_string(generation) + " 1 1 1 1";
-        ldns_rr_new_frm_str(&soa, soa_text.c_str(), 0, nullptr, nullptr);
-        auto new_msg = [&](bool first) {
-            auto p = make_pkt(ldns_pkt_new());
-            ldns_pkt_set_id(p.get(), ldns_pkt_id(req));
-            ldns_pkt_set_qr(p.get(), true);
-            ldns_pkt_set_aa(p.get(), true);
-            if (first) ldns_pkt_push_rr(p.get(), LDNS_SECTION_QUESTION, ldns_rr_clone(q));
-            return p;
-        };
-        PktPtr cur = new_msg(true);
-        ldns_pkt_push_rr(cur.get(), LDNS_SECTION_ANSWER, ldns_rr_clone(soa));
-        ldns_rdf* prior = ldns_rdf_clone(req_mac);
+        uint64_t now_s = static_cast<uint64_t>(std::time(nullptr));
+        std::string prior = req_mac;
         bool first = true;
-        size_t size = 0;
+        Message msg(id, 0x8400);
+        msg.question(qtype);
+        msg.soa(generation);
         auto flush = [&] {
-            out.push_back(sign_to_wire(cur.get(), prior, !first));
-            ldns_rdf_deep_free(prior);
-            prior = mac_of(cur.get());
+            out.push_back(msg.finish());
+            prior = tsig::sign(out.back(), key, prior, !first, now_s);
             first = false;
-            cur = new_msg(false);
-            size = 0;
+            msg = Message(id, 0x8400);
         };
-        if (!soa_only) {
+        if (qtype != LDNS_RR_TYPE_SOA) {
             // Owners name the records for people reading a transfer: the header at the apex, each origin
             // as o<N>, its hosts and overrides below it.
             int origin_n = 0, item = 0;
@@ -470,17 +520,12 @@ struct Service::Impl {
                     owner = (rec[0].rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item) + ".o" +
                             std::to_string(origin_n) + "." + kSyncZone;
                 }
-                ldns_rr* rr = txt_rr(owner, rec);
-                size_t rr_size = ldns_rr_uncompressed_size(rr);
-                if (size + rr_size > kMessageBudget && size > 0) flush();
-                ldns_pkt_push_rr(cur.get(), LDNS_SECTION_ANSWER, rr);
-                size += rr_size;
+                if (msg.size() > kMessageBudget) flush();
+                msg.txt(owner, rec);
             }
-            ldns_pkt_push_rr(cur.get(), LDNS_SECTION_ANSWER, ldns_rr_clone(soa));
+            msg.soa(generation);
         }
-        out.push_back(sign_to_wire(cur.get(), prior, !first));
-        ldns_rdf_deep_free(prior);
-        ldns_rr_free(soa);
+        flush();
     }
 
     // A reload: new members, key, zones or intervals; what is known stays.
@@ -492,9 +537,9 @@ struct Service::Impl {
         if (networked) {
             key_name = lower(config.peers->key.name);
             secret = config.peers->key.secret;
+            key = tsig::Key::from(config.peers->key.name, secret);
         }
-        self_addresses.clear();
-        members.clear();
+        self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
         stopping = false;
     }
 
@@ -544,7 +589,10 @@ struct Service::Impl {
             }, nullptr);
             return;
         }
-        if (notify) {
+        if (notify && members.empty()) {  // not resolved yet: the first round sends it
+            std::lock_guard<std::mutex> lock(mu);
+            notify_pending = true;
+        } else if (notify) {
             for (const auto& m : members) exchange(m, true);
         }
         for (const auto& ip : now_pull) {
@@ -663,7 +711,7 @@ struct Service::Impl {
         uv_write_t write{};
         uv_timer_t timer{};
         std::vector<uint8_t> out, in;
-        ldns_rdf* mac = nullptr;  // the request's, then the previous message's
+        std::string mac;  // the request's, then the previous message's
         int messages = 0, soas = 0, open = 2;
         uint32_t serial = 0;
         size_t total = 0;
@@ -672,8 +720,8 @@ struct Service::Impl {
     };
 
     void exchange(const std::string& addr, bool notify) {
-        std::string key = addr + (notify ? "#n" : "#p");
-        if (in_flight.count(key) || stopping) return;
+        std::string flight = addr + (notify ? "#n" : "#p");
+        if (in_flight.count(flight) || stopping) return;
         if (cut.count(ip_of(addr))) return;
         sockaddr_storage ss{};
         std::string ip = ip_of(addr);
@@ -682,7 +730,7 @@ struct Service::Impl {
             uv_ip6_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0) {
             return;
         }
-        in_flight.insert(key);
+        in_flight.insert(flight);
         auto* x = new Exchange;
         x->impl = this, x->addr = addr, x->notify = notify;
         exchanges.insert(x);
@@ -698,10 +746,32 @@ struct Service::Impl {
                                std::to_string(last_generation[addr]) + " 1 1 1 1";
             ldns_rr_new_frm_str(&have, text.c_str(), 0, nullptr, nullptr);
             ldns_pkt_push_rr(req.get(), LDNS_SECTION_AUTHORITY, have);
+            // And every version we hold, so that the peer sends data only for what we lack.
+            ldns_rr* held = ldns_rr_new();
+            ldns_rr_set_owner(held, ldns_dname_new_frm_str(kSyncZone));
+            ldns_rr_set_type(held, LDNS_RR_TYPE_TXT);
+            ldns_rr_set_class(held, LDNS_RR_CLASS_IN);
+            {
+                std::lock_guard<std::mutex> lock(mu);
+                size_t bytes = 0;
+                for (const auto& [origin, k] : store.known()) {
+                    std::string v = "have=" + origin + "@" + std::to_string(k.state.version);
+                    if (v.size() > 255) continue;
+                    if ((bytes += v.size() + 1) > 60000) break;  // one record's limit: the rest come as data
+                    std::string data(1, static_cast<char>(v.size()));
+                    data += v;
+                    ldns_rr_push_rdf(held, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_STR, data.size(), data.data()));
+                }
+            }
+            ldns_pkt_push_rr(req.get(), LDNS_SECTION_ADDITIONAL, held);
         }
         if (notify) ldns_pkt_set_opcode(req.get(), LDNS_PACKET_NOTIFY), ldns_pkt_set_aa(req.get(), true);
-        auto wire = sign_to_wire(req.get(), nullptr, false);
-        x->mac = mac_of(req.get());
+        uint8_t* raw_wire = nullptr;
+        size_t raw_len = 0;
+        ldns_pkt2wire(&raw_wire, req.get(), &raw_len);
+        std::vector<uint8_t> wire(raw_wire, raw_wire + raw_len);
+        free(raw_wire);
+        x->mac = tsig::sign(wire, key, "", false, static_cast<uint64_t>(std::time(nullptr)));
         x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
         x->out.insert(x->out.end(), wire.begin(), wire.end());
         (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
@@ -751,29 +821,18 @@ struct Service::Impl {
             }
             std::vector<uint8_t> msg(x->in.begin() + 2, x->in.begin() + 2 + static_cast<long>(len));
             x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
-            ldns_pkt* raw = nullptr;
-            if (ldns_wire2pkt(&raw, msg.data(), msg.size()) != LDNS_STATUS_OK) return finish(x, "malformed response");
-            PktPtr p = make_pkt(raw);
-            if (ldns_pkt_get_rcode(p.get()) != LDNS_RCODE_NOERROR) {
-                return finish(x, std::string("peer answered ") + (ldns_pkt_get_rcode(p.get()) == LDNS_RCODE_NOTAUTH ? "NOTAUTH (key mismatch?)" : "an error"));
+            if (msg.size() < 12) return finish(x, "malformed response");
+            if ((msg[3] & 0xf) != 0) {
+                return finish(x, std::string("peer answered ") + ((msg[3] & 0xf) == 9 ? "NOTAUTH (key mismatch?)" : "an error"));
             }
-            bool ok = x->messages == 0 ? ldns_pkt_tsig_verify(p.get(), msg.data(), msg.size(), key_name.c_str(), secret.c_str(), x->mac)
-                                       : ldns_pkt_tsig_verify_next(p.get(), msg.data(), msg.size(), key_name.c_str(), secret.c_str(), x->mac, 1);
-            if (!ok) return finish(x, "bad TSIG on the response");
-            ldns_rdf_deep_free(x->mac);
-            x->mac = mac_of(p.get());
+            std::string mac;
+            auto st = tsig::verify(msg.data(), msg.size(), key, x->mac, x->messages > 0, static_cast<uint64_t>(std::time(nullptr)), &mac);
+            if (st != tsig::Status::ok) return finish(x, "bad TSIG on the response");
+            x->mac = mac;
             ++x->messages;
             if (x->notify) return finish(x, "");
-            ldns_rr_list* an = ldns_pkt_answer(p.get());
-            for (size_t i = 0; i < ldns_rr_list_rr_count(an); ++i) {
-                const ldns_rr* rr = ldns_rr_list_rr(an, i);
-                if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA) {
-                    if (ldns_rr_rd_count(rr) == 7) x->serial = ldns_rdf2native_int32(ldns_rr_rdf(rr, 2));
-                    if (++x->soas == 2) return complete(x);
-                } else if (ldns_rr_get_type(rr) == LDNS_RR_TYPE_TXT) {
-                    x->records.push_back(txt_strings(rr));
-                }
-            }
+            if (!parse_answers(msg.data(), msg.size(), x->records, x->soas, x->serial)) return finish(x, "malformed response");
+            if (x->soas >= 2) return complete(x);
         }
     }
 
@@ -788,22 +847,8 @@ struct Service::Impl {
     void complete(Exchange* x) {
         std::string from, error;
         std::vector<Report> reports;
-        bool heartbeats_only = false;
-        if (!decode(x->records, from, reports, error, &heartbeats_only)) return finish(x, "malformed state: " + error);
-        bool changed = false;
-        if (heartbeats_only) {
-            bool need_full = false;
-            {
-                std::lock_guard<std::mutex> lock(mu);
-                uint64_t now = now_ms();
-                for (const auto& r : reports) need_full |= store.merge_heartbeat(r.state, r.age_ms, now, nullptr);
-            }
-            // A newer version than we hold (learnt by the peer from elsewhere): ask for everything.
-            last_generation[x->addr] = need_full ? 0 : x->serial;
-            finish(x, "");
-            return;
-        }
-        last_generation[x->addr] = x->serial;
+        if (!decode(x->records, from, reports, error)) return finish(x, "malformed state: " + error);
+        bool changed = false, need_full = false;
         {
             std::lock_guard<std::mutex> lock(mu);
             if (from == own.origin()) {
@@ -818,17 +863,23 @@ struct Service::Impl {
                 if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
                     spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
                 }
+                if (!r.has_data) {
+                    // Nothing new from this origin since our last pull, unless the peer holds a newer
+                    // version than we do (learnt elsewhere, and we missed it): then ask for everything.
+                    need_full |= store.merge_heartbeat(r.state, r.age_ms, now, nullptr);
+                    continue;
+                }
                 auto m = store.merge(r.state, r.age_ms, now);
                 if (m.data_changed) {
                     changed = true;
                     spdlog::debug("sync: {} version {} from {}", r.state.origin(), r.state.version, x->addr);
                 }
             }
-            if (changed) {
-                save_state_dir();
-                notify_pending = true;  // spread what we learnt to the peers that cannot see the origin
-            }
+            // Relayed news is not announced: each origin announces its own changes, and what travels
+            // around a cut link goes with the next pull (one syncInterval).
+            if (changed) save_state_dir();
         }
+        last_generation[x->addr] = need_full ? 0 : x->serial;
         finish(x, "");
         if (changed) {
             uv_async_send(&wake);
@@ -858,8 +909,6 @@ struct Service::Impl {
                 if (!x->notify) impl->counters.pull_failures.fetch_add(1);
             }
         }
-        ldns_rdf_deep_free(x->mac);
-        x->mac = nullptr;
         auto closed = [](uv_handle_t* h) {
             auto* e = static_cast<Exchange*>(h->data);
             if (--e->open == 0) {
@@ -908,10 +957,7 @@ bool Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, s
     return impl_->handle(msg, len, from, out);
 }
 Service::Auth Service::verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const {
-    ldns_pkt* raw = nullptr;
-    if (ldns_wire2pkt(&raw, msg, len) != LDNS_STATUS_OK) return Auth::badsig;
-    PktPtr p = make_pkt(raw);
-    return impl_->verify(p.get(), msg, len, now_s);
+    return impl_->verify(msg, len, now_s, nullptr);
 }
 
 }  // namespace glbd::sync

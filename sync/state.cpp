@@ -15,16 +15,16 @@ Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t
     if (fresh) {
         k.state = report;
         k.last_heard_ms = heard_at;
+        k.changed_generation = ++generation_;
         m.data_changed = m.heard = true;
-        ++generation_;
         return m;
     }
     if (report.version > k.state.version) {
         uint64_t hb = k.state.heartbeat;
         k.state = report;
         k.state.heartbeat = hb;
+        k.changed_generation = ++generation_;
         m.data_changed = true;
-        ++generation_;
     }
     if (report.heartbeat > k.state.heartbeat) {
         k.state.heartbeat = report.heartbeat;
@@ -53,18 +53,18 @@ bool Store::merge_heartbeat(const InstanceState& report, uint64_t age_ms, uint64
 }
 
 void Store::set_own(const InstanceState& own, uint64_t now_ms) {
-    ++generation_;
     own_ = own.origin();
     Known& k = known_[own_];
     k.state = own;
     k.last_heard_ms = now_ms;
+    k.changed_generation = ++generation_;
 }
 
 void Store::load(const InstanceState& s, uint64_t now_ms) {
     if (s.origin() == own_) return;
     Known& k = known_[s.origin()];
     if (k.state.version > s.version) return;
-    ++generation_;
+    k.changed_generation = ++generation_;
     k.state = s;
     k.last_heard_ms = now_ms;  // a loaded cluster counts as just heard: it gets a full deadAfter
 }
@@ -191,15 +191,16 @@ bool number(const std::string& s, uint64_t& out) {
 }
 }  // namespace
 
-std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports,
-                                             bool heartbeats_only) {
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {
     std::vector<std::vector<std::string>> out;
     out.push_back({"glbd-sync=1", kv("from", from)});
-    if (heartbeats_only) out.back().push_back("mode=heartbeats");
     for (const auto& r : reports) {
         const InstanceState& s = r.state;
         out.push_back({kv("origin", s.origin()), kv("version", s.version), kv("heartbeat", s.heartbeat), kv("age", r.age_ms)});
-        if (heartbeats_only) continue;
+        if (!r.has_data) {
+            out.back().push_back("data=0");
+            continue;
+        }
         for (const auto& h : s.hosts) {
             std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
             if (h.load_balancing) {
@@ -218,8 +219,7 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
 }
 
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
-            std::string& error, bool* heartbeats_only) {
-    if (heartbeats_only) *heartbeats_only = false;
+            std::string& error) {
     Report* cur = nullptr;
     for (size_t i = 0; i < records.size(); ++i) {
         const auto& rec = records[i];
@@ -239,7 +239,6 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
             for (const auto& s : rec) {
                 auto [k, v] = split(s);
                 if (k == "from") from = v;
-                if (k == "mode" && v == "heartbeats" && heartbeats_only) *heartbeats_only = true;
             }
         } else if (k0 == "origin") {
             auto slash = v0.find('/');
@@ -251,12 +250,13 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
             for (size_t k = 1; k < rec.size(); ++k) {
                 auto [key, v] = split(rec[k]);
                 uint64_t n = 0;
+                if (key == "data" && v == "0") cur->has_data = false;
                 if (key != "version" && key != "heartbeat" && key != "age") continue;
                 if (!number(v, n)) return bad("bad " + key);
                 (key == "version" ? cur->state.version : key == "heartbeat" ? cur->state.heartbeat : cur->age_ms) = n;
             }
         } else if (k0 == "host") {
-            if (!cur) return bad("host before any origin");
+            if (!cur || !cur->has_data) return bad("host without an origin that carries data");
             HostEntry h{v0, 60, std::nullopt, {}};
             conf::LoadBalancing lb;
             bool has_lb = false;

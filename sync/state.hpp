@@ -37,7 +37,11 @@ struct InstanceState {
 struct Known {
     InstanceState state;
     uint64_t last_heard_ms = 0;  // local clock: when its heartbeat last moved (directly or relayed)
+    uint32_t changed_generation = 0;  // the store's generation when this origin's data last changed
 };
+
+// Serial arithmetic (RFC 1982): whether generation `a` is after `b`.
+inline bool newer(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) > 0; }
 
 // Every origin this instance knows, keyed by "cluster/instance" (its own included).
 class Store {
@@ -54,7 +58,8 @@ public:
     void set_own(const InstanceState& own, uint64_t now_ms);
     // Loads a report as just heard (stateDir at start).
     void load(const InstanceState& s, uint64_t now_ms);
-    // A heartbeat without data (an incremental pull found nothing new): moves the heartbeat only.
+    // A heartbeat without data (the origin did not change since the puller's generation): moves the
+    // heartbeat only.
     // Returns true when the report's version is newer than what is known (a full pull is needed).
     bool merge_heartbeat(const InstanceState& report, uint64_t age_ms, uint64_t now_ms, bool* heard);
     // Grows with every change of data (not of heartbeats); starts anywhere (serial of `_glbd.`).
@@ -87,14 +92,12 @@ constexpr const char* kSyncZone = "_glbd.";
 struct Report {
     InstanceState state;
     uint64_t age_ms = 0;
+    bool has_data = true;  // false: the origin record only (version, heartbeat, age), "data=0"
 };
-// The TXT records' text strings, one vector per record, in zone order (without the SOAs). With
-// `heartbeats_only`, just each origin's record (version, heartbeat, age): nothing changed since the
-// generation the puller had.
-std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports,
-                                             bool heartbeats_only = false);
+// The TXT records' text strings, one vector per record, in zone order (without the SOAs).
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
 // Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
-            std::string& error, bool* heartbeats_only = nullptr);
+            std::string& error);
 
 }  // namespace glbd::sync

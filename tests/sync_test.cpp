@@ -133,17 +133,32 @@ TEST(Codec, RoundTrip) {
     EXPECT_FALSE(out[1].state.hosts[0].load_balancing);
 }
 
-TEST(Codec, HeartbeatsOnlyCarriesNoHosts) {
+TEST(Codec, OriginWithoutDataCarriesNoHosts) {
     auto a = inst("eu-1", "pod-a", 5, 6);
-    auto records = encode("eu-1/pod-a", {{a, 0}}, true);
-    ASSERT_EQ(records.size(), 2u);  // the header and the origin record
+    auto b = inst("us-1", "pod-b", 7, 8);
+    auto records = encode("eu-1/pod-a", {{a, 0, false}, {b, 0, true}});
+    ASSERT_EQ(records.size(), 4u);  // the header, a's origin record, b's origin record and host
     std::string from, err;
     std::vector<Report> out;
-    bool hb = false;
-    ASSERT_TRUE(decode(records, from, out, err, &hb)) << err;
-    EXPECT_TRUE(hb);
+    ASSERT_TRUE(decode(records, from, out, err)) << err;
+    EXPECT_FALSE(out[0].has_data);
     EXPECT_EQ(out[0].state.heartbeat, 6u);
     EXPECT_TRUE(out[0].state.hosts.empty());
+    EXPECT_TRUE(out[1].has_data);
+    EXPECT_EQ(out[1].state.hosts.size(), 1u);
+}
+
+TEST(Store, EachOriginRemembersTheGenerationOfItsLastChange) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(inst("eu", "x", 10, 100), 0, 0);
+    uint32_t after_eu = st.generation();
+    st.merge(inst("us", "y", 10, 100), 0, 0);
+    EXPECT_FALSE(newer(st.known().at("eu/x").changed_generation, after_eu));  // unchanged since
+    EXPECT_TRUE(newer(st.known().at("us/y").changed_generation, after_eu));
+    st.merge(inst("eu", "x", 11, 101), 0, 0);
+    EXPECT_TRUE(newer(st.known().at("eu/x").changed_generation, after_eu));
+    EXPECT_TRUE(newer(1u, 0xfffffff0u));  // serial arithmetic wraps
 }
 
 TEST(Store, HeartbeatOnlyMovesLivenessAndAsksForNewerData) {

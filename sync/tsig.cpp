@@ -1,0 +1,164 @@
+#include "sync/tsig.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <cstring>
+
+#include "conf/config.hpp"
+#include "resolver/wire.hpp"
+
+namespace glbd::tsig {
+namespace {
+
+constexpr uint16_t kTypeTsig = 250;
+constexpr uint16_t kClassAny = 255;
+const std::string kAlgorithm = std::string("\x0bhmac-sha256", 12) + std::string(1, '\0');
+
+void put16(std::string& b, uint16_t v) { b.push_back(static_cast<char>(v >> 8)), b.push_back(static_cast<char>(v)); }
+void put48(std::string& b, uint64_t v) {
+    for (int s = 40; s >= 0; s -= 8) b.push_back(static_cast<char>(v >> s));
+}
+
+std::string hmac(const std::string& key, const std::string& data) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    size_t len = 0;
+    if (!EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key.data(), key.size(),
+                   reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, sizeof out, &len)) {
+        return "";
+    }
+    return std::string(reinterpret_cast<char*>(out), len);
+}
+
+// What the MAC covers, after the message itself (RFC 8945 4.3.3).
+std::string variables(const Key& key, uint64_t time, uint16_t fudge, bool timers_only, uint16_t error,
+                      const std::string& other) {
+    std::string v;
+    if (!timers_only) {
+        v += key.name;
+        put16(v, kClassAny);
+        v.append(4, '\0');  // TTL
+        v += kAlgorithm;
+    }
+    put48(v, time);
+    put16(v, fudge);
+    if (!timers_only) {
+        put16(v, error);
+        put16(v, static_cast<uint16_t>(other.size()));
+        v += other;
+    }
+    return v;
+}
+
+std::string digest_input(const std::string& prior_mac, const uint8_t* msg, size_t len) {
+    std::string d;
+    if (!prior_mac.empty()) {
+        put16(d, static_cast<uint16_t>(prior_mac.size()));
+        d += prior_mac;
+    }
+    d.append(reinterpret_cast<const char*>(msg), len);
+    return d;
+}
+
+}  // namespace
+
+Key Key::from(const std::string& name, const std::string& base64_secret) {
+    Key k;
+    k.name = conf::name_to_wire(name).value_or(std::string(1, '\0'));
+    k.secret = conf::base64_decode(base64_secret).value_or("");
+    return k;
+}
+
+std::string sign(std::vector<uint8_t>& msg, const Key& key, const std::string& prior_mac, bool timers_only,
+                 uint64_t now_s, uint16_t fudge) {
+    std::string mac = hmac(key.secret, digest_input(prior_mac, msg.data(), msg.size()) +
+                                           variables(key, now_s, fudge, timers_only, 0, ""));
+    std::string rr = key.name;
+    put16(rr, kTypeTsig);
+    put16(rr, kClassAny);
+    rr.append(4, '\0');
+    std::string rdata = kAlgorithm;
+    put48(rdata, now_s);
+    put16(rdata, fudge);
+    put16(rdata, static_cast<uint16_t>(mac.size()));
+    rdata += mac;
+    rdata.push_back(static_cast<char>(msg[0])), rdata.push_back(static_cast<char>(msg[1]));  // original ID
+    put16(rdata, 0);  // error
+    put16(rdata, 0);  // other len
+    put16(rr, static_cast<uint16_t>(rdata.size()));
+    rr += rdata;
+    msg.insert(msg.end(), rr.begin(), rr.end());
+    uint16_t ar = static_cast<uint16_t>(wire::get16(msg.data() + 10) + 1);
+    msg[10] = static_cast<uint8_t>(ar >> 8), msg[11] = static_cast<uint8_t>(ar);
+    return mac;
+}
+
+Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string& prior_mac, bool timers_only,
+              uint64_t now_s, std::string* mac_out) {
+    if (len < wire::kHeaderSize) return Status::malformed;
+    unsigned counts[4] = {wire::get16(msg + 4), wire::get16(msg + 6), wire::get16(msg + 8), wire::get16(msg + 10)};
+    if (counts[3] == 0) return Status::unsigned_;
+    // Walk to the last record of the additional section: the TSIG must be there.
+    size_t pos = wire::kHeaderSize, last = 0;
+    for (unsigned i = 0; i < counts[0]; ++i) {
+        pos = wire::skip_name(msg, len, pos);
+        if (pos == 0 || pos + 4 > len) return Status::malformed;
+        pos += 4;
+    }
+    unsigned records = counts[1] + counts[2] + counts[3];
+    uint16_t type = 0;
+    size_t rdata = 0, rdlen = 0;
+    for (unsigned i = 0; i < records; ++i) {
+        last = pos;
+        pos = wire::skip_name(msg, len, pos);
+        if (pos == 0 || pos + 10 > len) return Status::malformed;
+        type = wire::get16(msg + pos);
+        rdlen = wire::get16(msg + pos + 8);
+        rdata = pos + 10;
+        pos = rdata + rdlen;
+        if (pos > len) return Status::malformed;
+    }
+    if (type != kTypeTsig) return Status::unsigned_;
+    // The key name, uncompressed, must be ours; then algorithm, time, fudge, MAC, original ID, error.
+    uint8_t name[wire::kMaxName];
+    size_t name_len = 0;
+    if (wire::read_plain_name(msg, len, last, name, &name_len) == 0 ||
+        std::string(reinterpret_cast<char*>(name), name_len) != key.name) {
+        return Status::badkey;
+    }
+    uint8_t alg[wire::kMaxName];
+    size_t alg_len = 0;
+    size_t alg_used = wire::read_plain_name(msg, rdata + rdlen, rdata, alg, &alg_len);
+    if (alg_used == 0 || std::string(reinterpret_cast<char*>(alg), alg_len) != kAlgorithm) return Status::badkey;
+    size_t p = rdata + alg_used;
+    if (p + 10 > rdata + rdlen) return Status::malformed;
+    uint64_t signed_at = 0;
+    for (int i = 0; i < 6; ++i) signed_at = signed_at << 8 | msg[p + static_cast<size_t>(i)];
+    uint16_t fudge = wire::get16(msg + p + 6);
+    uint16_t mac_len = wire::get16(msg + p + 8);
+    p += 10;
+    if (p + mac_len + 6 > rdata + rdlen) return Status::malformed;
+    std::string mac(reinterpret_cast<const char*>(msg + p), mac_len);
+    p += mac_len;
+    uint16_t original_id = wire::get16(msg + p);
+    uint16_t error = wire::get16(msg + p + 2);
+    uint16_t other_len = wire::get16(msg + p + 4);
+    if (p + 6 + other_len > rdata + rdlen) return Status::malformed;
+    std::string other(reinterpret_cast<const char*>(msg + p + 6), other_len);
+
+    // The message as it was before signing: without the TSIG, its original ID and ARCOUNT.
+    std::vector<uint8_t> unsigned_msg(msg, msg + last);
+    unsigned_msg[0] = static_cast<uint8_t>(original_id >> 8), unsigned_msg[1] = static_cast<uint8_t>(original_id);
+    uint16_t ar = static_cast<uint16_t>(counts[3] - 1);
+    unsigned_msg[10] = static_cast<uint8_t>(ar >> 8), unsigned_msg[11] = static_cast<uint8_t>(ar);
+    std::string expected = hmac(key.secret, digest_input(prior_mac, unsigned_msg.data(), unsigned_msg.size()) +
+                                                variables(key, signed_at, fudge, timers_only, error, other));
+    if (expected.size() != mac.size() || CRYPTO_memcmp(expected.data(), mac.data(), mac.size()) != 0) {
+        return Status::badsig;
+    }
+    if (signed_at + fudge < now_s || signed_at > now_s + fudge) return Status::badtime;
+    if (mac_out) *mac_out = mac;
+    return Status::ok;
+}
+
+}  // namespace glbd::tsig

@@ -1,0 +1,29 @@
+// sync/tsig — TSIG (RFC 8945, hmac-sha256) on raw DNS messages: sign by appending the TSIG record,
+// verify by recomputing the MAC. Works on wire bytes so that large transfers need no packet objects.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace glbd::tsig {
+
+struct Key {
+    std::string name;    // wire form, lower case
+    std::string secret;  // raw bytes (decoded from base64)
+    static Key from(const std::string& name, const std::string& base64_secret);
+};
+
+enum class Status { ok, unsigned_, badkey, badsig, badtime, malformed };
+
+// Appends a TSIG record to `msg` (whose ARCOUNT does not yet count it). `prior_mac` is the request's
+// MAC for a response, the previous message's for the next ones of a transfer (then `timers_only`).
+// Returns the new MAC.
+std::string sign(std::vector<uint8_t>& msg, const Key& key, const std::string& prior_mac, bool timers_only,
+                 uint64_t now_s, uint16_t fudge = 300);
+
+// Verifies the TSIG record that ends `msg`. On success `mac` holds its MAC.
+Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string& prior_mac, bool timers_only,
+              uint64_t now_s, std::string* mac);
+
+}  // namespace glbd::tsig
