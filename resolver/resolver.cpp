@@ -400,6 +400,7 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
         mode = h.union_answers.any_healthy() ? 0 : 1;
         if (mode == 1) short_ttl_ = true, info_.fail_open = true;
         ans = &h.union_answers;
+        if (h.answered) h.answered->fetch_add(1, std::memory_order_relaxed);
     } else {
         bool fallback = false, fail_open = false;
         const Group* g = choose_group(h, fallback, fail_open);
@@ -422,7 +423,9 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
             }
         }
         info_.entry = pp.choices[choice].entry;
-        ans = &h.entries[pp.choices[choice].entry].answers;
+        const Entry& chosen = h.entries[pp.choices[choice].entry];
+        if (chosen.answered) chosen.answered->fetch_add(1, std::memory_order_relaxed);
+        ans = &chosen.answers;
     }
     bool has4 = mode == 0 ? ans->healthy4 > 0 : !ans->v4.empty();
     bool has6 = mode == 0 ? ans->healthy6 > 0 : !ans->v6.empty();

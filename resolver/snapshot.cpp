@@ -246,7 +246,7 @@ const Zone* Snapshot::find_zone(std::string_view qname) const {
     return best;
 }
 
-std::shared_ptr<const Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
                                                std::shared_ptr<const geo::GeoDb> geo, uint32_t serial) {
     auto s = std::make_shared<Snapshot>();
     s->serial = serial;

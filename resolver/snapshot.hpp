@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -65,6 +66,7 @@ struct Entry {
     bool load_balanced = false;  // the cluster gave loadBalancing for this host
     bool usable = false;         // alive and at least one healthy endpoint
     Answers answers;
+    std::atomic<uint64_t>* answered = nullptr;  // a metrics counter that outlives snapshots, if set
 };
 
 // The entries of one geo group, with a weighted pick precomputed per (qtype A/AAAA, mode).
@@ -92,6 +94,7 @@ struct Host {
     std::vector<Group> geo_groups;  // one per distinct geo
     Group default_group, all;
     Answers union_answers;  // simple hosts: every alive cluster's endpoints
+    std::atomic<uint64_t>* answered = nullptr;  // simple hosts: a metrics counter, if set
 };
 
 struct Node {
@@ -129,7 +132,7 @@ struct Snapshot {
 };
 
 // Builds a snapshot. Throws std::runtime_error on data that cannot be served.
-std::shared_ptr<const Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
                                                std::shared_ptr<const geo::GeoDb> geo, uint32_t serial);
 
 // RData in wire form from text, for building views and tests: "192.0.2.1" (A), "2001:db8::1" (AAAA).

@@ -1,9 +1,11 @@
 #include "server/daemon.hpp"
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <ctime>
+#include <nlohmann/json.hpp>
 
 #include "resolver/view.hpp"
 #include "sync/view.hpp"
@@ -14,7 +16,18 @@ void setup_logging(const std::string& level, const std::string& format) {
     auto logger = spdlog::stderr_logger_mt("glbd");
     spdlog::set_default_logger(logger);
     if (format == "json") {
-        spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","msg":"%v"})");
+        // One JSON object per line; the message is escaped by nlohmann-json (flag %*).
+        class JsonMessage : public spdlog::custom_flag_formatter {
+        public:
+            void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+                std::string s = nlohmann::json(std::string(msg.payload.data(), msg.payload.size())).dump();
+                dest.append(s.data(), s.data() + s.size());
+            }
+            std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonMessage>(); }
+        };
+        auto f = std::make_unique<spdlog::pattern_formatter>();
+        f->add_flag<JsonMessage>('*').set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e%z","level":"%l","msg":%*})");
+        spdlog::set_formatter(std::move(f));
     } else {
         spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e%z %l %v");
     }
@@ -39,6 +52,15 @@ std::shared_ptr<const Snapshot> Daemon::make_snapshot(const conf::Config& c, std
                                                       const GlobalView& view, uint32_t serial) const {
     return build_snapshot(c, view, std::move(geo), serial);
 }
+
+namespace {
+std::atomic<uint64_t>* counter_for(std::map<std::pair<std::string, std::string>, std::unique_ptr<std::atomic<uint64_t>>>& m,
+                                   const std::string& host, const std::string& cluster) {
+    auto& slot = m[{host, cluster}];
+    if (!slot) slot = std::make_unique<std::atomic<uint64_t>>(0);
+    return slot.get();
+}
+}  // namespace
 
 void Daemon::start_checker(const health::States& previous) {
     if (checker_) checker_->stop();
@@ -65,7 +87,12 @@ void Daemon::rebuild() {
         uv_update_time(loop_);
         uint64_t start = uv_now(loop_);
         sync_->set_own_hosts(local_view(config_, checker_->states()).hosts);
-        auto snap = make_snapshot(config_, geo_, sync_->view(), next_serial());
+        auto snap = build_snapshot(config_, sync_->view(), geo_, next_serial());
+        for (auto& h : snap->hosts) {
+            std::string name = conf::wire_to_name(h.name);
+            if (h.simple) h.answered = counter_for(answered_, name, "all");
+            for (auto& e : h.entries) e.answered = counter_for(answered_, name, e.cluster);
+        }
         publisher_.publish(snap);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
@@ -90,6 +117,7 @@ bool Daemon::reload() {
     }
     auto result = conf::load_file(path_);
     if (!result.config) {
+        ++reloads_failed_;
         for (const auto& e : result.errors) spdlog::error("reload rejected: {}", e.str());
         spdlog::error("reload failed: {} error(s); still serving the previous config", result.errors.size());
         return false;
@@ -101,9 +129,11 @@ bool Daemon::reload() {
         geo = std::make_shared<const geo::GeoDb>(next.geoip_database, next.geoip_networks);
         make_snapshot(next, geo, {local_view(next, {})}, serial_);
     } catch (const std::exception& e) {
+        ++reloads_failed_;
         spdlog::error("reload failed: {}; still serving the previous config", e.what());
         return false;
     }
+    ++reloads_ok_;
     bool same_listen = next.listen.size() == config_.listen.size() &&
                        std::equal(config_.listen.begin(), config_.listen.end(), next.listen.begin(),
                                   [](const auto& a, const auto& b) { return a.str() == b.str(); });
@@ -146,6 +176,18 @@ int Daemon::run(const std::string& banner) {
         return 2;
     }
     sync_->start();
+    serving_ = true;
+    if (config_.admin_listen) {
+        admin_ = std::make_unique<admin::Server>(loop_, *config_.admin_listen, config_.admin_token,
+                                                 [this](const admin::Request& r) { return admin(r); });
+        try {
+            admin_->start();
+            spdlog::info("admin endpoint on http://{}", config_.admin_listen->str());
+        } catch (const std::exception& e) {
+            spdlog::error("{}", e.what());
+            return 2;
+        }
+    }
     std::string addrs;
     for (const auto& a : config_.listen) addrs += (addrs.empty() ? "" : ", ") + a.str();
     spdlog::info("glbd serving {} zone(s) for cluster {} (instance {}) on {} (UDP and TCP), serial {}",
@@ -172,6 +214,7 @@ int Daemon::run(const std::string& banner) {
     for (auto* s : {&hup, &term, &intr}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
+    if (admin_) admin_->stop();
     checker_->stop();
     sync_->stop();
     uv_run(loop_, UV_RUN_NOWAIT);

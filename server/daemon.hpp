@@ -6,12 +6,15 @@
 
 #include <uv.h>
 
+#include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
+#include "server/admin.hpp"
 #include "server/publisher.hpp"
 #include "server/server.hpp"
 #include "sync/health.hpp"
@@ -34,6 +37,12 @@ public:
     // shared with every peer. Returns an error message, or "" when applied.
     std::string set_override(const std::string& target, const std::string& state);
 
+    // The admin endpoint's routes (control thread).
+    admin::Response admin(const admin::Request& req);
+    [[nodiscard]] std::string metrics() const;
+    [[nodiscard]] std::string state_json() const;
+    [[nodiscard]] bool ready() const;
+
 private:
     std::shared_ptr<const Snapshot> make_snapshot(const conf::Config& c, std::shared_ptr<const geo::GeoDb> geo,
                                                   const GlobalView& view, uint32_t serial) const;
@@ -49,6 +58,11 @@ private:
     std::unique_ptr<DnsServer> server_;
     std::unique_ptr<health::Checker> checker_;
     std::unique_ptr<sync::Service> sync_;
+    std::unique_ptr<admin::Server> admin_;
+    // Answers per (host, cluster): counters that outlive snapshots, wired into each one built.
+    std::map<std::pair<std::string, std::string>, std::unique_ptr<std::atomic<uint64_t>>> answered_;
+    uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
+    bool serving_ = false;
     uint32_t serial_ = 0;
     uv_loop_t* loop_ = nullptr;
     uv_async_t changed_{};

@@ -1,6 +1,7 @@
 // glbd command line: serve, check, demo, keygen.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 
 namespace glbd {
 int run_demo(const std::string& self);
+int run_status(const std::string& admin, const std::string& token);
 }
 
 namespace {
@@ -22,6 +24,8 @@ Usage:
   glbd serve --config FILE     run the server in the foreground (logs to stderr)
   glbd check --config FILE     validate a config; exit 0 when valid, 1 with every error listed
   glbd demo                    run a self-contained demo on loopback and print what to dig
+  glbd status [--admin H:P]    print the global view from a server's admin endpoint
+                               (default 127.0.0.1:9153; token from GLBD_ADMIN_TOKEN)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
   glbd --version | --help
 
@@ -80,6 +84,16 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (cmd == "keygen") return keygen(args.empty() ? "glb-sync" : args[0]);
+    if (cmd == "status") {
+        std::string admin = "127.0.0.1:9153";
+        for (size_t i = 0; i < args.size(); ++i) {
+            if (args[i] == "--admin" && i + 1 < args.size()) admin = args[++i];
+            else if (args[i].rfind("--admin=", 0) == 0) admin = args[i].substr(8);
+            else return usage_error("status: unknown argument \"" + args[i] + "\"");
+        }
+        const char* token = std::getenv("GLBD_ADMIN_TOKEN");
+        return glbd::run_status(admin, token ? token : "");
+    }
     if (cmd == "demo") {
         std::error_code ec;
         std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();

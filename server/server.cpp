@@ -96,16 +96,61 @@ ServerOptions ServerOptions::from(const conf::Config& c) {
     return o;
 }
 
+int ServerCounters::qtype_index(uint16_t t) {
+    switch (t) {
+        case 1: return 0;
+        case 28: return 1;
+        case 5: return 2;
+        case 15: return 3;
+        case 16: return 4;
+        case 2: return 5;
+        case 6: return 6;
+        case 33: return 7;
+        case 257: return 8;
+        case 12: return 9;
+        case 255: return 10;
+        case 251:
+        case 252: return 11;
+        default: return 12;
+    }
+}
+
+const char* ServerCounters::qtype_name(int i) {
+    static const char* names[kQtypes] = {"A", "AAAA", "CNAME", "MX", "TXT", "NS", "SOA", "SRV", "CAA", "PTR", "ANY", "XFR", "other"};
+    return names[i];
+}
+
 void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent) {
-    (t == Transport::udp ? udp_queries : tcp_queries).fetch_add(1, std::memory_order_relaxed);
+    int tr = t == Transport::udp ? 0 : 1;
     if (!sent) {
-        dropped.fetch_add(1, std::memory_order_relaxed);
+        dropped[tr].fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    rcode[qi.rcode < 24 ? qi.rcode : 23].fetch_add(1, std::memory_order_relaxed);
+    rcode[tr][qi.rcode < 24 ? qi.rcode : 23].fetch_add(1, std::memory_order_relaxed);
+    qtype[tr][qtype_index(qi.qtype)].fetch_add(1, std::memory_order_relaxed);
     outcome[static_cast<int>(qi.outcome)].fetch_add(1, std::memory_order_relaxed);
     if (qi.truncated) truncated.fetch_add(1, std::memory_order_relaxed);
+    if (qi.fallback) fallback.fetch_add(1, std::memory_order_relaxed);
+    if (qi.fail_open) fail_open.fetch_add(1, std::memory_order_relaxed);
 }
+
+void ServerCounters::observe(uint64_t n, uint64_t ns) {
+    if (n == 0) return;
+    double each_us = static_cast<double>(ns) / 1000.0 / static_cast<double>(n);
+    int b = 0;
+    while (b < kBuckets - 1 && each_us > kBucketUs[b]) ++b;
+    duration_bucket[b].fetch_add(n, std::memory_order_relaxed);
+    duration_count.fetch_add(n, std::memory_order_relaxed);
+    duration_sum_ns.fetch_add(ns, std::memory_order_relaxed);
+}
+
+namespace {
+uint64_t mono_ns() {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+}  // namespace
 
 // ---------------------------------------------------------------- UDP ---
 struct DnsServer::UdpWorker {
@@ -141,6 +186,7 @@ struct DnsServer::UdpWorker {
             int n = recvmmsg(fd, in_msgs, kBatch, MSG_DONTWAIT, nullptr);
             if (n <= 0) return;
             const Snapshot* snap = reader.get();
+            uint64_t started = mono_ns();
             int m = 0;
             for (int i = 0; i < n; ++i) {
                 QueryInfo qi;
@@ -159,6 +205,7 @@ struct DnsServer::UdpWorker {
                 out_msgs[m].msg_hdr.msg_iovlen = 1;
                 ++m;
             }
+            server.counters_.observe(static_cast<uint64_t>(n), mono_ns() - started);
             for (int sent = 0; sent < m;) {
                 int k = sendmmsg(fd, out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
                 if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may

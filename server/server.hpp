@@ -27,12 +27,25 @@ struct ServerOptions {
     static ServerOptions from(const conf::Config& c);
 };
 
+// Counters shared by the query threads (relaxed atomics), read by /metrics.
 struct ServerCounters {
-    std::atomic<uint64_t> udp_queries{0}, tcp_queries{0}, dropped{0}, truncated{0};
-    std::atomic<uint64_t> rcode[24] = {};
+    static constexpr int kQtypes = 13;  // A AAAA CNAME MX TXT NS SOA SRV CAA PTR ANY AXFR/IXFR other
+    static constexpr int kBuckets = 9;  // answer processing time, microseconds
+    static constexpr double kBucketUs[kBuckets] = {0.5, 1, 2, 5, 10, 25, 100, 1000, 1e18};
+    std::atomic<uint64_t> rcode[2][24] = {};  // [transport][rcode]
+    std::atomic<uint64_t> qtype[2][kQtypes] = {};
+    std::atomic<uint64_t> dropped[2] = {};
+    std::atomic<uint64_t> truncated{0}, fallback{0}, fail_open{0};
     std::atomic<uint64_t> outcome[9] = {};
     std::atomic<uint64_t> tcp_connections{0}, tcp_refused{0}, tcp_idle_closed{0};
+    std::atomic<uint64_t> duration_bucket[kBuckets] = {};
+    std::atomic<uint64_t> duration_count{0};
+    std::atomic<uint64_t> duration_sum_ns{0};
     void count(const QueryInfo& qi, Transport t, bool sent);
+    // `n` answers that took `ns` nanoseconds together.
+    void observe(uint64_t n, uint64_t ns);
+    static int qtype_index(uint16_t qtype);
+    static const char* qtype_name(int index);
 };
 
 // A handler for messages that are not plain queries (sync over TCP). Returns true when it took the

@@ -851,6 +851,7 @@ struct Service::Impl {
         bool changed = false, need_full = false;
         {
             std::lock_guard<std::mutex> lock(mu);
+            peer_status[x->addr].origin = from;
             if (from == own.origin()) {
                 self_addresses.insert(x->addr);
                 members.erase(std::remove(members.begin(), members.end(), x->addr), members.end());

@@ -20,6 +20,7 @@ namespace glbd::sync {
 
 struct PeerStatus {
     std::string address;
+    std::string origin;  // "cluster/instance" that answered there, once known
     bool reachable = false;
     uint64_t last_ok_ms = 0;
     uint64_t exchanges = 0;

@@ -1,0 +1,247 @@
+#include "server/admin.hpp"
+
+#include <http_parser.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+namespace glbd::admin {
+namespace {
+
+constexpr size_t kMaxHeaderBytes = 16 * 1024;
+constexpr size_t kMaxBody = 64 * 1024;
+constexpr uint64_t kRequestTimeoutMs = 10000;
+constexpr size_t kMaxConnections = 64;
+
+const char* reason(int status) {
+    switch (status) {
+        case 200: return "OK";
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 404: return "Not Found";
+        case 405: return "Method Not Allowed";
+        case 413: return "Payload Too Large";
+        case 431: return "Request Header Fields Too Large";
+        case 503: return "Service Unavailable";
+        default: return "Error";
+    }
+}
+
+// Incremental request parsing: one per connection.
+struct Parser {
+    http_parser parser{};
+    http_parser_settings settings{};
+    Request req;
+    std::string field, value;
+    bool in_value = false;
+    size_t header_bytes = 0;
+    bool complete = false;
+    int error_status = 0;
+
+    Parser() {
+        http_parser_init(&parser, HTTP_REQUEST);
+        parser.data = this;
+        settings.on_url = [](http_parser* p, const char* at, size_t n) {
+            auto* self = static_cast<Parser*>(p->data);
+            self->req.path.append(at, n);
+            return self->grow(n);
+        };
+        settings.on_header_field = [](http_parser* p, const char* at, size_t n) {
+            auto* self = static_cast<Parser*>(p->data);
+            if (self->in_value) self->flush_header();
+            self->field.append(at, n);
+            return self->grow(n);
+        };
+        settings.on_header_value = [](http_parser* p, const char* at, size_t n) {
+            auto* self = static_cast<Parser*>(p->data);
+            self->in_value = true;
+            self->value.append(at, n);
+            return self->grow(n);
+        };
+        settings.on_headers_complete = [](http_parser* p) {
+            auto* self = static_cast<Parser*>(p->data);
+            if (self->in_value) self->flush_header();
+            self->req.method = http_method_str(static_cast<http_method>(p->method));
+            auto q = self->req.path.find('?');
+            if (q != std::string::npos) self->req.path.resize(q);
+            if (p->content_length != ULLONG_MAX && p->content_length > kMaxBody) {
+                self->error_status = 413;
+                return -1;
+            }
+            return 0;
+        };
+        settings.on_body = [](http_parser* p, const char* at, size_t n) {
+            auto* self = static_cast<Parser*>(p->data);
+            if (self->req.body.size() + n > kMaxBody) {
+                self->error_status = 413;
+                return -1;
+            }
+            self->req.body.append(at, n);
+            return 0;
+        };
+        settings.on_message_complete = [](http_parser* p) {
+            static_cast<Parser*>(p->data)->complete = true;
+            http_parser_pause(p, 1);  // one request per connection
+            return 0;
+        };
+    }
+    int grow(size_t n) {
+        header_bytes += n;
+        if (header_bytes > kMaxHeaderBytes) {
+            error_status = 431;
+            return -1;
+        }
+        return 0;
+    }
+    void flush_header() {
+        std::string name = field;
+        std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+        req.headers[name] = value;
+        field.clear(), value.clear();
+        in_value = false;
+    }
+    // Feeds bytes; returns false once the request is complete or broken.
+    bool feed(const char* data, size_t n) {
+        if (complete || error_status) return false;
+        http_parser_execute(&parser, &settings, data, n);
+        if (!complete && !error_status && HTTP_PARSER_ERRNO(&parser) != HPE_OK && HTTP_PARSER_ERRNO(&parser) != HPE_PAUSED) {
+            error_status = 400;
+        }
+        return !complete && !error_status;
+    }
+};
+
+}  // namespace
+
+ParseResult parse_request(const std::string& bytes) {
+    Parser p;
+    p.feed(bytes.data(), bytes.size());
+    return ParseResult{p.complete, p.error_status, p.req};
+}
+
+struct Server::Impl {
+    struct Conn {
+        uv_tcp_t tcp{};
+        uv_timer_t timer{};
+        Impl* impl = nullptr;
+        Parser parser;
+        std::string out;
+        uv_write_t write{};
+        int open = 2;
+        bool closing = false;
+    };
+
+    uv_loop_t* loop;
+    conf::SockAddr listen;
+    std::string token;
+    Handler handler;
+    uv_tcp_t server{};
+    bool started = false;
+    std::set<Conn*> conns;
+
+    void start() {
+        sockaddr_storage ss{};
+        if (uv_ip4_addr(listen.host.c_str(), listen.port, reinterpret_cast<sockaddr_in*>(&ss)) != 0 &&
+            uv_ip6_addr(listen.host.c_str(), listen.port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0) {
+            throw std::runtime_error("admin.listen " + listen.str() + " is not numeric");
+        }
+        uv_tcp_init(loop, &server);
+        server.data = this;
+        int rc = uv_tcp_bind(&server, reinterpret_cast<sockaddr*>(&ss), 0);
+        if (rc == 0) {
+            rc = uv_listen(reinterpret_cast<uv_stream_t*>(&server), 64, [](uv_stream_t* s, int status) {
+                if (status == 0) static_cast<Impl*>(s->data)->accept();
+            });
+        }
+        if (rc != 0) {
+            uv_close(reinterpret_cast<uv_handle_t*>(&server), nullptr);
+            throw std::runtime_error("cannot listen on admin " + listen.str() + ": " + uv_strerror(rc));
+        }
+        started = true;
+    }
+
+    void stop() {
+        if (!started) return;
+        started = false;
+        auto all = conns;
+        for (Conn* c : all) close(c);
+        uv_close(reinterpret_cast<uv_handle_t*>(&server), nullptr);
+    }
+
+    void accept() {
+        auto* c = new Conn;
+        c->impl = this;
+        uv_tcp_init(loop, &c->tcp);
+        uv_timer_init(loop, &c->timer);
+        c->tcp.data = c->timer.data = c->write.data = c;
+        conns.insert(c);
+        if (uv_accept(reinterpret_cast<uv_stream_t*>(&server), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0 ||
+            conns.size() > kMaxConnections) {
+            close(c);
+            return;
+        }
+        // A slow or silent client gets kRequestTimeoutMs in all, then the connection is closed.
+        uv_timer_start(&c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->impl->close(static_cast<Conn*>(t->data)); },
+                       kRequestTimeoutMs, 0);
+        uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
+                      [](uv_handle_t*, size_t, uv_buf_t* buf) {
+                          static char scratch[16384];
+                          *buf = uv_buf_init(scratch, sizeof scratch);
+                      },
+                      [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+                          auto* conn = static_cast<Conn*>(s->data);
+                          if (n < 0) return conn->impl->close(conn);
+                          if (n > 0 && !conn->parser.feed(buf->base, static_cast<size_t>(n))) conn->impl->respond(conn);
+                      });
+    }
+
+    void respond(Conn* c) {
+        uv_read_stop(reinterpret_cast<uv_stream_t*>(&c->tcp));
+        Response r;
+        if (c->parser.error_status) {
+            r.status = c->parser.error_status;
+            r.body = std::string(reason(r.status)) + "\n";
+        } else if (!token.empty() && c->parser.req.headers["authorization"] != "Bearer " + token) {
+            r.status = 401;
+            r.body = "a bearer token is required\n";
+        } else {
+            try {
+                r = handler(c->parser.req);
+            } catch (const std::exception& e) {
+                r.status = 500;
+                r.body = std::string("internal error: ") + e.what() + "\n";
+            }
+        }
+        c->out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\nContent-Type: " + r.content_type +
+                 "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n" + r.body;
+        uv_buf_t b = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
+        if (uv_write(&c->write, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1,
+                     [](uv_write_t* w, int) { static_cast<Conn*>(w->data)->impl->close(static_cast<Conn*>(w->data)); }) != 0) {
+            close(c);
+        }
+    }
+
+    void close(Conn* c) {
+        if (c->closing) return;
+        c->closing = true;
+        conns.erase(c);
+        auto done = [](uv_handle_t* h) {
+            auto* conn = static_cast<Conn*>(h->data);
+            if (--conn->open == 0) delete conn;
+        };
+        uv_timer_stop(&c->timer);
+        uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), done);
+        uv_close(reinterpret_cast<uv_handle_t*>(&c->tcp), done);
+    }
+};
+
+Server::Server(uv_loop_t* loop, const conf::SockAddr& listen, std::string token, Handler handler)
+    : impl_(std::make_unique<Impl>(Impl{loop, listen, std::move(token), std::move(handler), {}, false, {}})) {}
+Server::~Server() { impl_->stop(); }
+void Server::start() { impl_->start(); }
+void Server::stop() { impl_->stop(); }
+
+}  // namespace glbd::admin

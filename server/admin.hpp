@@ -1,0 +1,57 @@
+// server/admin — the HTTP admin endpoint (admin.listen) on the control thread's libuv loop, parsed with
+// libhttp-parser. Bounded: 16 KiB of headers (431), 64 KiB of body (413), 10 s per request, 64
+// connections. A bearer token, when set, is required on every request. Routes are the daemon's.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "conf/config.hpp"
+
+namespace glbd::admin {
+
+struct Request {
+    std::string method;
+    std::string path;  // without the query string
+    std::map<std::string, std::string> headers;  // lower-case names
+    std::string body;
+};
+
+struct Response {
+    int status = 200;
+    std::string content_type = "text/plain; charset=utf-8";
+    std::string body;
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+class Server {
+public:
+    Server(uv_loop_t* loop, const conf::SockAddr& listen, std::string token, Handler handler);
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+    // Binds and listens; throws std::runtime_error naming the address.
+    void start();
+    void stop();
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> impl_;
+};
+
+// One HTTP request through libhttp-parser, for tests and the fuzzer: the parsed request or an error
+// status (400 malformed, 413 too large, 431 headers too large).
+struct ParseResult {
+    bool complete = false;
+    int error_status = 0;
+    Request request;
+};
+ParseResult parse_request(const std::string& bytes);
+
+}  // namespace glbd::admin

@@ -1,0 +1,267 @@
+// The admin endpoint's routes: /healthz, /readyz, /metrics, /v1/state, PUT /v1/overrides.
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "server/daemon.hpp"
+#include "sync/state.hpp"
+
+namespace glbd {
+namespace {
+
+const char* kRcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
+                         "NXRRSET", "NOTAUTH", "NOTZONE", "RCODE11", "RCODE12", "RCODE13", "RCODE14", "RCODE15",
+                         "BADVERS", "RCODE17", "RCODE18", "RCODE19", "RCODE20", "RCODE21", "RCODE22", "OTHER"};
+
+// A Prometheus label value: backslash, quote and newline escaped.
+std::string esc(const std::string& v) {
+    std::string o;
+    for (char c : v) {
+        if (c == '\\' || c == '"') o += '\\', o += c;
+        else if (c == '\n') o += "\\n";
+        else o += c;
+    }
+    return o;
+}
+
+class Metrics {
+public:
+    void family(const char* name, const char* type, const char* help) {
+        out_ << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+    }
+    void sample(const std::string& name, const std::string& labels, double v) {
+        out_ << name;
+        if (!labels.empty()) out_ << "{" << labels << "}";
+        out_ << " " << v << "\n";
+    }
+    std::string str() const { return out_.str(); }
+
+private:
+    std::ostringstream out_;
+};
+
+}  // namespace
+
+bool Daemon::ready() const {
+    return serving_ && publisher_.current() && (checker_->targets() == 0 || checker_->first_round_done());
+}
+
+admin::Response Daemon::admin(const admin::Request& req) {
+    admin::Response r;
+    auto method_is = [&](const char* m) {
+        if (req.method == m) return true;
+        r.status = 405;
+        r.body = std::string("use ") + m + "\n";
+        return false;
+    };
+    if (req.path == "/healthz") {
+        if (method_is("GET")) r.body = "ok\n";
+    } else if (req.path == "/readyz") {
+        if (method_is("GET")) {
+            bool ok = ready();
+            r.status = ok ? 200 : 503;
+            r.body = ok ? "ready\n" : "not ready: waiting for the first health round\n";
+        }
+    } else if (req.path == "/metrics") {
+        if (method_is("GET")) {
+            r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+            r.body = metrics();
+        }
+    } else if (req.path == "/v1/state") {
+        if (method_is("GET")) {
+            r.content_type = "application/json";
+            r.body = state_json();
+        }
+    } else if (req.path == "/v1/overrides") {
+        if (method_is("PUT")) {
+            auto j = nlohmann::json::parse(req.body, nullptr, false);
+            if (j.is_discarded() || !j.is_object() || !j.contains("target") || !j.contains("state") ||
+                !j["target"].is_string() || !j["state"].is_string()) {
+                r.status = 400;
+                r.body = "expected JSON {\"target\": \"CLUSTER[/ENDPOINT]\", \"state\": \"down|up|auto\"}\n";
+            } else if (auto err = set_override(j["target"].get<std::string>(), j["state"].get<std::string>()); !err.empty()) {
+                r.status = 400;
+                r.body = err + "\n";
+            } else {
+                r.content_type = "application/json";
+                r.body = nlohmann::json{{"target", j["target"]}, {"state", j["state"]}}.dump() + "\n";
+            }
+        }
+    } else {
+        r.status = 404;
+        r.body = "not found; try /healthz, /readyz, /metrics, /v1/state, PUT /v1/overrides\n";
+    }
+    return r;
+}
+
+std::string Daemon::metrics() const {
+    const ServerCounters& c = server_->counters();
+    Metrics m;
+    const char* transports[] = {"udp", "tcp"};
+    m.family("glbd_queries_total", "counter", "DNS queries answered, by transport and response code.");
+    for (int t = 0; t < 2; ++t) {
+        for (int rc = 0; rc < 24; ++rc) {
+            uint64_t v = c.rcode[t][rc].load();
+            if (v || rc == 0) m.sample("glbd_queries_total", std::string("transport=\"") + transports[t] + "\",rcode=\"" + kRcodes[rc] + "\"", static_cast<double>(v));
+        }
+    }
+    m.family("glbd_queries_by_type_total", "counter", "DNS queries answered, by transport and query type.");
+    for (int t = 0; t < 2; ++t) {
+        for (int q = 0; q < ServerCounters::kQtypes; ++q) {
+            m.sample("glbd_queries_by_type_total", std::string("transport=\"") + transports[t] + "\",qtype=\"" + ServerCounters::qtype_name(q) + "\"",
+                     static_cast<double>(c.qtype[t][q].load()));
+        }
+    }
+    m.family("glbd_queries_dropped_total", "counter", "Messages not answered (malformed beyond a reply, or responses).");
+    for (int t = 0; t < 2; ++t) m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"", static_cast<double>(c.dropped[t].load()));
+    m.family("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).");
+    m.sample("glbd_responses_truncated_total", "", static_cast<double>(c.truncated.load()));
+    m.family("glbd_fallback_answers_total", "counter", "Answers from a geo group reached because a preferred group had no usable entry.");
+    m.sample("glbd_fallback_answers_total", "", static_cast<double>(c.fallback.load()));
+    m.family("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).");
+    m.sample("glbd_failopen_answers_total", "", static_cast<double>(c.fail_open.load()));
+    m.family("glbd_answers_total", "counter", "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
+    for (const auto& [key, v] : answered_) {
+        m.sample("glbd_answers_total", "host=\"" + esc(key.first) + "\",cluster=\"" + esc(key.second) + "\"", static_cast<double>(v->load()));
+    }
+    m.family("glbd_answer_duration_seconds", "histogram", "Time to answer a UDP query, from receipt to the answer being ready.");
+    uint64_t cumulative = 0;
+    for (int b = 0; b < ServerCounters::kBuckets; ++b) {
+        cumulative += c.duration_bucket[b].load();
+        std::ostringstream le;
+        if (b == ServerCounters::kBuckets - 1) le << "+Inf"; else le << ServerCounters::kBucketUs[b] / 1e6;
+        m.sample("glbd_answer_duration_seconds_bucket", "le=\"" + le.str() + "\"", static_cast<double>(cumulative));
+    }
+    m.sample("glbd_answer_duration_seconds_sum", "", static_cast<double>(c.duration_sum_ns.load()) / 1e9);
+    m.sample("glbd_answer_duration_seconds_count", "", static_cast<double>(c.duration_count.load()));
+    m.family("glbd_tcp_connections_total", "counter", "TCP connections accepted.");
+    m.sample("glbd_tcp_connections_total", "", static_cast<double>(c.tcp_connections.load()));
+    m.family("glbd_tcp_refused_total", "counter", "TCP connections closed at once because tcpMaxConnections was reached.");
+    m.sample("glbd_tcp_refused_total", "", static_cast<double>(c.tcp_refused.load()));
+    m.family("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.");
+    m.sample("glbd_tcp_idle_closed_total", "", static_cast<double>(c.tcp_idle_closed.load()));
+
+    auto probes = checker_->states();
+    m.family("glbd_health_probes_total", "counter", "Health probes run, by host and endpoint.");
+    for (const auto& [k, st] : probes) m.sample("glbd_health_probes_total", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(st.probes));
+    m.family("glbd_health_probe_failures_total", "counter", "Failed health probes, by host and endpoint.");
+    for (const auto& [k, st] : probes) m.sample("glbd_health_probe_failures_total", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(st.failures));
+    m.family("glbd_health_transitions_total", "counter", "Healthy/unhealthy transitions, by host and endpoint.");
+    for (const auto& [k, st] : probes) m.sample("glbd_health_transitions_total", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(st.transitions));
+    m.family("glbd_endpoint_healthy", "gauge", "1 when the endpoint is healthy by this instance's probes.");
+    for (const auto& [k, st] : probes) m.sample("glbd_endpoint_healthy", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", st.healthy ? 1 : 0);
+
+    const sync::SyncCounters& sc = sync_->counters();
+    uint64_t now = sync::now_ms();
+    auto peers = sync_->peers();
+    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
+    for (const auto& p : peers) m.sample("glbd_sync_exchanges_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.exchanges));
+    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
+    for (const auto& p : peers) m.sample("glbd_sync_failures_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.failures));
+    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
+    for (const auto& p : peers) m.sample("glbd_sync_peer_up", "peer=\"" + esc(p.address) + "\"", p.reachable ? 1 : 0);
+    m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
+    for (const auto& p : peers) {
+        if (p.last_ok_ms) m.sample("glbd_sync_lag_seconds", "peer=\"" + esc(p.address) + "\"", static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
+    }
+    m.family("glbd_sync_last_heard_seconds", "gauge", "Time since each known instance was last heard, directly or relayed.");
+    for (const auto& k : sync_->known()) {
+        m.sample("glbd_sync_last_heard_seconds", "origin=\"" + esc(k.state.origin()) + "\"", static_cast<double>(now - std::min(now, k.last_heard_ms)) / 1000.0);
+    }
+    m.family("glbd_sync_rejected_total", "counter", "Sync requests rejected, by reason.");
+    m.sample("glbd_sync_rejected_total", "reason=\"unsigned\"", static_cast<double>(sc.rejected_unsigned.load()));
+    m.sample("glbd_sync_rejected_total", "reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load()));
+    m.sample("glbd_sync_rejected_total", "reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load()));
+    m.sample("glbd_sync_rejected_total", "reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load()));
+    m.family("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.");
+    m.sample("glbd_sync_served_total", "", static_cast<double>(sc.served.load()));
+    m.family("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.");
+    m.sample("glbd_reloads_total", "result=\"ok\"", static_cast<double>(reloads_ok_));
+    m.sample("glbd_reloads_total", "result=\"failed\"", static_cast<double>(reloads_failed_));
+    m.family("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.");
+    m.sample("glbd_snapshot_serial", "", publisher_.current() ? publisher_.current()->serial : 0);
+    m.family("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.");
+    m.sample("glbd_ready", "", ready() ? 1 : 0);
+    return m.str();
+}
+
+std::string Daemon::state_json() const {
+    using nlohmann::json;
+    uint64_t now = sync::now_ms();
+    auto known = sync_->known();
+    auto overrides = [&] {
+        sync::Store st;
+        json o = json::object();
+        for (const auto& k : known) {
+            for (const auto& [t, e] : k.state.overrides) {
+                if (!o.contains(t) || o[t]["at"].get<uint64_t>() <= e.at_ms) o[t] = {{"state", sync::state_name(e.state)}, {"at", e.at_ms}};
+            }
+        }
+        json out = json::object();
+        for (auto& [t, v] : o.items()) {
+            if (v["state"] != "auto") out[t] = v["state"];
+        }
+        return out;
+    }();
+    json peers = json::array();
+    for (const auto& p : sync_->peers()) {
+        json jp{{"address", p.address}, {"id", p.origin}, {"alive", p.reachable}, {"exchanges", p.exchanges}, {"failures", p.failures}};
+        jp["lastSeenMsAgo"] = p.last_ok_ms ? json(now - std::min(now, p.last_ok_ms)) : json(nullptr);
+        for (const auto& k : known) {
+            if (k.state.origin() == p.origin) jp["version"] = k.state.version;
+        }
+        if (!p.last_error.empty()) jp["lastError"] = p.last_error;
+        peers.push_back(jp);
+    }
+    GlobalView view = sync_->view();
+    json clusters = json::array();
+    for (const auto& cv : view) {
+        json instances = json::array();
+        uint64_t dead_after = config_.peers ? static_cast<uint64_t>(config_.peers->dead_after.count()) : 0;
+        for (const auto& k : known) {
+            if (k.state.cluster != cv.id) continue;
+            uint64_t ago = now - std::min(now, k.last_heard_ms);
+            bool own = k.state.origin() == sync_->own_origin();
+            instances.push_back({{"instance", k.state.instance}, {"version", k.state.version}, {"lastHeardMsAgo", own ? 0 : ago},
+                                 {"alive", own || dead_after == 0 || ago <= dead_after}, {"self", own}});
+        }
+        clusters.push_back({{"id", cv.id}, {"alive", cv.alive}, {"instances", instances}});
+    }
+    auto probes = checker_->states();
+    std::map<std::string, json> hosts;
+    for (const auto& cv : view) {
+        for (const auto& h : cv.hosts) {
+            json eps = json::array();
+            for (const auto& ep : h.endpoints) {
+                json je{{"target", ep.target}, {"healthy", ep.healthy}};
+                std::string ov;
+                if (overrides.contains(cv.id + "/" + ep.target)) ov = overrides[cv.id + "/" + ep.target];
+                else if (overrides.contains(cv.id)) ov = overrides[cv.id];
+                je["override"] = ov.empty() ? json(nullptr) : json(ov);
+                if (cv.id == config_.cluster_id) {
+                    if (auto it = probes.find({h.host, ep.target}); it != probes.end()) {
+                        je["probe"] = {{"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
+                    }
+                }
+                eps.push_back(je);
+            }
+            json entry{{"cluster", cv.id}, {"alive", cv.alive}, {"ttl", h.ttl}, {"endpoints", eps}};
+            if (h.load_balancing) {
+                entry["geo"] = h.load_balancing->geo;
+                entry["weight"] = h.load_balancing->weight;
+                entry["defaultGeo"] = h.load_balancing->default_geo;
+            }
+            auto& jh = hosts[h.host];
+            if (jh.is_null()) jh = {{"name", h.host}, {"loadBalanced", h.load_balancing.has_value()}, {"entries", json::array()}};
+            jh["entries"].push_back(entry);
+        }
+    }
+    json jhosts = json::array();
+    for (auto& [n, h] : hosts) jhosts.push_back(h);
+    auto snap = publisher_.current();
+    json out{{"cluster", config_.cluster_id}, {"instance", config_.instance}, {"serial", snap ? snap->serial : 0},
+             {"ready", ready()}, {"peers", peers}, {"clusters", clusters}, {"hosts", jhosts}, {"overrides", overrides}};
+    return out.dump(2) + "\n";
+}
+
+}  // namespace glbd

@@ -1,0 +1,120 @@
+// glbd status — the global view from a running server's admin endpoint, as tables.
+#include <curl/curl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace glbd {
+namespace {
+
+size_t collect(char* data, size_t size, size_t n, void* out) {
+    static_cast<std::string*>(out)->append(data, size * n);
+    return size * n;
+}
+
+// Prints rows as left-aligned columns.
+void table(const std::vector<std::vector<std::string>>& rows) {
+    std::vector<size_t> width;
+    for (const auto& r : rows) {
+        for (size_t i = 0; i < r.size(); ++i) {
+            if (width.size() <= i) width.push_back(0);
+            width[i] = std::max(width[i], r[i].size());
+        }
+    }
+    for (const auto& r : rows) {
+        std::string line = "  ";
+        for (size_t i = 0; i < r.size(); ++i) {
+            line += r[i];
+            if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
+        }
+        std::printf("%s\n", line.c_str());
+    }
+}
+
+std::string ago(const nlohmann::json& ms) {
+    if (!ms.is_number()) return "never";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1fs ago", ms.get<double>() / 1000.0);
+    return buf;
+}
+
+}  // namespace
+
+int run_status(const std::string& admin, const std::string& token) {
+    std::string body;
+    CURL* c = curl_easy_init();
+    std::string url = "http://" + admin + "/v1/state";
+    curl_slist* headers = nullptr;
+    if (!token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(headers);
+    if (rc != CURLE_OK || status != 200) {
+        std::fprintf(stderr, "glbd status: cannot read %s: %s\n", url.c_str(),
+                     rc != CURLE_OK ? curl_easy_strerror(rc) : ("HTTP " + std::to_string(status)).c_str());
+        return 2;
+    }
+    auto s = nlohmann::json::parse(body, nullptr, false);
+    if (s.is_discarded()) {
+        std::fprintf(stderr, "glbd status: %s did not answer JSON\n", url.c_str());
+        return 2;
+    }
+    std::printf("glbd %s: cluster %s, instance %s, serial %s, %s\n\nCLUSTERS\n", admin.c_str(),
+                s["cluster"].get<std::string>().c_str(), s["instance"].get<std::string>().c_str(),
+                s["serial"].dump().c_str(), s["ready"].get<bool>() ? "ready" : "NOT READY");
+    std::vector<std::vector<std::string>> rows{{"CLUSTER", "ALIVE", "INSTANCE", "ALIVE", "LAST HEARD", "VERSION"}};
+    for (const auto& cl : s["clusters"]) {
+        bool first = true;
+        for (const auto& in : cl["instances"]) {
+            rows.push_back({first ? cl["id"].get<std::string>() : "", first ? (cl["alive"].get<bool>() ? "yes" : "DEAD") : "",
+                            in["instance"].get<std::string>(), in["alive"].get<bool>() ? "yes" : "DEAD",
+                            in["self"].get<bool>() ? "(this instance)" : ago(in["lastHeardMsAgo"]), in["version"].dump()});
+            first = false;
+        }
+    }
+    table(rows);
+    if (!s["peers"].empty()) {
+        std::printf("\nPEERS\n");
+        rows = {{"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LAST ERROR"}};
+        for (const auto& p : s["peers"]) {
+            rows.push_back({p["address"].get<std::string>(), p["id"].get<std::string>(), p["alive"].get<bool>() ? "yes" : "NO",
+                            ago(p["lastSeenMsAgo"]), p["exchanges"].dump(), p["failures"].dump(),
+                            p.contains("lastError") ? p["lastError"].get<std::string>() : ""});
+        }
+        table(rows);
+    }
+    std::printf("\nHOSTS\n");
+    rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "ENDPOINTS"}};
+    for (const auto& h : s["hosts"]) {
+        bool first = true;
+        for (const auto& e : h["entries"]) {
+            std::string eps;
+            for (const auto& ep : e["endpoints"]) {
+                if (!eps.empty()) eps += ", ";
+                eps += ep["target"].get<std::string>() + (ep["healthy"].get<bool>() ? " up" : " DOWN");
+                if (!ep["override"].is_null()) eps += " (override " + ep["override"].get<std::string>() + ")";
+                if (ep.contains("probe") && !ep["probe"]["healthy"].get<bool>()) eps += " [" + ep["probe"]["reason"].get<std::string>() + "]";
+            }
+            std::string cluster = e["cluster"].get<std::string>() + (e["alive"].get<bool>() ? "" : " (dead)");
+            rows.push_back({first ? h["name"].get<std::string>() : "", cluster,
+                            e.contains("geo") ? e["geo"].get<std::string>() : "-", e.contains("weight") ? e["weight"].dump() : "-",
+                            e.contains("defaultGeo") && e["defaultGeo"].get<bool>() ? "yes" : "", eps});
+            first = false;
+        }
+    }
+    table(rows);
+    return 0;
+}
+
+}  // namespace glbd

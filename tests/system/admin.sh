@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The admin endpoint: token, routes, readiness after the first health round, Prometheus metrics that
+# move with queries, JSON logs; and garbage, huge and slow admin clients leave DNS answering alone.
+source "$(dirname "$0")/lib.sh"
+A=127.0.0.111 P=5411 AP=9411 TOKEN=s3cret-token
+TOOLS="$(dirname "$0")/../tools"
+start_target hang 127.0.0.112:18112
+cat > "$WORK/glbd.yaml" <<YAML
+cluster: {id: adm-1, instance: a}
+listen: {dns: ["$A:$P"]}
+admin: {listen: "$A:$AP", token: "$TOKEN"}
+log: {level: info, format: json}
+zones: [{origin: adm.test, nameservers: [{name: ns.adm.test, addresses: [$A]}]}]
+hosts:
+  - {name: shop.adm.test, endpoints: [192.0.2.1, 192.0.2.2], loadBalancing: {weight: 10, geo: IE}}
+  - name: slow.adm.test
+    endpoints: [127.0.0.112]
+    healthCheck: {protocol: HTTP, port: 18112, path: /hang, interval: 5s, timeout: 2s}
+YAML
+start_glbd adm "$WORK/glbd.yaml"
+h() { curl -s -H "Authorization: Bearer $TOKEN" "$@"; }
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+wait_for 10 bash -c "[[ \$(curl -s -H 'Authorization: Bearer $TOKEN' http://$A:$AP/healthz) == ok ]]" || fail "no /healthz"
+
+# Not ready until the first health round is done (the probe hangs for its 2 s timeout).
+[[ $(code -H "Authorization: Bearer $TOKEN" http://$A:$AP/readyz) == 503 ]] || fail "ready before the first health round"
+wait_for 10 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer $TOKEN' http://$A:$AP/readyz) == 200 ]]" || fail "never ready"
+pass "/readyz: 503 until the first health round, then 200"
+
+[[ $(code http://$A:$AP/metrics) == 401 ]] || fail "no token: want 401"
+[[ $(code -H "Authorization: Bearer wrong" http://$A:$AP/metrics) == 401 ]] || fail "wrong token: want 401"
+[[ $(code -H "Authorization: Bearer $TOKEN" http://$A:$AP/nope) == 404 ]] || fail "unknown path: want 404"
+[[ $(code -H "Authorization: Bearer $TOKEN" -X POST http://$A:$AP/metrics) == 405 ]] || fail "POST /metrics: want 405"
+pass "token required; 404 and 405"
+
+# Metrics parse and move with queries.
+h http://$A:$AP/metrics > "$WORK/m1"
+python3 "$TOOLS/promcheck.py" "$WORK/m1" >/dev/null || fail "metrics: $(python3 "$TOOLS/promcheck.py" "$WORK/m1")"
+before=$(awk -F' ' '/^glbd_queries_total\{transport="udp",rcode="NOERROR"\}/ {print $2}' "$WORK/m1")
+for i in $(seq 1 20); do dig @$A -p $P +short shop.adm.test A >/dev/null; done
+dig @$A -p $P +short nope.adm.test A >/dev/null
+dig @$A -p $P +short shop.adm.test A +tcp >/dev/null
+h http://$A:$AP/metrics > "$WORK/m2"
+python3 "$TOOLS/promcheck.py" "$WORK/m2" \
+    "glbd_queries_total{transport=\"udp\",rcode=\"NOERROR\"}=$((before + 20))" \
+    'glbd_queries_total{transport="udp",rcode="NXDOMAIN"}=1' \
+    'glbd_queries_total{transport="tcp",rcode="NOERROR"}=1' \
+    'glbd_answers_total{host="shop.adm.test",cluster="adm-1"}=21' \
+    'glbd_queries_by_type_total{transport="udp",qtype="A"}=21' \
+    'glbd_answer_duration_seconds_count=21' \
+    'glbd_health_probes_total{host="slow.adm.test",endpoint="127.0.0.112"}=1' \
+    || fail "metrics did not move as expected"
+pass "metrics: valid Prometheus text; counters moved with 22 queries ($(python3 "$TOOLS/promcheck.py" "$WORK/m2"))"
+
+# Overrides through the API.
+[[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"adm-1/192.0.2.1","state":"down"}' http://$A:$AP/v1/overrides) == 200 ]] || fail "override refused"
+[[ $(dig @$A -p $P +short shop.adm.test A) == 192.0.2.2 ]] || fail "drained endpoint still answered"
+h http://$A:$AP/v1/state | python3 -c 'import json,sys; s=json.load(sys.stdin); eps={e["target"]: e for e in s["hosts"][0]["entries"][0]["endpoints"]}; assert eps["192.0.2.1"]["override"]=="down" and not eps["192.0.2.1"]["healthy"], eps' || fail "state disagrees"
+[[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"adm-1/192.0.2.1","state":"auto"}' http://$A:$AP/v1/overrides) == 200 ]] || fail "auto refused"
+[[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "auto did not restore the endpoint"
+[[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d 'not json' http://$A:$AP/v1/overrides) == 400 ]] || fail "malformed body: want 400"
+[[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"BAD_ID","state":"down"}' http://$A:$AP/v1/overrides) == 400 ]] || fail "bad target: want 400"
+pass "overrides: drain, state, auto, 400s"
+
+# Hostile clients: oversized body, huge headers, garbage, slow. DNS stays correct and quick throughout.
+head -c 100000 /dev/zero | tr '\0' x > "$WORK/big"
+[[ $(code -H "Authorization: Bearer $TOKEN" -X PUT --data-binary @"$WORK/big" http://$A:$AP/v1/overrides) == 413 ]] || fail "oversized body: want 413"
+[[ $(code -H "Authorization: Bearer $TOKEN" -H "X-Big: $(head -c 20000 /dev/zero | tr '\0' y)" http://$A:$AP/healthz) == 431 ]] || fail "huge headers: want 431"
+resp=$(printf 'GARBAGE \x01\x02\r\n\r\n' | timeout 5 bash -c "exec 3<>/dev/tcp/$A/$AP; cat >&3; cat <&3")
+[[ $resp == "HTTP/1.1 400"* ]] || fail "garbage: want 400, got '${resp:0:40}'"
+for i in $(seq 1 10); do (exec 3<>/dev/tcp/$A/$AP; printf 'GET /metrics HTTP/1.1\r\n' >&3; sleep 12) 2>/dev/null & done
+slow=$!
+start=$(now_ms)
+for i in $(seq 1 50); do
+    [[ $(dig @$A -p $P +short +time=1 +tries=1 shop.adm.test A | wc -l) == 2 ]] || fail "DNS answer wrong while admin clients are slow"
+done
+ms=$(( $(now_ms) - start ))
+(( ms < 5000 )) || fail "50 DNS queries took $ms ms with slow admin clients"
+[[ $(code -H "Authorization: Bearer $TOKEN" http://$A:$AP/healthz) == 200 ]] || fail "admin unusable beside slow clients"
+pass "413, 431, 400 for garbage; 10 slow admin clients: 50 DNS answers correct in $ms ms"
+kill $slow 2>/dev/null || true
+
+# JSON logs: every line is one JSON object.
+python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    obj = json.loads(line); assert {"time", "level", "msg"} <= obj.keys(), obj; n += 1
+print(n)' "$WORK/adm.log" >/dev/null || fail "log lines are not JSON"
+pass "JSON log lines parse"

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Three clusters with admin endpoints: an override set on one server drains a cluster on every peer
+# within 2 s; /v1/state agrees with the answers; glbd status shows every cluster and endpoint.
+source "$(dirname "$0")/lib.sh"
+P=5420 AP=9420
+declare -A ADDR=([ie]=127.0.0.121 [us]=127.0.0.122 [oc]=127.0.0.123)
+declare -A LB=([ie]="{weight: 100, geo: IE}" [us]="{weight: 100, geo: US, defaultGeo: true}" [oc]="{weight: 100, geo: GEO-OC}")
+declare -A EPS=([ie]="[192.0.2.121, 192.0.2.122]" [us]="[198.51.100.122]" [oc]="[203.0.113.123]")
+for c in ie us oc; do
+cat > "$WORK/$c.yaml" <<YAML
+cluster: {id: $c, instance: $c-0}
+listen: {dns: ["${ADDR[$c]}:$P"]}
+admin: {listen: "${ADDR[$c]}:$AP"}
+geoip: {database: $FIXTURES/test.mmdb}
+zones: [{origin: adm3.test, nameservers: [{name: ns.adm3.test, addresses: [${ADDR[ie]}]}]}]
+hosts:
+  - {name: shop.adm3.test, ttl: 60, endpoints: ${EPS[$c]}, loadBalancing: ${LB[$c]}}
+peers:
+  key: {name: glb-sync, secret: "$TSIG_SECRET"}
+  members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}, {address: "${ADDR[oc]}:$P"}]
+  syncInterval: 500ms
+  deadAfter: 3s
+YAML
+start_glbd $c "$WORK/$c.yaml"
+done
+ie_client() { dig @"$1" -p $P +short shop.adm3.test A +subnet=10.1.0.0/16 | sort | tr '\n' ' '; }
+all_ie() { local s; for s in "${ADDR[@]}"; do [[ $(ie_client $s) == "$1" ]] || return 1; done; }
+wait_for 15 all_ie "192.0.2.121 192.0.2.122 " || fail "no convergence"
+
+# /v1/state agrees with the answers.
+curl -s http://${ADDR[oc]}:$AP/v1/state > "$WORK/state.json"
+python3 - "$WORK/state.json" <<'PY' || fail "state disagrees with the answers"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert {c["id"]: c["alive"] for c in s["clusters"]} == {"ie": True, "us": True, "oc": True}, s["clusters"]
+entries = {e["cluster"]: e for e in s["hosts"][0]["entries"]}
+assert sorted(ep["target"] for ep in entries["ie"]["endpoints"]) == ["192.0.2.121", "192.0.2.122"]
+assert entries["us"]["defaultGeo"] and entries["oc"]["geo"] == "GEO-OC"
+assert all(ep["healthy"] for e in entries.values() for ep in e["endpoints"])
+assert {p["id"] for p in s["peers"]} == {"ie/ie-0", "us/us-0"}, s["peers"]
+PY
+pass "/v1/state agrees with the answers"
+
+# glbd status shows every cluster and endpoint.
+"$GLBD" status --admin ${ADDR[us]}:$AP > "$WORK/status.txt" || fail "glbd status failed"
+for want in "CLUSTERS" "ie-0" "us-0" "oc-0" "(this instance)" "PEERS" "shop.adm3.test" \
+            "192.0.2.121 up" "192.0.2.122 up" "198.51.100.122 up" "203.0.113.123 up" "GEO-OC"; do
+    grep -qF -- "$want" "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status lacks '$want'"; }
+done
+pass "glbd status shows every cluster and endpoint"
+
+# Drain cluster ie through the us server's API: every server stops answering ie within 2 s.
+t0=$(now_ms)
+curl -s -X PUT -d '{"target":"ie","state":"down"}' http://${ADDR[us]}:$AP/v1/overrides >/dev/null
+wait_for 10 all_ie "198.51.100.122 " || fail "the drain did not reach every server"
+ms=$(( $(now_ms) - t0 ))
+(( ms <= 2000 )) || fail "drained everywhere after $ms ms, want <= 2000"
+"$GLBD" status --admin ${ADDR[oc]}:$AP | grep -q "192.0.2.121 DOWN (override down)" || fail "status does not show the override on a peer"
+pass "override drained cluster ie on every server in $ms ms"
+curl -s -X PUT -d '{"target":"ie","state":"auto"}' http://${ADDR[oc]}:$AP/v1/overrides >/dev/null
+wait_for 10 all_ie "192.0.2.121 192.0.2.122 " || fail "auto (set on another server) did not restore ie everywhere"
+pass "auto set on a third server restored ie everywhere"
