@@ -2,6 +2,7 @@
 #include "conf/config.hpp"
 
 #include <arpa/inet.h>
+#include <pwd.h>
 #include <ldns/ldns.h>
 #include <yaml-cpp/yaml.h>
 
@@ -407,7 +408,7 @@ public:
             return;
         }
         if (!r_.map(root, "", {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers",
-                              "stateDir", "log"})) {
+                              "stateDir", "log", "user"})) {
             return;
         }
         cluster(root, c);
@@ -428,6 +429,12 @@ public:
             if (auto v = r_.str(n, "stateDir")) c.state_dir = *v;
         }
         if (auto n = root["log"]) log(n, c);
+        if (auto n = root["user"]) {
+            if (auto v = r_.str(n, "user")) {
+                if (v->empty() || !getpwnam(v->c_str())) r_.error(n, "user", "no such user \"" + *v + "\"");
+                c.user = *v;
+            }
+        }
     }
 
 private:

@@ -125,6 +125,7 @@ struct Config {
     std::vector<Host> hosts;
     std::optional<Peers> peers;
     std::string state_dir;
+    std::string user;  // when started as root: drop to this user after binding
     std::string log_level = "info";
     std::string log_format = "text";
 };

@@ -4,6 +4,10 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -187,6 +191,15 @@ int Daemon::run(const std::string& banner) {
             spdlog::error("{}", e.what());
             return 2;
         }
+    }
+    if (!config_.user.empty() && geteuid() == 0) {
+        // Sockets are bound: nothing more needs root. Every thread drops with the process (glibc).
+        passwd* pw = getpwnam(config_.user.c_str());
+        if (!pw || setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) {
+            spdlog::error("cannot drop privileges to user {}", config_.user);
+            return 2;
+        }
+        spdlog::info("running as user {} (uid {})", config_.user, pw->pw_uid);
     }
     std::string addrs;
     for (const auto& a : config_.listen) addrs += (addrs.empty() ? "" : ", ") + a.str();

@@ -14,6 +14,7 @@
 namespace glbd {
 int run_demo(const std::string& self);
 int run_status(const std::string& admin, const std::string& token);
+int run_probe(const std::string& admin, const std::string& path, const std::string& token);
 }
 
 namespace {
@@ -26,6 +27,8 @@ Usage:
   glbd demo                    run a self-contained demo on loopback and print what to dig
   glbd status [--admin H:P]    print the global view from a server's admin endpoint
                                (default 127.0.0.1:9153; token from GLBD_ADMIN_TOKEN)
+  glbd probe [--admin H:P] [--path /readyz]
+                               exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
   glbd --version | --help
 
@@ -84,15 +87,16 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (cmd == "keygen") return keygen(args.empty() ? "glb-sync" : args[0]);
-    if (cmd == "status") {
-        std::string admin = "127.0.0.1:9153";
+    if (cmd == "status" || cmd == "probe") {
+        std::string admin = "127.0.0.1:9153", path = "/healthz";
         for (size_t i = 0; i < args.size(); ++i) {
             if (args[i] == "--admin" && i + 1 < args.size()) admin = args[++i];
             else if (args[i].rfind("--admin=", 0) == 0) admin = args[i].substr(8);
-            else return usage_error("status: unknown argument \"" + args[i] + "\"");
+            else if (cmd == "probe" && args[i] == "--path" && i + 1 < args.size()) path = args[++i];
+            else return usage_error(cmd + ": unknown argument \"" + args[i] + "\"");
         }
         const char* token = std::getenv("GLBD_ADMIN_TOKEN");
-        return glbd::run_status(admin, token ? token : "");
+        return cmd == "status" ? glbd::run_status(admin, token ? token : "") : glbd::run_probe(admin, path, token ? token : "");
     }
     if (cmd == "demo") {
         std::error_code ec;

@@ -43,6 +43,29 @@ std::string ago(const nlohmann::json& ms) {
 
 }  // namespace
 
+// GET http://ADMIN/PATH; true when it answers 200 (container probes: `glbd probe --path /readyz`).
+int run_probe(const std::string& admin, const std::string& path, const std::string& token) {
+    std::string body;
+    CURL* c = curl_easy_init();
+    std::string url = "http://" + admin + path;
+    curl_slist* headers = nullptr;
+    if (!token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 3000L);
+    curl_easy_setopt(c, CURLOPT_PROXY, "");
+    CURLcode rc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(headers);
+    if (rc == CURLE_OK && status == 200) return 0;
+    std::fprintf(stderr, "glbd probe: %s: %s\n", url.c_str(), rc != CURLE_OK ? curl_easy_strerror(rc) : body.c_str());
+    return 1;
+}
+
 int run_status(const std::string& admin, const std::string& token) {
     std::string body;
     CURL* c = curl_easy_init();

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# docker/k8s manifests: every document parses, the objects a deployment needs are there and wired
+# together, and the ConfigMap's glbd.yaml passes `glbd check` with the Secret mounted where the pod has it.
+source "$(dirname "$0")/lib.sh"
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+python3 - "$ROOT/docker/k8s/glbd.yaml" "$WORK" <<'PY' || fail "manifest checks"
+import os, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+work = sys.argv[2]
+kinds = {}
+for d in docs:
+    assert {"apiVersion", "kind", "metadata"} <= d.keys(), d
+    kinds.setdefault(d["kind"], []).append(d)
+need = ["Namespace", "Secret", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget"]
+assert all(k in kinds for k in need), kinds.keys()
+dep = kinds["Deployment"][0]
+assert dep["spec"]["replicas"] == 2
+pod = dep["spec"]["template"]["spec"]
+c = pod["containers"][0]
+assert c["livenessProbe"] and c["readinessProbe"], "probes"
+assert "/readyz" in c["readinessProbe"]["exec"]["command"], c["readinessProbe"]
+assert "NET_BIND_SERVICE" in c["securityContext"]["capabilities"]["add"]
+assert pod["securityContext"]["runAsNonRoot"] is True
+labels = dep["spec"]["template"]["metadata"]["labels"]
+assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
+lb = [s for s in kinds["Service"] if s["spec"].get("type") == "LoadBalancer"][0]
+assert {(p["port"], p["protocol"]) for p in lb["spec"]["ports"]} == {(53, "UDP"), (53, "TCP")}
+assert lb["spec"]["selector"].items() <= labels.items()
+headless = [s for s in kinds["Service"] if s["spec"].get("clusterIP") == "None"][0]
+assert kinds["PodDisruptionBudget"][0]["spec"]["selector"]["matchLabels"].items() <= labels.items()
+# Recreate the pod's files: the ConfigMap and the Secret at their mount paths, under WORK.
+volumes = {v["name"]: v for v in pod["volumes"]}
+cm = {d["metadata"]["name"]: d for d in kinds["ConfigMap"]}
+secrets = {d["metadata"]["name"]: d for d in kinds["Secret"]}
+for m in c["volumeMounts"]:
+    v = volumes[m["name"]]
+    path = work + m["mountPath"]
+    if "configMap" in v:
+        data = cm[v["configMap"]["name"]]["data"]
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").write(data[m["subPath"]].replace("/etc/glbd/", work + "/etc/glbd/"))
+    elif "secret" in v:
+        os.makedirs(path, exist_ok=True)
+        for k, val in secrets[v["secret"]["secretName"]]["stringData"].items():
+            open(os.path.join(path, k), "w").write(val)
+config = work + "/etc/glbd/glbd.yaml"
+assert os.path.exists(config), "the config is not mounted where the container reads it"
+assert c["args"][-1] == "/etc/glbd/glbd.yaml"
+cfg = yaml.safe_load(open(config))
+assert any(m["address"].startswith(headless["metadata"]["name"] + ".") for m in cfg["peers"]["members"]), "replicas cannot find each other"
+print("manifests ok:", ", ".join(f"{k} x{len(v)}" for k, v in sorted(kinds.items())))
+PY
+"$GLBD" check --config "$WORK/etc/glbd/glbd.yaml" || fail "the ConfigMap's glbd.yaml does not pass glbd check"
+pass "manifests parse, are wired together, and the embedded glbd.yaml passes glbd check"
+
+# docs/kind.md renders one manifest per cluster with render.py: each must pass the same checks.
+KEY=$("$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"')
+python3 "$ROOT/docker/k8s/render.py" --cluster eu-1 --geo IE --default-geo --endpoint 172.18.255.210 --peer 172.18.255.220 --secret "$KEY" > "$WORK/eu-1.yaml" || fail "render eu-1"
+python3 "$ROOT/docker/k8s/render.py" --cluster us-1 --geo US --endpoint 172.18.255.230 --peer 172.18.255.200 --secret "$KEY" > "$WORK/us-1.yaml" || fail "render us-1"
+for c in eu-1 us-1; do
+    python3 - "$WORK/$c.yaml" "$WORK/$c" <<'PY' || fail "render $c: cannot extract"
+import os, sys, yaml
+docs = list(yaml.safe_load_all(open(sys.argv[1])))
+out = sys.argv[2]
+os.makedirs(out + "/tsig", exist_ok=True)
+for d in docs:
+    if d["kind"] == "ConfigMap":
+        open(out + "/glbd.yaml", "w").write(d["data"]["glbd.yaml"].replace("/etc/glbd/", out + "/"))
+    if d["kind"] == "Secret":
+        open(out + "/tsig/secret", "w").write(d["stringData"]["secret"])
+PY
+    "$GLBD" check --config "$WORK/$c/glbd.yaml" >/dev/null || fail "rendered $c config fails glbd check: $("$GLBD" check --config "$WORK/$c/glbd.yaml" 2>&1)"
+    grep -q "id: $c" "$WORK/$c/glbd.yaml" || fail "render did not set the cluster id"
+done
+pass "render.py: eu-1 and us-1 manifests pass glbd check"
+"$GLBD" check --config "$ROOT/docker/k8s/glbd.yaml" >/dev/null 2>&1 && fail "glbd check accepted a manifest as a config"
+grep -q "ExecStartPre=/usr/local/bin/glbd check" "$ROOT/docker/systemd/glbd.service" || fail "systemd unit does not check the config"
+pass "systemd unit checks the config before start"
