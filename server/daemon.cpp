@@ -94,8 +94,11 @@ void Daemon::rebuild() {
         auto snap = build_snapshot(config_, sync_->view(), geo_, next_serial());
         for (auto& h : snap->hosts) {
             std::string name = conf::wire_to_name(h.name);
-            if (h.simple) h.answered = counter_for(answered_, name, "all");
-            for (auto& e : h.entries) e.answered = counter_for(answered_, name, e.cluster);
+            if (h.simple) {
+                h.answered = counter_for(answered_, name, "all");
+            } else {
+                for (auto& e : h.entries) e.answered = counter_for(answered_, name, e.cluster);
+            }
         }
         publisher_.publish(snap);
         uv_update_time(loop_);

@@ -901,6 +901,7 @@ struct Service::Impl {
             if (error.empty()) {
                 if (!st.reachable) spdlog::info("sync: peer {} up", x->addr);
                 st.reachable = true;
+                st.last_error.clear();
                 st.last_ok_ms = now_ms();
             } else {
                 if (st.reachable || st.failures == 0) spdlog::warn("sync: peer {} down: {} failed: {}", x->addr, x->notify ? "notify" : "pull", error);
