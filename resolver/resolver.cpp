@@ -82,6 +82,8 @@ private:
     void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd);
     void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const uint8_t* rdata,
                   size_t len);
+    // A record whose rdata is one (compressible) name, e.g. a CNAME to a hostname endpoint.
+    void write_name_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, std::string_view target);
     void write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set);
     void write_soa(const Zone& z);
     void add_glue(const RRset& set);
@@ -322,6 +324,24 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
     count(section_);
 }
 
+void Responder::write_name_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
+                              std::string_view target) {
+    if (owner_is_qname) {
+        w_.pointer(kHeaderSize);
+    } else {
+        w_.name(owner);
+    }
+    w_.u16(type);
+    w_.u16(kClassIn);
+    w_.u32(ttl);
+    size_t rdlen_at = w_.pos();
+    w_.u16(0);
+    size_t start = w_.pos();
+    w_.name(target);
+    if (!w_.overflow()) w_.patch16(rdlen_at, static_cast<uint16_t>(w_.pos() - start));
+    count(section_);
+}
+
 void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set) {
     for (const auto& rd : set.rdata) write_rr(owner, owner_is_qname, set.type, set.ttl, rd);
 }
@@ -443,8 +463,7 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
         return true;
     }
     if (!ans->cname[mode].empty()) {
-        RData rd{ans->cname[mode], {0, 0}, 1};
-        write_rr(owner, owner_is_qname, type::CNAME, ttl, rd);
+        write_name_rr(owner, owner_is_qname, type::CNAME, ttl, ans->cname[mode]);
         *cname_target = ans->cname[mode];
         return true;
     }

@@ -1,0 +1,110 @@
+// (GCC cannot see that our operator new is malloc: its mismatched-new-delete warning is wrong here.)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+// The query path does not allocate: every operator new in this binary is counted, and answering
+// static, load-balanced (with ECS, geo, weights, CNAME to a hostname), NXDOMAIN, NODATA, REFUSED,
+// FORMERR and truncated queries must not move the count.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "resolver/resolver.hpp"
+#include "tests/dns_util.hpp"
+
+namespace {
+std::atomic<uint64_t> g_allocations{0};
+}
+
+void* operator new(std::size_t n) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n ? n : 1)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(n ? n : 1);
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+using namespace glbd;
+using namespace glbd::test;
+
+namespace {
+
+const char* kConfig = R"(cluster: {id: ie}
+listen: {dns: ["127.0.0.1:5353"]}
+zones:
+  - origin: glb.example.test
+    nameservers: [{name: ns1.glb.example.test, addresses: [192.0.2.53]}]
+    records: |
+      www   IN A     192.0.2.10
+      alias IN CNAME www
+      big   IN TXT   "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      big   IN TXT   "1123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      big   IN TXT   "2123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      big   IN TXT   "3123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      big   IN TXT   "4123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+      big   IN TXT   "5123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+)";
+
+TEST(Allocation, NoHeapAllocationPerQuery) {
+    auto c = config_from(kConfig);
+    GlobalView view;
+    const char* geos[] = {"IE", "US", "GEO-OC"};
+    for (int i = 0; i < 3; ++i) {
+        ClusterView cv{geos[i] == std::string("IE") ? "ie" : geos[i] == std::string("US") ? "us" : "oc", true, {}};
+        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60, conf::LoadBalancing{static_cast<uint16_t>(100 * (i + 1)), geos[i], i == 1},
+                                     {{"10.0.0." + std::to_string(i + 1), true}, {"2001:db8::" + std::to_string(i + 1), true}}});
+        cv.hosts.push_back(HostEntry{"lb.glb.example.test", 60, conf::LoadBalancing{100, geos[i], i == 1},
+                                     {{"lb-" + std::to_string(i) + ".elb.example-long-provider-name.net", true}}});
+        cv.hosts.push_back(HostEntry{"simple.glb.example.test", 30, std::nullopt, {{"10.1.0." + std::to_string(i + 1), i != 0}}});
+        view.push_back(cv);
+    }
+    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"192.168.7.0/24", "dc-north"}});
+    uint64_t before_build = g_allocations.load();
+    auto snap = build_snapshot(c, view, geo, 1);
+    ASSERT_GT(g_allocations.load(), before_build + 10) << "the counting operator new is not in use";
+
+    QueryOpts ie, au, v6, no_edns;
+    ie.ecs = ecs_payload("10.1.0.0/16");
+    au.ecs = ecs_payload("10.2.0.0/24");
+    v6.ecs = ecs_payload("2001:db8:2::/56");
+    no_edns.edns = false;
+    std::vector<std::pair<const char*, std::vector<uint8_t>>> queries = {
+        {"static A", make_query("www.glb.example.test", 1)},
+        {"CNAME chase", make_query("alias.glb.example.test", 1)},
+        {"load-balanced A, ECS IE", make_query("shop.glb.example.test", 1, ie)},
+        {"load-balanced AAAA, ECS AU", make_query("shop.glb.example.test", 28, au)},
+        {"load-balanced, IPv6 ECS", make_query("shop.glb.example.test", 1, v6)},
+        {"load-balanced, no ECS", make_query("shop.glb.example.test", 1)},
+        {"hostname endpoint CNAME", make_query("lb.glb.example.test", 1, ie)},
+        {"simple host union", make_query("simple.glb.example.test", 1)},
+        {"NXDOMAIN", make_query("nope.glb.example.test", 1)},
+        {"NODATA", make_query("www.glb.example.test", 16)},
+        {"REFUSED", make_query("www.example.org", 1)},
+        {"NS with glue", make_query("glb.example.test", 2)},
+        {"truncated", make_query("big.glb.example.test", 16, no_edns)},
+    };
+    auto formerr = make_query("www.glb.example.test", 1);
+    formerr[5] = 2;  // qdcount 2
+    queries.emplace_back("FORMERR", formerr);
+
+    Client client;
+    geo::Address::parse("10.2.0.9", client.address);
+    uint8_t out[4096];
+    for (const auto& [name, q] : queries) {
+        size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);  // warm up
+        ASSERT_GT(n, 0u) << name;
+        uint64_t before = g_allocations.load();
+        for (int i = 0; i < 1000; ++i) answer(*snap, q.data(), q.size(), client, out, sizeof out);
+        EXPECT_EQ(g_allocations.load() - before, 0u) << name << ": allocations in 1000 answers";
+    }
+}
+
+}  // namespace
