@@ -111,7 +111,9 @@ std::string addr_text(const sockaddr_storage& ss) {
     }
     auto* v6 = reinterpret_cast<const sockaddr_in6*>(&ss);
     inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
-    return "[" + std::string(buf) + "]:" + std::to_string(ntohs(v6->sin6_port));
+    std::string out = "[";  // appends: GCC 12 -O3 warns falsely (-Wrestrict) on "[" + std::string
+    out.append(buf).append("]:").append(std::to_string(ntohs(v6->sin6_port)));
+    return out;
 }
 
 std::string ip_of(const std::string& addr) {  // "1.2.3.4:53" / "[::1]:53" -> the address part
