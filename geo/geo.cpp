@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -51,6 +52,8 @@ bool Address::parse(std::string_view text, Address& out) {
 }
 
 GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks) {
+    static std::atomic<uint64_t> next_id{1};
+    id_ = next_id.fetch_add(1);
     trie_.emplace_back();
     for (const auto& n : networks) {
         auto slash = n.cidr.find('/');
@@ -140,6 +143,20 @@ Location GeoDb::locate(const Address& addr) const noexcept {
     if (addr.family == 4 && mmdb_.metadata.ip_version == 6) netmask = netmask >= 96 ? netmask - 96 : 0;
     loc.prefix = std::max<uint8_t>(trie_prefix, static_cast<uint8_t>(netmask));
     if (!res.found_entry) return loc;
+    // The record's data offset names it: remember its country and continent per thread, so the map
+    // walks of MMDB_get_value run once per record rather than once per query.
+    struct Cached {
+        uint64_t db;
+        uint32_t offset;
+        std::string_view code, continent;
+    };
+    thread_local std::array<Cached, 256> cache{};
+    Cached& slot = cache[(res.entry.offset * 2654435761u) >> 24 & 0xff];
+    if (slot.db == id_ && slot.offset == res.entry.offset) {
+        loc.code = slot.code;
+        loc.continent = slot.continent;
+        return loc;
+    }
     MMDB_entry_data_s data;
     if (MMDB_get_value(&res.entry, &data, "country", "iso_code", nullptr) == MMDB_SUCCESS && data.has_data &&
         data.type == MMDB_DATA_TYPE_UTF8_STRING) {
@@ -149,6 +166,7 @@ Location GeoDb::locate(const Address& addr) const noexcept {
         data.type == MMDB_DATA_TYPE_UTF8_STRING) {
         loc.continent = std::string_view(data.utf8_string, data.data_size);
     }
+    slot = Cached{id_, res.entry.offset, loc.code, loc.continent};
     return loc;
 }
 

@@ -54,6 +54,7 @@ private:
     std::vector<std::string> codes_;
     MMDB_s mmdb_{};
     bool has_mmdb_ = false;
+    uint64_t id_;  // unique per instance: keys the per-thread record cache (an address may be reused)
 };
 
 }  // namespace glbd::geo

@@ -19,7 +19,7 @@ size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out,
         if (l > 63) return 0;  // pointers and extended label types
         if (pos + 1 + l > len || n + 1 + l + 1 > kMaxName) return 0;
         out[n++] = l;
-        for (size_t i = 0; i < l; ++i) out[n++] = static_cast<uint8_t>(std::tolower(msg[pos + 1 + i]));
+        for (size_t i = 0; i < l; ++i) out[n++] = lower(msg[pos + 1 + i]);
         pos += 1 + l;
     }
 }
@@ -71,7 +71,7 @@ bool Writer::matches(size_t off, std::string_view s) const {
         if (l == 0) return true;
         for (size_t k = 1; k <= l; ++k) {
             if (off + k >= pos_) return false;
-            if (std::tolower(buf_[off + k]) != std::tolower(static_cast<uint8_t>(s[i + k]))) return false;
+            if (lower(buf_[off + k]) != lower(static_cast<uint8_t>(s[i + k]))) return false;
         }
         off += l + 1;
         i += l + 1;

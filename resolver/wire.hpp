@@ -20,6 +20,9 @@ constexpr uint16_t kClassIn = 1;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxName = 255;
 
+// ASCII lower case, for DNS names (RFC 4343); no locale, inlined.
+inline uint8_t lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? static_cast<uint8_t>(c | 0x20) : c; }
+
 inline uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 inline uint32_t get32(const uint8_t* p) {
     return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3];
