@@ -95,7 +95,8 @@ admin::Response Daemon::admin(const admin::Request& req) {
 }
 
 std::string Daemon::metrics() const {
-    const ServerCounters& c = server_->counters();
+    auto totals = server_->totals();
+    const ServerCounters& c = *totals;
     Metrics m;
     const char* transports[] = {"udp", "tcp"};
     m.family("glbd_queries_total", "counter", "DNS queries answered, by transport and response code.");

@@ -120,18 +120,25 @@ const char* ServerCounters::qtype_name(int i) {
     return names[i];
 }
 
+namespace {
+// Single writer: a plain add, published with relaxed atomics (no lock prefix).
+inline void bump(std::atomic<uint64_t>& a, uint64_t n = 1) {
+    a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+}  // namespace
+
 void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent) {
     int tr = t == Transport::udp ? 0 : 1;
     if (!sent) {
-        dropped[tr].fetch_add(1, std::memory_order_relaxed);
+        bump(dropped[tr]);
         return;
     }
-    rcode[tr][qi.rcode < 24 ? qi.rcode : 23].fetch_add(1, std::memory_order_relaxed);
-    qtype[tr][qtype_index(qi.qtype)].fetch_add(1, std::memory_order_relaxed);
-    outcome[static_cast<int>(qi.outcome)].fetch_add(1, std::memory_order_relaxed);
-    if (qi.truncated) truncated.fetch_add(1, std::memory_order_relaxed);
-    if (qi.fallback) fallback.fetch_add(1, std::memory_order_relaxed);
-    if (qi.fail_open) fail_open.fetch_add(1, std::memory_order_relaxed);
+    bump(rcode[tr][qi.rcode < 24 ? qi.rcode : 23]);
+    bump(qtype[tr][qtype_index(qi.qtype)]);
+    bump(outcome[static_cast<int>(qi.outcome)]);
+    if (qi.truncated) bump(truncated);
+    if (qi.fallback) bump(fallback);
+    if (qi.fail_open) bump(fail_open);
 }
 
 void ServerCounters::observe(uint64_t n, uint64_t ns) {
@@ -139,9 +146,28 @@ void ServerCounters::observe(uint64_t n, uint64_t ns) {
     double each_us = static_cast<double>(ns) / 1000.0 / static_cast<double>(n);
     int b = 0;
     while (b < kBuckets - 1 && each_us > kBucketUs[b]) ++b;
-    duration_bucket[b].fetch_add(n, std::memory_order_relaxed);
-    duration_count.fetch_add(n, std::memory_order_relaxed);
-    duration_sum_ns.fetch_add(ns, std::memory_order_relaxed);
+    bump(duration_bucket[b], n);
+    bump(duration_count, n);
+    bump(duration_sum_ns, ns);
+}
+
+void ServerCounters::add(const ServerCounters& o) {
+    auto sum = [](std::atomic<uint64_t>& to, const std::atomic<uint64_t>& from) {
+        to.store(to.load(std::memory_order_relaxed) + from.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    };
+    for (int t = 0; t < 2; ++t) {
+        for (int i = 0; i < 24; ++i) sum(rcode[t][i], o.rcode[t][i]);
+        for (int i = 0; i < kQtypes; ++i) sum(qtype[t][i], o.qtype[t][i]);
+        sum(dropped[t], o.dropped[t]);
+    }
+    for (int i = 0; i < 9; ++i) sum(outcome[i], o.outcome[i]);
+    for (int i = 0; i < kBuckets; ++i) sum(duration_bucket[i], o.duration_bucket[i]);
+    for (auto [to, from] : {std::pair{&truncated, &o.truncated}, {&fallback, &o.fallback}, {&fail_open, &o.fail_open},
+                            {&tcp_connections, &o.tcp_connections}, {&tcp_refused, &o.tcp_refused},
+                            {&tcp_idle_closed, &o.tcp_idle_closed}, {&duration_count, &o.duration_count},
+                            {&duration_sum_ns, &o.duration_sum_ns}}) {
+        sum(*to, *from);
+    }
 }
 
 namespace {
@@ -155,6 +181,7 @@ uint64_t mono_ns() {
 // ---------------------------------------------------------------- UDP ---
 struct DnsServer::UdpWorker {
     DnsServer& server;
+    ServerCounters counters;
     uv_loop_t loop{};
     uv_async_t wake{};
     std::vector<int> fds;
@@ -195,7 +222,7 @@ struct DnsServer::UdpWorker {
                     Client c{from_sockaddr(peers[i]), Transport::udp};
                     len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
                 }
-                server.counters_.count(qi, Transport::udp, len > 0);
+                counters.count(qi, Transport::udp, len > 0);
                 if (len == 0) continue;
                 out_iov[m] = {out[m], len};
                 out_msgs[m].msg_hdr = msghdr{};
@@ -205,7 +232,7 @@ struct DnsServer::UdpWorker {
                 out_msgs[m].msg_hdr.msg_iovlen = 1;
                 ++m;
             }
-            server.counters_.observe(static_cast<uint64_t>(n), mono_ns() - started);
+            counters.observe(static_cast<uint64_t>(n), mono_ns() - started);
             for (int sent = 0; sent < m;) {
                 int k = sendmmsg(fd, out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
                 if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may
@@ -218,6 +245,7 @@ struct DnsServer::UdpWorker {
 
 // ---------------------------------------------------------------- TCP ---
 struct DnsServer::TcpWorker {
+    ServerCounters counters;
     struct Conn {
         uv_tcp_t handle{};
         uv_timer_t idle{};
@@ -261,11 +289,11 @@ struct DnsServer::TcpWorker {
             return;
         }
         if (conns.size() > server.options_.tcp_max_connections) {
-            server.counters_.tcp_refused.fetch_add(1, std::memory_order_relaxed);
+            bump(counters.tcp_refused);
             close(c);
             return;
         }
-        server.counters_.tcp_connections.fetch_add(1, std::memory_order_relaxed);
+        bump(counters.tcp_connections);
         sockaddr_storage ss{};
         int len = sizeof ss;
         uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr*>(&ss), &len);
@@ -279,7 +307,7 @@ struct DnsServer::TcpWorker {
         auto ms = static_cast<uint64_t>(server.options_.tcp_idle_timeout.count());
         uv_timer_start(&c->idle, [](uv_timer_t* t) {
             auto* conn = static_cast<Conn*>(t->data);
-            conn->worker->server.counters_.tcp_idle_closed.fetch_add(1, std::memory_order_relaxed);
+            bump(conn->worker->counters.tcp_idle_closed);
             conn->worker->close(conn);
         }, ms, 0);
     }
@@ -327,7 +355,7 @@ struct DnsServer::TcpWorker {
                     Client client{c->peer, Transport::tcp};
                     out_len = answer(*snap, msg, len, client, answer_buf, sizeof answer_buf, &qi);
                 }
-                server.counters_.count(qi, Transport::tcp, out_len > 0);
+                counters.count(qi, Transport::tcp, out_len > 0);
             }
             if (out_len > 0) send(c, answer_buf, out_len);
             if (c->pending >= server.options_.tcp_max_inflight && c->reading) {
@@ -393,6 +421,13 @@ DnsServer::DnsServer(Publisher& publisher, ServerOptions options)
     : publisher_(publisher), options_(std::move(options)) {}
 
 DnsServer::~DnsServer() { stop(); }
+
+std::unique_ptr<ServerCounters> DnsServer::totals() const {
+    auto t = std::make_unique<ServerCounters>();
+    for (const auto& w : udp_) t->add(w->counters);
+    if (tcp_) t->add(tcp_->counters);
+    return t;
+}
 
 void DnsServer::start() {
     // Bind everything first, in this thread, so that a failure is reported before anything runs.

@@ -27,7 +27,8 @@ struct ServerOptions {
     static ServerOptions from(const conf::Config& c);
 };
 
-// Counters shared by the query threads (relaxed atomics), read by /metrics.
+// Counters of one query thread: written by that thread alone (a relaxed load and store, no locked
+// instruction), read by /metrics through DnsServer::totals().
 struct ServerCounters {
     static constexpr int kQtypes = 13;  // A AAAA CNAME MX TXT NS SOA SRV CAA PTR ANY AXFR/IXFR other
     static constexpr int kBuckets = 9;  // answer processing time, microseconds
@@ -46,6 +47,7 @@ struct ServerCounters {
     void observe(uint64_t n, uint64_t ns);
     static int qtype_index(uint16_t qtype);
     static const char* qtype_name(int index);
+    void add(const ServerCounters& other);  // for totals
 };
 
 // A handler for messages that are not plain queries (sync over TCP). Returns true when it took the
@@ -66,7 +68,8 @@ public:
     // Stops accepting, closes every socket and joins the threads.
     void stop();
     void set_tcp_hook(TcpHook hook) { tcp_hook_ = std::move(hook); }
-    [[nodiscard]] const ServerCounters& counters() const { return counters_; }
+    // The sum of every thread's counters, now.
+    [[nodiscard]] std::unique_ptr<ServerCounters> totals() const;
 
     struct UdpWorker;
     struct TcpWorker;
@@ -74,7 +77,6 @@ public:
 private:
     Publisher& publisher_;
     ServerOptions options_;
-    ServerCounters counters_;
     TcpHook tcp_hook_;
     std::vector<std::unique_ptr<UdpWorker>> udp_;
     std::unique_ptr<TcpWorker> tcp_;
