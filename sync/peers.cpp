@@ -34,8 +34,6 @@ uint64_t now_ms() {
 
 namespace {
 
-constexpr uint16_t kFudge = 300;
-constexpr const char* kAlgorithm = "hmac-sha256.";
 constexpr size_t kMaxStateBytes = 16u << 20;  // a peer sending more is cut off
 constexpr size_t kMessageBudget = 32000;      // split transfers into messages of about this size
 constexpr uint16_t kOpNotify = 4;

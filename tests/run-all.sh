@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: a release-like build and an ASan+UBSan build, each running every test
-# (unit and system) with ctest. Exit non-zero on any failure.
+# The whole test suite: a release-like build and an ASan+UBSan build, each running every test (unit,
+# system, fuzz-corpus replay) with ctest, and every fuzz target for GLBD_FUZZ_SECONDS (45) in between.
+# Exit non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -10,6 +11,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$JOBS"
 echo "== test (RelWithDebInfo)"
 ctest --test-dir build -j"$JOBS" --output-on-failure
+
+echo "== fuzz (libFuzzer with ASan + UBSan, ${GLBD_FUZZ_SECONDS:-45} s per target)"
+bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-45}"
 
 echo "== build (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGLBD_SANITIZE=ON >/dev/null

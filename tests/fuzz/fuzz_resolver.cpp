@@ -1,0 +1,48 @@
+// libFuzzer target: query bytes -> answer(), over UDP and TCP, from IPv4 and IPv6 sources, against a
+// snapshot with static data, wildcards, a delegation and load-balanced hosts with geo (ECS exercised).
+#include <cstdint>
+#include <cstring>
+
+#include "resolver/resolver.hpp"
+#include "tests/dns_util.hpp"
+
+using namespace glbd;
+
+static std::shared_ptr<const Snapshot> snapshot() {
+    auto c = test::config_from(R"(cluster: {id: ie}
+listen: {dns: ["127.0.0.1:5353"]}
+zones:
+  - origin: glb.example.test
+    nameservers: [{name: ns1.glb.example.test, addresses: [192.0.2.53, "2001:db8::53"]}]
+    records: |
+      www    IN A     192.0.2.10
+      alias  IN CNAME www
+      *.wild IN TXT   "wild"
+      child  IN NS    ns.child
+      ns.child IN A   192.0.2.90
+      @      IN MX    10 www
+)");
+    GlobalView v;
+    const char* geos[] = {"IE", "US", "GEO-OC"};
+    for (int i = 0; i < 3; ++i) {
+        ClusterView cv{std::string("c") + char('0' + i), i != 2, {}};
+        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60, conf::LoadBalancing{static_cast<uint16_t>(i * 50), geos[i], i == 1},
+                                     {{"10.0.0." + std::to_string(i + 1), i != 0}, {"2001:db8::" + std::to_string(i + 1), true}}});
+        cv.hosts.push_back(HostEntry{"*.apps.glb.example.test", 30, std::nullopt, {{"lb.example.net", true}}});
+        v.push_back(cv);
+    }
+    auto geo = std::make_shared<const geo::GeoDb>(test::fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"10.9.0.0/16", "GEO-EU"}});
+    return build_snapshot(c, v, geo, 1);
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static auto snap = snapshot();
+    static uint8_t out[65535];
+    Client c;
+    geo::Address::parse(size % 2 ? "10.1.2.3" : "2001:db8:2::1", c.address);
+    c.transport = size % 3 ? Transport::udp : Transport::tcp;
+    size_t n = answer(*snap, data, size, c, out, sizeof out);
+    if (n > sizeof out) __builtin_trap();
+    if (n > 0 && size >= 2 && (out[0] != data[0] || out[1] != data[1])) __builtin_trap();  // the ID is echoed
+    return 0;
+}
