@@ -408,7 +408,7 @@ public:
             return;
         }
         if (!r_.map(root, "", {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers",
-                              "stateDir", "log", "user"})) {
+                              "stateDir", "log", "user", "rateLimit"})) {
             return;
         }
         cluster(root, c);
@@ -429,6 +429,22 @@ public:
             if (auto v = r_.str(n, "stateDir")) c.state_dir = *v;
         }
         if (auto n = root["log"]) log(n, c);
+        if (auto n = root["rateLimit"]) {
+            if (r_.map(n, "rateLimit", {"responsesPerSecond", "slip", "ipv4PrefixLength", "ipv6PrefixLength"})) {
+                if (auto v = n["responsesPerSecond"]) {
+                    if (auto x = r_.integer(v, "rateLimit.responsesPerSecond", 0, 1000000)) c.rrl_rate = static_cast<unsigned>(*x);
+                }
+                if (auto v = n["slip"]) {
+                    if (auto x = r_.integer(v, "rateLimit.slip", 0, 100)) c.rrl_slip = static_cast<unsigned>(*x);
+                }
+                if (auto v = n["ipv4PrefixLength"]) {
+                    if (auto x = r_.integer(v, "rateLimit.ipv4PrefixLength", 8, 32)) c.rrl_ipv4_prefix = static_cast<uint8_t>(*x);
+                }
+                if (auto v = n["ipv6PrefixLength"]) {
+                    if (auto x = r_.integer(v, "rateLimit.ipv6PrefixLength", 16, 128)) c.rrl_ipv6_prefix = static_cast<uint8_t>(*x);
+                }
+            }
+        }
         if (auto n = root["user"]) {
             if (auto v = r_.str(n, "user")) {
                 if (v->empty() || !getpwnam(v->c_str())) r_.error(n, "user", "no such user \"" + *v + "\"");

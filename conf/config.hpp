@@ -126,6 +126,9 @@ struct Config {
     std::optional<Peers> peers;
     std::string state_dir;
     std::string user;  // when started as root: drop to this user after binding
+    // rateLimit: responses per second per client prefix and response kind (0 = off), and slip.
+    unsigned rrl_rate = 0, rrl_slip = 2;
+    uint8_t rrl_ipv4_prefix = 24, rrl_ipv6_prefix = 56;
     std::string log_level = "info";
     std::string log_format = "text";
 };

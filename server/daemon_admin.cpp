@@ -117,6 +117,9 @@ std::string Daemon::metrics() const {
     for (int t = 0; t < 2; ++t) m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"", static_cast<double>(c.dropped[t].load()));
     m.family("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).");
     m.sample("glbd_responses_truncated_total", "", static_cast<double>(c.truncated.load()));
+    m.family("glbd_rrl_limited_total", "counter", "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.");
+    m.sample("glbd_rrl_limited_total", "action=\"slip\"", static_cast<double>(c.rrl_slipped.load()));
+    m.sample("glbd_rrl_limited_total", "action=\"drop\"", static_cast<double>(c.rrl_dropped.load()));
     m.family("glbd_fallback_answers_total", "counter", "Answers from a geo group reached because a preferred group had no usable entry.");
     m.sample("glbd_fallback_answers_total", "", static_cast<double>(c.fallback.load()));
     m.family("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).");

@@ -93,6 +93,7 @@ ServerOptions ServerOptions::from(const conf::Config& c) {
     o.tcp_max_connections = c.tcp_max_connections;
     o.tcp_max_inflight = c.tcp_max_inflight;
     o.tcp_idle_timeout = c.tcp_idle_timeout;
+    o.rrl = RrlOptions{c.rrl_rate, c.rrl_slip, c.rrl_ipv4_prefix, c.rrl_ipv6_prefix};
     return o;
 }
 
@@ -163,7 +164,7 @@ void ServerCounters::add(const ServerCounters& o) {
     for (int i = 0; i < 9; ++i) sum(outcome[i], o.outcome[i]);
     for (int i = 0; i < kBuckets; ++i) sum(duration_bucket[i], o.duration_bucket[i]);
     for (auto [to, from] : {std::pair{&truncated, &o.truncated}, {&fallback, &o.fallback}, {&fail_open, &o.fail_open},
-                            {&tcp_connections, &o.tcp_connections}, {&tcp_refused, &o.tcp_refused},
+                            {&tcp_connections, &o.tcp_connections}, {&rrl_slipped, &o.rrl_slipped}, {&rrl_dropped, &o.rrl_dropped}, {&tcp_refused, &o.tcp_refused},
                             {&tcp_idle_closed, &o.tcp_idle_closed}, {&duration_count, &o.duration_count},
                             {&duration_sum_ns, &o.duration_sum_ns}}) {
         sum(*to, *from);
@@ -182,6 +183,7 @@ uint64_t mono_ns() {
 struct DnsServer::UdpWorker {
     DnsServer& server;
     ServerCounters counters;
+    RateLimiter rrl;
     uv_loop_t loop{};
     uv_async_t wake{};
     std::vector<int> fds;
@@ -195,7 +197,7 @@ struct DnsServer::UdpWorker {
     uint8_t in[kBatch][kUdpIn]{};
     uint8_t out[kBatch][kUdpOut]{};
 
-    explicit UdpWorker(DnsServer& s) : server(s), reader(s.publisher_) {
+    explicit UdpWorker(DnsServer& s) : server(s), rrl(s.options_.rrl), reader(s.publisher_) {
         for (int i = 0; i < kBatch; ++i) {
             in_iov[i] = {in[i], kUdpIn};
             in_msgs[i].msg_hdr.msg_iov = &in_iov[i];
@@ -214,6 +216,7 @@ struct DnsServer::UdpWorker {
             if (n <= 0) return;
             const Snapshot* snap = reader.get();
             uint64_t started = mono_ns();
+            auto second = static_cast<uint32_t>(started / 1000000000ull);
             int m = 0;
             for (int i = 0; i < n; ++i) {
                 QueryInfo qi;
@@ -224,6 +227,17 @@ struct DnsServer::UdpWorker {
                 }
                 counters.count(qi, Transport::udp, len > 0);
                 if (len == 0) continue;
+                if (rrl.enabled()) {
+                    auto action = rrl.check(from_sockaddr(peers[i]), qi.outcome, second);
+                    if (action == RateLimiter::Action::drop) {
+                        bump(counters.rrl_dropped);
+                        continue;
+                    }
+                    if (action == RateLimiter::Action::slip) {
+                        bump(counters.rrl_slipped);
+                        len = truncate_response(out[m], len);
+                    }
+                }
                 out_iov[m] = {out[m], len};
                 out_msgs[m].msg_hdr = msghdr{};
                 out_msgs[m].msg_hdr.msg_name = &peers[i];

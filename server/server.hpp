@@ -15,6 +15,7 @@
 #include "conf/config.hpp"
 #include "resolver/resolver.hpp"
 #include "server/publisher.hpp"
+#include "server/rrl.hpp"
 
 namespace glbd {
 
@@ -24,6 +25,7 @@ struct ServerOptions {
     unsigned tcp_max_connections = 1000;
     unsigned tcp_max_inflight = 100;
     conf::Millis tcp_idle_timeout{5000};
+    RrlOptions rrl;
     static ServerOptions from(const conf::Config& c);
 };
 
@@ -37,6 +39,7 @@ struct ServerCounters {
     std::atomic<uint64_t> qtype[2][kQtypes] = {};
     std::atomic<uint64_t> dropped[2] = {};
     std::atomic<uint64_t> truncated{0}, fallback{0}, fail_open{0};
+    std::atomic<uint64_t> rrl_slipped{0}, rrl_dropped{0};
     std::atomic<uint64_t> outcome[9] = {};
     std::atomic<uint64_t> tcp_connections{0}, tcp_refused{0}, tcp_idle_closed{0};
     std::atomic<uint64_t> duration_bucket[kBuckets] = {};

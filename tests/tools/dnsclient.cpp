@@ -1,6 +1,8 @@
 // dnsclient — the system tests' own client for what dig cannot do:
 //   dnsclient pipeline ADDR PORT N NAME      N queries written at once on one TCP connection
 //   dnsclient garbage ADDR PORT COUNT SEED   COUNT malformed packets over UDP and TCP, then a real query
+//   dnsclient burst ADDR PORT SOURCE N NAME  N UDP queries from SOURCE: counts full, truncated, missing
+//   dnsclient idle ADDR PORT N               N idle TCP connections: closed at once, and when the rest close
 // Traffic goes only to the address given (the tests use 127.0.0.x). Exit 0 on success.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -11,7 +13,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <random>
+#include <thread>
 #include <set>
 #include <string>
 #include <vector>
@@ -82,6 +86,10 @@ bool udp_ok(const char* host, int port, const std::string& name) {
             uint8_t buf[4096];
             ssize_t n = recv(fd, buf, sizeof buf, 0);
             auto r = parse(buf, static_cast<size_t>(n));
+            if (r.tc) {  // rate limited (slipped): wait for the next second, as a client would retry
+                usleep(1100000);
+                continue;
+            }
             close(fd);
             return r.ok && r.id == 0x1234 && r.rcode == 0 && !r.answer.empty();
         }
@@ -220,6 +228,75 @@ int garbage(const char* host, int port, int count, unsigned seed) {
     return u && t ? 0 : 1;
 }
 
+// N queries over UDP from SOURCE as fast as the socket takes them, then 1 s of reading answers.
+int burst(const char* host, int port, const char* source, int n, const std::string& name) {
+    socklen_t len;
+    auto ss = target(host, port, len);
+    int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
+    socklen_t slen;
+    auto src = target(source, 0, slen);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&src), slen) != 0) return std::perror("bind"), 2;
+    int big = 4 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    for (int i = 0; i < n; ++i) {
+        QueryOpts o;
+        o.id = static_cast<uint16_t>(i);
+        auto q = make_query(name, 1, o);
+        sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&ss), len);
+        if (i % 20 == 19) usleep(1000);  // stay within the server's socket buffer: it must see every query
+    }
+    int full = 0, truncated = 0;
+    pollfd p{fd, POLLIN, 0};
+    while (poll(&p, 1, 1000) == 1) {
+        uint8_t buf[4096];
+        ssize_t r = recv(fd, buf, sizeof buf, 0);
+        if (r < 12) continue;
+        auto a = parse(buf, static_cast<size_t>(r));
+        if (a.tc) ++truncated;
+        else if (a.rcode == 0 && !a.answer.empty()) ++full;
+    }
+    close(fd);
+    std::printf("full=%d truncated=%d none=%d\n", full, truncated, n - full - truncated);
+    return 0;
+}
+
+// Opens N TCP connections and keeps them idle: how many the server closes at once (over its cap), and
+// how long the others stay open (its idle timeout).
+int idle(const char* host, int port, int n) {
+    std::vector<int> fds;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < n; ++i) {
+        int fd = tcp_connect(host, port);
+        if (fd < 0) return std::fprintf(stderr, "connect %d failed\n", i), 2;
+        fds.push_back(fd);
+    }
+    // A connection over the cap is accepted and closed at once: it reads EOF within a moment.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    int closed_at_once = 0;
+    std::vector<pollfd> ps;
+    for (int fd : fds) ps.push_back(pollfd{fd, POLLIN, 0});
+    poll(ps.data(), ps.size(), 0);
+    for (auto& p : ps) {
+        if (p.revents) ++closed_at_once, p.fd = -p.fd - 1;  // ignore from now on
+    }
+    int open = n - closed_at_once;
+    long last_ms = 0;
+    while (open > 0) {
+        int k = poll(ps.data(), ps.size(), 20000);
+        if (k <= 0) break;
+        for (auto& p : ps) {
+            if (p.fd >= 0 && p.revents) {
+                --open;
+                p.fd = -p.fd - 1;
+                last_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+            }
+        }
+    }
+    for (int fd : fds) close(fd);
+    std::printf("opened=%d closed_at_once=%d still_open=%d last_closed_ms=%ld\n", n, closed_at_once, open, last_ms);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -228,6 +305,9 @@ int main(int argc, char** argv) {
     if (cmd == "garbage" && argc == 6) {
         return garbage(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), static_cast<unsigned>(std::atoi(argv[5])));
     }
-    std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED\n");
+    if (cmd == "burst" && argc == 7) return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6]);
+    if (cmd == "idle" && argc == 5) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+    std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
+                         "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N\n");
     return 2;
 }
