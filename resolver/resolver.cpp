@@ -79,6 +79,9 @@ private:
     Lookup lookup(const Zone& z, std::string_view name);
     bool host_answer(const Host& h, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
     const Group* choose_group(const Host& h, bool& fallback, bool& fail_open);
+    // Owner, type, class, TTL and a zero RDLENGTH; returns where RDLENGTH is, for finish_rr().
+    size_t begin_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl);
+    void finish_rr(size_t rdlen_at);
     void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd);
     void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const uint8_t* rdata,
                   size_t len);
@@ -283,7 +286,7 @@ Lookup Responder::lookup(const Zone& z, std::string_view name) {
     return r;
 }
 
-void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd) {
+size_t Responder::begin_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl) {
     if (owner_is_qname) {
         w_.pointer(kHeaderSize);
     } else {
@@ -294,10 +297,19 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
     w_.u32(ttl);
     size_t rdlen_at = w_.pos();
     w_.u16(0);
-    size_t start = w_.pos();
+    return rdlen_at;
+}
+
+void Responder::finish_rr(size_t rdlen_at) {
+    if (!w_.overflow()) w_.patch16(rdlen_at, static_cast<uint16_t>(w_.pos() - rdlen_at - 2));
+    count(section_);
+}
+
+void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd) {
+    size_t rdlen_at = begin_rr(owner, owner_is_qname, type, ttl);
     size_t done = 0;
     std::string_view data(rd.wire);
-    for (int i = 0; i < rd.names; ++i) {
+    for (int i = 0; i < rd.names; ++i) {  // names that may be compressed
         size_t at = rd.name_at[i];
         w_.bytes(data.data() + done, at - done);
         size_t n = name_len(data, at);
@@ -305,41 +317,21 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
         done = at + n;
     }
     w_.bytes(data.data() + done, data.size() - done);
-    if (!w_.overflow()) w_.patch16(rdlen_at, static_cast<uint16_t>(w_.pos() - start));
-    count(section_);
+    finish_rr(rdlen_at);
 }
 
 void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
                          const uint8_t* rdata, size_t len) {
-    if (owner_is_qname) {
-        w_.pointer(kHeaderSize);
-    } else {
-        w_.name(owner);
-    }
-    w_.u16(type);
-    w_.u16(kClassIn);
-    w_.u32(ttl);
-    w_.u16(static_cast<uint16_t>(len));
+    size_t rdlen_at = begin_rr(owner, owner_is_qname, type, ttl);
     w_.bytes(rdata, len);
-    count(section_);
+    finish_rr(rdlen_at);
 }
 
 void Responder::write_name_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
                               std::string_view target) {
-    if (owner_is_qname) {
-        w_.pointer(kHeaderSize);
-    } else {
-        w_.name(owner);
-    }
-    w_.u16(type);
-    w_.u16(kClassIn);
-    w_.u32(ttl);
-    size_t rdlen_at = w_.pos();
-    w_.u16(0);
-    size_t start = w_.pos();
+    size_t rdlen_at = begin_rr(owner, owner_is_qname, type, ttl);
     w_.name(target);
-    if (!w_.overflow()) w_.patch16(rdlen_at, static_cast<uint16_t>(w_.pos() - start));
-    count(section_);
+    finish_rr(rdlen_at);
 }
 
 void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set) {

@@ -43,49 +43,40 @@ std::string ago(const nlohmann::json& ms) {
 
 }  // namespace
 
-// GET http://ADMIN/PATH; true when it answers 200 (container probes: `glbd probe --path /readyz`).
-int run_probe(const std::string& admin, const std::string& path, const std::string& token) {
-    std::string body;
+// GET url with an optional bearer token: the HTTP status (0 when there was no answer) and the body.
+long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body, std::string& error) {
     CURL* c = curl_easy_init();
-    std::string url = "http://" + admin + path;
     curl_slist* headers = nullptr;
     if (!token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 3000L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(c, CURLOPT_PROXY, "");
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(c);
     curl_slist_free_all(headers);
-    if (rc == CURLE_OK && status == 200) return 0;
-    std::fprintf(stderr, "glbd probe: %s: %s\n", url.c_str(), rc != CURLE_OK ? curl_easy_strerror(rc) : body.c_str());
+    if (rc != CURLE_OK) error = curl_easy_strerror(rc);
+    return rc == CURLE_OK ? status : 0;
+}
+
+// GET http://ADMIN/PATH; 0 when it answers 200 (container probes: `glbd probe --path /readyz`).
+int run_probe(const std::string& admin, const std::string& path, const std::string& token) {
+    std::string body, error, url = "http://" + admin + path;
+    if (http_get(url, token, 3000, body, error) == 200) return 0;
+    std::fprintf(stderr, "glbd probe: %s: %s\n", url.c_str(), error.empty() ? body.c_str() : error.c_str());
     return 1;
 }
 
 int run_status(const std::string& admin, const std::string& token) {
-    std::string body;
-    CURL* c = curl_easy_init();
-    std::string url = "http://" + admin + "/v1/state";
-    curl_slist* headers = nullptr;
-    if (!token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
-    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 5000L);
-    curl_easy_setopt(c, CURLOPT_PROXY, "");
-    CURLcode rc = curl_easy_perform(c);
-    long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    curl_slist_free_all(headers);
-    if (rc != CURLE_OK || status != 200) {
+    std::string body, error, url = "http://" + admin + "/v1/state";
+    long status = http_get(url, token, 5000, body, error);
+    if (status != 200) {
         std::fprintf(stderr, "glbd status: cannot read %s: %s\n", url.c_str(),
-                     rc != CURLE_OK ? curl_easy_strerror(rc) : ("HTTP " + std::to_string(status)).c_str());
+                     status == 0 ? error.c_str() : ("HTTP " + std::to_string(status)).c_str());
         return 2;
     }
     auto s = nlohmann::json::parse(body, nullptr, false);
