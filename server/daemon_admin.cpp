@@ -146,14 +146,20 @@ std::string Daemon::metrics() const {
     m.sample("glbd_tcp_idle_closed_total", "", static_cast<double>(c.tcp_idle_closed.load()));
 
     auto probes = checker_->states();
-    m.family("glbd_health_probes_total", "counter", "Health probes run, by host and endpoint.");
-    for (const auto& [k, st] : probes) m.sample("glbd_health_probes_total", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(st.probes));
-    m.family("glbd_health_probe_failures_total", "counter", "Failed health probes, by host and endpoint.");
-    for (const auto& [k, st] : probes) m.sample("glbd_health_probe_failures_total", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(st.failures));
-    m.family("glbd_health_transitions_total", "counter", "Healthy/unhealthy transitions, by host and endpoint.");
-    for (const auto& [k, st] : probes) m.sample("glbd_health_transitions_total", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(st.transitions));
-    m.family("glbd_endpoint_healthy", "gauge", "1 when the endpoint is healthy by this instance's probes.");
-    for (const auto& [k, st] : probes) m.sample("glbd_endpoint_healthy", "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", st.healthy ? 1 : 0);
+    auto per_endpoint = [&](const char* name, const char* type, const char* help, auto value) {
+        m.family(name, type, help);
+        for (const auto& [k, st] : probes) {
+            m.sample(name, "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(value(st)));
+        }
+    };
+    per_endpoint("glbd_health_probes_total", "counter", "Health probes run, by host and endpoint.",
+                 [](const health::EndpointHealth& st) { return st.probes; });
+    per_endpoint("glbd_health_probe_failures_total", "counter", "Failed health probes, by host and endpoint.",
+                 [](const health::EndpointHealth& st) { return st.failures; });
+    per_endpoint("glbd_health_transitions_total", "counter", "Healthy/unhealthy transitions, by host and endpoint.",
+                 [](const health::EndpointHealth& st) { return st.transitions; });
+    per_endpoint("glbd_endpoint_healthy", "gauge", "1 when the endpoint is healthy by this instance's probes.",
+                 [](const health::EndpointHealth& st) { return st.healthy ? 1 : 0; });
 
     const sync::SyncCounters& sc = sync_->counters();
     uint64_t now = sync::now_ms();
@@ -193,20 +199,8 @@ std::string Daemon::state_json() const {
     using nlohmann::json;
     uint64_t now = sync::now_ms();
     auto known = sync_->known();
-    auto overrides = [&] {
-        sync::Store st;
-        json o = json::object();
-        for (const auto& k : known) {
-            for (const auto& [t, e] : k.state.overrides) {
-                if (!o.contains(t) || o[t]["at"].get<uint64_t>() <= e.at_ms) o[t] = {{"state", sync::state_name(e.state)}, {"at", e.at_ms}};
-            }
-        }
-        json out = json::object();
-        for (auto& [t, v] : o.items()) {
-            if (v["state"] != "auto") out[t] = v["state"];
-        }
-        return out;
-    }();
+    json overrides = json::object();
+    for (const auto& [target, e] : sync_->overrides()) overrides[target] = sync::state_name(e.state);
     json peers = json::array();
     for (const auto& p : sync_->peers()) {
         json jp{{"address", p.address}, {"id", p.origin}, {"alive", p.reachable}, {"exchanges", p.exchanges}, {"failures", p.failures}};

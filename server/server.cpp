@@ -221,14 +221,14 @@ struct DnsServer::UdpWorker {
             for (int i = 0; i < n; ++i) {
                 QueryInfo qi;
                 size_t len = 0;
+                Client c{from_sockaddr(peers[i]), Transport::udp};
                 if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
-                    Client c{from_sockaddr(peers[i]), Transport::udp};
                     len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
                 }
                 counters.count(qi, Transport::udp, len > 0);
                 if (len == 0) continue;
                 if (rrl.enabled()) {
-                    auto action = rrl.check(from_sockaddr(peers[i]), qi.outcome, second);
+                    auto action = rrl.check(c.address, qi.outcome, second);
                     if (action == RateLimiter::Action::drop) {
                         bump(counters.rrl_dropped);
                         continue;

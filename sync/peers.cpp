@@ -947,6 +947,10 @@ std::vector<Known> Service::known() const {
     for (const auto& [o, k] : impl_->store.known()) out.push_back(k);
     return out;
 }
+OverrideMap Service::overrides() const {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    return impl_->store.overrides();
+}
 std::vector<PeerStatus> Service::peers() const {
     std::lock_guard<std::mutex> lock(impl_->mu);
     std::vector<PeerStatus> out;

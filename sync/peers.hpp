@@ -55,6 +55,8 @@ public:
     // The merged global view, now.
     [[nodiscard]] GlobalView view() const;
     [[nodiscard]] std::vector<Known> known() const;
+    // The overrides in force (the latest per target from any origin; "auto" clears).
+    [[nodiscard]] OverrideMap overrides() const;
     [[nodiscard]] std::vector<PeerStatus> peers() const;
     [[nodiscard]] const SyncCounters& counters() const;
     [[nodiscard]] std::string own_origin() const;
