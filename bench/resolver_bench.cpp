@@ -77,7 +77,7 @@ void BM_LoadBalancedEcs(benchmark::State& state) {
     auto s = build_snapshot(c, view(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))), geodb(), 1);
     test::QueryOpts o;
     o.ecs = test::ecs_payload("10.1.0.0/16");
-    run(state, *s, test::make_query("h7.glb.example.test", 1, o));
+    run(state, *s, test::make_query("h0.glb.example.test", 1, o));
 }
 void BM_BuildSnapshot(benchmark::State& state) {
     auto c = test::config_from(kConfig);

@@ -93,6 +93,27 @@ void GeoDb::insert(const Address& a, unsigned prefix, int32_t code) {
 }
 
 Location GeoDb::locate(const Address& addr) const noexcept {
+    struct Cached {
+        uint64_t db = 0;
+        uint64_t lo = 0, hi = 0;
+        uint8_t family = 0;
+        Location loc;
+    };
+    thread_local std::array<Cached, 512> cache{};
+    uint64_t lo, hi;
+    std::memcpy(&lo, addr.bytes.data(), 8);
+    std::memcpy(&hi, addr.bytes.data() + 8, 8);
+    uint64_t h = (lo ^ (hi * 0x9e3779b97f4a7c15ULL) ^ addr.family) * 0xff51afd7ed558ccdULL;
+    Cached& slot = cache[h >> 55];
+    if (slot.db == id_ && slot.lo == lo && slot.hi == hi && slot.family == addr.family) return slot.loc;
+    Location loc = locate_uncached(addr);
+    loc.code_key = code_key(loc.code);
+    loc.continent_key = code_key(loc.continent);
+    slot = Cached{id_, lo, hi, addr.family, loc};
+    return loc;
+}
+
+Location GeoDb::locate_uncached(const Address& addr) const noexcept {
     Location loc;
     const unsigned offset = addr.family == 4 ? 96 : 0;  // trie depth of the address's first bit
     // Walk the trie: remember the deepest network that contains the address, and how deep the walk

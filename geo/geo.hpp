@@ -26,10 +26,23 @@ struct Address {
     static bool parse(std::string_view text, Address& out);
 };
 
+// Up to the first 8 bytes of a code, for comparing codes with one integer test (codes hold no NUL).
+inline uint64_t code_key(std::string_view s) {
+    uint64_t k = 0;
+    for (size_t i = 0; i < s.size() && i < 8; ++i) k |= static_cast<uint64_t>(static_cast<uint8_t>(s[i])) << (8 * i);
+    return k;
+}
+
 struct Location {
     std::string_view code;       // country ISO code or a custom network code; empty when unknown
     std::string_view continent;  // two letters (EU, NA, ...) or empty
     uint8_t prefix = 0;          // length of the network that decided the location, in the family's bits
+    uint64_t code_key = 0;       // geo::code_key(code), code_key(continent)
+    uint64_t continent_key = 0;
+    // Whether `s` (with its precomputed key) is this location's code.
+    [[nodiscard]] bool is(std::string_view s, uint64_t key) const {
+        return key == code_key && s.size() == code.size() && (s.size() <= 8 || s == code);
+    }
 };
 
 class GeoDb {
@@ -40,6 +53,8 @@ public:
     GeoDb(const GeoDb&) = delete;
     GeoDb& operator=(const GeoDb&) = delete;
 
+    // Answers repeat per client and per ECS subnet: each thread keeps the last results in a small
+    // direct-mapped cache keyed by this database and the address, so a repeat costs one probe.
     [[nodiscard]] Location locate(const Address& addr) const noexcept;
     [[nodiscard]] bool has_database() const { return has_mmdb_; }
 
@@ -49,12 +64,13 @@ private:
         int32_t code = -1;  // index into codes_
     };
     void insert(const Address& a, unsigned prefix, int32_t code);
+    [[nodiscard]] Location locate_uncached(const Address& addr) const noexcept;
 
     std::vector<Node> trie_;  // over 128 bits; IPv4 lives under ::ffff:0:0/96
     std::vector<std::string> codes_;
     MMDB_s mmdb_{};
     bool has_mmdb_ = false;
-    uint64_t id_;  // unique per instance: keys the per-thread record cache (an address may be reused)
+    uint64_t id_;  // unique per instance: keys the per-thread caches (an address may be reused)
 };
 
 }  // namespace glbd::geo

@@ -38,6 +38,7 @@ struct Query {
     // question
     uint8_t qname_buf[kMaxName];
     std::string_view qname;  // lower-case wire form
+    unsigned labels = 0;     // of qname
     size_t question_end = 0;
     uint16_t qtype = 0, qclass = 0;
     // EDNS
@@ -76,7 +77,7 @@ private:
     size_t finish(Outcome outcome);
 
     // helpers
-    Lookup lookup(const Zone& z, std::string_view name);
+    Lookup lookup(const Zone& z, std::string_view name, unsigned labels);
     bool host_answer(const Host& h, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
     const Group* choose_group(const Host& h, bool& fallback, bool& fail_open);
     // Owner, type, class, TTL and a zero RDLENGTH; returns where RDLENGTH is, for finish_rr().
@@ -138,7 +139,7 @@ size_t Responder::run() {
 Outcome Responder::parse() {
     if (q_.qdcount != 1) return Outcome::formerr;
     size_t n = 0;
-    size_t used = read_plain_name(msg_, len_, kHeaderSize, q_.qname_buf, &n);
+    size_t used = read_plain_name(msg_, len_, kHeaderSize, q_.qname_buf, &n, &q_.labels);
     if (used == 0 || kHeaderSize + used + 4 > len_) return Outcome::formerr;
     q_.qname = std::string_view(reinterpret_cast<const char*>(q_.qname_buf), n);
     size_t pos = kHeaderSize + used;
@@ -257,9 +258,9 @@ geo::Location Responder::locate() {
     return loc_;
 }
 
-Lookup Responder::lookup(const Zone& z, std::string_view name) {
+Lookup Responder::lookup(const Zone& z, std::string_view name, unsigned labels) {
     Lookup r;
-    unsigned below = label_count(name) - z.labels;  // labels under the origin
+    unsigned below = labels - z.labels;  // labels under the origin
     // Walk down from the origin: the first missing name ends the walk (wildcard or NXDOMAIN); a name
     // holding NS below the origin is a zone cut.
     for (unsigned drop = below; drop-- > 0;) {
@@ -377,11 +378,8 @@ const Group* Responder::choose_group(const Host& h, bool& fallback, bool& fail_o
         geo::Location loc = locate();
         if (h.geo_dependent) scope_ = std::max(scope_, loc.prefix);
         for (const auto& g : h.geo_groups) {
-            if (!loc.code.empty() && g.geo == loc.code) order[0] = &g;
-            if (loc.continent.size() == 2 && g.geo.size() == 6 && g.geo.compare(0, 4, "GEO-") == 0 &&
-                g.geo.compare(4, 2, loc.continent) == 0) {
-                order[1] = &g;
-            }
+            if (!loc.code.empty() && loc.is(g.geo, g.geo_key)) order[0] = &g;
+            if (g.continent_key != 0 && g.continent_key == loc.continent_key && loc.continent.size() == 2) order[1] = &g;
         }
         if (order[0] == order[1]) order[1] = nullptr;
         n = 2;
@@ -464,13 +462,14 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
 
 Outcome Responder::resolve() {
     std::string_view name = q_.qname;
+    unsigned labels = q_.labels;
     bool owner_is_qname = true;
-    const Zone* zone = snap_.find_zone(name);
+    const Zone* zone = snap_.find_zone(name, labels);
     if (!zone) return Outcome::refused;
     rflags_ |= kFlagAA;
     section_ = 0;
     for (int chain = 0; chain < kMaxChain; ++chain) {
-        Lookup l = lookup(*zone, name);
+        Lookup l = lookup(*zone, name, labels);
         if (l.kind == LookupKind::delegation) {
             if (chain > 0) return Outcome::answer;  // the chain leaves our authority: stop there
             rflags_ &= static_cast<uint16_t>(~kFlagAA);
@@ -512,7 +511,8 @@ Outcome Responder::resolve() {
         }
         if (target.empty() || q_.qtype == type::CNAME) return Outcome::answer;
         // Chase the CNAME within our zones.
-        zone = snap_.find_zone(target);
+        labels = label_count(target);
+        zone = snap_.find_zone(target, labels);
         if (!zone) return Outcome::answer;
         name = target;
         owner_is_qname = false;

@@ -179,11 +179,15 @@ void finish_host(Host& h, const std::vector<std::pair<const ClusterView*, const 
         if (e.default_geo) h.default_group.entries.push_back(idx);
         if (e.geo.empty()) continue;
         auto g = std::find_if(h.geo_groups.begin(), h.geo_groups.end(), [&](const Group& x) { return x.geo == e.geo; });
-        if (g == h.geo_groups.end()) g = h.geo_groups.insert(h.geo_groups.end(), Group{e.geo, {}, false, {}});
+        if (g == h.geo_groups.end()) g = h.geo_groups.insert(h.geo_groups.end(), Group{e.geo, 0, 0, {}, false, {}});
         g->entries.push_back(idx);
     }
     h.geo_dependent = shapes.size() > 1;
-    for (auto& g : h.geo_groups) build_pick(h, g);
+    for (auto& g : h.geo_groups) {
+        g.geo_key = geo::code_key(g.geo);
+        if (g.geo.size() == 6 && g.geo.compare(0, 4, "GEO-") == 0) g.continent_key = geo::code_key(g.geo.substr(4));
+        build_pick(h, g);
+    }
     build_pick(h, h.default_group);
     build_pick(h, h.all);
     if (h.simple) {
@@ -236,9 +240,23 @@ ClusterView local_cluster_view(const conf::Config& config) {
     return v;
 }
 
-const Zone* Snapshot::find_zone(std::string_view qname) const {
+void Zone::freeze() {
+    size_t size = 16;
+    while (size < nodes.size() * 2) size *= 2;
+    index_.assign(size, Slot{});
+    mask_ = size - 1;
+    for (const auto& [name, node] : nodes) {
+        uint64_t h = name_hash(name);
+        size_t i = h & mask_;
+        while (index_[i].node) i = (i + 1) & mask_;
+        index_[i] = Slot{h, &name, &node};
+    }
+}
+
+unsigned Snapshot::wire_labels(std::string_view wire) { return wire::label_count(wire); }
+
+const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
     const Zone* best = nullptr;
-    unsigned labels = wire::label_count(qname);
     for (const auto& z : zones) {
         if (z.labels > labels || (best && best->labels >= z.labels)) continue;
         if (qname.substr(wire::suffix_offset(qname, labels - z.labels)) == z.origin) best = &z;
@@ -279,6 +297,7 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
         node.host = static_cast<int>(s->hosts.size());
         s->hosts.push_back(std::move(h));
     }
+    for (auto& z : s->zones) z.freeze();
     return s;
 }
 

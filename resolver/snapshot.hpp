@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,9 +19,31 @@
 
 namespace glbd {
 
+// A hash of a wire name, eight bytes at a time (names are short; this is the query path's only hash).
+inline uint64_t name_hash(std::string_view s) noexcept {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ s.size();
+    const char* p = s.data();
+    size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    if (n > 0 && s.size() >= 8) {  // the last eight bytes, without those already hashed (little-endian)
+        std::memcpy(&w, p + n - 8, 8);
+        w >>= 8 * (8 - n);
+    } else {
+        for (size_t i = 0; i < n; ++i) w |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+    }
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
 struct NameHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    size_t operator()(std::string_view s) const noexcept { return name_hash(s); }
 };
 struct NameEq {
     using is_transparent = void;
@@ -72,6 +95,8 @@ struct Entry {
 // The entries of one geo group, with a weighted pick precomputed per (qtype A/AAAA, mode).
 struct Group {
     std::string geo;  // "" for the default and all groups
+    uint64_t geo_key = 0;        // geo::code_key(geo)
+    uint64_t continent_key = 0;  // for a GEO-XX group, geo::code_key("XX"); else 0
     std::vector<uint16_t> entries;
     bool usable = false;
     struct Choice {
@@ -109,15 +134,40 @@ struct Node {
 };
 
 struct Zone {
+    Zone() = default;
+    Zone(Zone&&) = default;  // a move keeps the map's nodes where they are, so the index stays valid
+    Zone& operator=(Zone&&) = default;
+    Zone(const Zone&) = delete;
+    Zone& operator=(const Zone&) = delete;
+
     std::string origin;  // wire form
     unsigned labels = 0;
     RRset soa;
     uint32_t negative_ttl = 0;  // min(SOA TTL, SOA minimum)
     std::unordered_map<std::string, Node, NameHash, NameEq> nodes;  // every name, empty non-terminals too
+
+    // Looks a name up in the index that freeze() built: open addressing over a power-of-two table
+    // at most half full, so a miss ends at the first empty slot after a probe or two.
     [[nodiscard]] const Node* node(std::string_view wire) const {
-        auto it = nodes.find(wire);
-        return it == nodes.end() ? nullptr : &it->second;
+        if (index_.empty()) return nullptr;
+        uint64_t h = name_hash(wire);
+        for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+            const Slot& s = index_[i];
+            if (!s.node) return nullptr;
+            if (s.hash == h && *s.name == wire) return s.node;
+        }
     }
+    // Builds the lookup index over `nodes`; call once no more nodes will be added.
+    void freeze();
+
+private:
+    struct Slot {
+        uint64_t hash = 0;
+        const std::string* name = nullptr;
+        const Node* node = nullptr;
+    };
+    std::vector<Slot> index_;
+    size_t mask_ = 0;
 };
 
 struct Snapshot {
@@ -128,7 +178,11 @@ struct Snapshot {
     uint16_t udp_payload = 1232;
 
     // The zone whose origin is the longest suffix of `qname` (wire, lower case), or null.
-    [[nodiscard]] const Zone* find_zone(std::string_view qname) const;
+    [[nodiscard]] const Zone* find_zone(std::string_view qname) const { return find_zone(qname, wire_labels(qname)); }
+    [[nodiscard]] const Zone* find_zone(std::string_view qname, unsigned labels) const;
+
+private:
+    static unsigned wire_labels(std::string_view wire);
 };
 
 // Builds a snapshot. Throws std::runtime_error on data that cannot be served.

@@ -5,23 +5,45 @@
 
 namespace glbd::wire {
 
-size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out, size_t* out_len) {
-    size_t start = pos, n = 0;
+namespace {
+// Lower-cases the ASCII letters of eight bytes at once (each byte's top bit decides "not ASCII").
+inline uint64_t lower8(uint64_t w) {
+    constexpr uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t low7 = w & ~high;
+    uint64_t ge_a = low7 + (0x80 - 'A') * ones;  // top bit set where the byte >= 'A'
+    uint64_t gt_z = low7 + (0x7f - 'Z') * ones;  // top bit set where the byte > 'Z'
+    uint64_t upper = (ge_a ^ gt_z) & ~w & high;
+    return w | (upper >> 2);
+}
+}  // namespace
+
+size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out, size_t* out_len, unsigned* labels) {
+    // Check the label structure, then copy the whole name lower-casing eight bytes at a time: a
+    // length byte is at most 63, never an upper-case letter, so it passes through unchanged.
+    const size_t start = pos;
+    unsigned count = 0;
     while (true) {
         if (pos >= len) return 0;
         uint8_t l = msg[pos];
-        if (l == 0) {
-            if (n + 1 > kMaxName) return 0;
-            out[n++] = 0;
-            *out_len = n;
-            return pos + 1 - start;
-        }
+        if (l == 0) break;
         if (l > 63) return 0;  // pointers and extended label types
-        if (pos + 1 + l > len || n + 1 + l + 1 > kMaxName) return 0;
-        out[n++] = l;
-        for (size_t i = 0; i < l; ++i) out[n++] = lower(msg[pos + 1 + i]);
-        pos += 1 + l;
+        pos += 1 + static_cast<size_t>(l);
+        ++count;
+        if (pos - start + 1 > kMaxName) return 0;
     }
+    const size_t n = pos + 1 - start;
+    const uint8_t* src = msg + start;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        std::memcpy(&w, src + i, 8);
+        w = lower8(w);
+        std::memcpy(out + i, &w, 8);
+    }
+    for (; i < n; ++i) out[i] = lower(src[i]);
+    *out_len = n;
+    if (labels) *labels = count;
+    return n;
 }
 
 size_t skip_name(const uint8_t* msg, size_t len, size_t pos) {
@@ -79,6 +101,7 @@ bool Writer::matches(size_t off, std::string_view s) const {
 }
 
 void Writer::name(std::string_view w) {
+    if (pending_) remember_pending();
     // Find the longest suffix already in the message.
     size_t at = 0;
     int target = -1;
@@ -108,7 +131,9 @@ void Writer::name(std::string_view w) {
     }
 }
 
-void Writer::remember_name(size_t off) {
+void Writer::remember_pending() {
+    size_t off = pending_;
+    pending_ = 0;
     while (off < pos_ && buf_[off] != 0 && (buf_[off] & 0xc0) == 0) {
         if (off < 0x3fff && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(off);
         off += buf_[off] + 1;
@@ -118,6 +143,7 @@ void Writer::remember_name(size_t off) {
 void Writer::rewind(size_t pos) {
     pos_ = pos;
     overflow_ = false;
+    if (pending_ >= pos) pending_ = 0;
     while (nptrs_ > 0 && ptrs_[nptrs_ - 1] >= pos) --nptrs_;
 }
 

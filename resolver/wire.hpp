@@ -30,7 +30,9 @@ inline uint32_t get32(const uint8_t* p) {
 
 // Reads an uncompressed name at `pos` into `out` (lower-cased wire form). Returns the length of the
 // name in the message, or 0 when malformed (a pointer, a bad label, past the end, longer than 255).
-size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out, size_t* out_len);
+// `labels`, when given, receives the number of labels (the root has 0).
+size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out, size_t* out_len,
+                       unsigned* labels = nullptr);
 // Skips a possibly compressed name; returns the position after it, or 0 when malformed.
 size_t skip_name(const uint8_t* msg, size_t len, size_t pos);
 // Number of labels in an uncompressed wire name (the root has 0).
@@ -51,7 +53,11 @@ public:
     // A pointer to a name already in the message (e.g. the question name at 12).
     void pointer(uint16_t offset) { u16(static_cast<uint16_t>(0xc000 | offset)); }
     // Records the labels of a name written by other means (the copied question) for compression.
-    void remember_name(size_t offset);
+    // The walk is deferred to the first name() that could use it: most answers never compress.
+    void remember_name(size_t offset) {
+        if (pending_) remember_pending();
+        pending_ = offset;
+    }
 
     [[nodiscard]] size_t pos() const { return pos_; }
     [[nodiscard]] bool overflow() const { return overflow_; }
@@ -68,6 +74,7 @@ private:
         return true;
     }
     bool matches(size_t offset, std::string_view suffix) const;
+    void remember_pending();
 
     static constexpr int kMaxPtrs = 96;
     uint8_t* buf_;
@@ -76,6 +83,7 @@ private:
     bool overflow_ = false;
     uint16_t ptrs_[kMaxPtrs];  // offsets of label starts usable as compression targets
     int nptrs_ = 0;
+    size_t pending_ = 0;  // a name remembered but not yet walked (0: none; names start after the header)
 };
 
 }  // namespace glbd::wire
