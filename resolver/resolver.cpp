@@ -114,6 +114,7 @@ private:
     bool located_ = false;
     geo::Location loc_;
     size_t limit_ = 512;
+    const Zone* qzone_ = nullptr;  // the zone of the question name
 };
 
 size_t Responder::run() {
@@ -126,10 +127,9 @@ size_t Responder::run() {
     q_.nscount = get16(msg_ + 8);
     q_.arcount = get16(msg_ + 10);
     rflags_ = static_cast<uint16_t>(kFlagQR | (q_.flags & (0x7800 | kFlagRD | kFlagCD)));
-    w_.u16(q_.id);
-    w_.u16(0);
-    w_.u32(0);
-    w_.u32(0);
+    uint8_t* header = w_.reserve(kHeaderSize);  // fits: cap_ >= kHeaderSize
+    std::memcpy(header, msg_, 2);
+    std::memset(header + 2, 0, kHeaderSize - 2);
     Outcome o = parse();
     if (o == Outcome::answer) o = classify();
     if (o == Outcome::answer) o = resolve();
@@ -293,12 +293,13 @@ size_t Responder::begin_rr(std::string_view owner, bool owner_is_qname, uint16_t
     } else {
         w_.name(owner);
     }
-    w_.u16(type);
-    w_.u16(kClassIn);
-    w_.u32(ttl);
-    size_t rdlen_at = w_.pos();
-    w_.u16(0);
-    return rdlen_at;
+    if (uint8_t* p = w_.reserve(10)) {
+        Writer::put16(p, type);
+        Writer::put16(p + 2, kClassIn);
+        Writer::put32(p + 4, ttl);
+        Writer::put16(p + 8, 0);
+    }
+    return w_.pos() - 2;
 }
 
 void Responder::finish_rr(size_t rdlen_at) {
@@ -323,6 +324,18 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
 
 void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
                          const uint8_t* rdata, size_t len) {
+    if (owner_is_qname) {  // the common case in one piece: pointer, type, class, TTL, length, data
+        if (uint8_t* p = w_.reserve(12 + len)) {
+            Writer::put16(p, 0xc000 | kHeaderSize);
+            Writer::put16(p + 2, type);
+            Writer::put16(p + 4, kClassIn);
+            Writer::put32(p + 6, ttl);
+            Writer::put16(p + 10, static_cast<uint16_t>(len));
+            std::memcpy(p + 12, rdata, len);
+        }
+        count(section_);
+        return;
+    }
     size_t rdlen_at = begin_rr(owner, owner_is_qname, type, ttl);
     w_.bytes(rdata, len);
     finish_rr(rdlen_at);
@@ -341,6 +354,16 @@ void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const R
 
 void Responder::write_soa(const Zone& z) {
     section_ = 1;
+    if (&z == qzone_ && !z.soa_tail.empty()) {  // the origin is in the question: point there
+        const auto ptr = static_cast<uint16_t>(0xc000 | (kHeaderSize + suffix_offset(q_.qname, q_.labels - z.labels)));
+        if (uint8_t* p = w_.reserve(2 + z.soa_tail.size())) {
+            Writer::put16(p, ptr);
+            std::memcpy(p + 2, z.soa_tail.data(), z.soa_tail.size());
+            for (uint8_t at : z.soa_tail_ptrs) Writer::put16(p + 2 + at, ptr);
+        }
+        count(section_);
+        return;
+    }
     write_rr(z.origin, false, type::SOA, z.negative_ttl, z.soa.rdata[0]);
 }
 
@@ -466,6 +489,7 @@ Outcome Responder::resolve() {
     bool owner_is_qname = true;
     const Zone* zone = snap_.find_zone(name, labels);
     if (!zone) return Outcome::refused;
+    qzone_ = zone;
     rflags_ |= kFlagAA;
     section_ = 0;
     for (int chain = 0; chain < kMaxChain; ++chain) {
@@ -549,22 +573,24 @@ size_t Responder::finish(Outcome outcome) {
     }
     w_.set_cap(cap_);
     if (edns) {
-        w_.u8(0);
-        w_.u16(type::OPT);
-        w_.u16(snap_.udp_payload);
-        w_.u8(static_cast<uint8_t>(ext_rcode_ >> 4));
-        w_.u8(0);  // version 0
-        w_.u16(q_.do_bit ? 0x8000 : 0);
-        if (ecs) {
-            w_.u16(static_cast<uint16_t>(8 + q_.ecs_addr_len));
-            w_.u16(kOptEcs);
-            w_.u16(static_cast<uint16_t>(4 + q_.ecs_addr_len));
-            w_.u16(q_.ecs_family);
-            w_.u8(q_.ecs_source);
-            w_.u8(q_.ecs_source == 0 ? 0 : scope_);
-            w_.bytes(q_.ecs_addr, q_.ecs_addr_len);
-        } else {
-            w_.u16(0);
+        // Root owner, OPT, payload size, extended rcode, version 0, DO, then the options' length.
+        const size_t ecs_len = ecs ? 8u + q_.ecs_addr_len : 0u;
+        if (uint8_t* p = w_.reserve(11 + ecs_len)) {
+            p[0] = 0;
+            Writer::put16(p + 1, type::OPT);
+            Writer::put16(p + 3, snap_.udp_payload);
+            p[5] = static_cast<uint8_t>(ext_rcode_ >> 4);
+            p[6] = 0;
+            Writer::put16(p + 7, q_.do_bit ? 0x8000 : 0);
+            Writer::put16(p + 9, static_cast<uint16_t>(ecs_len));
+            if (ecs) {
+                Writer::put16(p + 11, kOptEcs);
+                Writer::put16(p + 13, static_cast<uint16_t>(4 + q_.ecs_addr_len));
+                Writer::put16(p + 15, q_.ecs_family);
+                p[17] = q_.ecs_source;
+                p[18] = q_.ecs_source == 0 ? 0 : scope_;
+                std::memcpy(p + 19, q_.ecs_addr, q_.ecs_addr_len);
+            }
         }
         ++counts_[2];
     }

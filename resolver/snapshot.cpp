@@ -81,12 +81,37 @@ std::string soa_rdata(const conf::Zone& cz, const std::string& origin_wire, uint
     return out;
 }
 
+// See Zone::soa_tail.
+void build_soa_tail(Zone& z) {
+    const std::string& rd = z.soa.rdata[0].wire;
+    std::string data;
+    uint8_t ptrs[2];
+    size_t pos = 0;
+    for (uint8_t& ptr : ptrs) {
+        size_t i = pos;  // find the origin at a label boundary of this name
+        while (i < rd.size() && rd.compare(i, z.origin.size(), z.origin) != 0 && rd[i] != 0) i += static_cast<uint8_t>(rd[i]) + 1u;
+        if (i >= rd.size() || rd.compare(i, z.origin.size(), z.origin) != 0) return;
+        data.append(rd, pos, i - pos);
+        ptr = static_cast<uint8_t>(10 + data.size());
+        data.append(2, '\0');
+        pos = i + z.origin.size();
+    }
+    data.append(rd, pos, std::string::npos);
+    uint8_t head[10] = {0, wire::type::SOA, 0, wire::kClassIn};
+    for (int k = 0; k < 4; ++k) head[4 + k] = static_cast<uint8_t>(z.negative_ttl >> (24 - 8 * k));
+    head[8] = static_cast<uint8_t>(data.size() >> 8), head[9] = static_cast<uint8_t>(data.size());
+    z.soa_tail.assign(reinterpret_cast<const char*>(head), sizeof head);
+    z.soa_tail += data;
+    z.soa_tail_ptrs[0] = ptrs[0], z.soa_tail_ptrs[1] = ptrs[1];
+}
+
 Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     Zone z;
     z.origin = must_wire(cz.origin);
     z.labels = wire::label_count(z.origin);
     z.soa = RRset{wire::type::SOA, cz.ttl, {make_rdata(wire::type::SOA, soa_rdata(cz, z.origin, serial))}};
     z.negative_ttl = std::min(cz.ttl, cz.soa.minimum);
+    build_soa_tail(z);
     Node& apex = add_node(z, z.origin);
     apex.rrsets.push_back(z.soa);
     for (const auto& ns : cz.nameservers) {
@@ -246,7 +271,7 @@ void Zone::freeze() {
     index_.assign(size, Slot{});
     mask_ = size - 1;
     for (const auto& [name, node] : nodes) {
-        uint64_t h = name_hash(name);
+        uint64_t h = wire::name_hash(name);
         size_t i = h & mask_;
         while (index_[i].node) i = (i + 1) & mask_;
         index_[i] = Slot{h, &name, &node};

@@ -16,34 +16,13 @@
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
 #include "resolver/view.hpp"
+#include "resolver/wire.hpp"
 
 namespace glbd {
 
-// A hash of a wire name, eight bytes at a time (names are short; this is the query path's only hash).
-inline uint64_t name_hash(std::string_view s) noexcept {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ s.size();
-    const char* p = s.data();
-    size_t n = s.size();
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        std::memcpy(&w, p, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    uint64_t w = 0;
-    if (n > 0 && s.size() >= 8) {  // the last eight bytes, without those already hashed (little-endian)
-        std::memcpy(&w, p + n - 8, 8);
-        w >>= 8 * (8 - n);
-    } else {
-        for (size_t i = 0; i < n; ++i) w |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-    }
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 29);
-}
-
 struct NameHash {
     using is_transparent = void;
-    size_t operator()(std::string_view s) const noexcept { return name_hash(s); }
+    size_t operator()(std::string_view s) const noexcept { return wire::name_hash(s); }
 };
 struct NameEq {
     using is_transparent = void;
@@ -144,13 +123,18 @@ struct Zone {
     unsigned labels = 0;
     RRset soa;
     uint32_t negative_ttl = 0;  // min(SOA TTL, SOA minimum)
+    // The negative-answer SOA as it follows an owner pointer to the origin inside the question: type,
+    // class, TTL, length and data, MNAME and RNAME ending in a pointer to that same origin, to be
+    // filled in at the offsets in soa_tail_ptrs. Empty when MNAME or RNAME is outside the zone.
+    std::string soa_tail;
+    uint8_t soa_tail_ptrs[2] = {0, 0};
     std::unordered_map<std::string, Node, NameHash, NameEq> nodes;  // every name, empty non-terminals too
 
     // Looks a name up in the index that freeze() built: open addressing over a power-of-two table
     // at most half full, so a miss ends at the first empty slot after a probe or two.
     [[nodiscard]] const Node* node(std::string_view wire) const {
         if (index_.empty()) return nullptr;
-        uint64_t h = name_hash(wire);
+        uint64_t h = wire::name_hash(wire);
         for (size_t i = h & mask_;; i = (i + 1) & mask_) {
             const Slot& s = index_[i];
             if (!s.node) return nullptr;

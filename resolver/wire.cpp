@@ -5,17 +5,6 @@
 
 namespace glbd::wire {
 
-namespace {
-// Lower-cases the ASCII letters of eight bytes at once (each byte's top bit decides "not ASCII").
-inline uint64_t lower8(uint64_t w) {
-    constexpr uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
-    uint64_t low7 = w & ~high;
-    uint64_t ge_a = low7 + (0x80 - 'A') * ones;  // top bit set where the byte >= 'A'
-    uint64_t gt_z = low7 + (0x7f - 'Z') * ones;  // top bit set where the byte > 'Z'
-    uint64_t upper = (ge_a ^ gt_z) & ~w & high;
-    return w | (upper >> 2);
-}
-}  // namespace
 
 size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out, size_t* out_len, unsigned* labels) {
     // Check the label structure, then copy the whole name lower-casing eight bytes at a time: a
@@ -73,9 +62,7 @@ size_t suffix_offset(std::string_view w, unsigned drop) {
 }
 
 void Writer::bytes(const void* p, size_t n) {
-    if (!room(n)) return;
-    std::memcpy(buf_ + pos_, p, n);
-    pos_ += n;
+    if (uint8_t* to = reserve(n)) std::memcpy(to, p, n);
 }
 
 bool Writer::matches(size_t off, std::string_view s) const {
@@ -102,7 +89,7 @@ bool Writer::matches(size_t off, std::string_view s) const {
 
 void Writer::name(std::string_view w) {
     if (pending_) remember_pending();
-    // Find the longest suffix already in the message.
+    // Find the longest suffix already in the message (most candidates differ in their first byte).
     size_t at = 0;
     int target = -1;
     while (at < w.size() && w[at] != 0) {
@@ -119,7 +106,7 @@ void Writer::name(std::string_view w) {
     // Write the labels before it, remembering each as a future target.
     size_t i = 0;
     while (i < at) {
-        if (pos_ < 0x3fff && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(pos_);
+        add_target(pos_);
         size_t l = static_cast<uint8_t>(w[i]);
         bytes(w.data() + i, l + 1);
         i += l + 1;
@@ -135,8 +122,8 @@ void Writer::remember_pending() {
     size_t off = pending_;
     pending_ = 0;
     while (off < pos_ && buf_[off] != 0 && (buf_[off] & 0xc0) == 0) {
-        if (off < 0x3fff && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(off);
-        off += buf_[off] + 1;
+        add_target(off);
+        off += buf_[off] + 1u;
     }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace glbd::wire {
@@ -22,6 +23,39 @@ constexpr size_t kMaxName = 255;
 
 // ASCII lower case, for DNS names (RFC 4343); no locale, inlined.
 inline uint8_t lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? static_cast<uint8_t>(c | 0x20) : c; }
+
+// Lower-cases the ASCII letters of eight bytes at once (a byte's top bit means "not ASCII").
+inline uint64_t lower8(uint64_t w) {
+    constexpr uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t low7 = w & ~high;
+    uint64_t ge_a = low7 + (0x80 - 'A') * ones;  // top bit set where the byte >= 'A'
+    uint64_t gt_z = low7 + (0x7f - 'Z') * ones;  // top bit set where the byte > 'Z'
+    uint64_t upper = (ge_a ^ gt_z) & ~w & high;
+    return w | (upper >> 2);
+}
+
+// A case-insensitive hash of a wire name, eight bytes at a time (a length byte is at most 63, never
+// a letter, so lower-casing whole words is safe). Keys the snapshot's name index.
+inline uint64_t name_hash(std::string_view s) noexcept {
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ s.size();
+    const char* p = s.data();
+    size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        std::memcpy(&w, p, 8);
+        h = (h ^ lower8(w)) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    if (n > 0 && s.size() >= 8) {  // the last eight bytes, without those already hashed (little-endian)
+        std::memcpy(&w, p + n - 8, 8);
+        w >>= 8 * (8 - n);
+    } else {
+        for (size_t i = 0; i < n; ++i) w |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+    }
+    h = (h ^ lower8(w)) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
 
 inline uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 inline uint32_t get32(const uint8_t* p) {
@@ -44,9 +78,20 @@ class Writer {
 public:
     Writer(uint8_t* buf, size_t cap) : buf_(buf), cap_(cap) {}
 
-    void u8(uint8_t v) { if (room(1)) buf_[pos_++] = v; }
-    void u16(uint16_t v) { if (room(2)) buf_[pos_++] = static_cast<uint8_t>(v >> 8), buf_[pos_++] = static_cast<uint8_t>(v); }
-    void u32(uint32_t v) { u16(static_cast<uint16_t>(v >> 16)), u16(static_cast<uint16_t>(v)); }
+    // Room for `n` more bytes: where to write them (the position moves past them), or null once the
+    // message is full. Fixed-size pieces go through one check and plain stores.
+    uint8_t* reserve(size_t n) {
+        if (overflow_ || pos_ + n > cap_) return overflow_ = true, nullptr;
+        uint8_t* p = buf_ + pos_;
+        pos_ += n;
+        return p;
+    }
+    static void put16(uint8_t* p, uint16_t v) { p[0] = static_cast<uint8_t>(v >> 8), p[1] = static_cast<uint8_t>(v); }
+    static void put32(uint8_t* p, uint32_t v) { put16(p, static_cast<uint16_t>(v >> 16)), put16(p + 2, static_cast<uint16_t>(v)); }
+
+    void u8(uint8_t v) { if (uint8_t* p = reserve(1)) *p = v; }
+    void u16(uint16_t v) { if (uint8_t* p = reserve(2)) put16(p, v); }
+    void u32(uint32_t v) { if (uint8_t* p = reserve(4)) put32(p, v); }
     void bytes(const void* p, size_t n);
     // Writes an uncompressed wire name, compressing against names already in the message.
     void name(std::string_view wire);
@@ -69,12 +114,11 @@ public:
     uint8_t* data() { return buf_; }
 
 private:
-    bool room(size_t n) {
-        if (overflow_ || pos_ + n > cap_) return overflow_ = true, false;
-        return true;
-    }
     bool matches(size_t offset, std::string_view suffix) const;
     void remember_pending();
+    void add_target(size_t offset) {
+        if (offset < 0x3fff && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(offset);
+    }
 
     static constexpr int kMaxPtrs = 96;
     uint8_t* buf_;
