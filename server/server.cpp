@@ -37,11 +37,17 @@ sockaddr_storage to_sockaddr(const conf::SockAddr& a, socklen_t& len) {
     return ss;
 }
 
+// UDP sockets block (their thread waits in recvmmsg, woken at least every second to notice a stop);
+// TCP sockets are non-blocking, for libuv.
 int bind_socket(const conf::SockAddr& a, int type) {
     socklen_t len = 0;
     sockaddr_storage ss = to_sockaddr(a, len);
-    int fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(ss.ss_family, type | (type == SOCK_STREAM ? SOCK_NONBLOCK : 0) | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
+    if (type == SOCK_DGRAM) {
+        timeval wake{1, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
+    }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
@@ -180,14 +186,14 @@ uint64_t mono_ns() {
 }  // namespace
 
 // ---------------------------------------------------------------- UDP ---
+// One thread per (worker, address): it blocks in recvmmsg until at least one datagram is there, takes
+// up to kBatch that are waiting, answers them and sends the answers with one sendmmsg. No event loop
+// sits in between: an epoll round per batch cost more kernel time than the answers (see README).
 struct DnsServer::UdpWorker {
     DnsServer& server;
+    int fd;
     ServerCounters counters;
     RateLimiter rrl;
-    uv_loop_t loop{};
-    uv_async_t wake{};
-    std::vector<int> fds;
-    std::vector<uv_poll_t> polls;
     std::thread thread;
     Publisher::Reader reader;
     // Batches: receive into in[], answer into out[].
@@ -197,62 +203,64 @@ struct DnsServer::UdpWorker {
     uint8_t in[kBatch][kUdpIn]{};
     uint8_t out[kBatch][kUdpOut]{};
 
-    explicit UdpWorker(DnsServer& s) : server(s), rrl(s.options_.rrl), reader(s.publisher_) {
+    UdpWorker(DnsServer& s, int socket) : server(s), fd(socket), rrl(s.options_.rrl), reader(s.publisher_) {
         for (int i = 0; i < kBatch; ++i) {
             in_iov[i] = {in[i], kUdpIn};
             in_msgs[i].msg_hdr.msg_iov = &in_iov[i];
             in_msgs[i].msg_hdr.msg_iovlen = 1;
+            in_msgs[i].msg_hdr.msg_name = &peers[i];
+            out_msgs[i].msg_hdr.msg_iov = &out_iov[i];
+            out_msgs[i].msg_hdr.msg_iovlen = 1;
         }
     }
 
-    void drain(int fd) {
-        for (int round = 0; round < 16; ++round) {
+    void run() {
+        while (!server.stopping_.load(std::memory_order_relaxed)) {
             for (int i = 0; i < kBatch; ++i) {
-                in_msgs[i].msg_hdr.msg_name = &peers[i];
                 in_msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
                 in_msgs[i].msg_hdr.msg_flags = 0;
             }
-            int n = recvmmsg(fd, in_msgs, kBatch, MSG_DONTWAIT, nullptr);
-            if (n <= 0) return;
+            int n = recvmmsg(fd, in_msgs, kBatch, MSG_WAITFORONE, nullptr);
+            // Also after a timeout: an idle thread lets go of a replaced snapshot within a second.
             const Snapshot* snap = reader.get();
-            uint64_t started = mono_ns();
-            auto second = static_cast<uint32_t>(started / 1000000000ull);
-            int m = 0;
-            for (int i = 0; i < n; ++i) {
-                QueryInfo qi;
-                size_t len = 0;
-                Client c{from_sockaddr(peers[i]), Transport::udp};
-                if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
-                    len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
-                }
-                counters.count(qi, Transport::udp, len > 0);
-                if (len == 0) continue;
-                if (rrl.enabled()) {
-                    auto action = rrl.check(c.address, qi.outcome, second);
-                    if (action == RateLimiter::Action::drop) {
-                        bump(counters.rrl_dropped);
-                        continue;
-                    }
-                    if (action == RateLimiter::Action::slip) {
-                        bump(counters.rrl_slipped);
-                        len = truncate_response(out[m], len);
-                    }
-                }
-                out_iov[m] = {out[m], len};
-                out_msgs[m].msg_hdr = msghdr{};
-                out_msgs[m].msg_hdr.msg_name = &peers[i];
-                out_msgs[m].msg_hdr.msg_namelen = in_msgs[i].msg_hdr.msg_namelen;
-                out_msgs[m].msg_hdr.msg_iov = &out_iov[m];
-                out_msgs[m].msg_hdr.msg_iovlen = 1;
-                ++m;
+            if (n > 0) answer_batch(n, snap);  // 0: shut down; -1: timeout or signal
+        }
+    }
+
+    void answer_batch(int n, const Snapshot* snap) {
+        uint64_t started = mono_ns();
+        auto second = static_cast<uint32_t>(started / 1000000000ull);
+        int m = 0;
+        for (int i = 0; i < n; ++i) {
+            QueryInfo qi;
+            size_t len = 0;
+            Client c{from_sockaddr(peers[i]), Transport::udp};
+            if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+                len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
             }
-            counters.observe(static_cast<uint64_t>(n), mono_ns() - started);
-            for (int sent = 0; sent < m;) {
-                int k = sendmmsg(fd, out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
-                if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may
-                sent += k;
+            counters.count(qi, Transport::udp, len > 0);
+            if (len == 0) continue;
+            if (rrl.enabled()) {
+                auto action = rrl.check(c.address, qi.outcome, second);
+                if (action == RateLimiter::Action::drop) {
+                    bump(counters.rrl_dropped);
+                    continue;
+                }
+                if (action == RateLimiter::Action::slip) {
+                    bump(counters.rrl_slipped);
+                    len = truncate_response(out[m], len);
+                }
             }
-            if (n < kBatch) return;
+            out_iov[m] = {out[m], len};
+            out_msgs[m].msg_hdr.msg_name = &peers[i];
+            out_msgs[m].msg_hdr.msg_namelen = in_msgs[i].msg_hdr.msg_namelen;
+            ++m;
+        }
+        counters.observe(static_cast<uint64_t>(n), mono_ns() - started);
+        for (int sent = 0; sent < m;) {
+            int k = sendmmsg(fd, out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
+            if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may
+            sent += k;
         }
     }
 };
@@ -446,34 +454,15 @@ std::unique_ptr<ServerCounters> DnsServer::totals() const {
 void DnsServer::start() {
     // Bind everything first, in this thread, so that a failure is reported before anything runs.
     for (unsigned t = 0; t < options_.threads; ++t) {
-        auto w = std::make_unique<UdpWorker>(*this);
-        for (const auto& a : options_.listen) w->fds.push_back(bind_socket(a, SOCK_DGRAM));
-        udp_.push_back(std::move(w));
+        for (const auto& a : options_.listen) udp_.push_back(std::make_unique<UdpWorker>(*this, bind_socket(a, SOCK_DGRAM)));
     }
     tcp_ = std::make_unique<TcpWorker>(*this);
     for (const auto& a : options_.listen) tcp_->fds.push_back(bind_socket(a, SOCK_STREAM));
 
+    stopping_ = false;
     for (auto& wp : udp_) {
         UdpWorker* w = wp.get();
-        uv_loop_init(&w->loop);
-        w->polls.resize(w->fds.size());
-        for (size_t i = 0; i < w->fds.size(); ++i) {
-            uv_poll_init(&w->loop, &w->polls[i], w->fds[i]);
-            w->polls[i].data = w;
-            uv_poll_start(&w->polls[i], UV_READABLE, [](uv_poll_t* p, int status, int) {
-                if (status < 0) return;
-                int fd = -1;
-                uv_fileno(reinterpret_cast<uv_handle_t*>(p), &fd);
-                static_cast<UdpWorker*>(p->data)->drain(fd);
-            });
-        }
-        uv_async_init(&w->loop, &w->wake, [](uv_async_t* a) {
-            auto* worker = static_cast<UdpWorker*>(a->data);
-            for (auto& p : worker->polls) uv_close(reinterpret_cast<uv_handle_t*>(&p), nullptr);
-            uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
-        });
-        w->wake.data = w;
-        w->thread = std::thread([w] { uv_run(&w->loop, UV_RUN_DEFAULT); });
+        w->thread = std::thread([w] { w->run(); });
     }
 
     TcpWorker* t = tcp_.get();
@@ -502,9 +491,7 @@ void DnsServer::start() {
 
 void DnsServer::stop() {
     if (!running_) {
-        for (auto& w : udp_) {
-            for (int fd : w->fds) ::close(fd);
-        }
+        for (auto& w : udp_) ::close(w->fd);
         if (tcp_) {
             for (int fd : tcp_->fds) ::close(fd);
         }
@@ -513,12 +500,15 @@ void DnsServer::stop() {
         return;
     }
     running_ = false;
-    for (auto& w : udp_) uv_async_send(&w->wake);
+    // A UDP thread sees the flag when recvmmsg returns: shutdown() wakes it at once (Linux wakes the
+    // waiters of an unconnected socket even though the call reports ENOTCONN); the receive timeout
+    // is the backstop.
+    stopping_ = true;
+    for (auto& w : udp_) ::shutdown(w->fd, SHUT_RD);
     if (tcp_) uv_async_send(&tcp_->wake);
     for (auto& w : udp_) {
         w->thread.join();
-        uv_loop_close(&w->loop);
-        for (int fd : w->fds) ::close(fd);
+        ::close(w->fd);
     }
     if (tcp_) {
         tcp_->thread.join();

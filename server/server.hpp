@@ -1,6 +1,6 @@
-// server/ — bytes and sockets. UDP: one thread per worker, each with its own libuv loop and its own
-// SO_REUSEPORT socket per listen address, batched with recvmmsg/sendmmsg. TCP (RFC 7766): one thread
-// with its own loop, 2-byte framing, pipelining, a cap on connections and on unwritten answers per
+// server/ — bytes and sockets. UDP: per worker, one thread per listen address with its own
+// SO_REUSEPORT socket, blocking in recvmmsg and answering in batches with sendmmsg. TCP (RFC 7766): one
+// thread with its own libuv loop, 2-byte framing, pipelining, a cap on connections and on unwritten answers per
 // connection, and an idle timeout. Knows nothing of DNS policy: every message goes to answer().
 #pragma once
 
@@ -84,6 +84,7 @@ private:
     std::vector<std::unique_ptr<UdpWorker>> udp_;
     std::unique_ptr<TcpWorker> tcp_;
     bool running_ = false;
+    std::atomic<bool> stopping_{false};  // read by the UDP threads after each recvmmsg
 };
 
 }  // namespace glbd
