@@ -190,6 +190,8 @@ std::string Daemon::metrics() const {
     m.sample("glbd_reloads_total", "result=\"failed\"", static_cast<double>(reloads_failed_));
     m.family("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.");
     m.sample("glbd_snapshot_serial", "", publisher_.current() ? publisher_.current()->serial : 0);
+    m.family("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.");
+    m.sample("glbd_snapshot_build_seconds", "", static_cast<double>(last_build_cost_ms_) / 1000.0);
     m.family("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.");
     m.sample("glbd_ready", "", ready() ? 1 : 0);
     return m.str();

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Scale: a global view of H hosts x C clusters. This cluster's entries come from its config; the other
+# C-1 clusters' from a stateDir state file, as a restarted glbd loads its last-known view. Reports the
+# time from start to the first answer, the snapshot build time (glbd_snapshot_build_seconds), resident
+# memory, and dnsperf over load-balanced hosts spread across the whole view (with ECS, and without: the
+# source address), beside a 10-host x 3-cluster view measured in the same run (glbd-only workloads).
+#   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH]
+# Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HOSTS=10000 CLUSTERS=20 DURATION=10 REPEAT=3 GLBD=build-release/glbd
+while (($#)); do
+  case $1 in
+    --hosts) HOSTS=$2; shift ;;
+    --clusters) CLUSTERS=$2; shift ;;
+    --duration) DURATION=$2; shift ;;
+    --repeat) REPEAT=$2; shift ;;
+    --glbd) GLBD=$2; shift ;;
+    *) echo "unknown option $1" >&2; exit 1 ;;
+  esac
+  shift
+done
+if [[ $GLBD == build-release/glbd ]]; then
+  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build build-release -j"$(nproc)" --target glbd >/dev/null
+fi
+GLBD=$(realpath "$GLBD")
+WORK=$(mktemp -d)
+PID=
+cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+ADDR=127.0.3.1 PORT=5320 ADMIN=127.0.3.1:9160
+HZ=$(getconf CLK_TCK)
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# make_view DIR HOSTS CLUSTERS: glbd.yaml (cluster c00, geo US, the default) and state/state.json.
+make_view() {
+  mkdir -p "$1/state"
+  python3 - "$1" "$2" "$3" "$ADDR" "$PORT" "$ADMIN" "$PWD/tests/fixtures/test.mmdb" <<'PY'
+import json, sys, time
+d, hosts, clusters, addr, port, admin, mmdb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:]
+geos = ["US", "IE", "GEO-OC", "DE", "JP", "GEO-EU", "BR", "AU", "FR", "GEO-AS"]
+now = int(time.time() * 1000)
+def endpoints(c, h):
+    return [f"10.{c}.{h // 250}.{h % 250 + 1}", f"2001:db8:{c:x}::{h + 1:x}"]
+with open(f"{d}/glbd.yaml", "w") as f:
+    f.write(f"cluster: {{id: c00, instance: bench}}\nlisten: {{dns: [\"{addr}:{port}\"]}}\nthreads: 1\n"
+            f"log: {{level: warn}}\nadmin: {{listen: \"{admin}\"}}\ngeoip: {{database: {mmdb}}}\n"
+            f"zones:\n  - origin: glb.example.test\n    nameservers: [{{name: ns1.glb.example.test, addresses: [192.0.2.53]}}]\n"
+            f"peers:\n  key: {{name: bench, secret: \"YmVuY2hiZW5jaGJlbmNoYmVuY2hiZW5jaGJlbmNoYmVuY2g=\"}}\n"
+            f"  members: []\n  deadAfter: 1h\nstateDir: {d}/state\nhosts:\n")
+    for h in range(hosts):
+        f.write(f"  - {{name: h{h}.glb.example.test, ttl: 60, endpoints: {json.dumps(endpoints(0, h))}, "
+                f"loadBalancing: {{weight: 100, geo: US, defaultGeo: true}}}}\n")
+origins = []
+for c in range(1, clusters):
+    origins.append({"cluster": f"c{c:02d}", "instance": "bench", "version": now, "heartbeat": now, "overrides": {},
+                    "hosts": [{"host": f"h{h}.glb.example.test", "ttl": 60,
+                               "loadBalancing": {"weight": 100 + c, "geo": geos[c % len(geos)], "defaultGeo": False},
+                               "endpoints": [{"target": t, "healthy": True} for t in endpoints(c, h)]}
+                              for h in range(hosts)]})
+with open(f"{d}/state/state.json", "w") as f:
+    json.dump({"saved": now, "origins": origins}, f)
+with open(f"{d}/queries.txt", "w") as f:
+    step = max(1, hosts // 1000)  # 1000 names spread over the view
+    for h in range(0, hosts, step):
+        f.write(f"h{h}.glb.example.test A\n")
+PY
+}
+
+tree_ticks() { read -r -a f <<<"$(cut -d')' -f2- "/proc/$1/stat")"; echo "${f[11]} ${f[12]}"; }
+
+# measure NAME DIR: start glbd, time to the first answer, memory, then dnsperf runs.
+measure() {
+  local name=$1 d=$2 t0 t1 last w rep u0 s0 u1 s1 out
+  last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
+  t0=$(ms)
+  taskset -c 1 "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/$name.log" &
+  PID=$!
+  for ((i = 0; i < 6000; i++)); do  # up to 60 s
+    if dig +time=1 +tries=1 +short @"$ADDR" -p "$PORT" "$last" A 2>/dev/null | grep -q '^10\.'; then break; fi
+    sleep 0.01
+  done
+  t1=$(ms)
+  sleep 1
+  local build rss hwm
+  build=$(curl -s "http://$ADMIN/metrics" | awk '/^glbd_snapshot_build_seconds /{printf "%.0f", $2 * 1000}')
+  rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
+  hwm=$(awk '/VmHWM/{print $2}' "/proc/$PID/status")
+  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm" >> "$WORK/facts"
+  for ((rep = 1; rep <= REPEAT; rep++)); do
+    for w in ecs src; do
+      local opts=()
+      [[ $w == ecs ]] && opts=(-E 8:000110000a01)  # 10.1.0.0/16, geo IE in the test MMDB
+      out="$WORK/dnsperf-$name-$w-$rep.txt"
+      read -r u0 s0 <<<"$(tree_ticks "$PID")"
+      taskset -c 0 dnsperf -s "$ADDR" -p "$PORT" -d "$d/queries.txt" -l "$DURATION" -c 8 -q 100 "${opts[@]}" > "$out" 2>&1 || true
+      read -r u1 s1 <<<"$(tree_ticks "$PID")"
+      awk -v n="$name" -v w="$w" -v hz="$HZ" -v du=$((u1 - u0)) -v ds=$((s1 - s0)) '
+        /Queries completed:/ {done = $3} /Queries lost:/ {lost = $3} /Queries per second:/ {qps = $4}
+        /Response codes:/ {rc = $0; sub(/^.*Response codes:[ \t]*/, "", rc)}
+        END {printf "%s %s %.0f %s %.3f %.3f %s\n", n, w, qps, lost, 1e6 * du / hz / done, 1e6 * (du + ds) / hz / done, rc}' \
+        "$out" >> "$WORK/runs"
+    done
+  done
+  kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+}
+
+make_view "$WORK/small" 10 3
+make_view "$WORK/large" "$HOSTS" "$CLUSTERS"
+echo "state file: $(du -h "$WORK/large/state/state.json" | cut -f1), config: $(du -h "$WORK/large/glbd.yaml" | cut -f1)" >&2
+measure small "$WORK/small"
+measure large "$WORK/large"
+
+echo "## glbd at scale ($(date -u +%Y-%m-%dT%H:%MZ)): $HOSTS hosts x $CLUSTERS clusters vs 10 x 3"
+echo
+echo "| view | first answer after start | snapshot build | RSS | peak RSS |"
+echo "|---|---:|---:|---:|---:|"
+awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB |\n", $1, $3, $5, $7 / 1024, $9 / 1024}' "$WORK/facts"
+echo
+echo "dnsperf -c 8 -q 100 -l $DURATION over 1000 load-balanced names, median of $REPEAT by q/s; ecs = client subnet"
+echo "10.1.0.0/16 (IE), src = no ECS (the source address, no geo: the default group)."
+echo
+echo "| view | workload | q/s | lost | usr us/q | srv us/q | rcodes |"
+echo "|---|---|---:|---:|---:|---:|---|"
+# The median run (by q/s) of each view and workload.
+sort -k1,1 -k2,2 -k3,3n "$WORK/runs" | awk -v r="$REPEAT" '
+  { key = $1 " " $2; if (++n[key] == int((r + 1) / 2)) print }' > "$WORK/median"
+awk '{ rc = $0; sub(/^([^ ]+ ){6}/, "", rc); printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, rc }' "$WORK/median"
+echo
+awk '{ usr[$1, $2] = $5; srv[$1, $2] = $6 }
+  END { n = split("ecs src", ws, " ")
+    for (i = 1; i <= n; i++) if (usr["small", ws[i]] > 0 && srv["small", ws[i]] > 0)
+      printf "large / small, %s: usr us/q %.2f, srv us/q %.2f\n", ws[i], usr["large", ws[i]] / usr["small", ws[i]], srv["large", ws[i]] / srv["small", ws[i]] }' "$WORK/median"
