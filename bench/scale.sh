@@ -29,6 +29,7 @@ WORK=$(mktemp -d)
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
+[[ -n ${KEEP:-} ]] && trap "[[ -n \$PID ]] && kill \$PID; echo kept $WORK" EXIT
 ADDR=127.0.3.1 PORT=5320 ADMIN=127.0.3.1:9160
 HZ=$(getconf CLK_TCK)
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
@@ -82,7 +83,13 @@ measure() {
     sleep 0.01
   done
   t1=$(ms)
-  sleep 1
+  # Let start-up work finish (the first stateDir write runs on the sync thread): CPU idle for a second.
+  local prev=-1 cur
+  for ((i = 0; i < 120; i++)); do
+    read -r u0 s0 <<<"$(tree_ticks "$PID")"; cur=$((u0 + s0))
+    ((cur == prev)) && break
+    prev=$cur; sleep 1
+  done
   local build rss hwm
   build=$(curl -s "http://$ADMIN/metrics" | awk '/^glbd_snapshot_build_seconds /{printf "%.0f", $2 * 1000}')
   rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
@@ -126,7 +133,7 @@ echo "|---|---|---:|---:|---:|---:|---|"
 # The median run (by q/s) of each view and workload.
 sort -k1,1 -k2,2 -k3,3n "$WORK/runs" | awk -v r="$REPEAT" '
   { key = $1 " " $2; if (++n[key] == int((r + 1) / 2)) print }' > "$WORK/median"
-awk '{ rc = $0; sub(/^([^ ]+ ){6}/, "", rc); printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, rc }' "$WORK/median"
+awk '{ rc = $7; for (i = 8; i <= NF; i++) rc = rc " " $i; printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, rc }' "$WORK/median"
 echo
 awk '{ usr[$1, $2] = $5; srv[$1, $2] = $6 }
   END { n = split("ecs src", ws, " ")

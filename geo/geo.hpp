@@ -39,10 +39,6 @@ struct Location {
     uint8_t prefix = 0;          // length of the network that decided the location, in the family's bits
     uint64_t code_key = 0;       // geo::code_key(code), code_key(continent)
     uint64_t continent_key = 0;
-    // Whether `s` (with its precomputed key) is this location's code.
-    [[nodiscard]] bool is(std::string_view s, uint64_t key) const {
-        return key == code_key && s.size() == code.size() && (s.size() <= 8 || s == code);
-    }
 };
 
 class GeoDb {

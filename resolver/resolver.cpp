@@ -400,9 +400,13 @@ const Group* Responder::choose_group(const Host& h, bool& fallback, bool& fail_o
     if (!h.geo_groups.empty()) {
         geo::Location loc = locate();
         if (h.geo_dependent) scope_ = std::max(scope_, loc.prefix);
-        for (const auto& g : h.geo_groups) {
-            if (!loc.code.empty() && loc.is(g.geo, g.geo_key)) order[0] = &g;
-            if (g.continent_key != 0 && g.continent_key == loc.continent_key && loc.continent.size() == 2) order[1] = &g;
+        for (size_t i = 0; i < h.geo_keys.size(); ++i) {
+            const Host::GeoKey& k = h.geo_keys[i];
+            if (k.code == loc.code_key && k.len == loc.code.size() && !loc.code.empty() &&
+                (k.len <= 8 || h.geo_groups[i].geo == loc.code)) {
+                order[0] = &h.geo_groups[i];
+            }
+            if (k.continent != 0 && k.continent == loc.continent_key) order[1] = &h.geo_groups[i];
         }
         if (order[0] == order[1]) order[1] = nullptr;
         n = 2;
@@ -433,7 +437,6 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
         mode = h.union_answers.any_healthy() ? 0 : 1;
         if (mode == 1) short_ttl_ = true, info_.fail_open = true;
         ans = &h.union_answers;
-        if (h.answered) h.answered->fetch_add(1, std::memory_order_relaxed);
     } else {
         bool fallback = false, fail_open = false;
         const Group* g = choose_group(h, fallback, fail_open);
@@ -455,10 +458,8 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
                 while (pp.choices[choice].cumulative <= r) ++choice;
             }
         }
-        info_.entry = pp.choices[choice].entry;
-        const Entry& chosen = h.entries[pp.choices[choice].entry];
-        if (chosen.answered) chosen.answered->fetch_add(1, std::memory_order_relaxed);
-        ans = &chosen.answers;
+        if (&h == &snap_.hosts[static_cast<size_t>(info_.host)]) info_.entry = pp.choices[choice].entry;
+        ans = &h.entries[pp.choices[choice].entry].answers;
     }
     bool has4 = mode == 0 ? ans->healthy4 > 0 : !ans->v4.empty();
     bool has6 = mode == 0 ? ans->healthy6 > 0 : !ans->v6.empty();
@@ -513,7 +514,7 @@ Outcome Responder::resolve() {
         bool wrote = false;
         if (node.host >= 0 && (q_.qtype == type::A || q_.qtype == type::AAAA || q_.qtype == type::ANY ||
                                q_.qtype == type::CNAME)) {
-            info_.host = node.host;
+            if (info_.host < 0) info_.host = node.host;  // the first host of a chain is the one counted
             wrote = host_answer(snap_.hosts[static_cast<size_t>(node.host)], name, owner_is_qname, &target);
         } else if (const RRset* cn = node.find(type::CNAME); cn && q_.qtype != type::CNAME) {
             write_rrset(name, owner_is_qname, *cn);

@@ -37,8 +37,8 @@ struct QueryInfo {
     bool truncated = false;
     bool fallback = false;   // answered from a group reached because a preferred one was unusable
     bool fail_open = false;  // no usable entry anywhere: answered as if all were healthy
-    int host = -1;           // the load-balanced host answered, if any
-    int entry = -1;          // the entry chosen for it
+    int host = -1;           // the load-balanced host answered (the first, along a CNAME chain), if any
+    int entry = -1;          // the entry chosen for it (-1 for a simple host)
 };
 
 // Writes the response to `query` into `out` (at most `cap` bytes) and returns its length; 0 means

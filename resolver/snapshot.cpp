@@ -204,13 +204,14 @@ void finish_host(Host& h, const std::vector<std::pair<const ClusterView*, const 
         if (e.default_geo) h.default_group.entries.push_back(idx);
         if (e.geo.empty()) continue;
         auto g = std::find_if(h.geo_groups.begin(), h.geo_groups.end(), [&](const Group& x) { return x.geo == e.geo; });
-        if (g == h.geo_groups.end()) g = h.geo_groups.insert(h.geo_groups.end(), Group{e.geo, 0, 0, {}, false, {}});
+        if (g == h.geo_groups.end()) g = h.geo_groups.insert(h.geo_groups.end(), Group{e.geo, {}, false, {}});
         g->entries.push_back(idx);
     }
     h.geo_dependent = shapes.size() > 1;
     for (auto& g : h.geo_groups) {
-        g.geo_key = geo::code_key(g.geo);
-        if (g.geo.size() == 6 && g.geo.compare(0, 4, "GEO-") == 0) g.continent_key = geo::code_key(g.geo.substr(4));
+        Host::GeoKey k{geo::code_key(g.geo), 0, static_cast<uint32_t>(g.geo.size())};
+        if (g.geo.size() == 6 && g.geo.compare(0, 4, "GEO-") == 0) k.continent = geo::code_key(g.geo.substr(4));
+        h.geo_keys.push_back(k);
         build_pick(h, g);
     }
     build_pick(h, h.default_group);
@@ -270,11 +271,13 @@ void Zone::freeze() {
     while (size < nodes.size() * 2) size *= 2;
     index_.assign(size, Slot{});
     mask_ = size - 1;
+    names_.clear();
     for (const auto& [name, node] : nodes) {
         uint64_t h = wire::name_hash(name);
         size_t i = h & mask_;
         while (index_[i].node) i = (i + 1) & mask_;
-        index_[i] = Slot{h, &name, &node};
+        index_[i] = Slot{h, static_cast<uint32_t>(names_.size()), static_cast<uint32_t>(name.size()), &node};
+        names_ += name;
     }
 }
 

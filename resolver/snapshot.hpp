@@ -29,6 +29,8 @@ struct NameEq {
     bool operator()(std::string_view a, std::string_view b) const noexcept { return a == b; }
 };
 
+constexpr uint32_t kNoCounter = UINT32_MAX;
+
 // One record's data in wire form, with the places of names that may be compressed.
 struct RData {
     std::string wire;
@@ -68,14 +70,12 @@ struct Entry {
     bool load_balanced = false;  // the cluster gave loadBalancing for this host
     bool usable = false;         // alive and at least one healthy endpoint
     Answers answers;
-    std::atomic<uint64_t>* answered = nullptr;  // a metrics counter that outlives snapshots, if set
+    uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
 };
 
 // The entries of one geo group, with a weighted pick precomputed per (qtype A/AAAA, mode).
 struct Group {
     std::string geo;  // "" for the default and all groups
-    uint64_t geo_key = 0;        // geo::code_key(geo)
-    uint64_t continent_key = 0;  // for a GEO-XX group, geo::code_key("XX"); else 0
     std::vector<uint16_t> entries;
     bool usable = false;
     struct Choice {
@@ -96,9 +96,16 @@ struct Host {
     bool geo_dependent = false;  // whether the answer can depend on the client's location
     std::vector<Entry> entries;
     std::vector<Group> geo_groups;  // one per distinct geo
+    // The geo groups' codes side by side, so choosing one reads a few cache lines rather than every Group.
+    struct GeoKey {
+        uint64_t code = 0;       // geo::code_key(geo)
+        uint64_t continent = 0;  // for a GEO-XX group, geo::code_key("XX"); else 0
+        uint32_t len = 0;        // geo.size()
+    };
+    std::vector<GeoKey> geo_keys;
     Group default_group, all;
     Answers union_answers;  // simple hosts: every alive cluster's endpoints
-    std::atomic<uint64_t>* answered = nullptr;  // simple hosts: a metrics counter, if set
+    uint32_t counter = kNoCounter;  // simple hosts: id of its answers counter
 };
 
 struct Node {
@@ -131,14 +138,17 @@ struct Zone {
     std::unordered_map<std::string, Node, NameHash, NameEq> nodes;  // every name, empty non-terminals too
 
     // Looks a name up in the index that freeze() built: open addressing over a power-of-two table
-    // at most half full, so a miss ends at the first empty slot after a probe or two.
+    // at most half full, so a miss ends at the first empty slot after a probe or two. The names sit
+    // end to end in one string, so confirming a hit reads one place.
     [[nodiscard]] const Node* node(std::string_view wire) const {
         if (index_.empty()) return nullptr;
         uint64_t h = wire::name_hash(wire);
         for (size_t i = h & mask_;; i = (i + 1) & mask_) {
             const Slot& s = index_[i];
             if (!s.node) return nullptr;
-            if (s.hash == h && *s.name == wire) return s.node;
+            if (s.hash == h && s.name_len == wire.size() && wire::same_bytes(names_.data() + s.name_at, wire.data(), wire.size())) {
+                return s.node;
+            }
         }
     }
     // Builds the lookup index over `nodes`; call once no more nodes will be added.
@@ -147,10 +157,11 @@ struct Zone {
 private:
     struct Slot {
         uint64_t hash = 0;
-        const std::string* name = nullptr;
+        uint32_t name_at = 0, name_len = 0;  // in names_
         const Node* node = nullptr;
     };
     std::vector<Slot> index_;
+    std::string names_;
     size_t mask_ = 0;
 };
 
@@ -160,6 +171,15 @@ struct Snapshot {
     std::vector<Host> hosts;
     std::shared_ptr<const geo::GeoDb> geo;
     uint16_t udp_payload = 1232;
+    // Load-balanced answers are counted by the query threads per counter id (an entry's or a simple
+    // host's `counter`); ids are assigned by whoever publishes the snapshot and are below `counters`.
+    uint32_t counters = 0;
+    // The counter id of what `info` says was answered, or kNoCounter.
+    [[nodiscard]] uint32_t counter_of(int host, int entry) const {
+        if (host < 0) return kNoCounter;
+        const Host& h = hosts[static_cast<size_t>(host)];
+        return entry < 0 ? h.counter : h.entries[static_cast<size_t>(entry)].counter;
+    }
 
     // The zone whose origin is the longest suffix of `qname` (wire, lower case), or null.
     [[nodiscard]] const Zone* find_zone(std::string_view qname) const { return find_zone(qname, wire_labels(qname)); }

@@ -57,6 +57,20 @@ inline uint64_t name_hash(std::string_view s) noexcept {
     return h ^ (h >> 29);
 }
 
+// Equality of two byte ranges of the same length, eight bytes at a time (names are short; no call).
+inline bool same_bytes(const char* a, const char* b, size_t n) {
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x, y;
+        std::memcpy(&x, a, 8);
+        std::memcpy(&y, b, 8);
+        if (x != y) return false;
+    }
+    for (; n > 0; ++a, ++b, --n) {
+        if (*a != *b) return false;
+    }
+    return true;
+}
+
 inline uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 inline uint32_t get32(const uint8_t* p) {
     return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3];

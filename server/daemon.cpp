@@ -1,5 +1,7 @@
 #include "server/daemon.hpp"
 
+#include <malloc.h>
+
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -57,14 +59,11 @@ std::shared_ptr<const Snapshot> Daemon::make_snapshot(const conf::Config& c, std
     return build_snapshot(c, view, std::move(geo), serial);
 }
 
-namespace {
-std::atomic<uint64_t>* counter_for(std::map<std::pair<std::string, std::string>, std::unique_ptr<std::atomic<uint64_t>>>& m,
-                                   const std::string& host, const std::string& cluster) {
-    auto& slot = m[{host, cluster}];
-    if (!slot) slot = std::make_unique<std::atomic<uint64_t>>(0);
-    return slot.get();
+uint32_t Daemon::counter_id(const std::string& host, const std::string& cluster) {
+    auto [it, fresh] = counter_ids_.try_emplace({host, cluster}, static_cast<uint32_t>(counter_names_.size()));
+    if (fresh) counter_names_.push_back(&it->first);
+    return it->second;
 }
-}  // namespace
 
 void Daemon::start_checker(const health::States& previous) {
     if (checker_) checker_->stop();
@@ -95,16 +94,20 @@ void Daemon::rebuild() {
         for (auto& h : snap->hosts) {
             std::string name = conf::wire_to_name(h.name);
             if (h.simple) {
-                h.answered = counter_for(answered_, name, "all");
+                h.counter = counter_id(name, "all");
             } else {
-                for (auto& e : h.entries) e.answered = counter_for(answered_, name, e.cluster);
+                for (auto& e : h.entries) e.counter = counter_id(name, e.cluster);
             }
         }
+        snap->counters = static_cast<uint32_t>(counter_names_.size());
         publisher_.publish(snap);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
         last_build_cost_ms_ = last_build_ms_ - start;
         spdlog::debug("snapshot rebuilt: serial {}", snap->serial);
+        // Building (and, at start, parsing the state file) frees far more than it keeps; give the free
+        // pages back, or a large view leaves the process holding several times what it uses.
+        malloc_trim(0);
     } catch (const std::exception& e) {
         spdlog::error("cannot rebuild the snapshot: {}", e.what());
     }

@@ -196,6 +196,7 @@ struct DnsServer::UdpWorker {
     RateLimiter rrl;
     std::thread thread;
     Publisher::Reader reader;
+    const Snapshot* last_snap = nullptr;  // the one counters.answers was sized for
     // Batches: receive into in[], answer into out[].
     mmsghdr in_msgs[kBatch]{}, out_msgs[kBatch]{};
     iovec in_iov[kBatch]{}, out_iov[kBatch]{};
@@ -223,6 +224,10 @@ struct DnsServer::UdpWorker {
             int n = recvmmsg(fd, in_msgs, kBatch, MSG_WAITFORONE, nullptr);
             // Also after a timeout: an idle thread lets go of a replaced snapshot within a second.
             const Snapshot* snap = reader.get();
+            if (snap != last_snap) {
+                if (snap) counters.answers.reserve(snap->counters);
+                last_snap = snap;
+            }
             if (n > 0) answer_batch(n, snap);  // 0: shut down; -1: timeout or signal
         }
     }
@@ -240,6 +245,7 @@ struct DnsServer::UdpWorker {
             }
             counters.count(qi, Transport::udp, len > 0);
             if (len == 0) continue;
+            if (qi.host >= 0) counters.answers.bump(snap->counter_of(qi.host, qi.entry));
             if (rrl.enabled()) {
                 auto action = rrl.check(c.address, qi.outcome, second);
                 if (action == RateLimiter::Action::drop) {
@@ -293,6 +299,7 @@ struct DnsServer::TcpWorker {
     std::vector<Conn*> conns;
     std::thread thread;
     Publisher::Reader reader;
+    const Snapshot* last_snap = nullptr;
     uint8_t read_buf[kTcpMax + 2];
     uint8_t answer_buf[kTcpMax];
 
@@ -374,8 +381,10 @@ struct DnsServer::TcpWorker {
             QueryInfo qi;
             {
                 if (const Snapshot* snap = reader.get()) {
+                    if (snap != last_snap) counters.answers.reserve(snap->counters), last_snap = snap;
                     Client client{c->peer, Transport::tcp};
                     out_len = answer(*snap, msg, len, client, answer_buf, sizeof answer_buf, &qi);
+                    if (out_len > 0 && qi.host >= 0) counters.answers.bump(snap->counter_of(qi.host, qi.entry));
                 }
                 counters.count(qi, Transport::tcp, out_len > 0);
             }
@@ -449,6 +458,16 @@ std::unique_ptr<ServerCounters> DnsServer::totals() const {
     for (const auto& w : udp_) t->add(w->counters);
     if (tcp_) t->add(tcp_->counters);
     return t;
+}
+
+std::vector<uint64_t> DnsServer::answers(uint32_t ids) const {
+    std::vector<uint64_t> out(ids, 0);
+    auto add = [&](const AnswerCounts& a) {
+        for (uint32_t i = 0; i < ids; ++i) out[i] += a.get(i);
+    };
+    for (const auto& w : udp_) add(w->counters.answers);
+    if (tcp_) add(tcp_->counters.answers);
+    return out;
 }
 
 void DnsServer::start() {

@@ -29,6 +29,41 @@ struct ServerOptions {
     static ServerOptions from(const conf::Config& c);
 };
 
+// Answers per counter id (Snapshot::counters) of one query thread, in chunks that are added when a
+// snapshot with more ids arrives (reserve(), off the per-query path) and kept for the thread's life.
+// One writer (a relaxed load and store, no locked instruction, no line shared with other threads);
+// get() may run on any thread.
+class AnswerCounts {
+public:
+    static constexpr uint32_t kChunk = 4096, kChunks = 4096;  // up to 16M ids
+    AnswerCounts() = default;
+    AnswerCounts(const AnswerCounts&) = delete;
+    AnswerCounts& operator=(const AnswerCounts&) = delete;
+    ~AnswerCounts() {
+        for (auto& c : chunks_) delete[] c.load();
+    }
+    void reserve(uint32_t ids) {
+        for (uint32_t c = 0; c < (ids + kChunk - 1) / kChunk && c < kChunks; ++c) {
+            if (!chunks_[c].load(std::memory_order_relaxed)) chunks_[c].store(new std::atomic<uint64_t>[kChunk](), std::memory_order_release);
+        }
+    }
+    void bump(uint32_t id) {
+        if (id / kChunk >= kChunks) return;
+        std::atomic<uint64_t>* chunk = chunks_[id / kChunk].load(std::memory_order_relaxed);
+        if (!chunk) return;  // reserve() not called for this snapshot (cannot happen in the server)
+        std::atomic<uint64_t>& c = chunk[id % kChunk];
+        c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    [[nodiscard]] uint64_t get(uint32_t id) const {
+        if (id / kChunk >= kChunks) return 0;
+        const std::atomic<uint64_t>* chunk = chunks_[id / kChunk].load(std::memory_order_acquire);
+        return chunk ? chunk[id % kChunk].load(std::memory_order_relaxed) : 0;
+    }
+
+private:
+    std::atomic<std::atomic<uint64_t>*> chunks_[kChunks] = {};
+};
+
 // Counters of one query thread: written by that thread alone (a relaxed load and store, no locked
 // instruction), read by /metrics through DnsServer::totals().
 struct ServerCounters {
@@ -45,6 +80,7 @@ struct ServerCounters {
     std::atomic<uint64_t> duration_bucket[kBuckets] = {};
     std::atomic<uint64_t> duration_count{0};
     std::atomic<uint64_t> duration_sum_ns{0};
+    AnswerCounts answers;  // not summed by add(): see DnsServer::answers()
     void count(const QueryInfo& qi, Transport t, bool sent);
     // `n` answers that took `ns` nanoseconds together.
     void observe(uint64_t n, uint64_t ns);
@@ -73,6 +109,8 @@ public:
     void set_tcp_hook(TcpHook hook) { tcp_hook_ = std::move(hook); }
     // The sum of every thread's counters, now.
     [[nodiscard]] std::unique_ptr<ServerCounters> totals() const;
+    // Every thread's load-balanced answers for counter ids 0..ids-1.
+    [[nodiscard]] std::vector<uint64_t> answers(uint32_t ids) const;
 
     struct UdpWorker;
     struct TcpWorker;

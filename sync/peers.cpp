@@ -1,5 +1,7 @@
 #include "sync/peers.hpp"
 
+#include <malloc.h>
+
 #include "resolver/wire.hpp"
 #include "sync/tsig.hpp"
 
@@ -236,7 +238,9 @@ struct Service::Impl {
     SyncCounters counters;
     uv_loop_t loop{};
     uv_async_t wake{};
-    uv_timer_t pull_timer{}, live_timer{};
+    uv_timer_t pull_timer{}, live_timer{}, save_timer{};
+    bool save_pending = false;                          // mu
+    uint64_t last_save_ms = 0, last_save_cost_ms = 0;  // sync thread
     std::thread thread;
     bool running = false, stopping = false;
     std::set<std::string> in_flight;  // addresses with an exchange under way
@@ -302,11 +306,58 @@ struct Service::Impl {
         }
     }
 
-    void save_state_dir() {  // mu held
+    // stateDir is written on the sync thread, at most every max(1 s, 4 x the last write's cost): at
+    // 10,000 hosts x 20 clusters one write is about a second of work. The store is copied to JSON
+    // under the lock; serializing and writing happen outside it. A stop writes what is pending.
+    void request_save() {  // mu held
         if (config.state_dir.empty()) return;
+        save_pending = true;
+        if (!networked) save_locked();  // no sync thread: write now
+    }
+
+    void schedule_save() {  // sync thread
+        if (uv_is_active(reinterpret_cast<uv_handle_t*>(&save_timer))) return;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!save_pending) return;
+        }
+        uv_update_time(&loop);
+        uint64_t now = uv_now(&loop);
+        uint64_t gap = std::max<uint64_t>(1000, 4 * last_save_cost_ms);
+        uint64_t delay = last_save_ms + gap > now ? last_save_ms + gap - now : 0;
+        uv_timer_start(&save_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->save_now(); }, delay, 0);
+    }
+
+    void save_now() {  // sync thread
+        uv_update_time(&loop);
+        uint64_t start = uv_now(&loop);
+        nlohmann::json j;
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            if (!save_pending) return;
+            save_pending = false;
+            j = state_json();
+        }
+        write_state(j);
+        j = nlohmann::json();
+        malloc_trim(0);  // the JSON copy of a large view is hundreds of MB, gone now: give it back
+        uv_update_time(&loop);
+        last_save_ms = uv_now(&loop);
+        last_save_cost_ms = last_save_ms - start;
+    }
+
+    void save_locked() {  // mu held
+        save_pending = false;
+        write_state(state_json());
+    }
+
+    nlohmann::json state_json() const {  // mu held
         nlohmann::json origins = nlohmann::json::array();
         for (const auto& [o, k] : store.known()) origins.push_back(to_json(k.state));
-        nlohmann::json j{{"saved", now_ms()}, {"origins", origins}};
+        return nlohmann::json{{"saved", now_ms()}, {"origins", std::move(origins)}};
+    }
+
+    void write_state(const nlohmann::json& j) const {
         std::error_code ec;
         std::filesystem::create_directories(config.state_dir, ec);
         std::string tmp = state_path() + ".tmp";
@@ -359,7 +410,7 @@ struct Service::Impl {
         own.heartbeat = now;
         store.set_own(own, now);
         notify_pending = true;
-        save_state_dir();
+        request_save();
     }
 
     void wake_up() {
@@ -551,11 +602,13 @@ struct Service::Impl {
         wake.data = this;
         uv_timer_init(&loop, &pull_timer);
         uv_timer_init(&loop, &live_timer);
-        pull_timer.data = live_timer.data = this;
+        uv_timer_init(&loop, &save_timer);
+        pull_timer.data = live_timer.data = save_timer.data = this;
         auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
         uv_timer_start(&pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
         uv_timer_start(&live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
         running = true;
+        schedule_save();  // what changed before the loop ran
         thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
     }
 
@@ -582,6 +635,7 @@ struct Service::Impl {
             now_pull.swap(pull_now);
         }
         if (stop_now) {
+            save_now();
             auto live = exchanges;
             for (Exchange* x : live) finish(x, "stopping");
             uv_walk(&loop, [](uv_handle_t* h, void*) {
@@ -604,6 +658,7 @@ struct Service::Impl {
                 for (const auto& m : members) exchange(m, false);
             }
         }
+        schedule_save();
     }
 
     // Every syncInterval: resolve the members again, then pull from each.
@@ -690,9 +745,10 @@ struct Service::Impl {
             std::lock_guard<std::mutex> lock(mu);
             for (const auto& [origin, k] : store.known()) {
                 bool alive = store.alive(k, now, dead_after());
+                // A first sighting changes nothing: the view that brought the origin judged it the same way.
                 auto [it, fresh] = last_alive.try_emplace(origin, alive);
-                if (fresh || it->second != alive) {
-                    if (!fresh) spdlog::warn("sync: {} is {}", origin, alive ? "alive again" : "dead (not heard for deadAfter)");
+                if (!fresh && it->second != alive) {
+                    spdlog::warn("sync: {} is {}", origin, alive ? "alive again" : "dead (not heard for deadAfter)");
                     it->second = alive;
                     changed = true;
                 }
@@ -878,8 +934,9 @@ struct Service::Impl {
             }
             // Relayed news is not announced: each origin announces its own changes, and what travels
             // around a cut link goes with the next pull (one syncInterval).
-            if (changed) save_state_dir();
+            if (changed) request_save();
         }
+        schedule_save();
         last_generation[x->addr] = need_full ? 0 : x->serial;
         finish(x, "");
         if (changed) {

@@ -27,8 +27,9 @@ done
 start_glbd a "$WORK/a.yaml"
 start_glbd b "$WORK/b.yaml"
 wait_for 10 bash -c "[[ \$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet=10.3.0.0/16) == ${IP[b]} ]]" || fail "no convergence"
+# Written by the sync thread at most once a second after a change.
+wait_for 5 grep -q '"cluster":"b"' "$WORK/state-a/state.json" || fail "state.json lacks cluster b"
 python3 -m json.tool "$WORK/state-a/state.json" >/dev/null || fail "state.json is not valid JSON"
-grep -q '"cluster":"b"' "$WORK/state-a/state.json" || fail "state.json lacks cluster b"
 [[ ! -e $WORK/state-a/state.json.tmp ]] || fail "temporary file left behind"
 
 # Both stop; a restarts alone: b's entries are answered at once, from the saved state.
