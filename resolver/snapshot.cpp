@@ -287,7 +287,8 @@ const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
     const Zone* best = nullptr;
     for (const auto& z : zones) {
         if (z.labels > labels || (best && best->labels >= z.labels)) continue;
-        if (qname.substr(wire::suffix_offset(qname, labels - z.labels)) == z.origin) best = &z;
+        std::string_view suffix = qname.substr(wire::suffix_offset(qname, labels - z.labels));
+        if (suffix.size() == z.origin.size() && wire::same_bytes(suffix.data(), z.origin.data(), suffix.size())) best = &z;
     }
     return best;
 }

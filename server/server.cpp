@@ -216,12 +216,14 @@ struct DnsServer::UdpWorker {
     }
 
     void run() {
+        int used = kBatch;  // headers the last receive wrote into, to be reset
         while (!server.stopping_.load(std::memory_order_relaxed)) {
-            for (int i = 0; i < kBatch; ++i) {
+            for (int i = 0; i < used; ++i) {
                 in_msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
                 in_msgs[i].msg_hdr.msg_flags = 0;
             }
             int n = recvmmsg(fd, in_msgs, kBatch, MSG_WAITFORONE, nullptr);
+            used = n > 0 ? n : 0;
             // Also after a timeout: an idle thread lets go of a replaced snapshot within a second.
             const Snapshot* snap = reader.get();
             if (snap != last_snap) {
