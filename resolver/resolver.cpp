@@ -451,6 +451,7 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
         if (pp.choices.empty()) return false;
         size_t choice = 0;
         if (pp.choices.size() > 1) {
+            info_.varies = true;
             if (pp.total == 0) {
                 choice = next_random() % pp.choices.size();
             } else {

@@ -31,6 +31,8 @@ public:
             }
             return snap_.get();
         }
+        // The generation of the snapshot get() returned last.
+        [[nodiscard]] uint64_t generation() const { return seen_; }
 
     private:
         const Publisher& pub_;

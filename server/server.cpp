@@ -11,6 +11,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "server/answer_cache.hpp"
+
 namespace glbd {
 namespace {
 
@@ -197,6 +199,7 @@ struct DnsServer::UdpWorker {
     std::thread thread;
     Publisher::Reader reader;
     const Snapshot* last_snap = nullptr;  // the one counters.answers was sized for
+    AnswerCache cache;
     // Batches: receive into in[], answer into out[].
     mmsghdr in_msgs[kBatch]{}, out_msgs[kBatch]{};
     iovec in_iov[kBatch]{}, out_iov[kBatch]{};
@@ -243,7 +246,12 @@ struct DnsServer::UdpWorker {
             size_t len = 0;
             Client c{from_sockaddr(peers[i]), Transport::udp};
             if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
-                len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
+                const uint64_t gen = reader.generation();
+                len = cache.find(gen, c.address, in[i], in_msgs[i].msg_len, out[m], kUdpOut, qi);
+                if (len == 0) {
+                    len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
+                    if (len > 0) cache.store(gen, c.address, in[i], in_msgs[i].msg_len, out[m], len, qi);
+                }
             }
             counters.count(qi, Transport::udp, len > 0);
             if (len == 0) continue;
