@@ -78,7 +78,7 @@ private:
 
     // helpers
     Lookup lookup(const Zone& z, std::string_view name, unsigned labels);
-    bool host_answer(const Host& h, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
+    bool host_answer(int host, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
     const Group* choose_group(const Host& h, bool& fallback, bool& fail_open);
     // Owner, type, class, TTL and a zero RDLENGTH; returns where RDLENGTH is, for finish_rr().
     size_t begin_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl);
@@ -428,8 +428,8 @@ const Group* Responder::choose_group(const Host& h, bool& fallback, bool& fail_o
 
 // Answers A/AAAA/CNAME/ANY at a load-balanced host. Returns false for NODATA. A hostname endpoint
 // makes the answer a CNAME, whose target is returned for the caller to chase.
-bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is_qname,
-                            std::string_view* cname_target) {
+bool Responder::host_answer(int host, std::string_view owner, bool owner_is_qname, std::string_view* cname_target) {
+    const Host& h = snap_.hosts[static_cast<size_t>(host)];
     const uint16_t qtype = q_.qtype;
     const Answers* ans = nullptr;
     int mode = 0;
@@ -459,7 +459,7 @@ bool Responder::host_answer(const Host& h, std::string_view owner, bool owner_is
                 while (pp.choices[choice].cumulative <= r) ++choice;
             }
         }
-        if (&h == &snap_.hosts[static_cast<size_t>(info_.host)]) info_.entry = pp.choices[choice].entry;
+        if (host == info_.host) info_.entry = pp.choices[choice].entry;  // the counted host's choice
         ans = &h.entries[pp.choices[choice].entry].answers;
     }
     bool has4 = mode == 0 ? ans->healthy4 > 0 : !ans->v4.empty();
@@ -516,7 +516,7 @@ Outcome Responder::resolve() {
         if (node.host >= 0 && (q_.qtype == type::A || q_.qtype == type::AAAA || q_.qtype == type::ANY ||
                                q_.qtype == type::CNAME)) {
             if (info_.host < 0) info_.host = node.host;  // the first host of a chain is the one counted
-            wrote = host_answer(snap_.hosts[static_cast<size_t>(node.host)], name, owner_is_qname, &target);
+            wrote = host_answer(node.host, name, owner_is_qname, &target);
         } else if (const RRset* cn = node.find(type::CNAME); cn && q_.qtype != type::CNAME) {
             write_rrset(name, owner_is_qname, *cn);
             target = std::string_view(cn->rdata[0].wire);

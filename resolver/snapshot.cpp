@@ -281,8 +281,6 @@ void Zone::freeze() {
     }
 }
 
-unsigned Snapshot::wire_labels(std::string_view wire) { return wire::label_count(wire); }
-
 const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
     const Zone* best = nullptr;
     for (const auto& z : zones) {

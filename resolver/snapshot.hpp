@@ -182,11 +182,8 @@ struct Snapshot {
     }
 
     // The zone whose origin is the longest suffix of `qname` (wire, lower case), or null.
-    [[nodiscard]] const Zone* find_zone(std::string_view qname) const { return find_zone(qname, wire_labels(qname)); }
+    [[nodiscard]] const Zone* find_zone(std::string_view qname) const { return find_zone(qname, wire::label_count(qname)); }
     [[nodiscard]] const Zone* find_zone(std::string_view qname, unsigned labels) const;
-
-private:
-    static unsigned wire_labels(std::string_view wire);
 };
 
 // Builds a snapshot. Throws std::runtime_error on data that cannot be served.

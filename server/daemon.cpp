@@ -60,9 +60,7 @@ std::shared_ptr<const Snapshot> Daemon::make_snapshot(const conf::Config& c, std
 }
 
 uint32_t Daemon::counter_id(const std::string& host, const std::string& cluster) {
-    auto [it, fresh] = counter_ids_.try_emplace({host, cluster}, static_cast<uint32_t>(counter_names_.size()));
-    if (fresh) counter_names_.push_back(&it->first);
-    return it->second;
+    return counter_ids_.try_emplace({host, cluster}, static_cast<uint32_t>(counter_ids_.size())).first->second;
 }
 
 void Daemon::start_checker(const health::States& previous) {
@@ -99,7 +97,7 @@ void Daemon::rebuild() {
                 for (auto& e : h.entries) e.counter = counter_id(name, e.cluster);
             }
         }
-        snap->counters = static_cast<uint32_t>(counter_names_.size());
+        snap->counters = static_cast<uint32_t>(counter_ids_.size());
         publisher_.publish(snap);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);

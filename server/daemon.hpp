@@ -60,9 +60,9 @@ private:
     std::unique_ptr<sync::Service> sync_;
     std::unique_ptr<admin::Server> admin_;
     // Answers per (host, cluster): counters that outlive snapshots, wired into each one built.
-    // Answer counter ids by (host, cluster): stable for the process's life, so counts survive rebuilds.
+    // Answer counter ids by (host, cluster), 0..size-1 in order of first use: stable for the process's
+    // life, so counts survive rebuilds.
     std::map<std::pair<std::string, std::string>, uint32_t> counter_ids_;
-    std::vector<const std::pair<std::string, std::string>*> counter_names_;  // by id
     uint32_t counter_id(const std::string& host, const std::string& cluster);
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     bool serving_ = false;

@@ -126,7 +126,7 @@ std::string Daemon::metrics() const {
     m.sample("glbd_failopen_answers_total", "", static_cast<double>(c.fail_open.load()));
     m.family("glbd_answers_total", "counter", "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
     {
-        auto counts = server_ ? server_->answers(static_cast<uint32_t>(counter_names_.size())) : std::vector<uint64_t>();
+        auto counts = server_ ? server_->answers(static_cast<uint32_t>(counter_ids_.size())) : std::vector<uint64_t>();
         for (const auto& [key, id] : counter_ids_) {  // sorted by host, then cluster
             uint64_t v = id < counts.size() ? counts[id] : 0;
             m.sample("glbd_answers_total", "host=\"" + esc(key.first) + "\",cluster=\"" + esc(key.second) + "\"", static_cast<double>(v));

@@ -136,11 +136,15 @@ inline void bump(std::atomic<uint64_t>& a, uint64_t n = 1) {
 }
 }  // namespace
 
-void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent) {
+void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent, const Snapshot* snap) {
     int tr = t == Transport::udp ? 0 : 1;
     if (!sent) {
         bump(dropped[tr]);
         return;
+    }
+    if (qi.host >= 0 && snap) {
+        answers.reserve(snap->counters);
+        answers.bump(snap->counter_of(qi.host, qi.entry));
     }
     bump(rcode[tr][qi.rcode < 24 ? qi.rcode : 23]);
     bump(qtype[tr][qtype_index(qi.qtype)]);
@@ -198,7 +202,6 @@ struct DnsServer::UdpWorker {
     RateLimiter rrl;
     std::thread thread;
     Publisher::Reader reader;
-    const Snapshot* last_snap = nullptr;  // the one counters.answers was sized for
     AnswerCache cache;
     // Batches: receive into in[], answer into out[].
     mmsghdr in_msgs[kBatch]{}, out_msgs[kBatch]{};
@@ -229,10 +232,6 @@ struct DnsServer::UdpWorker {
             used = n > 0 ? n : 0;
             // Also after a timeout: an idle thread lets go of a replaced snapshot within a second.
             const Snapshot* snap = reader.get();
-            if (snap != last_snap) {
-                if (snap) counters.answers.reserve(snap->counters);
-                last_snap = snap;
-            }
             if (n > 0) answer_batch(n, snap);  // 0: shut down; -1: timeout or signal
         }
     }
@@ -253,9 +252,8 @@ struct DnsServer::UdpWorker {
                     if (len > 0) cache.store(gen, c.address, in[i], in_msgs[i].msg_len, out[m], len, qi);
                 }
             }
-            counters.count(qi, Transport::udp, len > 0);
+            counters.count(qi, Transport::udp, len > 0, snap);
             if (len == 0) continue;
-            if (qi.host >= 0) counters.answers.bump(snap->counter_of(qi.host, qi.entry));
             if (rrl.enabled()) {
                 auto action = rrl.check(c.address, qi.outcome, second);
                 if (action == RateLimiter::Action::drop) {
@@ -309,7 +307,6 @@ struct DnsServer::TcpWorker {
     std::vector<Conn*> conns;
     std::thread thread;
     Publisher::Reader reader;
-    const Snapshot* last_snap = nullptr;
     uint8_t read_buf[kTcpMax + 2];
     uint8_t answer_buf[kTcpMax];
 
@@ -389,15 +386,9 @@ struct DnsServer::TcpWorker {
                 }
             }
             QueryInfo qi;
-            {
-                if (const Snapshot* snap = reader.get()) {
-                    if (snap != last_snap) counters.answers.reserve(snap->counters), last_snap = snap;
-                    Client client{c->peer, Transport::tcp};
-                    out_len = answer(*snap, msg, len, client, answer_buf, sizeof answer_buf, &qi);
-                    if (out_len > 0 && qi.host >= 0) counters.answers.bump(snap->counter_of(qi.host, qi.entry));
-                }
-                counters.count(qi, Transport::tcp, out_len > 0);
-            }
+            const Snapshot* snap = reader.get();
+            if (snap) out_len = answer(*snap, msg, len, Client{c->peer, Transport::tcp}, answer_buf, sizeof answer_buf, &qi);
+            counters.count(qi, Transport::tcp, out_len > 0, snap);
             if (out_len > 0) send(c, answer_buf, out_len);
             if (c->pending >= server.options_.tcp_max_inflight && c->reading) {
                 // Back-pressure: stop reading until the client takes its answers.

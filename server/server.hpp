@@ -42,15 +42,18 @@ public:
     ~AnswerCounts() {
         for (auto& c : chunks_) delete[] c.load();
     }
+    // Allocates only when a snapshot brings more ids than any before: one compare otherwise.
     void reserve(uint32_t ids) {
+        if (ids <= reserved_) return;
         for (uint32_t c = 0; c < (ids + kChunk - 1) / kChunk && c < kChunks; ++c) {
             if (!chunks_[c].load(std::memory_order_relaxed)) chunks_[c].store(new std::atomic<uint64_t>[kChunk](), std::memory_order_release);
         }
+        reserved_ = ids;
     }
     void bump(uint32_t id) {
         if (id / kChunk >= kChunks) return;
         std::atomic<uint64_t>* chunk = chunks_[id / kChunk].load(std::memory_order_relaxed);
-        if (!chunk) return;  // reserve() not called for this snapshot (cannot happen in the server)
+        if (!chunk) return;  // beyond reserve()
         std::atomic<uint64_t>& c = chunk[id % kChunk];
         c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     }
@@ -62,6 +65,7 @@ public:
 
 private:
     std::atomic<std::atomic<uint64_t>*> chunks_[kChunks] = {};
+    uint32_t reserved_ = 0;  // owner thread
 };
 
 // Counters of one query thread: written by that thread alone (a relaxed load and store, no locked
@@ -81,7 +85,8 @@ struct ServerCounters {
     std::atomic<uint64_t> duration_count{0};
     std::atomic<uint64_t> duration_sum_ns{0};
     AnswerCounts answers;  // not summed by add(): see DnsServer::answers()
-    void count(const QueryInfo& qi, Transport t, bool sent);
+    // One query's outcome; an answered load-balanced host also counts under its counter id in `snap`.
+    void count(const QueryInfo& qi, Transport t, bool sent, const Snapshot* snap);
     // `n` answers that took `ns` nanoseconds together.
     void observe(uint64_t n, uint64_t ns);
     static int qtype_index(uint16_t qtype);
