@@ -55,9 +55,15 @@ struct Query {
 enum class LookupKind { exact, wildcard, delegation, nxdomain };
 struct Lookup {
     LookupKind kind = LookupKind::nxdomain;
-    const Node* node = nullptr;
+    Zone::Ref ref;         // the node found (exact or wildcard) or the cut
     std::string_view cut;  // delegation point (suffix of the looked-up name)
 };
+
+// A piece of a host's plan (see plan:: in snapshot.hpp).
+template <class T>
+const T& at(const std::byte* plan, uint32_t offset) {
+    return *reinterpret_cast<const T*>(plan + offset);
+}
 
 class Responder {
 public:
@@ -78,8 +84,8 @@ private:
 
     // helpers
     Lookup lookup(const Zone& z, std::string_view name, unsigned labels);
-    bool host_answer(int host, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
-    const Group* choose_group(const Host& h, bool& fallback, bool& fail_open);
+    bool host_answer(const Zone::Ref& ref, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
+    const plan::Group* choose_group(const std::byte* plan, bool& fallback, bool& fail_open);
     // Owner, type, class, TTL and a zero RDLENGTH; returns where RDLENGTH is, for finish_rr().
     size_t begin_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl);
     void finish_rr(size_t rdlen_at);
@@ -265,25 +271,25 @@ Lookup Responder::lookup(const Zone& z, std::string_view name, unsigned labels) 
     // holding NS below the origin is a zone cut.
     for (unsigned drop = below; drop-- > 0;) {
         std::string_view suffix = name.substr(suffix_offset(name, drop));
-        const Node* node = z.node(suffix);
-        if (!node) {
+        Zone::Ref ref = z.find(suffix);
+        if (!ref.node) {
             std::string_view encloser = name.substr(suffix_offset(name, drop + 1));
             uint8_t wild[kMaxName + 2];
             wild[0] = 1, wild[1] = '*';
             if (encloser.size() + 2 > sizeof wild) return r;
             std::memcpy(wild + 2, encloser.data(), encloser.size());
-            const Node* w = z.node(std::string_view(reinterpret_cast<const char*>(wild), encloser.size() + 2));
-            if (w) r.kind = LookupKind::wildcard, r.node = w;
+            Zone::Ref w = z.find(std::string_view(reinterpret_cast<const char*>(wild), encloser.size() + 2));
+            if (w.node) r.kind = LookupKind::wildcard, r.ref = w;
             return r;
         }
-        if (node->find(type::NS) && !(drop == 0 && q_.qtype == type::DS)) {
-            r.kind = LookupKind::delegation, r.node = node, r.cut = suffix;
+        if (ref.has_ns && !(drop == 0 && q_.qtype == type::DS)) {
+            r.kind = LookupKind::delegation, r.ref = ref, r.cut = suffix;
             return r;
         }
-        if (drop == 0) r.kind = LookupKind::exact, r.node = node;
+        if (drop == 0) r.kind = LookupKind::exact, r.ref = ref;
     }
-    if (below == 0) r.kind = LookupKind::exact, r.node = z.node(name);
-    if (!r.node) r.kind = LookupKind::nxdomain;
+    if (below == 0) r.kind = LookupKind::exact, r.ref = z.find(name);
+    if (!r.ref.node) r.kind = LookupKind::nxdomain;
     return r;
 }
 
@@ -394,28 +400,30 @@ void Responder::add_glue(const RRset& set) {
     }
 }
 
-const Group* Responder::choose_group(const Host& h, bool& fallback, bool& fail_open) {
-    const Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
+const plan::Group* Responder::choose_group(const std::byte* plan, bool& fallback, bool& fail_open) {
+    const auto& h = at<plan::Head>(plan, 0);
+    const auto* groups = &at<plan::Group>(plan, sizeof(plan::Head));
+    const plan::Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
     int n = 0;
-    if (!h.geo_groups.empty()) {
+    if (h.geo_groups > 0) {
         geo::Location loc = locate();
         if (h.geo_dependent) scope_ = std::max(scope_, loc.prefix);
-        for (size_t i = 0; i < h.geo_keys.size(); ++i) {
-            const Host::GeoKey& k = h.geo_keys[i];
-            if (k.code == loc.code_key && k.len == loc.code.size() && !loc.code.empty() &&
-                (k.len <= 8 || h.geo_groups[i].geo == loc.code)) {
-                order[0] = &h.geo_groups[i];
+        for (size_t i = 0; i < h.geo_groups; ++i) {
+            const plan::Group& g = groups[i];
+            if (g.code == loc.code_key && g.len == loc.code.size() && !loc.code.empty() &&
+                (g.len <= 8 || std::memcmp(plan + g.long_code, loc.code.data(), g.len) == 0)) {
+                order[0] = &g;
             }
-            if (k.continent != 0 && k.continent == loc.continent_key) order[1] = &h.geo_groups[i];
+            if (g.continent != 0 && g.continent == loc.continent_key) order[1] = &g;
         }
         if (order[0] == order[1]) order[1] = nullptr;
         n = 2;
     }
-    order[n++] = h.default_group.entries.empty() ? nullptr : &h.default_group;
-    order[n++] = &h.all;
-    const Group* first = nullptr;
+    if (h.has_default) order[n++] = &groups[h.geo_groups];
+    order[n++] = &groups[h.geo_groups + h.has_default];
+    const plan::Group* first = nullptr;
     for (int i = 0; i < n; ++i) {
-        if (!order[i] || order[i]->entries.empty()) continue;
+        if (!order[i] || order[i]->entries == 0) continue;
         if (!first) first = order[i];
         if (order[i]->usable) {
             fallback = order[i] != first;
@@ -428,58 +436,66 @@ const Group* Responder::choose_group(const Host& h, bool& fallback, bool& fail_o
 
 // Answers A/AAAA/CNAME/ANY at a load-balanced host. Returns false for NODATA. A hostname endpoint
 // makes the answer a CNAME, whose target is returned for the caller to chase.
-bool Responder::host_answer(int host, std::string_view owner, bool owner_is_qname, std::string_view* cname_target) {
-    const Host& h = snap_.hosts[static_cast<size_t>(host)];
+bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool owner_is_qname,
+                            std::string_view* cname_target) {
+    const std::byte* plan = ref.plan;
+    const auto& h = at<plan::Head>(plan, 0);
     const uint16_t qtype = q_.qtype;
-    const Answers* ans = nullptr;
+    uint32_t answers = 0;
     int mode = 0;
     if (h.simple) {
-        mode = h.union_answers.any_healthy() ? 0 : 1;
+        answers = h.answers;
+        const auto& a = at<plan::Answers>(plan, answers);
+        mode = a.n4[0] + a.n6[0] > 0 || a.cname[0] != 0 ? 0 : 1;
         if (mode == 1) short_ttl_ = true, info_.fail_open = true;
-        ans = &h.union_answers;
     } else {
         bool fallback = false, fail_open = false;
-        const Group* g = choose_group(h, fallback, fail_open);
+        const plan::Group* g = choose_group(plan, fallback, fail_open);
         if (!g) return false;
         mode = fail_open ? 1 : 0;
         if (fallback || fail_open) short_ttl_ = true;
         info_.fallback |= fallback;
         info_.fail_open |= fail_open;
-        const Group::Pick& p = g->pick[qtype == type::AAAA ? 1 : 0][mode];
         // ANY and CNAME use the A pick, and fall back to AAAA when no entry has A data.
-        const Group::Pick& pp = (p.choices.empty() && qtype != type::A) ? g->pick[1][mode] : p;
-        if (pp.choices.empty()) return false;
-        size_t choice = 0;
-        if (pp.choices.size() > 1) {
+        uint32_t pick = g->pick[qtype == type::AAAA ? 1 : 0][mode];
+        if (pick == 0 && qtype != type::A) pick = g->pick[1][mode];
+        if (pick == 0) return false;
+        const auto& p = at<plan::Pick>(plan, pick);
+        const auto* choices = &at<plan::Choice>(plan, pick + sizeof(plan::Pick));
+        uint32_t choice = 0;
+        if (p.count > 1) {
             info_.varies = true;
-            if (pp.total == 0) {
-                choice = next_random() % pp.choices.size();
+            if (p.total == 0) {
+                choice = static_cast<uint32_t>(next_random() % p.count);
             } else {
-                auto r = static_cast<uint32_t>(next_random() % pp.total);
-                while (pp.choices[choice].cumulative <= r) ++choice;
+                auto r = static_cast<uint32_t>(next_random() % p.total);
+                while (choices[choice].cumulative <= r) ++choice;
             }
         }
-        if (host == info_.host) info_.entry = pp.choices[choice].entry;  // the counted host's choice
-        ans = &h.entries[pp.choices[choice].entry].answers;
+        if (ref.host == info_.host) info_.entry = choices[choice].entry, info_.counter = choices[choice].counter;
+        answers = choices[choice].answers;
     }
-    bool has4 = mode == 0 ? ans->healthy4 > 0 : !ans->v4.empty();
-    bool has6 = mode == 0 ? ans->healthy6 > 0 : !ans->v6.empty();
+    const auto& a = at<plan::Answers>(plan, answers);
     uint16_t atype = 0;
-    if ((qtype == type::A || qtype == type::ANY) && has4) {
-        atype = type::A;
-    } else if ((qtype == type::AAAA || qtype == type::ANY) && has6) {
-        atype = type::AAAA;
+    const std::byte* addr = nullptr;
+    unsigned count = 0, len = 0;
+    if ((qtype == type::A || qtype == type::ANY) && a.n4[mode] > 0) {
+        atype = type::A, addr = plan + a.v4[mode], count = a.n4[mode], len = 4;
+    } else if ((qtype == type::AAAA || qtype == type::ANY) && a.n6[mode] > 0) {
+        atype = type::AAAA, addr = plan + a.v6[mode], count = a.n6[mode], len = 16;
     }
     uint32_t ttl = short_ttl_ ? std::min(h.ttl, kShortTtl) : h.ttl;
     if (atype != 0) {
-        for (const Address& a : atype == type::A ? ans->v4 : ans->v6) {
-            if (mode == 1 || a.healthy) write_rr(owner, owner_is_qname, atype, ttl, a.bytes.data(), a.len);
+        for (unsigned i = 0; i < count; ++i, addr += len) {
+            write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr), len);
         }
         return true;
     }
-    if (!ans->cname[mode].empty()) {
-        write_name_rr(owner, owner_is_qname, type::CNAME, ttl, ans->cname[mode]);
-        *cname_target = ans->cname[mode];
+    if (a.cname[mode] != 0) {
+        const auto* c = reinterpret_cast<const char*>(plan + a.cname[mode]);
+        std::string_view target(c + 1, static_cast<uint8_t>(c[0]));
+        write_name_rr(owner, owner_is_qname, type::CNAME, ttl, target);
+        *cname_target = target;
         return true;
     }
     return false;
@@ -499,7 +515,7 @@ Outcome Responder::resolve() {
         if (l.kind == LookupKind::delegation) {
             if (chain > 0) return Outcome::answer;  // the chain leaves our authority: stop there
             rflags_ &= static_cast<uint16_t>(~kFlagAA);
-            const RRset* ns = l.node->find(type::NS);
+            const RRset* ns = l.ref.node->find(type::NS);
             section_ = 1;
             write_rrset(l.cut, false, *ns);
             add_glue(*ns);
@@ -510,13 +526,16 @@ Outcome Responder::resolve() {
             write_soa(*zone);
             return Outcome::nxdomain;
         }
-        const Node& node = *l.node;
+        const Node& node = *l.ref.node;  // read only when the name is not a host
         std::string_view target;
         bool wrote = false;
-        if (node.host >= 0 && (q_.qtype == type::A || q_.qtype == type::AAAA || q_.qtype == type::ANY ||
-                               q_.qtype == type::CNAME)) {
-            if (info_.host < 0) info_.host = node.host;  // the first host of a chain is the one counted
-            wrote = host_answer(node.host, name, owner_is_qname, &target);
+        if (l.ref.host >= 0 && (q_.qtype == type::A || q_.qtype == type::AAAA || q_.qtype == type::ANY ||
+                                q_.qtype == type::CNAME)) {
+            if (info_.host < 0) {  // the first host of a chain is the one counted
+                info_.host = l.ref.host;
+                info_.counter = at<plan::Head>(l.ref.plan, 0).counter;
+            }
+            wrote = host_answer(l.ref, name, owner_is_qname, &target);
         } else if (const RRset* cn = node.find(type::CNAME); cn && q_.qtype != type::CNAME) {
             write_rrset(name, owner_is_qname, *cn);
             target = std::string_view(cn->rdata[0].wire);

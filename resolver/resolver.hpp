@@ -39,6 +39,7 @@ struct QueryInfo {
     bool fail_open = false;  // no usable entry anywhere: answered as if all were healthy
     int host = -1;           // the load-balanced host answered (the first, along a CNAME chain), if any
     int entry = -1;          // the entry chosen for it (-1 for a simple host)
+    uint32_t counter = kNoCounter;  // that host's (or entry's) answers counter id, if any
     bool varies = false;     // a random draw chose the answer: the same query may get another one
 };
 

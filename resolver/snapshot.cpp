@@ -1,11 +1,15 @@
 #include "resolver/snapshot.hpp"
 
 #include <arpa/inet.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 #include <map>
-#include <set>
+#include <new>
 #include <stdexcept>
+#include <type_traits>
 
 #include "resolver/wire.hpp"
 
@@ -129,54 +133,171 @@ Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     return z;
 }
 
-void build_pick(const Host& h, Group& g) {
-    g.usable = std::any_of(g.entries.begin(), g.entries.end(), [&](uint16_t i) { return h.entries[i].usable; });
-    for (int qt = 0; qt < 2; ++qt) {
-        uint16_t qtype = qt == 0 ? wire::type::A : wire::type::AAAA;
-        for (int mode = 0; mode < 2; ++mode) {
-            Group::Pick& p = g.pick[qt][mode];
-            for (uint16_t i : g.entries) {
-                const Entry& e = h.entries[i];
-                if ((mode == 0 && !e.usable) || !e.answers.has(qtype, mode)) continue;
-                p.total += e.weight;
-                p.choices.push_back(Group::Choice{i, p.total});
-            }
+// An entry's (or a simple host's union of) endpoints while its plan is written.
+struct Endpoints {
+    struct Address {
+        std::array<uint8_t, 16> bytes{};
+        bool healthy = true;
+    };
+    std::vector<Address> v4, v6;
+    uint16_t healthy4 = 0, healthy6 = 0;
+    std::string cname[2];  // the first hostname endpoint (healthy / any), wire form; empty when none
+
+    [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
+    [[nodiscard]] bool has(uint16_t qtype, int mode) const {
+        bool has4 = mode == 0 ? healthy4 > 0 : !v4.empty();
+        bool has6 = mode == 0 ? healthy6 > 0 : !v6.empty();
+        bool cn = !cname[mode].empty();
+        switch (qtype) {
+            case wire::type::A: return has4 || cn;
+            case wire::type::AAAA: return has6 || cn;
+            default: return has4 || has6 || cn;
         }
     }
-}
 
-// Adds an endpoint to a set of answers; an address already there becomes healthy if this one is.
-void add_endpoint(Answers& a, const EndpointState& ep, bool alive) {
-    bool healthy = alive && ep.healthy;
-    Address addr;
-    addr.healthy = healthy;
-    char buf[64];
-    if (ep.target.size() < sizeof buf) {
-        std::copy(ep.target.begin(), ep.target.end(), buf);
-        buf[ep.target.size()] = 0;
-        bool v4 = ep.target.find(':') == std::string::npos;
-        if (inet_pton(v4 ? AF_INET : AF_INET6, buf, addr.bytes.data()) == 1) {
-            addr.len = v4 ? 4 : 16;
-            auto& list = v4 ? a.v4 : a.v6;
-            auto& count = v4 ? a.healthy4 : a.healthy6;
-            for (auto& x : list) {
-                if (x.bytes == addr.bytes) {
-                    if (healthy && !x.healthy) x.healthy = true, ++count;
-                    return;
+    // Adds an endpoint; an address already there becomes healthy if this one is.
+    void add(const EndpointState& ep, bool alive) {
+        bool healthy = alive && ep.healthy;
+        char buf[64];
+        if (ep.target.size() < sizeof buf) {
+            std::copy(ep.target.begin(), ep.target.end(), buf);
+            buf[ep.target.size()] = 0;
+            bool is4 = ep.target.find(':') == std::string::npos;
+            Address addr{{}, healthy};
+            if (inet_pton(is4 ? AF_INET : AF_INET6, buf, addr.bytes.data()) == 1) {
+                auto& list = is4 ? v4 : v6;
+                auto& count = is4 ? healthy4 : healthy6;
+                for (auto& x : list) {
+                    if (x.bytes == addr.bytes) {
+                        if (healthy && !x.healthy) x.healthy = true, ++count;
+                        return;
+                    }
                 }
+                list.push_back(addr);
+                if (healthy) ++count;
+                return;
             }
-            list.push_back(addr);
-            if (healthy) ++count;
-            return;
+        }
+        if (auto w = conf::name_to_wire(ep.target)) {
+            if (cname[1].empty()) cname[1] = *w;
+            if (healthy && cname[0].empty()) cname[0] = *w;
         }
     }
-    if (auto w = conf::name_to_wire(ep.target)) {
-        if (a.cname[1].empty()) a.cname[1] = *w;
-        if (healthy && a.cname[0].empty()) a.cname[0] = *w;
+};
+
+// Appends plan pieces, each at its own alignment; offsets are from the plan's start.
+class PlanWriter {
+public:
+    template <class T>
+    uint32_t put(const T& v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        uint32_t at = align(alignof(T));
+        out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+        return at;
     }
+    template <class T>
+    void set(uint32_t at, const T& v) {
+        std::memcpy(out_.data() + at, &v, sizeof v);
+    }
+    uint32_t bytes(const void* p, size_t n) {
+        auto at = static_cast<uint32_t>(out_.size());
+        out_.append(static_cast<const char*>(p), n);
+        return at;
+    }
+    uint32_t align(size_t a) {
+        out_.resize((out_.size() + a - 1) / a * a, '\0');
+        return static_cast<uint32_t>(out_.size());
+    }
+    std::string take() { return std::move(out_); }
+
+private:
+    std::string out_;
+};
+
+uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
+    plan::Answers a;
+    uint32_t at = w.put(a);
+    for (int mode = 0; mode < 2; ++mode) {
+        w.align(4);
+        a.v4[mode] = w.align(1);
+        for (const auto& x : e.v4) {
+            if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 4), ++a.n4[mode];
+        }
+        a.v6[mode] = w.align(1);
+        for (const auto& x : e.v6) {
+            if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 16), ++a.n6[mode];
+        }
+        if (!e.cname[mode].empty()) {
+            auto len = static_cast<uint8_t>(e.cname[mode].size());
+            a.cname[mode] = w.bytes(&len, 1);
+            w.bytes(e.cname[mode].data(), len);
+        }
+    }
+    w.set(at, a);
+    return at;
 }
 
-Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he) {
+struct GroupDraft {
+    std::string geo;  // "" for the default and all groups
+    std::vector<uint16_t> entries;
+};
+
+// The plan of a load-balanced host (see plan:: for the layout).
+std::string lb_plan(const Host& h, const std::vector<Endpoints>& eps, const std::vector<GroupDraft>& geo_groups,
+                    const GroupDraft& default_group, const GroupDraft& all, bool geo_dependent) {
+    PlanWriter w;
+    plan::Head head;
+    head.ttl = h.ttl;
+    head.simple = 0;
+    head.geo_dependent = geo_dependent ? 1 : 0;
+    head.geo_groups = static_cast<uint16_t>(geo_groups.size());
+    head.has_default = default_group.entries.empty() ? 0 : 1;
+    w.put(head);
+    std::vector<const GroupDraft*> drafts;
+    for (const auto& g : geo_groups) drafts.push_back(&g);
+    if (head.has_default) drafts.push_back(&default_group);
+    drafts.push_back(&all);
+    std::vector<uint32_t> group_at;
+    for (size_t i = 0; i < drafts.size(); ++i) group_at.push_back(w.put(plan::Group{}));
+    std::vector<uint32_t> answers_at(eps.size(), 0);
+    for (size_t gi = 0; gi < drafts.size(); ++gi) {
+        const GroupDraft& d = *drafts[gi];
+        plan::Group g;
+        g.entries = static_cast<uint16_t>(d.entries.size());
+        g.usable = std::any_of(d.entries.begin(), d.entries.end(), [&](uint16_t i) { return h.entries[i].usable; });
+        if (!d.geo.empty()) {
+            g.code = geo::code_key(d.geo);
+            g.len = static_cast<uint16_t>(d.geo.size());
+            if (d.geo.size() == 6 && d.geo.compare(0, 4, "GEO-") == 0) g.continent = static_cast<uint16_t>(geo::code_key(d.geo.substr(4)));
+            if (d.geo.size() > 8) g.long_code = w.bytes(d.geo.data(), d.geo.size());
+        }
+        for (uint16_t i : d.entries) {
+            if (answers_at[i] == 0) answers_at[i] = put_answers(w, eps[i]);
+        }
+        for (int qt = 0; qt < 2; ++qt) {
+            uint16_t qtype = qt == 0 ? wire::type::A : wire::type::AAAA;
+            for (int mode = 0; mode < 2; ++mode) {
+                plan::Pick pick;
+                std::vector<plan::Choice> choices;
+                for (uint16_t i : d.entries) {
+                    const Entry& e = h.entries[i];
+                    if ((mode == 0 && !e.usable) || !eps[i].has(qtype, mode)) continue;
+                    pick.total += e.weight;
+                    choices.push_back(plan::Choice{pick.total, answers_at[i], e.counter, i, 0});
+                }
+                if (choices.empty()) continue;
+                pick.count = static_cast<uint32_t>(choices.size());
+                g.pick[qt][mode] = w.put(pick);
+                for (const auto& c : choices) w.put(c);
+            }
+        }
+        w.set(group_at[gi], g);
+    }
+    w.set(0, head);
+    return w.take();
+}
+
+Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he, Endpoints& eps) {
     Entry e;
     e.cluster = cluster;
     e.load_balanced = he.load_balancing.has_value();
@@ -185,57 +306,48 @@ Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he) {
         e.weight = he.load_balancing->weight;
         e.default_geo = he.load_balancing->default_geo;
     }
-    for (const auto& ep : he.endpoints) add_endpoint(e.answers, ep, true);
-    e.usable = alive && e.answers.any_healthy();
+    for (const auto& ep : he.endpoints) eps.add(ep, true);
+    e.usable = alive && eps.any_healthy();
     return e;
 }
 
-void finish_host(Host& h, const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions) {
-    h.simple = true;
+// The plan of a host whose entries (and, for a load-balanced one, their counters) are set.
+std::string host_plan(const Host& h, const std::vector<Endpoints>& eps,
+                      const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions) {
+    if (h.simple) {
+        Endpoints all;
+        for (const auto& [cluster, he] : contributions) {
+            for (const auto& ep : he->endpoints) all.add(ep, cluster->alive);
+        }
+        PlanWriter w;
+        plan::Head head;
+        head.ttl = h.ttl;
+        head.counter = h.counter;
+        w.put(head);
+        head.answers = put_answers(w, all);
+        w.set(0, head);
+        return w.take();
+    }
     std::vector<std::pair<const std::string*, bool>> shapes;  // distinct (geo, defaultGeo)
+    std::vector<GroupDraft> geo_groups;
+    GroupDraft default_group, all;
     for (size_t i = 0; i < h.entries.size(); ++i) {
         const Entry& e = h.entries[i];
         auto idx = static_cast<uint16_t>(i);
-        if (e.load_balanced) h.simple = false;
         if (std::none_of(shapes.begin(), shapes.end(), [&](const auto& s) { return *s.first == e.geo && s.second == e.default_geo; })) {
             shapes.emplace_back(&e.geo, e.default_geo);
         }
-        h.all.entries.push_back(idx);
-        if (e.default_geo) h.default_group.entries.push_back(idx);
+        all.entries.push_back(idx);
+        if (e.default_geo) default_group.entries.push_back(idx);
         if (e.geo.empty()) continue;
-        auto g = std::find_if(h.geo_groups.begin(), h.geo_groups.end(), [&](const Group& x) { return x.geo == e.geo; });
-        if (g == h.geo_groups.end()) g = h.geo_groups.insert(h.geo_groups.end(), Group{e.geo, {}, false, {}});
+        auto g = std::find_if(geo_groups.begin(), geo_groups.end(), [&](const GroupDraft& x) { return x.geo == e.geo; });
+        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo, {}});
         g->entries.push_back(idx);
     }
-    h.geo_dependent = shapes.size() > 1;
-    for (auto& g : h.geo_groups) {
-        Host::GeoKey k{geo::code_key(g.geo), 0, static_cast<uint32_t>(g.geo.size())};
-        if (g.geo.size() == 6 && g.geo.compare(0, 4, "GEO-") == 0) k.continent = geo::code_key(g.geo.substr(4));
-        h.geo_keys.push_back(k);
-        build_pick(h, g);
-    }
-    build_pick(h, h.default_group);
-    build_pick(h, h.all);
-    if (h.simple) {
-        for (const auto& [cluster, he] : contributions) {
-            for (const auto& ep : he->endpoints) add_endpoint(h.union_answers, ep, cluster->alive);
-        }
-    }
+    return lb_plan(h, eps, geo_groups, default_group, all, shapes.size() > 1);
 }
 
 }  // namespace
-
-bool Answers::has(uint16_t qtype, int mode) const {
-    bool has4 = mode == 0 ? healthy4 > 0 : !v4.empty();
-    bool has6 = mode == 0 ? healthy6 > 0 : !v6.empty();
-    bool cn = !cname[mode].empty();
-    switch (qtype) {
-        case wire::type::A: return has4 || cn;
-        case wire::type::AAAA: return has6 || cn;
-        case wire::type::CNAME: return cn;
-        default: return has4 || has6 || cn;
-    }
-}
 
 bool address_rdata(std::string_view ip, RData& out, uint16_t& type) {
     char buf[64];
@@ -266,19 +378,51 @@ ClusterView local_cluster_view(const conf::Config& config) {
     return v;
 }
 
-void Zone::freeze() {
+Zone::Memory::~Memory() {
+    if (at) munmap(at, size);
+}
+
+void Zone::freeze(const std::vector<std::string>& plans) {
     size_t size = 16;
     while (size < nodes.size() * 2) size *= 2;
-    index_.assign(size, Slot{});
-    mask_ = size - 1;
-    names_.clear();
+    std::vector<Slot> index(size);
+    std::string block;
     for (const auto& [name, node] : nodes) {
         uint64_t h = wire::name_hash(name);
-        size_t i = h & mask_;
-        while (index_[i].node) i = (i + 1) & mask_;
-        index_[i] = Slot{h, static_cast<uint32_t>(names_.size()), static_cast<uint32_t>(name.size()), &node};
-        names_ += name;
+        size_t i = h & (size - 1);
+        while (index[i].node) i = (i + 1) & (size - 1);
+        Slot& s = index[i];
+        s = Slot{h, static_cast<uint32_t>(block.size()), 0, &node, node.host, static_cast<uint8_t>(name.size()),
+                 node.find(wire::type::NS) ? uint8_t{1} : uint8_t{0}};
+        block += name;
+        if (node.host >= 0) {
+            block.resize((block.size() + 7) / 8 * 8, '\0');  // a plan starts 8-byte aligned
+            s.plan_at = static_cast<uint32_t>(block.size());
+            block += plans[static_cast<size_t>(node.host)];
+        }
     }
+    if (block.size() > UINT32_MAX) throw std::runtime_error("zone " + conf::wire_to_name(origin) + " is too large to index");
+    // Fresh pages from the kernel: heap memory already touched stays in small pages whatever madvise says.
+    constexpr size_t kHuge = 2u << 20;
+    const size_t index_bytes = size * sizeof(Slot);
+    const size_t total = index_bytes + block.size();
+    const bool huge = total >= kHuge;
+    const size_t mapped = huge ? (total + 2 * kHuge - 1) / kHuge * kHuge : total;
+    void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) throw std::bad_alloc();
+    memory_ = Memory{};
+    memory_.at = m, memory_.size = mapped;
+    char* p = static_cast<char*>(m);
+    if (huge) {
+        p += (kHuge - reinterpret_cast<uintptr_t>(p) % kHuge) % kHuge;  // 2 MB aligned
+        madvise(p, (total + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);  // before the first touch; a hint only
+    }
+    std::memcpy(p, index.data(), index_bytes);
+    std::memcpy(p + index_bytes, block.data(), block.size());
+    mprotect(m, mapped, PROT_READ);  // frozen
+    index_ = reinterpret_cast<const Slot*>(p);
+    block_ = p + index_bytes;
+    mask_ = size - 1;
 }
 
 const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
@@ -292,7 +436,8 @@ const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
 }
 
 std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
-                                               std::shared_ptr<const geo::GeoDb> geo, uint32_t serial) {
+                                         std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                         const CounterIds& counter_ids) {
     auto s = std::make_shared<Snapshot>();
     s->serial = serial;
     s->geo = std::move(geo);
@@ -307,6 +452,13 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
     for (const ClusterView* c : clusters) {
         for (const auto& he : c->hosts) by_host[he.host].emplace_back(c, &he);
     }
+    auto number = [&](const std::string& host, const std::string& cluster) {
+        uint32_t id = counter_ids(host, cluster);
+        s->counters = std::max(s->counters, id + 1);
+        return id;
+    };
+    std::vector<std::string> plans;
+    std::vector<Endpoints> eps;
     for (const auto& [name, contributions] : by_host) {
         auto w = conf::name_to_wire(name);
         if (!w) continue;
@@ -315,16 +467,26 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
         Host h;
         h.name = *w;
         h.ttl = contributions.front().second->ttl;
+        eps.clear();
         for (const auto& [cluster, he] : contributions) {
             if (cluster->id == config.cluster_id) h.ttl = he->ttl;
-            h.entries.push_back(build_entry(cluster->id, cluster->alive, *he));
+            h.entries.push_back(build_entry(cluster->id, cluster->alive, *he, eps.emplace_back()));
         }
-        finish_host(h, contributions);
+        h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
+        if (counter_ids) {
+            std::string shown = conf::wire_to_name(h.name);
+            if (h.simple) {
+                h.counter = number(shown, "all");
+            } else {
+                for (auto& e : h.entries) e.counter = number(shown, e.cluster);
+            }
+        }
+        plans.push_back(host_plan(h, eps, contributions));
         Node& node = add_node(*zone, h.name);
         node.host = static_cast<int>(s->hosts.size());
         s->hosts.push_back(std::move(h));
     }
-    for (auto& z : s->zones) z.freeze();
+    for (auto& z : s->zones) z.freeze(plans);
     return s;
 }
 

@@ -3,14 +3,15 @@
 // precomputed, and the geo database. Built off the hot path; immutable once published.
 #pragma once
 
-#include <array>
-#include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "conf/config.hpp"
@@ -44,24 +45,8 @@ struct RRset {
     std::vector<RData> rdata;
 };
 
-// An IPv4 or IPv6 endpoint address, in wire form, with its health.
-struct Address {
-    std::array<uint8_t, 16> bytes{};
-    uint8_t len = 4;  // 4 (A) or 16 (AAAA)
-    bool healthy = true;
-};
-
-// The answers an entry (or a simple host's union) can give. Modes: 0 = healthy endpoints only,
-// 1 = every endpoint (fail-open).
-struct Answers {
-    std::vector<Address> v4, v6;
-    uint16_t healthy4 = 0, healthy6 = 0;
-    std::string cname[2];  // the first hostname endpoint (healthy / any), wire form; empty when none
-    [[nodiscard]] bool has(uint16_t qtype, int mode) const;
-    [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
-};
-
-// One cluster's entry of a host.
+// One cluster's entry of a host: what the admin API and the answer counters name. What the resolver
+// reads at query time is the host's plan (below).
 struct Entry {
     std::string cluster;
     std::string geo;
@@ -69,44 +54,65 @@ struct Entry {
     bool default_geo = false;
     bool load_balanced = false;  // the cluster gave loadBalancing for this host
     bool usable = false;         // alive and at least one healthy endpoint
-    Answers answers;
     uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
-};
-
-// The entries of one geo group, with a weighted pick precomputed per (qtype A/AAAA, mode).
-struct Group {
-    std::string geo;  // "" for the default and all groups
-    std::vector<uint16_t> entries;
-    bool usable = false;
-    struct Choice {
-        uint16_t entry;
-        uint32_t cumulative;  // running sum of weights; all 0 => uniform
-    };
-    struct Pick {
-        std::vector<Choice> choices;
-        uint32_t total = 0;
-    };
-    Pick pick[2][2];  // [A=0/AAAA=1][mode]
 };
 
 struct Host {
     std::string name;  // wire form
     uint32_t ttl = 60;
-    bool simple = true;
-    bool geo_dependent = false;  // whether the answer can depend on the client's location
+    bool simple = true;  // no entry has loadBalancing: the answer is every alive cluster's endpoints
     std::vector<Entry> entries;
-    std::vector<Group> geo_groups;  // one per distinct geo
-    // The geo groups' codes side by side, so choosing one reads a few cache lines rather than every Group.
-    struct GeoKey {
-        uint64_t code = 0;       // geo::code_key(geo)
-        uint64_t continent = 0;  // for a GEO-XX group, geo::code_key("XX"); else 0
-        uint32_t len = 0;        // geo.size()
-    };
-    std::vector<GeoKey> geo_keys;
-    Group default_group, all;
-    Answers union_answers;  // simple hosts: every alive cluster's endpoints
     uint32_t counter = kNoCounter;  // simple hosts: id of its answers counter
 };
+
+// A host's answer plan: everything answering it reads, in one block that follows the host's name in its
+// zone's index, so a load-balanced answer touches a few neighbouring cache lines on one page rather than
+// a dozen objects spread over the heap. Offsets are from the plan's start; 0 means none. Layout: Head;
+// then, side by side, a Group for each geo group, one for the defaultGeo entries if there are any and one
+// for all entries (choosing a group reads these lines in order); then, group by group, the answers of
+// its entries not written before and its picks, so what a query reads after choosing lies together.
+namespace plan {
+struct alignas(8) Head {
+    uint32_t ttl = 60;
+    uint32_t counter = kNoCounter;  // simple hosts: id of its answers counter
+    uint8_t simple = 1;
+    uint8_t geo_dependent = 0;
+    uint16_t geo_groups = 0;  // the first Groups; the defaultGeo group (if has_default) and all follow
+    uint32_t answers = 0;     // simple hosts: every alive cluster's endpoints (Answers)
+    uint8_t has_default = 0;
+};
+// Group::pick[qtype][mode]: qtype 0 = A (also ANY and CNAME), 1 = AAAA; mode 0 = healthy entries,
+// 1 = every entry (fail-open). Each is a Pick followed by its Choices, or 0 when nothing can answer.
+struct Group {
+    uint64_t code = 0;       // geo::code_key(geo); 0 for the defaultGeo and all groups
+    uint16_t continent = 0;  // for a GEO-XX group, geo::code_key("XX"); else 0
+    uint16_t len = 0;        // geo.size()
+    uint16_t entries = 0;    // entries in the group (a group of none is skipped)
+    uint8_t usable = 0;      // some entry is alive with a healthy endpoint
+    uint8_t pad = 0;
+    uint32_t long_code = 0;  // for codes longer than 8 bytes: where their bytes are
+    uint32_t pick[2][2] = {{0, 0}, {0, 0}};
+};
+static_assert(sizeof(Head) % alignof(Group) == 0, "the Groups start right after the Head");
+struct Pick {
+    uint32_t total = 0;  // sum of weights; 0 => uniform
+    uint32_t count = 0;  // Choices that follow
+};
+struct Choice {
+    uint32_t cumulative = 0;  // running sum of weights
+    uint32_t answers = 0;     // the entry's Answers
+    uint32_t counter = kNoCounter;
+    uint16_t entry = 0;       // index into Host::entries
+    uint16_t pad = 0;
+};
+// An entry's (or a simple host's) endpoints by mode: [0] healthy, [1] every one. Addresses are packed
+// (4 or 16 bytes each, in endpoint order); a hostname endpoint is a length byte and its wire name.
+struct Answers {
+    uint16_t n4[2] = {0, 0}, n6[2] = {0, 0};
+    uint32_t v4[2] = {0, 0}, v6[2] = {0, 0};
+    uint32_t cname[2] = {0, 0};
+};
+}  // namespace plan
 
 struct Node {
     std::vector<RRset> rrsets;
@@ -137,31 +143,62 @@ struct Zone {
     uint8_t soa_tail_ptrs[2] = {0, 0};
     std::unordered_map<std::string, Node, NameHash, NameEq> nodes;  // every name, empty non-terminals too
 
+    // What the index knows of a name without reading its Node.
+    struct Ref {
+        const Node* node = nullptr;
+        const std::byte* plan = nullptr;  // a host's plan (see plan::), or null
+        int host = -1;                    // index into Snapshot::hosts, or -1
+        bool has_ns = false;              // the node holds NS: a zone cut below the origin
+    };
+
     // Looks a name up in the index that freeze() built: open addressing over a power-of-two table
-    // at most half full, so a miss ends at the first empty slot after a probe or two. The names sit
-    // end to end in one string, so confirming a hit reads one place.
-    [[nodiscard]] const Node* node(std::string_view wire) const {
-        if (index_.empty()) return nullptr;
+    // at most half full, so a miss ends at the first empty slot after a probe or two. Names sit end
+    // to end in one block, a host's plan right after its name, so confirming a hit and answering it
+    // read neighbouring bytes.
+    [[nodiscard]] Ref find(std::string_view wire) const {
+        if (!index_) return {};
         uint64_t h = wire::name_hash(wire);
         for (size_t i = h & mask_;; i = (i + 1) & mask_) {
             const Slot& s = index_[i];
-            if (!s.node) return nullptr;
-            if (s.hash == h && s.name_len == wire.size() && wire::same_bytes(names_.data() + s.name_at, wire.data(), wire.size())) {
-                return s.node;
+            if (!s.node) return {};
+            if (s.hash == h && s.name_len == wire.size() && wire::same_bytes(block_ + s.name_at, wire.data(), wire.size())) {
+                const std::byte* plan = s.host < 0 ? nullptr : reinterpret_cast<const std::byte*>(block_) + s.plan_at;
+                return Ref{s.node, plan, s.host, s.has_ns != 0};
             }
         }
     }
-    // Builds the lookup index over `nodes`; call once no more nodes will be added.
-    void freeze();
+    [[nodiscard]] const Node* node(std::string_view wire) const { return find(wire).node; }
+    // Builds the lookup index over `nodes`, with each host node's plan from `plans` (indexed like
+    // Snapshot::hosts); call once no more nodes will be added.
+    void freeze(const std::vector<std::string>& plans);
 
 private:
     struct Slot {
         uint64_t hash = 0;
-        uint32_t name_at = 0, name_len = 0;  // in names_
+        uint32_t name_at = 0;  // in block_
+        uint32_t plan_at = 0;  // in block_, for a host
         const Node* node = nullptr;
+        int32_t host = -1;
+        uint8_t name_len = 0;
+        uint8_t has_ns = 0;
     };
-    std::vector<Slot> index_;
-    std::string names_;
+    // The index, then the names with each host's plan after its name (8-byte aligned), in one
+    // mapping that asks for transparent huge pages once it spans megabytes, so a lookup in a large
+    // view does not also miss the TLB on every page it reads.
+    struct Memory {
+        void* at = nullptr;
+        size_t size = 0;
+        Memory() = default;
+        Memory(Memory&& o) noexcept : at(std::exchange(o.at, nullptr)), size(std::exchange(o.size, 0)) {}
+        Memory& operator=(Memory&& o) noexcept {
+            std::swap(at, o.at), std::swap(size, o.size);
+            return *this;
+        }
+        ~Memory();
+    };
+    Memory memory_;
+    const Slot* index_ = nullptr;
+    const char* block_ = nullptr;
     size_t mask_ = 0;
 };
 
@@ -172,23 +209,22 @@ struct Snapshot {
     std::shared_ptr<const geo::GeoDb> geo;
     uint16_t udp_payload = 1232;
     // Load-balanced answers are counted by the query threads per counter id (an entry's or a simple
-    // host's `counter`); ids are assigned by whoever publishes the snapshot and are below `counters`.
+    // host's `counter`, from build_snapshot's counter_ids); every id is below `counters`.
     uint32_t counters = 0;
-    // The counter id of what `info` says was answered, or kNoCounter.
-    [[nodiscard]] uint32_t counter_of(int host, int entry) const {
-        if (host < 0) return kNoCounter;
-        const Host& h = hosts[static_cast<size_t>(host)];
-        return entry < 0 ? h.counter : h.entries[static_cast<size_t>(entry)].counter;
-    }
 
     // The zone whose origin is the longest suffix of `qname` (wire, lower case), or null.
     [[nodiscard]] const Zone* find_zone(std::string_view qname) const { return find_zone(qname, wire::label_count(qname)); }
     [[nodiscard]] const Zone* find_zone(std::string_view qname, unsigned labels) const;
 };
 
-// Builds a snapshot. Throws std::runtime_error on data that cannot be served.
+// The answers counter id for a host name (presentation form) and a cluster id ("all" for a simple host).
+using CounterIds = std::function<uint32_t(const std::string& host, const std::string& cluster)>;
+
+// Builds a snapshot; `counter_ids`, when given, numbers the answer counters (else none are counted).
+// Throws std::runtime_error on data that cannot be served.
 std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
-                                               std::shared_ptr<const geo::GeoDb> geo, uint32_t serial);
+                                         std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                         const CounterIds& counter_ids = {});
 
 // RData in wire form from text, for building views and tests: "192.0.2.1" (A), "2001:db8::1" (AAAA).
 bool address_rdata(std::string_view ip, RData& out, uint16_t& type);

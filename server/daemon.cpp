@@ -88,16 +88,8 @@ void Daemon::rebuild() {
         uv_update_time(loop_);
         uint64_t start = uv_now(loop_);
         sync_->set_own_hosts(local_view(config_, checker_->states()).hosts);
-        auto snap = build_snapshot(config_, sync_->view(), geo_, next_serial());
-        for (auto& h : snap->hosts) {
-            std::string name = conf::wire_to_name(h.name);
-            if (h.simple) {
-                h.counter = counter_id(name, "all");
-            } else {
-                for (auto& e : h.entries) e.counter = counter_id(name, e.cluster);
-            }
-        }
-        snap->counters = static_cast<uint32_t>(counter_ids_.size());
+        auto snap = build_snapshot(config_, sync_->view(), geo_, next_serial(),
+                                   [this](const std::string& host, const std::string& cluster) { return counter_id(host, cluster); });
         publisher_.publish(snap);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);

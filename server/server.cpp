@@ -142,9 +142,9 @@ void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent, const Sn
         bump(dropped[tr]);
         return;
     }
-    if (qi.host >= 0 && snap) {
+    if (qi.counter != kNoCounter && snap) {
         answers.reserve(snap->counters);
-        answers.bump(snap->counter_of(qi.host, qi.entry));
+        answers.bump(qi.counter);
     }
     bump(rcode[tr][qi.rcode < 24 ? qi.rcode : 23]);
     bump(qtype[tr][qtype_index(qi.qtype)]);

@@ -32,7 +32,9 @@ zones:
 )";
 
 std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const std::string& host = "app.glb.test",
-                                         uint32_t ttl = 60) {
+                                         uint32_t ttl = 60,
+                                         std::vector<conf::GeoNetwork> networks = {{"192.168.7.0/24", "dc-north"}},
+                                         const CounterIds& counter_ids = {}) {
     auto c = config_from(kConfig);
     GlobalView view;
     for (const auto& e : entries) {
@@ -43,8 +45,8 @@ std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const st
         cv.hosts.push_back(he);
         view.push_back(cv);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"192.168.7.0/24", "dc-north"}});
-    return build_snapshot(c, view, geo, 1);
+    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), networks);
+    return build_snapshot(c, view, geo, 1, counter_ids);
 }
 
 QueryOpts ecs(const std::string& subnet) {
@@ -122,6 +124,40 @@ TEST(Selection, CustomNetworkCode) {
     auto p = query(*s, "192.168.7.0/24");
     EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.70"});
     EXPECT_EQ(p.ecs_scope, 24);
+}
+
+// Codes are compared as integers of their first eight bytes; longer ones must still match whole.
+TEST(Selection, LongCustomCodesSharingEightBytes) {
+    auto w = world();
+    w.push_back({"north1", "dc-north-1", 100, false, {{"192.0.2.71", true}}});
+    w.push_back({"north2", "dc-north-2", 100, false, {{"192.0.2.72", true}}});
+    auto s = snapshot(w, "app.glb.test", 60, {{"192.168.7.0/24", "dc-north-1"}, {"192.168.8.0/24", "dc-north-2"}});
+    EXPECT_EQ(rdata(query(*s, "192.168.7.0/24")), std::vector<std::string>{"192.0.2.71"});
+    EXPECT_EQ(rdata(query(*s, "192.168.8.0/24")), std::vector<std::string>{"192.0.2.72"});
+}
+
+// The counter a query reports is the one build_snapshot gave the entry that answered.
+TEST(Selection, ReportsTheAnsweringEntrysCounter) {
+    std::map<std::pair<std::string, std::string>, uint32_t> ids;
+    auto number = [&](const std::string& host, const std::string& cluster) {
+        return ids.try_emplace({host, cluster}, static_cast<uint32_t>(ids.size() + 5)).first->second;
+    };
+    auto s = snapshot(world(), "app.glb.test", 60, {}, number);
+    ASSERT_EQ(ids.size(), 3u);
+    EXPECT_EQ(s->counters, 8u);
+    for (auto [subnet, cluster] : {std::pair{"10.1.0.0/16", "ie"}, {"10.2.0.0/16", "oc"}, {"10.5.0.0/16", "us"}}) {
+        QueryInfo qi;
+        query(*s, subnet, 1, &qi);
+        EXPECT_EQ(qi.counter, ids.at({"app.glb.test", cluster})) << subnet;
+    }
+    QueryInfo qi;
+    query(*s, "10.1.0.0/16", 16, &qi);  // TXT at a host: NODATA, nothing counted
+    EXPECT_EQ(qi.counter, kNoCounter);
+
+    std::vector<E> simple = {{"ie", "", 0, false, {{"192.0.2.10", true}}, true, false}};
+    auto t = snapshot(simple, "plain.glb.test", 60, {}, number);
+    query(*t, "", 1, &qi, "plain.glb.test");
+    EXPECT_EQ(qi.counter, ids.at({"plain.glb.test", "all"}));
 }
 
 TEST(Selection, GroupUnhealthyFallsToNextGroupWithShortTtl) {
