@@ -287,10 +287,22 @@ struct Service::Impl {
         std::ifstream in(state_path());
         if (!in) return;
         try {
-            nlohmann::json j = nlohmann::json::parse(in);
+            // Each origin is converted as soon as it is parsed and dropped from the document, so a
+            // large file never exists as one JSON tree; nothing is applied unless the whole file parses.
+            std::vector<InstanceState> origins;
+            bool in_origins = false;
+            nlohmann::json rest = nlohmann::json::parse(in, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+                using E = nlohmann::json::parse_event_t;
+                if (event == E::key && depth == 1) in_origins = parsed == "origins";
+                if (event == E::object_end && depth == 2 && in_origins) {
+                    origins.push_back(from_json(parsed));
+                    return false;
+                }
+                return true;
+            });
+            if (!rest.is_object() || !rest.contains("origins")) throw std::runtime_error("no \"origins\"");
             size_t n = 0;
-            for (const auto& o : j.at("origins")) {
-                InstanceState s = from_json(o);
+            for (auto& s : origins) {
                 if (s.origin() == own.origin()) {
                     // Our own overrides survive a restart; versions keep growing.
                     own.overrides = s.overrides;
@@ -331,16 +343,16 @@ struct Service::Impl {
     void save_now() {  // sync thread
         uv_update_time(&loop);
         uint64_t start = uv_now(&loop);
-        nlohmann::json j;
+        std::vector<InstanceState> states;
         {
             std::lock_guard<std::mutex> lock(mu);
             if (!save_pending) return;
             save_pending = false;
-            j = state_json();
+            states = known_states();
         }
-        write_state(j);
-        j = nlohmann::json();
-        malloc_trim(0);  // the JSON copy of a large view is hundreds of MB, gone now: give it back
+        write_state(states);
+        states = {};
+        malloc_trim(0);  // a large view's copy is hundreds of MB, gone now: give it back
         uv_update_time(&loop);
         last_save_ms = uv_now(&loop);
         last_save_cost_ms = last_save_ms - start;
@@ -348,22 +360,26 @@ struct Service::Impl {
 
     void save_locked() {  // mu held
         save_pending = false;
-        write_state(state_json());
+        write_state(known_states());
     }
 
-    nlohmann::json state_json() const {  // mu held
-        nlohmann::json origins = nlohmann::json::array();
-        for (const auto& [o, k] : store.known()) origins.push_back(to_json(k.state));
-        return nlohmann::json{{"saved", now_ms()}, {"origins", std::move(origins)}};
+    std::vector<InstanceState> known_states() const {  // mu held
+        std::vector<InstanceState> out;
+        out.reserve(store.known().size());
+        for (const auto& [o, k] : store.known()) out.push_back(k.state);
+        return out;
     }
 
-    void write_state(const nlohmann::json& j) const {
+    // {"saved": ms, "origins": [...]}, one origin's JSON at a time.
+    void write_state(const std::vector<InstanceState>& states) const {
         std::error_code ec;
         std::filesystem::create_directories(config.state_dir, ec);
         std::string tmp = state_path() + ".tmp";
         {
             std::ofstream out(tmp, std::ios::trunc);
-            out << j.dump() << "\n";
+            out << "{\"saved\":" << now_ms() << ",\"origins\":[";
+            for (size_t i = 0; i < states.size(); ++i) out << (i ? "," : "") << to_json(states[i]).dump();
+            out << "]}\n";
             if (!out) {
                 spdlog::warn("sync: cannot write {}", tmp);
                 return;

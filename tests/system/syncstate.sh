@@ -43,3 +43,20 @@ pass "restart with stateDir and no peer: remote cluster answered at once"
 # Loaded clusters count as just heard: after deadAfter with no peer, b is dead.
 wait_for 10 bash -c "[[ \$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet=10.3.0.0/16) != ${IP[b]} ]]" || fail "b never died"
 pass "the loaded cluster died after deadAfter without its peer"
+
+# A damaged file is ignored as a whole: every origin in it is complete, only the end is missing.
+kill -TERM "$PID_a2"; wait "$PID_a2" 2>/dev/null || true
+python3 - "$WORK/state-a/state.json" <<'PY' || fail "cannot damage state.json"
+import sys
+path = sys.argv[1]
+text = open(path).read().rstrip()
+assert text.endswith("]}") and '"cluster":"b"' in text, text[-200:]
+open(path, "w").write(text[:-2])
+PY
+start_glbd a3 "$WORK/a.yaml"
+wait_for 10 q ${ADDR[a]} $P app.state.test A || fail "a did not start with a damaged state file"
+grep -q "ignoring .*state.json" "$WORK/a3.log" || fail "damaged state file not reported"
+! grep -q "loaded .* known instance" "$WORK/a3.log" || fail "part of a damaged state file was loaded"
+got=$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet=10.3.0.0/16)
+[[ $got == "${IP[a]}" ]] || fail "a answered '$got' for b's client, want its own ${IP[a]}"
+pass "a damaged state file is ignored whole"
