@@ -2,8 +2,10 @@
 # Scale: a global view of H hosts x C clusters. This cluster's entries come from its config; the other
 # C-1 clusters' from a stateDir state file, as a restarted glbd loads its last-known view. Reports the
 # time from start to the first answer, the snapshot build time (glbd_snapshot_build_seconds), resident
-# memory, and dnsperf over load-balanced hosts spread across the whole view (with ECS, and without: the
-# source address), beside a 10-host x 3-cluster view measured in the same run (glbd-only workloads).
+# memory (and how much of it is on transparent huge pages), and dnsperf over load-balanced hosts spread
+# across the whole view (with ECS: a weighted draw between two IE clusters, never from the answer cache;
+# without: the source address, the default group's one cluster), beside a 10-host x 3-cluster view with
+# the same groups for those queries, measured in the same run (glbd-only workloads).
 #   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH]
 # Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0.
 set -euo pipefail

@@ -185,9 +185,14 @@ struct Endpoints {
     }
 };
 
-// Appends plan pieces, each at its own alignment; offsets are from the plan's start.
+// Appends one plan to the end of `out` (where every plan of the snapshot is written, one after another),
+// starting 8-byte aligned; each piece at its own alignment; offsets are from the plan's start.
 class PlanWriter {
 public:
+    explicit PlanWriter(std::string& out) : out_(out) {
+        out_.resize((out_.size() + 7) / 8 * 8, '\0');
+        base_ = out_.size();
+    }
     template <class T>
     uint32_t put(const T& v) {
         static_assert(std::is_trivially_copyable_v<T>);
@@ -197,21 +202,24 @@ public:
     }
     template <class T>
     void set(uint32_t at, const T& v) {
-        std::memcpy(out_.data() + at, &v, sizeof v);
+        std::memcpy(out_.data() + base_ + at, &v, sizeof v);
     }
     uint32_t bytes(const void* p, size_t n) {
-        auto at = static_cast<uint32_t>(out_.size());
+        auto at = static_cast<uint32_t>(out_.size() - base_);
         out_.append(static_cast<const char*>(p), n);
         return at;
     }
     uint32_t align(size_t a) {
-        out_.resize((out_.size() + a - 1) / a * a, '\0');
-        return static_cast<uint32_t>(out_.size());
+        out_.resize(base_ + (out_.size() - base_ + a - 1) / a * a, '\0');
+        return static_cast<uint32_t>(out_.size() - base_);
     }
-    std::string take() { return std::move(out_); }
+    void rewind(uint32_t at) { out_.resize(base_ + at); }
+    // Where the plan is in `out`.
+    [[nodiscard]] std::pair<size_t, size_t> span() const { return {base_, out_.size() - base_}; }
 
 private:
-    std::string out_;
+    std::string& out_;
+    size_t base_ = 0;
 };
 
 uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
@@ -243,9 +251,8 @@ struct GroupDraft {
 };
 
 // The plan of a load-balanced host (see plan:: for the layout).
-std::string lb_plan(const Host& h, const std::vector<Endpoints>& eps, const std::vector<GroupDraft>& geo_groups,
-                    const GroupDraft& default_group, const GroupDraft& all, bool geo_dependent) {
-    PlanWriter w;
+void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, const std::vector<GroupDraft>& geo_groups,
+             const GroupDraft& default_group, const GroupDraft& all, bool geo_dependent) {
     plan::Head head;
     head.ttl = h.ttl;
     head.simple = 0;
@@ -278,23 +285,25 @@ std::string lb_plan(const Host& h, const std::vector<Endpoints>& eps, const std:
             uint16_t qtype = qt == 0 ? wire::type::A : wire::type::AAAA;
             for (int mode = 0; mode < 2; ++mode) {
                 plan::Pick pick;
-                std::vector<plan::Choice> choices;
+                uint32_t at = w.put(pick);
                 for (uint16_t i : d.entries) {
                     const Entry& e = h.entries[i];
                     if ((mode == 0 && !e.usable) || !eps[i].has(qtype, mode)) continue;
                     pick.total += e.weight;
-                    choices.push_back(plan::Choice{pick.total, answers_at[i], e.counter, i, 0});
+                    ++pick.count;
+                    w.put(plan::Choice{pick.total, answers_at[i], e.counter, i, 0});
                 }
-                if (choices.empty()) continue;
-                pick.count = static_cast<uint32_t>(choices.size());
-                g.pick[qt][mode] = w.put(pick);
-                for (const auto& c : choices) w.put(c);
+                if (pick.count == 0) {  // nothing can answer: no pick
+                    w.rewind(at);
+                    continue;
+                }
+                w.set(at, pick);
+                g.pick[qt][mode] = at;
             }
         }
         w.set(group_at[gi], g);
     }
     w.set(0, head);
-    return w.take();
 }
 
 Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he, Endpoints& eps) {
@@ -311,22 +320,21 @@ Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he, E
     return e;
 }
 
-// The plan of a host whose entries (and, for a load-balanced one, their counters) are set.
-std::string host_plan(const Host& h, const std::vector<Endpoints>& eps,
-                      const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions) {
+// Writes the plan of a host whose entries (and, for a load-balanced one, their counters) are set.
+void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps,
+               const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions) {
     if (h.simple) {
         Endpoints all;
         for (const auto& [cluster, he] : contributions) {
             for (const auto& ep : he->endpoints) all.add(ep, cluster->alive);
         }
-        PlanWriter w;
         plan::Head head;
         head.ttl = h.ttl;
         head.counter = h.counter;
         w.put(head);
         head.answers = put_answers(w, all);
         w.set(0, head);
-        return w.take();
+        return;
     }
     std::vector<std::pair<const std::string*, bool>> shapes;  // distinct (geo, defaultGeo)
     std::vector<GroupDraft> geo_groups;
@@ -344,7 +352,7 @@ std::string host_plan(const Host& h, const std::vector<Endpoints>& eps,
         if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo, {}});
         g->entries.push_back(idx);
     }
-    return lb_plan(h, eps, geo_groups, default_group, all, shapes.size() > 1);
+    lb_plan(w, h, eps, geo_groups, default_group, all, shapes.size() > 1);
 }
 
 }  // namespace
@@ -382,11 +390,14 @@ Zone::Memory::~Memory() {
     if (at) munmap(at, size);
 }
 
-void Zone::freeze(const std::vector<std::string>& plans) {
+void Zone::freeze(const std::vector<std::string_view>& plans) {
     size_t size = 16;
     while (size < nodes.size() * 2) size *= 2;
     std::vector<Slot> index(size);
+    size_t bytes = 0;
+    for (const auto& [name, node] : nodes) bytes += name.size() + (node.host >= 0 ? 7 + plans[static_cast<size_t>(node.host)].size() : 0);
     std::string block;
+    block.reserve(bytes);
     for (const auto& [name, node] : nodes) {
         uint64_t h = wire::name_hash(name);
         size_t i = h & (size - 1);
@@ -457,7 +468,8 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
         s->counters = std::max(s->counters, id + 1);
         return id;
     };
-    std::vector<std::string> plans;
+    std::string plan_bytes;  // every host's plan, end to end
+    std::vector<std::pair<size_t, size_t>> plan_spans;
     std::vector<Endpoints> eps;
     for (const auto& [name, contributions] : by_host) {
         auto w = conf::name_to_wire(name);
@@ -481,11 +493,15 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
                 for (auto& e : h.entries) e.counter = number(shown, e.cluster);
             }
         }
-        plans.push_back(host_plan(h, eps, contributions));
+        PlanWriter plan(plan_bytes);
+        host_plan(plan, h, eps, contributions);
+        plan_spans.push_back(plan.span());
         Node& node = add_node(*zone, h.name);
         node.host = static_cast<int>(s->hosts.size());
         s->hosts.push_back(std::move(h));
     }
+    std::vector<std::string_view> plans;
+    for (auto [at, len] : plan_spans) plans.emplace_back(plan_bytes.data() + at, len);
     for (auto& z : s->zones) z.freeze(plans);
     return s;
 }

@@ -170,7 +170,7 @@ struct Zone {
     [[nodiscard]] const Node* node(std::string_view wire) const { return find(wire).node; }
     // Builds the lookup index over `nodes`, with each host node's plan from `plans` (indexed like
     // Snapshot::hosts); call once no more nodes will be added.
-    void freeze(const std::vector<std::string>& plans);
+    void freeze(const std::vector<std::string_view>& plans);
 
 private:
     struct Slot {
