@@ -1,5 +1,6 @@
 // libFuzzer target: query bytes -> answer(), over UDP and TCP, from IPv4 and IPv6 sources, against a
-// snapshot with static data, wildcards, a delegation and load-balanced hosts with geo (ECS exercised).
+// snapshot with static data, wildcards, a delegation and load-balanced hosts with geo (ECS exercised),
+// a custom network code longer than eight bytes and a hostname endpoint.
 #include <cstdint>
 #include <cstring>
 
@@ -23,15 +24,16 @@ zones:
       @      IN MX    10 www
 )");
     GlobalView v;
-    const char* geos[] = {"IE", "US", "GEO-OC"};
-    for (int i = 0; i < 3; ++i) {
+    const char* geos[] = {"IE", "US", "GEO-OC", "dc-north-long"};
+    for (int i = 0; i < 4; ++i) {
         ClusterView cv{std::string("c") + char('0' + i), i != 2, {}};
-        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60, conf::LoadBalancing{static_cast<uint16_t>(i * 50), geos[i], i == 1},
-                                     {{"10.0.0." + std::to_string(i + 1), i != 0}, {"2001:db8::" + std::to_string(i + 1), true}}});
+        std::vector<EndpointState> eps = {{"10.0.0." + std::to_string(i + 1), i != 0}, {"2001:db8::" + std::to_string(i + 1), true}};
+        if (i == 3) eps = {{"edge.example.net", true}};  // a hostname endpoint: answered with a CNAME
+        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60, conf::LoadBalancing{static_cast<uint16_t>(i * 50), geos[i], i == 1}, eps});
         cv.hosts.push_back(HostEntry{"*.apps.glb.example.test", 30, std::nullopt, {{"lb.example.net", true}}});
         v.push_back(cv);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(test::fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"10.9.0.0/16", "GEO-EU"}});
+    auto geo = std::make_shared<const geo::GeoDb>(test::fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"10.9.0.0/16", "GEO-EU"}, {"10.8.0.0/16", "dc-north-long"}});
     return build_snapshot(c, v, geo, 1);
 }
 
