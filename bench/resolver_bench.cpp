@@ -102,6 +102,20 @@ void BM_BuildSnapshot(benchmark::State& state) {
     }
 }
 
+// Freeing a snapshot: what the thread that lets go of the last reference pays (the control thread's,
+// see server/publisher.hpp).
+void BM_FreeSnapshot(benchmark::State& state) {
+    auto c = test::config_from(kConfig);
+    auto v = view(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+    auto g = geodb();
+    for (auto _ : state) {
+        state.PauseTiming();
+        auto s = build_snapshot(c, v, g, 1);
+        state.ResumeTiming();
+        s.reset();
+    }
+}
+
 }  // namespace
 
 BENCHMARK(BM_Static);
@@ -111,4 +125,5 @@ BENCHMARK(BM_Refused);
 BENCHMARK(BM_LoadBalancedEcs)->Args({1, 3})->Args({1000, 20})->Args({10000, 20});
 BENCHMARK(BM_LoadBalancedEcsSpread)->Args({1000, 20})->Args({10000, 20});
 BENCHMARK(BM_BuildSnapshot)->Args({1000, 20})->Args({10000, 20})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FreeSnapshot)->Args({1000, 20})->Args({10000, 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();

@@ -156,6 +156,10 @@ int Daemon::run(const std::string& banner) {
     changed_.data = this;
     uv_timer_init(loop_, &rebuild_timer_);
     rebuild_timer_.data = this;
+    // Snapshots the query threads let go of are freed here, not on their threads.
+    uv_timer_init(loop_, &reclaim_timer_);
+    reclaim_timer_.data = this;
+    uv_timer_start(&reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, 1000, 1000);
     try {
         geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks);
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
@@ -223,6 +227,7 @@ int Daemon::run(const std::string& banner) {
     for (auto* s : {&hup, &term, &intr}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
     if (admin_) admin_->stop();
     checker_->stop();
     sync_->stop();

@@ -70,6 +70,7 @@ private:
     uv_loop_t* loop_ = nullptr;
     uv_async_t changed_{};
     uv_timer_t rebuild_timer_{};
+    uv_timer_t reclaim_timer_{};
     uint64_t last_build_ms_ = 0;
     uint64_t last_build_cost_ms_ = 0;
 };

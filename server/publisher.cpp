@@ -5,9 +5,26 @@ namespace glbd {
 void Publisher::publish(std::shared_ptr<const Snapshot> next) {
     {
         std::lock_guard<std::mutex> lock(mu_);
-        snap_ = std::move(next);
+        std::swap(snap_, next);
     }
     generation_.fetch_add(1, std::memory_order_acq_rel);
+    next.reset();  // the previous snapshot, if no reader holds it
+    reclaim();
+}
+
+void Publisher::retire(std::shared_ptr<const Snapshot> old) const {
+    if (!old) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    retired_.push_back(std::move(old));
+}
+
+void Publisher::reclaim() {
+    std::vector<std::shared_ptr<const Snapshot>> dead;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        dead.swap(retired_);
+    }
+    // `dead` is freed here, outside the lock.
 }
 
 std::shared_ptr<const Snapshot> Publisher::current() const {

@@ -1,13 +1,16 @@
 // server/publisher — hands the current Snapshot to query threads without a lock on their path.
 // publish() stores the next snapshot and bumps a generation counter; each reader checks the counter
-// (one atomic load) and only when it moved takes the mutex to copy the new pointer. Old snapshots die
-// when the last reader lets go of them.
+// (one atomic load) and only when it moved takes the mutex to copy the new pointer. A reader hands the
+// snapshot it lets go of back to the publisher, and reclaim() frees those on the publishing thread: a
+// query thread never stalls for the milliseconds that freeing a large view takes.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "resolver/snapshot.hpp"
 
@@ -15,8 +18,11 @@ namespace glbd {
 
 class Publisher {
 public:
-    void publish(std::shared_ptr<const Snapshot> next);
+    void publish(std::shared_ptr<const Snapshot> next);  // also reclaims
     [[nodiscard]] std::shared_ptr<const Snapshot> current() const;
+    // Drops the snapshots readers have let go of (those no one else holds are freed here). Call it on
+    // the publishing thread, after a publish and then now and then: a reader lets go within a second.
+    void reclaim();
     [[nodiscard]] uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
     // One per query thread.
@@ -26,7 +32,7 @@ public:
         const Snapshot* get() {
             uint64_t g = pub_.generation();
             if (g != seen_) {
-                snap_ = pub_.current();
+                pub_.retire(std::exchange(snap_, pub_.current()));
                 seen_ = g;
             }
             return snap_.get();
@@ -41,8 +47,11 @@ public:
     };
 
 private:
+    void retire(std::shared_ptr<const Snapshot> old) const;
+
     mutable std::mutex mu_;
     std::shared_ptr<const Snapshot> snap_;
+    mutable std::vector<std::shared_ptr<const Snapshot>> retired_;  // let go of by readers
     std::atomic<uint64_t> generation_{0};
 };
 
