@@ -8,7 +8,8 @@ wait_for 20 grep -q "Stop with Ctrl-C" "$WORK/demo.log" || fail "the demo did no
 grep -q "did not converge" "$WORK/demo.log" && fail "the demo reports no convergence"
 for s in 127.0.0.11 127.0.0.12 127.0.0.13; do
     q $s 5300 shop.glb.example.test A +subnet=10.1.0.0/16 | contains 'flags: qr aa;' || fail "$s: not authoritative"
-    [[ $(answers $s 5300 shop.glb.example.test A +subnet=10.1.0.0/16 | tr '\n' ' ') == "127.0.1.11 127.0.1.12 " ]] || fail "$s: IE client"
+    got=$(answers $s 5300 shop.glb.example.test A +subnet=10.1.0.0/16 | tr '\n' ' ')
+    [[ $got == "127.0.1.11 127.0.1.12 " ]] || fail "$s: IE client got '$got'"
     [[ $(answers $s 5300 shop.glb.example.test A +subnet=10.2.0.0/16) == 127.0.1.31 ]] || fail "$s: OC client"
     [[ $(answers $s 5300 shop.glb.example.test A +subnet=10.9.0.0/16) == 127.0.1.21 ]] || fail "$s: default geo"
     [[ $(answers $s 5300 api.glb.example.test A | tr '\n' ' ') == "127.0.1.11 127.0.1.21 127.0.1.31 " ]] || fail "$s: simple host union"
