@@ -1,6 +1,5 @@
 #include "resolver/snapshot.hpp"
 
-#include <arpa/inet.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -158,25 +157,19 @@ struct Endpoints {
     // Adds an endpoint; an address already there becomes healthy if this one is.
     void add(const EndpointState& ep, bool alive) {
         bool healthy = alive && ep.healthy;
-        char buf[64];
-        if (ep.target.size() < sizeof buf) {
-            std::copy(ep.target.begin(), ep.target.end(), buf);
-            buf[ep.target.size()] = 0;
-            bool is4 = ep.target.find(':') == std::string::npos;
-            Address addr{{}, healthy};
-            if (inet_pton(is4 ? AF_INET : AF_INET6, buf, addr.bytes.data()) == 1) {
-                auto& list = is4 ? v4 : v6;
-                auto& count = is4 ? healthy4 : healthy6;
-                for (auto& x : list) {
-                    if (x.bytes == addr.bytes) {
-                        if (healthy && !x.healthy) x.healthy = true, ++count;
-                        return;
-                    }
+        if (geo::Address ip; geo::Address::parse(ep.target, ip)) {
+            bool is4 = ip.family == 4;
+            auto& list = is4 ? v4 : v6;
+            auto& count = is4 ? healthy4 : healthy6;
+            for (auto& x : list) {
+                if (x.bytes == ip.bytes) {
+                    if (healthy && !x.healthy) x.healthy = true, ++count;
+                    return;
                 }
-                list.push_back(addr);
-                if (healthy) ++count;
-                return;
             }
+            list.push_back(Address{ip.bytes, healthy});
+            if (healthy) ++count;
+            return;
         }
         if (auto w = conf::name_to_wire(ep.target)) {
             if (cname[1].empty()) cname[1] = *w;
@@ -225,8 +218,7 @@ private:
 uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
     plan::Answers a;
     uint32_t at = w.put(a);
-    for (int mode = 0; mode < 2; ++mode) {
-        w.align(4);
+    for (int mode = 0; mode < 2; ++mode) {  // addresses are copied out byte by byte: no alignment
         a.v4[mode] = w.align(1);
         for (const auto& x : e.v4) {
             if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 4), ++a.n4[mode];
@@ -358,22 +350,12 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps,
 }  // namespace
 
 bool address_rdata(std::string_view ip, RData& out, uint16_t& type) {
-    char buf[64];
-    if (ip.size() >= sizeof buf) return false;
-    std::copy(ip.begin(), ip.end(), buf);
-    buf[ip.size()] = 0;
-    unsigned char b[16];
-    if (inet_pton(AF_INET, buf, b) == 1) {
-        out = RData{std::string(reinterpret_cast<char*>(b), 4), {0, 0}, 0};
-        type = wire::type::A;
-        return true;
-    }
-    if (inet_pton(AF_INET6, buf, b) == 1) {
-        out = RData{std::string(reinterpret_cast<char*>(b), 16), {0, 0}, 0};
-        type = wire::type::AAAA;
-        return true;
-    }
-    return false;
+    geo::Address a;
+    if (!geo::Address::parse(ip, a)) return false;
+    size_t len = a.family == 4 ? 4 : 16;
+    out = RData{std::string(reinterpret_cast<const char*>(a.bytes.data()), len), {0, 0}, 0};
+    type = a.family == 4 ? wire::type::A : wire::type::AAAA;
+    return true;
 }
 
 ClusterView local_cluster_view(const conf::Config& config) {

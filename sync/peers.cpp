@@ -319,7 +319,7 @@ struct Service::Impl {
     }
 
     // stateDir is written on the sync thread, at most every max(1 s, 4 x the last write's cost): at
-    // 10,000 hosts x 20 clusters one write is about a second of work. The store is copied to JSON
+    // 10,000 hosts x 20 clusters one write is about a second of work. The known states are copied
     // under the lock; serializing and writing happen outside it. A stop writes what is pending.
     void request_save() {  // mu held
         if (config.state_dir.empty()) return;

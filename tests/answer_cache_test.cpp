@@ -12,18 +12,9 @@ using namespace glbd::test;
 
 namespace {
 
-const char* kConfig = R"(cluster: {id: ie}
-listen: {dns: ["127.0.0.1:5353"]}
-zones:
-  - origin: glb.test
-    nameservers: [{name: ns1.glb.test, addresses: [192.0.2.53]}]
-    records: |
-      static IN A 192.0.2.1
-)";
-
 // Host one.glb.test: one cluster per geo (a fixed answer); two.glb.test: two clusters in one geo.
 std::shared_ptr<const Snapshot> snapshot() {
-    auto c = config_from(kConfig);
+    auto c = config_from(kGlbTestConfig);
     GlobalView view;
     for (auto [cluster, ip] : {std::pair{"a", "192.0.2.10"}, std::pair{"b", "192.0.2.20"}}) {
         ClusterView cv{cluster, true, {}};

@@ -52,6 +52,17 @@ Parsed ask(const Snapshot& snap, const std::vector<uint8_t>& query, Transport t 
 // Loads YAML text that must be valid.
 conf::Config config_from(const std::string& yaml);
 
+// Cluster ie serving zone glb.test (ns1.glb.test at 192.0.2.53) with one record, static A 192.0.2.1:
+// the zone load-balanced hosts are added to in tests that build their own view.
+inline constexpr const char* kGlbTestConfig = R"(cluster: {id: ie}
+listen: {dns: ["127.0.0.1:5353"]}
+zones:
+  - origin: glb.test
+    nameservers: [{name: ns1.glb.test, addresses: [192.0.2.53]}]
+    records: |
+      static IN A 192.0.2.1
+)";
+
 // Fields of "owner ttl IN TYPE rdata": field(rr, 1) is the TTL, field(rr, 3) the type, 4.. rdata.
 std::string field(const std::string& rr, int index);
 

@@ -22,20 +22,11 @@ struct E {
     bool load_balanced = true;
 };
 
-const char* kConfig = R"(cluster: {id: ie}
-listen: {dns: ["127.0.0.1:5353"]}
-zones:
-  - origin: glb.test
-    nameservers: [{name: ns1.glb.test, addresses: [192.0.2.53]}]
-    records: |
-      static IN A 192.0.2.1
-)";
-
 std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const std::string& host = "app.glb.test",
                                          uint32_t ttl = 60,
                                          std::vector<conf::GeoNetwork> networks = {{"192.168.7.0/24", "dc-north"}},
                                          const CounterIds& counter_ids = {}) {
-    auto c = config_from(kConfig);
+    auto c = config_from(kGlbTestConfig);
     GlobalView view;
     for (const auto& e : entries) {
         ClusterView cv{e.cluster, e.alive, {}};
