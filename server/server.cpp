@@ -68,6 +68,27 @@ int bind_socket(const conf::SockAddr& a, int type) {
     return fd;
 }
 
+// Fails when another socket already holds the address: the worker sockets use SO_REUSEPORT, which would
+// otherwise let a second glbd (a leftover, or one started twice) silently take a share of the traffic.
+// The probe sets no SO_REUSEPORT, so it cannot bind beside one; SO_REUSEADDR on TCP lets it bind over
+// connections in TIME_WAIT, which an active listener is not.
+void check_unshared(const conf::SockAddr& a, int type) {
+    socklen_t len = 0;
+    sockaddr_storage ss = to_sockaddr(a, len);
+    int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
+    int one = 1;
+    if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    int rc = bind(fd, reinterpret_cast<sockaddr*>(&ss), len);
+    int e = errno;
+    close(fd);
+    if (rc != 0) {
+        throw std::runtime_error(std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() + ": " +
+                                 (e == EADDRINUSE ? "already in use by another socket (another glbd?)" : std::strerror(e)));
+    }
+}
+
 // Sync messages are zone transfers or NOTIFYs of `_glbd.` (see sync/); a cheap test keeps every other
 // query away from the hook.
 bool is_sync_candidate(const uint8_t* msg, size_t len) {
@@ -473,6 +494,10 @@ std::vector<uint64_t> DnsServer::answers(uint32_t ids) const {
 
 void DnsServer::start() {
     // Bind everything first, in this thread, so that a failure is reported before anything runs.
+    for (const auto& a : options_.listen) {
+        check_unshared(a, SOCK_DGRAM);
+        check_unshared(a, SOCK_STREAM);
+    }
     for (unsigned t = 0; t < options_.threads; ++t) {
         for (const auto& a : options_.listen) udp_.push_back(std::make_unique<UdpWorker>(*this, bind_socket(a, SOCK_DGRAM)));
     }

@@ -222,7 +222,6 @@ struct Service::Impl {
     std::string key_name, secret;
     tsig::Key key;
     std::function<void()> on_change;
-    std::set<std::string> cut;  // test-only fault switch: peer IPs treated as unreachable (GLBD_TEST_CUT)
 
     mutable std::mutex mu;  // guards everything below it
     Store store;
@@ -256,16 +255,6 @@ struct Service::Impl {
             key_name = lower(config.peers->key.name);
             secret = config.peers->key.secret;
             key = tsig::Key::from(config.peers->key.name, secret);
-        }
-        if (const char* env = std::getenv("GLBD_TEST_CUT")) {
-            std::string s = env;
-            for (size_t p = 0; p <= s.size();) {
-                size_t q = s.find(',', p);
-                if (q == std::string::npos) q = s.size();
-                if (q > p) cut.insert(s.substr(p, q - p));
-                p = q + 1;
-            }
-            if (!cut.empty()) spdlog::warn("sync: test fault switch GLBD_TEST_CUT is set: no exchange with {}", s);
         }
         own.cluster = config.cluster_id;
         own.instance = config.instance;
@@ -457,7 +446,6 @@ struct Service::Impl {
         if (!is_sync_name(ldns_rr_owner(q))) return false;
         if (opcode != 0 && opcode != kOpNotify) return false;
         std::string peer = geo_ip(from);
-        if (cut.count(peer)) return true;  // test fault switch: as if the packet never arrived
         std::string req_mac;
         Auth a = verify(msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
         if (a != Auth::ok) {
@@ -794,7 +782,6 @@ struct Service::Impl {
     void exchange(const std::string& addr, bool notify) {
         std::string flight = addr + (notify ? "#n" : "#p");
         if (in_flight.count(flight) || stopping) return;
-        if (cut.count(ip_of(addr))) return;
         sockaddr_storage ss{};
         std::string ip = ip_of(addr);
         int port = std::stoi(addr.substr(addr.rfind(':') + 1));

