@@ -143,7 +143,8 @@ size_t Responder::run() {
 }
 
 Outcome Responder::parse() {
-    if (q_.qdcount != 1) return Outcome::formerr;
+    // An opcode we do not implement is NOTIMP whatever follows it (RFC 1035 4.1.1), even with no question.
+    if (q_.qdcount != 1) return ((q_.flags >> 11) & 0xf) != 0 ? Outcome::notimp : Outcome::formerr;
     size_t n = 0;
     size_t used = read_plain_name(msg_, len_, kHeaderSize, q_.qname_buf, &n, &q_.labels);
     if (used == 0 || kHeaderSize + used + 4 > len_) return Outcome::formerr;

@@ -97,7 +97,7 @@ TEST(Allocation, NoHeapAllocationPerQuery) {
     queries.emplace_back("FORMERR", formerr);
 
     Client client;
-    geo::Address::parse("10.2.0.9", client.address);
+    client.address = test::address_of("10.2.0.9");
     uint8_t out[4096];
     AnswerCache cache;  // its slots are allocated here, once
     for (const auto& [name, q] : queries) {

@@ -27,11 +27,7 @@ std::shared_ptr<const Snapshot> snapshot() {
     return build_snapshot(c, view, geo, 1);
 }
 
-geo::Address addr(const char* text) {
-    geo::Address a;
-    geo::Address::parse(text, a);
-    return a;
-}
+geo::Address addr(const char* text) { return test::address_of(text); }
 
 struct Served {
     std::vector<uint8_t> bytes;
@@ -73,7 +69,7 @@ TEST(AnswerCache, RepeatIsAHitWithTheSameBytesAndItsOwnId) {
     EXPECT_TRUE(std::equal(first.bytes.begin() + 2, first.bytes.end(), again.bytes.begin() + 2));
     auto p = parse(again.bytes.data(), again.bytes.size());
     ASSERT_EQ(p.answer.size(), 1u);
-    EXPECT_EQ(field(p.answer[0], 4), "192.0.2.10");
+    EXPECT_EQ(field(p.answer, 0, 4), "192.0.2.10");
 }
 
 TEST(AnswerCache, WeightedChoiceIsNeverKept) {
@@ -86,7 +82,7 @@ TEST(AnswerCache, WeightedChoiceIsNeverKept) {
         EXPECT_FALSE(r.hit);
         auto p = parse(r.bytes.data(), r.bytes.size());
         ASSERT_EQ(p.answer.size(), 1u);
-        seen.insert(field(p.answer[0], 4));
+        seen.insert(field(p.answer, 0, 4));
     }
     EXPECT_EQ(seen, (std::set<std::string>{"192.0.2.10", "192.0.2.20"}));
 }

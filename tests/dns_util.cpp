@@ -1,6 +1,7 @@
 #include "tests/dns_util.hpp"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <ldns/ldns.h>
 
 #include <sstream>
@@ -71,10 +72,22 @@ std::vector<uint8_t> make_query(const std::string& name, uint16_t qtype, const Q
     return b;
 }
 
+// Addresses in test inputs come from the C library's inet_pton, never from the code under test.
+geo::Address address_of(const std::string& text) {
+    geo::Address a;
+    if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) {
+        a.family = 4;
+    } else if (inet_pton(AF_INET6, text.c_str(), a.bytes.data()) == 1) {
+        a.family = 6;
+    } else {
+        throw std::runtime_error("bad address " + text);
+    }
+    return a;
+}
+
 std::vector<uint8_t> ecs_payload(const std::string& subnet, uint8_t scope) {
     auto slash = subnet.find('/');
-    geo::Address a;
-    if (!geo::Address::parse(subnet.substr(0, slash), a)) throw std::runtime_error("bad subnet " + subnet);
+    geo::Address a = address_of(subnet.substr(0, slash));
     int prefix = std::stoi(subnet.substr(slash + 1));
     std::vector<uint8_t> p;
     put16(p, a.family == 4 ? 1 : 2);
@@ -128,7 +141,7 @@ Parsed parse(const uint8_t* data, size_t len) {
 Parsed ask(const Snapshot& snap, const std::vector<uint8_t>& query, Transport t, const std::string& source,
            QueryInfo* info) {
     Client c;
-    geo::Address::parse(source, c.address);
+    c.address = address_of(source);
     c.transport = t;
     std::vector<uint8_t> out(65535);
     size_t n = answer(snap, query.data(), query.size(), c, out.data(), out.size(), info);
@@ -153,6 +166,14 @@ std::string field(const std::string& rr, int index) {
         if (!(in >> f)) return "";
     }
     return f;
+}
+
+std::string field(const std::vector<std::string>& section, size_t i, int index) {
+    if (i >= section.size()) {
+        ADD_FAILURE() << "no record " << i << " in a section of " << section.size();
+        return "";
+    }
+    return field(section[i], index);
 }
 
 std::string fixture_path(const std::string& name) { return std::string(GLBD_FIXTURES) + "/" + name; }

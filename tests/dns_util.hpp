@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "geo/geo.hpp"
 #include "resolver/resolver.hpp"
 
 namespace glbd::test {
@@ -45,6 +46,9 @@ struct Parsed {
 
 Parsed parse(const uint8_t* data, size_t len);
 
+// An address for a test input, parsed by the C library's inet_pton (never by the code under test).
+geo::Address address_of(const std::string& text);
+
 // Answers one query against a snapshot, from `source` (default 192.0.2.200) over `transport`.
 Parsed ask(const Snapshot& snap, const std::vector<uint8_t>& query, Transport t = Transport::udp,
            const std::string& source = "192.0.2.200", QueryInfo* info = nullptr);
@@ -65,6 +69,8 @@ zones:
 
 // Fields of "owner ttl IN TYPE rdata": field(rr, 1) is the TTL, field(rr, 3) the type, 4.. rdata.
 std::string field(const std::string& rr, int index);
+// The same for record `i` of a section; a test failure (and "") when the section has no record `i`.
+std::string field(const std::vector<std::string>& section, size_t i, int index);
 
 std::string fixture_path(const std::string& name);
 

@@ -10,11 +10,7 @@ using namespace glbd;
 
 namespace {
 
-geo::Address addr(const char* text) {
-    geo::Address a;
-    EXPECT_TRUE(geo::Address::parse(text, a)) << text;
-    return a;
-}
+geo::Address addr(const char* text) { return test::address_of(text); }
 
 const std::string kDb = test::fixture_path("test.mmdb");
 
@@ -127,3 +123,20 @@ TEST(Geo, CorruptDatabaseIsAnError) {
 }
 
 }  // namespace
+
+// geo::Address::parse agrees with the C library's inet_pton, and refuses what inet_pton refuses.
+TEST(Geo, AddressParseAgreesWithInetPton) {
+    for (const char* text : {"0.0.0.0", "10.1.2.3", "255.255.255.255", "::", "::1", "2001:db8::10",
+                             "2001:db8:0:0:1:0:0:1", "fe80::1:2:3:4", "::ffff:192.0.2.1"}) {
+        geo::Address a;
+        ASSERT_TRUE(geo::Address::parse(text, a)) << text;
+        geo::Address b = test::address_of(text);
+        EXPECT_EQ(a.family, b.family) << text;
+        EXPECT_EQ(a.bytes, b.bytes) << text;
+    }
+    for (const char* text : {"", "1.2.3", "1.2.3.256", "01.2.3.4x", "2001:db8::1::2", "example.com", "1.2.3.4/8",
+                             " 1.2.3.4", "[::1]"}) {
+        geo::Address a;
+        EXPECT_FALSE(geo::Address::parse(text, a)) << text;
+    }
+}

@@ -10,6 +10,8 @@ using namespace glbd::test;
 
 namespace {
 
+constexpr uint32_t kSerial = 3000000001u;
+
 std::string big_txt() {
     std::string s;
     for (int i = 0; i < 12; ++i) s += "      big IN TXT \"" + std::string(200, static_cast<char>('a' + i)) + "\"\n";
@@ -75,7 +77,7 @@ class ResolverTable : public ::testing::TestWithParam<Case> {
 protected:
     static void SetUpTestSuite() {
         auto c = config_from(kZoneConfig);
-        snap_ = build_snapshot(c, {local_cluster_view(c)}, nullptr, 2024010101);
+        snap_ = build_snapshot(c, {local_cluster_view(c)}, nullptr, kSerial);
     }
     static std::shared_ptr<const Snapshot> snap_;
 };
@@ -114,12 +116,14 @@ const Case kCases[] = {
      {"AN outside.example.test. 300 IN CNAME www.elsewhere.net."}},
     {"CnameQueriedDirectly", "alias.example.test", 5, 0, true, 1, 0, 0, {"AN alias.example.test. 300 IN CNAME"}},
     {"NxdomainHasSoaWithNegativeTtl", "nope.example.test", 1, 3, true, 0, 1, 0,
-     {"NS example.test. 60 IN SOA ns1.example.test. hostmaster.example.test. 2024010101 3600 600 86400 60"}},
+     {"NS example.test. 60 IN SOA ns1.example.test. hostmaster.example.test. 3000000001 3600 600 86400 60"}},
     {"NodataHasSoa", "www.example.test", 16, 0, true, 0, 1, 0, {"NS example.test. 60 IN SOA"}},
     {"ApexNsWithGlue", "example.test", 2, 0, true, 2, 0, 2,
      {"AN example.test. 300 IN NS ns1.example.test.", "AN example.test. 300 IN NS ns.other.net.",
       "AR ns1.example.test. 300 IN A 192.0.2.53", "AR ns1.example.test. 300 IN AAAA 2001:db8::53"}},
-    {"SoaSerialManaged", "example.test", 6, 0, true, 1, 0, 0, {"AN example.test. 300 IN SOA ns1.example.test. hostmaster.example.test. 2024010101"}},
+    // The snapshot's serial, above 2^31 so that a signed 32-bit encoding would show; how the daemon chooses it
+    // (rising on every change and across restarts) is tested with the real binary (system.serial).
+    {"SoaCarriesSnapshotSerial", "example.test", 6, 0, true, 1, 0, 0, {"AN example.test. 300 IN SOA ns1.example.test. hostmaster.example.test. 3000000001 "}},
     {"MxWithAdditional", "example.test", 15, 0, true, 1, 0, 1,
      {"AN example.test. 300 IN MX 10 mail.example.test.", "AR mail.example.test. 300 IN A 192.0.2.25"}},
     {"Txt", "txt.example.test", 16, 0, true, 1, 0, 0, {"AN txt.example.test. 300 IN TXT \"hello world\""}},
@@ -166,7 +170,7 @@ TEST_F(Resolver, OptEchoedWithOurPayloadAndNoUnknownOptions) {
     q[q.size() - 2] = 0, q[q.size() - 1] = 6;
     for (uint8_t b : {0xfd, 0xe9, 0x00, 0x02, 0xab, 0xcd}) q.push_back(b);
     Client c;
-    geo::Address::parse("192.0.2.1", c.address);
+    c.address = address_of("192.0.2.1");
     uint8_t out[4096];
     size_t n = answer(*snap_, q.data(), q.size(), c, out, sizeof out);
     auto p = parse(out, n);
@@ -178,6 +182,40 @@ TEST_F(Resolver, OptEchoedWithOurPayloadAndNoUnknownOptions) {
     EXPECT_EQ(out[n - 11], 0);   // root owner
     EXPECT_EQ(out[n - 10], 0);   // type 41 high byte
     EXPECT_EQ(out[n - 9], 41);
+}
+
+// Opcodes other than QUERY get NOTIMP, with or without a question; a QUERY without one is FORMERR.
+TEST_F(Resolver, UnknownOpcodesAreNotImplemented) {
+    for (uint8_t opcode : {1, 2, 4, 5, 6, 15}) {
+        QueryOpts o;
+        o.opcode = opcode;
+        auto p = ask(*snap_, make_query("www.example.test", 1, o));
+        ASSERT_TRUE(p.ok) << "opcode " << int(opcode);
+        EXPECT_EQ(p.rcode, 4) << "opcode " << int(opcode);  // NOTIMP
+        EXPECT_TRUE(p.answer.empty()) << "opcode " << int(opcode);
+        EXPECT_FALSE(p.aa) << "opcode " << int(opcode);
+        // The same header with no question at all.
+        auto bare = make_query("www.example.test", 1, o);
+        bare.resize(12);
+        bare[4] = bare[5] = bare[10] = bare[11] = 0;
+        auto b = ask(*snap_, bare);
+        ASSERT_TRUE(b.ok) << "opcode " << int(opcode) << " without a question";
+        EXPECT_EQ(b.rcode, 4) << "opcode " << int(opcode) << " without a question";
+    }
+}
+
+TEST_F(Resolver, QueryWithoutQuestionIsFormerr) {
+    auto bare = make_query("www.example.test", 1, no_edns());
+    bare.resize(12);
+    bare[4] = bare[5] = 0;
+    auto p = ask(*snap_, bare);
+    ASSERT_TRUE(p.ok);
+    EXPECT_EQ(p.rcode, 1);
+    EXPECT_TRUE(p.question.empty());
+    // Two questions are FORMERR too.
+    auto two = make_query("www.example.test", 1, no_edns());
+    two[5] = 2;
+    EXPECT_EQ(ask(*snap_, two).rcode, 1);
 }
 
 TEST_F(Resolver, NoOptWithoutEdns) {

@@ -95,6 +95,93 @@ TEST(Store, LosingOneReplicaWithdrawsNothing) {
     EXPECT_TRUE(eu->hosts[0].endpoints[0].healthy);
 }
 
+// Only live replicas vote: a dead replica that disagrees with the live ones changes nothing, either way.
+TEST(Store, DeadReplicaThatDisagreesDoesNotVote) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    // 192.0.2.1: r1 and r2 say down, r3 up. 192.0.2.2: r1 and r2 say up, r3 down.
+    st.merge(inst("eu", "r1", 10, 10, {{"192.0.2.1", false}, {"192.0.2.2", true}}), 0, 0);
+    st.merge(inst("eu", "r2", 10, 10, {{"192.0.2.1", false}, {"192.0.2.2", true}}), 0, 0);
+    st.merge(inst("eu", "r3", 10, 10, {{"192.0.2.1", true}, {"192.0.2.2", false}}), 0, 0);
+    auto health = [&](uint64_t now) {
+        std::map<std::string, bool> h;
+        auto eu = cluster(st.view(now, 3000), "eu");
+        EXPECT_TRUE(eu && eu->alive);
+        if (eu && !eu->hosts.empty()) {
+            for (const auto& e : eu->hosts[0].endpoints) h[e.target] = e.healthy;
+        }
+        return h;
+    };
+    auto all_live = health(1000);
+    EXPECT_FALSE(all_live["192.0.2.1"]);  // 1 of 3
+    EXPECT_TRUE(all_live["192.0.2.2"]);   // 2 of 3
+    // r1 and r2 fall silent; r3 goes on: only r3 votes once they are dead.
+    st.merge(inst("eu", "r3", 10, 20, {{"192.0.2.1", true}, {"192.0.2.2", false}}), 0, 3500);
+    auto one_live = health(4000);
+    EXPECT_TRUE(one_live["192.0.2.1"]);   // 1 of 1 live (the two dead ones said down)
+    EXPECT_FALSE(one_live["192.0.2.2"]);  // 0 of 1 live (the two dead ones said up)
+}
+
+// Overrides (docs/sync.md): for one target, the one set last (its `at`, the setter's clock) wins, whichever
+// origin carries it and in whatever order the reports arrive; equal times go to the origin that sorts last.
+TEST(Store, OverrideSetLastWinsWhateverTheArrivalOrder) {
+    for (bool older_arrives_last : {false, true}) {
+        Store st;
+        st.set_own(inst("me", "a", 1, 1), 0);
+        auto x = inst("eu", "x", 10, 10);
+        auto y = inst("us", "y", 10, 10);
+        set_override(x.overrides, "eu", "down", 200);  // set later, through eu/x
+        set_override(y.overrides, "eu", "up", 100);    // set earlier, through us/y
+        if (older_arrives_last) {
+            st.merge(x, 0, 0), st.merge(y, 0, 0);
+        } else {
+            st.merge(y, 0, 0), st.merge(x, 0, 0);
+        }
+        EXPECT_FALSE(cluster(st.view(0, 3000), "eu")->hosts[0].endpoints[0].healthy) << older_arrives_last;
+        ASSERT_EQ(st.overrides().count("eu"), 1u);
+        EXPECT_EQ(st.overrides().at("eu").state, OverrideState::down);
+    }
+}
+
+TEST(Store, OverrideTieGoesToTheOriginThatSortsLast) {
+    for (bool swap : {false, true}) {
+        Store st;
+        st.set_own(inst("me", "a", 1, 1), 0);
+        auto x = inst("eu", "x", 10, 10);
+        auto y = inst("us", "y", 10, 10);
+        set_override(x.overrides, "eu", "down", 100);
+        set_override(y.overrides, "eu", "up", 100);  // us/y sorts after eu/x: up wins
+        if (swap) {
+            st.merge(y, 0, 0), st.merge(x, 0, 0);
+        } else {
+            st.merge(x, 0, 0), st.merge(y, 0, 0);
+        }
+        EXPECT_TRUE(cluster(st.view(0, 3000), "eu")->hosts[0].endpoints[0].healthy) << swap;
+    }
+}
+
+// An endpoint's override beats its cluster's, even when the cluster's was set later; "auto" on the endpoint
+// hands it back to the cluster's.
+TEST(Store, EndpointOverrideBeatsClusterOverrideSetLater) {
+    Store st;
+    auto me = inst("me", "a", 1, 1);
+    set_override(me.overrides, "eu/192.0.2.1", "up", 100);
+    st.set_own(me, 0);
+    auto x = inst("eu", "x", 10, 10, {{"192.0.2.1", true}, {"192.0.2.2", true}});
+    set_override(x.overrides, "eu", "down", 200);
+    st.merge(x, 0, 0);
+    auto eu = cluster(st.view(0, 3000), "eu");
+    std::map<std::string, bool> h;
+    for (const auto& e : eu->hosts[0].endpoints) h[e.target] = e.healthy;
+    EXPECT_TRUE(h["192.0.2.1"]);
+    EXPECT_FALSE(h["192.0.2.2"]);
+    set_override(me.overrides, "eu/192.0.2.1", "auto", 300);
+    me.version = 2;
+    st.set_own(me, 0);
+    eu = cluster(st.view(0, 3000), "eu");
+    for (const auto& e : eu->hosts[0].endpoints) EXPECT_FALSE(e.healthy) << e.target;
+}
+
 TEST(Store, LatestOverrideWinsAcrossOrigins) {
     Store st;
     auto me = inst("me", "a", 1, 1);
@@ -236,7 +323,7 @@ TEST(Tsig, RejectedRequestsLearnNothing) {
     auto m = signed_axfr("glb-sync.", "d3JvbmdzZWNyZXR3cm9uZ3NlY3JldHdyb25nc2VjcmU=");
     std::vector<std::vector<uint8_t>> out;
     geo::Address from;
-    geo::Address::parse("127.0.0.9", from);
+    from = test::address_of("127.0.0.9");
     ASSERT_TRUE(svc.handle(m.data(), m.size(), from, out));
     ASSERT_EQ(out.size(), 1u);
     auto p = test::parse(out[0].data(), out[0].size());
