@@ -22,11 +22,13 @@ void setup_logging(const std::string& level, const std::string& format) {
     auto logger = spdlog::stderr_logger_mt("glbd");
     spdlog::set_default_logger(logger);
     if (format == "json") {
-        // One JSON object per line; the message is escaped by nlohmann-json (flag %*).
+        // One JSON object per line; the message is escaped by nlohmann-json (flag %*). A message may carry
+        // bytes from a file or a peer that are not UTF-8: they become U+FFFD rather than an exception.
         class JsonMessage : public spdlog::custom_flag_formatter {
         public:
             void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
-                std::string s = nlohmann::json(std::string(msg.payload.data(), msg.payload.size())).dump();
+                std::string s = nlohmann::json(std::string(msg.payload.data(), msg.payload.size()))
+                                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
                 dest.append(s.data(), s.data() + s.size());
             }
             std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<JsonMessage>(); }

@@ -82,11 +82,24 @@ ms=$(( $(now_ms) - start ))
 pass "413, 431, 400 for garbage; 10 slow admin clients: 50 DNS answers correct in $ms ms"
 kill $slow 2>/dev/null || true
 
-# JSON logs: every line is one JSON object.
-python3 -c '
+# JSON logs: every line is one JSON object, also when the message carries a quote, a backslash, a control
+# byte and a byte that is not UTF-8 (here from a reload of a file with such a cluster id, which is rejected).
+cp "$WORK/glbd.yaml" "$WORK/good.yaml"
+printf 'cluster: {id: '"'"'x"y\\z\001\377'"'"', instance: a}\n' > "$WORK/glbd.yaml"
+grep -v '^cluster:' "$WORK/good.yaml" >> "$WORK/glbd.yaml"
+kill -HUP "$PID_adm"
+wait_for 20 grep -q 'reload rejected' "$WORK/adm.log" || fail "the bad reload was not logged"
+python3 - "$WORK/adm.log" <<'PY' || fail "log lines are not JSON: $(tail -3 "$WORK/adm.log")"
 import json, sys
-n = 0
-for line in open(sys.argv[1]):
-    obj = json.loads(line); assert {"time", "level", "msg"} <= obj.keys(), obj; n += 1
-print(n)' "$WORK/adm.log" >/dev/null || fail "log lines are not JSON"
-pass "JSON log lines parse"
+n, hostile = 0, None
+for line in open(sys.argv[1], "rb"):
+    obj = json.loads(line.decode("utf-8"))  # strict: every line is valid UTF-8 and one JSON object
+    assert {"time", "level", "msg"} <= obj.keys(), obj
+    if "reload rejected" in obj["msg"]:
+        hostile = obj["msg"]
+    n += 1
+assert hostile and 'x"y\\z\x01\ufffd' in hostile, hostile
+print(n)
+PY
+[[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "the bad reload changed the answers"
+pass "JSON log lines parse, with a quote, backslash, control byte and invalid UTF-8 in a message"
