@@ -20,6 +20,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <stdexcept>
 #include <optional>
 #include <random>
 #include <thread>
@@ -76,28 +77,44 @@ nlohmann::json to_json(const InstanceState& s) {
             {"heartbeat", s.heartbeat}, {"hosts", hosts}, {"overrides", ov}};
 }
 
+// An unsigned integer field no larger than `max`. nlohmann's get<uint16_t>() would cast 70000 or -1 silently.
+uint64_t uint_at(const nlohmann::json& j, const char* key, uint64_t max) {
+    const auto& v = j.at(key);
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {
+        throw std::out_of_range(std::string("\"") + key + "\": " + v.dump() + " is not an integer 0.." + std::to_string(max));
+    }
+    return v.get<uint64_t>();
+}
+
 InstanceState from_json(const nlohmann::json& j) {
     InstanceState s;
     s.cluster = j.at("cluster").get<std::string>();
     s.instance = j.at("instance").get<std::string>();
-    s.version = j.at("version").get<uint64_t>();
-    s.heartbeat = j.value("heartbeat", uint64_t{0});
-    for (const auto& jh : j.at("hosts")) {
-        HostEntry h{jh.at("host").get<std::string>(), jh.at("ttl").get<uint32_t>(), std::nullopt, {}};
+    s.version = uint_at(j, "version", UINT64_MAX);
+    s.heartbeat = j.contains("heartbeat") ? uint_at(j, "heartbeat", UINT64_MAX) : 0;
+    auto array_at = [](const nlohmann::json& o, const char* key) -> const nlohmann::json& {
+        const auto& v = o.at(key);
+        if (!v.is_array()) throw std::out_of_range(std::string("\"") + key + "\" is not an array");
+        return v;
+    };
+    for (const auto& jh : array_at(j, "hosts")) {
+        HostEntry h{jh.at("host").get<std::string>(), static_cast<uint32_t>(uint_at(jh, "ttl", 2147483647)), std::nullopt, {}};
         if (jh.contains("loadBalancing")) {
             const auto& lb = jh["loadBalancing"];
-            h.load_balancing = conf::LoadBalancing{lb.at("weight").get<uint16_t>(), lb.at("geo").get<std::string>(),
-                                                   lb.at("defaultGeo").get<bool>()};
+            h.load_balancing = conf::LoadBalancing{static_cast<uint16_t>(uint_at(lb, "weight", 65535)),
+                                                   lb.at("geo").get<std::string>(), lb.at("defaultGeo").get<bool>()};
         }
-        for (const auto& e : jh.at("endpoints")) {
+        for (const auto& e : array_at(jh, "endpoints")) {
             h.endpoints.push_back(EndpointState{e.at("target").get<std::string>(), e.at("healthy").get<bool>()});
         }
         s.hosts.push_back(std::move(h));
     }
+    if (!j.at("overrides").is_object()) throw std::out_of_range("\"overrides\" is not an object");
     for (const auto& [t, e] : j.at("overrides").items()) {
         std::string st = e.at("state").get<std::string>();
+        if (st != "up" && st != "down" && st != "auto") throw std::out_of_range("override state \"" + st + "\"");
         s.overrides[t] = OverrideEntry{st == "up" ? OverrideState::up : st == "down" ? OverrideState::down : OverrideState::automatic,
-                                       e.at("at").get<uint64_t>()};
+                                       uint_at(e, "at", UINT64_MAX)};
     }
     return s;
 }
@@ -261,11 +278,11 @@ struct Service::Impl {
         uint64_t now = now_ms();
         own.version = now;
         own.heartbeat = now;
+        // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
+        // restart. Set first: what is loaded next is stamped with generations of this counter.
+        store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
         load_state_dir(now);
         store.set_own(own, now);
-        // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
-        // restart.
-        store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
     }
 
     // ---- stateDir

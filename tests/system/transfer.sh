@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A sync transfer large enough to take many messages, read by dig and kdig with the key: each verifies the
+# TSIG of every message (RFC 8945 5.3.1 chaining) and must see every host. Also over IPv6.
+source "$(dirname "$0")/lib.sh"
+A=127.0.0.160 P=5460
+python3 - "$WORK/glbd.yaml" "$A" "$P" "$TSIG_SECRET" <<'PY'
+import sys
+path, addr, port, secret = sys.argv[1:]
+with open(path, "w") as f:
+    f.write(f"""cluster: {{id: big, instance: big-0}}
+listen: {{dns: ["{addr}:{port}", "[::1]:{port}"]}}
+zones: [{{origin: xfr.test, nameservers: [{{name: ns.xfr.test, addresses: [{addr}]}}]}}]
+peers:
+  key: {{name: glb-sync, secret: "{secret}"}}
+  members: []
+hosts:
+""")
+    for i in range(3000):
+        f.write(f"  - {{name: h{i}.xfr.test, endpoints: [192.0.2.{i % 250 + 1}, \"2001:db8::{i + 1:x}\"], "
+                f"loadBalancing: {{weight: {i % 100 + 1}, geo: IE}}}}\n")
+PY
+start_glbd big "$WORK/glbd.yaml"
+wait_for 30 q $A $P h2999.xfr.test A || fail "server did not come up"
+
+for server in $A ::1; do
+    dig -y hmac-sha256:glb-sync:$TSIG_SECRET @$server -p $P _glbd. AXFR +time=5 +tries=1 > "$WORK/dig.out" 2>&1 || true
+    ! grep -qiE 'failed|verify|BADSIG|BADKEY|BADTIME|couldn' "$WORK/dig.out" || fail "dig ($server): $(grep -iE 'failed|verify|BAD|couldn' "$WORK/dig.out" | head -3)"
+    msgs=$(sed -n 's/.*XFR size: [0-9]* records (messages \([0-9]*\),.*/\1/p' "$WORK/dig.out")
+    (( ${msgs:-0} >= 4 )) || fail "dig ($server): $msgs messages, want several: $(tail -3 "$WORK/dig.out")"
+    hosts=$(grep -c '"host=h[0-9]*.xfr.test"' "$WORK/dig.out")
+    (( hosts == 3000 )) || fail "dig ($server): $hosts of 3000 hosts"
+    pass "dig ($server) verified a transfer of $msgs messages with all 3000 hosts"
+done
+
+kdig -y hmac-sha256:glb-sync:$TSIG_SECRET @$A -p $P _glbd. AXFR > "$WORK/kdig.out" 2>&1 || fail "kdig: $(tail -3 "$WORK/kdig.out")"
+! grep -qE ';; (ERROR|WARNING)|[Ff]ailed|BADSIG|BADKEY|BADTIME' "$WORK/kdig.out" || fail "kdig: $(grep -E ';; (ERROR|WARNING)|[Ff]ailed|BAD' "$WORK/kdig.out" | head -3)"
+kmsgs=$(sed -n 's/.*(\([0-9]*\) messages, [0-9]* records).*/\1/p' "$WORK/kdig.out")
+(( ${kmsgs:-0} >= 4 )) || fail "kdig: '$kmsgs' messages: $(tail -3 "$WORK/kdig.out")"
+khosts=$(grep -c '"host=h[0-9]*.xfr.test"' "$WORK/kdig.out")
+(( khosts == 3000 )) || fail "kdig: $khosts of 3000 hosts"
+pass "kdig verified a transfer of $kmsgs messages with all 3000 hosts"
+
+# A wrong key fails at the first message, for both.
+dig -y hmac-sha256:glb-sync:$(head -c 32 /dev/urandom | base64) @$A -p $P _glbd. AXFR +time=5 +tries=1 | contains "Transfer failed" || fail "wrong key accepted"
