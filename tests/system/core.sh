@@ -48,6 +48,20 @@ pass "UDP/TCP on IPv4 and IPv6, kdig and dig"
 "$DNSCLIENT" pipeline $A $P 50 www.example.test || fail "pipelining"
 pass "50 pipelined queries"
 
+# TCP back-pressure: 500 queries for a 2.5 KB answer written at once on one connection whose reader waits
+# 2 s, then reads slowly: every answer comes, in order and whole; other clients are answered meanwhile, and
+# the server's memory stays bounded.
+rss() { awk '/VmRSS/ {print $2}' /proc/$PID_core/status; }
+rss0=$(rss)
+"$DNSCLIENT" slowread $A $P 500 big.example.test 16 2000 > "$WORK/slow.out" 2>&1 &
+slow=$!
+sleep 0.5
+for i in 1 2 3 4 5; do [[ $(answers $A $P www.example.test A +tcp) == 192.0.2.10 ]] || fail "TCP answer while a reader is slow"; done
+rss1=$(rss)
+wait $slow || fail "slow reader: $(cat "$WORK/slow.out")"
+(( rss1 - rss0 < 32768 )) || fail "RSS grew from $rss0 kB to $rss1 kB for one slow reader"
+pass "back-pressure: $(cat "$WORK/slow.out"); RSS $rss0 -> $rss1 kB while it waited"
+
 # Truncation: no EDNS -> 512 bytes -> TC=1; dig then retries over TCP and gets all 12 records.
 q $A $P big.example.test TXT +noedns +ignore | contains 'flags: qr aa tc' || fail "no TC over UDP"
 out=$(q $A $P big.example.test TXT +noedns)

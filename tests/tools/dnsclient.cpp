@@ -2,6 +2,7 @@
 //   dnsclient pipeline ADDR PORT N NAME      N queries written at once on one TCP connection
 //   dnsclient garbage ADDR PORT COUNT SEED   COUNT malformed packets over UDP and TCP, then a real query
 //   dnsclient burst ADDR PORT SOURCE N NAME  N UDP queries from SOURCE: counts full, truncated, missing
+//   dnsclient slowread ADDR PORT N NAME T MS N queries at once, nothing read for MS ms, then read slowly
 //   dnsclient idle ADDR PORT N READY MS      N idle TCP connections: closed at once (< MS), and when the rest close
 // Traffic goes only to the address given (the tests use 127.0.0.x). Exit 0 on success.
 #include <arpa/inet.h>
@@ -139,6 +140,38 @@ int pipeline(const char* host, int port, int n, const std::string& name) {
         if (!ids.count(static_cast<uint16_t>(1000 + i))) return std::fprintf(stderr, "no answer for id %d\n", 1000 + i), 1;
     }
     std::printf("pipeline: %d queries on one connection, %zu distinct answers\n", n, ids.size());
+    return 0;
+}
+
+// N queries for NAME TYPE written at once on one TCP connection, then nothing read for PAUSE_MS (the
+// server must stop reading and hold its answers: back-pressure), then every answer read slowly, one
+// millisecond each: all must come, in order, complete.
+int slowread(const char* host, int port, int n, const std::string& name, uint16_t qtype, int pause_ms) {
+    int fd = tcp_connect(host, port);
+    if (fd < 0) return std::perror("connect"), 1;
+    std::vector<uint8_t> out;
+    for (int i = 0; i < n; ++i) {
+        QueryOpts o;
+        o.id = static_cast<uint16_t>(2000 + i);
+        frame(out, make_query(name, qtype, o));
+    }
+    if (write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) return std::perror("write"), 1;
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+    size_t records = 0;
+    for (int i = 0; i < n; ++i) {
+        uint8_t lenb[2], buf[65535];
+        if (!read_full(fd, lenb, 2)) return std::fprintf(stderr, "only %d of %d answers\n", i, n), 1;
+        size_t len = static_cast<size_t>(lenb[0] << 8 | lenb[1]);
+        if (!read_full(fd, buf, len)) return std::fprintf(stderr, "short answer %d\n", i), 1;
+        auto r = parse(buf, len);
+        if (!r.ok || r.rcode != 0 || r.answer.empty() || r.tc) return std::fprintf(stderr, "bad answer %d\n", i), 1;
+        if (r.id != 2000 + i) return std::fprintf(stderr, "answer %d has id %d: out of order\n", i, r.id), 1;
+        if (i == 0) records = r.answer.size();
+        if (r.answer.size() != records) return std::fprintf(stderr, "answer %d has %zu records\n", i, r.answer.size()), 1;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    close(fd);
+    std::printf("slowread: %d answers of %zu records, in order\n", n, records);
     return 0;
 }
 
@@ -304,8 +337,13 @@ int main(int argc, char** argv) {
         return garbage(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), static_cast<unsigned>(std::atoi(argv[5])));
     }
     if (cmd == "burst" && argc == 7) return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6]);
+    if (cmd == "slowread" && argc == 8) {
+        return slowread(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], static_cast<uint16_t>(std::atoi(argv[6])),
+                        std::atoi(argv[7]));
+    }
     if (cmd == "idle" && argc == 7) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], std::atol(argv[6]));
     std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
-                         "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N READY AT_ONCE_MS\n");
+                         "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N READY AT_ONCE_MS |\n"
+                         "       slowread ADDR PORT N NAME QTYPE PAUSE_MS\n");
     return 2;
 }
