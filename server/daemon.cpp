@@ -10,6 +10,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <filesystem>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -152,6 +154,37 @@ bool Daemon::reload() {
     return true;
 }
 
+bool Daemon::drop_privileges() {
+    if (config_.user.empty() || geteuid() != 0) return true;
+    passwd* pw = getpwnam(config_.user.c_str());
+    if (!pw) {
+        spdlog::error("cannot drop privileges: no user {}", config_.user);
+        return false;
+    }
+    if (!config_.state_dir.empty()) {
+        // The state directory is the one place the server writes: it must belong to the user it runs as.
+        std::error_code ec;
+        bool made = std::filesystem::create_directories(config_.state_dir, ec);
+        if (ec) {
+            spdlog::error("stateDir {}: {}", config_.state_dir, ec.message());
+            return false;
+        }
+        if (made && chown(config_.state_dir.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
+            spdlog::error("stateDir {}: cannot give it to user {}: {}", config_.state_dir, config_.user, std::strerror(errno));
+            return false;
+        }
+    }
+    if (setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) {
+        spdlog::error("cannot drop privileges to user {}: {}", config_.user, std::strerror(errno));
+        return false;
+    }
+    spdlog::info("running as user {} (uid {}, gid {})", config_.user, pw->pw_uid, pw->pw_gid);
+    if (!config_.state_dir.empty() && access(config_.state_dir.c_str(), W_OK | X_OK) != 0) {
+        spdlog::warn("stateDir {} is not writable by user {}: state will not be saved", config_.state_dir, config_.user);
+    }
+    return true;
+}
+
 int Daemon::run(const std::string& banner) {
     loop_ = uv_default_loop();
     uv_async_init(loop_, &changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->request_rebuild(); });
@@ -165,17 +198,32 @@ int Daemon::run(const std::string& banner) {
     try {
         geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks);
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
-        start_checker({});
-        rebuild();
-        if (!publisher_.current()) return 1;
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 1;
     }
+    // Everything that needs root (sockets, the state directory) happens first; then privileges are
+    // dropped, and only then does any thread start or any file get written.
     server_ = std::make_unique<DnsServer>(publisher_, ServerOptions::from(config_));
     server_->set_tcp_hook([this](const uint8_t* msg, size_t len, const geo::Address& from,
                                  std::vector<std::vector<uint8_t>>& out) { return sync_->handle(msg, len, from, out); });
     try {
+        server_->bind();
+        if (config_.admin_listen) {
+            admin_ = std::make_unique<admin::Server>(loop_, *config_.admin_listen, config_.admin_token,
+                                                     [this](const admin::Request& r) { return admin(r); });
+            admin_->start();
+            spdlog::info("admin endpoint on http://{}", config_.admin_listen->str());
+        }
+    } catch (const std::exception& e) {
+        spdlog::error("{}", e.what());
+        return 2;
+    }
+    if (!drop_privileges()) return 2;
+    try {
+        start_checker({});
+        rebuild();
+        if (!publisher_.current()) return 1;
         server_->start();
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
@@ -183,26 +231,6 @@ int Daemon::run(const std::string& banner) {
     }
     sync_->start();
     serving_ = true;
-    if (config_.admin_listen) {
-        admin_ = std::make_unique<admin::Server>(loop_, *config_.admin_listen, config_.admin_token,
-                                                 [this](const admin::Request& r) { return admin(r); });
-        try {
-            admin_->start();
-            spdlog::info("admin endpoint on http://{}", config_.admin_listen->str());
-        } catch (const std::exception& e) {
-            spdlog::error("{}", e.what());
-            return 2;
-        }
-    }
-    if (!config_.user.empty() && geteuid() == 0) {
-        // Sockets are bound: nothing more needs root. Every thread drops with the process (glibc).
-        passwd* pw = getpwnam(config_.user.c_str());
-        if (!pw || setgroups(0, nullptr) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) {
-            spdlog::error("cannot drop privileges to user {}", config_.user);
-            return 2;
-        }
-        spdlog::info("running as user {} (uid {})", config_.user, pw->pw_uid);
-    }
     std::string addrs;
     for (const auto& a : config_.listen) addrs += (addrs.empty() ? "" : ", ") + a.str();
     spdlog::info("glbd serving {} zone(s) for cluster {} (instance {}) on {} (UDP and TCP), serial {}",

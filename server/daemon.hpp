@@ -31,6 +31,9 @@ public:
     ~Daemon();
     // Builds the first snapshot, binds, and runs until SIGTERM/SIGINT. Returns the exit code.
     int run(const std::string& banner = "");
+    // As root with `user:` set: gives a missing stateDir to that user, then drops to it (uid, gid, no
+    // supplementary groups). False (logged) when that fails.
+    bool drop_privileges();
     // Validates `path` again and swaps in the new snapshot; a bad file keeps the running config.
     bool reload();
     // Drains or forces a cluster or an endpoint ("eu-1", "eu-1/192.0.2.10"; "down", "up", "auto"),

@@ -492,8 +492,9 @@ std::vector<uint64_t> DnsServer::answers(uint32_t ids) const {
     return out;
 }
 
-void DnsServer::start() {
+void DnsServer::bind() {
     // Bind everything first, in this thread, so that a failure is reported before anything runs.
+    if (bound_) return;
     for (const auto& a : options_.listen) {
         check_unshared(a, SOCK_DGRAM);
         check_unshared(a, SOCK_STREAM);
@@ -503,7 +504,11 @@ void DnsServer::start() {
     }
     tcp_ = std::make_unique<TcpWorker>(*this);
     for (const auto& a : options_.listen) tcp_->fds.push_back(bind_socket(a, SOCK_STREAM));
+    bound_ = true;
+}
 
+void DnsServer::start() {
+    bind();
     stopping_ = false;
     for (auto& wp : udp_) {
         UdpWorker* w = wp.get();

@@ -107,7 +107,10 @@ public:
     DnsServer(const DnsServer&) = delete;
     DnsServer& operator=(const DnsServer&) = delete;
 
-    // Binds every socket and starts the threads. Throws std::runtime_error naming the address.
+    // Binds every socket (no thread yet), so that privileges can be dropped before any thread runs.
+    // Throws std::runtime_error naming the address.
+    void bind();
+    // Binds (if not done yet) and starts the threads.
     void start();
     // Stops accepting, closes every socket and joins the threads.
     void stop();
@@ -127,6 +130,7 @@ private:
     std::vector<std::unique_ptr<UdpWorker>> udp_;
     std::unique_ptr<TcpWorker> tcp_;
     bool running_ = false;
+    bool bound_ = false;
     std::atomic<bool> stopping_{false};  // read by the UDP threads after each recvmmsg
 };
 

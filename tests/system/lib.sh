@@ -14,6 +14,7 @@ echo "+nocookie" > "$WORK/.digrc"
 declare -a PIDS=()         # every background process of the test (glbd, targets, proxies)
 declare -A GLBD_PIDS=()    # name -> pid of each glbd still expected to be running
 declare -a GLBD_LOGS=()    # the log of every glbd started, checked for sanitizer reports at the end
+declare -a EXIT_HOOKS=()   # commands run at the end, after every process has stopped (tests never set traps)
 
 # sanitizer_report LOG: prints the first sanitizer line of LOG, if any.
 sanitizer_report() {
@@ -37,6 +38,7 @@ cleanup() {
     for log in "${GLBD_LOGS[@]}"; do
         line=$(sanitizer_report "$log") && problems+="$(basename "$log"): $line"$'\n'
     done
+    for p in "${EXIT_HOOKS[@]}"; do eval "$p" || true; done
     if [[ -n $problems ]]; then
         echo "FAIL: at the end of the test:" >&2
         printf '%s' "$problems" >&2
