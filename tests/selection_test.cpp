@@ -344,6 +344,55 @@ TEST(Ecs, SourceZeroUsesPacketSourceAndScopeZero) {
     EXPECT_EQ(p.ecs_scope, 0);
 }
 
+TEST(Ecs, Ipv6SourceZeroUsesPacketSourceAndScopeZero) {
+    auto s = snapshot(world());
+    QueryOpts o;
+    o.ecs = std::vector<uint8_t>{0, 2, 0, 0};
+    auto p = ask(*s, make_query("app.glb.test", 1, o), Transport::udp, "2001:db8:2::9");  // AU in the fixture
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    ASSERT_TRUE(p.ecs);
+    EXPECT_EQ(p.ecs_family, 2);
+    EXPECT_EQ(p.ecs_source, 0);
+    EXPECT_EQ(p.ecs_scope, 0);
+    // From an IPv4 source too: the family of the option is echoed, scope 0.
+    auto q = ask(*s, make_query("app.glb.test", 1, o), Transport::udp, "10.1.0.9");
+    EXPECT_EQ(rdata(q), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(q.ecs_scope, 0);
+}
+
+// An entry with addresses and a host name: the addresses of the asked type answer while one is healthy;
+// otherwise (no address of that type, or all of them down) the host name, as a CNAME.
+TEST(Selection, MixedEntryAnswersAddressesThenItsHostName) {
+    std::vector<E> w = {{"ie", "IE", 100, false, {{"192.0.2.1", true}, {"lb-1.elb.example.net", true}}}};
+    auto s = snapshot(w);
+    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1)), std::vector<std::string>{"192.0.2.1"});
+    auto aaaa = query(*s, "10.1.0.0/16", 28);
+    ASSERT_EQ(aaaa.answer.size(), 1u);
+    EXPECT_EQ(field(aaaa.answer, 0, 3), "CNAME");
+    EXPECT_EQ(field(aaaa.answer, 0, 4), "lb-1.elb.example.net.");
+    w[0].endpoints[0].second = false;  // the address goes down: the host name answers A too
+    auto down = snapshot(w);
+    auto a = query(*down, "10.1.0.0/16", 1);
+    ASSERT_EQ(a.answer.size(), 1u);
+    EXPECT_EQ(field(a.answer, 0, 3), "CNAME");
+    EXPECT_EQ(field(a.answer, 0, 1), "60");  // the entry is usable: the host's TTL
+}
+
+// A wildcard load-balanced host beside static names (RFC 4592): names that exist are never answered
+// from the wildcard, whatever the type; other names are.
+TEST(Selection, WildcardHostBesideStaticNames) {
+    auto s = snapshot(world(), "*.glb.test");
+    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "static.glb.test")), std::vector<std::string>{"192.0.2.1"});
+    auto nodata = query(*s, "10.1.0.0/16", 28, nullptr, "static.glb.test");
+    EXPECT_EQ(nodata.rcode, 0);
+    EXPECT_TRUE(nodata.answer.empty());
+    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "other.glb.test")),
+              (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(rdata(query(*s, "10.3.0.0/16", 1, nullptr, "deep.er.glb.test")), std::vector<std::string>{"198.51.100.10"});
+    // The nameserver's own name is not load-balanced either.
+    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "ns1.glb.test")), std::vector<std::string>{"192.0.2.53"});
+}
+
 // Chi-square goodness of fit of the chosen entries against weight / sum of weights.
 double chi_square(const std::vector<uint16_t>& weights, int n, std::vector<int>* counts_out = nullptr) {
     std::vector<E> w;
