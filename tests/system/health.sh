@@ -38,11 +38,14 @@ for i in 1 2 3; do [[ $(answers $A $P shop.hc.test A | tr '\n' ' ') == "$T1 $T2 
 pass "both healthy targets answered"
 
 # One target stops.
+serial0=$(answers $A $P hc.test SOA | awk '{print $3}')
 kill -TERM "$PID_t2"; wait "$PID_t2" 2>/dev/null || true
 t0=$(date +%s%N)
 wait_for 10 bash -c "[[ \$(dig @$A -p $P +short shop.hc.test A) == $T1 ]]" || fail "$T2 still answered 10 s after it stopped"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 grep -q "health: shop.hc.test $T2 healthy -> unhealthy (connection refused)" "$WORK/hc.log" || fail "transition not logged"
+serial1=$(answers $A $P hc.test SOA | awk '{print $3}')
+(( serial1 > serial0 )) || fail "SOA serial did not rise with the health change ($serial0 -> $serial1)"
 ttl=$(q $A $P shop.hc.test A +noall +answer | awk '{print $2}' | head -1)
 [[ $ttl == 60 ]] || fail "TTL $ttl while one endpoint of the group is healthy, want 60"
 pass "a stopped target left the answers after $ms ms"

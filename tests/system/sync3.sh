@@ -79,12 +79,15 @@ pass "geo answers and scopes agree on all three servers (unmapped 10.9.0.0/16 ->
 
 # A health change on one cluster reaches every server (printed: how long after its detection). The
 # questions are the ones asked above, byte for byte: a cached answer that outlived the change would show.
+us_serial0=$(dig @${ADDR[us]} -p $P +short sync.test SOA | awk '{print $3}')
 kill -TERM "$PID_t2"; wait "$PID_t2" 2>/dev/null || true
 wait_for 20 bash -c "[[ \$(dig @${ADDR[ie]} -p $P +short shop.sync.test A +subnet=10.1.0.0/16) == $T1 ]]" || fail "ie did not detect the stopped target"
 t1=$(now_ms)
 others() { [[ $(dig @${ADDR[us]} -p $P +short shop.sync.test A +subnet=10.1.0.0/16) == "$T1" && $(dig @${ADDR[oc]} -p $P +short shop.sync.test A +subnet=10.1.0.0/16) == "$T1" ]]; }
 wait_for 20 others || fail "the change did not reach the other servers"
 ms=$(( $(now_ms) - t1 ))
+us_serial1=$(dig @${ADDR[us]} -p $P +short sync.test SOA | awk '{print $3}')
+(( us_serial1 > us_serial0 )) || fail "us's SOA serial did not rise with a peer's change ($us_serial0 -> $us_serial1)"
 pass "an endpoint going down reached every server $ms ms after detection"
 
 # Authentication: the state cannot be read without the key; wrong keys are rejected and logged.
