@@ -1,5 +1,7 @@
 #include "server/admin.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <http_parser.h>
 
 #include <algorithm>
@@ -204,7 +206,7 @@ struct Server::Impl {
         if (c->parser.error_status) {
             r.status = c->parser.error_status;
             r.body = std::string(reason(r.status)) + "\n";
-        } else if (!token.empty() && c->parser.req.headers["authorization"] != "Bearer " + token) {
+        } else if (!authorized(c->parser.req, token)) {
             r.status = 401;
             r.body = "a bearer token is required\n";
         } else {
@@ -243,5 +245,30 @@ Server::Server(uv_loop_t* loop, const conf::SockAddr& listen, std::string token,
 Server::~Server() { impl_->stop(); }
 void Server::start() { impl_->start(); }
 void Server::stop() { impl_->stop(); }
+
+bool authorized(const Request& request, const std::string& token) {
+    if (token.empty()) return true;
+    auto it = request.headers.find("authorization");
+    if (it == request.headers.end()) return false;
+    const std::string want = "Bearer " + token;
+    const std::string& got = it->second;
+    // Constant time in the content: every byte of the expected value is compared.
+    unsigned char diff = got.size() == want.size() ? 0 : 1;
+    for (size_t i = 0; i < want.size(); ++i) {
+        diff |= static_cast<unsigned char>(want[i] ^ (i < got.size() ? got[i] : 0));
+    }
+    return diff == 0;
+}
+
+bool parse_override(const std::string& body, std::string& target, std::string& state) {
+    auto j = nlohmann::json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("target") || !j.contains("state") || !j["target"].is_string() ||
+        !j["state"].is_string()) {
+        return false;
+    }
+    target = j["target"].get<std::string>();
+    state = j["state"].get<std::string>();
+    return true;
+}
 
 }  // namespace glbd::admin

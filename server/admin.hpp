@@ -54,4 +54,11 @@ struct ParseResult {
 };
 ParseResult parse_request(const std::string& bytes);
 
+// Whether the request carries `Authorization: Bearer <token>` (always true without a token). The
+// comparison takes the same time wherever the first difference is.
+bool authorized(const Request& request, const std::string& token);
+
+// The body of PUT /v1/overrides: {"target": "...", "state": "..."} with two strings. False otherwise.
+bool parse_override(const std::string& body, std::string& target, std::string& state);
+
 }  // namespace glbd::admin

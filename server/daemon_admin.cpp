@@ -74,17 +74,16 @@ admin::Response Daemon::admin(const admin::Request& req) {
         }
     } else if (req.path == "/v1/overrides") {
         if (method_is("PUT")) {
-            auto j = nlohmann::json::parse(req.body, nullptr, false);
-            if (j.is_discarded() || !j.is_object() || !j.contains("target") || !j.contains("state") ||
-                !j["target"].is_string() || !j["state"].is_string()) {
+            std::string target, state;
+            if (!admin::parse_override(req.body, target, state)) {
                 r.status = 400;
                 r.body = "expected JSON {\"target\": \"CLUSTER[/ENDPOINT]\", \"state\": \"down|up|auto\"}\n";
-            } else if (auto err = set_override(j["target"].get<std::string>(), j["state"].get<std::string>()); !err.empty()) {
+            } else if (auto err = set_override(target, state); !err.empty()) {
                 r.status = 400;
                 r.body = err + "\n";
             } else {
                 r.content_type = "application/json";
-                r.body = nlohmann::json{{"target", j["target"]}, {"state", j["state"]}}.dump() + "\n";
+                r.body = nlohmann::json{{"target", target}, {"state", state}}.dump() + "\n";
             }
         }
     } else {
@@ -265,7 +264,8 @@ std::string Daemon::state_json() const {
     auto snap = publisher_.current();
     json out{{"cluster", config_.cluster_id}, {"instance", config_.instance}, {"serial", snap ? snap->serial : 0},
              {"ready", ready()}, {"peers", peers}, {"clusters", clusters}, {"hosts", jhosts}, {"overrides", overrides}};
-    return out.dump(2) + "\n";
+    // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
+    return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace glbd

@@ -8,13 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "server/status.hpp"
 #include "conf/config.hpp"
 #include "server/daemon.hpp"
 
 namespace glbd {
 int run_demo(const std::string& self);
-int run_status(const std::string& admin, const std::string& token);
-int run_probe(const std::string& admin, const std::string& path, const std::string& token);
 }
 
 namespace {

@@ -1,9 +1,12 @@
 // glbd status — the global view from a running server's admin endpoint, as tables.
+#include "server/status.hpp"
+
 #include <curl/curl.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,7 +19,7 @@ size_t collect(char* data, size_t size, size_t n, void* out) {
 }
 
 // Prints rows as left-aligned columns.
-void table(const std::vector<std::vector<std::string>>& rows) {
+void table(std::string& out, const std::vector<std::vector<std::string>>& rows) {
     std::vector<size_t> width;
     for (const auto& r : rows) {
         for (size_t i = 0; i < r.size(); ++i) {
@@ -30,7 +33,7 @@ void table(const std::vector<std::vector<std::string>>& rows) {
             line += r[i];
             if (i + 1 < r.size()) line += std::string(width[i] - r[i].size() + 2, ' ');
         }
-        std::printf("%s\n", line.c_str());
+        out += line + "\n";
     }
 }
 
@@ -71,6 +74,59 @@ int run_probe(const std::string& admin, const std::string& path, const std::stri
     return 1;
 }
 
+std::string render_status(const std::string& admin, const std::string& state_json) {
+    auto s = nlohmann::json::parse(state_json, nullptr, false);
+    if (s.is_discarded()) throw std::runtime_error("not JSON");
+    // Every field is read through at(): a missing one or one of the wrong type throws, never crashes.
+    std::string out = "glbd " + admin + ": cluster " + s.at("cluster").get<std::string>() + ", instance " +
+                      s.at("instance").get<std::string>() + ", serial " + s.at("serial").dump() + ", " +
+                      (s.at("ready").get<bool>() ? "ready" : "NOT READY") + "\n\nCLUSTERS\n";
+    std::vector<std::vector<std::string>> rows{{"CLUSTER", "ALIVE", "INSTANCE", "ALIVE", "LAST HEARD", "VERSION"}};
+    for (const auto& cl : s.at("clusters")) {
+        bool first = true;
+        for (const auto& in : cl.at("instances")) {
+            rows.push_back({first ? cl.at("id").get<std::string>() : "", first ? (cl.at("alive").get<bool>() ? "yes" : "DEAD") : "",
+                            in.at("instance").get<std::string>(), in.at("alive").get<bool>() ? "yes" : "DEAD",
+                            in.at("self").get<bool>() ? "(this instance)" : ago(in.at("lastHeardMsAgo")), in.at("version").dump()});
+            first = false;
+        }
+    }
+    table(out, rows);
+    if (!s.at("peers").empty()) {
+        out += "\nPEERS\n";
+        rows = {{"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LAST ERROR"}};
+        for (const auto& p : s.at("peers")) {
+            rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(), p.at("alive").get<bool>() ? "yes" : "NO",
+                            ago(p.at("lastSeenMsAgo")), p.at("exchanges").dump(), p.at("failures").dump(),
+                            p.contains("lastError") ? p.at("lastError").get<std::string>() : ""});
+        }
+        table(out, rows);
+    }
+    out += "\nHOSTS\n";
+    rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "ENDPOINTS"}};
+    for (const auto& h : s.at("hosts")) {
+        bool first = true;
+        for (const auto& e : h.at("entries")) {
+            std::string eps;
+            for (const auto& ep : e.at("endpoints")) {
+                if (!eps.empty()) eps += ", ";
+                eps += ep.at("target").get<std::string>() + (ep.at("healthy").get<bool>() ? " up" : " DOWN");
+                if (!ep.at("override").is_null()) eps += " (override " + ep.at("override").get<std::string>() + ")";
+                if (ep.contains("probe") && !ep.at("probe").at("healthy").get<bool>()) {
+                    eps += " [" + ep.at("probe").at("reason").get<std::string>() + "]";
+                }
+            }
+            std::string cluster = e.at("cluster").get<std::string>() + (e.at("alive").get<bool>() ? "" : " (dead)");
+            rows.push_back({first ? h.at("name").get<std::string>() : "", cluster,
+                            e.contains("geo") ? e.at("geo").get<std::string>() : "-", e.contains("weight") ? e.at("weight").dump() : "-",
+                            e.contains("defaultGeo") && e.at("defaultGeo").get<bool>() ? "yes" : "", eps});
+            first = false;
+        }
+    }
+    table(out, rows);
+    return out;
+}
+
 int run_status(const std::string& admin, const std::string& token) {
     std::string body, error, url = "http://" + admin + "/v1/state";
     long status = http_get(url, token, 5000, body, error);
@@ -79,55 +135,12 @@ int run_status(const std::string& admin, const std::string& token) {
                      status == 0 ? error.c_str() : ("HTTP " + std::to_string(status)).c_str());
         return 2;
     }
-    auto s = nlohmann::json::parse(body, nullptr, false);
-    if (s.is_discarded()) {
-        std::fprintf(stderr, "glbd status: %s did not answer JSON\n", url.c_str());
+    try {
+        std::fputs(render_status(admin, body).c_str(), stdout);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "glbd status: %s did not answer glbd's state: %s\n", url.c_str(), e.what());
         return 2;
     }
-    std::printf("glbd %s: cluster %s, instance %s, serial %s, %s\n\nCLUSTERS\n", admin.c_str(),
-                s["cluster"].get<std::string>().c_str(), s["instance"].get<std::string>().c_str(),
-                s["serial"].dump().c_str(), s["ready"].get<bool>() ? "ready" : "NOT READY");
-    std::vector<std::vector<std::string>> rows{{"CLUSTER", "ALIVE", "INSTANCE", "ALIVE", "LAST HEARD", "VERSION"}};
-    for (const auto& cl : s["clusters"]) {
-        bool first = true;
-        for (const auto& in : cl["instances"]) {
-            rows.push_back({first ? cl["id"].get<std::string>() : "", first ? (cl["alive"].get<bool>() ? "yes" : "DEAD") : "",
-                            in["instance"].get<std::string>(), in["alive"].get<bool>() ? "yes" : "DEAD",
-                            in["self"].get<bool>() ? "(this instance)" : ago(in["lastHeardMsAgo"]), in["version"].dump()});
-            first = false;
-        }
-    }
-    table(rows);
-    if (!s["peers"].empty()) {
-        std::printf("\nPEERS\n");
-        rows = {{"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LAST ERROR"}};
-        for (const auto& p : s["peers"]) {
-            rows.push_back({p["address"].get<std::string>(), p["id"].get<std::string>(), p["alive"].get<bool>() ? "yes" : "NO",
-                            ago(p["lastSeenMsAgo"]), p["exchanges"].dump(), p["failures"].dump(),
-                            p.contains("lastError") ? p["lastError"].get<std::string>() : ""});
-        }
-        table(rows);
-    }
-    std::printf("\nHOSTS\n");
-    rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "ENDPOINTS"}};
-    for (const auto& h : s["hosts"]) {
-        bool first = true;
-        for (const auto& e : h["entries"]) {
-            std::string eps;
-            for (const auto& ep : e["endpoints"]) {
-                if (!eps.empty()) eps += ", ";
-                eps += ep["target"].get<std::string>() + (ep["healthy"].get<bool>() ? " up" : " DOWN");
-                if (!ep["override"].is_null()) eps += " (override " + ep["override"].get<std::string>() + ")";
-                if (ep.contains("probe") && !ep["probe"]["healthy"].get<bool>()) eps += " [" + ep["probe"]["reason"].get<std::string>() + "]";
-            }
-            std::string cluster = e["cluster"].get<std::string>() + (e["alive"].get<bool>() ? "" : " (dead)");
-            rows.push_back({first ? h["name"].get<std::string>() : "", cluster,
-                            e.contains("geo") ? e["geo"].get<std::string>() : "-", e.contains("weight") ? e["weight"].dump() : "-",
-                            e.contains("defaultGeo") && e["defaultGeo"].get<bool>() ? "yes" : "", eps});
-            first = false;
-        }
-    }
-    table(rows);
     return 0;
 }
 

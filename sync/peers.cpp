@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include "resolver/wire.hpp"
+#include "sync/state_file.hpp"
 #include "sync/tsig.hpp"
 
 #include <arpa/inet.h>
@@ -18,7 +19,6 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
 #include <optional>
@@ -33,6 +33,43 @@ uint64_t now_ms() {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count());
+}
+
+bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
+                   uint32_t& serial) {
+    if (len < 12) return false;
+    unsigned qd = wire::get16(m + 4), an = wire::get16(m + 6);
+    size_t pos = 12;
+    for (unsigned i = 0; i < qd; ++i) {
+        pos = wire::skip_name(m, len, pos);
+        if (pos == 0 || pos + 4 > len) return false;
+        pos += 4;
+    }
+    for (unsigned i = 0; i < an; ++i) {
+        pos = wire::skip_name(m, len, pos);
+        if (pos == 0 || pos + 10 > len) return false;
+        uint16_t type = wire::get16(m + pos);
+        size_t rdlen = wire::get16(m + pos + 8), rd = pos + 10;
+        pos = rd + rdlen;
+        if (pos > len) return false;
+        if (type == LDNS_RR_TYPE_SOA) {
+            size_t p = wire::skip_name(m, pos, rd);
+            p = p ? wire::skip_name(m, pos, p) : 0;
+            if (p == 0 || p + 20 > pos) return false;
+            serial = wire::get32(m + p);
+            ++soas;
+        } else if (type == LDNS_RR_TYPE_TXT) {
+            std::vector<std::string> strings;
+            for (size_t p = rd; p < pos;) {
+                size_t n = m[p];
+                if (p + 1 + n > pos) return false;
+                strings.emplace_back(reinterpret_cast<const char*>(m + p + 1), n);
+                p += 1 + n;
+            }
+            txts.push_back(std::move(strings));
+        }
+    }
+    return true;
 }
 
 namespace {
@@ -58,66 +95,6 @@ std::string rdf_text(const ldns_rdf* r) {
 }
 
 bool is_sync_name(const ldns_rdf* name) { return lower(rdf_text(name)) == kSyncZone; }
-
-nlohmann::json to_json(const InstanceState& s) {
-    nlohmann::json hosts = nlohmann::json::array();
-    for (const auto& h : s.hosts) {
-        nlohmann::json eps = nlohmann::json::array();
-        for (const auto& e : h.endpoints) eps.push_back({{"target", e.target}, {"healthy", e.healthy}});
-        nlohmann::json jh{{"host", h.host}, {"ttl", h.ttl}, {"endpoints", eps}};
-        if (h.load_balancing) {
-            jh["loadBalancing"] = {{"weight", h.load_balancing->weight}, {"geo", h.load_balancing->geo},
-                                   {"defaultGeo", h.load_balancing->default_geo}};
-        }
-        hosts.push_back(jh);
-    }
-    nlohmann::json ov = nlohmann::json::object();
-    for (const auto& [t, e] : s.overrides) ov[t] = {{"state", state_name(e.state)}, {"at", e.at_ms}};
-    return {{"cluster", s.cluster}, {"instance", s.instance}, {"version", s.version},
-            {"heartbeat", s.heartbeat}, {"hosts", hosts}, {"overrides", ov}};
-}
-
-// An unsigned integer field no larger than `max`. nlohmann's get<uint16_t>() would cast 70000 or -1 silently.
-uint64_t uint_at(const nlohmann::json& j, const char* key, uint64_t max) {
-    const auto& v = j.at(key);
-    if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {
-        throw std::out_of_range(std::string("\"") + key + "\": " + v.dump() + " is not an integer 0.." + std::to_string(max));
-    }
-    return v.get<uint64_t>();
-}
-
-InstanceState from_json(const nlohmann::json& j) {
-    InstanceState s;
-    s.cluster = j.at("cluster").get<std::string>();
-    s.instance = j.at("instance").get<std::string>();
-    s.version = uint_at(j, "version", UINT64_MAX);
-    s.heartbeat = j.contains("heartbeat") ? uint_at(j, "heartbeat", UINT64_MAX) : 0;
-    auto array_at = [](const nlohmann::json& o, const char* key) -> const nlohmann::json& {
-        const auto& v = o.at(key);
-        if (!v.is_array()) throw std::out_of_range(std::string("\"") + key + "\" is not an array");
-        return v;
-    };
-    for (const auto& jh : array_at(j, "hosts")) {
-        HostEntry h{jh.at("host").get<std::string>(), static_cast<uint32_t>(uint_at(jh, "ttl", 2147483647)), std::nullopt, {}};
-        if (jh.contains("loadBalancing")) {
-            const auto& lb = jh["loadBalancing"];
-            h.load_balancing = conf::LoadBalancing{static_cast<uint16_t>(uint_at(lb, "weight", 65535)),
-                                                   lb.at("geo").get<std::string>(), lb.at("defaultGeo").get<bool>()};
-        }
-        for (const auto& e : array_at(jh, "endpoints")) {
-            h.endpoints.push_back(EndpointState{e.at("target").get<std::string>(), e.at("healthy").get<bool>()});
-        }
-        s.hosts.push_back(std::move(h));
-    }
-    if (!j.at("overrides").is_object()) throw std::out_of_range("\"overrides\" is not an object");
-    for (const auto& [t, e] : j.at("overrides").items()) {
-        std::string st = e.at("state").get<std::string>();
-        if (st != "up" && st != "down" && st != "auto") throw std::out_of_range("override state \"" + st + "\"");
-        s.overrides[t] = OverrideEntry{st == "up" ? OverrideState::up : st == "down" ? OverrideState::down : OverrideState::automatic,
-                                       uint_at(e, "at", UINT64_MAX)};
-    }
-    return s;
-}
 
 std::string addr_text(const sockaddr_storage& ss) {
     char buf[INET6_ADDRSTRLEN] = {};
@@ -193,43 +170,6 @@ private:
     unsigned qd_ = 0, an_ = 0;
 };
 
-// The answer records of a transfer message: SOA serials and TXT strings. False when malformed.
-bool parse_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
-                   uint32_t& serial) {
-    if (len < 12) return false;
-    unsigned qd = wire::get16(m + 4), an = wire::get16(m + 6);
-    size_t pos = 12;
-    for (unsigned i = 0; i < qd; ++i) {
-        pos = wire::skip_name(m, len, pos);
-        if (pos == 0 || pos + 4 > len) return false;
-        pos += 4;
-    }
-    for (unsigned i = 0; i < an; ++i) {
-        pos = wire::skip_name(m, len, pos);
-        if (pos == 0 || pos + 10 > len) return false;
-        uint16_t type = wire::get16(m + pos);
-        size_t rdlen = wire::get16(m + pos + 8), rd = pos + 10;
-        pos = rd + rdlen;
-        if (pos > len) return false;
-        if (type == LDNS_RR_TYPE_SOA) {
-            size_t p = wire::skip_name(m, pos, rd);
-            p = p ? wire::skip_name(m, pos, p) : 0;
-            if (p == 0 || p + 20 > pos) return false;
-            serial = wire::get32(m + p);
-            ++soas;
-        } else if (type == LDNS_RR_TYPE_TXT) {
-            std::vector<std::string> strings;
-            for (size_t p = rd; p < pos;) {
-                size_t n = m[p];
-                if (p + 1 + n > pos) return false;
-                strings.emplace_back(reinterpret_cast<const char*>(m + p + 1), n);
-                p += 1 + n;
-            }
-            txts.push_back(std::move(strings));
-        }
-    }
-    return true;
-}
 
 }  // namespace
 
@@ -293,20 +233,7 @@ struct Service::Impl {
         std::ifstream in(state_path());
         if (!in) return;
         try {
-            // Each origin is converted as soon as it is parsed and dropped from the document, so a
-            // large file never exists as one JSON tree; nothing is applied unless the whole file parses.
-            std::vector<InstanceState> origins;
-            bool in_origins = false;
-            nlohmann::json rest = nlohmann::json::parse(in, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-                using E = nlohmann::json::parse_event_t;
-                if (event == E::key && depth == 1) in_origins = parsed == "origins";
-                if (event == E::object_end && depth == 2 && in_origins) {
-                    origins.push_back(from_json(parsed));
-                    return false;
-                }
-                return true;
-            });
-            if (!rest.is_object() || !rest.contains("origins")) throw std::runtime_error("no \"origins\"");
+            std::vector<InstanceState> origins = read_state_file(in);
             size_t n = 0;
             for (auto& s : origins) {
                 if (s.origin() == own.origin()) {
@@ -383,9 +310,7 @@ struct Service::Impl {
         std::string tmp = state_path() + ".tmp";
         {
             std::ofstream out(tmp, std::ios::trunc);
-            out << "{\"saved\":" << now_ms() << ",\"origins\":[";
-            for (size_t i = 0; i < states.size(); ++i) out << (i ? "," : "") << to_json(states[i]).dump();
-            out << "]}\n";
+            write_state_file(out, states, now_ms());
             if (!out) {
                 spdlog::warn("sync: cannot write {}", tmp);
                 return;
@@ -907,7 +832,7 @@ struct Service::Impl {
             x->mac = mac;
             ++x->messages;
             if (x->notify) return finish(x, "");
-            if (!parse_answers(msg.data(), msg.size(), x->records, x->soas, x->serial)) return finish(x, "malformed response");
+            if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial)) return finish(x, "malformed response");
             if (x->soas >= 2) return complete(x);
         }
     }

@@ -76,4 +76,9 @@ private:
 
 uint64_t now_ms();
 
+// The pulling side's reading of one transfer message: the SOA serials and every TXT record's strings of
+// its answer section. False when the message is malformed. (Exposed for tests and fuzzing.)
+bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
+                            uint32_t& serial);
+
 }  // namespace glbd::sync

@@ -7,6 +7,8 @@
 #include "resolver/resolver.hpp"
 #include "tests/dns_util.hpp"
 
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
+
 using namespace glbd;
 
 static std::shared_ptr<const Snapshot> snapshot() {
@@ -41,10 +43,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     static auto snap = snapshot();
     static uint8_t out[65535];
     Client c;
-    geo::Address::parse(size % 2 ? "10.1.2.3" : "2001:db8:2::1", c.address);
+    c.address = test::address_of(size % 2 ? "10.1.2.3" : "2001:db8:2::1");
     c.transport = size % 3 ? Transport::udp : Transport::tcp;
     size_t n = answer(*snap, data, size, c, out, sizeof out);
     if (n > sizeof out) __builtin_trap();
-    if (n > 0 && size >= 2 && (out[0] != data[0] || out[1] != data[1])) __builtin_trap();  // the ID is echoed
+    if (n == 0) return 0;
+    if (size >= 2 && (out[0] != data[0] || out[1] != data[1])) __builtin_trap();  // the ID is echoed
+    // Every answer is a well-formed message to ldns: its section counts match the records it holds.
+    ldns_pkt* p = nullptr;
+    if (ldns_wire2pkt(&p, out, n) != LDNS_STATUS_OK) __builtin_trap();
+    if (ldns_pkt_qdcount(p) > 1 || !ldns_pkt_qr(p)) __builtin_trap();
+    // Over UDP without EDNS in the answer (so none in the query, or a FORMERR), at most 512 bytes.
+    if (c.transport == Transport::udp && !ldns_pkt_edns(p) && n > 512) __builtin_trap();
+    // A truncated answer carries no answer records.
+    if (ldns_pkt_tc(p) && ldns_pkt_ancount(p) != 0) __builtin_trap();
+    ldns_pkt_free(p);
     return 0;
 }

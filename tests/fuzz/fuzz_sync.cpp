@@ -1,31 +1,28 @@
-// libFuzzer target: sync messages. The bytes go to the TCP handler as a request (signed or not), to
-// TSIG verification as a response, and, split into TXT strings, to the `_glbd.` record decoder.
+// libFuzzer target: sync messages, hostile but (in half of the runs) correctly signed, as a peer holding
+// the key could send them. The bytes go to the TCP handler as a request, unsigned and then signed with the
+// target's own key (so that transfers, IXFR serials, "have=" versions and NOTIFY are reached); to TSIG
+// verification as a response; to the pulling side's message parser; and its TXT records to the `_glbd.`
+// decoder, the store's merge, the merged view and the stateDir writer, none of which may throw.
 #include <cstdint>
+#include <ctime>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sync/peers.hpp"
 #include "sync/state.hpp"
+#include "sync/state_file.hpp"
 #include "sync/tsig.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    static sync::Service* svc = new sync::Service(test::config_from(R"(cluster: {id: eu, instance: a}
-listen: {dns: ["127.0.0.1:5399"]}
-zones: [{origin: glb.test, nameservers: [{name: ns.glb.test, addresses: [127.0.0.1]}]}]
-peers:
-  key: {name: glb-sync, secret: "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="}
-)"), nullptr);
-    static auto key = tsig::Key::from("glb-sync", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=");
-    geo::Address from;
-    geo::Address::parse("127.0.0.9", from);
-    std::vector<std::vector<uint8_t>> out;
-    svc->handle(data, size, from, out);
-    std::string mac;
-    tsig::verify(data, size, key, "prior", size % 2 == 0, 1796000000, &mac);
-    // The same bytes as TXT strings: records split at 0xff, strings at 0x00.
+namespace {
+
+constexpr const char* kSecret = "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=";
+
+// The bytes as TXT strings when they are not a DNS message: records split at 0xff, strings at 0x00.
+std::vector<std::vector<std::string>> as_records(const uint8_t* data, size_t size) {
     std::vector<std::vector<std::string>> records(1);
     std::string cur;
     for (size_t i = 0; i < size; ++i) {
@@ -39,11 +36,56 @@ peers:
         }
     }
     records.back().push_back(cur);
-    std::string f, err;
+    return records;
+}
+
+void merge_and_dump(const std::vector<std::vector<std::string>>& records) {
+    std::string from, err;
     std::vector<sync::Report> reports;
-    sync::decode(records, f, reports, err);
+    if (!sync::decode(records, from, reports, err)) return;
     sync::Store store;
-    for (const auto& r : reports) r.has_data ? (void)store.merge(r.state, r.age_ms, 5000) : (void)store.merge_heartbeat(r.state, r.age_ms, 5000, nullptr);
+    store.set_own(sync::InstanceState{"eu", "a", 1, 1, {}, {}}, 5000);
+    for (const auto& r : reports) {
+        r.has_data ? (void)store.merge(r.state, r.age_ms, 5000) : (void)store.merge_heartbeat(r.state, r.age_ms, 5000, nullptr);
+    }
     (void)store.view(5000, 3000);
+    (void)store.overrides();
+    std::vector<sync::InstanceState> states;
+    for (const auto& [origin, k] : store.known()) states.push_back(k.state);
+    std::ostringstream out;
+    sync::write_state_file(out, states, 1);
+    // What was written reads back (invalid bytes were replaced, so it is valid JSON).
+    std::istringstream in(out.str());
+    if (sync::read_state_file(in).size() != states.size()) __builtin_trap();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static sync::Service* svc = new sync::Service(test::config_from(std::string(R"(cluster: {id: eu, instance: a}
+listen: {dns: ["127.0.0.1:5399"]}
+zones: [{origin: glb.test, nameservers: [{name: ns.glb.test, addresses: [127.0.0.1]}]}]
+peers:
+  key: {name: glb-sync, secret: ")") + kSecret + "\"}\n"), nullptr);
+    static auto key = tsig::Key::from("glb-sync", kSecret);
+    geo::Address from = test::address_of("127.0.0.9");
+    std::vector<std::vector<uint8_t>> out;
+    svc->handle(data, size, from, out);
+    if (size >= 12) {
+        std::vector<uint8_t> signed_msg(data, data + size);
+        tsig::sign(signed_msg, key, "", false, static_cast<uint64_t>(std::time(nullptr)));
+        out.clear();
+        svc->handle(signed_msg.data(), signed_msg.size(), from, out);
+        for (const auto& m : out) {
+            if (m.size() > 65535) __builtin_trap();  // a TCP message cannot be longer
+        }
+    }
+    std::string mac;
+    tsig::verify(data, size, key, "prior", size % 2 == 0, 1796000000, &mac);
+    std::vector<std::vector<std::string>> txts;
+    int soas = 0;
+    uint32_t serial = 0;
+    if (sync::parse_transfer_answers(data, size, txts, soas, serial)) merge_and_dump(txts);
+    merge_and_dump(as_records(data, size));
     return 0;
 }

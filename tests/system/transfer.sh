@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # A sync transfer large enough to take many messages, read by dig and kdig with the key: each verifies the
-# TSIG of every message (RFC 8945 5.3.1 chaining) and must see every host. Also over IPv6.
+# TSIG of every message (RFC 8945 5.3.1 chaining) and must see every host. Also over IPv6. And the requests
+# glbd sends as a peer (NOTIFY, IXFR) verify with ldns at a fake peer (dnsclient catch).
 source "$(dirname "$0")/lib.sh"
-A=127.0.0.160 P=5460
-python3 - "$WORK/glbd.yaml" "$A" "$P" "$TSIG_SECRET" <<'PY'
+A=127.0.0.160 P=5460 PEER=127.0.0.161
+"$DNSCLIENT" catch $PEER $P 20 glb-sync. "$TSIG_SECRET" > "$WORK/catch.out" 2>&1 &
+catcher=$!
+PIDS+=("$catcher")
+wait_for 10 bash -c "ss -Hltn | grep -q '$PEER:$P '" || fail "the fake peer is not listening"
+python3 - "$WORK/glbd.yaml" "$A" "$P" "$TSIG_SECRET" "$PEER" <<'PY'
 import sys
-path, addr, port, secret = sys.argv[1:]
+path, addr, port, secret, peer = sys.argv[1:]
 with open(path, "w") as f:
     f.write(f"""cluster: {{id: big, instance: big-0}}
 listen: {{dns: ["{addr}:{port}", "[::1]:{port}"]}}
 zones: [{{origin: xfr.test, nameservers: [{{name: ns.xfr.test, addresses: [{addr}]}}]}}]
 peers:
   key: {{name: glb-sync, secret: "{secret}"}}
-  members: []
+  members: [{{address: "{peer}:{port}"}}]
+  syncInterval: 300ms
 hosts:
 """)
     for i in range(3000):
@@ -40,5 +46,11 @@ khosts=$(grep -c '"host=h[0-9]*.xfr.test"' "$WORK/kdig.out")
 (( khosts == 3000 )) || fail "kdig: $khosts of 3000 hosts"
 pass "kdig verified a transfer of $kmsgs messages with all 3000 hosts"
 
-# A wrong key fails at the first message, for both.
+wait $catcher || fail "glbd's requests did not verify at the fake peer: $(cat "$WORK/catch.out")"
+grep -q "opcode=4 qtype=6 tsig=ok" "$WORK/catch.out" || fail "no verified NOTIFY: $(cat "$WORK/catch.out")"
+grep -q "opcode=0 qtype=251 tsig=ok" "$WORK/catch.out" || fail "no verified IXFR: $(cat "$WORK/catch.out")"
+! grep -q "tsig=BAD" "$WORK/catch.out" || fail "a request failed verification: $(cat "$WORK/catch.out")"
+pass "glbd's NOTIFY and IXFR requests verify with ldns at a fake peer"
+
+# A wrong key fails at the first message.
 dig -y hmac-sha256:glb-sync:$(head -c 32 /dev/urandom | base64) @$A -p $P _glbd. AXFR +time=5 +tries=1 | contains "Transfer failed" || fail "wrong key accepted"

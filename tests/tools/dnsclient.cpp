@@ -3,6 +3,7 @@
 //   dnsclient garbage ADDR PORT COUNT SEED   COUNT malformed packets over UDP and TCP, then a real query
 //   dnsclient burst ADDR PORT SOURCE N NAME  N UDP queries from SOURCE: counts full, truncated, missing
 //   dnsclient slowread ADDR PORT N NAME T MS N queries at once, nothing read for MS ms, then read slowly
+//   dnsclient catch ADDR PORT N KEY SECRET    a peer that verifies glbd's NOTIFY and transfer requests with ldns
 //   dnsclient idle ADDR PORT N READY MS      N idle TCP connections: closed at once (< MS), and when the rest close
 // Traffic goes only to the address given (the tests use 127.0.0.x). Exit 0 on success.
 #include <arpa/inet.h>
@@ -22,6 +23,8 @@
 #include <vector>
 
 #include "tests/dns_util.hpp"
+
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
 
 using glbd::test::make_query;
 using glbd::test::parse;
@@ -173,6 +176,41 @@ int slowread(const char* host, int port, int n, const std::string& name, uint16_
     close(fd);
     std::printf("slowread: %d answers of %zu records, in order\n", n, records);
     return 0;
+}
+
+// A peer that glbd talks to: listens on ADDR:PORT (TCP), reads the first message of each connection,
+// verifies its TSIG with ldns (key KEY, base64 SECRET) and prints "opcode=N qtype=T tsig=ok|BAD", until it
+// has seen a NOTIFY and a transfer request, both verified, or N connections. Answers nothing.
+int catch_requests(const char* host, int port, int n, const char* key, const char* secret) {
+    socklen_t len = 0;
+    sockaddr_storage ss = target(host, port, len);
+    int lfd = socket(ss.ss_family, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(lfd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(lfd, 16) != 0) return std::perror("bind"), 2;
+    bool notify_ok = false, transfer_ok = false;
+    for (int i = 0; i < n && !(notify_ok && transfer_ok); ++i) {
+        int fd = accept(lfd, nullptr, nullptr);
+        if (fd < 0) return std::perror("accept"), 2;
+        uint8_t lenb[2], buf[65535];
+        if (read_full(fd, lenb, 2) && read_full(fd, buf, static_cast<size_t>(lenb[0] << 8 | lenb[1]))) {
+            size_t mlen = static_cast<size_t>(lenb[0] << 8 | lenb[1]);
+            ldns_pkt* p = nullptr;
+            if (ldns_wire2pkt(&p, buf, mlen) == LDNS_STATUS_OK) {
+                bool ok = ldns_pkt_tsig(p) && ldns_pkt_tsig_verify(p, buf, mlen, key, secret, nullptr);
+                int opcode = ldns_pkt_get_opcode(p);
+                int qtype = ldns_rr_list_rr_count(ldns_pkt_question(p)) ? ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_question(p), 0)) : 0;
+                std::printf("opcode=%d qtype=%d tsig=%s\n", opcode, qtype, ok ? "ok" : "BAD");
+                std::fflush(stdout);
+                if (ok && opcode == LDNS_PACKET_NOTIFY) notify_ok = true;
+                if (ok && opcode == LDNS_PACKET_QUERY && (qtype == LDNS_RR_TYPE_IXFR || qtype == LDNS_RR_TYPE_AXFR)) transfer_ok = true;
+                ldns_pkt_free(p);
+            }
+        }
+        close(fd);
+    }
+    close(lfd);
+    return notify_ok && transfer_ok ? 0 : 1;
 }
 
 // The kinds of hostile packets, each built from a valid query and broken in one way.
@@ -341,9 +379,10 @@ int main(int argc, char** argv) {
         return slowread(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], static_cast<uint16_t>(std::atoi(argv[6])),
                         std::atoi(argv[7]));
     }
+    if (cmd == "catch" && argc == 7) return catch_requests(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6]);
     if (cmd == "idle" && argc == 7) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], std::atol(argv[6]));
     std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
                          "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N READY AT_ONCE_MS |\n"
-                         "       slowread ADDR PORT N NAME QTYPE PAUSE_MS\n");
+                         "       slowread ADDR PORT N NAME QTYPE PAUSE_MS | catch ADDR PORT N KEY SECRET\n");
     return 2;
 }

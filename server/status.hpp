@@ -1,0 +1,16 @@
+// server/status — the command line's view of a running server: `glbd status` and `glbd probe` read its
+// admin endpoint over HTTP (libcurl) and print for a person or a probe.
+#pragma once
+
+#include <string>
+
+namespace glbd {
+
+// The tables of `glbd status` for the JSON of /v1/state. Throws std::exception naming what is missing or
+// of the wrong type (the answer of something that is not glbd, or of a different version).
+std::string render_status(const std::string& admin, const std::string& state_json);
+// Exit codes: 0 printed; 2 no answer, an HTTP error, or not glbd's state.
+int run_status(const std::string& admin, const std::string& token);
+int run_probe(const std::string& admin, const std::string& path, const std::string& token);
+
+}  // namespace glbd

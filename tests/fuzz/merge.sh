@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Merges into the committed corpus (tests/fuzz/corpus/TARGET) the inputs that fuzzing on this machine has
+# found (build-fuzz/corpus/TARGET) and that add coverage; libFuzzer's -merge=1 picks them. Commit the result.
+#   bash tests/fuzz/merge.sh [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+TARGETS=("$@")
+((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir)
+for t in "${TARGETS[@]}"; do
+  [[ -x build-fuzz/tests/fuzz_$t ]] || { echo "build-fuzz/tests/fuzz_$t: run tests/fuzz/run.sh first"; exit 1; }
+  [[ -d build-fuzz/corpus/$t ]] || continue
+  before=$(ls "tests/fuzz/corpus/$t" | wc -l)
+  ASAN_OPTIONS=detect_leaks=0 "build-fuzz/tests/fuzz_$t" -merge=1 "tests/fuzz/corpus/$t" "build-fuzz/corpus/$t" >/dev/null 2>&1
+  echo "fuzz_$t: corpus $before -> $(ls "tests/fuzz/corpus/$t" | wc -l) inputs"
+done
