@@ -2,6 +2,15 @@
 //   build/bench/resolver_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
+extern "C" {
+#include <libloc/database.h>
+#include <libloc/libloc.h>
+#include <libloc/network.h>
+}
+
+#include <cstring>
+#include <random>
+
 #include "resolver/resolver.hpp"
 #include "tests/dns_util.hpp"
 
@@ -118,6 +127,81 @@ void BM_FreeSnapshot(benchmark::State& state) {
 
 }  // namespace
 
+// Geo lookups that miss the per-thread cache (65,536 random addresses cycle through its 512 slots):
+// glbd's flattened table of Debian's location database against libloc's own lookup (which allocates a
+// network object per call) and against libmaxminddb on the small test database.
+const char* kLocationDb = "/var/lib/location/database.db";
+
+std::vector<geo::Address> random_addresses(bool v6) {
+    std::mt19937_64 rng(42);
+    std::vector<geo::Address> out(65536);
+    for (auto& a : out) {
+        for (auto& b : a.bytes) b = static_cast<uint8_t>(rng());
+        a.family = v6 ? 6 : 4;
+        if (v6) a.bytes[0] = static_cast<uint8_t>(0x20 | (a.bytes[0] & 0x0f));
+        else std::fill(a.bytes.begin() + 4, a.bytes.end(), 0);
+    }
+    return out;
+}
+
+void locate_loop(benchmark::State& state, const geo::GeoDb& db, bool v6) {
+    auto addrs = random_addresses(v6);
+    size_t i = 0;
+    for (auto _ : state) benchmark::DoNotOptimize(db.locate(addrs[i++ & 65535]));
+    state.SetItemsProcessed(state.iterations());
+}
+
+void BM_LocateLocationDbTable(benchmark::State& state) {
+    static geo::GeoDb db(kLocationDb, {});
+    locate_loop(state, db, state.range(0) == 6);
+}
+
+void BM_LocateMaxMindTestDb(benchmark::State& state) {
+    static geo::GeoDb db(test::fixture_path("test.mmdb"), {});
+    locate_loop(state, db, state.range(0) == 6);
+}
+
+void BM_LiblocOwnLookup(benchmark::State& state) {
+    static loc_ctx* ctx = [] {
+        loc_ctx* c = nullptr;
+        loc_new(&c);
+        return c;
+    }();
+    static loc_database* db = [] {
+        loc_database* d = nullptr;
+        loc_database_new(ctx, &d, std::fopen(kLocationDb, "r"));
+        return d;
+    }();
+    auto addrs = random_addresses(state.range(0) == 6);
+    std::vector<in6_addr> mapped(addrs.size());
+    for (size_t k = 0; k < addrs.size(); ++k) {
+        if (addrs[k].family == 4) {
+            mapped[k].s6_addr[10] = mapped[k].s6_addr[11] = 0xff;
+            std::memcpy(mapped[k].s6_addr + 12, addrs[k].bytes.data(), 4);
+        } else {
+            std::memcpy(mapped[k].s6_addr, addrs[k].bytes.data(), 16);
+        }
+    }
+    size_t i = 0;
+    for (auto _ : state) {
+        loc_network* n = nullptr;
+        loc_database_lookup(db, &mapped[i++ & 65535], &n);
+        if (n) benchmark::DoNotOptimize(loc_network_get_country_code(n)), loc_network_unref(n);
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
+void BM_LoadLocationDb(benchmark::State& state) {
+    for (auto _ : state) {
+        geo::GeoDb db(kLocationDb, {}, geo::DatabaseOptions{state.range(0) != 0, "/var/lib/location/signing-key.pem"});
+        benchmark::DoNotOptimize(db.describe());
+    }
+}
+
+BENCHMARK(BM_LocateLocationDbTable)->Arg(4)->Arg(6);
+BENCHMARK(BM_LiblocOwnLookup)->Arg(4)->Arg(6);
+BENCHMARK(BM_LocateMaxMindTestDb)->Arg(4)->Arg(6);
+BENCHMARK(BM_LoadLocationDb)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Static);
 BENCHMARK(BM_CnameChase);
 BENCHMARK(BM_Nxdomain);

@@ -540,7 +540,17 @@ private:
     }
 
     void geoip(const YAML::Node& n, Config& c) {
-        if (!r_.map(n, "geoip", {"database", "networks"})) return;
+        if (!r_.map(n, "geoip", {"database", "networks", "verify", "signingKey"})) return;
+        if (auto v = n["verify"]) {
+            if (auto b = r_.boolean(v, "geoip.verify")) c.geoip_verify = *b;
+        }
+        if (auto v = n["signingKey"]) {
+            if (auto s = r_.str(v, "geoip.signingKey")) {
+                c.geoip_signing_key = *s;
+                if (!std::ifstream(*s)) r_.error(v, "geoip.signingKey", "cannot open \"" + *s + "\"");
+            }
+        }
+        if (c.geoip_verify && !n["database"]) r_.error(n, "geoip.verify", "needs a geoip.database to verify");
         if (auto v = n["database"]) {
             if (auto s = r_.str(v, "geoip.database")) {
                 c.geoip_database = *s;

@@ -118,8 +118,10 @@ struct Config {
     std::string admin_token;
     unsigned threads = 0;
 
-    std::string geoip_database;
+    std::string geoip_database;     // a MaxMind DB or a location (libloc) database, told apart by its header
     std::vector<GeoNetwork> geoip_networks;
+    bool geoip_verify = false;      // a location database must carry a valid signature by geoip_signing_key
+    std::string geoip_signing_key = "/var/lib/location/signing-key.pem";
 
     std::vector<Zone> zones;
     std::vector<Host> hosts;

@@ -1,10 +1,14 @@
 #include "geo/geo.hpp"
 
+#include "geo/location_db.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 
 namespace glbd::geo {
@@ -51,7 +55,8 @@ bool Address::parse(std::string_view text, Address& out) {
     return false;
 }
 
-GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks) {
+GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks, const DatabaseOptions& options)
+    : database_(database) {
     static std::atomic<uint64_t> next_id{1};
     id_ = next_id.fetch_add(1);
     trie_.emplace_back();
@@ -65,7 +70,12 @@ GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& n
         codes_.push_back(n.code);
         insert(a, a.family == 4 ? prefix + 96 : prefix, static_cast<int32_t>(codes_.size() - 1));
     }
-    if (!database.empty()) {
+    if (!database.empty() && is_location_db(database)) {
+        loc_ = std::make_unique<const LocationDb>(database, options.verify, options.signing_key);
+    } else if (!database.empty()) {
+        if (options.verify) {
+            throw std::runtime_error("geoip.verify: \"" + database + "\" is not a location (libloc) database; only those carry a signature");
+        }
         int rc = MMDB_open(database.c_str(), MMDB_MODE_MMAP, &mmdb_);
         if (rc != MMDB_SUCCESS) {
             throw std::runtime_error("geoip.database: cannot open \"" + database + "\": " + MMDB_strerror(rc));
@@ -76,6 +86,30 @@ GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& n
 
 GeoDb::~GeoDb() {
     if (has_mmdb_) MMDB_close(&mmdb_);
+}
+
+std::string GeoDb::describe() const {
+    auto date = [](std::time_t t) {
+        char buf[32];
+        std::tm tm{};
+        gmtime_r(&t, &tm);
+        std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+        return std::string(buf);
+    };
+    std::string nets = std::to_string(codes_.size()) + " network(s) of geoip.networks";
+    if (loc_) {
+        char mb[32];
+        std::snprintf(mb, sizeof mb, "%.1f", static_cast<double>(loc_->bytes()) / (1 << 20));
+        return "location (libloc) database " + database_ + " from " + (loc_->vendor().empty() ? "?" : loc_->vendor()) +
+               ", created " + date(loc_->created_at()) + ": " + std::to_string(loc_->networks()) + " networks in " +
+               std::to_string(loc_->ranges()) + " ranges (" + mb + " MB), signature " +
+               (loc_->verified() ? "verified" : "not checked (geoip.verify: false)") + "; " + nets;
+    }
+    if (has_mmdb_) {
+        return std::string("MaxMind DB ") + database_ + " (" + (mmdb_.metadata.database_type ? mmdb_.metadata.database_type : "?") +
+               ", built " + date(static_cast<std::time_t>(mmdb_.metadata.build_epoch)) + "); " + nets;
+    }
+    return "no database; " + nets;
 }
 
 void GeoDb::insert(const Address& a, unsigned prefix, int32_t code) {
@@ -143,6 +177,15 @@ Location GeoDb::locate_uncached(const Address& addr) const noexcept {
     }
     uint8_t trie_prefix = family_len(homogeneous);
     loc.prefix = trie_prefix;
+    if (loc_) {
+        auto hit = loc_->lookup(addr);
+        loc.prefix = std::max(trie_prefix, hit.prefix);
+        if (hit.country >= 0) {
+            loc.code = loc_->code(hit.country);
+            loc.continent = loc_->continent(hit.country);
+        }
+        return loc;
+    }
     if (!has_mmdb_) return loc;
 
     sockaddr_in v4{};

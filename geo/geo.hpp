@@ -41,10 +41,19 @@ struct Location {
     uint64_t continent_key = 0;
 };
 
+class LocationDb;
+
+struct DatabaseOptions {
+    bool verify = false;  // a location database must be signed by signing_key (a MaxMind DB cannot be)
+    std::string signing_key = "/var/lib/location/signing-key.pem";
+};
+
 class GeoDb {
 public:
-    // Throws std::runtime_error naming the file and the problem (missing, corrupt).
-    GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks);
+    // `database` is a MaxMind DB or a location (libloc) database, told apart by its header. Throws
+    // std::runtime_error naming the file and the problem (missing, damaged, badly signed).
+    GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks, const DatabaseOptions& options = {});
+    static DatabaseOptions options_of(const conf::Config& c) { return DatabaseOptions{c.geoip_verify, c.geoip_signing_key}; }
     ~GeoDb();
     GeoDb(const GeoDb&) = delete;
     GeoDb& operator=(const GeoDb&) = delete;
@@ -52,7 +61,8 @@ public:
     // Answers repeat per client and per ECS subnet: each thread keeps the last results in a small
     // direct-mapped cache keyed by this database and the address, so a repeat costs one probe.
     [[nodiscard]] Location locate(const Address& addr) const noexcept;
-    [[nodiscard]] bool has_database() const { return has_mmdb_; }
+    // What was loaded, for `glbd check` and the log: the database's kind, its date and size.
+    [[nodiscard]] std::string describe() const;
 
 private:
     struct Node {
@@ -66,6 +76,8 @@ private:
     std::vector<std::string> codes_;
     MMDB_s mmdb_{};
     bool has_mmdb_ = false;
+    std::unique_ptr<const LocationDb> loc_;
+    std::string database_;
     uint64_t id_;  // unique per instance: keys the per-thread caches (an address may be reused)
 };
 

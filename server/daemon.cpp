@@ -130,7 +130,7 @@ bool Daemon::reload() {
     std::shared_ptr<const geo::GeoDb> geo;
     try {
         // Everything that can fail (the geo database, the zones) before touching the running state.
-        geo = std::make_shared<const geo::GeoDb>(next.geoip_database, next.geoip_networks);
+        geo = std::make_shared<const geo::GeoDb>(next.geoip_database, next.geoip_networks, geo::GeoDb::options_of(next));
         make_snapshot(next, geo, {local_view(next, {})}, serial_);
     } catch (const std::exception& e) {
         ++reloads_failed_;
@@ -196,7 +196,7 @@ int Daemon::run(const std::string& banner) {
     reclaim_timer_.data = this;
     uv_timer_start(&reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, 1000, 1000);
     try {
-        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks);
+        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks, geo::GeoDb::options_of(config_));
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());

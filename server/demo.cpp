@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "geo/location_db.hpp"
 #include "conf/config.hpp"
 
 namespace glbd {
@@ -39,6 +40,10 @@ const std::array<Cluster, 3> kClusters = {{
     {"oc", "127.0.0.13", {"127.0.1.31"}, "{weight: 100, geo: GEO-OC}"},
 }};
 
+// Debian's location database (libloc-database), when installed, places real client networks too.
+constexpr const char* kLocationDb = "/var/lib/location/database.db";
+bool has_location_db() { return geo::is_location_db(kLocationDb); }
+
 std::string config_for(const Cluster& c, const std::string& secret, const std::string& dir) {
     std::string eps;
     for (const char* e : c.endpoints) eps += std::string(eps.empty() ? "" : ", ") + e;
@@ -46,7 +51,8 @@ std::string config_for(const Cluster& c, const std::string& secret, const std::s
                       "listen: {dns: [\"" + c.server + ":" + std::to_string(kDnsPort) + "\"]}\n" +
                       "admin: {listen: \"" + c.server + ":9153\"}\n" +
                       "threads: 1\n"
-                      "geoip:\n  networks:\n    10.1.0.0/16: IE\n    10.3.0.0/16: US\n    10.2.0.0/16: GEO-OC\n"
+                      "geoip:\n  networks:\n    10.1.0.0/16: IE\n    10.3.0.0/16: US\n    10.2.0.0/16: GEO-OC\n" +
+                      (has_location_db() ? std::string("  database: ") + kLocationDb + "\n" : std::string()) +
                       "zones:\n  - origin: glb.example.test\n    ttl: 300\n    nameservers:\n";
     for (const auto& k : kClusters) {
         out += std::string("      - {name: ns-") + k.id + ".glb.example.test, addresses: [" + k.server + "]}\n";
@@ -228,6 +234,12 @@ int run_demo(const std::string& self) {
     }
     if (!ok) std::fprintf(stderr, "glbd demo: the three servers did not converge within 15 s; see %s/*.log\n", dir.c_str());
 
+    std::string located;
+    if (has_location_db()) {
+        located = std::string("\nReal networks are placed by Debian's location database (") + kLocationDb + "):\n\n"
+                  "  dig @127.0.0.12 -p 5300 shop.glb.example.test A +subnet=1.1.1.0/24     # AU, Oceania -> oc\n"
+                  "  dig @127.0.0.13 -p 5300 shop.glb.example.test A +subnet=193.0.0.0/21   # NL, no EU entry -> us\n";
+    }
     std::printf(R"(
 glbd demo: three clusters, each with its own glbd, sharing state over DNS with TSIG.
 
@@ -244,7 +256,7 @@ server; they all give the same answer:
   dig @127.0.0.11 -p 5300 api.glb.example.test A                        # simple host: every cluster
   dig @127.0.0.11 -p 5300 www.glb.example.test A                        # CNAME chased in the zone
   dig @127.0.0.11 -p 5300 glb.example.test NS                           # NS with glue for all three
-
+%s
 A failover: stop cluster ie, and within deadAfter (5 s) its IE clients go to the default geo (us), with
 a short TTL so that they come back soon after ie does:
 
@@ -257,7 +269,9 @@ The shared state, readable with the key:
 
 Configs and logs: %s. Stop with Ctrl-C.
 )",
-                children[0]->pid, children[1]->pid, children[2]->pid, children[0]->pid, secret.c_str(), dir.c_str());
+                children[0]->pid, children[1]->pid, children[2]->pid,
+                located.c_str(),
+                children[0]->pid, secret.c_str(), dir.c_str());
     std::fflush(stdout);
 
     uv_signal_t sigint, sigterm;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "geo/geo.hpp"
 #include "server/status.hpp"
 #include "conf/config.hpp"
 #include "server/daemon.hpp"
@@ -111,8 +112,18 @@ int main(int argc, char** argv) {
             return 1;
         }
         if (cmd == "check") {
-            std::printf("%s: ok (%zu zone(s), %zu host(s))\n", path.c_str(), r.config->zones.size(),
-                        r.config->hosts.size());
+            // The geo database is loaded exactly as serve loads it: a file that serve would refuse fails here.
+            std::string geo;
+            try {
+                geo = glbd::geo::GeoDb(r.config->geoip_database, r.config->geoip_networks,
+                                       glbd::geo::GeoDb::options_of(*r.config))
+                          .describe();
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "%s: %s\n%s: 1 error(s)\n", path.c_str(), e.what(), path.c_str());
+                return 1;
+            }
+            std::printf("%s: ok (%zu zone(s), %zu host(s); geo: %s)\n", path.c_str(), r.config->zones.size(),
+                        r.config->hosts.size(), geo.c_str());
             return 0;
         }
         glbd::setup_logging(r.config->log_level, r.config->log_format);

@@ -14,6 +14,16 @@ for s in 127.0.0.11 127.0.0.12 127.0.0.13; do
     [[ $(answers $s 5300 shop.glb.example.test A +subnet=10.9.0.0/16) == 127.0.1.21 ]] || fail "$s: default geo"
     [[ $(answers $s 5300 api.glb.example.test A | tr '\n' ' ') == "127.0.1.11 127.0.1.21 127.0.1.31 " ]] || fail "$s: simple host union"
 done
+# With Debian's location database installed (CI installs libloc-database), real networks are placed too.
+if grep -q "placed by Debian's location database" "$WORK/demo.log"; then
+    for s in 127.0.0.11 127.0.0.12 127.0.0.13; do
+        [[ $(answers $s 5300 shop.glb.example.test A +subnet=1.1.1.0/24) == 127.0.1.31 ]] || fail "$s: 1.1.1.0/24 (AU) should go to oc"
+        [[ $(answers $s 5300 shop.glb.example.test A +subnet=193.0.0.0/21) == 127.0.1.21 ]] || fail "$s: 193.0.0.0/21 (NL) should go to us"
+    done
+    pass "demo: real networks placed by the location database (AU -> oc, NL -> us)"
+elif [[ -e /var/lib/location/database.db ]]; then
+    fail "the location database is installed but the demo does not use it"
+fi
 key=$(sed -n 's/.*-y \(hmac-sha256:glb-demo:[^ ]*\).*/\1/p' "$WORK/demo.log")
 dig -y "$key" @127.0.0.11 -p 5300 _glbd. AXFR | contains '"origin=oc/oc-demo"' || fail "the printed AXFR command does not work"
 pass "demo: three servers answer every geo; the printed commands work"
