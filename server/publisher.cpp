@@ -4,7 +4,7 @@ namespace glbd {
 
 void Publisher::publish(std::shared_ptr<const Snapshot> next) {
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         std::swap(snap_, next);
     }
     generation_.fetch_add(1, std::memory_order_acq_rel);
@@ -14,21 +14,21 @@ void Publisher::publish(std::shared_ptr<const Snapshot> next) {
 
 void Publisher::retire(std::shared_ptr<const Snapshot> old) const {
     if (!old) return;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     retired_.push_back(std::move(old));
 }
 
 void Publisher::reclaim() {
     std::vector<std::shared_ptr<const Snapshot>> dead;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         dead.swap(retired_);
     }
     // `dead` is freed here, outside the lock.
 }
 
 std::shared_ptr<const Snapshot> Publisher::current() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return snap_;
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sync/mutex.hpp"
 #include "resolver/snapshot.hpp"
 
 namespace glbd {
@@ -49,9 +50,9 @@ public:
 private:
     void retire(std::shared_ptr<const Snapshot> old) const;
 
-    mutable std::mutex mu_;
-    std::shared_ptr<const Snapshot> snap_;
-    mutable std::vector<std::shared_ptr<const Snapshot>> retired_;  // let go of by readers
+    mutable Mutex mu_;
+    std::shared_ptr<const Snapshot> snap_ GLBD_GUARDED_BY(mu_);
+    mutable std::vector<std::shared_ptr<const Snapshot>> retired_ GLBD_GUARDED_BY(mu_);  // let go of by readers
     std::atomic<uint64_t> generation_{0};
 };
 

@@ -1,3 +1,4 @@
+#include "sync/mutex.hpp"
 #include "sync/health.hpp"
 
 #include <arpa/inet.h>
@@ -104,8 +105,8 @@ struct Checker::Impl {
     bool stopping = false;
     bool started = false;
 
-    mutable std::mutex mu;
-    States states;  // published copy, guarded by mu
+    mutable Mutex mu;
+    States states GLBD_GUARDED_BY(mu);  // published copy
     size_t unknown = 0;
     std::atomic<bool> first_round{false};
 
@@ -267,7 +268,7 @@ struct Checker::Impl {
         bool flipped = t->hysteresis.record(ok);
         bool round_complete = false;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             EndpointHealth& st = states[{t->host, t->endpoint}];
             st.probes++;
             if (!ok) st.failures++;
@@ -457,7 +458,7 @@ Checker::~Checker() { stop(); }
 void Checker::start() { impl_->start(); }
 void Checker::stop() { impl_->stop(); }
 States Checker::states() const {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     return impl_->states;
 }
 bool Checker::first_round_done() const { return impl_->first_round.load(); }

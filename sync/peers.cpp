@@ -3,6 +3,7 @@
 #include <malloc.h>
 
 #include "resolver/wire.hpp"
+#include "sync/mutex.hpp"
 #include "sync/state_file.hpp"
 #include "sync/tsig.hpp"
 
@@ -174,31 +175,37 @@ private:
 }  // namespace
 
 struct Service::Impl {
+    // Written only by reconfigure() on the control thread while the sync thread is stopped; read by the
+    // control and sync threads. The TCP thread reads none of it (it takes the key through current_key()).
     conf::Config config;
-    bool networked = false;
-    std::string key_name, secret;
-    tsig::Key key;
+    std::atomic<bool> networked{false};
     std::function<void()> on_change;
 
-    mutable std::mutex mu;  // guards everything below it
-    Store store;
-    InstanceState own;
-    std::map<std::string, PeerStatus> peer_status;  // by address
-    std::set<std::string> self_addresses;           // members that turned out to be this instance
-    std::set<std::string> pull_now;                 // IPs that sent NOTIFY
-    bool notify_pending = false;
-    bool own_hosts_set = false;
-    std::map<std::string, bool> last_alive;
-    std::set<std::string> warned;  // origin+version already warned about foreign hosts
+    mutable Mutex mu;
+    std::shared_ptr<const tsig::Key> sync_key GLBD_GUARDED_BY(mu);  // swapped whole by a reload
+    Store store GLBD_GUARDED_BY(mu);
+    InstanceState own GLBD_GUARDED_BY(mu);
+    std::map<std::string, PeerStatus> peer_status GLBD_GUARDED_BY(mu);  // by address
+    std::set<std::string> self_addresses GLBD_GUARDED_BY(mu);           // members that turned out to be this instance
+    std::set<std::string> pull_now GLBD_GUARDED_BY(mu);                 // IPs that sent NOTIFY
+    bool notify_pending GLBD_GUARDED_BY(mu) = false;
+    bool own_hosts_set GLBD_GUARDED_BY(mu) = false;
+    std::map<std::string, bool> last_alive GLBD_GUARDED_BY(mu);
+    std::set<std::string> warned GLBD_GUARDED_BY(mu);  // origin+version already warned about foreign hosts
+    bool save_pending GLBD_GUARDED_BY(mu) = false;
+    bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
 
-    SyncCounters counters;
+    SyncCounters counters;  // atomics
+    bool running = false;   // control thread: the sync thread is running
+
+    // The sync thread's own: its loop, timers and exchanges (the control thread touches them only in
+    // start() and stop(), before the thread starts and after it is joined).
     uv_loop_t loop{};
     uv_async_t wake{};
     uv_timer_t pull_timer{}, live_timer{}, save_timer{};
-    bool save_pending = false;                          // mu
-    uint64_t last_save_ms = 0, last_save_cost_ms = 0;  // sync thread
+    uint64_t last_save_ms = 0, last_save_cost_ms = 0;
     std::thread thread;
-    bool running = false, stopping = false;
+    bool closing = false;             // the stop was seen: no new exchange
     std::set<std::string> in_flight;  // addresses with an exchange under way
     struct Exchange;
     std::set<Exchange*> exchanges;
@@ -208,11 +215,8 @@ struct Service::Impl {
 
     Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
         networked = config.peers.has_value();
-        if (networked) {
-            key_name = lower(config.peers->key.name);
-            secret = config.peers->key.secret;
-            key = tsig::Key::from(config.peers->key.name, secret);
-        }
+        MutexLock lock(mu);
+        if (networked) sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
         own.cluster = config.cluster_id;
         own.instance = config.instance;
         uint64_t now = now_ms();
@@ -228,7 +232,7 @@ struct Service::Impl {
     // ---- stateDir
     std::string state_path() const { return config.state_dir + "/state.json"; }
 
-    void load_state_dir(uint64_t now) {
+    void load_state_dir(uint64_t now) GLBD_REQUIRES(mu) {
         if (config.state_dir.empty()) return;
         std::ifstream in(state_path());
         if (!in) return;
@@ -254,7 +258,7 @@ struct Service::Impl {
     // stateDir is written on the sync thread, at most every max(1 s, 4 x the last write's cost): at
     // 10,000 hosts x 20 clusters one write is about a second of work. The known states are copied
     // under the lock; serializing and writing happen outside it. A stop writes what is pending.
-    void request_save() {  // mu held
+    void request_save() GLBD_REQUIRES(mu) {
         if (config.state_dir.empty()) return;
         save_pending = true;
         if (!networked) save_locked();  // no sync thread: write now
@@ -263,7 +267,7 @@ struct Service::Impl {
     void schedule_save() {  // sync thread
         if (uv_is_active(reinterpret_cast<uv_handle_t*>(&save_timer))) return;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             if (!save_pending) return;
         }
         uv_update_time(&loop);
@@ -278,7 +282,7 @@ struct Service::Impl {
         uint64_t start = uv_now(&loop);
         std::vector<InstanceState> states;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             if (!save_pending) return;
             save_pending = false;
             states = known_states();
@@ -291,12 +295,12 @@ struct Service::Impl {
         last_save_cost_ms = last_save_ms - start;
     }
 
-    void save_locked() {  // mu held
+    void save_locked() GLBD_REQUIRES(mu) {
         save_pending = false;
         write_state(known_states());
     }
 
-    std::vector<InstanceState> known_states() const {  // mu held
+    std::vector<InstanceState> known_states() const GLBD_REQUIRES(mu) {
         std::vector<InstanceState> out;
         out.reserve(store.known().size());
         for (const auto& [o, k] : store.known()) out.push_back(k.state);
@@ -323,7 +327,7 @@ struct Service::Impl {
     // ---- own state (control thread)
     void set_own_hosts(std::vector<HostEntry> hosts) {
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             bool same = hosts.size() == own.hosts.size() &&
                         std::equal(hosts.begin(), hosts.end(), own.hosts.begin(), [](const HostEntry& a, const HostEntry& b) {
                             return a.host == b.host && a.ttl == b.ttl && a.load_balancing == b.load_balancing &&
@@ -343,7 +347,7 @@ struct Service::Impl {
 
     std::string set_override(const std::string& target, const std::string& state) {
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             if (auto err = sync::set_override(own.overrides, target, state, now_ms()); !err.empty()) return err;
             bump_own();
         }
@@ -351,7 +355,7 @@ struct Service::Impl {
         return "";
     }
 
-    void bump_own() {  // mu held
+    void bump_own() GLBD_REQUIRES(mu) {
         uint64_t now = now_ms();
         own.version = std::max(own.version + 1, now);
         own.heartbeat = now;
@@ -367,7 +371,7 @@ struct Service::Impl {
     uint64_t dead_after() const { return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4; }
 
     // ---- serving (TCP thread)
-    Auth verify(const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac) const {
+    static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac) {
         switch (tsig::verify(wire, len, key, "", false, now_s, mac)) {
             case tsig::Status::ok: return Auth::ok;
             case tsig::Status::unsigned_: return Auth::unsigned_;
@@ -389,7 +393,9 @@ struct Service::Impl {
         if (opcode != 0 && opcode != kOpNotify) return false;
         std::string peer = geo_ip(from);
         std::string req_mac;
-        Auth a = verify(msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
+        auto key = current_key();
+        if (!key) return false;
+        Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
         if (a != Auth::ok) {
             const char* why = a == Auth::unsigned_ ? "unsigned" : a == Auth::badkey ? "unknown key" : a == Auth::badsig ? "bad signature" : "stale signature";
             (a == Auth::unsigned_ ? counters.rejected_unsigned : a == Auth::badkey ? counters.rejected_badkey
@@ -403,9 +409,9 @@ struct Service::Impl {
             Message resp(ldns_pkt_id(req.get()), static_cast<uint16_t>(0x8000 | kOpNotify << 11 | 0x0400));
             resp.question(ldns_rr_get_type(q));
             out.push_back(resp.finish());
-            tsig::sign(out.back(), key, req_mac, false, static_cast<uint64_t>(std::time(nullptr)));
+            tsig::sign(out.back(), *key, req_mac, false, static_cast<uint64_t>(std::time(nullptr)));
             {
-                std::lock_guard<std::mutex> lock(mu);
+                MutexLock lock(mu);
                 pull_now.insert(peer);
             }
             wake_up();
@@ -434,7 +440,7 @@ struct Service::Impl {
                     have[v.substr(5, at - 5)] = std::strtoull(v.c_str() + at + 1, nullptr, 10);
                 }
             }
-            transfer(ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have, out);
+            transfer(*key, ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have, out);
         } else {
             out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
         }
@@ -462,7 +468,7 @@ struct Service::Impl {
 
     // What to send a puller that has our generation `since` (none: everything): data only for the
     // origins that changed after it, heartbeats for all.
-    std::vector<Report> reports_now(std::optional<uint32_t> since) {  // mu held
+    std::vector<Report> reports_now(std::optional<uint32_t> since) GLBD_REQUIRES(mu) {
         uint64_t now = now_ms();
         std::vector<Report> reports;
         for (const auto& [origin, k] : store.known()) {
@@ -476,12 +482,12 @@ struct Service::Impl {
 
     // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about
     // kMessageBudget bytes, each signed (the first with the request's MAC, the next ones chained).
-    void transfer(uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
-                  const std::map<std::string, uint64_t>& have, std::vector<std::vector<uint8_t>>& out) {
+    void transfer(const tsig::Key& key, uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
+                  const std::map<std::string, uint64_t>& have, std::vector<std::vector<uint8_t>>& out) GLBD_EXCLUDES(mu) {
         std::vector<std::vector<std::string>> records;
         uint32_t generation;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             generation = store.generation();
             // A serial from the future (another incarnation of ours) gets everything.
             if (known_serial && newer(*known_serial, generation)) known_serial.reset();
@@ -528,16 +534,19 @@ struct Service::Impl {
     // A reload: new members, key, zones or intervals; what is known stays.
     void reconfigure(const conf::Config& c) {
         stop();
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         config = c;
         networked = config.peers.has_value();
-        if (networked) {
-            key_name = lower(config.peers->key.name);
-            secret = config.peers->key.secret;
-            key = tsig::Key::from(config.peers->key.name, secret);
-        }
+        sync_key = networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))
+                             : nullptr;
         self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
         stopping = false;
+        closing = false;
+    }
+
+    std::shared_ptr<const tsig::Key> current_key() const GLBD_EXCLUDES(mu) {
+        MutexLock lock(mu);
+        return sync_key;
     }
 
     // ---- the sync loop
@@ -561,7 +570,7 @@ struct Service::Impl {
     void stop() {
         if (!running) return;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             stopping = true;
         }
         uv_async_send(&wake);
@@ -574,8 +583,9 @@ struct Service::Impl {
         bool stop_now, notify;
         std::set<std::string> now_pull;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             stop_now = stopping;
+            if (stop_now) closing = true;
             notify = notify_pending;
             notify_pending = false;
             now_pull.swap(pull_now);
@@ -590,7 +600,7 @@ struct Service::Impl {
             return;
         }
         if (notify && members.empty()) {  // not resolved yet: the first round sends it
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             notify_pending = true;
         } else if (notify) {
             for (const auto& m : members) exchange(m, true);
@@ -613,7 +623,7 @@ struct Service::Impl {
         for (const auto& m : members) exchange(m, false);
         bool notify;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             notify = notify_pending;
             notify_pending = false;
         }
@@ -633,7 +643,7 @@ struct Service::Impl {
             if (--*count > 0) return;
             std::vector<std::string> next;
             for (const auto& a : *set) {
-                std::lock_guard<std::mutex> lock(mu);
+                MutexLock lock(mu);
                 if (!is_own_listen(a) && !self_addresses.count(a)) next.push_back(a);
             }
             members = std::move(next);
@@ -688,7 +698,7 @@ struct Service::Impl {
         bool changed = false;
         uint64_t now = now_ms();
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             for (const auto& [origin, k] : store.known()) {
                 bool alive = store.alive(k, now, dead_after());
                 // A first sighting changes nothing: the view that brought the origin judged it the same way.
@@ -713,6 +723,7 @@ struct Service::Impl {
         uv_write_t write{};
         uv_timer_t timer{};
         std::vector<uint8_t> out, in;
+        std::shared_ptr<const tsig::Key> key;  // the key the request was signed with
         std::string mac;  // the request's, then the previous message's
         int messages = 0, soas = 0, open = 2;
         uint32_t serial = 0;
@@ -723,7 +734,7 @@ struct Service::Impl {
 
     void exchange(const std::string& addr, bool notify) {
         std::string flight = addr + (notify ? "#n" : "#p");
-        if (in_flight.count(flight) || stopping) return;
+        if (in_flight.count(flight) || closing) return;
         sockaddr_storage ss{};
         std::string ip = ip_of(addr);
         int port = std::stoi(addr.substr(addr.rfind(':') + 1));
@@ -753,7 +764,7 @@ struct Service::Impl {
             ldns_rr_set_type(held, LDNS_RR_TYPE_TXT);
             ldns_rr_set_class(held, LDNS_RR_CLASS_IN);
             {
-                std::lock_guard<std::mutex> lock(mu);
+                MutexLock lock(mu);
                 size_t bytes = 0;
                 for (const auto& [origin, k] : store.known()) {
                     std::string v = "have=" + origin + "@" + std::to_string(k.state.version);
@@ -772,7 +783,10 @@ struct Service::Impl {
         ldns_pkt2wire(&raw_wire, req.get(), &raw_len);
         std::vector<uint8_t> wire(raw_wire, raw_wire + raw_len);
         free(raw_wire);
-        x->mac = tsig::sign(wire, key, "", false, static_cast<uint64_t>(std::time(nullptr)));
+        auto key = current_key();
+        if (!key) return;
+        x->key = key;
+        x->mac = tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
         x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
         x->out.insert(x->out.end(), wire.begin(), wire.end());
         (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
@@ -827,7 +841,7 @@ struct Service::Impl {
                 return finish(x, std::string("peer answered ") + ((msg[3] & 0xf) == 9 ? "NOTAUTH (key mismatch?)" : "an error"));
             }
             std::string mac;
-            auto st = tsig::verify(msg.data(), msg.size(), key, x->mac, x->messages > 0, static_cast<uint64_t>(std::time(nullptr)), &mac);
+            auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0, static_cast<uint64_t>(std::time(nullptr)), &mac);
             if (st != tsig::Status::ok) return finish(x, "bad TSIG on the response");
             x->mac = mac;
             ++x->messages;
@@ -851,7 +865,7 @@ struct Service::Impl {
         if (!decode(x->records, from, reports, error)) return finish(x, "malformed state: " + error);
         bool changed = false, need_full = false;
         {
-            std::lock_guard<std::mutex> lock(mu);
+            MutexLock lock(mu);
             peer_status[x->addr].origin = from;
             if (from == own.origin()) {
                 self_addresses.insert(x->addr);
@@ -896,7 +910,7 @@ struct Service::Impl {
         Impl* impl = x->impl;
         impl->in_flight.erase(x->addr + (x->notify ? "#n" : "#p"));
         {
-            std::lock_guard<std::mutex> lock(impl->mu);
+            MutexLock lock(impl->mu);
             PeerStatus& st = impl->peer_status[x->addr];
             st.address = x->addr;
             st.exchanges++;
@@ -940,32 +954,36 @@ std::string Service::set_override(const std::string& target, const std::string& 
     return impl_->set_override(target, state);
 }
 GlobalView Service::view() const {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     return impl_->store.view(now_ms(), impl_->dead_after());
 }
 std::vector<Known> Service::known() const {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     std::vector<Known> out;
     for (const auto& [o, k] : impl_->store.known()) out.push_back(k);
     return out;
 }
 OverrideMap Service::overrides() const {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     return impl_->store.overrides();
 }
 std::vector<PeerStatus> Service::peers() const {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(impl_->mu);
     std::vector<PeerStatus> out;
     for (const auto& [a, s] : impl_->peer_status) out.push_back(s);
     return out;
 }
 const SyncCounters& Service::counters() const { return impl_->counters; }
-std::string Service::own_origin() const { return impl_->own.origin(); }
+std::string Service::own_origin() const {
+    MutexLock lock(impl_->mu);
+    return impl_->own.origin();
+}
 bool Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
     return impl_->handle(msg, len, from, out);
 }
 Service::Auth Service::verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const {
-    return impl_->verify(msg, len, now_s, nullptr);
+    auto key = impl_->current_key();
+    return key ? Impl::verify(*key, msg, len, now_s, nullptr) : Auth::unsigned_;
 }
 
 }  // namespace glbd::sync

@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -309,6 +310,7 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
     if (bind(fd, reinterpret_cast<sockaddr*>(&src), slen) != 0) return std::perror("bind"), 2;
     int big = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    time_t first = time(nullptr);
     for (int i = 0; i < n; ++i) {
         QueryOpts o;
         o.id = static_cast<uint16_t>(i);
@@ -316,6 +318,7 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
         sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&ss), len);
         if (i % 20 == 19) usleep(1000);  // stay within the server's socket buffer: it must see every query
     }
+    long seconds = static_cast<long>(time(nullptr) - first) + 1;  // how many rate-limit seconds the burst spans
     int full = 0, truncated = 0;
     pollfd p{fd, POLLIN, 0};
     while (poll(&p, 1, 1000) == 1) {
@@ -327,7 +330,7 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
         else if (a.rcode == 0 && !a.answer.empty()) ++full;
     }
     close(fd);
-    std::printf("full=%d truncated=%d none=%d\n", full, truncated, n - full - truncated);
+    std::printf("full=%d truncated=%d none=%d seconds=%ld\n", full, truncated, n - full - truncated, seconds);
     return 0;
 }
 
