@@ -24,6 +24,9 @@ enum class Outcome : uint8_t {
     badvers,     // EDNS version above 0
     dropped,     // not answered at all (too short, or a response)
 };
+inline constexpr size_t kOutcomes = static_cast<size_t>(Outcome::dropped) + 1;  // counters are sized from it
+// Response codes counted one by one: 0..22 (BADVERS is 16), and every other one in the last slot.
+inline constexpr size_t kCountedRcodes = 24;
 
 struct Client {
     geo::Address address;  // the packet's source

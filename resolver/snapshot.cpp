@@ -72,7 +72,7 @@ void add_record(Zone& z, const std::string& owner, uint16_t type, uint32_t ttl, 
     n.rrsets.push_back(RRset{type, ttl, {std::move(rd)}});
 }
 
-std::string soa_rdata(const conf::Zone& cz, const std::string& origin_wire, uint32_t serial) {
+std::string soa_rdata(const conf::Zone& cz, uint32_t serial) {
     std::string rname = cz.soa.rname;
     if (rname.find('.') == std::string::npos) rname += "." + cz.origin;
     std::string out = must_wire(cz.soa.mname) + must_wire(rname);
@@ -80,7 +80,6 @@ std::string soa_rdata(const conf::Zone& cz, const std::string& origin_wire, uint
         char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
         out.append(b, 4);
     }
-    (void)origin_wire;
     return out;
 }
 
@@ -112,7 +111,7 @@ Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     Zone z;
     z.origin = must_wire(cz.origin);
     z.labels = wire::label_count(z.origin);
-    z.soa = RRset{wire::type::SOA, cz.ttl, {make_rdata(wire::type::SOA, soa_rdata(cz, z.origin, serial))}};
+    z.soa = RRset{wire::type::SOA, cz.ttl, {make_rdata(wire::type::SOA, soa_rdata(cz, serial))}};
     z.negative_ttl = std::min(cz.ttl, cz.soa.minimum);
     build_soa_tail(z);
     Node& apex = add_node(z, z.origin);

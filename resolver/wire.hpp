@@ -120,7 +120,6 @@ public:
 
     [[nodiscard]] size_t pos() const { return pos_; }
     [[nodiscard]] bool overflow() const { return overflow_; }
-    [[nodiscard]] size_t cap() const { return cap_; }
     void set_cap(size_t cap) { cap_ = cap; }
     // Returns to an earlier position (a record that did not fit); forgets names written after it.
     void rewind(size_t pos);

@@ -58,11 +58,6 @@ uint32_t Daemon::next_serial() {
     return serial_;
 }
 
-std::shared_ptr<const Snapshot> Daemon::make_snapshot(const conf::Config& c, std::shared_ptr<const geo::GeoDb> geo,
-                                                      const GlobalView& view, uint32_t serial) const {
-    return build_snapshot(c, view, std::move(geo), serial);
-}
-
 uint32_t Daemon::counter_id(const std::string& host, const std::string& cluster) {
     return counter_ids_.try_emplace({host, cluster}, static_cast<uint32_t>(counter_ids_.size())).first->second;
 }
@@ -131,7 +126,7 @@ bool Daemon::reload() {
     try {
         // Everything that can fail (the geo database, the zones) before touching the running state.
         geo = std::make_shared<const geo::GeoDb>(next.geoip_database, next.geoip_networks, geo::GeoDb::options_of(next));
-        make_snapshot(next, geo, {local_view(next, {})}, serial_);
+        build_snapshot(next, {local_view(next, {})}, geo, serial_);  // a zone that cannot be built fails here
     } catch (const std::exception& e) {
         ++reloads_failed_;
         spdlog::error("reload failed: {}; still serving the previous config", e.what());

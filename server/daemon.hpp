@@ -47,8 +47,6 @@ public:
     [[nodiscard]] bool ready() const;
 
 private:
-    std::shared_ptr<const Snapshot> make_snapshot(const conf::Config& c, std::shared_ptr<const geo::GeoDb> geo,
-                                                  const GlobalView& view, uint32_t serial) const;
     uint32_t next_serial();
     void start_checker(const health::States& previous);
     void request_rebuild();

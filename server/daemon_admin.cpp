@@ -9,9 +9,10 @@
 namespace glbd {
 namespace {
 
-const char* kRcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
+const char* kRcodes[kCountedRcodes] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
                          "NXRRSET", "NOTAUTH", "NOTZONE", "RCODE11", "RCODE12", "RCODE13", "RCODE14", "RCODE15",
                          "BADVERS", "RCODE17", "RCODE18", "RCODE19", "RCODE20", "RCODE21", "RCODE22", "OTHER"};
+static_assert(std::size(kRcodes) == kCountedRcodes);
 
 // A Prometheus label value: backslash, quote and newline escaped.
 std::string esc(const std::string& v) {
@@ -100,7 +101,7 @@ std::string Daemon::metrics() const {
     const char* transports[] = {"udp", "tcp"};
     m.family("glbd_queries_total", "counter", "DNS queries answered, by transport and response code.");
     for (int t = 0; t < 2; ++t) {
-        for (int rc = 0; rc < 24; ++rc) {
+        for (size_t rc = 0; rc < kCountedRcodes; ++rc) {
             uint64_t v = c.rcode[t][rc].load();
             if (v || rc == 0) m.sample("glbd_queries_total", std::string("transport=\"") + transports[t] + "\",rcode=\"" + kRcodes[rc] + "\"", static_cast<double>(v));
         }

@@ -167,7 +167,7 @@ void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent, const Sn
         answers.reserve(snap->counters);
         answers.bump(qi.counter);
     }
-    bump(rcode[tr][qi.rcode < 24 ? qi.rcode : 23]);
+    bump(rcode[tr][qi.rcode < kCountedRcodes ? qi.rcode : kCountedRcodes - 1]);
     bump(qtype[tr][qtype_index(qi.qtype)]);
     bump(outcome[static_cast<int>(qi.outcome)]);
     if (qi.truncated) bump(truncated);
@@ -190,11 +190,11 @@ void ServerCounters::add(const ServerCounters& o) {
         to.store(to.load(std::memory_order_relaxed) + from.load(std::memory_order_relaxed), std::memory_order_relaxed);
     };
     for (int t = 0; t < 2; ++t) {
-        for (int i = 0; i < 24; ++i) sum(rcode[t][i], o.rcode[t][i]);
+        for (size_t i = 0; i < kCountedRcodes; ++i) sum(rcode[t][i], o.rcode[t][i]);
         for (int i = 0; i < kQtypes; ++i) sum(qtype[t][i], o.qtype[t][i]);
         sum(dropped[t], o.dropped[t]);
     }
-    for (int i = 0; i < 9; ++i) sum(outcome[i], o.outcome[i]);
+    for (size_t i = 0; i < kOutcomes; ++i) sum(outcome[i], o.outcome[i]);
     for (int i = 0; i < kBuckets; ++i) sum(duration_bucket[i], o.duration_bucket[i]);
     for (auto [to, from] : {std::pair{&truncated, &o.truncated}, {&fallback, &o.fallback}, {&fail_open, &o.fail_open},
                             {&tcp_connections, &o.tcp_connections}, {&rrl_slipped, &o.rrl_slipped}, {&rrl_dropped, &o.rrl_dropped}, {&tcp_refused, &o.tcp_refused},

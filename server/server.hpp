@@ -74,12 +74,12 @@ struct ServerCounters {
     static constexpr int kQtypes = 13;  // A AAAA CNAME MX TXT NS SOA SRV CAA PTR ANY AXFR/IXFR other
     static constexpr int kBuckets = 9;  // answer processing time, microseconds
     static constexpr double kBucketUs[kBuckets] = {0.5, 1, 2, 5, 10, 25, 100, 1000, 1e18};
-    std::atomic<uint64_t> rcode[2][24] = {};  // [transport][rcode]
+    std::atomic<uint64_t> rcode[2][kCountedRcodes] = {};  // [transport][rcode]
     std::atomic<uint64_t> qtype[2][kQtypes] = {};
     std::atomic<uint64_t> dropped[2] = {};
     std::atomic<uint64_t> truncated{0}, fallback{0}, fail_open{0};
     std::atomic<uint64_t> rrl_slipped{0}, rrl_dropped{0};
-    std::atomic<uint64_t> outcome[9] = {};
+    std::atomic<uint64_t> outcome[kOutcomes] = {};
     std::atomic<uint64_t> tcp_connections{0}, tcp_refused{0}, tcp_idle_closed{0};
     std::atomic<uint64_t> duration_bucket[kBuckets] = {};
     std::atomic<uint64_t> duration_count{0};
