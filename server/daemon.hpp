@@ -18,7 +18,7 @@
 #include "server/publisher.hpp"
 #include "server/server.hpp"
 #include "sync/health.hpp"
-#include "sync/peers.hpp"
+#include "sync/service.hpp"
 
 namespace glbd {
 

@@ -1,7 +1,7 @@
 // sync/: merging reports (versions, heartbeats, relays, replicas, overrides), the `_glbd.` codec, TSIG.
 #include <gtest/gtest.h>
 
-#include "sync/peers.hpp"
+#include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "tests/dns_util.hpp"
 

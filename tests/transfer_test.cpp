@@ -10,7 +10,7 @@
 #include <optional>
 #include <sstream>
 
-#include "sync/peers.hpp"
+#include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "tests/dns_util.hpp"
 

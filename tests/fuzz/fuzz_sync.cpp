@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "sync/peers.hpp"
+#include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
-#include "sync/tsig.hpp"
+#include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
+#include "sync/transfer/codec.hpp"  // last: ldns defines a `bool` macro
 
 using namespace glbd;
 

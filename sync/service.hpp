@@ -1,7 +1,10 @@
-// sync/peers — sharing state with peer glbd over DNS (see docs/sync.md and sync/README.md).
+// sync/service — sharing state with peer glbd over DNS (see docs/sync.md and sync/README.md).
 // Own thread and libuv loop: pulls every syncInterval, NOTIFY on change, liveness, stateDir. The TCP
 // thread of the DNS server calls handle() for `_glbd.` transfers and NOTIFY; the control thread calls
-// set_own() and view(). All shared state sits behind one mutex, never touched by the UDP query path.
+// set_own() and view(). All shared state sits behind one mutex (checked by clang), never touched by the UDP
+// query path. The parts: service.cpp (loop, rounds, liveness, stateDir, own state), transfer/serve.cpp
+// (answering peers), transfer/pull.cpp (asking them), transfer/codec.* and state.* (the `_glbd.` zone),
+// state_file.* (stateDir on disk).
 #pragma once
 
 #include <atomic>
@@ -75,10 +78,5 @@ private:
 };
 
 uint64_t now_ms();
-
-// The pulling side's reading of one transfer message: the SOA serials and every TXT record's strings of
-// its answer section. False when the message is malformed. (Exposed for tests and fuzzing.)
-bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
-                            uint32_t& serial);
 
 }  // namespace glbd::sync

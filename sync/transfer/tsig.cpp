@@ -1,4 +1,4 @@
-#include "sync/tsig.hpp"
+#include "sync/transfer/tsig.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -1,0 +1,411 @@
+#include "sync/service.hpp"
+
+#include <malloc.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "sync/service_impl.hpp"
+#include "sync/state_file.hpp"
+
+namespace glbd::sync {
+
+uint64_t now_ms() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+}
+
+Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
+    networked = config.peers.has_value();
+    MutexLock lock(mu);
+    if (networked) sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
+    own.cluster = config.cluster_id;
+    own.instance = config.instance;
+    uint64_t now = now_ms();
+    own.version = now;
+    own.heartbeat = now;
+    // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
+    // restart. Set first: what is loaded next is stamped with generations of this counter.
+    store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
+    load_state_dir(now);
+    store.set_own(own, now);
+}
+
+// ---- stateDir
+std::string Service::Impl::state_path() const { return config.state_dir + "/state.json"; }
+
+void Service::Impl::load_state_dir(uint64_t now) {
+    if (config.state_dir.empty()) return;
+    std::ifstream in(state_path());
+    if (!in) return;
+    try {
+        std::vector<InstanceState> origins = read_state_file(in);
+        size_t n = 0;
+        for (auto& s : origins) {
+            if (s.origin() == own.origin()) {
+                // Our own overrides survive a restart; versions keep growing.
+                own.overrides = s.overrides;
+                own.version = std::max(own.version, s.version + 1);
+                continue;
+            }
+            store.load(s, now);
+            ++n;
+        }
+        spdlog::info("sync: loaded {} known instance(s) from {}", n, state_path());
+    } catch (const std::exception& e) {
+        spdlog::warn("sync: ignoring {}: {}", state_path(), e.what());
+    }
+}
+
+// stateDir is written on the sync thread, at most every max(1 s, 4 x the last write's cost): at
+// 10,000 hosts x 20 clusters one write is about a second of work. The known states are copied
+// under the lock; serializing and writing happen outside it. A stop writes what is pending.
+void Service::Impl::request_save() {
+    if (config.state_dir.empty()) return;
+    save_pending = true;
+    if (!networked) save_locked();  // no sync thread: write now
+}
+
+void Service::Impl::schedule_save() {  // sync thread
+    if (uv_is_active(reinterpret_cast<uv_handle_t*>(&save_timer))) return;
+    {
+        MutexLock lock(mu);
+        if (!save_pending) return;
+    }
+    uv_update_time(&loop);
+    uint64_t now = uv_now(&loop);
+    uint64_t gap = std::max<uint64_t>(1000, 4 * last_save_cost_ms);
+    uint64_t delay = last_save_ms + gap > now ? last_save_ms + gap - now : 0;
+    uv_timer_start(&save_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->save_now(); }, delay, 0);
+}
+
+void Service::Impl::save_now() {  // sync thread
+    uv_update_time(&loop);
+    uint64_t start = uv_now(&loop);
+    std::vector<InstanceState> states;
+    {
+        MutexLock lock(mu);
+        if (!save_pending) return;
+        save_pending = false;
+        states = known_states();
+    }
+    write_state(states);
+    states = {};
+    malloc_trim(0);  // a large view's copy is hundreds of MB, gone now: give it back
+    uv_update_time(&loop);
+    last_save_ms = uv_now(&loop);
+    last_save_cost_ms = last_save_ms - start;
+}
+
+void Service::Impl::save_locked() {
+    save_pending = false;
+    write_state(known_states());
+}
+
+std::vector<InstanceState> Service::Impl::known_states() const {
+    std::vector<InstanceState> out;
+    out.reserve(store.known().size());
+    for (const auto& [o, k] : store.known()) out.push_back(k.state);
+    return out;
+}
+
+// {"saved": ms, "origins": [...]}, one origin's JSON at a time.
+void Service::Impl::write_state(const std::vector<InstanceState>& states) const {
+    std::error_code ec;
+    std::filesystem::create_directories(config.state_dir, ec);
+    std::string tmp = state_path() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        write_state_file(out, states, now_ms());
+        if (!out) {
+            spdlog::warn("sync: cannot write {}", tmp);
+            return;
+        }
+    }
+    std::filesystem::rename(tmp, state_path(), ec);
+    if (ec) spdlog::warn("sync: cannot rename {}: {}", tmp, ec.message());
+}
+
+// ---- own state (control thread)
+void Service::Impl::set_own_hosts(std::vector<HostEntry> hosts) {
+    {
+        MutexLock lock(mu);
+        bool same = hosts.size() == own.hosts.size() &&
+                    std::equal(hosts.begin(), hosts.end(), own.hosts.begin(), [](const HostEntry& a, const HostEntry& b) {
+                        return a.host == b.host && a.ttl == b.ttl && a.load_balancing == b.load_balancing &&
+                               a.endpoints.size() == b.endpoints.size() &&
+                               std::equal(a.endpoints.begin(), a.endpoints.end(), b.endpoints.begin(),
+                                          [](const EndpointState& x, const EndpointState& y) {
+                                              return x.target == y.target && x.healthy == y.healthy;
+                                          });
+                    });
+        if (same && own_hosts_set) return;
+        own_hosts_set = true;
+        own.hosts = std::move(hosts);
+        bump_own();
+    }
+    wake_up();
+}
+
+std::string Service::Impl::set_override(const std::string& target, const std::string& state) {
+    {
+        MutexLock lock(mu);
+        if (auto err = sync::set_override(own.overrides, target, state, now_ms()); !err.empty()) return err;
+        bump_own();
+    }
+    wake_up();
+    return "";
+}
+
+void Service::Impl::bump_own() {
+    uint64_t now = now_ms();
+    own.version = std::max(own.version + 1, now);
+    own.heartbeat = now;
+    store.set_own(own, now);
+    notify_pending = true;
+    request_save();
+}
+
+void Service::Impl::wake_up() {
+    if (running) uv_async_send(&wake);
+}
+
+uint64_t Service::Impl::dead_after() const { return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4; }
+
+// A reload: new members, key, zones or intervals; what is known stays.
+void Service::Impl::reconfigure(const conf::Config& c) {
+    stop();
+    MutexLock lock(mu);
+    config = c;
+    networked = config.peers.has_value();
+    sync_key = networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))
+                         : nullptr;
+    self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
+    stopping = false;
+    closing = false;
+}
+
+std::shared_ptr<const tsig::Key> Service::Impl::current_key() const {
+    MutexLock lock(mu);
+    return sync_key;
+}
+
+// ---- the sync loop
+void Service::Impl::start() {
+    if (!networked) return;
+    uv_loop_init(&loop);
+    uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->on_wake(); });
+    wake.data = this;
+    uv_timer_init(&loop, &pull_timer);
+    uv_timer_init(&loop, &live_timer);
+    uv_timer_init(&loop, &save_timer);
+    pull_timer.data = live_timer.data = save_timer.data = this;
+    auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
+    uv_timer_start(&pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
+    uv_timer_start(&live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
+    running = true;
+    schedule_save();  // what changed before the loop ran
+    thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
+}
+
+void Service::Impl::stop() {
+    if (!running) return;
+    {
+        MutexLock lock(mu);
+        stopping = true;
+    }
+    uv_async_send(&wake);
+    thread.join();
+    uv_loop_close(&loop);
+    running = false;
+}
+
+void Service::Impl::on_wake() {
+    bool stop_now, notify;
+    std::set<std::string> now_pull;
+    {
+        MutexLock lock(mu);
+        stop_now = stopping;
+        if (stop_now) closing = true;
+        notify = notify_pending;
+        notify_pending = false;
+        now_pull.swap(pull_now);
+    }
+    if (stop_now) {
+        save_now();
+        auto live = exchanges;
+        for (Exchange* x : live) finish(x, "stopping");
+        uv_walk(&loop, [](uv_handle_t* h, void*) {
+            if (!uv_is_closing(h)) uv_close(h, nullptr);
+        }, nullptr);
+        return;
+    }
+    if (notify && members.empty()) {  // not resolved yet: the first round sends it
+        MutexLock lock(mu);
+        notify_pending = true;
+    } else if (notify) {
+        for (const auto& m : members) exchange(m, true);
+    }
+    for (const auto& ip : now_pull) {
+        bool matched = false;
+        for (const auto& m : members) {
+            if (ip_of(m) == ip) exchange(m, false), matched = true;
+        }
+        if (!matched) {
+            for (const auto& m : members) exchange(m, false);
+        }
+    }
+    schedule_save();
+}
+
+// Every syncInterval: resolve the members again, then pull from each.
+void Service::Impl::round() {
+    if (!resolving) resolve_members();
+    for (const auto& m : members) exchange(m, false);
+    bool notify;
+    {
+        MutexLock lock(mu);
+        notify = notify_pending;
+        notify_pending = false;
+    }
+    if (notify) {
+        for (const auto& m : members) exchange(m, true);
+    }
+}
+
+bool Service::Impl::is_own_listen(const std::string& addr) const {
+    return std::any_of(config.listen.begin(), config.listen.end(), [&](const conf::SockAddr& l) { return l.str() == addr; });
+}
+
+void Service::Impl::resolve_members() {
+    auto* fresh = new std::set<std::string>;
+    auto* pending = new int(0);
+    auto finish = [this](std::set<std::string>* set, int* count) {
+        if (--*count > 0) return;
+        std::vector<std::string> next;
+        for (const auto& a : *set) {
+            MutexLock lock(mu);
+            if (!is_own_listen(a) && !self_addresses.count(a)) next.push_back(a);
+        }
+        members = std::move(next);
+        --resolving;
+        delete set;
+        delete count;
+    };
+    ++resolving;
+    *pending = 1;  // released below, after every lookup has been started
+    for (const auto& m : config.peers->members) {
+        unsigned char buf[16];
+        if (inet_pton(AF_INET, m.host.c_str(), buf) == 1 || inet_pton(AF_INET6, m.host.c_str(), buf) == 1) {
+            fresh->insert(m.str());
+            continue;
+        }
+        struct Req {
+            uv_getaddrinfo_t req;
+            Impl* impl;
+            uint16_t port;
+            std::set<std::string>* set;
+            int* pending;
+            std::function<void(std::set<std::string>*, int*)> finish;
+        };
+        auto* r = new Req{{}, this, m.port, fresh, pending, finish};
+        r->req.data = r;
+        ++*pending;
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        int rc = uv_getaddrinfo(&loop, &r->req, [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
+            auto* rq = static_cast<Req*>(req->data);
+            for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
+                sockaddr_storage ss{};
+                std::memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+                if (ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(rq->port);
+                if (ss.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = htons(rq->port);
+                rq->set->insert(addr_text(ss));
+            }
+            if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
+            uv_freeaddrinfo(res);
+            rq->finish(rq->set, rq->pending);
+            delete rq;
+        }, m.host.c_str(), nullptr, &hints);
+        if (rc != 0) {
+            --*pending;
+            delete r;
+        }
+    }
+    finish(fresh, pending);
+}
+
+void Service::Impl::check_liveness() {
+    bool changed = false;
+    uint64_t now = now_ms();
+    {
+        MutexLock lock(mu);
+        for (const auto& [origin, k] : store.known()) {
+            bool alive = store.alive(k, now, dead_after());
+            // A first sighting changes nothing: the view that brought the origin judged it the same way.
+            auto [it, fresh] = last_alive.try_emplace(origin, alive);
+            if (!fresh && it->second != alive) {
+                spdlog::warn("sync: {} is {}", origin, alive ? "alive again" : "dead (not heard for deadAfter)");
+                it->second = alive;
+                changed = true;
+            }
+        }
+    }
+    if (changed && on_change) on_change();
+}
+
+
+Service::Service(const conf::Config& config, std::function<void()> on_change)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
+Service::~Service() { stop(); }
+void Service::start() { impl_->start(); }
+void Service::stop() { impl_->stop(); }
+void Service::reconfigure(const conf::Config& config) {
+    impl_->reconfigure(config);
+    impl_->start();
+}
+void Service::set_own_hosts(std::vector<HostEntry> hosts) { impl_->set_own_hosts(std::move(hosts)); }
+std::string Service::set_override(const std::string& target, const std::string& state) {
+    return impl_->set_override(target, state);
+}
+GlobalView Service::view() const {
+    MutexLock lock(impl_->mu);
+    return impl_->store.view(now_ms(), impl_->dead_after());
+}
+std::vector<Known> Service::known() const {
+    MutexLock lock(impl_->mu);
+    std::vector<Known> out;
+    for (const auto& [o, k] : impl_->store.known()) out.push_back(k);
+    return out;
+}
+OverrideMap Service::overrides() const {
+    MutexLock lock(impl_->mu);
+    return impl_->store.overrides();
+}
+std::vector<PeerStatus> Service::peers() const {
+    MutexLock lock(impl_->mu);
+    std::vector<PeerStatus> out;
+    for (const auto& [a, s] : impl_->peer_status) out.push_back(s);
+    return out;
+}
+const SyncCounters& Service::counters() const { return impl_->counters; }
+std::string Service::own_origin() const {
+    MutexLock lock(impl_->mu);
+    return impl_->own.origin();
+}
+bool Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
+    return impl_->handle(msg, len, from, out);
+}
+Service::Auth Service::verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const {
+    auto key = impl_->current_key();
+    return key ? Impl::verify(*key, msg, len, now_s, nullptr) : Auth::unsigned_;
+}
+
+}  // namespace glbd::sync

@@ -1,0 +1,138 @@
+// sync/service_impl — the sync service's state and the functions that work on it, defined in
+// sync/service.cpp (the loop, rounds, liveness, stateDir, own state), sync/transfer/serve.cpp (answering
+// peers on the TCP thread) and sync/transfer/pull.cpp (exchanges with peers on the sync thread).
+// Internal to sync/. Which thread touches what is written beside each field; what several threads share is
+// GLBD_GUARDED_BY(mu), checked by clang.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sync/mutex.hpp"
+#include "sync/service.hpp"
+#include "sync/state.hpp"
+#include "sync/transfer/codec.hpp"
+#include "sync/transfer/tsig.hpp"
+
+namespace glbd::sync {
+
+struct Service::Impl {
+
+    // Written only by reconfigure() on the control thread while the sync thread is stopped; read by the
+    // control and sync threads. The TCP thread reads none of it (it takes the key through current_key()).
+    conf::Config config;
+    std::atomic<bool> networked{false};
+    std::function<void()> on_change;
+
+    mutable Mutex mu;
+    std::shared_ptr<const tsig::Key> sync_key GLBD_GUARDED_BY(mu);  // swapped whole by a reload
+    Store store GLBD_GUARDED_BY(mu);
+    InstanceState own GLBD_GUARDED_BY(mu);
+    std::map<std::string, PeerStatus> peer_status GLBD_GUARDED_BY(mu);  // by address
+    std::set<std::string> self_addresses GLBD_GUARDED_BY(mu);           // members that turned out to be this instance
+    std::set<std::string> pull_now GLBD_GUARDED_BY(mu);                 // IPs that sent NOTIFY
+    bool notify_pending GLBD_GUARDED_BY(mu) = false;
+    bool own_hosts_set GLBD_GUARDED_BY(mu) = false;
+    std::map<std::string, bool> last_alive GLBD_GUARDED_BY(mu);
+    std::set<std::string> warned GLBD_GUARDED_BY(mu);  // origin+version already warned about foreign hosts
+    bool save_pending GLBD_GUARDED_BY(mu) = false;
+    bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
+
+    SyncCounters counters;  // atomics
+    bool running = false;   // control thread: the sync thread is running
+
+    // The sync thread's own: its loop, timers and exchanges (the control thread touches them only in
+    // start() and stop(), before the thread starts and after it is joined).
+    uv_loop_t loop{};
+    uv_async_t wake{};
+    uv_timer_t pull_timer{}, live_timer{}, save_timer{};
+    uint64_t last_save_ms = 0, last_save_cost_ms = 0;
+    std::thread thread;
+    bool closing = false;             // the stop was seen: no new exchange
+    std::set<std::string> in_flight;  // addresses with an exchange under way
+    struct Exchange;
+    std::set<Exchange*> exchanges;
+    std::vector<std::string> members;  // resolved addresses, refreshed each round
+    std::map<std::string, uint32_t> last_generation;  // per peer address: the serial last received
+    int resolving = 0;
+
+    // One TCP exchange with a peer: a transfer of its `_glbd.` zone, or a NOTIFY.
+    struct Exchange {
+        Impl* impl = nullptr;
+        std::string addr;
+        bool notify = false;
+        uv_tcp_t tcp{};
+        uv_connect_t conn{};
+        uv_write_t write{};
+        uv_timer_t timer{};
+        std::vector<uint8_t> out, in;
+        std::shared_ptr<const tsig::Key> key;  // the key the request was signed with
+        std::string mac;  // the request's, then the previous message's
+        int messages = 0, soas = 0, open = 2;
+        uint32_t serial = 0;
+        size_t total = 0;
+        bool done = false;
+        std::vector<std::vector<std::string>> records;
+    };
+
+    Impl(const conf::Config& c, std::function<void()> cb);
+    // ---- stateDir
+    std::string state_path() const;
+    void load_state_dir(uint64_t now) GLBD_REQUIRES(mu);
+    // stateDir is written on the sync thread, at most every max(1 s, 4 x the last write's cost): at
+    // 10,000 hosts x 20 clusters one write is about a second of work. The known states are copied
+    // under the lock; serializing and writing happen outside it. A stop writes what is pending.
+    void request_save() GLBD_REQUIRES(mu);
+    void schedule_save();
+    void save_now();
+    void save_locked() GLBD_REQUIRES(mu);
+    std::vector<InstanceState> known_states() const GLBD_REQUIRES(mu);
+    // {"saved": ms, "origins": [...]}, one origin's JSON at a time.
+    void write_state(const std::vector<InstanceState>& states) const;
+    // ---- own state (control thread)
+    void set_own_hosts(std::vector<HostEntry> hosts);
+    std::string set_override(const std::string& target, const std::string& state);
+    void bump_own() GLBD_REQUIRES(mu);
+    void wake_up();
+    uint64_t dead_after() const;
+    // ---- serving (TCP thread)
+    static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac);
+    bool handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
+    std::vector<uint8_t> error_response(const ldns_pkt* req, ldns_pkt_rcode rcode);
+    static std::vector<uint8_t> wire_of(const ldns_pkt* p);
+    // What to send a puller that has our generation `since` (none: everything): data only for the
+    // origins that changed after it, heartbeats for all.
+    std::vector<Report> reports_now(std::optional<uint32_t> since) GLBD_REQUIRES(mu);
+    // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about
+    // kMessageBudget bytes, each signed (the first with the request's MAC, the next ones chained).
+    void transfer(const tsig::Key& key, uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
+                  const std::map<std::string, uint64_t>& have, std::vector<std::vector<uint8_t>>& out) GLBD_EXCLUDES(mu);
+    // A reload: new members, key, zones or intervals; what is known stays.
+    void reconfigure(const conf::Config& c);
+    std::shared_ptr<const tsig::Key> current_key() const GLBD_EXCLUDES(mu);
+    // ---- the sync loop
+    void start();
+    void stop();
+    void on_wake();
+    // Every syncInterval: resolve the members again, then pull from each.
+    void round();
+    bool is_own_listen(const std::string& addr) const;
+    void resolve_members();
+    void check_liveness();
+    void exchange(const std::string& addr, bool notify);
+    void on_data(Exchange* x);
+    bool in_our_zones(const std::string& host) const;
+    void complete(Exchange* x);
+    static void finish(Exchange* x, const std::string& error);
+};
+
+}  // namespace glbd::sync

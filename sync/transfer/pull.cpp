@@ -1,0 +1,220 @@
+// The pulling side of sync (sync thread): one TCP exchange with a peer, a transfer of its `_glbd.` zone or
+// a NOTIFY, and the merge of what it sent.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+
+#include "sync/service_impl.hpp"
+
+namespace glbd::sync {
+
+void Service::Impl::exchange(const std::string& addr, bool notify) {
+    std::string flight = addr + (notify ? "#n" : "#p");
+    if (in_flight.count(flight) || closing) return;
+    sockaddr_storage ss{};
+    std::string ip = ip_of(addr);
+    int port = std::stoi(addr.substr(addr.rfind(':') + 1));
+    if (uv_ip4_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in*>(&ss)) != 0 &&
+        uv_ip6_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0) {
+        return;
+    }
+    in_flight.insert(flight);
+    auto* x = new Exchange;
+    x->impl = this, x->addr = addr, x->notify = notify;
+    exchanges.insert(x);
+    // The signed request.
+    auto req = make_pkt(ldns_pkt_new());
+    ldns_pkt_set_random_id(req.get());
+    ldns_rr* q = nullptr;
+    ldns_rr_new_question_frm_str(&q, notify ? "_glbd. IN SOA" : "_glbd. IN IXFR", nullptr, nullptr);
+    ldns_pkt_push_rr(req.get(), LDNS_SECTION_QUESTION, q);
+    if (!notify) {  // the generation we have of this peer (0: none, send everything)
+        ldns_rr* have = nullptr;
+        std::string text = std::string(kSyncZone) + " 0 IN SOA glbd. hostmaster.glbd. " +
+                           std::to_string(last_generation[addr]) + " 1 1 1 1";
+        ldns_rr_new_frm_str(&have, text.c_str(), 0, nullptr, nullptr);
+        ldns_pkt_push_rr(req.get(), LDNS_SECTION_AUTHORITY, have);
+        // And every version we hold, so that the peer sends data only for what we lack.
+        ldns_rr* held = ldns_rr_new();
+        ldns_rr_set_owner(held, ldns_dname_new_frm_str(kSyncZone));
+        ldns_rr_set_type(held, LDNS_RR_TYPE_TXT);
+        ldns_rr_set_class(held, LDNS_RR_CLASS_IN);
+        {
+            MutexLock lock(mu);
+            size_t bytes = 0;
+            for (const auto& [origin, k] : store.known()) {
+                std::string v = "have=" + origin + "@" + std::to_string(k.state.version);
+                if (v.size() > 255) continue;
+                if ((bytes += v.size() + 1) > 60000) break;  // one record's limit: the rest come as data
+                std::string data(1, static_cast<char>(v.size()));
+                data += v;
+                ldns_rr_push_rdf(held, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_STR, data.size(), data.data()));
+            }
+        }
+        ldns_pkt_push_rr(req.get(), LDNS_SECTION_ADDITIONAL, held);
+    }
+    if (notify) ldns_pkt_set_opcode(req.get(), LDNS_PACKET_NOTIFY), ldns_pkt_set_aa(req.get(), true);
+    uint8_t* raw_wire = nullptr;
+    size_t raw_len = 0;
+    ldns_pkt2wire(&raw_wire, req.get(), &raw_len);
+    std::vector<uint8_t> wire(raw_wire, raw_wire + raw_len);
+    free(raw_wire);
+    auto key = current_key();
+    if (!key) return;
+    x->key = key;
+    x->mac = tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
+    x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
+    x->out.insert(x->out.end(), wire.begin(), wire.end());
+    (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
+
+    uv_tcp_init(&loop, &x->tcp);
+    uv_timer_init(&loop, &x->timer);
+    x->tcp.data = x->timer.data = x->conn.data = x->write.data = x;
+    auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
+    uv_timer_start(&x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout, 0);
+    int rc = uv_tcp_connect(&x->conn, &x->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* c, int status) {
+        auto* ex = static_cast<Exchange*>(c->data);
+        if (ex->done) return;
+        if (status != 0) return finish(ex, uv_strerror(status));
+        uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(ex->out.data()), static_cast<unsigned>(ex->out.size()));
+        uv_write(&ex->write, reinterpret_cast<uv_stream_t*>(&ex->tcp), &b, 1, [](uv_write_t* w, int st) {
+            auto* e = static_cast<Exchange*>(w->data);
+            if (st != 0 && !e->done) finish(e, uv_strerror(st));
+        });
+        uv_read_start(reinterpret_cast<uv_stream_t*>(&ex->tcp),
+                      [](uv_handle_t*, size_t suggested, uv_buf_t* buf) {
+                          buf->base = new char[suggested];
+                          buf->len = suggested;
+                      },
+                      [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+                          auto* e = static_cast<Exchange*>(s->data);
+                          if (n > 0 && !e->done) {
+                              e->in.insert(e->in.end(), buf->base, buf->base + n);
+                              e->impl->on_data(e);
+                          } else if (n < 0 && !e->done) {
+                              finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
+                          }
+                          delete[] buf->base;
+                      });
+    });
+    if (rc != 0) finish(x, uv_strerror(rc));
+}
+
+void Service::Impl::on_data(Exchange* x) {
+    while (!x->done && x->in.size() >= 2) {
+        size_t len = static_cast<size_t>(x->in[0] << 8 | x->in[1]);
+        if (x->in.size() < 2 + len) break;
+        x->total += len;
+        if (x->total > kMaxStateBytes) {
+            counters.oversized.fetch_add(1);
+            spdlog::warn("sync: {} sent more than {} bytes of state: cut off", x->addr, kMaxStateBytes);
+            return finish(x, "oversized state");
+        }
+        std::vector<uint8_t> msg(x->in.begin() + 2, x->in.begin() + 2 + static_cast<long>(len));
+        x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
+        if (msg.size() < 12) return finish(x, "malformed response");
+        if ((msg[3] & 0xf) != 0) {
+            return finish(x, std::string("peer answered ") + ((msg[3] & 0xf) == 9 ? "NOTAUTH (key mismatch?)" : "an error"));
+        }
+        std::string mac;
+        auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0, static_cast<uint64_t>(std::time(nullptr)), &mac);
+        if (st != tsig::Status::ok) return finish(x, "bad TSIG on the response");
+        x->mac = mac;
+        ++x->messages;
+        if (x->notify) return finish(x, "");
+        if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial)) return finish(x, "malformed response");
+        if (x->soas >= 2) return complete(x);
+    }
+}
+
+bool Service::Impl::in_our_zones(const std::string& host) const {
+    std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
+    return std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) {
+        return h == z.origin || (h.size() > z.origin.size() && h.compare(h.size() - z.origin.size(), z.origin.size(), z.origin) == 0 &&
+                                 h[h.size() - z.origin.size() - 1] == '.');
+    });
+}
+
+void Service::Impl::complete(Exchange* x) {
+    std::string from, error;
+    std::vector<Report> reports;
+    if (!decode(x->records, from, reports, error)) return finish(x, "malformed state: " + error);
+    bool changed = false, need_full = false;
+    {
+        MutexLock lock(mu);
+        peer_status[x->addr].origin = from;
+        if (from == own.origin()) {
+            self_addresses.insert(x->addr);
+            members.erase(std::remove(members.begin(), members.end(), x->addr), members.end());
+        }
+        uint64_t now = now_ms();
+        for (auto& r : reports) {
+            auto& hosts = r.state.hosts;
+            size_t before = hosts.size();
+            hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }), hosts.end());
+            if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
+                spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
+            }
+            if (!r.has_data) {
+                // Nothing new from this origin since our last pull, unless the peer holds a newer
+                // version than we do (learnt elsewhere, and we missed it): then ask for everything.
+                need_full |= store.merge_heartbeat(r.state, r.age_ms, now, nullptr);
+                continue;
+            }
+            auto m = store.merge(r.state, r.age_ms, now);
+            if (m.data_changed) {
+                changed = true;
+                spdlog::debug("sync: {} version {} from {}", r.state.origin(), r.state.version, x->addr);
+            }
+        }
+        // Relayed news is not announced: each origin announces its own changes, and what travels
+        // around a cut link goes with the next pull (one syncInterval).
+        if (changed) request_save();
+    }
+    schedule_save();
+    last_generation[x->addr] = need_full ? 0 : x->serial;
+    finish(x, "");
+    if (changed) {
+        uv_async_send(&wake);
+        if (on_change) on_change();
+    }
+}
+
+void Service::Impl::finish(Exchange* x, const std::string& error) {
+    if (x->done) return;
+    x->done = true;
+    Impl* impl = x->impl;
+    impl->in_flight.erase(x->addr + (x->notify ? "#n" : "#p"));
+    {
+        MutexLock lock(impl->mu);
+        PeerStatus& st = impl->peer_status[x->addr];
+        st.address = x->addr;
+        st.exchanges++;
+        if (error.empty()) {
+            if (!st.reachable) spdlog::info("sync: peer {} up", x->addr);
+            st.reachable = true;
+            st.last_error.clear();
+            st.last_ok_ms = now_ms();
+        } else {
+            if (st.reachable || st.failures == 0) spdlog::warn("sync: peer {} down: {} failed: {}", x->addr, x->notify ? "notify" : "pull", error);
+            st.reachable = false;
+            st.failures++;
+            st.last_error = error;
+            if (!x->notify) impl->counters.pull_failures.fetch_add(1);
+        }
+    }
+    auto closed = [](uv_handle_t* h) {
+        auto* e = static_cast<Exchange*>(h->data);
+        if (--e->open == 0) {
+            e->impl->exchanges.erase(e);
+            delete e;
+        }
+    };
+    uv_timer_stop(&x->timer);
+    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer))) uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);
+    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&x->tcp), closed);
+}
+
+}  // namespace glbd::sync
