@@ -11,6 +11,8 @@ extern "C" {
 }
 
 #include <arpa/inet.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -40,18 +42,20 @@ struct Dir {
     [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
 };
 
-// Writes a small database; signed with `private_key` (a PEM file) when given.
-void write_db(const std::string& out, const std::string& private_key = "") {
+// Writes a small database; signed with `private_key` (a PEM file) when given. In a child process: libloc
+// 0.9.16's writer leaks its country objects (LeakSanitizer sees four), which is the writer's, not glbd's,
+// and a child that ends with _exit is not checked for leaks.
+int write_db_child(const std::string& out, const std::string& private_key) {
     loc_ctx* ctx = nullptr;
-    ASSERT_EQ(loc_new(&ctx), 0);
+    if (loc_new(&ctx) != 0) return 1;
     FILE* key = private_key.empty() ? nullptr : std::fopen(private_key.c_str(), "r");
     loc_writer* w = nullptr;
-    ASSERT_EQ(loc_writer_new(ctx, &w, key, nullptr), 0);
+    if (loc_writer_new(ctx, &w, key, nullptr) != 0) return 2;
     loc_writer_set_vendor(w, "glbd tests");
     const std::pair<const char*, const char*> countries[] = {{"IE", "EU"}, {"FR", "EU"}, {"AU", "OC"}, {"US", "NA"}};
     for (auto [code, continent] : countries) {
         loc_country* c = nullptr;
-        ASSERT_EQ(loc_writer_add_country(w, &c, code), 0);
+        if (loc_writer_add_country(w, &c, code) != 0) return 3;
         loc_country_set_continent_code(c, continent);
         loc_country_unref(c);
     }
@@ -60,17 +64,26 @@ void write_db(const std::string& out, const std::string& private_key = "") {
         {"2001:db8:1::/48", "IE"}, {"2001:db8:2::/48", "AU"}, {"10.4.0.0/16", ""}};
     for (auto [net, code] : networks) {
         loc_network* n = nullptr;
-        ASSERT_EQ(loc_writer_add_network(w, &n, net), 0) << net;
+        if (loc_writer_add_network(w, &n, net) != 0) return 4;
         if (*code) loc_network_set_country_code(n, code);
         loc_network_unref(n);
     }
     FILE* f = std::fopen(out.c_str(), "w+");  // the writer reads its header back to sign it
-    ASSERT_TRUE(f);
-    ASSERT_EQ(loc_writer_write(w, f, LOC_DATABASE_VERSION_UNSET), 0);
+    if (!f || loc_writer_write(w, f, LOC_DATABASE_VERSION_UNSET) != 0) return 5;
     std::fclose(f);
     if (key) std::fclose(key);
     loc_writer_unref(w);
     loc_unref(ctx);
+    return 0;
+}
+
+void write_db(const std::string& out, const std::string& private_key = "") {
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) _exit(write_db_child(out, private_key));
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "writing " << out << ": status " << status;
 }
 
 std::string make_key(const Dir& d) {
