@@ -357,16 +357,6 @@ bool address_rdata(std::string_view ip, RData& out, uint16_t& type) {
     return true;
 }
 
-ClusterView local_cluster_view(const conf::Config& config) {
-    ClusterView v{config.cluster_id, true, {}};
-    for (const auto& h : config.hosts) {
-        HostEntry e{h.name, h.ttl, h.load_balancing, {}};
-        for (const auto& ep : h.endpoints) e.endpoints.push_back(EndpointState{ep, true});
-        v.hosts.push_back(std::move(e));
-    }
-    return v;
-}
-
 Zone::Memory::~Memory() {
     if (at) munmap(at, size);
 }

@@ -15,8 +15,8 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
-#include "resolver/view.hpp"
-#include "sync/view.hpp"
+#include "resolver/global_view.hpp"
+#include "sync/local_view.hpp"
 
 namespace glbd {
 
@@ -200,8 +200,10 @@ int Daemon::run(const std::string& banner) {
     // Everything that needs root (sockets, the state directory) happens first; then privileges are
     // dropped, and only then does any thread start or any file get written.
     server_ = std::make_unique<DnsServer>(publisher_, ServerOptions::from(config_));
-    server_->set_tcp_hook([this](const uint8_t* msg, size_t len, const geo::Address& from,
-                                 std::vector<std::vector<uint8_t>>& out) { return sync_->handle(msg, len, from, out); });
+    server_->set_tcp_hook(sync::sync_zone_wire(), [this](const uint8_t* msg, size_t len, const geo::Address& from,
+                                                         std::vector<std::vector<uint8_t>>& out) {
+        return sync_->handle(msg, len, from, out);
+    });
     try {
         server_->bind();
         if (config_.admin_listen) {

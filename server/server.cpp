@@ -89,13 +89,12 @@ void check_unshared(const conf::SockAddr& a, int type) {
     }
 }
 
-// Sync messages are zone transfers or NOTIFYs of `_glbd.` (see sync/); a cheap test keeps every other
-// query away from the hook.
-bool is_sync_candidate(const uint8_t* msg, size_t len) {
-    static constexpr uint8_t kName[] = {5, '_', 'g', 'l', 'b', 'd', 0};
-    if (len < 12 + sizeof kName) return false;
-    for (size_t i = 0; i < sizeof kName; ++i) {
-        if (std::tolower(msg[12 + i]) != kName[i]) return false;
+// Whether the question's name is `name` (wire form, lower case): a cheap test that keeps every other query
+// away from the TCP hook.
+bool question_is(const uint8_t* msg, size_t len, const std::string& name) {
+    if (name.empty() || len < 12 + name.size()) return false;
+    for (size_t i = 0; i < name.size(); ++i) {
+        if (std::tolower(msg[12 + i]) != static_cast<uint8_t>(name[i])) return false;
     }
     return true;
 }
@@ -397,7 +396,7 @@ struct DnsServer::TcpWorker {
             const uint8_t* msg = c->in.data() + off + 2;
             off += 2 + len;
             size_t out_len = 0;
-            if (server.tcp_hook_ && is_sync_candidate(msg, len)) {
+            if (server.tcp_hook_ && question_is(msg, len, server.tcp_hook_name_)) {
                 std::vector<std::vector<uint8_t>> replies;
                 if (server.tcp_hook_(msg, len, c->peer, replies)) {
                     for (const auto& r : replies) {

@@ -94,9 +94,9 @@ struct ServerCounters {
     void add(const ServerCounters& other);  // for totals
 };
 
-// A handler for messages that are not plain queries (sync over TCP). Returns true when it took the
-// message, with its responses (none, one, or several for a transfer) in `out`; false lets the
-// resolver answer. Runs on the TCP thread.
+// A handler for TCP messages about one name that are not plain queries (sync: transfers and NOTIFYs of
+// `_glbd.`). Returns true when it took the message, with its responses (none, one, or several for a
+// transfer) in `out`; false lets the resolver answer. Runs on the TCP thread.
 using TcpHook = std::function<bool(const uint8_t* msg, size_t len, const geo::Address& from,
                                    std::vector<std::vector<uint8_t>>& out)>;
 
@@ -114,7 +114,11 @@ public:
     void start();
     // Stops accepting, closes every socket and joins the threads.
     void stop();
-    void set_tcp_hook(TcpHook hook) { tcp_hook_ = std::move(hook); }
+    // Messages whose question is `name` (wire form, lower case) go to `hook` first.
+    void set_tcp_hook(std::string name, TcpHook hook) {
+        tcp_hook_name_ = std::move(name);
+        tcp_hook_ = std::move(hook);
+    }
     // The sum of every thread's counters, now.
     [[nodiscard]] std::unique_ptr<ServerCounters> totals() const;
     // Every thread's load-balanced answers for counter ids 0..ids-1.
@@ -127,6 +131,7 @@ private:
     Publisher& publisher_;
     ServerOptions options_;
     TcpHook tcp_hook_;
+    std::string tcp_hook_name_;
     std::vector<std::unique_ptr<UdpWorker>> udp_;
     std::unique_ptr<TcpWorker> tcp_;
     bool running_ = false;

@@ -16,7 +16,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
-#include "resolver/view.hpp"
+#include "resolver/global_view.hpp"
 #include "sync/state.hpp"
 
 namespace glbd::sync {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "resolver/view.hpp"
+#include "resolver/global_view.hpp"
 
 namespace glbd::sync {
 
@@ -88,6 +88,11 @@ const char* state_name(OverrideState s);
 
 // --- the `_glbd.` zone: each origin as TXT records (see docs/sync.md)
 constexpr const char* kSyncZone = "_glbd.";
+// The same name in wire form, for the DNS server's TCP hook.
+inline const std::string& sync_zone_wire() {
+    static const std::string wire("\x05_glbd\0", 7);
+    return wire;
+}
 
 struct Report {
     InstanceState state;

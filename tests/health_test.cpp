@@ -14,7 +14,7 @@
 
 #include "sync/health.hpp"
 #include "sync/state.hpp"
-#include "sync/view.hpp"
+#include "sync/local_view.hpp"
 #include "tests/dns_util.hpp"
 
 extern char** environ;

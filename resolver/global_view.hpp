@@ -1,4 +1,4 @@
-// resolver/view — the global view the resolver answers from: every cluster's entries for every host,
+// resolver/global_view — the global view the resolver answers from: every cluster's entries for every host,
 // with endpoint health. Built by sync/ and health (or by tests) and frozen into a Snapshot.
 #pragma once
 

@@ -1,9 +1,9 @@
-// sync/view — this cluster's entries as this instance sees them: the config's hosts with each
+// sync/local_view — this cluster's entries as this instance sees them: the config's hosts with each
 // endpoint's health from the checker (healthy when not probed or not yet known).
 #pragma once
 
 #include "conf/config.hpp"
-#include "resolver/view.hpp"
+#include "resolver/global_view.hpp"
 #include "sync/health.hpp"
 
 namespace glbd {

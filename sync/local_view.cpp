@@ -1,4 +1,4 @@
-#include "sync/view.hpp"
+#include "sync/local_view.hpp"
 
 namespace glbd {
 

@@ -1,0 +1,15 @@
+#include "resolver/global_view.hpp"
+
+namespace glbd {
+
+ClusterView local_cluster_view(const conf::Config& config) {
+    ClusterView v{config.cluster_id, true, {}};
+    for (const auto& h : config.hosts) {
+        HostEntry e{h.name, h.ttl, h.load_balancing, {}};
+        for (const auto& ep : h.endpoints) e.endpoints.push_back(EndpointState{ep, true});
+        v.hosts.push_back(std::move(e));
+    }
+    return v;
+}
+
+}  // namespace glbd
