@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <ldns/ldns.h>
 
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -174,6 +175,16 @@ std::string field(const std::vector<std::string>& section, size_t i, int index) 
         return "";
     }
     return field(section[i], index);
+}
+
+TempDir::TempDir() {
+    char tmpl[] = "/tmp/glbd-test-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
+}
+TempDir::~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
 }
 
 std::string fixture_path(const std::string& name) { return std::string(GLBD_FIXTURES) + "/" + name; }

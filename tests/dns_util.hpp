@@ -74,4 +74,14 @@ std::string field(const std::vector<std::string>& section, size_t i, int index);
 
 std::string fixture_path(const std::string& name);
 
+// A fresh directory under /tmp, removed with everything in it at the end of the scope.
+struct TempDir {
+    std::string path;
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    [[nodiscard]] std::string operator/(const std::string& name) const { return path + "/" + name; }
+};
+
 }  // namespace glbd::test

@@ -32,15 +32,7 @@ namespace {
 const std::string kRealDb = "/var/lib/location/database.db";
 const std::string kDistributionKey = "/var/lib/location/signing-key.pem";
 
-struct Dir {
-    std::filesystem::path path;
-    Dir() {
-        char t[] = "/tmp/glbd-loc-XXXXXX";
-        path = mkdtemp(t);
-    }
-    ~Dir() { std::filesystem::remove_all(path); }
-    [[nodiscard]] std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
+using Dir = test::TempDir;
 
 // Writes a small database; signed with `private_key` (a PEM file) when given. In a child process: libloc
 // 0.9.16's writer leaks its country objects (LeakSanitizer sees four), which is the writer's, not glbd's,

@@ -160,14 +160,9 @@ const Report* find(const Zone& z, const std::string& origin) {
     return nullptr;
 }
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        char tmpl[] = "/tmp/glbd-transfer-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    void write(const std::string& text) const { std::ofstream(path / "state.json") << text; }
+// A stateDir holding the given state.json.
+struct TempDir : test::TempDir {
+    void write(const std::string& text) const { std::ofstream(*this / "state.json") << text; }
 };
 
 // A peer's origin "us/b" saved in a state file, as glbd writes it.
@@ -242,7 +237,7 @@ TEST(Transfer, SoaQueryIsOneSignedMessageWithTheSerial) {
 TEST(Transfer, IxfrFromAKnownGenerationCarriesOnlyWhatChanged) {
     TempDir dir;
     dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) + "]}");
-    Service svc(test::config_from(config(dir.path.string())), nullptr);
+    Service svc(test::config_from(config(dir.path)), nullptr);
     svc.set_own_hosts(hosts(5));
     auto full = read_zone(serve(svc, *request("AXFR")));
     ASSERT_TRUE(find(full, "us/b") && find(full, "us/b")->has_data);
@@ -271,7 +266,7 @@ TEST(Transfer, IxfrFromAKnownGenerationCarriesOnlyWhatChanged) {
 TEST(Transfer, VersionsThePullerHasAreSentWithoutData) {
     TempDir dir;
     dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) + "]}");
-    Service svc(test::config_from(config(dir.path.string())), nullptr);
+    Service svc(test::config_from(config(dir.path)), nullptr);
     svc.set_own_hosts(hosts(2));
     auto z = read_zone(serve(svc, *request("AXFR", std::nullopt, {"us/b@1000"})));
     EXPECT_FALSE(find(z, "us/b")->has_data);
@@ -339,7 +334,7 @@ TEST(StateDir, RestoresPeersAndOwnOverridesAndVersion) {
     dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) +
               R"(,{"cluster":"eu","instance":"a","version":)" + std::to_string(future) +
               R"(,"heartbeat":1,"overrides":{"us/198.51.100.1":{"state":"down","at":77}},"hosts":[]}]})");
-    Service svc(test::config_from(config(dir.path.string())), nullptr);
+    Service svc(test::config_from(config(dir.path)), nullptr);
     auto overrides = svc.overrides();
     ASSERT_EQ(overrides.count("us/198.51.100.1"), 1u);
     EXPECT_EQ(overrides.at("us/198.51.100.1").state, OverrideState::down);
@@ -381,7 +376,7 @@ TEST(StateDir, WrongTypesAndOutOfRangeNumbersIgnoreTheWholeFile) {
     for (const auto& origin : bad) {
         TempDir dir;
         dir.write(R"({"saved":1,"origins":[)" + us_origin(5, "10") + "," + origin + "]}");
-        Service svc(test::config_from(config(dir.path.string())), nullptr);
+        Service svc(test::config_from(config(dir.path)), nullptr);
         for (const auto& k : svc.known()) EXPECT_NE(k.state.cluster, "us") << origin;
     }
 }

@@ -119,16 +119,21 @@ bool tcp_ok(const char* host, int port, const std::string& name) {
     return r.ok && r.rcode == 0 && !r.answer.empty();
 }
 
-int pipeline(const char* host, int port, int n, const std::string& name) {
-    int fd = tcp_connect(host, port);
-    if (fd < 0) return std::perror("connect"), 1;
+// Writes N framed queries for NAME at once, IDs from `first_id`; `qtype` 0 alternates A and AAAA.
+bool write_queries(int fd, int n, const std::string& name, uint16_t qtype, int first_id) {
     std::vector<uint8_t> out;
     for (int i = 0; i < n; ++i) {
         QueryOpts o;
-        o.id = static_cast<uint16_t>(1000 + i);
-        frame(out, make_query(name, i % 2 ? 28 : 1, o));
+        o.id = static_cast<uint16_t>(first_id + i);
+        frame(out, make_query(name, qtype ? qtype : (i % 2 ? 28 : 1), o));
     }
-    if (write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) return std::perror("write"), 1;
+    return write(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size());
+}
+
+int pipeline(const char* host, int port, int n, const std::string& name) {
+    int fd = tcp_connect(host, port);
+    if (fd < 0) return std::perror("connect"), 1;
+    if (!write_queries(fd, n, name, 0, 1000)) return std::perror("write"), 1;
     std::set<uint16_t> ids;
     for (int i = 0; i < n; ++i) {
         uint8_t lenb[2], buf[65535];
@@ -153,13 +158,7 @@ int pipeline(const char* host, int port, int n, const std::string& name) {
 int slowread(const char* host, int port, int n, const std::string& name, uint16_t qtype, int pause_ms) {
     int fd = tcp_connect(host, port);
     if (fd < 0) return std::perror("connect"), 1;
-    std::vector<uint8_t> out;
-    for (int i = 0; i < n; ++i) {
-        QueryOpts o;
-        o.id = static_cast<uint16_t>(2000 + i);
-        frame(out, make_query(name, qtype, o));
-    }
-    if (write(fd, out.data(), out.size()) != static_cast<ssize_t>(out.size())) return std::perror("write"), 1;
+    if (!write_queries(fd, n, name, qtype, 2000)) return std::perror("write"), 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     size_t records = 0;
     for (int i = 0; i < n; ++i) {
