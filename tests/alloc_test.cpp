@@ -11,7 +11,7 @@
 
 #include "resolver/resolver.hpp"
 #include "geo/location_db.hpp"
-#include "server/answer_cache.hpp"
+#include "server/net/answer_cache.hpp"
 #include "tests/dns_util.hpp"
 
 namespace {

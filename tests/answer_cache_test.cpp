@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "server/answer_cache.hpp"
+#include "server/net/answer_cache.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;

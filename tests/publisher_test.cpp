@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "server/publisher.hpp"
+#include "server/net/publisher.hpp"
 
 using namespace glbd;
 

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "resolver/snapshot.hpp"
-#include "server/rrl.hpp"
+#include "server/net/rrl.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;

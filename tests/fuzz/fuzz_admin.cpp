@@ -5,8 +5,8 @@
 #include <exception>
 #include <string>
 
-#include "server/admin.hpp"
-#include "server/status.hpp"
+#include "server/app/admin.hpp"
+#include "server/app/status.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string bytes(reinterpret_cast<const char*>(data), size);

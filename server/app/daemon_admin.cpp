@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "server/daemon.hpp"
+#include "server/app/daemon.hpp"
 #include "sync/state.hpp"
 
 namespace glbd {

@@ -1,5 +1,5 @@
 // glbd status — the global view from a running server's admin endpoint, as tables.
-#include "server/status.hpp"
+#include "server/app/status.hpp"
 
 #include <curl/curl.h>
 

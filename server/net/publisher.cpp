@@ -1,4 +1,4 @@
-#include "server/publisher.hpp"
+#include "server/net/publisher.hpp"
 
 namespace glbd {
 

@@ -14,8 +14,8 @@
 
 #include "conf/config.hpp"
 #include "resolver/resolver.hpp"
-#include "server/publisher.hpp"
-#include "server/rrl.hpp"
+#include "server/net/publisher.hpp"
+#include "server/net/rrl.hpp"
 
 namespace glbd {
 

@@ -1,4 +1,4 @@
-#include "server/admin.hpp"
+#include "server/app/admin.hpp"
 
 #include <nlohmann/json.hpp>
 

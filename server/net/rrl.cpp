@@ -1,4 +1,4 @@
-#include "server/rrl.hpp"
+#include "server/net/rrl.hpp"
 
 #include "resolver/wire.hpp"
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "geo/geo.hpp"
-#include "server/status.hpp"
+#include "server/app/status.hpp"
 #include "conf/config.hpp"
-#include "server/daemon.hpp"
+#include "server/app/daemon.hpp"
 
 namespace glbd {
 int run_demo(const std::string& self);

@@ -1,4 +1,4 @@
-#include "server/daemon.hpp"
+#include "server/app/daemon.hpp"
 
 #include <malloc.h>
 

@@ -1,4 +1,4 @@
-#include "server/server.hpp"
+#include "server/net/server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "server/answer_cache.hpp"
+#include "server/net/answer_cache.hpp"
 
 namespace glbd {
 namespace {

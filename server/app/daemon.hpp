@@ -14,9 +14,9 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
-#include "server/admin.hpp"
-#include "server/publisher.hpp"
-#include "server/server.hpp"
+#include "server/app/admin.hpp"
+#include "server/net/publisher.hpp"
+#include "server/net/server.hpp"
 #include "sync/health.hpp"
 #include "sync/service.hpp"
 
