@@ -385,6 +385,15 @@ std::vector<Known> Service::known() const {
     for (const auto& [o, k] : impl_->store.known()) out.push_back(k);
     return out;
 }
+std::vector<Service::InstanceStatus> Service::instances() const {
+    MutexLock lock(impl_->mu);
+    uint64_t now = now_ms();
+    std::vector<InstanceStatus> out;
+    for (const auto& [o, k] : impl_->store.known()) {
+        out.push_back(InstanceStatus{k, impl_->store.alive(k, now, impl_->dead_after()), o == impl_->store.own_origin()});
+    }
+    return out;
+}
 OverrideMap Service::overrides() const {
     MutexLock lock(impl_->mu);
     return impl_->store.overrides();

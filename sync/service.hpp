@@ -58,6 +58,13 @@ public:
     // The merged global view, now.
     [[nodiscard]] GlobalView view() const;
     [[nodiscard]] std::vector<Known> known() const;
+    // Every known instance with the liveness the view uses (the store's rule, this instance always alive).
+    struct InstanceStatus {
+        Known known;
+        bool alive = false;
+        bool self = false;
+    };
+    [[nodiscard]] std::vector<InstanceStatus> instances() const;
     // The overrides in force (the latest per target from any origin; "auto" clears).
     [[nodiscard]] OverrideMap overrides() const;
     [[nodiscard]] std::vector<PeerStatus> peers() const;

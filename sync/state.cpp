@@ -134,16 +134,18 @@ GlobalView Store::view(uint64_t now_ms, uint64_t dead_after_ms) const {
     return out;
 }
 
+const OverrideEntry* override_for(const OverrideMap& overrides, const std::string& cluster, const std::string& target) {
+    auto it = overrides.find(cluster + "/" + target);
+    if (it == overrides.end() || it->second.state == OverrideState::automatic) it = overrides.find(cluster);
+    return it != overrides.end() && it->second.state != OverrideState::automatic ? &it->second : nullptr;
+}
+
 void apply_overrides(GlobalView& view, const OverrideMap& overrides) {
     if (overrides.empty()) return;
     for (auto& cluster : view) {
         for (auto& host : cluster.hosts) {
             for (auto& ep : host.endpoints) {
-                auto it = overrides.find(cluster.id + "/" + ep.target);
-                if (it == overrides.end() || it->second.state == OverrideState::automatic) it = overrides.find(cluster.id);
-                if (it != overrides.end() && it->second.state != OverrideState::automatic) {
-                    ep.healthy = it->second.state == OverrideState::up;
-                }
+                if (const OverrideEntry* o = override_for(overrides, cluster.id, ep.target)) ep.healthy = o->state == OverrideState::up;
             }
         }
     }

@@ -84,6 +84,8 @@ private:
 std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms);
 // Drained endpoints become unhealthy, forced ones healthy; an endpoint's override beats its cluster's.
 void apply_overrides(GlobalView& view, const OverrideMap& overrides);
+// The override in force for one endpoint of a cluster (the endpoint's, else the cluster's), or nullptr.
+const OverrideEntry* override_for(const OverrideMap& overrides, const std::string& cluster, const std::string& target);
 const char* state_name(OverrideState s);
 
 // --- the `_glbd.` zone: each origin as TXT records (see docs/sync.md)

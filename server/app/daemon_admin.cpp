@@ -205,8 +205,9 @@ std::string Daemon::state_json() const {
     using nlohmann::json;
     uint64_t now = sync::now_ms();
     auto known = sync_->known();
+    const sync::OverrideMap in_force = sync_->overrides();
     json overrides = json::object();
-    for (const auto& [target, e] : sync_->overrides()) overrides[target] = sync::state_name(e.state);
+    for (const auto& [target, e] : in_force) overrides[target] = sync::state_name(e.state);
     json peers = json::array();
     for (const auto& p : sync_->peers()) {
         json jp{{"address", p.address}, {"id", p.origin}, {"alive", p.reachable}, {"exchanges", p.exchanges}, {"failures", p.failures}};
@@ -218,16 +219,16 @@ std::string Daemon::state_json() const {
         peers.push_back(jp);
     }
     GlobalView view = sync_->view();
+    auto statuses = sync_->instances();
     json clusters = json::array();
     for (const auto& cv : view) {
         json instances = json::array();
-        uint64_t dead_after = config_.peers ? static_cast<uint64_t>(config_.peers->dead_after.count()) : 0;
-        for (const auto& k : known) {
+        for (const auto& st : statuses) {
+            const sync::Known& k = st.known;
             if (k.state.cluster != cv.id) continue;
             uint64_t ago = now - std::min(now, k.last_heard_ms);
-            bool own = k.state.origin() == sync_->own_origin();
-            instances.push_back({{"instance", k.state.instance}, {"version", k.state.version}, {"lastHeardMsAgo", own ? 0 : ago},
-                                 {"alive", own || dead_after == 0 || ago <= dead_after}, {"self", own}});
+            instances.push_back({{"instance", k.state.instance}, {"version", k.state.version}, {"lastHeardMsAgo", st.self ? 0 : ago},
+                                 {"alive", st.alive}, {"self", st.self}});
         }
         clusters.push_back({{"id", cv.id}, {"alive", cv.alive}, {"instances", instances}});
     }
@@ -238,10 +239,8 @@ std::string Daemon::state_json() const {
             json eps = json::array();
             for (const auto& ep : h.endpoints) {
                 json je{{"target", ep.target}, {"healthy", ep.healthy}};
-                std::string ov;
-                if (overrides.contains(cv.id + "/" + ep.target)) ov = overrides[cv.id + "/" + ep.target];
-                else if (overrides.contains(cv.id)) ov = overrides[cv.id];
-                je["override"] = ov.empty() ? json(nullptr) : json(ov);
+                const sync::OverrideEntry* ov = sync::override_for(in_force, cv.id, ep.target);
+                je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
                 if (cv.id == config_.cluster_id) {
                     if (auto it = probes.find({h.host, ep.target}); it != probes.end()) {
                         je["probe"] = {{"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
