@@ -1,6 +1,8 @@
 // conf/config.cpp — YAML to a validated Config. Every problem is collected, none stops the walk.
 #include "conf/config.hpp"
 
+#include "conf/address.hpp"
+
 #include <arpa/inet.h>
 #include <pwd.h>
 #include <ldns/ldns.h>
@@ -27,6 +29,12 @@ std::string Error::str() const {
 std::string SockAddr::str() const {
     if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
     return host + ":" + std::to_string(port);
+}
+
+socklen_t SockAddr::to_sockaddr(sockaddr_storage& out) const {
+    Address a;
+    if (!Address::parse(host, a)) throw std::runtime_error("address " + str() + " is not numeric");
+    return a.to_sockaddr(port, out);
 }
 
 std::optional<Millis> parse_duration(std::string_view s) {
@@ -139,16 +147,10 @@ std::string base64_encode(std::string_view in) {
 namespace {
 
 bool is_ip(const std::string& s, int* family = nullptr) {
-    unsigned char buf[16];
-    if (inet_pton(AF_INET, s.c_str(), buf) == 1) {
-        if (family) *family = AF_INET;
-        return true;
-    }
-    if (inet_pton(AF_INET6, s.c_str(), buf) == 1) {
-        if (family) *family = AF_INET6;
-        return true;
-    }
-    return false;
+    Address a;
+    if (!Address::parse(s, a)) return false;
+    if (family) *family = a.family == 4 ? AF_INET : AF_INET6;
+    return true;
 }
 
 // Letters, digits, '-' and '_' in each label, and a last label that is not all digits (so that
@@ -592,15 +594,10 @@ private:
         std::string addr = cidr.substr(0, slash), len = cidr.substr(slash + 1);
         if (len.empty() || len.size() > 3 || !std::all_of(len.begin(), len.end(), ::isdigit)) return false;
         int prefix = std::stoi(len);
-        unsigned char buf[16];
-        int bytes = 0;
-        if (inet_pton(AF_INET, addr.c_str(), buf) == 1) {
-            bytes = 4;
-        } else if (inet_pton(AF_INET6, addr.c_str(), buf) == 1) {
-            bytes = 16;
-        } else {
-            return false;
-        }
+        Address a;
+        if (!Address::parse(addr, a)) return false;
+        const uint8_t* buf = a.bytes.data();
+        int bytes = a.family == 4 ? 4 : 16;
         if (prefix > bytes * 8) return false;
         for (int bit = prefix; bit < bytes * 8; ++bit) {
             if (buf[bit / 8] & (0x80 >> (bit % 8))) return false;

@@ -1,6 +1,8 @@
 // conf/ — YAML text in, a complete validated Config out (or every error at once).
 #pragma once
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -26,6 +28,8 @@ struct SockAddr {
     std::string host;  // numeric address, or a DNS name where allowed (peers.members)
     uint16_t port = 53;
     [[nodiscard]] std::string str() const;  // "1.2.3.4:53" or "[::1]:53"
+    // As a socket address; throws std::runtime_error when `host` is not numeric.
+    socklen_t to_sockaddr(sockaddr_storage& out) const;
 };
 
 // A resource record from `records`, `file` or the generated SOA/NS/glue, in wire form.

@@ -29,32 +29,6 @@ std::array<uint8_t, 16> key_of(const Address& a) {
 inline int bit_at(const std::array<uint8_t, 16>& k, unsigned i) { return (k[i / 8] >> (7 - i % 8)) & 1; }
 }  // namespace
 
-void Address::unmap(uint8_t* prefix) {
-    if (family != 6 || std::memcmp(bytes.data(), kMapped, 12) != 0) return;
-    if (prefix && *prefix < 96) return;  // a short prefix covers more than the mapped range
-    std::memmove(bytes.data(), bytes.data() + 12, 4);
-    std::memset(bytes.data() + 4, 0, 12);
-    family = 4;
-    if (prefix) *prefix = static_cast<uint8_t>(*prefix - 96);
-}
-
-bool Address::parse(std::string_view text, Address& out) {
-    char buf[64];
-    if (text.size() >= sizeof buf) return false;
-    std::memcpy(buf, text.data(), text.size());
-    buf[text.size()] = 0;
-    out = Address{};
-    if (inet_pton(AF_INET, buf, out.bytes.data()) == 1) {
-        out.family = 4;
-        return true;
-    }
-    if (inet_pton(AF_INET6, buf, out.bytes.data()) == 1) {
-        out.family = 6;
-        return true;
-    }
-    return false;
-}
-
 GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks, const DatabaseOptions& options)
     : database_(database) {
     static std::atomic<uint64_t> next_id{1};

@@ -12,19 +12,12 @@
 #include <string_view>
 #include <vector>
 
+#include "conf/address.hpp"
 #include "conf/config.hpp"
 
 namespace glbd::geo {
 
-// An IPv4 or IPv6 address in network byte order; IPv4 uses bytes[0..3].
-struct Address {
-    std::array<uint8_t, 16> bytes{};
-    uint8_t family = 4;  // 4 or 6
-    [[nodiscard]] unsigned bits() const { return family == 4 ? 32 : 128; }
-    // An IPv6 ::ffff:a.b.c.d address becomes IPv4; `prefix` (if given) is adjusted to the IPv4 length.
-    void unmap(uint8_t* prefix = nullptr);
-    static bool parse(std::string_view text, Address& out);
-};
+using glbd::Address;  // conf/address.hpp
 
 // Up to the first 8 bytes of a code, for comparing codes with one integer test (codes hold no NUL).
 inline uint64_t code_key(std::string_view s) {

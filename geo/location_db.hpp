@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-namespace glbd::geo {
+#include "conf/address.hpp"
 
-struct Address;
+namespace glbd::geo {
 
 // Whether the file starts with libloc's magic ("LOCDBXX").
 bool is_location_db(const std::string& path);

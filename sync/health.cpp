@@ -1,5 +1,7 @@
-#include "sync/mutex.hpp"
 #include "sync/health.hpp"
+
+#include "conf/address.hpp"
+#include "sync/mutex.hpp"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -16,6 +18,8 @@
 #include <vector>
 
 namespace glbd::health {
+
+using glbd::Address;
 
 bool Hysteresis::record(bool ok) {
     bool before = healthy;
@@ -41,10 +45,10 @@ std::string probe_host_name(const std::string& host) { return host.rfind("*.", 0
 namespace {
 
 bool is_ip(const std::string& s, bool* v6 = nullptr) {
-    unsigned char b[16];
-    if (inet_pton(AF_INET, s.c_str(), b) == 1) return v6 && (*v6 = false), true;
-    if (inet_pton(AF_INET6, s.c_str(), b) == 1) return v6 && (*v6 = true), true;
-    return false;
+    Address a;
+    if (!Address::parse(s, a)) return false;
+    if (v6) *v6 = a.family == 6;
+    return true;
 }
 
 std::once_flag curl_once;
@@ -219,13 +223,7 @@ struct Checker::Impl {
             }
             std::set<std::string> addrs;
             for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
-                char buf[INET6_ADDRSTRLEN] = {};
-                if (ai->ai_family == AF_INET) {
-                    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(ai->ai_addr)->sin_addr, buf, sizeof buf);
-                } else if (ai->ai_family == AF_INET6) {
-                    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(ai->ai_addr)->sin6_addr, buf, sizeof buf);
-                }
-                if (buf[0]) addrs.insert(buf);
+                if (Address a; Address::from_sockaddr(ai->ai_addr, a)) addrs.insert(a.str());
             }
             uv_freeaddrinfo(res);
             if (addrs.empty()) {
@@ -298,11 +296,9 @@ struct Checker::Impl {
         p->target = t;
         tcp_probes.insert(p);
         sockaddr_storage ss{};
-        if (v6) {
-            uv_ip6_addr(addr.c_str(), t->hc.port, reinterpret_cast<sockaddr_in6*>(&ss));
-        } else {
-            uv_ip4_addr(addr.c_str(), t->hc.port, reinterpret_cast<sockaddr_in*>(&ss));
-        }
+        Address ip;
+        if (Address::parse(addr, ip)) ip.to_sockaddr(t->hc.port, ss);
+        (void)v6;
         uv_tcp_init(&loop, &p->tcp);
         uv_timer_init(&loop, &p->timer);
         p->tcp.data = p->timer.data = p->req.data = p;

@@ -302,8 +302,7 @@ void Service::Impl::resolve_members() {
     ++resolving;
     *pending = 1;  // released below, after every lookup has been started
     for (const auto& m : config.peers->members) {
-        unsigned char buf[16];
-        if (inet_pton(AF_INET, m.host.c_str(), buf) == 1 || inet_pton(AF_INET6, m.host.c_str(), buf) == 1) {
+        if (Address::is_ip(m.host)) {
             fresh->insert(m.str());
             continue;
         }
@@ -323,11 +322,8 @@ void Service::Impl::resolve_members() {
         int rc = uv_getaddrinfo(&loop, &r->req, [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
             auto* rq = static_cast<Req*>(req->data);
             for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
-                sockaddr_storage ss{};
-                std::memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-                if (ss.ss_family == AF_INET) reinterpret_cast<sockaddr_in*>(&ss)->sin_port = htons(rq->port);
-                if (ss.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port = htons(rq->port);
-                rq->set->insert(addr_text(ss));
+                Address a;
+                if (Address::from_sockaddr(ai->ai_addr, a)) rq->set->insert(conf::SockAddr{a.str(), rq->port}.str());
             }
             if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
             uv_freeaddrinfo(res);

@@ -146,10 +146,7 @@ struct Server::Impl {
 
     void start() {
         sockaddr_storage ss{};
-        if (uv_ip4_addr(listen.host.c_str(), listen.port, reinterpret_cast<sockaddr_in*>(&ss)) != 0 &&
-            uv_ip6_addr(listen.host.c_str(), listen.port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0) {
-            throw std::runtime_error("admin.listen " + listen.str() + " is not numeric");
-        }
+        listen.to_sockaddr(ss);  // throws naming the address when it is not numeric
         uv_tcp_init(loop, &server);
         server.data = this;
         int rc = uv_tcp_bind(&server, reinterpret_cast<sockaddr*>(&ss), 0);

@@ -21,29 +21,11 @@ constexpr size_t kUdpIn = 4096;
 constexpr size_t kUdpOut = 4096;
 constexpr size_t kTcpMax = 65535;
 
-sockaddr_storage to_sockaddr(const conf::SockAddr& a, socklen_t& len) {
-    sockaddr_storage ss{};
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-    if (inet_pton(AF_INET, a.host.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(a.port);
-        len = sizeof(sockaddr_in);
-    } else if (inet_pton(AF_INET6, a.host.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(a.port);
-        len = sizeof(sockaddr_in6);
-    } else {
-        throw std::runtime_error("listen address " + a.str() + " is not numeric");
-    }
-    return ss;
-}
-
 // UDP sockets block (their thread waits in recvmmsg, woken at least every second to notice a stop);
 // TCP sockets are non-blocking, for libuv.
 int bind_socket(const conf::SockAddr& a, int type) {
-    socklen_t len = 0;
-    sockaddr_storage ss = to_sockaddr(a, len);
+    sockaddr_storage ss{};
+    socklen_t len = a.to_sockaddr(ss);
     int fd = socket(ss.ss_family, type | (type == SOCK_STREAM ? SOCK_NONBLOCK : 0) | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
     if (type == SOCK_DGRAM) {
@@ -73,8 +55,8 @@ int bind_socket(const conf::SockAddr& a, int type) {
 // The probe sets no SO_REUSEPORT, so it cannot bind beside one; SO_REUSEADDR on TCP lets it bind over
 // connections in TIME_WAIT, which an active listener is not.
 void check_unshared(const conf::SockAddr& a, int type) {
-    socklen_t len = 0;
-    sockaddr_storage ss = to_sockaddr(a, len);
+    sockaddr_storage ss{};
+    socklen_t len = a.to_sockaddr(ss);
     int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
     int one = 1;
@@ -99,16 +81,11 @@ bool question_is(const uint8_t* msg, size_t len, const std::string& name) {
     return true;
 }
 
-geo::Address from_sockaddr(const sockaddr_storage& ss) {
-    geo::Address a;
-    if (ss.ss_family == AF_INET) {
-        a.family = 4;
-        std::memcpy(a.bytes.data(), &reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr, 4);
-    } else {
-        a.family = 6;
-        std::memcpy(a.bytes.data(), &reinterpret_cast<const sockaddr_in6*>(&ss)->sin6_addr, 16);
-        a.unmap();
-    }
+// A client's address; an IPv4-mapped IPv6 one is IPv4.
+Address from_sockaddr(const sockaddr_storage& ss) {
+    Address a;
+    Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&ss), a);
+    a.unmap();
     return a;
 }
 

@@ -49,30 +49,11 @@ inline std::string rdf_text(const ldns_rdf* r) {
 
 inline bool is_sync_name(const ldns_rdf* name) { return lower(rdf_text(name)) == kSyncZone; }
 
-inline std::string addr_text(const sockaddr_storage& ss) {
-    char buf[INET6_ADDRSTRLEN] = {};
-    if (ss.ss_family == AF_INET) {
-        auto* v4 = reinterpret_cast<const sockaddr_in*>(&ss);
-        inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
-        return std::string(buf) + ":" + std::to_string(ntohs(v4->sin_port));
-    }
-    auto* v6 = reinterpret_cast<const sockaddr_in6*>(&ss);
-    inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
-    std::string out = "[";  // appends: GCC 12 -O3 warns falsely (-Wrestrict) on "[" + std::string
-    out.append(buf).append("]:").append(std::to_string(ntohs(v6->sin6_port)));
-    return out;
-}
-
 inline std::string ip_of(const std::string& addr) {  // "1.2.3.4:53" / "[::1]:53" -> the address part
     if (!addr.empty() && addr[0] == '[') return addr.substr(1, addr.find(']') - 1);
     return addr.substr(0, addr.rfind(':'));
 }
 
-inline std::string geo_ip(const geo::Address& a) {
-    char buf[INET6_ADDRSTRLEN] = {};
-    inet_ntop(a.family == 4 ? AF_INET : AF_INET6, a.bytes.data(), buf, sizeof buf);
-    return buf;
-}
 
 // A DNS message written straight to wire: header, an optional `_glbd.` question, answer records.
 class Message {

@@ -14,12 +14,9 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
     std::string flight = addr + (notify ? "#n" : "#p");
     if (in_flight.count(flight) || closing) return;
     sockaddr_storage ss{};
-    std::string ip = ip_of(addr);
-    int port = std::stoi(addr.substr(addr.rfind(':') + 1));
-    if (uv_ip4_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in*>(&ss)) != 0 &&
-        uv_ip6_addr(ip.c_str(), port, reinterpret_cast<sockaddr_in6*>(&ss)) != 0) {
-        return;
-    }
+    Address ip;
+    if (!Address::parse(ip_of(addr), ip)) return;
+    ip.to_sockaddr(static_cast<uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1))), ss);
     in_flight.insert(flight);
     auto* x = new Exchange;
     x->impl = this, x->addr = addr, x->notify = notify;

@@ -29,7 +29,7 @@ bool Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& f
     const ldns_rr* q = ldns_rr_list_rr(ldns_pkt_question(req.get()), 0);
     if (!is_sync_name(ldns_rr_owner(q))) return false;
     if (opcode != 0 && opcode != kOpNotify) return false;
-    std::string peer = geo_ip(from);
+    std::string peer = from.str();
     std::string req_mac;
     auto key = current_key();
     if (!key) return false;
