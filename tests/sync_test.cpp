@@ -3,6 +3,7 @@
 
 #include "sync/service.hpp"
 #include "sync/state.hpp"
+#include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
 
 #include <ldns/ldns.h>
@@ -282,12 +283,12 @@ peers:
   key: {name: glb-sync, secret: "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="}
 )";
 
-std::vector<uint8_t> signed_axfr(const char* key, const char* secret) {
+std::vector<uint8_t> signed_axfr(const char* key, const char* secret, uint16_t fudge = 300) {
     ldns_pkt* p = ldns_pkt_new();
     ldns_rr* q = nullptr;
     ldns_rr_new_question_frm_str(&q, "_glbd. IN AXFR", nullptr, nullptr);
     ldns_pkt_push_rr(p, LDNS_SECTION_QUESTION, q);
-    if (key) ldns_pkt_tsig_sign(p, key, secret, 300, "hmac-sha256.", nullptr);
+    if (key) ldns_pkt_tsig_sign(p, key, secret, fudge, "hmac-sha256.", nullptr);
     uint8_t* w = nullptr;
     size_t n = 0;
     ldns_pkt2wire(&w, p, &n);
@@ -316,6 +317,19 @@ TEST(Tsig, UnsignedWrongKeyWrongSecretAndStaleRejected) {
     EXPECT_EQ(svc.verify_request(good.data(), good.size(), now + 301), Service::Auth::badtime);  // outside the fudge
     EXPECT_EQ(svc.verify_request(good.data(), good.size(), now - 301), Service::Auth::badtime);
     EXPECT_EQ(svc.verify_request(good.data(), good.size(), now + 299), Service::Auth::ok);
+}
+
+// A signer may claim a fudge of up to 65535 s; we accept at most 300 s of clock difference whatever it says.
+TEST(Tsig, ClaimedFudgeIsCappedAt300Seconds) {
+    Service svc(test::config_from(kSyncConfig), nullptr);
+    auto now = static_cast<uint64_t>(time(nullptr));
+    auto wide = signed_axfr("glb-sync.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=", 3600);
+    EXPECT_EQ(svc.verify_request(wide.data(), wide.size(), now + 299), Service::Auth::ok);
+    EXPECT_EQ(svc.verify_request(wide.data(), wide.size(), now + 1000), Service::Auth::badtime);
+    EXPECT_EQ(svc.verify_request(wide.data(), wide.size(), now - 1000), Service::Auth::badtime);
+    auto narrow = signed_axfr("glb-sync.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=", 10);
+    EXPECT_EQ(svc.verify_request(narrow.data(), narrow.size(), now + 60), Service::Auth::badtime);  // its own fudge holds
+    EXPECT_TRUE(glbd::tsig::hmac_works());
 }
 
 TEST(Tsig, RejectedRequestsLearnNothing) {

@@ -1,5 +1,7 @@
 #include "server/app/daemon.hpp"
 
+#include "sync/transfer/tsig.hpp"
+
 #include <malloc.h>
 
 #include <spdlog/pattern_formatter.h>
@@ -190,6 +192,11 @@ int Daemon::run(const std::string& banner) {
     uv_timer_init(loop_, &reclaim_timer_);
     reclaim_timer_.data = this;
     uv_timer_start(&reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, 1000, 1000);
+    if (config_.peers && !tsig::hmac_works()) {
+        spdlog::error("HMAC-SHA256 does not work in this OpenSSL (check OPENSSL_CONF and its providers): peers cannot be "
+                      "authenticated, refusing to start");
+        return 2;
+    }
     try {
         geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks, geo::GeoDb::options_of(config_));
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });

@@ -1,5 +1,7 @@
 #include "sync/transfer/tsig.hpp"
 
+#include <algorithm>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -153,12 +155,24 @@ Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string&
     unsigned_msg[10] = static_cast<uint8_t>(ar >> 8), unsigned_msg[11] = static_cast<uint8_t>(ar);
     std::string expected = hmac(key.secret, digest_input(prior_mac, unsigned_msg.data(), unsigned_msg.size()) +
                                                 variables(key, signed_at, fudge, timers_only, error, other));
-    if (expected.size() != mac.size() || CRYPTO_memcmp(expected.data(), mac.data(), mac.size()) != 0) {
+    // An empty MAC (HMAC could not be computed) never matches, not even an empty one: fail closed.
+    if (expected.empty() || expected.size() != mac.size() || CRYPTO_memcmp(expected.data(), mac.data(), mac.size()) != 0) {
         return Status::badsig;
     }
-    if (signed_at + fudge < now_s || signed_at > now_s + fudge) return Status::badtime;
+    // The signer chose the fudge it signed; we accept at most kMaxFudge of clock difference whatever it says.
+    uint64_t allowed = std::min<uint64_t>(fudge, kMaxFudge);
+    if (signed_at + allowed < now_s || signed_at > now_s + allowed) return Status::badtime;
     if (mac_out) *mac_out = mac;
     return Status::ok;
+}
+
+bool hmac_works() {
+    // RFC 4231, test case 2.
+    static const unsigned char want[32] = {0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24,
+                                           0x26, 0x08, 0x95, 0x75, 0xc7, 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27,
+                                           0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43};
+    std::string got = hmac("Jefe", "what do ya want for nothing?");
+    return got.size() == sizeof want && std::memcmp(got.data(), want, sizeof want) == 0;
 }
 
 }  // namespace glbd::tsig

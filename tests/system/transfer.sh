@@ -52,5 +52,14 @@ grep -q "opcode=0 qtype=251 tsig=ok" "$WORK/catch.out" || fail "no verified IXFR
 ! grep -q "tsig=BAD" "$WORK/catch.out" || fail "a request failed verification: $(cat "$WORK/catch.out")"
 pass "glbd's NOTIFY and IXFR requests verify with ldns at a fake peer"
 
+# With an OpenSSL that cannot compute HMAC-SHA256 (only the null provider), every MAC would be empty: glbd
+# refuses to start instead of accepting empty MACs.
+printf 'openssl_conf = init\n[init]\nproviders = prov\n[prov]\nnull = null_sect\n[null_sect]\nactivate = 1\n' > "$WORK/null.cnf"
+sed "s/$A:$P/127.0.0.162:$P/; s/\\[::1\\]:$P/[::1]:$((P + 1))/" "$WORK/glbd.yaml" > "$WORK/nohmac.yaml"
+rc=0; OPENSSL_CONF="$WORK/null.cnf" timeout 20 "$GLBD" serve --config "$WORK/nohmac.yaml" > "$WORK/nohmac.out" 2>&1 || rc=$?
+(( rc == 2 )) || fail "glbd started (exit $rc) although HMAC does not work: $(tail -2 "$WORK/nohmac.out")"
+grep -q "HMAC-SHA256 does not work" "$WORK/nohmac.out" || fail "no clear error: $(tail -2 "$WORK/nohmac.out")"
+pass "without a working HMAC-SHA256, glbd refuses to start (exit 2)"
+
 # A wrong key fails at the first message.
 dig -y hmac-sha256:glb-sync:$(head -c 32 /dev/urandom | base64) @$A -p $P _glbd. AXFR +time=5 +tries=1 | contains "Transfer failed" || fail "wrong key accepted"
