@@ -1,6 +1,8 @@
 #include "sync/service.hpp"
 
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -10,11 +12,45 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <streambuf>
 
 #include "sync/service_impl.hpp"
 #include "sync/state_file.hpp"
 
 namespace glbd::sync {
+namespace {
+
+// An ostream's buffer writing to a file descriptor, 64 KiB at a time.
+class FdStreambuf : public std::streambuf {
+public:
+    explicit FdStreambuf(int fd) : fd_(fd), buf_(64 * 1024) { setp(buf_.data(), buf_.data() + buf_.size()); }
+    [[nodiscard]] bool ok() const { return ok_; }
+
+protected:
+    int_type overflow(int_type ch) override {
+        if (!drain()) return traits_type::eof();
+        if (!traits_type::eq_int_type(ch, traits_type::eof())) *pptr() = traits_type::to_char_type(ch), pbump(1);
+        return traits_type::not_eof(ch);
+    }
+    int sync() override { return drain() ? 0 : -1; }
+
+private:
+    bool drain() {
+        for (char* p = pbase(); p < pptr();) {
+            ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return ok_ = false;
+            p += n;
+        }
+        setp(buf_.data(), buf_.data() + buf_.size());
+        return ok_;
+    }
+    int fd_;
+    std::vector<char> buf_;
+    bool ok_ = true;
+};
+
+}  // namespace
 
 uint64_t now_ms() {
     return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -117,20 +153,38 @@ std::vector<InstanceState> Service::Impl::known_states() const {
 }
 
 // {"saved": ms, "origins": [...]}, one origin's JSON at a time.
+// The temporary file is created afresh (O_EXCL: never one that exists; O_NOFOLLOW: never through a link
+// someone put there), readable by glbd's user only, synced, then renamed over state.json, and the directory
+// synced, so that a crash leaves the old file or the new one, whole.
 void Service::Impl::write_state(const std::vector<InstanceState>& states) const {
     std::error_code ec;
     std::filesystem::create_directories(config.state_dir, ec);
     std::string tmp = state_path() + ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        write_state_file(out, states, now_ms());
-        if (!out) {
-            spdlog::warn("sync: cannot write {}", tmp);
-            return;
-        }
+    ::unlink(tmp.c_str());  // a leftover (or a planted link) goes; unlink never follows a link
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        spdlog::warn("sync: cannot create {}: {}", tmp, std::strerror(errno));
+        return;
     }
-    std::filesystem::rename(tmp, state_path(), ec);
-    if (ec) spdlog::warn("sync: cannot rename {}: {}", tmp, ec.message());
+    FdStreambuf buf(fd);
+    std::ostream out(&buf);
+    write_state_file(out, states, now_ms());
+    out.flush();
+    bool ok = out.good() && buf.ok() && ::fsync(fd) == 0;
+    ok = ::close(fd) == 0 && ok;
+    if (!ok) {
+        spdlog::warn("sync: cannot write {}: {}", tmp, std::strerror(errno));
+        ::unlink(tmp.c_str());
+        return;
+    }
+    if (::rename(tmp.c_str(), state_path().c_str()) != 0) {
+        spdlog::warn("sync: cannot rename {}: {}", tmp, std::strerror(errno));
+        return;
+    }
+    if (int dir = ::open(config.state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
+    }
 }
 
 // ---- own state (control thread)

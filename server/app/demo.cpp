@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -171,8 +172,15 @@ std::string ask(const char* server, const char* name, const char* subnet) {
 }  // namespace
 
 int run_demo(const std::string& self) {
-    std::string dir = (std::filesystem::temp_directory_path() / ("glbd-demo-" + std::to_string(getpid()))).string();
-    std::filesystem::create_directories(dir);
+    // A fresh private directory (mkdtemp: mode 0700, a name nobody could have planted): the configs in it
+    // hold the TSIG secret.
+    std::string tmpl = (std::filesystem::temp_directory_path() / "glbd-demo-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+        std::fprintf(stderr, "glbd demo: cannot create a directory in %s: %s\n",
+                     std::filesystem::temp_directory_path().c_str(), std::strerror(errno));
+        return 2;
+    }
+    std::string dir = tmpl;
     std::random_device rd;
     std::string key;
     for (int i = 0; i < 32; ++i) key.push_back(static_cast<char>(rd() & 0xff));

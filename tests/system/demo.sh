@@ -26,7 +26,9 @@ elif [[ -e /var/lib/location/database.db ]]; then
 fi
 key=$(sed -n 's/.*-y \(hmac-sha256:glb-demo:[^ ]*\).*/\1/p' "$WORK/demo.log")
 dig -y "$key" @127.0.0.11 -p 5300 _glbd. AXFR | contains '"origin=oc/oc-demo"' || fail "the printed AXFR command does not work"
-pass "demo: three servers answer every geo; the printed commands work"
+dir=$(sed -n 's/^Configs and logs: \(.*\)\. Stop with Ctrl-C\.$/\1/p' "$WORK/demo.log")
+[[ -d $dir && $(stat -c %a "$dir") == 700 ]] || fail "the demo's directory '$dir' (it holds the TSIG secret) is not private"
+pass "demo: three servers answer every geo; the printed commands work; its files are in a private directory"
 kill -INT "$DEMO"
 wait "$DEMO" && rc=0 || rc=$?
 (( rc == 0 )) || fail "demo exit code $rc"

@@ -24,6 +24,9 @@ peers:
 stateDir: $WORK/state-$n
 YAML
 done
+# A link planted where the temporary file goes must not be followed: the file it points to stays as it is.
+echo "precious" > "$WORK/victim"
+ln -s "$WORK/victim" "$WORK/state-a/state.json.tmp"
 start_glbd a "$WORK/a.yaml"
 start_glbd b "$WORK/b.yaml"
 wait_for 10 bash -c "[[ \$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet=10.3.0.0/16) == ${IP[b]} ]]" || fail "no convergence"
@@ -31,6 +34,9 @@ wait_for 10 bash -c "[[ \$(dig @${ADDR[a]} -p $P +short app.state.test A +subnet
 wait_for 5 grep -q '"cluster":"b"' "$WORK/state-a/state.json" || fail "state.json lacks cluster b"
 python3 -m json.tool "$WORK/state-a/state.json" >/dev/null || fail "state.json is not valid JSON"
 [[ ! -e $WORK/state-a/state.json.tmp ]] || fail "temporary file left behind"
+[[ $(cat "$WORK/victim") == precious ]] || fail "the state was written through a planted link"
+[[ $(stat -c %a "$WORK/state-a/state.json") == 600 ]] || fail "state.json mode $(stat -c %a "$WORK/state-a/state.json"), want 600"
+pass "state.json: written fresh (a planted link not followed), mode 600"
 
 # Both stop; a restarts alone: b's entries are answered at once, from the saved state.
 stop_glbd a
