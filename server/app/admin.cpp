@@ -1,5 +1,7 @@
 #include "server/app/admin.hpp"
 
+#include "conf/address.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <http_parser.h>
@@ -17,6 +19,7 @@ constexpr size_t kMaxHeaderBytes = 16 * 1024;
 constexpr size_t kMaxBody = 64 * 1024;
 constexpr uint64_t kRequestTimeoutMs = 10000;
 constexpr size_t kMaxConnections = 64;
+constexpr size_t kMaxConnectionsPerSource = 16;  // one client cannot hold every slot
 
 const char* reason(int status) {
     switch (status) {
@@ -26,6 +29,7 @@ const char* reason(int status) {
         case 404: return "Not Found";
         case 405: return "Method Not Allowed";
         case 413: return "Payload Too Large";
+        case 421: return "Misdirected Request";
         case 431: return "Request Header Fields Too Large";
         case 503: return "Service Unavailable";
         default: return "Error";
@@ -126,6 +130,7 @@ ParseResult parse_request(const std::string& bytes) {
 
 struct Server::Impl {
     struct Conn {
+        std::string source;  // the client's address
         uv_tcp_t tcp{};
         uv_timer_t timer{};
         Impl* impl = nullptr;
@@ -182,6 +187,19 @@ struct Server::Impl {
             close(c);
             return;
         }
+        sockaddr_storage peer{};
+        int len = sizeof peer;
+        Address from;
+        if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&peer), &len) == 0 &&
+            Address::from_sockaddr(reinterpret_cast<sockaddr*>(&peer), from)) {
+            c->source = from.str();
+        }
+        size_t same = 0;
+        for (const Conn* o : conns) same += o->source == c->source ? 1 : 0;
+        if (same > kMaxConnectionsPerSource) {
+            close(c);
+            return;
+        }
         // A slow or silent client gets kRequestTimeoutMs in all, then the connection is closed.
         uv_timer_start(&c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->impl->close(static_cast<Conn*>(t->data)); },
                        kRequestTimeoutMs, 0);
@@ -206,6 +224,11 @@ struct Server::Impl {
         } else if (!authorized(c->parser.req, token)) {
             r.status = 401;
             r.body = "a bearer token is required\n";
+        } else if (token.empty() && !host_allowed(c->parser.req, listen)) {
+            // Without a token only loopback is listened on; a page in a browser could still reach it by a DNS
+            // name that resolves to loopback (DNS rebinding): such names are refused.
+            r.status = 421;
+            r.body = "the Host header must be an IP address, localhost or " + listen.host + "\n";
         } else {
             try {
                 r = handler(c->parser.req);
@@ -242,6 +265,20 @@ Server::Server(uv_loop_t* loop, const conf::SockAddr& listen, std::string token,
 Server::~Server() { impl_->stop(); }
 void Server::start() { impl_->start(); }
 void Server::stop() { impl_->stop(); }
+
+bool host_allowed(const Request& request, const conf::SockAddr& listen) {
+    auto it = request.headers.find("host");
+    if (it == request.headers.end()) return true;  // HTTP/1.0 without Host: not a browser
+    std::string host = it->second;
+    if (!host.empty() && host.front() == '[') {
+        auto end = host.find(']');
+        host = end == std::string::npos ? host : host.substr(1, end - 1);
+    } else if (auto colon = host.rfind(':'); colon != std::string::npos && host.find(':') == colon) {
+        host = host.substr(0, colon);
+    }
+    for (auto& ch : host) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return Address::is_ip(host) || host == "localhost" || host == listen.host;
+}
 
 bool authorized(const Request& request, const std::string& token) {
     if (token.empty()) return true;

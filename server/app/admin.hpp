@@ -54,6 +54,10 @@ struct ParseResult {
 };
 ParseResult parse_request(const std::string& bytes);
 
+// Whether the request's Host header names this endpoint: an IP address, localhost or the listen host (any
+// port). Checked when there is no token, against DNS rebinding.
+bool host_allowed(const Request& request, const conf::SockAddr& listen);
+
 // Whether the request carries `Authorization: Bearer <token>` (always true without a token). The
 // comparison takes the same time wherever the first difference is.
 bool authorized(const Request& request, const std::string& token);
