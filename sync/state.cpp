@@ -210,7 +210,19 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
                 if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
                 if (h.load_balancing->default_geo) rec.push_back("default=1");
             }
-            for (const auto& ep : h.endpoints) rec.push_back("ep=" + ep.target + (ep.healthy ? " up" : " down"));
+            // A record stays far below the 65,535 bytes a TXT record can hold: a host with many endpoints
+            // goes on in further records for the same host ("more=1"), which the decoder appends.
+            size_t bytes = 0;
+            for (const auto& ep : h.endpoints) {
+                std::string item = "ep=" + ep.target + (ep.healthy ? " up" : " down");
+                if (bytes + item.size() + 1 > kMaxRecordBytes) {
+                    out.push_back(std::move(rec));
+                    rec = {kv("host", h.host), "more=1"};
+                    bytes = 0;
+                }
+                bytes += item.size() + 1;
+                rec.push_back(std::move(item));
+            }
             out.push_back(std::move(rec));
         }
         for (const auto& [target, e] : s.overrides) {
@@ -284,7 +296,14 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
                 }
             }
             if (has_lb) h.load_balancing = lb;
-            cur->state.hosts.push_back(std::move(h));
+            bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
+            if (more) {  // the endpoints of the host the last record began
+                if (cur->state.hosts.empty() || cur->state.hosts.back().host != h.host) return bad("more= without its host");
+                auto& eps = cur->state.hosts.back().endpoints;
+                eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
+            } else {
+                cur->state.hosts.push_back(std::move(h));
+            }
         } else if (k0 == "override") {
             if (!cur) return bad("override before any origin");
             OverrideEntry e;

@@ -101,6 +101,8 @@ struct Report {
     uint64_t age_ms = 0;
     bool has_data = true;  // false: the origin record only (version, heartbeat, age), "data=0"
 };
+// The largest TXT record encode() writes (a host's endpoints continue in "more=1" records beyond it).
+constexpr size_t kMaxRecordBytes = 8000;
 // The TXT records' text strings, one vector per record, in zone order (without the SOAs).
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
 // Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.

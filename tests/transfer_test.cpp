@@ -382,3 +382,33 @@ TEST(StateDir, WrongTypesAndOutOfRangeNumbersIgnoreTheWholeFile) {
 }
 
 }  // namespace
+
+namespace {
+
+// A host with 5,000 endpoints: its endpoints go in several records (each far below a TXT record's 65,535
+// bytes), every message verifies, and the puller gets the host whole.
+TEST(Transfer, HostWithFiveThousandEndpointsArrivesWhole) {
+    Service svc(test::config_from(config()), nullptr);
+    HostEntry big{"big.glb.test", 60, conf::LoadBalancing{1, "IE", false}, {}};
+    for (int i = 0; i < 5000; ++i) {
+        big.endpoints.push_back(EndpointState{"2001:db8:" + std::to_string(i / 4096) + "::" + std::to_string(i % 4096 + 1), i % 7 != 0});
+    }
+    svc.set_own_hosts({big});
+    auto req = request("AXFR");
+    auto msgs = serve(svc, *req);
+    EXPECT_EQ(first_unverified(msgs, req->mac), -1);
+    for (const auto& m : msgs) EXPECT_LT(m.size(), 65536u);
+    Zone z = read_zone(msgs);
+    const Report* own = find(z, "eu/a");
+    ASSERT_TRUE(own);
+    ASSERT_EQ(own->state.hosts.size(), 1u);
+    const auto& got = own->state.hosts[0];
+    ASSERT_EQ(got.endpoints.size(), 5000u);
+    for (size_t i = 0; i < 5000; ++i) {
+        ASSERT_EQ(got.endpoints[i].target, big.endpoints[i].target);
+        ASSERT_EQ(got.endpoints[i].healthy, big.endpoints[i].healthy);
+    }
+    EXPECT_GT(z.txt.size(), 5u);  // the host took several records
+}
+
+}  // namespace
