@@ -243,7 +243,7 @@ struct Checker::Impl {
     void probe(Target* t, const std::string& addr, bool v6, bool count = true) {
         if (count) ++t->outstanding;
         if (t->hc.protocol == conf::Protocol::tcp) {
-            probe_tcp(t, addr, v6);
+            probe_tcp(t, addr);
         } else {
             probe_http(t, addr, v6);
         }
@@ -291,14 +291,13 @@ struct Checker::Impl {
     }
 
     // ---- TCP
-    void probe_tcp(Target* t, const std::string& addr, bool v6) {
+    void probe_tcp(Target* t, const std::string& addr) {
         auto* p = new TcpProbe;
         p->target = t;
         tcp_probes.insert(p);
         sockaddr_storage ss{};
         Address ip;
         if (Address::parse(addr, ip)) ip.to_sockaddr(t->hc.port, ss);
-        (void)v6;
         uv_tcp_init(&loop, &p->tcp);
         uv_timer_init(&loop, &p->timer);
         p->tcp.data = p->timer.data = p->req.data = p;

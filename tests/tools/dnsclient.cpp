@@ -130,17 +130,24 @@ bool write_queries(int fd, int n, const std::string& name, uint16_t qtype, int f
     return write(fd, out.data(), out.size()) == static_cast<ssize_t>(out.size());
 }
 
+// Reads one framed answer from a TCP connection and parses it; false when the connection ends first.
+bool read_answer(int fd, glbd::test::Parsed& out) {
+    uint8_t lenb[2], buf[65535];
+    if (!read_full(fd, lenb, 2)) return false;
+    size_t len = static_cast<size_t>(lenb[0] << 8 | lenb[1]);
+    if (!read_full(fd, buf, len)) return false;
+    out = parse(buf, len);
+    return true;
+}
+
 int pipeline(const char* host, int port, int n, const std::string& name) {
     int fd = tcp_connect(host, port);
     if (fd < 0) return std::perror("connect"), 1;
     if (!write_queries(fd, n, name, 0, 1000)) return std::perror("write"), 1;
     std::set<uint16_t> ids;
     for (int i = 0; i < n; ++i) {
-        uint8_t lenb[2], buf[65535];
-        if (!read_full(fd, lenb, 2)) return std::fprintf(stderr, "only %d of %d answers\n", i, n), 1;
-        size_t len = static_cast<size_t>(lenb[0] << 8 | lenb[1]);
-        if (!read_full(fd, buf, len)) return std::fprintf(stderr, "short answer %d\n", i), 1;
-        auto r = parse(buf, len);
+        glbd::test::Parsed r;
+        if (!read_answer(fd, r)) return std::fprintf(stderr, "only %d of %d answers\n", i, n), 1;
         if (!r.ok || r.rcode != 0 || !r.aa) return std::fprintf(stderr, "bad answer %d\n", i), 1;
         ids.insert(r.id);
     }
@@ -162,11 +169,8 @@ int slowread(const char* host, int port, int n, const std::string& name, uint16_
     std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     size_t records = 0;
     for (int i = 0; i < n; ++i) {
-        uint8_t lenb[2], buf[65535];
-        if (!read_full(fd, lenb, 2)) return std::fprintf(stderr, "only %d of %d answers\n", i, n), 1;
-        size_t len = static_cast<size_t>(lenb[0] << 8 | lenb[1]);
-        if (!read_full(fd, buf, len)) return std::fprintf(stderr, "short answer %d\n", i), 1;
-        auto r = parse(buf, len);
+        glbd::test::Parsed r;
+        if (!read_answer(fd, r)) return std::fprintf(stderr, "only %d of %d answers\n", i, n), 1;
         if (!r.ok || r.rcode != 0 || r.answer.empty() || r.tc) return std::fprintf(stderr, "bad answer %d\n", i), 1;
         if (r.id != 2000 + i) return std::fprintf(stderr, "answer %d has id %d: out of order\n", i, r.id), 1;
         if (i == 0) records = r.answer.size();
