@@ -492,8 +492,8 @@ private:
             r_.error(root, "listen.dns", "required");
             return;
         }
-        if (!r_.map(n, "listen", {"dns", "udpPayloadSize", "tcpMaxConnections", "tcpMaxInflight",
-                                   "tcpIdleTimeout"})) {
+        if (!r_.map(n, "listen", {"dns", "udpPayloadSize", "tcpMaxConnections", "tcpMaxConnectionsPerSource",
+                                   "tcpMaxInflight", "tcpIdleTimeout"})) {
             return;
         }
         auto dns = n["dns"];
@@ -517,6 +517,9 @@ private:
         }
         if (auto v = n["tcpMaxConnections"]) {
             if (auto x = r_.integer(v, "listen.tcpMaxConnections", 1, 100000)) c.tcp_max_connections = *x;
+        }
+        if (auto v = n["tcpMaxConnectionsPerSource"]) {
+            if (auto x = r_.integer(v, "listen.tcpMaxConnectionsPerSource", 1, 100000)) c.tcp_max_per_source = *x;
         }
         if (auto v = n["tcpMaxInflight"]) {
             if (auto x = r_.integer(v, "listen.tcpMaxInflight", 1, 65535)) c.tcp_max_inflight = *x;

@@ -114,8 +114,9 @@ struct Config {
 
     std::vector<SockAddr> listen;
     uint16_t udp_payload = 1232;       // listen.udpPayloadSize: the largest UDP answer we send
-    unsigned tcp_max_connections = 1000;
-    unsigned tcp_max_inflight = 100;   // queries answered but not yet written, per connection
+    unsigned tcp_max_connections = 1000;  // beyond it the least recently active connection is closed
+    unsigned tcp_max_per_source = 16;     // connections from one client address (IPv6: its /64)
+    unsigned tcp_max_inflight = 100;      // answers written but not yet taken, per connection (and x 1 KiB)
     Millis tcp_idle_timeout{5000};
 
     std::optional<SockAddr> admin_listen;

@@ -459,7 +459,7 @@ std::string Service::own_origin() const {
     MutexLock lock(impl_->mu);
     return impl_->own.origin();
 }
-bool Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
+Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
     return impl_->handle(msg, len, from, out);
 }
 Service::Auth Service::verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const {

@@ -71,8 +71,10 @@ public:
     [[nodiscard]] const SyncCounters& counters() const;
     [[nodiscard]] std::string own_origin() const;
 
-    // TCP thread: answers a `_glbd.` AXFR/SOA query or a NOTIFY; false when the message is not ours.
-    bool handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
+    // TCP thread: answers a `_glbd.` AXFR/SOA query or a NOTIFY (`answered`), refuses one that is not
+    // signed with the key (`rejected`: the caller closes the connection), or leaves it (`not_ours`).
+    enum class Handled { not_ours, answered, rejected };
+    Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
 
     // For tests: verification against a chosen clock (seconds since the epoch).
     enum class Auth { ok, unsigned_, badkey, badsig, badtime };

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "sync/log_throttle.hpp"
 #include "sync/mutex.hpp"
 #include "sync/service.hpp"
 #include "sync/state.hpp"
@@ -48,6 +49,7 @@ struct Service::Impl {
     bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
 
     SyncCounters counters;  // atomics
+    LogThrottle reject_log;  // TCP thread: rejected requests, per source address and reason
     bool running = false;   // control thread: the sync thread is running
 
     // The sync thread's own: its loop, timers and exchanges (the control thread touches them only in
@@ -106,7 +108,7 @@ struct Service::Impl {
     uint64_t dead_after() const;
     // ---- serving (TCP thread)
     static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac);
-    bool handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
+    Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
     std::vector<uint8_t> error_response(const ldns_pkt* req, ldns_pkt_rcode rcode);
     static std::vector<uint8_t> wire_of(const ldns_pkt* p);
     // What to send a puller that has our generation `since` (none: everything): data only for the

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "sync/service.hpp"
+#include "sync/log_throttle.hpp"
 #include "sync/state.hpp"
 #include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
@@ -338,12 +339,28 @@ TEST(Tsig, RejectedRequestsLearnNothing) {
     std::vector<std::vector<uint8_t>> out;
     geo::Address from;
     from = test::address_of("127.0.0.9");
-    ASSERT_TRUE(svc.handle(m.data(), m.size(), from, out));
+    ASSERT_EQ(svc.handle(m.data(), m.size(), from, out), sync::Service::Handled::rejected);
     ASSERT_EQ(out.size(), 1u);
     auto p = test::parse(out[0].data(), out[0].size());
     EXPECT_EQ(p.rcode, 9);  // NOTAUTH
     EXPECT_TRUE(p.answer.empty());
     EXPECT_EQ(svc.counters().rejected_badsig.load(), 1u);
+}
+
+TEST(LogThrottle, FewLinesPerKeyAndSecondAndTheRestReported) {
+    LogThrottle t(2);
+    uint64_t left = 99;
+    int logged = 0;
+    for (int i = 0; i < 1000; ++i) logged += t.allow("10.0.0.1 unsigned", 5000 + static_cast<uint64_t>(i % 1000), &left);
+    EXPECT_EQ(logged, 2);
+    EXPECT_TRUE(t.allow("10.0.0.2 unsigned", 5999, &left));  // another key has its own lines
+    EXPECT_EQ(left, 0u);
+    ASSERT_TRUE(t.allow("10.0.0.1 unsigned", 6000, &left));  // the next second: the first line tells
+    EXPECT_EQ(left, 998u);
+    // Keys are bounded: a flood of sources in one second tracks at most kMaxKeys and counts the rest.
+    for (int i = 0; i < 10000; ++i) t.allow("k" + std::to_string(i), 7000, &left);
+    EXPECT_EQ(t.overflow(), 10000u - LogThrottle::kMaxKeys);
+    EXPECT_TRUE(t.allow("late", 8000, &left));  // forgotten the next second
 }
 
 }  // namespace

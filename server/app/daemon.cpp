@@ -209,7 +209,12 @@ int Daemon::run(const std::string& banner) {
     server_ = std::make_unique<DnsServer>(publisher_, ServerOptions::from(config_));
     server_->set_tcp_hook(sync::sync_zone_wire(), [this](const uint8_t* msg, size_t len, const geo::Address& from,
                                                          std::vector<std::vector<uint8_t>>& out) {
-        return sync_->handle(msg, len, from, out);
+        switch (sync_->handle(msg, len, from, out)) {
+            case sync::Service::Handled::answered: return HookVerdict::answered;
+            case sync::Service::Handled::rejected: return HookVerdict::rejected;
+            case sync::Service::Handled::not_ours: break;
+        }
+        return HookVerdict::pass;
     });
     try {
         server_->bind();

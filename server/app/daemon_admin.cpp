@@ -144,8 +144,13 @@ std::string Daemon::metrics() const {
     m.sample("glbd_answer_duration_seconds_count", "", static_cast<double>(c.duration_count.load()));
     m.family("glbd_tcp_connections_total", "counter", "TCP connections accepted.");
     m.sample("glbd_tcp_connections_total", "", static_cast<double>(c.tcp_connections.load()));
-    m.family("glbd_tcp_refused_total", "counter", "TCP connections closed at once because tcpMaxConnections was reached.");
-    m.sample("glbd_tcp_refused_total", "", static_cast<double>(c.tcp_refused.load()));
+    m.family("glbd_tcp_refused_total", "counter", "TCP connections closed at once, by reason.");
+    m.sample("glbd_tcp_refused_total", "reason=\"full\"", static_cast<double>(c.tcp_refused.load()));
+    m.sample("glbd_tcp_refused_total", "reason=\"per_source\"", static_cast<double>(c.tcp_source_refused.load()));
+    m.family("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.");
+    m.sample("glbd_tcp_evicted_total", "", static_cast<double>(c.tcp_evicted.load()));
+    m.family("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.");
+    m.sample("glbd_tcp_rejected_closed_total", "", static_cast<double>(c.tcp_rejected_closed.load()));
     m.family("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.");
     m.sample("glbd_tcp_idle_closed_total", "", static_cast<double>(c.tcp_idle_closed.load()));
 

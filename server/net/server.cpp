@@ -12,14 +12,16 @@
 #include <stdexcept>
 
 #include "server/net/answer_cache.hpp"
+#include "server/net/tcp.hpp"
 
 namespace glbd {
+using net::bump;
+using net::client_address;
 namespace {
 
 constexpr int kBatch = 32;
 constexpr size_t kUdpIn = 4096;
 constexpr size_t kUdpOut = 4096;
-constexpr size_t kTcpMax = 65535;
 
 // UDP sockets block (their thread waits in recvmmsg, woken at least every second to notice a stop);
 // TCP sockets are non-blocking, for libuv.
@@ -71,23 +73,7 @@ void check_unshared(const conf::SockAddr& a, int type) {
     }
 }
 
-// Whether the question's name is `name` (wire form, lower case): a cheap test that keeps every other query
-// away from the TCP hook.
-bool question_is(const uint8_t* msg, size_t len, const std::string& name) {
-    if (name.empty() || len < 12 + name.size()) return false;
-    for (size_t i = 0; i < name.size(); ++i) {
-        if (std::tolower(msg[12 + i]) != static_cast<uint8_t>(name[i])) return false;
-    }
-    return true;
-}
 
-// A client's address; an IPv4-mapped IPv6 one is IPv4.
-Address from_sockaddr(const sockaddr_storage& ss) {
-    Address a;
-    Address::from_sockaddr(reinterpret_cast<const sockaddr*>(&ss), a);
-    a.unmap();
-    return a;
-}
 
 }  // namespace
 
@@ -96,6 +82,7 @@ ServerOptions ServerOptions::from(const conf::Config& c) {
     o.listen = c.listen;
     o.threads = c.threads ? c.threads : std::max(1u, std::thread::hardware_concurrency());
     o.tcp_max_connections = c.tcp_max_connections;
+    o.tcp_max_per_source = c.tcp_max_per_source;
     o.tcp_max_inflight = c.tcp_max_inflight;
     o.tcp_idle_timeout = c.tcp_idle_timeout;
     o.rrl = RrlOptions{c.rrl_rate, c.rrl_slip, c.rrl_ipv4_prefix, c.rrl_ipv6_prefix};
@@ -125,13 +112,6 @@ const char* ServerCounters::qtype_name(int i) {
     static const char* names[kQtypes] = {"A", "AAAA", "CNAME", "MX", "TXT", "NS", "SOA", "SRV", "CAA", "PTR", "ANY", "XFR", "other"};
     return names[i];
 }
-
-namespace {
-// Single writer: a plain add, published with relaxed atomics (no lock prefix).
-inline void bump(std::atomic<uint64_t>& a, uint64_t n = 1) {
-    a.store(a.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-}  // namespace
 
 void ServerCounters::count(const QueryInfo& qi, Transport t, bool sent, const Snapshot* snap) {
     int tr = t == Transport::udp ? 0 : 1;
@@ -174,7 +154,8 @@ void ServerCounters::add(const ServerCounters& o) {
     for (int i = 0; i < kBuckets; ++i) sum(duration_bucket[i], o.duration_bucket[i]);
     for (auto [to, from] : {std::pair{&truncated, &o.truncated}, {&fallback, &o.fallback}, {&fail_open, &o.fail_open},
                             {&tcp_connections, &o.tcp_connections}, {&rrl_slipped, &o.rrl_slipped}, {&rrl_dropped, &o.rrl_dropped}, {&tcp_refused, &o.tcp_refused},
-                            {&tcp_idle_closed, &o.tcp_idle_closed}, {&duration_count, &o.duration_count},
+                            {&tcp_idle_closed, &o.tcp_idle_closed}, {&tcp_evicted, &o.tcp_evicted},
+                            {&tcp_source_refused, &o.tcp_source_refused}, {&tcp_rejected_closed, &o.tcp_rejected_closed}, {&duration_count, &o.duration_count},
                             {&duration_sum_ns, &o.duration_sum_ns}}) {
         sum(*to, *from);
     }
@@ -240,7 +221,7 @@ struct DnsServer::UdpWorker {
         for (int i = 0; i < n; ++i) {
             QueryInfo qi;
             size_t len = 0;
-            Client c{from_sockaddr(peers[i]), Transport::udp};
+            Client c{client_address(peers[i]), Transport::udp};
             if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
                 const uint64_t gen = reader.generation();
                 len = cache.find(gen, c.address, in[i], in_msgs[i].msg_len, out[m], kUdpOut, qi);
@@ -273,176 +254,6 @@ struct DnsServer::UdpWorker {
             if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may
             sent += k;
         }
-    }
-};
-
-// ---------------------------------------------------------------- TCP ---
-struct DnsServer::TcpWorker {
-    ServerCounters counters;
-    struct Conn {
-        uv_tcp_t handle{};
-        uv_timer_t idle{};
-        TcpWorker* worker = nullptr;
-        std::vector<uint8_t> in;
-        unsigned pending = 0;  // answers queued for writing
-        bool reading = true;
-        bool closing = false;
-        int open_handles = 2;
-        geo::Address peer;
-    };
-    struct Write {
-        uv_write_t req{};
-        Conn* conn = nullptr;
-        std::unique_ptr<uint8_t[]> buf;
-    };
-
-    DnsServer& server;
-    uv_loop_t loop{};
-    uv_async_t wake{};
-    std::vector<int> fds;
-    std::vector<uv_tcp_t> listeners;
-    std::vector<Conn*> conns;
-    std::thread thread;
-    Publisher::Reader reader;
-    uint8_t read_buf[kTcpMax + 2];
-    uint8_t answer_buf[kTcpMax];
-
-    explicit TcpWorker(DnsServer& s) : server(s), reader(s.publisher_) {}
-
-    void accept(uv_stream_t* listener) {
-        auto* c = new Conn;
-        c->worker = this;
-        uv_tcp_init(&loop, &c->handle);
-        uv_timer_init(&loop, &c->idle);
-        c->handle.data = c;
-        c->idle.data = c;
-        conns.push_back(c);
-        if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) {
-            close(c);
-            return;
-        }
-        if (conns.size() > server.options_.tcp_max_connections) {
-            bump(counters.tcp_refused);
-            close(c);
-            return;
-        }
-        bump(counters.tcp_connections);
-        sockaddr_storage ss{};
-        int len = sizeof ss;
-        uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr*>(&ss), &len);
-        c->peer = from_sockaddr(ss);
-        uv_tcp_nodelay(&c->handle, 1);
-        touch(c);
-        start_reading(c);
-    }
-
-    void touch(Conn* c) {
-        auto ms = static_cast<uint64_t>(server.options_.tcp_idle_timeout.count());
-        uv_timer_start(&c->idle, [](uv_timer_t* t) {
-            auto* conn = static_cast<Conn*>(t->data);
-            bump(conn->worker->counters.tcp_idle_closed);
-            conn->worker->close(conn);
-        }, ms, 0);
-    }
-
-    void start_reading(Conn* c) {
-        c->reading = true;
-        uv_read_start(
-            reinterpret_cast<uv_stream_t*>(&c->handle),
-            [](uv_handle_t* h, size_t, uv_buf_t* buf) {
-                auto* w = static_cast<Conn*>(h->data)->worker;
-                *buf = uv_buf_init(reinterpret_cast<char*>(w->read_buf), sizeof w->read_buf);
-            },
-            [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-                auto* conn = static_cast<Conn*>(s->data);
-                if (n < 0) {
-                    conn->worker->close(conn);
-                } else if (n > 0) {
-                    conn->in.insert(conn->in.end(), buf->base, buf->base + n);
-                    conn->worker->touch(conn);
-                    conn->worker->process(conn);
-                }
-            });
-    }
-
-    void process(Conn* c) {
-        size_t off = 0;
-        while (!c->closing && c->in.size() - off >= 2) {
-            size_t len = static_cast<size_t>(c->in[off] << 8 | c->in[off + 1]);
-            if (c->in.size() - off - 2 < len) break;
-            const uint8_t* msg = c->in.data() + off + 2;
-            off += 2 + len;
-            size_t out_len = 0;
-            if (server.tcp_hook_ && question_is(msg, len, server.tcp_hook_name_)) {
-                std::vector<std::vector<uint8_t>> replies;
-                if (server.tcp_hook_(msg, len, c->peer, replies)) {
-                    for (const auto& r : replies) {
-                        if (!r.empty() && r.size() <= kTcpMax) send(c, r.data(), r.size());
-                    }
-                    continue;
-                }
-            }
-            QueryInfo qi;
-            const Snapshot* snap = reader.get();
-            if (snap) out_len = answer(*snap, msg, len, Client{c->peer, Transport::tcp}, answer_buf, sizeof answer_buf, &qi);
-            counters.count(qi, Transport::tcp, out_len > 0, snap);
-            if (out_len > 0) send(c, answer_buf, out_len);
-            if (c->pending >= server.options_.tcp_max_inflight && c->reading) {
-                // Back-pressure: stop reading until the client takes its answers.
-                uv_read_stop(reinterpret_cast<uv_stream_t*>(&c->handle));
-                c->reading = false;
-            }
-        }
-        c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(off));
-    }
-
-    void send(Conn* c, const uint8_t* data, size_t len) {
-        auto* w = new Write;
-        w->conn = c;
-        w->buf.reset(new uint8_t[len + 2]);
-        w->buf[0] = static_cast<uint8_t>(len >> 8);
-        w->buf[1] = static_cast<uint8_t>(len);
-        std::memcpy(w->buf.get() + 2, data, len);
-        uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->buf.get()), static_cast<unsigned>(len + 2));
-        w->req.data = w;
-        ++c->pending;
-        int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->handle), &b, 1, [](uv_write_t* req, int status) {
-            auto* wr = static_cast<Write*>(req->data);
-            Conn* conn = wr->conn;
-            delete wr;
-            --conn->pending;
-            if (status < 0) {
-                conn->worker->close(conn);
-            } else if (!conn->closing && !conn->reading && conn->pending < conn->worker->server.options_.tcp_max_inflight) {
-                conn->worker->start_reading(conn);
-                conn->worker->process(conn);
-            }
-            conn->worker->maybe_free(conn);
-        });
-        if (rc != 0) {
-            --c->pending;
-            delete w;
-            close(c);
-        }
-    }
-
-    void close(Conn* c) {
-        if (c->closing) return;
-        c->closing = true;
-        auto done = [](uv_handle_t* h) {
-            auto* conn = static_cast<Conn*>(h->data);
-            --conn->open_handles;
-            conn->worker->maybe_free(conn);
-        };
-        uv_timer_stop(&c->idle);
-        uv_close(reinterpret_cast<uv_handle_t*>(&c->idle), done);
-        uv_close(reinterpret_cast<uv_handle_t*>(&c->handle), done);
-    }
-
-    void maybe_free(Conn* c) {
-        if (!c->closing || c->open_handles > 0 || c->pending > 0) return;
-        conns.erase(std::find(conns.begin(), conns.end(), c));
-        delete c;
     }
 };
 
@@ -491,27 +302,7 @@ void DnsServer::start() {
         w->thread = std::thread([w] { w->run(); });
     }
 
-    TcpWorker* t = tcp_.get();
-    uv_loop_init(&t->loop);
-    t->listeners.resize(t->fds.size());
-    for (size_t i = 0; i < t->fds.size(); ++i) {
-        uv_tcp_init(&t->loop, &t->listeners[i]);
-        uv_tcp_open(&t->listeners[i], t->fds[i]);
-        t->listeners[i].data = t;
-        int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&t->listeners[i]), 1024, [](uv_stream_t* s, int status) {
-            if (status == 0) static_cast<TcpWorker*>(s->data)->accept(s);
-        });
-        if (rc != 0) throw std::runtime_error(std::string("cannot listen on TCP: ") + uv_strerror(rc));
-    }
-    uv_async_init(&t->loop, &t->wake, [](uv_async_t* a) {
-        auto* worker = static_cast<TcpWorker*>(a->data);
-        for (auto& l : worker->listeners) uv_close(reinterpret_cast<uv_handle_t*>(&l), nullptr);
-        auto conns = worker->conns;
-        for (auto* c : conns) worker->close(c);
-        uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
-    });
-    t->wake.data = t;
-    t->thread = std::thread([t] { uv_run(&t->loop, UV_RUN_DEFAULT); });
+    tcp_->start();
     running_ = true;
 }
 
@@ -531,15 +322,12 @@ void DnsServer::stop() {
     // is the backstop.
     stopping_ = true;
     for (auto& w : udp_) ::shutdown(w->fd, SHUT_RD);
-    if (tcp_) uv_async_send(&tcp_->wake);
+    if (tcp_) tcp_->request_stop();
     for (auto& w : udp_) {
         w->thread.join();
         ::close(w->fd);
     }
-    if (tcp_) {
-        tcp_->thread.join();
-        uv_loop_close(&tcp_->loop);
-    }
+    if (tcp_) tcp_->join();
     udp_.clear();
     tcp_.reset();
 }

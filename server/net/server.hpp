@@ -23,6 +23,7 @@ struct ServerOptions {
     std::vector<conf::SockAddr> listen;
     unsigned threads = 1;
     unsigned tcp_max_connections = 1000;
+    unsigned tcp_max_per_source = 16;
     unsigned tcp_max_inflight = 100;
     conf::Millis tcp_idle_timeout{5000};
     RrlOptions rrl;
@@ -81,6 +82,7 @@ struct ServerCounters {
     std::atomic<uint64_t> rrl_slipped{0}, rrl_dropped{0};
     std::atomic<uint64_t> outcome[kOutcomes] = {};
     std::atomic<uint64_t> tcp_connections{0}, tcp_refused{0}, tcp_idle_closed{0};
+    std::atomic<uint64_t> tcp_evicted{0}, tcp_source_refused{0}, tcp_rejected_closed{0};
     std::atomic<uint64_t> duration_bucket[kBuckets] = {};
     std::atomic<uint64_t> duration_count{0};
     std::atomic<uint64_t> duration_sum_ns{0};
@@ -95,10 +97,12 @@ struct ServerCounters {
 };
 
 // A handler for TCP messages about one name that are not plain queries (sync: transfers and NOTIFYs of
-// `_glbd.`). Returns true when it took the message, with its responses (none, one, or several for a
-// transfer) in `out`; false lets the resolver answer. Runs on the TCP thread.
-using TcpHook = std::function<bool(const uint8_t* msg, size_t len, const geo::Address& from,
-                                   std::vector<std::vector<uint8_t>>& out)>;
+// `_glbd.`). `answered`: it took the message, with its responses (none, one, or several for a transfer) in
+// `out`; `rejected`: it took it and refused it (unsigned, bad key): the responses are written and the
+// connection closed; `pass` lets the resolver answer. Runs on the TCP thread.
+enum class HookVerdict { pass, answered, rejected };
+using TcpHook = std::function<HookVerdict(const uint8_t* msg, size_t len, const geo::Address& from,
+                                          std::vector<std::vector<uint8_t>>& out)>;
 
 class DnsServer {
 public:

@@ -19,28 +19,32 @@ Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, s
     }
 }
 
-bool Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
-    if (!networked || len < 12) return false;
+Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
+    if (!networked || len < 12) return Handled::not_ours;
     uint16_t opcode = (msg[2] >> 3) & 0xf;
     ldns_pkt* raw = nullptr;
-    if (ldns_wire2pkt(&raw, msg, len) != LDNS_STATUS_OK) return false;
+    if (ldns_wire2pkt(&raw, msg, len) != LDNS_STATUS_OK) return Handled::not_ours;
     PktPtr req = make_pkt(raw);
-    if (ldns_pkt_qr(req.get()) || ldns_rr_list_rr_count(ldns_pkt_question(req.get())) != 1) return false;
+    if (ldns_pkt_qr(req.get()) || ldns_rr_list_rr_count(ldns_pkt_question(req.get())) != 1) return Handled::not_ours;
     const ldns_rr* q = ldns_rr_list_rr(ldns_pkt_question(req.get()), 0);
-    if (!is_sync_name(ldns_rr_owner(q))) return false;
-    if (opcode != 0 && opcode != kOpNotify) return false;
+    if (!is_sync_name(ldns_rr_owner(q))) return Handled::not_ours;
+    if (opcode != 0 && opcode != kOpNotify) return Handled::not_ours;
     std::string peer = from.str();
     std::string req_mac;
     auto key = current_key();
-    if (!key) return false;
+    if (!key) return Handled::not_ours;
     Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
     if (a != Auth::ok) {
         const char* why = a == Auth::unsigned_ ? "unsigned" : a == Auth::badkey ? "unknown key" : a == Auth::badsig ? "bad signature" : "stale signature";
         (a == Auth::unsigned_ ? counters.rejected_unsigned : a == Auth::badkey ? counters.rejected_badkey
          : a == Auth::badsig ? counters.rejected_badsig : counters.rejected_badtime).fetch_add(1);
-        spdlog::warn("sync: rejected {} request from {}: {}", opcode == kOpNotify ? "NOTIFY" : "transfer", peer, why);
+        uint64_t left_out = 0;
+        if (reject_log.allow(peer + " " + why, now_ms(), &left_out)) {
+            spdlog::warn("sync: rejected {} request from {}: {}{}", opcode == kOpNotify ? "NOTIFY" : "transfer", peer, why,
+                         left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+        }
         out.push_back(error_response(req.get(), a == Auth::unsigned_ ? LDNS_RCODE_REFUSED : LDNS_RCODE_NOTAUTH));
-        return true;
+        return Handled::rejected;
     }
     if (opcode == kOpNotify) {
         counters.notifies_received.fetch_add(1);
@@ -82,7 +86,7 @@ bool Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& f
     } else {
         out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
     }
-    return true;
+    return Handled::answered;
 }
 
 std::vector<uint8_t> Service::Impl::error_response(const ldns_pkt* req, ldns_pkt_rcode rcode) {

@@ -5,14 +5,21 @@
 //   dnsclient slowread ADDR PORT N NAME T MS N queries at once, nothing read for MS ms, then read slowly
 //   dnsclient catch ADDR PORT N KEY SECRET    a peer that verifies glbd's NOTIFY and transfer requests with ldns
 //   dnsclient idle ADDR PORT N READY MS      N idle TCP connections: closed at once (< MS), and when the rest close
+//   dnsclient syncflood ADDR PORT SECONDS    unsigned `_glbd.` SOA queries written as fast as TCP takes them,
+//                                            never reading, reconnecting when closed
+//   dnsclient squat ADDR PORT N PER SECONDS RECONNECT  N TCP connections, PER from each source 127.0.9.x,
+//                                            each sending empty frames every 300 ms; how long each lasted
 // Traffic goes only to the address given (the tests use 127.0.0.x). Exit 0 on success.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -337,14 +344,18 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
     return 0;
 }
 
-// Opens N TCP connections and keeps them idle; once all are connected, creates READY (so the test can act
+int connect_from(const char* host, int port, const char* source);
+
+// Opens N TCP connections (from sources 127.0.7.x) and keeps them idle; once all are connected, creates READY (so the test can act
 // while they are open). Reports how many the server closed "at once" (sooner than AT_ONCE_MS after all
 // were connected: over its cap) and when the last of the others closed (its idle timeout), counted from
 // the same moment.
 int idle(const char* host, int port, int n, const char* ready, long at_once_ms) {
     std::vector<int> fds;
     for (int i = 0; i < n; ++i) {
-        int fd = tcp_connect(host, port);
+        // 8 connections from each source 127.0.7.x, under glbd's default per-source cap.
+        std::string source = "127.0.7." + std::to_string(1 + i / 8);
+        int fd = connect_from(host, port, source.c_str());
         if (fd < 0) return std::fprintf(stderr, "connect %d failed\n", i), 2;
         fds.push_back(fd);
     }
@@ -372,6 +383,115 @@ int idle(const char* host, int port, int n, const char* ready, long at_once_ms) 
     return 0;
 }
 
+// Connects to ADDR:PORT from `source` (any when null); non-blocking once connected. -1 on failure.
+int connect_from(const char* host, int port, const char* source) {
+    socklen_t len;
+    auto ss = target(host, port, len);
+    int fd = socket(ss.ss_family, SOCK_STREAM, 0);
+    if (source) {
+        socklen_t slen;
+        auto src = target(source, 0, slen);
+        if (bind(fd, reinterpret_cast<sockaddr*>(&src), slen) != 0) return close(fd), -1;
+    }
+    if (connect(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) return close(fd), -1;
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    return fd;
+}
+
+// Unsigned sync requests (SOA for `_glbd.`) written as fast as the server takes them for SECONDS, nothing
+// read; a connection the server closes is replaced. Prints what was written.
+int syncflood(const char* host, int port, int seconds) {
+    std::vector<uint8_t> burst;
+    for (int i = 0; i < 2000; ++i) {
+        QueryOpts o;
+        o.id = static_cast<uint16_t>(i);
+        o.edns = false;
+        frame(burst, make_query("_glbd.", 6, o));
+    }
+    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    long connections = 0;
+    unsigned long long bytes = 0;
+    int fd = -1;
+    size_t off = 0;
+    while (std::chrono::steady_clock::now() < end) {
+        if (fd < 0) {
+            fd = connect_from(host, port, nullptr);
+            if (fd < 0) return std::perror("connect"), 1;
+            ++connections, off = 0;
+        }
+        ssize_t n = ::send(fd, burst.data() + off, burst.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            bytes += static_cast<unsigned long long>(n);
+            off = (off + static_cast<size_t>(n)) % burst.size();
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            pollfd p{fd, POLLOUT, 0};
+            poll(&p, 1, 50);
+        } else {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd >= 0) close(fd);
+    std::printf("connections=%ld bytes=%llu\n", connections, bytes);
+    return 0;
+}
+
+// N connections, PER of them from each source 127.0.9.1, .2, ...; each writes an empty frame (a zero
+// length: no DNS message) every 300 ms. With RECONNECT a connection the server closes is opened again.
+// Reports how many the server closed, how many of those within 100 ms of opening, and the longest life of
+// a connection the server closed or that was still open at the end (ms).
+int squat(const char* host, int port, int n, int per, int seconds, bool reconnect) {
+    struct Slot {
+        int fd = -1;
+        std::string source;
+        std::chrono::steady_clock::time_point opened;
+    };
+    using clock = std::chrono::steady_clock;
+    std::vector<Slot> slots(static_cast<size_t>(n));
+    auto open_slot = [&](Slot& s) {
+        s.fd = connect_from(host, port, s.source.c_str());
+        s.opened = clock::now();
+    };
+    for (int i = 0; i < n; ++i) {
+        slots[static_cast<size_t>(i)].source = "127.0.9." + std::to_string(1 + i / per);
+        open_slot(slots[static_cast<size_t>(i)]);
+        if (slots[static_cast<size_t>(i)].fd < 0) return std::fprintf(stderr, "connect %d failed\n", i), 2;
+    }
+    long closed = 0, closed_fast = 0, longest = 0;
+    auto life = [&](const Slot& s) { return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - s.opened).count()); };
+    auto end = clock::now() + std::chrono::seconds(seconds), next_write = clock::now();
+    while (clock::now() < end) {
+        if (clock::now() >= next_write) {
+            static const uint8_t empty[2] = {0, 0};
+            for (auto& s : slots) {
+                if (s.fd >= 0) (void)::send(s.fd, empty, 2, MSG_NOSIGNAL | MSG_DONTWAIT);
+            }
+            next_write += std::chrono::milliseconds(300);
+        }
+        std::vector<pollfd> ps;
+        for (auto& s : slots) ps.push_back(pollfd{s.fd, POLLIN, 0});
+        if (poll(ps.data(), ps.size(), 50) < 0) break;
+        for (size_t i = 0; i < ps.size(); ++i) {
+            if (ps[i].fd < 0 || !ps[i].revents) continue;
+            uint8_t buf[512];
+            if (read(ps[i].fd, buf, sizeof buf) > 0) continue;  // nothing is answered to an empty frame
+            Slot& s = slots[i];
+            long ms = life(s);
+            ++closed;
+            if (ms < 100) ++closed_fast;
+            longest = std::max(longest, ms);
+            close(s.fd);
+            s.fd = -1;
+            if (reconnect) open_slot(s);
+        }
+    }
+    for (auto& s : slots) {
+        if (s.fd >= 0) longest = std::max(longest, life(s)), close(s.fd);
+    }
+    std::printf("closed=%ld closed_fast=%ld longest_ms=%ld\n", closed, closed_fast, longest);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -387,8 +507,14 @@ int main(int argc, char** argv) {
     }
     if (cmd == "catch" && argc == 7) return catch_requests(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6]);
     if (cmd == "idle" && argc == 7) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], std::atol(argv[6]));
+    if (cmd == "syncflood" && argc == 5) return syncflood(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
+    if (cmd == "squat" && argc == 8) {
+        return squat(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]),
+                     std::string(argv[7]) == "1");
+    }
     std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
                          "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N READY AT_ONCE_MS |\n"
-                         "       slowread ADDR PORT N NAME QTYPE PAUSE_MS | catch ADDR PORT N KEY SECRET\n");
+                         "       slowread ADDR PORT N NAME QTYPE PAUSE_MS | catch ADDR PORT N KEY SECRET |\n"
+                         "       syncflood ADDR PORT SECONDS | squat ADDR PORT N PER SECONDS RECONNECT\n");
     return 2;
 }

@@ -1,0 +1,275 @@
+// The TCP thread of the DNS server: see tcp.hpp for the limits it keeps.
+#include "server/net/tcp.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace glbd {
+
+using net::bump;
+
+bool net::question_is(const uint8_t* msg, size_t len, const std::string& name) {
+    if (name.empty() || len < 12 + name.size()) return false;
+    for (size_t i = 0; i < name.size(); ++i) {
+        if (std::tolower(msg[12 + i]) != static_cast<uint8_t>(name[i])) return false;
+    }
+    return true;
+}
+
+void DnsServer::TcpWorker::start() {
+    uv_loop_init(&loop);
+    listeners.resize(fds.size());
+    for (size_t i = 0; i < fds.size(); ++i) {
+        uv_tcp_init(&loop, &listeners[i]);
+        uv_tcp_open(&listeners[i], fds[i]);
+        listeners[i].data = this;
+        int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listeners[i]), 1024, [](uv_stream_t* s, int status) {
+            if (status == 0) static_cast<TcpWorker*>(s->data)->accept(s);
+        });
+        if (rc != 0) throw std::runtime_error(std::string("cannot listen on TCP: ") + uv_strerror(rc));
+    }
+    uv_async_init(&loop, &wake, [](uv_async_t* a) {
+        auto* worker = static_cast<TcpWorker*>(a->data);
+        for (auto& l : worker->listeners) uv_close(reinterpret_cast<uv_handle_t*>(&l), nullptr);
+        auto all = worker->conns;
+        for (auto* c : all) worker->close(c);
+        uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
+    });
+    wake.data = this;
+    thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
+}
+
+void DnsServer::TcpWorker::join() {
+    thread.join();
+    uv_loop_close(&loop);
+}
+
+DnsServer::TcpWorker::SourceKey DnsServer::TcpWorker::source_key(const Address& a) {
+    SourceKey k{};
+    k[0] = a.family;
+    std::memcpy(k.data() + 1, a.bytes.data(), a.family == 4 ? 4 : 8);
+    return k;
+}
+
+void DnsServer::TcpWorker::accept(uv_stream_t* listener) {
+    auto* c = new Conn;
+    c->worker = this;
+    uv_tcp_init(&loop, &c->handle);
+    uv_timer_init(&loop, &c->idle);
+    c->handle.data = c;
+    c->idle.data = c;
+    conns.push_back(c);
+    ++open;
+    if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) {
+        close(c);
+        return;
+    }
+    sockaddr_storage ss{};
+    int len = sizeof ss;
+    uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr*>(&ss), &len);
+    c->peer = net::client_address(ss);
+    unsigned& from_source = per_source[source_key(c->peer)];
+    if (from_source >= server.options_.tcp_max_per_source) {
+        bump(counters.tcp_source_refused);
+        close(c);
+        return;
+    }
+    ++from_source;
+    c->counted = true;
+    c->trusted = is_trusted(source_key(c->peer));
+    if (open > server.options_.tcp_max_connections) {
+        if (evict_one(c)) {
+            bump(counters.tcp_evicted);
+        } else if (!c->trusted) {
+            bump(counters.tcp_refused);
+            close(c);
+            return;
+        }
+    }
+    bump(counters.tcp_connections);
+    uv_tcp_nodelay(&c->handle, 1);
+    touch(c);
+    set_reading(c, true);
+}
+
+bool DnsServer::TcpWorker::is_trusted(const SourceKey& k) {
+    auto it = trusted.find(k);
+    if (it == trusted.end()) return false;
+    if (uv_now(&loop) - it->second <= kTrustMs) return true;
+    trusted.erase(it);
+    return false;
+}
+
+void DnsServer::TcpWorker::trust(const Address& a) {
+    uint64_t now = uv_now(&loop);
+    if (trusted.size() >= kMaxTrusted && !trusted.count(source_key(a))) {
+        std::erase_if(trusted, [&](const auto& t) { return now - t.second > kTrustMs; });
+        if (trusted.size() >= kMaxTrusted) return;
+    }
+    trusted[source_key(a)] = now;
+}
+
+bool DnsServer::TcpWorker::evict_one(const Conn* keep) {
+    Conn* oldest = nullptr;
+    for (Conn* c : conns) {
+        if (c == keep || c->closing || c->trusted) continue;
+        if (!oldest || std::pair(c->answered_any, c->last_active) < std::pair(oldest->answered_any, oldest->last_active)) oldest = c;
+    }
+    if (oldest) close(oldest);
+    return oldest != nullptr;
+}
+
+void DnsServer::TcpWorker::touch(Conn* c) {
+    c->last_active = uv_now(&loop);
+    auto ms = static_cast<uint64_t>(server.options_.tcp_idle_timeout.count());
+    uv_timer_start(&c->idle, [](uv_timer_t* t) {
+        auto* conn = static_cast<Conn*>(t->data);
+        bump(conn->worker->counters.tcp_idle_closed);
+        conn->worker->close(conn);
+    }, ms, 0);
+}
+
+void DnsServer::TcpWorker::set_reading(Conn* c, bool on) {
+    if (on == c->reading) return;
+    c->reading = on;
+    auto* stream = reinterpret_cast<uv_stream_t*>(&c->handle);
+    if (!on) {
+        uv_read_stop(stream);
+        return;
+    }
+    uv_read_start(
+        stream,
+        [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+            auto* w = static_cast<Conn*>(h->data)->worker;
+            *buf = uv_buf_init(reinterpret_cast<char*>(w->read_buf), sizeof w->read_buf);
+        },
+        [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+            auto* conn = static_cast<Conn*>(s->data);
+            if (n < 0) {
+                conn->worker->close(conn);
+            } else if (n > 0) {
+                conn->in.insert(conn->in.end(), buf->base, buf->base + n);
+                conn->worker->process(conn);
+            }
+        });
+}
+
+bool DnsServer::TcpWorker::backed_up(const Conn* c) const {
+    const auto max = server.options_.tcp_max_inflight;
+    return c->pending >= max || c->queued_bytes >= size_t{max} * 1024;
+}
+
+void DnsServer::TcpWorker::process(Conn* c) {
+    size_t off = 0;
+    bool answered = false;
+    while (!c->closing && !c->close_when_written && !backed_up(c) && c->in.size() - off >= 2) {
+        size_t len = static_cast<size_t>(c->in[off] << 8 | c->in[off + 1]);
+        if (c->in.size() - off - 2 < len) break;
+        const uint8_t* msg = c->in.data() + off + 2;
+        off += 2 + len;
+        answered |= handle_one(c, msg, len);
+    }
+    if (c->closing) return;
+    c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(off));
+    if (answered) c->answered_any = true, touch(c);
+    // While backed up, nothing more is read: c->in holds at most one read's bytes beyond a message.
+    set_reading(c, !c->close_when_written && !backed_up(c));
+    if (c->close_when_written && c->pending == 0) close(c);
+}
+
+bool DnsServer::TcpWorker::handle_one(Conn* c, const uint8_t* msg, size_t len) {
+    if (server.tcp_hook_ && net::question_is(msg, len, server.tcp_hook_name_)) {
+        std::vector<std::vector<uint8_t>> replies;
+        HookVerdict v = server.tcp_hook_(msg, len, c->peer, replies);
+        if (v != HookVerdict::pass) {
+            for (const auto& r : replies) {
+                if (!r.empty() && r.size() <= net::kTcpMax) send(c, r.data(), r.size());
+            }
+            if (v == HookVerdict::answered) {
+                trust(c->peer);
+                c->trusted = true;
+            }
+            if (v == HookVerdict::rejected) {
+                bump(counters.tcp_rejected_closed);
+                c->close_when_written = true;
+                return false;
+            }
+            return !replies.empty();
+        }
+    }
+    QueryInfo qi;
+    size_t out_len = 0;
+    const Snapshot* snap = reader.get();
+    if (snap) out_len = answer(*snap, msg, len, Client{c->peer, Transport::tcp}, answer_buf, sizeof answer_buf, &qi);
+    counters.count(qi, Transport::tcp, out_len > 0, snap);
+    if (out_len > 0) send(c, answer_buf, out_len);
+    return out_len > 0;
+}
+
+void DnsServer::TcpWorker::send(Conn* c, const uint8_t* data, size_t len) {
+    auto* w = new Write;
+    w->conn = c;
+    w->len = len + 2;
+    w->buf.reset(new uint8_t[len + 2]);
+    w->buf[0] = static_cast<uint8_t>(len >> 8);
+    w->buf[1] = static_cast<uint8_t>(len);
+    std::memcpy(w->buf.get() + 2, data, len);
+    uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->buf.get()), static_cast<unsigned>(len + 2));
+    w->req.data = w;
+    ++c->pending;
+    c->queued_bytes += w->len;
+    int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->handle), &b, 1, [](uv_write_t* req, int status) {
+        auto* wr = static_cast<Write*>(req->data);
+        wr->conn->worker->on_written(wr, status);
+    });
+    if (rc != 0) {
+        --c->pending;
+        c->queued_bytes -= w->len;
+        delete w;
+        close(c);
+    }
+}
+
+void DnsServer::TcpWorker::on_written(Write* w, int status) {
+    Conn* conn = w->conn;
+    --conn->pending;
+    conn->queued_bytes -= w->len;
+    delete w;
+    if (status < 0) {
+        close(conn);
+    } else if (!conn->closing) {
+        touch(conn);  // the client is taking its answers
+        process(conn);
+    }
+    maybe_free(conn);
+}
+
+void DnsServer::TcpWorker::close(Conn* c) {
+    if (c->closing) return;
+    c->closing = true;
+    --open;
+    if (c->counted) {
+        auto it = per_source.find(source_key(c->peer));
+        if (it != per_source.end() && --it->second == 0) per_source.erase(it);
+        c->counted = false;
+    }
+    auto done = [](uv_handle_t* h) {
+        auto* conn = static_cast<Conn*>(h->data);
+        --conn->open_handles;
+        conn->worker->maybe_free(conn);
+    };
+    uv_timer_stop(&c->idle);
+    uv_close(reinterpret_cast<uv_handle_t*>(&c->idle), done);
+    uv_close(reinterpret_cast<uv_handle_t*>(&c->handle), done);
+}
+
+void DnsServer::TcpWorker::maybe_free(Conn* c) {
+    if (!c->closing || c->open_handles > 0 || c->pending > 0) return;
+    conns.erase(std::find(conns.begin(), conns.end(), c));
+    delete c;
+}
+
+}  // namespace glbd
