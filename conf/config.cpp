@@ -1,5 +1,6 @@
 // conf/config.cpp — YAML to a validated Config. Every problem is collected, none stops the walk.
 #include "conf/config.hpp"
+#include "conf/names.hpp"
 
 #include "conf/address.hpp"
 
@@ -151,24 +152,6 @@ bool is_ip(const std::string& s, int* family = nullptr) {
     if (!Address::parse(s, a)) return false;
     if (family) *family = a.family == 4 ? AF_INET : AF_INET6;
     return true;
-}
-
-// Letters, digits, '-' and '_' in each label, and a last label that is not all digits (so that
-// "192.0.2.300" is a bad address, not a name).
-bool is_host_name(std::string_view s) {
-    if (!s.empty() && s.back() == '.') s.remove_suffix(1);
-    if (s.empty()) return false;
-    for (char ch : s) {
-        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') return false;
-    }
-    auto last = s.substr(s.rfind('.') == std::string_view::npos ? 0 : s.rfind('.') + 1);
-    return !std::all_of(last.begin(), last.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
-}
-
-bool is_subdomain(std::string_view name, std::string_view origin) {
-    if (name == origin) return true;
-    return name.size() > origin.size() && name.substr(name.size() - origin.size()) == origin &&
-           name[name.size() - origin.size() - 1] == '.';
 }
 
 // Walks the YAML tree and records errors with their location and key path.
@@ -465,10 +448,7 @@ private:
         if (!r_.map(n, "cluster", {"id", "instance"})) return;
         if (auto id = n["id"]) {
             if (auto v = r_.str(id, "cluster.id")) {
-                bool ok = !v->empty() && v->size() <= 63 && std::all_of(v->begin(), v->end(), [](char ch) {
-                    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
-                });
-                if (!ok) {
+                if (!is_cluster_id(*v)) {
                     r_.error(id, "cluster.id", "must be 1..63 characters of [a-z0-9-], got \"" + *v + "\"");
                 }
                 c.cluster_id = *v;
@@ -477,7 +457,12 @@ private:
             r_.error(n, "cluster.id", "required");
         }
         if (auto inst = n["instance"]) {
-            if (auto v = r_.str(inst, "cluster.instance")) c.instance = *v;
+            if (auto v = r_.str(inst, "cluster.instance")) {
+                if (!is_instance_name(*v)) {
+                    r_.error(inst, "cluster.instance", "must be 1..253 characters of [A-Za-z0-9._-], got \"" + *v + "\"");
+                }
+                c.instance = *v;
+            }
         }
         if (c.instance.empty()) {
             char host[256] = {};
@@ -579,10 +564,7 @@ private:
                 if (!seen.insert(cidr).second) r_.error(it->first, path, "duplicate network");
                 auto code = r_.str(it->second, path);
                 if (!code) continue;
-                bool ok = !code->empty() && code->size() <= 32 && std::all_of(code->begin(), code->end(), [](char ch) {
-                    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
-                });
-                if (!ok) {
+                if (!is_custom_geo_code(*code)) {
                     r_.error(it->second, path, "geo code must be 1..32 of [A-Za-z0-9_-], got \"" + *code + "\"");
                     continue;
                 }
@@ -752,7 +734,7 @@ private:
             if (!s) continue;
             auto wire = name_to_wire(*s);
             std::string text = wire ? wire_to_name(*wire) : "";
-            if (!wire || text.find('*', 1) != std::string::npos || (text[0] == '*' && text.rfind("*.", 0) != 0)) {
+            if (!wire || !is_lb_host_name(text)) {
                 r_.error(name, path + ".name", "not a valid host name: \"" + *s + "\"");
                 continue;
             }
@@ -777,7 +759,7 @@ private:
                     if (is_ip(*e)) {
                         host.endpoints.push_back(*e);
                     } else if (auto w = name_to_wire(*e); w && is_host_name(*e)) {
-                        host.endpoints.push_back(wire_to_name(*w));
+                        host.endpoints.push_back(wire_to_name(*w));  // lower case, no trailing dot: is_endpoint()
                     } else {
                         r_.error(eps[k], ep, "not an IP address or host name: \"" + *e + "\"");
                     }
@@ -889,7 +871,7 @@ private:
     }
 
     void peers(const YAML::Node& n, Config& c) {
-        if (!r_.map(n, "peers", {"key", "members", "syncInterval", "deadAfter"})) return;
+        if (!r_.map(n, "peers", {"key", "members", "syncInterval", "deadAfter", "forgetAfter"})) return;
         Peers p;
         auto key = n["key"];
         if (!key) {
@@ -958,6 +940,10 @@ private:
         if (auto v = n["deadAfter"]) {
             if (auto d = r_.duration(v, "peers.deadAfter", Millis{500}, Millis{3'600'000})) p.dead_after = *d;
         }
+        if (auto v = n["forgetAfter"]) {
+            if (auto d = r_.duration(v, "peers.forgetAfter", Millis{60'000}, Millis{365LL * 86'400'000})) p.forget_after = *d;
+        }
+        if (p.forget_after <= p.dead_after) r_.error(n, "peers.forgetAfter", "must be longer than peers.deadAfter");
         if (p.dead_after <= p.sync_interval) {
             r_.error(n, "peers.deadAfter", "must be longer than peers.syncInterval");
         }

@@ -100,6 +100,7 @@ struct Peers {
     std::vector<SockAddr> members;
     Millis sync_interval{1000};
     Millis dead_after{10000};
+    Millis forget_after{86'400'000};  // an instance not heard from for this long is forgotten
 };
 
 struct GeoNetwork {

@@ -65,6 +65,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     own.cluster = config.cluster_id;
     own.instance = config.instance;
     uint64_t now = now_ms();
+    own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
     own.version = now;
     own.heartbeat = now;
     // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
@@ -85,10 +86,15 @@ void Service::Impl::load_state_dir(uint64_t now) {
         std::vector<InstanceState> origins = read_state_file(in);
         size_t n = 0;
         for (auto& s : origins) {
+            if (auto why = check_report(Report{s, 0, true}, now, s.origin() != own.origin()); !why.empty()) {
+                spdlog::warn("sync: ignoring {} in {}: {}", printable(s.origin()), state_path(), why);
+                continue;
+            }
             if (s.origin() == own.origin()) {
-                // Our own overrides survive a restart; versions keep growing.
+                // Our own overrides survive a restart; a new life begins above the saved one, so its
+                // versions may start from the clock whatever the last life's clock said.
                 own.overrides = s.overrides;
-                own.version = std::max(own.version, s.version + 1);
+                own.incarnation = std::max(own.incarnation, s.incarnation + 1);
                 continue;
             }
             store.load(s, now);
@@ -244,6 +250,8 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
     stopping = false;
     closing = false;
+    // The zones' static data may have changed: a new version makes every server's serial rise (serial()).
+    bump_own();
 }
 
 std::shared_ptr<const tsig::Key> Service::Impl::current_key() const {
@@ -397,6 +405,14 @@ void Service::Impl::check_liveness() {
     uint64_t now = now_ms();
     {
         MutexLock lock(mu);
+        if (networked) {
+            for (const auto& origin : store.forget(now, static_cast<uint64_t>(config.peers->forget_after.count()))) {
+                spdlog::info("sync: forgot {}: not heard from for peers.forgetAfter", origin);
+                last_alive.erase(origin);
+                changed = true;
+                request_save();
+            }
+        }
         for (const auto& [origin, k] : store.known()) {
             bool alive = store.alive(k, now, dead_after());
             // A first sighting changes nothing: the view that brought the origin judged it the same way.
@@ -425,8 +441,13 @@ void Service::set_own_hosts(std::vector<HostEntry> hosts) { impl_->set_own_hosts
 std::string Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);
 }
-GlobalView Service::view() const {
+GlobalView Service::view(uint32_t* serial) const {
     MutexLock lock(impl_->mu);
+    if (serial) {
+        uint64_t newest = 0;
+        for (const auto& [o, k] : impl_->store.known()) newest = std::max(newest, k.state.version);
+        *serial = static_cast<uint32_t>(newest / 10);
+    }
     return impl_->store.view(now_ms(), impl_->dead_after());
 }
 std::vector<Known> Service::known() const {

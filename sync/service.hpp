@@ -34,7 +34,7 @@ struct PeerStatus {
 struct SyncCounters {
     std::atomic<uint64_t> pulls{0}, pull_failures{0}, notifies_sent{0}, notifies_received{0};
     std::atomic<uint64_t> served{0}, rejected_unsigned{0}, rejected_badkey{0}, rejected_badsig{0},
-        rejected_badtime{0}, oversized{0};
+        rejected_badtime{0}, oversized{0}, rejected_reports{0};
 };
 
 class Service {
@@ -55,8 +55,13 @@ public:
     void set_own_hosts(std::vector<HostEntry> hosts);
     // Control thread. "eu-1" / "eu-1/192.0.2.10", "down" / "up" / "auto"; shared with every peer.
     std::string set_override(const std::string& target, const std::string& state);
-    // The merged global view, now.
-    [[nodiscard]] GlobalView view() const;
+    // The merged global view, now, and (if asked) its SOA serial: the newest version of any known origin, in
+    // hundredths of a second, modulo 2^32 (RFC 1982 arithmetic; it wraps every 497 days). Servers that hold
+    // the same reports give the same serial. A change anywhere makes a version from its cluster's clock, the
+    // newest, so the serial rises (changes under 10 ms apart, or from a clock behind another cluster's by more
+    // than the time between the changes, may share one); a new instance's first version is its start time.
+    // A reload bumps this instance's version.
+    [[nodiscard]] GlobalView view(uint32_t* serial = nullptr) const;
     [[nodiscard]] std::vector<Known> known() const;
     // Every known instance with the liveness the view uses (the store's rule, this instance always alive).
     struct InstanceStatus {

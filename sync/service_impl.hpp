@@ -50,6 +50,7 @@ struct Service::Impl {
 
     SyncCounters counters;  // atomics
     LogThrottle reject_log;  // TCP thread: rejected requests, per source address and reason
+    LogThrottle report_log{1, 60'000};  // sync thread: rejected reports, per peer and origin, once a minute
     bool running = false;   // control thread: the sync thread is running
 
     // The sync thread's own: its loop, timers and exchanges (the control thread touches them only in
@@ -107,6 +108,10 @@ struct Service::Impl {
     void wake_up();
     uint64_t dead_after() const;
     // ---- serving (TCP thread)
+    struct Held {  // what a puller says it holds of an origin
+        uint64_t version = 0;
+        uint64_t incarnation = 0;
+    };
     static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac);
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
     std::vector<uint8_t> error_response(const ldns_pkt* req, ldns_pkt_rcode rcode);
@@ -117,7 +122,7 @@ struct Service::Impl {
     // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about
     // kMessageBudget bytes, each signed (the first with the request's MAC, the next ones chained).
     void transfer(const tsig::Key& key, uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
-                  const std::map<std::string, uint64_t>& have, std::vector<std::vector<uint8_t>>& out) GLBD_EXCLUDES(mu);
+                  const std::map<std::string, Held>& have, std::vector<std::vector<uint8_t>>& out) GLBD_EXCLUDES(mu);
     // A reload: new members, key, zones or intervals; what is known stays.
     void reconfigure(const conf::Config& c);
     std::shared_ptr<const tsig::Key> current_key() const GLBD_EXCLUDES(mu);
@@ -133,6 +138,7 @@ struct Service::Impl {
     void exchange(const std::string& addr, bool notify);
     void on_data(Exchange* x);
     bool in_our_zones(const std::string& host) const;
+    void refute(const InstanceState& heard) GLBD_REQUIRES(mu);
     void complete(Exchange* x);
     static void finish(Exchange* x, const std::string& error);
 };

@@ -1,5 +1,8 @@
 #include "sync/state.hpp"
 
+#include "conf/config.hpp"
+#include "conf/names.hpp"
+
 #include <algorithm>
 #include <charconv>
 
@@ -15,6 +18,15 @@ Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t
     if (fresh) {
         k.state = report;
         k.last_heard_ms = heard_at;
+        k.changed_generation = ++generation_;
+        m.data_changed = m.heard = true;
+        return m;
+    }
+    if (report.incarnation < k.state.incarnation) return m;  // a report from the origin's earlier life
+    if (report.incarnation > k.state.incarnation) {
+        // The origin restarted (perhaps with its clock set back): its new life replaces the old one whole.
+        k.state = report;
+        k.last_heard_ms = std::max(k.last_heard_ms, heard_at);
         k.changed_generation = ++generation_;
         m.data_changed = m.heard = true;
         return m;
@@ -41,6 +53,7 @@ bool Store::merge_heartbeat(const InstanceState& report, uint64_t age_ms, uint64
     if (report.origin() == own_) return false;
     if (it == known_.end()) return true;  // never seen: needs its data
     Known& k = it->second;
+    if (report.incarnation != k.state.incarnation) return report.incarnation > k.state.incarnation;
     if (report.heartbeat > k.state.heartbeat) {
         k.state.heartbeat = report.heartbeat;
         uint64_t heard_at = now_ms > age_ms ? now_ms - age_ms : 0;
@@ -151,18 +164,60 @@ void apply_overrides(GlobalView& view, const OverrideMap& overrides) {
     }
 }
 
-std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms) {
+bool is_override_target(std::string_view target) {
     auto slash = target.find('/');
-    std::string cluster = target.substr(0, slash);
-    bool ok = !cluster.empty() && cluster.size() <= 63 && std::all_of(cluster.begin(), cluster.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
-    });
-    if (slash != std::string::npos) {
-        std::string ep = target.substr(slash + 1);
-        ok = ok && !ep.empty() && ep.size() <= 253 && ep.find('/') == std::string::npos &&
-             std::all_of(ep.begin(), ep.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == ':' || c == '-' || c == '_'; });
+    if (slash == std::string_view::npos) return conf::is_cluster_id(target);
+    return conf::is_cluster_id(target.substr(0, slash)) && conf::is_endpoint(target.substr(slash + 1));
+}
+
+std::vector<std::string> Store::forget(uint64_t now_ms, uint64_t forget_after_ms) {
+    std::vector<std::string> gone;
+    for (auto it = known_.begin(); it != known_.end();) {
+        if (it->first != own_ && now_ms > forget_after_ms && it->second.last_heard_ms < now_ms - forget_after_ms) {
+            gone.push_back(it->first);
+            it = known_.erase(it);
+            ++generation_;
+        } else {
+            ++it;
+        }
     }
-    if (!ok) return "target must be CLUSTER or CLUSTER/ENDPOINT, got \"" + target + "\"";
+    return gone;
+}
+
+std::string check_report(const Report& r, uint64_t now_ms, bool check_times) {
+    using L = ReportLimits;
+    const InstanceState& s = r.state;
+    if (!conf::is_cluster_id(s.cluster)) return "bad cluster name";
+    if (!conf::is_instance_name(s.instance)) return "bad instance name";
+    uint64_t horizon = check_times ? now_ms + L::kMaxSkewMs : UINT64_MAX;
+    if (check_times && s.incarnation > now_ms / 1000 + L::kMaxSkewMs / 1000 + 1'000'000) {
+        // Incarnations are start times in seconds, raised by one at each refutation.
+        return "incarnation " + std::to_string(s.incarnation) + " is far ahead of our clock";
+    }
+    if (s.version > horizon) return "version " + std::to_string(s.version) + " is ahead of our clock by more than 5 minutes";
+    if (s.heartbeat > horizon) return "heartbeat " + std::to_string(s.heartbeat) + " is ahead of our clock by more than 5 minutes";
+    if (s.hosts.size() > L::kMaxHosts) return std::to_string(s.hosts.size()) + " hosts (at most " + std::to_string(L::kMaxHosts) + ")";
+    if (s.overrides.size() > L::kMaxOverrides) return std::to_string(s.overrides.size()) + " overrides (at most " + std::to_string(L::kMaxOverrides) + ")";
+    for (const auto& h : s.hosts) {
+        if (!conf::is_lb_host_name(h.host)) return "bad host name";
+        if (h.endpoints.size() > L::kMaxEndpoints) return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " + std::to_string(L::kMaxEndpoints) + ")";
+        for (const auto& ep : h.endpoints) {
+            if (!conf::is_endpoint(ep.target)) return h.host + ": bad endpoint";
+        }
+        if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo) &&
+            !conf::is_custom_geo_code(h.load_balancing->geo)) {
+            return h.host + ": bad geo code";
+        }
+    }
+    for (const auto& [target, e] : s.overrides) {
+        if (!is_override_target(target)) return "bad override target";
+        if (e.at_ms > horizon) return "override time ahead of our clock by more than 5 minutes";
+    }
+    return "";
+}
+
+std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms) {
+    if (!is_override_target(target)) return "target must be CLUSTER or CLUSTER/ENDPOINT, got \"" + target + "\"";
     OverrideState s;
     if (state == "down") {
         s = OverrideState::down;
@@ -198,7 +253,8 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
     out.push_back({"glbd-sync=1", kv("from", from)});
     for (const auto& r : reports) {
         const InstanceState& s = r.state;
-        out.push_back({kv("origin", s.origin()), kv("version", s.version), kv("heartbeat", s.heartbeat), kv("age", r.age_ms)});
+        out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version), kv("heartbeat", s.heartbeat),
+                       kv("age", r.age_ms)});
         if (!r.has_data) {
             out.back().push_back("data=0");
             continue;
@@ -265,9 +321,10 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
                 auto [key, v] = split(rec[k]);
                 uint64_t n = 0;
                 if (key == "data" && v == "0") cur->has_data = false;
-                if (key != "version" && key != "heartbeat" && key != "age") continue;
+                if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
                 if (!number(v, n)) return bad("bad " + key);
-                (key == "version" ? cur->state.version : key == "heartbeat" ? cur->state.heartbeat : cur->age_ms) = n;
+                (key == "inc" ? cur->state.incarnation : key == "version" ? cur->state.version
+                 : key == "heartbeat" ? cur->state.heartbeat : cur->age_ms) = n;
             }
         } else if (k0 == "host") {
             if (!cur || !cur->has_data) return bad("host without an origin that carries data");

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "resolver/global_view.hpp"
@@ -30,6 +31,10 @@ struct InstanceState {
     uint64_t heartbeat = 0;  // the origin's clock when it last served its state (ms)
     std::vector<HostEntry> hosts;
     OverrideMap overrides;
+    // Which life of the instance: chosen at start above any it had before (stateDir, or what peers still
+    // hold of it). A higher incarnation replaces what is known whole; a lower one is ignored. Version and
+    // heartbeat order reports within one incarnation.
+    uint64_t incarnation = 0;
     [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
 };
 
@@ -52,7 +57,8 @@ public:
         bool heard = false;         // the heartbeat moved
     };
     // Merges a report received from a peer: `age_ms` is how long ago the relaying peer last heard
-    // from that origin (0 when it is the origin). The newest version wins; heartbeats only move forward.
+    // from that origin (0 when it is the origin). A newer incarnation replaces, an older one is ignored;
+    // within one, the newest version wins and heartbeats only move forward.
     Merge merge(const InstanceState& report, uint64_t age_ms, uint64_t now_ms);
     // Sets this instance's own state (never overwritten by peers).
     void set_own(const InstanceState& own, uint64_t now_ms);
@@ -66,6 +72,8 @@ public:
     [[nodiscard]] uint32_t generation() const { return generation_; }
     void set_generation(uint32_t g) { generation_ = g; }
 
+    // Forgets every origin but our own not heard from since `now_ms - forget_after_ms`; returns them.
+    std::vector<std::string> forget(uint64_t now_ms, uint64_t forget_after_ms);
     [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;
     // The merged global view at `now_ms` (see product.md: replicas, liveness, overrides applied).
     [[nodiscard]] GlobalView view(uint64_t now_ms, uint64_t dead_after_ms) const;
@@ -80,6 +88,8 @@ private:
     uint32_t generation_ = 1;
 };
 
+// "eu-1" or "eu-1/192.0.2.10": a cluster name, then optionally an endpoint as glbd holds it.
+bool is_override_target(std::string_view target);
 // Sets (or with "auto" clears) an override at `now_ms`; returns an error message, or "" when set.
 std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms);
 // Drained endpoints become unhealthy, forced ones healthy; an endpoint's override beats its cluster's.
@@ -103,6 +113,21 @@ struct Report {
 };
 // The largest TXT record encode() writes (a host's endpoints continue in "more=1" records beyond it).
 constexpr size_t kMaxRecordBytes = 8000;
+// What one report may carry, and how far ahead of our clock its times may be. A report beyond them is
+// rejected whole (see check_report) and the others of the same transfer still merge.
+struct ReportLimits {
+    static constexpr size_t kMaxOrigins = 1024;          // origins in one transfer, and known at once
+    static constexpr size_t kMaxHosts = 100'000;         // hosts of one origin
+    static constexpr size_t kMaxEndpoints = 10'000;      // endpoints of one host
+    static constexpr size_t kMaxOverrides = 10'000;      // overrides of one origin
+    static constexpr uint64_t kMaxSkewMs = 5 * 60'000;   // version, heartbeat, override time ahead of now
+};
+// Checks every field of a decoded report by the config's rules (cluster and instance names, host names,
+// endpoints as addresses or names, geo codes, override targets and states) and the limits; "" when it
+// may enter the store, else what is wrong. Hosts outside our zones are the caller's to drop.
+// `check_times` false skips the clock checks (this instance's own saved state: its last life's clock may
+// have been wrong, which its new incarnation makes harmless).
+std::string check_report(const Report& r, uint64_t now_ms, bool check_times = true);
 // The TXT records' text strings, one vector per record, in zone order (without the SOAs).
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
 // Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.

@@ -22,7 +22,7 @@ nlohmann::json to_json(const InstanceState& s) {
     }
     nlohmann::json ov = nlohmann::json::object();
     for (const auto& [t, e] : s.overrides) ov[t] = {{"state", state_name(e.state)}, {"at", e.at_ms}};
-    return {{"cluster", s.cluster}, {"instance", s.instance}, {"version", s.version},
+    return {{"cluster", s.cluster}, {"instance", s.instance}, {"incarnation", s.incarnation}, {"version", s.version},
             {"heartbeat", s.heartbeat}, {"hosts", hosts}, {"overrides", ov}};
 }
 
@@ -39,6 +39,7 @@ InstanceState from_json(const nlohmann::json& j) {
     InstanceState s;
     s.cluster = j.at("cluster").get<std::string>();
     s.instance = j.at("instance").get<std::string>();
+    s.incarnation = j.contains("incarnation") ? uint_at(j, "incarnation", UINT64_MAX) : 0;
     s.version = uint_at(j, "version", UINT64_MAX);
     s.heartbeat = j.contains("heartbeat") ? uint_at(j, "heartbeat", UINT64_MAX) : 0;
     auto array_at = [](const nlohmann::json& o, const char* key) -> const nlohmann::json& {

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include "sync/service.hpp"
+#include <functional>
+
 #include "sync/log_throttle.hpp"
 #include "sync/state.hpp"
 #include "sync/transfer/tsig.hpp"
@@ -361,6 +363,92 @@ TEST(LogThrottle, FewLinesPerKeyAndSecondAndTheRestReported) {
     for (int i = 0; i < 10000; ++i) t.allow("k" + std::to_string(i), 7000, &left);
     EXPECT_EQ(t.overflow(), 10000u - LogThrottle::kMaxKeys);
     EXPECT_TRUE(t.allow("late", 8000, &left));  // forgotten the next second
+}
+
+InstanceState life(uint64_t incarnation, uint64_t version, uint64_t heartbeat, const std::string& ep) {
+    InstanceState s{"us", "b", version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, {{ep, true}}}}, {}, incarnation};
+    return s;
+}
+
+TEST(Store, NewerIncarnationReplacesWholeAndOlderIsIgnored) {
+    Store store;
+    store.set_own(InstanceState{"eu", "a", 1, 1, {}, {}, 1}, 0);
+    uint64_t hour_ahead = 3'600'000 + 10'000;
+    store.merge(life(5, hour_ahead, hour_ahead, "192.0.2.1"), 0, 10'000);
+    // Restarted with its clock corrected: lower version and heartbeat, but a new life.
+    auto m = store.merge(life(6, 20'000, 20'000, "192.0.2.2"), 0, 20'000);
+    EXPECT_TRUE(m.data_changed);
+    EXPECT_TRUE(m.heard);
+    const Known& k = store.known().at("us/b");
+    EXPECT_EQ(k.state.hosts[0].endpoints[0].target, "192.0.2.2");
+    EXPECT_EQ(k.state.heartbeat, 20'000u);
+    EXPECT_TRUE(store.alive(k, 21'000, 5000));
+    // Its heartbeats move it again (they would not against the old life's hour-ahead heartbeat).
+    bool heard = false;
+    EXPECT_FALSE(store.merge_heartbeat(life(6, 20'000, 30'000, ""), 0, 30'000, &heard));
+    EXPECT_EQ(store.known().at("us/b").state.heartbeat, 30'000u);
+    // A relay of the old life changes nothing.
+    m = store.merge(life(5, hour_ahead + 1, hour_ahead + 1, "192.0.2.9"), 0, 31'000);
+    EXPECT_FALSE(m.data_changed);
+    EXPECT_EQ(store.known().at("us/b").state.hosts[0].endpoints[0].target, "192.0.2.2");
+    // A heartbeat of a newer life asks for its data.
+    EXPECT_TRUE(store.merge_heartbeat(life(7, 1, 1, ""), 0, 32'000, &heard));
+}
+
+TEST(Store, ForgetsInstancesNotHeardForForgetAfterButNeverItself) {
+    Store store;
+    store.set_own(InstanceState{"eu", "a", 1, 1, {}, {}, 1}, 0);
+    store.merge(life(1, 1, 1, "192.0.2.1"), 0, 1000);
+    InstanceState fresh = life(1, 1, 1, "192.0.2.1");
+    fresh.instance = "c";
+    store.merge(fresh, 0, 50'000);
+    uint32_t g = store.generation();
+    auto gone = store.forget(61'001, 60'000);  // us/b heard at 1,000: just over a minute ago
+    ASSERT_EQ(gone, std::vector<std::string>{"us/b"});
+    EXPECT_TRUE(newer(store.generation(), g));
+    EXPECT_EQ(store.known().count("us/c"), 1u);
+    EXPECT_EQ(store.known().count("eu/a"), 1u);
+    EXPECT_TRUE(store.forget(10'000'000, 60'000).size() == 1);  // us/c; never eu/a
+    EXPECT_EQ(store.known().count("eu/a"), 1u);
+}
+
+TEST(CheckReport, EveryFieldByTheConfigRules) {
+    const uint64_t now = 1'000'000'000;
+    auto ok = [&](InstanceState s) { return check_report(Report{std::move(s), 0, true}, now); };
+    InstanceState good = life(1, now, now, "192.0.2.1");
+    good.hosts.push_back(HostEntry{"*.w.glb.test", 60, conf::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});
+    good.hosts.push_back(HostEntry{"c.glb.test", 60, conf::LoadBalancing{5, "dc_west-1", false}, {{"2001:db8::1", false}}});
+    good.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::down, now};
+    EXPECT_EQ(ok(good), "");
+    struct Case {
+        const char* what;
+        std::function<void(InstanceState&)> spoil;
+        const char* why;
+    };
+    std::vector<Case> cases = {
+        {"cluster with 0xff", [](InstanceState& s) { s.cluster = "ev\xffl"; }, "bad cluster name"},
+        {"cluster in capitals", [](InstanceState& s) { s.cluster = "US"; }, "bad cluster name"},
+        {"instance with a newline", [](InstanceState& s) { s.instance = "b\nforged log line"; }, "bad instance name"},
+        {"version 2^64-1", [](InstanceState& s) { s.version = UINT64_MAX; }, "version"},
+        {"heartbeat 6 minutes ahead", [&](InstanceState& s) { s.heartbeat = now + 360'000; }, "heartbeat"},
+        {"host with a space", [](InstanceState& s) { s.hosts[0].host = "a b.glb.test"; }, "bad host name"},
+        {"host in capitals", [](InstanceState& s) { s.hosts[0].host = "A.glb.test"; }, "bad host name"},
+        {"wildcard inside", [](InstanceState& s) { s.hosts[0].host = "a.*.glb.test"; }, "bad host name"},
+        {"endpoint with a quote", [](InstanceState& s) { s.hosts[0].endpoints[0].target = "192.0.2.1\""; }, "bad endpoint"},
+        {"endpoint 300.1.1.1", [](InstanceState& s) { s.hosts[0].endpoints[0].target = "300.1.1.1"; }, "bad endpoint"},
+        {"geo with 0xff", [](InstanceState& s) { s.hosts[1].load_balancing->geo = "X\xffY"; }, "bad geo code"},
+        {"too many endpoints", [](InstanceState& s) { s.hosts[0].endpoints.resize(ReportLimits::kMaxEndpoints + 1, {"192.0.2.1", true}); }, "endpoints"},
+        {"override target with a quote", [](InstanceState& s) { s.overrides["us/\"x\""] = {}; }, "bad override target"},
+        {"override 6 minutes ahead", [&](InstanceState& s) { s.overrides["us"] = OverrideEntry{OverrideState::down, now + 360'000}; }, "override time"},
+    };
+    for (const auto& c : cases) {
+        InstanceState s = good;
+        c.spoil(s);
+        EXPECT_NE(ok(s).find(c.why), std::string::npos) << c.what << ": " << ok(s);
+    }
+    InstanceState ahead = good;
+    ahead.version = now + 299'000;  // within the 5 minutes
+    EXPECT_EQ(ok(ahead), "");
 }
 
 }  // namespace

@@ -53,10 +53,10 @@ Daemon::~Daemon() {
     if (sync_) sync_->stop();
 }
 
-uint32_t Daemon::next_serial() {
-    // Unix time keeps serials rising across restarts; +1 keeps them rising within a second.
-    auto now = static_cast<uint32_t>(std::time(nullptr));
-    serial_ = std::max(serial_ + 1, now);
+uint32_t Daemon::next_serial(uint32_t of_view) {
+    // From the global view, so that every server holding it gives the same serial (sync::Service::view).
+    // Never backwards here (forgetting an instance lowers the sum): then the last serial stays.
+    if (serial_ == 0 || sync::newer(of_view, serial_)) serial_ = of_view;
     return serial_;
 }
 
@@ -89,7 +89,9 @@ void Daemon::rebuild() {
         uv_update_time(loop_);
         uint64_t start = uv_now(loop_);
         sync_->set_own_hosts(local_view(config_, checker_->states()).hosts);
-        auto snap = build_snapshot(config_, sync_->view(), geo_, next_serial(),
+        uint32_t serial = 0;
+        auto view = sync_->view(&serial);
+        auto snap = build_snapshot(config_, view, geo_, next_serial(serial),
                                    [this](const std::string& host, const std::string& cluster) { return counter_id(host, cluster); });
         publisher_.publish(snap);
         uv_update_time(loop_);

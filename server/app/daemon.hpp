@@ -47,7 +47,7 @@ public:
     [[nodiscard]] bool ready() const;
 
 private:
-    uint32_t next_serial();
+    uint32_t next_serial(uint32_t of_view);
     void start_checker(const health::States& previous);
     void request_rebuild();
     void rebuild();

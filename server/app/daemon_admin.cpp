@@ -192,6 +192,8 @@ std::string Daemon::metrics() const {
     m.sample("glbd_sync_rejected_total", "reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load()));
     m.sample("glbd_sync_rejected_total", "reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load()));
     m.sample("glbd_sync_rejected_total", "reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load()));
+    m.family("glbd_sync_reports_rejected_total", "counter", "Peer reports (one origin's state) rejected by validation or limits.");
+    m.sample("glbd_sync_reports_rejected_total", "", static_cast<double>(sc.rejected_reports.load()));
     m.family("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.");
     m.sample("glbd_sync_served_total", "", static_cast<double>(sc.served.load()));
     m.family("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.");

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "conf/names.hpp"
 #include "sync/service_impl.hpp"
 
 namespace glbd::sync {
@@ -42,7 +43,7 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
             MutexLock lock(mu);
             size_t bytes = 0;
             for (const auto& [origin, k] : store.known()) {
-                std::string v = "have=" + origin + "@" + std::to_string(k.state.version);
+                std::string v = "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
                 if (v.size() > 255) continue;
                 if ((bytes += v.size() + 1) > 60000) break;  // one record's limit: the rest come as data
                 std::string data(1, static_cast<char>(v.size()));
@@ -128,26 +129,63 @@ void Service::Impl::on_data(Exchange* x) {
 
 bool Service::Impl::in_our_zones(const std::string& host) const {
     std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
-    return std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) {
-        return h == z.origin || (h.size() > z.origin.size() && h.compare(h.size() - z.origin.size(), z.origin.size(), z.origin) == 0 &&
-                                 h[h.size() - z.origin.size() - 1] == '.');
-    });
+    return std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) { return conf::is_subdomain(h, z.origin); });
+}
+
+// A peer holds this instance's origin from a life at least as new as ours (we restarted without
+// stateDir, perhaps with the clock set back): begin a newer life at once, so that peers take it.
+void Service::Impl::refute(const InstanceState& heard) {
+    if (heard.incarnation < own.incarnation || (heard.incarnation == own.incarnation && heard.version <= own.version)) return;
+    spdlog::info("sync: peers hold this instance at incarnation {} version {}; taking incarnation {}", heard.incarnation,
+                 heard.version, heard.incarnation + 1);
+    own.incarnation = heard.incarnation + 1;
+    own.version = 0;
+    bump_own();
 }
 
 void Service::Impl::complete(Exchange* x) {
     std::string from, error;
     std::vector<Report> reports;
     if (!decode(x->records, from, reports, error)) return finish(x, "malformed state: " + error);
+    if (reports.size() > ReportLimits::kMaxOrigins) {
+        counters.rejected_reports.fetch_add(reports.size());
+        return finish(x, std::to_string(reports.size()) + " origins in one transfer (at most " +
+                             std::to_string(ReportLimits::kMaxOrigins) + ")");
+    }
     bool changed = false, need_full = false;
     {
         MutexLock lock(mu);
-        peer_status[x->addr].origin = from;
+        peer_status[x->addr].origin = printable(from);
         if (from == own.origin()) {
             self_addresses.insert(x->addr);
             members.erase(std::remove(members.begin(), members.end(), x->addr), members.end());
         }
         uint64_t now = now_ms();
         for (auto& r : reports) {
+            // Every field by the config's rules, before anything enters the store; a bad report is
+            // dropped whole, the others of the transfer still count.
+            if (auto why = check_report(r, now); !why.empty()) {
+                counters.rejected_reports.fetch_add(1);
+                uint64_t left_out = 0;
+                if (report_log.allow(x->addr + " " + r.state.origin(), now, &left_out)) {
+                    spdlog::warn("sync: rejected the report of {} from {}: {}{}", printable(r.state.origin()), x->addr, why,
+                                 left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+                }
+                continue;
+            }
+            if (r.state.origin() == own.origin()) {
+                refute(r.state);
+                continue;
+            }
+            if (!store.known().count(r.state.origin()) && store.known().size() >= ReportLimits::kMaxOrigins) {
+                counters.rejected_reports.fetch_add(1);
+                uint64_t left_out = 0;
+                if (report_log.allow("full", now, &left_out)) {
+                    spdlog::warn("sync: not taking {} from {}: {} instances known already", printable(r.state.origin()), x->addr,
+                                 ReportLimits::kMaxOrigins);
+                }
+                continue;
+            }
             auto& hosts = r.state.hosts;
             size_t before = hosts.size();
             hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }), hosts.end());

@@ -67,8 +67,9 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
             ldns_rr_get_type(ldns_rr_list_rr(auth, 0)) == LDNS_RR_TYPE_SOA && ldns_rr_rd_count(ldns_rr_list_rr(auth, 0)) == 7) {
             known_serial = ldns_rdf2native_int32(ldns_rr_rdf(ldns_rr_list_rr(auth, 0), 2));
         }
-        // The versions the puller already holds ("have=cluster/instance@version"): those need no data.
-        std::map<std::string, uint64_t> have;
+        // The versions the puller already holds ("have=cluster/instance@version/incarnation"): those need no
+        // data.
+        std::map<std::string, Held> have;
         ldns_rr_list* add = ldns_pkt_additional(req.get());
         for (size_t i = 0; i < ldns_rr_list_rr_count(add); ++i) {
             const ldns_rr* rr = ldns_rr_list_rr(add, i);
@@ -79,7 +80,10 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
                 std::string v(reinterpret_cast<const char*>(ldns_rdf_data(r)) + 1, ldns_rdf_data(r)[0]);
                 auto at = v.rfind('@');
                 if (v.rfind("have=", 0) != 0 || at == std::string::npos) continue;
-                have[v.substr(5, at - 5)] = std::strtoull(v.c_str() + at + 1, nullptr, 10);
+                char* end = nullptr;
+                Held h{std::strtoull(v.c_str() + at + 1, &end, 10), 0};
+                if (*end == '/') h.incarnation = std::strtoull(end + 1, nullptr, 10);
+                have[v.substr(5, at - 5)] = h;
             }
         }
         transfer(*key, ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have, out);
@@ -125,7 +129,7 @@ std::vector<Report> Service::Impl::reports_now(std::optional<uint32_t> since) {
 // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about
 // kMessageBudget bytes, each signed (the first with the request's MAC, the next ones chained).
 void Service::Impl::transfer(const tsig::Key& key, uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
-    const std::map<std::string, uint64_t>& have, std::vector<std::vector<uint8_t>>& out) {
+    const std::map<std::string, Held>& have, std::vector<std::vector<uint8_t>>& out) {
     std::vector<std::vector<std::string>> records;
     uint32_t generation;
     {
@@ -136,7 +140,9 @@ void Service::Impl::transfer(const tsig::Key& key, uint16_t id, uint16_t qtype, 
         auto reports = reports_now(known_serial);
         for (auto& r : reports) {
             auto it = have.find(r.state.origin());
-            if (it != have.end() && it->second >= r.state.version) r.has_data = false;
+            if (it != have.end() && it->second.incarnation == r.state.incarnation && it->second.version >= r.state.version) {
+                r.has_data = false;
+            }
         }
         records = encode(own.origin(), reports);
     }

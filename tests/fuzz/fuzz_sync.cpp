@@ -2,12 +2,15 @@
 // the key could send them. The bytes go to the TCP handler as a request, unsigned and then signed with the
 // target's own key (so that transfers, IXFR serials, "have=" versions and NOTIFY are reached); to TSIG
 // verification as a response; to the pulling side's message parser; and its TXT records to the `_glbd.`
-// decoder, the store's merge, the merged view and the stateDir writer, none of which may throw.
+// decoder, the report checks (what they accept must be clean UTF-8), the store's merge, the merged view and
+// the stateDir writer, none of which may throw.
 #include <cstdint>
 #include <ctime>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "sync/service.hpp"
 #include "sync/state.hpp"
@@ -45,12 +48,30 @@ void merge_and_dump(const std::vector<std::vector<std::string>>& records) {
     std::vector<sync::Report> reports;
     if (!sync::decode(records, from, reports, err)) return;
     sync::Store store;
-    store.set_own(sync::InstanceState{"eu", "a", 1, 1, {}, {}}, 5000);
+    store.set_own(sync::InstanceState{"eu", "a", 1, 1, {}, {}, 0}, 5000);
     for (const auto& r : reports) {
         r.has_data ? (void)store.merge(r.state, r.age_ms, 5000) : (void)store.merge_heartbeat(r.state, r.age_ms, 5000, nullptr);
     }
     (void)store.view(5000, 3000);
     (void)store.overrides();
+    // What check_report() accepts is clean: its JSON needs no replacement of invalid bytes (a strict dump
+    // throws on them) and it merges like any report.
+    sync::Store checked;
+    for (const auto& r : reports) {
+        if (!sync::check_report(r, 5000).empty()) continue;
+        try {
+            (void)nlohmann::json(r.state.origin()).dump();
+            for (const auto& h : r.state.hosts) {
+                (void)nlohmann::json(h.host).dump();
+                for (const auto& ep : h.endpoints) (void)nlohmann::json(ep.target).dump();
+                if (h.load_balancing) (void)nlohmann::json(h.load_balancing->geo).dump();
+            }
+            for (const auto& [target, e] : r.state.overrides) (void)nlohmann::json(target).dump();
+        } catch (const nlohmann::json::exception&) {
+            __builtin_trap();
+        }
+        (void)checked.merge(r.state, r.age_ms, 5000);
+    }
     std::vector<sync::InstanceState> states;
     for (const auto& [origin, k] : store.known()) states.push_back(k.state);
     std::ostringstream out;

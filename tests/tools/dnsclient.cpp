@@ -5,6 +5,7 @@
 //   dnsclient slowread ADDR PORT N NAME T MS N queries at once, nothing read for MS ms, then read slowly
 //   dnsclient catch ADDR PORT N KEY SECRET    a peer that verifies glbd's NOTIFY and transfer requests with ldns
 //   dnsclient idle ADDR PORT N READY MS      N idle TCP connections: closed at once (< MS), and when the rest close
+//   dnsclient peer ADDR PORT N KEY SECRET FILE  a peer serving the `_glbd.` records of FILE, signed, N times
 //   dnsclient syncflood ADDR PORT SECONDS    unsigned `_glbd.` SOA queries written as fast as TCP takes them,
 //                                            never reading, reconnecting when closed
 //   dnsclient squat ADDR PORT N PER SECONDS RECONNECT  N TCP connections, PER from each source 127.0.9.x,
@@ -189,16 +190,81 @@ int slowread(const char* host, int port, int n, const std::string& name, uint16_
     return 0;
 }
 
-// A peer that glbd talks to: listens on ADDR:PORT (TCP), reads the first message of each connection,
-// verifies its TSIG with ldns (key KEY, base64 SECRET) and prints "opcode=N qtype=T tsig=ok|BAD", until it
-// has seen a NOTIFY and a transfer request, both verified, or N connections. Answers nothing.
-int catch_requests(const char* host, int port, int n, const char* key, const char* secret) {
+// A TCP listening socket on ADDR:PORT, or -1.
+int listen_on(const char* host, int port) {
     socklen_t len = 0;
     sockaddr_storage ss = target(host, port, len);
     int lfd = socket(ss.ss_family, SOCK_STREAM, 0);
     int one = 1;
     setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(lfd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(lfd, 16) != 0) return std::perror("bind"), 2;
+    if (bind(lfd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || listen(lfd, 16) != 0) return close(lfd), -1;
+    return lfd;
+}
+
+// A peer with a state of its own making: listens on ADDR:PORT (TCP) for N connections (or SECONDS) and
+// answers every transfer request that verifies with KEY/SECRET with the zone `_glbd.`: an SOA, the TXT
+// records of FILE (presentation format, one per line, \DDD escapes for any byte), an SOA; signed with
+// ldns over the request's MAC. What a buggy or compromised cluster that holds the key could send.
+int fake_peer(const char* host, int port, int n, const char* key, const char* secret, const char* file) {
+    std::vector<ldns_rr*> records;
+    FILE* f = std::fopen(file, "r");
+    if (!f) return std::perror(file), 2;
+    char line[65536];
+    while (std::fgets(line, sizeof line, f)) {
+        if (line[0] == '\n' || line[0] == '#') continue;
+        ldns_rr* rr = nullptr;
+        if (ldns_rr_new_frm_str(&rr, line, 0, nullptr, nullptr) != LDNS_STATUS_OK) return std::fprintf(stderr, "bad record: %s", line), 2;
+        records.push_back(rr);
+    }
+    std::fclose(f);
+    int lfd = listen_on(host, port);
+    if (lfd < 0) return std::perror("bind"), 2;
+    int served = 0;
+    for (int i = 0; i < n; ++i) {
+        int fd = accept(lfd, nullptr, nullptr);
+        if (fd < 0) break;
+        uint8_t lenb[2], buf[65535];
+        ldns_pkt* req = nullptr;
+        size_t mlen = 0;
+        if (read_full(fd, lenb, 2) && read_full(fd, buf, mlen = static_cast<size_t>(lenb[0] << 8 | lenb[1])) &&
+            ldns_wire2pkt(&req, buf, mlen) == LDNS_STATUS_OK && ldns_pkt_tsig(req) &&
+            ldns_pkt_tsig_verify(req, buf, mlen, key, secret, nullptr) && ldns_pkt_get_opcode(req) == LDNS_PACKET_QUERY) {
+            ldns_pkt* resp = ldns_pkt_new();
+            ldns_pkt_set_id(resp, ldns_pkt_id(req));
+            ldns_pkt_set_qr(resp, true);
+            ldns_pkt_set_aa(resp, true);
+            ldns_pkt_push_rr(resp, LDNS_SECTION_QUESTION, ldns_rr_clone(ldns_rr_list_rr(ldns_pkt_question(req), 0)));
+            ldns_rr* soa = nullptr;
+            ldns_rr_new_frm_str(&soa, "_glbd. 0 IN SOA glbd. hostmaster.glbd. 7 1 1 1 1", 0, nullptr, nullptr);
+            ldns_pkt_push_rr(resp, LDNS_SECTION_ANSWER, ldns_rr_clone(soa));
+            for (ldns_rr* rr : records) ldns_pkt_push_rr(resp, LDNS_SECTION_ANSWER, ldns_rr_clone(rr));
+            ldns_pkt_push_rr(resp, LDNS_SECTION_ANSWER, soa);
+            const ldns_rdf* mac = ldns_rr_rdf(ldns_pkt_tsig(req), 3);
+            uint8_t* wire = nullptr;
+            size_t wlen = 0;
+            if (ldns_pkt_tsig_sign(resp, key, secret, 300, "hmac-sha256.", mac) == LDNS_STATUS_OK &&
+                ldns_pkt2wire(&wire, resp, &wlen) == LDNS_STATUS_OK) {
+                uint8_t hdr[2] = {static_cast<uint8_t>(wlen >> 8), static_cast<uint8_t>(wlen)};
+                if (write(fd, hdr, 2) == 2 && write(fd, wire, wlen) == static_cast<ssize_t>(wlen)) ++served;
+            }
+            free(wire);
+            ldns_pkt_free(resp);
+        }
+        if (req) ldns_pkt_free(req);
+        close(fd);
+    }
+    close(lfd);
+    for (ldns_rr* rr : records) ldns_rr_free(rr);
+    std::printf("served=%d\n", served);
+    return served > 0 ? 0 : 1;
+}
+
+// A peer that glbd talks to: listens on ADDR:PORT (TCP), reads the first message of each connection,
+// verifies its TSIG with ldns (key KEY, base64 SECRET) and prints "opcode=N qtype=T tsig=ok|BAD", until it
+// has seen a NOTIFY and a transfer request, both verified, or N connections. Answers nothing.
+int catch_requests(const char* host, int port, int n, const char* key, const char* secret) {
+    int lfd = listen_on(host, port);
+    if (lfd < 0) return std::perror("bind"), 2;
     bool notify_ok = false, transfer_ok = false;
     for (int i = 0; i < n && !(notify_ok && transfer_ok); ++i) {
         int fd = accept(lfd, nullptr, nullptr);
@@ -507,6 +573,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "catch" && argc == 7) return catch_requests(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6]);
     if (cmd == "idle" && argc == 7) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], std::atol(argv[6]));
+    if (cmd == "peer" && argc == 8) return fake_peer(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6], argv[7]);
     if (cmd == "syncflood" && argc == 5) return syncflood(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
     if (cmd == "squat" && argc == 8) {
         return squat(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]),
@@ -515,6 +582,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
                          "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N READY AT_ONCE_MS |\n"
                          "       slowread ADDR PORT N NAME QTYPE PAUSE_MS | catch ADDR PORT N KEY SECRET |\n"
-                         "       syncflood ADDR PORT SECONDS | squat ADDR PORT N PER SECONDS RECONNECT\n");
+                         "       peer ADDR PORT N KEY SECRET FILE | syncflood ADDR PORT SECONDS | squat ADDR PORT N PER SECONDS RECONNECT\n");
     return 2;
 }

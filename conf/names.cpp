@@ -1,0 +1,61 @@
+#include "conf/names.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "conf/address.hpp"
+#include "conf/config.hpp"
+
+namespace glbd::conf {
+
+bool is_cluster_id(std::string_view s) {
+    return !s.empty() && s.size() <= 63 &&
+           std::all_of(s.begin(), s.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'; });
+}
+
+bool is_instance_name(std::string_view s) {
+    return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';
+    });
+}
+
+bool is_host_name(std::string_view s) {
+    if (!s.empty() && s.back() == '.') s.remove_suffix(1);
+    if (s.empty()) return false;
+    for (char ch : s) {
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') return false;
+    }
+    auto last = s.substr(s.rfind('.') == std::string_view::npos ? 0 : s.rfind('.') + 1);
+    return !std::all_of(last.begin(), last.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+}
+
+// The canonical text of a name: what wire_to_name(name_to_wire(s)) gives.
+static bool canonical(std::string_view s) {
+    auto wire = name_to_wire(s);
+    return wire && wire_to_name(*wire) == s;
+}
+
+bool is_lb_host_name(std::string_view s) {
+    if (s.empty() || s == "." || !canonical(s)) return false;
+    if (s.find('*', 1) != std::string_view::npos) return false;
+    return s[0] != '*' || s.rfind("*.", 0) == 0;
+}
+
+bool is_endpoint(std::string_view s) {
+    if (Address::is_ip(s)) return true;
+    return is_host_name(s) && s.back() != '.' && canonical(s);
+}
+
+bool is_custom_geo_code(std::string_view s) {
+    return !s.empty() && s.size() <= 32 && std::all_of(s.begin(), s.end(), [](char ch) {
+        return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_';
+    });
+}
+
+bool is_subdomain(std::string_view name, std::string_view origin) {
+    if (name == origin) return true;
+    return name.size() > origin.size() && name.substr(name.size() - origin.size()) == origin &&
+           name[name.size() - origin.size() - 1] == '.';
+}
+
+}  // namespace glbd::conf

@@ -1,0 +1,26 @@
+// conf/names — the rules for the names glbd accepts, shared by the config reader and by sync, which checks a
+// peer's report against the same rules before it enters the store. Pure functions; any thread.
+#pragma once
+
+#include <string_view>
+
+namespace glbd::conf {
+
+// cluster.id: 1..63 characters of [a-z0-9-].
+bool is_cluster_id(std::string_view s);
+// cluster.instance (a host or pod name): 1..253 characters of [A-Za-z0-9._-].
+bool is_instance_name(std::string_view s);
+// Letters, digits, '-' and '_' in each label (a trailing dot allowed), and a last label that is not all
+// digits (so that "192.0.2.300" is a bad address, not a name).
+bool is_host_name(std::string_view s);
+// A load-balanced host as glbd holds it: a valid name in lower case without the trailing dot, with '*' only
+// as a whole first label.
+bool is_lb_host_name(std::string_view s);
+// An endpoint as glbd holds it: an IP address, or a host name in lower case without the trailing dot.
+bool is_endpoint(std::string_view s);
+// A geo code of geoip.networks: 1..32 characters of [A-Za-z0-9_-].
+bool is_custom_geo_code(std::string_view s);
+// `name` equals `origin` or lies below it (both lower case, no trailing dot).
+bool is_subdomain(std::string_view name, std::string_view origin);
+
+}  // namespace glbd::conf

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A peer that holds the key but sends bad state (a buggy or compromised cluster): a cluster name with byte
+# 0xff, a version of 2^64-1, a heartbeat an hour ahead, an endpoint that is no address or name, an unknown
+# geo code, a bad override target. glbd (with stateDir) takes the good report of the same transfer,
+# rejects each bad one whole, counts and logs them, keeps /v1/state and /metrics valid, saves and restarts.
+source "$(dirname "$0")/lib.sh"
+A=127.0.0.170 PEER=127.0.0.171 P=5470 ADMIN=127.0.0.170:9470
+mkdir -p "$WORK/state"
+cat > "$WORK/a.yaml" <<YAML
+cluster: {id: a, instance: a-0}
+listen: {dns: ["$A:$P"]}
+admin: {listen: "$ADMIN"}
+stateDir: $WORK/state
+zones: [{origin: bad.test, nameservers: [{name: ns.bad.test, addresses: [$A]}]}]
+hosts:
+  - {name: app.bad.test, endpoints: [192.0.2.1], loadBalancing: {weight: 1, geo: IE}}
+peers:
+  key: {name: glb-sync, secret: "$TSIG_SECRET"}
+  members: [{address: "$A:$P"}, {address: "$PEER:$P"}]
+  syncInterval: 300ms
+  deadAfter: 60s    # the fake peer's heartbeat never moves: liveness is not what this test is about
+YAML
+future=$(( ($(date +%s) + 3600) * 1000 )) now=$(( $(date +%s) * 1000 ))
+cat > "$WORK/peer.zone" <<ZONE
+_glbd. 0 IN TXT "glbd-sync=1" "from=good/g-0"
+o1._glbd. 0 IN TXT "origin=good/g-0" "inc=1" "version=$now" "heartbeat=$now" "age=0"
+h1.o1._glbd. 0 IN TXT "host=app.bad.test" "ttl=60" "weight=1" "geo=US" "ep=192.0.2.50 up"
+o2._glbd. 0 IN TXT "origin=ev\255l/x-0" "inc=1" "version=$now" "heartbeat=$now" "age=0"
+h1.o2._glbd. 0 IN TXT "host=app.bad.test" "ttl=60" "ep=192.0.2.66 up"
+o3._glbd. 0 IN TXT "origin=pinned/p-0" "inc=1" "version=18446744073709551615" "heartbeat=$now" "age=0"
+o4._glbd. 0 IN TXT "origin=ahead/h-0" "inc=1" "version=$now" "heartbeat=$future" "age=0"
+o5._glbd. 0 IN TXT "origin=badep/e-0" "inc=1" "version=$now" "heartbeat=$now" "age=0"
+h1.o5._glbd. 0 IN TXT "host=app.bad.test" "ep=not\032an\032endpoint! up"
+o6._glbd. 0 IN TXT "origin=badgeo/g-0" "inc=1" "version=$now" "heartbeat=$now" "age=0"
+h1.o6._glbd. 0 IN TXT "host=app.bad.test" "geo=X\255Y" "ep=192.0.2.67 up"
+o7._glbd. 0 IN TXT "origin=badov/o-0" "inc=1" "version=$now" "heartbeat=$now" "age=0"
+v1.o7._glbd. 0 IN TXT "override=a/\"quoted\"" "state=down" "at=1"
+ZONE
+"$DNSCLIENT" peer $PEER $P 1000 glb-sync. "$TSIG_SECRET" "$WORK/peer.zone" > "$WORK/peer.out" 2>&1 &
+PIDS+=($!)
+start_glbd a "$WORK/a.yaml"
+us_client() { answers $A $P app.bad.test A +subnet=10.3.0.0/16; }
+wait_for 20 bash -c "[[ \$(dig @$A -p $P +short app.bad.test A +subnet=10.3.0.0/16 | sort | tr '\n' ' ') == *192.0.2.50* ]]" ||
+    fail "a never took the good report (answers: $(us_client | tr '\n' ' '))"
+rejected() { curl -s "http://$ADMIN/metrics" | awk '/^glbd_sync_reports_rejected_total / {print $2}'; }
+wait_for 20 bash -c "(( \$(curl -s http://$ADMIN/metrics | awk '/^glbd_sync_reports_rejected_total / {print \$2}') >= 6 ))" ||
+    fail "bad reports not counted: $(rejected)"
+for why in "bad cluster name" "version 18446744073709551615 is ahead" "heartbeat $future is ahead" "bad endpoint" "bad geo code" "bad override target"; do
+    wait_for 10 grep -q "sync: rejected the report of .*: .*$why" "$WORK/a.log" || fail "no log line for: $why"
+done
+grep -q 'ev\\xffl/x-0' "$WORK/a.log" || fail "the bad cluster name is not logged escaped"
+sleep 1  # a few more pulls: the same rejections are logged once a minute, not at every pull
+(( $(grep -c "rejected the report of pinned" "$WORK/a.log") == 1 )) || fail "a rejection repeated in the log at every pull"
+for ip in 192.0.2.66 192.0.2.67; do
+    ! us_client | grep -qx $ip || fail "an endpoint of a rejected report is served: $ip"
+done
+curl -sf "http://$ADMIN/v1/state" | python3 -c 'import json,sys; s=json.load(sys.stdin); assert not any("x-0" in json.dumps(c) for c in s.get("clusters", []))' ||
+    fail "/v1/state is not valid JSON or shows a rejected origin"
+curl -sf "http://$ADMIN/metrics" > "$WORK/metrics"
+python3 "$(dirname "$0")/../tools/promcheck.py" "$WORK/metrics" >/dev/null || fail "/metrics: $(python3 "$(dirname "$0")/../tools/promcheck.py" "$WORK/metrics")"
+# The save carries only what was accepted, and a restart reads it back.
+wait_for 10 grep -q "\"cluster\": *\"good\"" "$WORK/state/state.json" || fail "state.json was not saved"
+! grep -q "pinned\|ahead/\|badep\|badgeo\|badov" "$WORK/state/state.json" || fail "state.json holds a rejected report"
+stop_glbd a
+start_glbd a "$WORK/a.yaml"
+wait_for 20 bash -c "[[ \$(dig @$A -p $P +short app.bad.test A +subnet=10.3.0.0/16) == *192.0.2.50* ]]" || fail "a did not come back with the good state"
+kill -0 "$PID_a" || fail "a died"
+pass "a hostile peer's six bad reports rejected, counted ($(rejected)) and logged; its good one served; state saved and reloaded"
+stop_glbd a
