@@ -21,6 +21,7 @@ cluster: {id: us, instance: bench}
 listen: {dns: ["127.0.0.1:$PEER_PORT"]}
 threads: ${PEER_THREADS:-1}
 log: {level: warn}
+rateLimit: {responsesPerSecond: 0}   # benchmarks measure answering, not limiting
 geoip: {database: $PEER_MMDB}
 zones:
   - origin: $PEER_ZONE

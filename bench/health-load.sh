@@ -32,6 +32,7 @@ config() {  # $1 = 1 for health checks
   echo "listen: {dns: [\"$A:$P\"]}"
   echo "threads: 1"
   echo "log: {level: warn}"
+  echo "rateLimit: {responsesPerSecond: 0}"
   echo "zones: [{origin: bench.test, nameservers: [{name: ns.bench.test, addresses: [$A]}]}]"
   echo "hosts:"
   for h in $(seq 1 20); do

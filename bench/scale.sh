@@ -53,7 +53,7 @@ def endpoints(c, h):
     return [f"10.{c}.{h // 250}.{h % 250 + 1}", f"2001:db8:{c:x}::{h + 1:x}"]
 with open(f"{d}/glbd.yaml", "w") as f:
     f.write(f"cluster: {{id: c00, instance: bench}}\nlisten: {{dns: [\"{addr}:{port}\"]}}\nthreads: 1\n"
-            f"log: {{level: warn}}\nadmin: {{listen: \"{admin}\"}}\ngeoip: {{database: {mmdb}}}\n"
+            f"log: {{level: warn}}\nrateLimit: {{responsesPerSecond: 0}}\nadmin: {{listen: \"{admin}\"}}\ngeoip: {{database: {mmdb}}}\n"
             f"zones:\n  - origin: glb.example.test\n    nameservers: [{{name: ns1.glb.example.test, addresses: [192.0.2.53]}}]\n"
             f"peers:\n  key: {{name: bench, secret: \"YmVuY2hiZW5jaGJlbmNoYmVuY2hiZW5jaGJlbmNoYmVuY2g=\"}}\n"
             f"  members: []\n  deadAfter: 1h\nstateDir: {d}/state\nhosts:\n")

@@ -135,7 +135,7 @@ struct Config {
     std::string state_dir;
     std::string user;  // when started as root: drop to this user after binding
     // rateLimit: responses per second per client prefix and response kind (0 = off), and slip.
-    unsigned rrl_rate = 0, rrl_slip = 2;
+    unsigned rrl_rate = 200, rrl_slip = 2;  // NSD's default rate; 0 = off
     uint8_t rrl_ipv4_prefix = 24, rrl_ipv6_prefix = 56;
     std::string log_level = "info";
     std::string log_format = "text";

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
+#include "resolver/cookie.hpp"
 #include "resolver/wire.hpp"
 
 namespace glbd {
@@ -14,6 +16,8 @@ using namespace wire;
 
 constexpr uint16_t kFlagQR = 0x8000, kFlagAA = 0x0400, kFlagTC = 0x0200, kFlagRD = 0x0100, kFlagCD = 0x0010;
 constexpr uint16_t kOptEcs = 8;
+constexpr uint16_t kOptCookie = 10;
+constexpr size_t kCookieOptLen = 4 + cookie::kClientLen + cookie::kServerLen;  // what we send
 constexpr int kMaxChain = 8;
 constexpr uint32_t kShortTtl = 10;
 
@@ -50,6 +54,10 @@ struct Query {
     uint8_t ecs_source = 0;
     uint8_t ecs_addr[16] = {};
     uint8_t ecs_addr_len = 0;
+    bool cookie = false;  // a COOKIE option (RFC 7873): the client's 8 bytes, and a server cookie if any
+    uint8_t client_cookie[cookie::kClientLen] = {};
+    const uint8_t* server_cookie = nullptr;
+    uint8_t server_cookie_len = 0;
 };
 
 enum class LookupKind { exact, wildcard, delegation, nxdomain };
@@ -101,6 +109,7 @@ private:
     geo::Location locate();
 
     const Snapshot& snap_;
+    uint8_t server_cookie_[cookie::kServerLen] = {};
     const uint8_t* msg_;
     size_t len_;
     const Client& client_;
@@ -221,6 +230,14 @@ Outcome Responder::parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint3
             q_.ecs_addr_len = static_cast<uint8_t>(addr_len);
             std::memcpy(q_.ecs_addr, a, addr_len);
         }
+        if (code == kOptCookie) {
+            // RFC 7873 5.2.2: a client cookie of 8 bytes, alone or with a server cookie of 8..32.
+            if (q_.cookie || !(olen == cookie::kClientLen || (olen >= 16 && olen <= 40))) return Outcome::formerr;
+            q_.cookie = true;
+            std::memcpy(q_.client_cookie, msg_ + p, cookie::kClientLen);
+            q_.server_cookie = msg_ + p + cookie::kClientLen;
+            q_.server_cookie_len = static_cast<uint8_t>(olen - cookie::kClientLen);
+        }
         p += olen;  // other options are ignored and not echoed
     }
     return Outcome::answer;
@@ -242,7 +259,7 @@ Outcome Responder::classify() {
     }
     if (q_.qclass != kClassIn) return Outcome::refused;
     // Sections are written within the transport's limit, leaving room for the OPT record.
-    size_t opt_len = q_.edns ? 11 + (q_.ecs ? 8u + q_.ecs_addr_len : 0u) : 0;
+    size_t opt_len = q_.edns ? 11 + (q_.ecs ? 8u + q_.ecs_addr_len : 0u) + (q_.cookie ? kCookieOptLen : 0u) : 0;
     w_.set_cap(limit_ > opt_len ? limit_ - opt_len : 0);
     return Outcome::answer;
 }
@@ -594,17 +611,28 @@ size_t Responder::finish(Outcome outcome) {
         info_.truncated = true;
     }
     w_.set_cap(cap_);
+    const bool cookie = edns && q_.cookie;
+    if (cookie) {
+        // A valid server cookie proves the client's address (RRL lets it through); the answer carries a fresh
+        // one, so it is not cached (its timestamp would age in the cache).
+        const uint32_t now_s = static_cast<uint32_t>(std::time(nullptr));
+        info_.cookie_valid = cookie::valid_server_cookie(snap_.cookie_secret, q_.client_cookie, q_.server_cookie,
+                                                         q_.server_cookie_len, client_.address, now_s);
+        info_.varies = true;
+        cookie::make_server_cookie(snap_.cookie_secret, q_.client_cookie, client_.address, now_s, server_cookie_);
+    }
     if (edns) {
         // Root owner, OPT, payload size, extended rcode, version 0, DO, then the options' length.
         const size_t ecs_len = ecs ? 8u + q_.ecs_addr_len : 0u;
-        if (uint8_t* p = w_.reserve(11 + ecs_len)) {
+        const size_t cookie_len = cookie ? kCookieOptLen : 0u;
+        if (uint8_t* p = w_.reserve(11 + ecs_len + cookie_len)) {
             p[0] = 0;
             Writer::put16(p + 1, type::OPT);
             Writer::put16(p + 3, snap_.udp_payload);
             p[5] = static_cast<uint8_t>(ext_rcode_ >> 4);
             p[6] = 0;
             Writer::put16(p + 7, q_.do_bit ? 0x8000 : 0);
-            Writer::put16(p + 9, static_cast<uint16_t>(ecs_len));
+            Writer::put16(p + 9, static_cast<uint16_t>(ecs_len + cookie_len));
             if (ecs) {
                 Writer::put16(p + 11, kOptEcs);
                 Writer::put16(p + 13, static_cast<uint16_t>(4 + q_.ecs_addr_len));
@@ -612,6 +640,13 @@ size_t Responder::finish(Outcome outcome) {
                 p[17] = q_.ecs_source;
                 p[18] = q_.ecs_source == 0 ? 0 : scope_;
                 std::memcpy(p + 19, q_.ecs_addr, q_.ecs_addr_len);
+            }
+            if (cookie) {
+                uint8_t* c = p + 11 + ecs_len;
+                Writer::put16(c, kOptCookie);
+                Writer::put16(c + 2, static_cast<uint16_t>(cookie::kClientLen + cookie::kServerLen));
+                std::memcpy(c + 4, q_.client_cookie, cookie::kClientLen);
+                std::memcpy(c + 4 + cookie::kClientLen, server_cookie_, cookie::kServerLen);
             }
         }
         ++counts_[2];

@@ -43,7 +43,8 @@ struct QueryInfo {
     int host = -1;           // the load-balanced host answered (the first, along a CNAME chain), if any
     int entry = -1;          // the entry chosen for it (-1 for a simple host)
     uint32_t counter = kNoCounter;  // that host's (or entry's) answers counter id, if any
-    bool varies = false;     // a random draw chose the answer: the same query may get another one
+    bool varies = false;     // a random draw chose the answer (or a fresh cookie): the same query may get another one
+    bool cookie_valid = false;  // the query carried a server cookie we made for its address (RFC 7873)
 };
 
 // Writes the response to `query` into `out` (at most `cap` bytes) and returns its length; 0 means

@@ -16,6 +16,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
+#include "resolver/cookie.hpp"
 #include "resolver/global_view.hpp"
 #include "resolver/wire.hpp"
 
@@ -208,6 +209,7 @@ struct Snapshot {
     std::vector<Host> hosts;
     std::shared_ptr<const geo::GeoDb> geo;
     uint16_t udp_payload = 1232;
+    cookie::Secret cookie_secret{};  // the server's DNS cookie secret (random per process)
     // Load-balanced answers are counted by the query threads per counter id (an entry's or a simple
     // host's `counter`, from build_snapshot's counter_ids); every id is below `counters`.
     uint32_t counters = 0;

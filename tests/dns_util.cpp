@@ -61,13 +61,17 @@ std::vector<uint8_t> make_query(const std::string& name, uint16_t qtype, const Q
         b.push_back(0);
         b.push_back(o.version);
         put16(b, o.do_bit ? 0x8000 : 0);
+        size_t rdlen = (o.ecs ? 4 + o.ecs->size() : 0) + (o.cookie ? 4 + o.cookie->size() : 0);
+        put16(b, static_cast<uint16_t>(rdlen));
         if (o.ecs) {
-            put16(b, static_cast<uint16_t>(4 + o.ecs->size()));
             put16(b, 8);
             put16(b, static_cast<uint16_t>(o.ecs->size()));
             b.insert(b.end(), o.ecs->begin(), o.ecs->end());
-        } else {
-            put16(b, 0);
+        }
+        if (o.cookie) {
+            put16(b, 10);
+            put16(b, static_cast<uint16_t>(o.cookie->size()));
+            b.insert(b.end(), o.cookie->begin(), o.cookie->end());
         }
     }
     return b;
@@ -131,6 +135,7 @@ Parsed parse(const uint8_t* data, size_t len) {
                     p.ecs_source = o[i + 6];
                     p.ecs_scope = o[i + 7];
                 }
+                if (code == 10 && i + 4 + olen <= n) p.cookie.assign(o + i + 4, o + i + 4 + olen);
                 i += 4 + olen;
             }
         }

@@ -23,6 +23,8 @@ struct QueryOpts {
     uint16_t qclass = 1;
     // ECS: family 1/2, source prefix, address bytes already truncated
     std::optional<std::vector<uint8_t>> ecs;
+    // COOKIE option (RFC 7873): the client cookie, then a server cookie if any (sent as they are)
+    std::optional<std::vector<uint8_t>> cookie;
 };
 
 std::vector<uint8_t> make_query(const std::string& name, uint16_t qtype, const QueryOpts& o = {});
@@ -41,6 +43,7 @@ struct Parsed {
     bool ecs = false;
     uint16_t ecs_family = 0;
     uint8_t ecs_source = 0, ecs_scope = 0;
+    std::vector<uint8_t> cookie;  // the COOKIE option's bytes, if the response has one
     size_t size = 0;
 };
 

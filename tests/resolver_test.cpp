@@ -310,3 +310,96 @@ TEST_F(Resolver, NamesAreCompressed) {
 }
 
 }  // namespace
+
+// ---- DNS Cookies (RFC 7873, RFC 9018)
+namespace {
+
+// SipHash-2-4 reference vectors (the SipHash paper, appendix A / the reference vectors.h): key 00..0f,
+// messages 00..(n-1).
+TEST(Cookie, SipHashMatchesTheReferenceVectors) {
+    cookie::Secret key;
+    for (int i = 0; i < 16; ++i) key[static_cast<size_t>(i)] = static_cast<uint8_t>(i);
+    uint8_t msg[64];
+    for (int i = 0; i < 64; ++i) msg[i] = static_cast<uint8_t>(i);
+    EXPECT_EQ(cookie::siphash24(key, msg, 0), 0x726fdb47dd0e0e31ULL);
+    EXPECT_EQ(cookie::siphash24(key, msg, 1), 0x74f839c593dc67fdULL);
+    EXPECT_EQ(cookie::siphash24(key, msg, 7), 0xab0200f58b01d137ULL);
+    EXPECT_EQ(cookie::siphash24(key, msg, 8), 0x93f5f5799a932462ULL);
+    EXPECT_EQ(cookie::siphash24(key, msg, 15), 0xa129ca6149be45e5ULL);  // the paper's worked example
+    EXPECT_EQ(cookie::siphash24(key, msg, 63), 0x958a324ceb064572ULL);
+}
+
+std::vector<uint8_t> with_server(const std::vector<uint8_t>& client, const std::vector<uint8_t>& server) {
+    auto c = client;
+    c.insert(c.end(), server.begin(), server.end());
+    return c;
+}
+
+class Cookies : public ::testing::Test {
+protected:
+    void SetUp() override {
+        auto c = config_from(kGlbTestConfig);
+        auto s = build_snapshot(c, {local_cluster_view(c)}, nullptr, 7);
+        for (size_t i = 0; i < s->cookie_secret.size(); ++i) s->cookie_secret[i] = static_cast<uint8_t>(0xa0 + i);
+        snap_ = s;
+    }
+    Parsed ask_with(const std::optional<std::vector<uint8_t>>& cookie, const std::string& from, QueryInfo* qi) {
+        QueryOpts o;
+        o.cookie = cookie;
+        return ask(*snap_, make_query("static.glb.test", 1, o), Transport::udp, from, qi);
+    }
+    std::shared_ptr<const Snapshot> snap_;
+    const std::vector<uint8_t> client_ = {1, 2, 3, 4, 5, 6, 7, 8};
+};
+
+TEST_F(Cookies, ClientCookieGetsAServerCookieThatThenProvesTheAddress) {
+    QueryInfo qi;
+    auto p = ask_with(client_, "198.51.100.7", &qi);
+    ASSERT_EQ(p.rcode, 0);
+    ASSERT_EQ(p.answer.size(), 1u);
+    ASSERT_EQ(p.cookie.size(), 24u);  // the client's 8 bytes, then a 16-byte RFC 9018 server cookie
+    EXPECT_TRUE(std::equal(client_.begin(), client_.end(), p.cookie.begin()));
+    EXPECT_EQ(p.cookie[8], 1);  // version
+    EXPECT_FALSE(qi.cookie_valid);
+    EXPECT_TRUE(qi.varies);  // a fresh cookie each time: never from the answer cache
+    std::vector<uint8_t> server(p.cookie.begin() + 8, p.cookie.end());
+
+    QueryInfo again;
+    p = ask_with(with_server(client_, server), "198.51.100.7", &again);
+    EXPECT_EQ(p.rcode, 0);
+    EXPECT_TRUE(again.cookie_valid);
+    // From another address, with another client cookie, or altered: not valid (still answered).
+    QueryInfo other;
+    ask_with(with_server(client_, server), "198.51.100.8", &other);
+    EXPECT_FALSE(other.cookie_valid);
+    auto other_client = client_;
+    other_client[0] ^= 1;
+    ask_with(with_server(other_client, server), "198.51.100.7", &other);
+    EXPECT_FALSE(other.cookie_valid);
+    server[15] ^= 1;
+    p = ask_with(with_server(client_, server), "198.51.100.7", &other);
+    EXPECT_FALSE(other.cookie_valid);
+    EXPECT_EQ(p.rcode, 0);
+}
+
+TEST_F(Cookies, OldOrFutureServerCookieIsNotValid) {
+    const auto client = address_of("198.51.100.7");
+    uint32_t now = static_cast<uint32_t>(std::time(nullptr));
+    uint8_t sc[16];
+    for (auto [when, valid] : {std::pair{now - 3500, true}, {now - 3700, false}, {now + 200, true}, {now + 400, false}}) {
+        cookie::make_server_cookie(snap_->cookie_secret, client_.data(), client, when, sc);
+        QueryInfo qi;
+        ask_with(with_server(client_, std::vector<uint8_t>(sc, sc + 16)), "198.51.100.7", &qi);
+        EXPECT_EQ(qi.cookie_valid, valid) << static_cast<int64_t>(when) - now;
+    }
+}
+
+TEST_F(Cookies, MalformedCookieOptionIsFormerr) {
+    for (size_t len : {0u, 7u, 9u, 15u, 41u}) {
+        auto p = ask_with(std::vector<uint8_t>(len, 0x42), "198.51.100.7", nullptr);
+        EXPECT_EQ(p.rcode, 1) << len;  // FORMERR (RFC 7873 5.2.2)
+    }
+    for (size_t len : {8u, 16u, 40u}) EXPECT_EQ(ask_with(std::vector<uint8_t>(len, 0x42), "198.51.100.7", nullptr).rcode, 0) << len;
+}
+
+}  // namespace

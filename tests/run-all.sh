@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: a release-like build and an ASan+UBSan build, each running every test (unit,
-# system, fuzz-corpus replay) with ctest, and every fuzz target for GLBD_FUZZ_SECONDS (45) in between.
-# Exit non-zero on any failure.
+# The whole test suite: a release-like build, an ASan+UBSan build and a ThreadSanitizer build (clang, so that
+# its thread-safety analysis runs over every file too), each running every test (unit, system, fuzz-corpus
+# replay) with ctest, and every fuzz target for GLBD_FUZZ_SECONDS (45) in between. Exit non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -21,3 +22,9 @@ cmake --build build-asan -j"$JOBS"
 echo "== test (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$JOBS" --output-on-failure
+
+echo "== build (ThreadSanitizer, clang)"
+CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLBD_TSAN=ON >/dev/null
+cmake --build build-tsan -j"$JOBS"
+echo "== test (ThreadSanitizer)"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -j"$JOBS" --output-on-failure

@@ -16,6 +16,9 @@
 #include <filesystem>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <openssl/rand.h>
+
+#include <random>
 
 #include "resolver/global_view.hpp"
 #include "sync/local_view.hpp"
@@ -51,6 +54,15 @@ Daemon::Daemon(conf::Config config, std::string path) : config_(std::move(config
 Daemon::~Daemon() {
     if (checker_) checker_->stop();
     if (sync_) sync_->stop();
+}
+
+cookie::Secret Daemon::random_secret() {
+    cookie::Secret s{};
+    if (RAND_bytes(s.data(), static_cast<int>(s.size())) != 1) {
+        std::random_device rd;  // the kernel's generator too, by another path
+        for (auto& b : s) b = static_cast<uint8_t>(rd());
+    }
+    return s;
 }
 
 uint32_t Daemon::next_serial(uint32_t of_view) {
@@ -93,6 +105,7 @@ void Daemon::rebuild() {
         auto view = sync_->view(&serial);
         auto snap = build_snapshot(config_, view, geo_, next_serial(serial),
                                    [this](const std::string& host, const std::string& cluster) { return counter_id(host, cluster); });
+        snap->cookie_secret = cookie_secret_;
         publisher_.publish(snap);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);

@@ -48,6 +48,7 @@ public:
 
 private:
     uint32_t next_serial(uint32_t of_view);
+    static cookie::Secret random_secret();
     void start_checker(const health::States& previous);
     void request_rebuild();
     void rebuild();
@@ -68,6 +69,7 @@ private:
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     bool serving_ = false;
     uint32_t serial_ = 0;
+    cookie::Secret cookie_secret_ = random_secret();  // DNS cookies (RFC 7873): new at each start
     uv_loop_t* loop_ = nullptr;
     uv_async_t changed_{};
     uv_timer_t rebuild_timer_{};

@@ -232,7 +232,7 @@ struct DnsServer::UdpWorker {
             }
             counters.count(qi, Transport::udp, len > 0, snap);
             if (len == 0) continue;
-            if (rrl.enabled()) {
+            if (rrl.enabled() && !qi.cookie_valid) {  // a valid DNS cookie proves the address: not limited
                 auto action = rrl.check(c.address, qi.outcome, second);
                 if (action == RateLimiter::Action::drop) {
                     bump(counters.rrl_dropped);

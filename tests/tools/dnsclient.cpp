@@ -1,7 +1,8 @@
 // dnsclient — the system tests' own client for what dig cannot do:
 //   dnsclient pipeline ADDR PORT N NAME      N queries written at once on one TCP connection
 //   dnsclient garbage ADDR PORT COUNT SEED   COUNT malformed packets over UDP and TCP, then a real query
-//   dnsclient burst ADDR PORT SOURCE N NAME  N UDP queries from SOURCE: counts full, truncated, missing
+//   dnsclient burst ADDR PORT SOURCE N NAME [cookie]  N UDP queries from SOURCE: counts full, truncated,
+//                                            missing; with "cookie" they carry a valid server cookie
 //   dnsclient slowread ADDR PORT N NAME T MS N queries at once, nothing read for MS ms, then read slowly
 //   dnsclient catch ADDR PORT N KEY SECRET    a peer that verifies glbd's NOTIFY and transfer requests with ldns
 //   dnsclient idle ADDR PORT N READY MS      N idle TCP connections: closed at once (< MS), and when the rest close
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <ctime>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <thread>
 #include <set>
@@ -377,7 +379,9 @@ int garbage(const char* host, int port, int count, unsigned seed) {
 }
 
 // N queries over UDP from SOURCE as fast as the socket takes them, then 1 s of reading answers.
-int burst(const char* host, int port, const char* source, int n, const std::string& name) {
+// With `cookie`, a first query with a client cookie fetches the server's cookie, and every query of the
+// burst then carries both (RFC 7873).
+int burst(const char* host, int port, const char* source, int n, const std::string& name, bool cookie) {
     socklen_t len;
     auto ss = target(host, port, len);
     int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
@@ -386,9 +390,23 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
     if (bind(fd, reinterpret_cast<sockaddr*>(&src), slen) != 0) return std::perror("bind"), 2;
     int big = 4 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
+    std::optional<std::vector<uint8_t>> cookies;
+    if (cookie) {
+        QueryOpts o;
+        o.cookie = std::vector<uint8_t>{0xc0, 0x0c, 0x1e, 0x5, 6, 7, 8, 9};
+        auto q = make_query(name, 1, o);
+        sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&ss), len);
+        pollfd p{fd, POLLIN, 0};
+        uint8_t buf[4096];
+        ssize_t r = poll(&p, 1, 2000) == 1 ? recv(fd, buf, sizeof buf, 0) : -1;
+        auto a = r > 12 ? parse(buf, static_cast<size_t>(r)) : glbd::test::Parsed{};
+        if (a.cookie.size() != 24) return std::fprintf(stderr, "no server cookie in the answer\n"), 1;
+        cookies = a.cookie;
+    }
     time_t first = time(nullptr);
     for (int i = 0; i < n; ++i) {
         QueryOpts o;
+        o.cookie = cookies;
         o.id = static_cast<uint16_t>(i);
         auto q = make_query(name, 1, o);
         sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&ss), len);
@@ -566,7 +584,9 @@ int main(int argc, char** argv) {
     if (cmd == "garbage" && argc == 6) {
         return garbage(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), static_cast<unsigned>(std::atoi(argv[5])));
     }
-    if (cmd == "burst" && argc == 7) return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6]);
+    if (cmd == "burst" && (argc == 7 || argc == 8)) {
+        return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6], argc == 8 && std::string(argv[7]) == "cookie");
+    }
     if (cmd == "slowread" && argc == 8) {
         return slowread(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], static_cast<uint16_t>(std::atoi(argv[6])),
                         std::atoi(argv[7]));
@@ -580,7 +600,7 @@ int main(int argc, char** argv) {
                      std::string(argv[7]) == "1");
     }
     std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
-                         "       burst ADDR PORT SOURCE N NAME | idle ADDR PORT N READY AT_ONCE_MS |\n"
+                         "       burst ADDR PORT SOURCE N NAME [cookie] | idle ADDR PORT N READY AT_ONCE_MS |\n"
                          "       slowread ADDR PORT N NAME QTYPE PAUSE_MS | catch ADDR PORT N KEY SECRET |\n"
                          "       peer ADDR PORT N KEY SECRET FILE | syncflood ADDR PORT SECONDS | squat ADDR PORT N PER SECONDS RECONNECT\n");
     return 2;

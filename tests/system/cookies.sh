@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Response rate limiting is on by default (200 responses a second per /24 and kind of response, slip 2),
+# and a client that returns a valid DNS server cookie (RFC 7873/9018) is not limited: it has proved its
+# address. dig's +cookie sees its server cookie reported good.
+source "$(dirname "$0")/lib.sh"
+A=127.0.0.185 P=5485
+cat > "$WORK/glbd.yaml" <<YAML
+cluster: {id: k}
+listen: {dns: ["$A:$P"]}
+threads: 1
+zones:
+  - origin: cookie.test
+    nameservers: [{name: ns1.cookie.test, addresses: [$A]}]
+    records: |
+      www IN A 192.0.2.10
+YAML
+start_glbd k "$WORK/glbd.yaml"
+wait_for 10 q $A $P www.cookie.test A || fail "server did not come up"
+
+# 1,000 queries in about a second without cookies: about 200 a second answered in full.
+read -r full tc none secs < <("$DNSCLIENT" burst $A $P 127.0.8.10 1000 www.cookie.test | sed 's/[a-z_]*=//g')
+(( full >= 100 && full <= 200 * (secs + 1) + 10 )) || fail "default RRL: $full full answers of 1000 over $secs s"
+(( tc + none >= 1000 - 200 * (secs + 1) - 10 )) || fail "default RRL limited only $((tc + none)) of 1000"
+pass "RRL on by default: $full of 1000 in full over $secs s, $tc truncated, $none dropped"
+
+# The same from another /24 with a valid server cookie: every answer in full.
+read -r full tc none secs < <("$DNSCLIENT" burst $A $P 127.0.9.10 1000 www.cookie.test cookie | sed 's/[a-z_]*=//g')
+(( full == 1000 )) || fail "with a valid cookie: $full full, $tc truncated, $none missing of 1000"
+pass "with a valid server cookie: 1000 of 1000 in full"
+
+# dig: the first answer carries a server cookie; sent back, it is good.
+out=$(dig @$A -p $P +cookie www.cookie.test A -b 127.0.10.1)
+grep -q "; COOKIE: [0-9a-f]\{16\}[0-9a-f]\{32\}" <<<"$out" || fail "no server cookie in the answer: $out"
+cookie=$(sed -n 's/^; COOKIE: \([0-9a-f]*\).*/\1/p' <<<"$out")
+out=$(dig @$A -p $P +cookie="$cookie" www.cookie.test A -b 127.0.10.1)
+grep -q "; COOKIE: .* (good)" <<<"$out" || fail "dig does not see a good cookie: $(grep COOKIE <<<"$out")"
+pass "dig +cookie: server cookie returned and reported good"
+stop_glbd k
