@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+"""fakekube: a small Kubernetes API server for the tests, serving one namespaced custom resource, Kuadrant's
+DNSRecord (kuadrant.io/v1alpha1, with a status subresource), the way the real one does, so that kubectl and
+glbd's client can be tested on a machine without a cluster (tests/system/fakekube.sh drives it with kubectl).
+
+    fakekube.py ADDR PORT READY_FILE [--token-file F] [--state F] [--tls CERT_AND_KEY_PEM]
+
+Serves discovery (/api, /api/v1, /apis, /apis/kuadrant.io/v1alpha1, /version), and for dnsrecords: list (all
+namespaces or one, labelSelector), get, create, replace, merge-patch of the object and of /status, delete,
+and watch (chunked JSON lines, resourceVersion, allowWatchBookmarks, timeoutSeconds, label-selector
+transitions as ADDED/DELETED, ERROR 410 for a compacted resourceVersion). With --token-file every request
+needs "Authorization: Bearer <the file's content>" (read at each request, so a test can rotate it); 401
+otherwise (kubectl sends a token only over TLS: --tls serves HTTPS with the given certificate and key). With
+--state the objects survive a restart. Test controls (no token needed):
+    POST /fake/compact   forget the event history: a watch from an older resourceVersion gets ERROR 410
+    POST /fake/expire    send ERROR 410 to every open watch and end it
+    GET  /fake/requests  the requests seen, one per line ("METHOD path?query")
+Binds only the address given (the tests use 127.0.0.x)."""
+import json
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+GROUP, VERSION, PLURAL, KIND = "kuadrant.io", "v1alpha1", "dnsrecords", "DNSRecord"
+API = f"/apis/{GROUP}/{VERSION}"
+
+
+class Store:
+    def __init__(self, state_file):
+        self.lock = threading.Condition()
+        self.objects = {}  # (namespace, name) -> object
+        self.events = []   # (resourceVersion, type, object), oldest first
+        self.rv = 1000
+        self.oldest = 0    # watches from below this get 410
+        self.expired = 0   # bumped by /fake/expire
+        self.state_file = state_file
+        if state_file:
+            try:
+                with open(state_file) as f:
+                    saved = json.load(f)
+                self.rv = saved["rv"]
+                self.oldest = self.rv  # history is not kept across a restart
+                for o in saved["objects"]:
+                    self.objects[(o["metadata"]["namespace"], o["metadata"]["name"])] = o
+            except FileNotFoundError:
+                pass
+
+    def save(self):
+        if self.state_file:
+            with open(self.state_file + ".tmp", "w") as f:
+                json.dump({"rv": self.rv, "objects": list(self.objects.values())}, f)
+            import os
+            os.replace(self.state_file + ".tmp", self.state_file)
+
+    def record(self, kind, obj):  # with the lock held
+        self.rv += 1
+        obj["metadata"]["resourceVersion"] = str(self.rv)
+        self.events.append((self.rv, kind, json.loads(json.dumps(obj))))
+        self.save()
+        self.lock.notify_all()
+
+
+def merge_patch(target, patch):
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return patch
+    if not isinstance(target, dict):
+        target = {}
+    for k, v in patch.items():
+        if v is None:
+            target.pop(k, None)
+        else:
+            target[k] = merge_patch(target.get(k), v)
+    return target
+
+
+def selector_matches(selector, labels):
+    for term in filter(None, (t.strip() for t in (selector or "").split(","))):
+        if "!=" in term:
+            k, v = term.split("!=", 1)
+            if labels.get(k.strip()) == v.strip():
+                return False
+        elif "==" in term or "=" in term:
+            k, v = term.split("==", 1) if "==" in term else term.split("=", 1)
+            if labels.get(k.strip()) != v.strip():
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+def status(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message": message,
+            "reason": reason, "code": code}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    store = None
+    token_file = None
+    requests = []
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def body(self):
+        return json.loads(self.raw or b"{}")
+
+    def authorized(self):
+        if not self.token_file:
+            return True
+        with open(self.token_file) as f:
+            token = f.read().strip()
+        return self.headers.get("Authorization") == "Bearer " + token
+
+    def route(self, method):
+        n = int(self.headers.get("Content-Length") or 0)
+        self.raw = self.rfile.read(n) if n else b""  # every body is read, DELETE's options too
+        url = urlsplit(self.path)
+        q = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        Handler.requests.append(f"{method} {self.path}")
+        parts = [p for p in url.path.split("/") if p]
+        if parts[:1] == ["fake"]:
+            return self.control(method, parts[1:])
+        if not self.authorized():
+            return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
+        if url.path == "/version":
+            return self.send_json(200, {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fakekube"})
+        if url.path == "/api":
+            return self.send_json(200, {"kind": "APIVersions", "versions": ["v1"],
+                                        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]})
+        if url.path == "/api/v1":
+            return self.send_json(200, {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                {"name": "namespaces", "singularName": "namespace", "namespaced": False, "kind": "Namespace",
+                 "verbs": ["get", "list"], "shortNames": ["ns"]}]})
+        if url.path == "/apis":
+            gv = {"groupVersion": f"{GROUP}/{VERSION}", "version": VERSION}
+            return self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": GROUP, "versions": [gv], "preferredVersion": gv}]})
+        if url.path == API:
+            verbs = ["create", "delete", "get", "list", "patch", "update", "watch"]
+            return self.send_json(200, {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{GROUP}/{VERSION}",
+                                        "resources": [
+                {"name": PLURAL, "singularName": "dnsrecord", "namespaced": True, "kind": KIND, "verbs": verbs},
+                {"name": PLURAL + "/status", "singularName": "", "namespaced": True, "kind": KIND,
+                 "verbs": ["get", "patch", "update"]}]})
+        # /apis/G/V/dnsrecords or /apis/G/V/namespaces/NS/dnsrecords[/NAME[/status]]
+        if parts[:3] != ["apis", GROUP, VERSION]:
+            return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
+        rest = parts[3:]
+        ns = None
+        if rest[:1] == ["namespaces"] and len(rest) >= 3:
+            ns, rest = rest[1], rest[2:]
+        if rest[:1] != [PLURAL] or len(rest) > 3:
+            return self.send_json(404, status(404, "NotFound", "the server could not find the requested resource"))
+        name = rest[1] if len(rest) >= 2 else None
+        sub = rest[2] if len(rest) == 3 else None
+        if name is None:
+            if method == "GET" and q.get("watch") in ("1", "true"):
+                return self.watch(ns, q)
+            if method == "GET":
+                return self.list(ns, q)
+            if method == "POST" and ns:
+                return self.create(ns, self.body())
+            return self.send_json(405, status(405, "MethodNotAllowed", method))
+        if not ns:
+            return self.send_json(404, status(404, "NotFound", "namespace required"))
+        return self.one(method, ns, name, sub)
+
+    def list(self, ns, q):
+        with self.store.lock:
+            items = [o for (n, _), o in sorted(self.store.objects.items())
+                     if (ns is None or n == ns) and selector_matches(q.get("labelSelector"), o["metadata"].get("labels", {}))]
+            rv = str(self.store.rv)
+        self.send_json(200, {"kind": KIND + "List", "apiVersion": f"{GROUP}/{VERSION}",
+                             "metadata": {"resourceVersion": rv}, "items": items})
+
+    def create(self, ns, obj):
+        meta = obj.setdefault("metadata", {})
+        meta["namespace"] = ns
+        if not meta.get("name"):
+            return self.send_json(422, status(422, "Invalid", "metadata.name: Required value"))
+        with self.store.lock:
+            if (ns, meta["name"]) in self.store.objects:
+                return self.send_json(409, status(409, "AlreadyExists", f'dnsrecords.{GROUP} "{meta["name"]}" already exists'))
+            meta.update({"uid": str(uuid.uuid4()), "generation": 1,
+                         "creationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            obj["apiVersion"], obj["kind"] = f"{GROUP}/{VERSION}", KIND
+            self.store.objects[(ns, meta["name"])] = obj
+            self.store.record("ADDED", obj)
+            out = json.loads(json.dumps(obj))
+        self.send_json(201, out)
+
+    def one(self, method, ns, name, sub):
+        key = (ns, name)
+        with self.store.lock:
+            cur = self.store.objects.get(key)
+            if cur is None:
+                return self.send_json(404, status(404, "NotFound", f'dnsrecords.{GROUP} "{name}" not found'))
+            if method == "GET":
+                return self.send_json(200, cur)
+            if method == "DELETE":
+                del self.store.objects[key]
+                self.store.record("DELETED", cur)
+                return self.send_json(200, cur)
+            if method in ("PATCH", "PUT"):
+                body = self.body()
+                if method == "PUT":
+                    new = body if sub is None else dict(cur, status=body.get("status"))
+                else:
+                    new = merge_patch(json.loads(json.dumps(cur)), body)
+                # The status subresource changes only status; the object's endpoint never changes status.
+                if sub == "status":
+                    new = dict(cur, status=new.get("status"))
+                else:
+                    new["status"] = cur.get("status")
+                    if new.get("spec") != cur.get("spec"):
+                        new["metadata"]["generation"] = cur["metadata"].get("generation", 1) + 1
+                for k in ("uid", "creationTimestamp", "namespace", "name"):
+                    new["metadata"][k] = cur["metadata"][k]
+                if new.get("status") is None:
+                    new.pop("status", None)
+                self.store.objects[key] = new
+                self.store.record("MODIFIED", new)
+                return self.send_json(200, new)
+        self.send_json(405, status(405, "MethodNotAllowed", method))
+
+    def watch(self, ns, q):
+        selector = q.get("labelSelector")
+        bookmarks = q.get("allowWatchBookmarks") in ("1", "true")
+        deadline = time.time() + float(q.get("timeoutSeconds") or 1800)
+        try:
+            since = int(q.get("resourceVersion") or 0)
+        except ValueError:
+            return self.send_json(400, status(400, "BadRequest", "bad resourceVersion"))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def chunk(obj):
+            data = (json.dumps(obj) + "\n").encode()
+            # Split each event over two chunks: a client must read the stream, not the chunks.
+            half = len(data) // 2
+            for part in (data[:half], data[half:]):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+            self.wfile.flush()
+
+        def visible(o):
+            return (ns is None or o["metadata"]["namespace"] == ns) and \
+                selector_matches(selector, o["metadata"].get("labels", {}))
+
+        with self.store.lock:
+            if since == 0:  # "any": the current state as ADDED, then what follows
+                pending = [(self.store.rv, "ADDED", o) for o in self.store.objects.values()]
+                since = self.store.rv
+            else:
+                pending = []
+            expired_at_start = self.store.expired
+            seen = {k for k, o in self.store.objects.items() if visible(o)}
+        last_bookmark = time.time()
+        try:
+            while time.time() < deadline:
+                with self.store.lock:
+                    if since < self.store.oldest or self.store.expired != expired_at_start:
+                        chunk({"type": "ERROR", "object": status(410, "Expired", "too old resource version")})
+                        break
+                    pending += [e for e in self.store.events if e[0] > since]
+                    if not pending:
+                        self.store.lock.wait(timeout=0.2)
+                        pending += [e for e in self.store.events if e[0] > since]
+                for rv, kind, obj in pending:
+                    key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+                    since = max(since, rv)
+                    now_visible = visible(obj) and kind != "DELETED"
+                    if now_visible:
+                        chunk({"type": "MODIFIED" if key in seen and kind != "ADDED" else "ADDED", "object": obj})
+                        seen.add(key)
+                    elif key in seen:
+                        chunk({"type": "DELETED", "object": obj})
+                        seen.discard(key)
+                pending = []
+                if bookmarks and time.time() - last_bookmark > 1:
+                    chunk({"type": "BOOKMARK", "object": {"kind": KIND, "apiVersion": f"{GROUP}/{VERSION}",
+                                                          "metadata": {"resourceVersion": str(since)}}})
+                    last_bookmark = time.time()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.close_connection = True
+
+    def control(self, method, parts):
+        if parts == ["compact"] and method == "POST":
+            with self.store.lock:
+                self.store.events.clear()
+                self.store.oldest = self.store.rv
+            return self.send_json(200, {"compacted": self.store.rv})
+        if parts == ["expire"] and method == "POST":
+            with self.store.lock:
+                self.store.expired += 1
+                self.store.lock.notify_all()
+            return self.send_json(200, {"expired": True})
+        if parts == ["requests"] and method == "GET":
+            data = "\n".join(Handler.requests).encode() + b"\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            return self.wfile.write(data)
+        self.send_json(404, status(404, "NotFound", "no such control"))
+
+    def do_GET(self):
+        self.route("GET")
+
+    def do_POST(self):
+        self.route("POST")
+
+    def do_PUT(self):
+        self.route("PUT")
+
+    def do_PATCH(self):
+        self.route("PATCH")
+
+    def do_DELETE(self):
+        self.route("DELETE")
+
+
+def main():
+    args = sys.argv[1:]
+    addr, port, ready = args[0], int(args[1]), args[2]
+    opts = dict(zip(args[3::2], args[4::2]))
+    Handler.store = Store(opts.get("--state"))
+    Handler.token_file = opts.get("--token-file")
+    ThreadingHTTPServer.daemon_threads = True
+    ThreadingHTTPServer.allow_reuse_address = True
+    server = ThreadingHTTPServer((addr, port), Handler)
+    if opts.get("--tls"):
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(opts["--tls"])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+    open(ready, "w").close()
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
