@@ -393,7 +393,7 @@ public:
             return;
         }
         if (!r_.map(root, "", {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers",
-                              "stateDir", "log", "user", "rateLimit"})) {
+                              "kubernetes", "stateDir", "log", "user", "rateLimit"})) {
             return;
         }
         cluster(root, c);
@@ -410,6 +410,7 @@ public:
         }
         if (auto n = root["hosts"]) hosts(n, c);
         if (auto n = root["peers"]) peers(n, c);
+        if (auto n = root["kubernetes"]) kubernetes(n, c);
         if (auto n = root["stateDir"]) {
             if (auto v = r_.str(n, "stateDir")) c.state_dir = *v;
         }
@@ -512,6 +513,47 @@ private:
         if (auto v = n["tcpIdleTimeout"]) {
             if (auto x = r_.duration(v, "listen.tcpIdleTimeout", Millis{100}, Millis{600'000})) c.tcp_idle_timeout = *x;
         }
+    }
+
+    void kubernetes(const YAML::Node& n, Config& c) {
+        if (!r_.map(n, "kubernetes", {"mode", "apiServer", "kubeconfig", "namespaces", "resync"})) return;
+        Kubernetes k;
+        if (auto v = n["mode"]) {
+            if (auto s = r_.str(v, "kubernetes.mode")) {
+                if (*s == "controller") k.mode = Kubernetes::Mode::controller;
+                else if (*s != "coredns") r_.error(v, "kubernetes.mode", "must be coredns or controller, got \"" + *s + "\"");
+            }
+        }
+        if (auto v = n["apiServer"]) {
+            if (auto s = r_.str(v, "kubernetes.apiServer")) {
+                k.api_server = *s;
+                if (!s->empty() && s->rfind("https://", 0) != 0) {
+                    // Plain HTTP only to a loopback address (tests): the bearer token goes there too.
+                    bool loopback = s->rfind("http://127.", 0) == 0 || s->rfind("http://[::1]", 0) == 0 ||
+                                    s->rfind("http://localhost", 0) == 0;
+                    if (!loopback) r_.error(v, "kubernetes.apiServer", "must be an https:// URL (http:// only to a loopback address)");
+                }
+            }
+        }
+        if (auto v = n["kubeconfig"]) {
+            if (auto s = r_.str(v, "kubernetes.kubeconfig")) k.kubeconfig = *s;
+        }
+        if (!k.api_server.empty() && !k.kubeconfig.empty()) {
+            r_.error(n, "kubernetes", "set apiServer or kubeconfig, not both");
+        }
+        if (auto v = n["namespaces"]; v && r_.seq(v, "kubernetes.namespaces")) {
+            for (size_t i = 0; i < v.size(); ++i) {
+                auto path = Reader::index("kubernetes.namespaces", i);
+                if (auto s = r_.str(v[i], path)) {
+                    if (!is_cluster_id(*s)) r_.error(v[i], path, "not a namespace name: \"" + *s + "\"");
+                    k.namespaces.push_back(*s);
+                }
+            }
+        }
+        if (auto v = n["resync"]) {
+            if (auto d = r_.duration(v, "kubernetes.resync", Millis{0}, Millis{86'400'000})) k.resync = *d;
+        }
+        c.kubernetes = std::move(k);
     }
 
     void admin(const YAML::Node& n, Config& c) {

@@ -103,6 +103,17 @@ struct Peers {
     Millis forget_after{86'400'000};  // an instance not heard from for this long is forgotten
 };
 
+
+// kubernetes: hosts from Kuadrant DNSRecords in this cluster's API server (sync/kube).
+struct Kubernetes {
+    enum class Mode { coredns, controller };
+    Mode mode = Mode::coredns;
+    std::string api_server;               // "" = in cluster (service account), else a URL
+    std::string kubeconfig;               // or a kubeconfig file
+    std::vector<std::string> namespaces;  // empty: every namespace
+    Millis resync{0};                     // 0: watch only
+};
+
 struct GeoNetwork {
     std::string cidr;
     std::string code;
@@ -132,6 +143,7 @@ struct Config {
     std::vector<Zone> zones;
     std::vector<Host> hosts;
     std::optional<Peers> peers;
+    std::optional<Kubernetes> kubernetes;
     std::string state_dir;
     std::string user;  // when started as root: drop to this user after binding
     // rateLimit: responses per second per client prefix and response kind (0 = off), and slip.

@@ -155,7 +155,15 @@ bool Daemon::reload() {
                                   [](const auto& a, const auto& b) { return a.str() == b.str(); });
     if (!same_listen) spdlog::warn("reload: listen addresses changed; they take effect at the next restart");
     auto previous = checker_->states();
+    if (static_cast<bool>(next.kubernetes) != static_cast<bool>(config_.kubernetes)) {
+        spdlog::warn("reload: the kubernetes section changed; it takes effect at the next restart");
+    }
     config_ = std::move(next);
+    file_hosts_ = config_.hosts;
+    if (kube_) {
+        kube_->set_zones(config_.zones);
+        merge_kubernetes();
+    }
     geo_ = std::move(geo);
     start_checker(previous);
     sync_->reconfigure(config_);
@@ -215,6 +223,10 @@ int Daemon::run(const std::string& banner) {
     try {
         geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks, geo::GeoDb::options_of(config_));
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
+        file_hosts_ = config_.hosts;
+        uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->apply_kubernetes(); });
+        kube_changed_.data = this;
+        if (config_.kubernetes) kube_ = std::make_unique<kube::Source>(config_, [this] { uv_async_send(&kube_changed_); });
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 1;
@@ -254,6 +266,7 @@ int Daemon::run(const std::string& banner) {
         return 2;
     }
     sync_->start();
+    if (kube_) kube_->start();
     serving_ = true;
     std::string addrs;
     for (const auto& a : config_.listen) addrs += (addrs.empty() ? "" : ", ") + a.str();
@@ -279,7 +292,9 @@ int Daemon::run(const std::string& banner) {
     uv_signal_start(&intr, stop, SIGINT);
     uv_run(loop_, UV_RUN_DEFAULT);
     for (auto* s : {&hup, &term, &intr}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
+    if (kube_) kube_->stop();
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
     if (admin_) admin_->stop();

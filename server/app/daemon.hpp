@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,7 @@
 #include "server/net/publisher.hpp"
 #include "server/net/server.hpp"
 #include "sync/health.hpp"
+#include "sync/kube/source.hpp"
 #include "sync/service.hpp"
 
 namespace glbd {
@@ -50,6 +52,9 @@ private:
     uint32_t next_serial(uint32_t of_view);
     static cookie::Secret random_secret();
     void start_checker(const health::States& previous);
+    // Kubernetes DNSRecords (daemon_kube.cpp): config_.hosts = the file's hosts + the records' (the file wins).
+    void merge_kubernetes();
+    void apply_kubernetes();  // a record changed: merge, restart the probes, rebuild
     void request_rebuild();
     void rebuild();
 
@@ -61,6 +66,13 @@ private:
     std::unique_ptr<health::Checker> checker_;
     std::unique_ptr<sync::Service> sync_;
     std::unique_ptr<admin::Server> admin_;
+    std::unique_ptr<kube::Source> kube_;
+    std::vector<conf::Host> file_hosts_;              // the config file's hosts
+    std::map<std::string, std::string> host_source_;  // host -> "namespace/name" for hosts from records
+    kube::Source::Collected kube_counts_;             // its counts (hosts left empty)
+    std::set<std::string> shadowed_;                  // hosts both in the file and in a record (file wins)
+    uint64_t kube_shadowed_total_ = 0;
+    uv_async_t kube_changed_{};
     // Answers per (host, cluster): counters that outlive snapshots, wired into each one built.
     // Answer counter ids by (host, cluster), 0..size-1 in order of first use: stable for the process's
     // life, so counts survive rebuilds.

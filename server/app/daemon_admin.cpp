@@ -151,6 +151,26 @@ std::string Daemon::metrics() const {
     m.sample("glbd_tcp_evicted_total", "", static_cast<double>(c.tcp_evicted.load()));
     m.family("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.");
     m.sample("glbd_tcp_rejected_closed_total", "", static_cast<double>(c.tcp_rejected_closed.load()));
+    if (kube_) {
+        auto ks = kube_->stats();
+        m.family("glbd_kubernetes_records", "gauge", "DNSRecords held, by state: valid, invalid (skipped), other_zone.");
+        m.sample("glbd_kubernetes_records", "state=\"valid\"", static_cast<double>(kube_counts_.valid));
+        m.sample("glbd_kubernetes_records", "state=\"invalid\"", static_cast<double>(kube_counts_.invalid));
+        m.sample("glbd_kubernetes_records", "state=\"other_zone\"", static_cast<double>(kube_counts_.other_zone));
+        m.family("glbd_kubernetes_hosts_shadowed_total", "counter", "Hosts named by a DNSRecord and by the config file (the file's served).");
+        m.sample("glbd_kubernetes_hosts_shadowed_total", "", static_cast<double>(kube_shadowed_total_));
+        m.family("glbd_kubernetes_events_total", "counter", "Watch events applied.");
+        m.sample("glbd_kubernetes_events_total", "", static_cast<double>(ks.events));
+        m.family("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).");
+        m.sample("glbd_kubernetes_relists_total", "", static_cast<double>(ks.relists));
+        m.family("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).");
+        m.sample("glbd_kubernetes_errors_total", "", static_cast<double>(ks.errors));
+        m.family("glbd_kubernetes_synced", "gauge", "1 once every watch has listed.");
+        m.sample("glbd_kubernetes_synced", "", ks.synced ? 1 : 0);
+        m.family("glbd_kubernetes_last_event_age_seconds", "gauge", "Seconds since the last event or list.");
+        double age = ks.last_event_ms ? static_cast<double>(sync::now_ms() - std::min(sync::now_ms(), ks.last_event_ms)) / 1000 : -1;
+        m.sample("glbd_kubernetes_last_event_age_seconds", "", age);
+    }
     m.family("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.");
     m.sample("glbd_tcp_idle_closed_total", "", static_cast<double>(c.tcp_idle_closed.load()));
 

@@ -7,27 +7,6 @@ source "$(dirname "$0")/lib.sh"
 # kubectl is not a Debian package: where it is missing the test is reported skipped (ctest exit code 77).
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 K=127.0.0.190 KP=6490
-start_fakekube() {  # NAME ADDR PORT: sets KUBECONFIG_<NAME> to a kubeconfig for it (TLS, token)
-    local name=$1 addr=$2 port=$3 d=$WORK/$1
-    mkdir -p "$d"
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$d/key.pem" -out "$d/ca.pem" \
-        -days 2 -subj /CN=fakekube -addext "subjectAltName=IP:$addr" 2>/dev/null || fail "openssl"
-    cat "$d/ca.pem" "$d/key.pem" > "$d/tls.pem"
-    echo "token-$name-1" > "$d/token"
-    python3 "$(dirname "$0")/../tools/fakekube.py" "$addr" "$port" "$d/ready" --token-file "$d/token" --tls "$d/tls.pem" \
-        --state "$d/state.json" > "$d/log" 2>&1 &
-    PIDS+=($!)
-    printf -v "FAKE_$name" '%s' "$!"
-    wait_for 10 test -e "$d/ready" || fail "fakekube $name did not start: $(cat "$d/log")"
-    cat > "$d/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters: [{name: fake, cluster: {server: "https://$addr:$port", certificate-authority: $d/ca.pem}}]
-users: [{name: u, user: {tokenFile: $d/token}}]
-contexts: [{name: c, context: {cluster: fake, user: u, namespace: default}}]
-current-context: c
-KC
-}
 start_fakekube k $K $KP
 export KUBECONFIG=$WORK/k/kubeconfig
 cat > "$WORK/rec.yaml" <<'YAML'

@@ -159,3 +159,37 @@ start_target() {
 
 # A TSIG key for this test run
 TSIG_SECRET=$(head -c 32 /dev/urandom | base64)
+
+# start_fakekube NAME ADDR PORT: the fake API server (tools/fakekube.py) over TLS with a bearer token, its
+# files in $WORK/NAME: kubeconfig (CA and tokenFile), token (rotate it by rewriting), state.json (kept
+# across a restart). Sets FAKE_<NAME> to its pid.
+start_fakekube() {
+    local name=$1 addr=$2 port=$3 d=$WORK/$1
+    mkdir -p "$d"
+    echo "$addr $port" > "$d/address"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$d/key.pem" -out "$d/ca.pem" \
+        -days 2 -subj /CN=fakekube -addext "subjectAltName=IP:$addr" 2>/dev/null || fail "openssl"
+    cat "$d/ca.pem" "$d/key.pem" > "$d/tls.pem"
+    echo "token-$name-1" > "$d/token"
+    run_fakekube "$name"
+    cat > "$d/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: fake, cluster: {server: "https://$addr:$port", certificate-authority: $d/ca.pem}}]
+users: [{name: u, user: {tokenFile: $d/token}}]
+contexts: [{name: c, context: {cluster: fake, user: u, namespace: default}}]
+current-context: c
+KC
+}
+
+# run_fakekube NAME: (re)starts fakekube NAME with its address, certificate, token file and state.
+run_fakekube() {
+    local name=$1 d=$WORK/$1 addr port
+    read -r addr port < "$d/address"
+    rm -f "$d/ready"
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../tools/fakekube.py" "$addr" "$port" "$d/ready" --token-file "$d/token" \
+        --tls "$d/tls.pem" --state "$d/state.json" >> "$d/log" 2>&1 &
+    PIDS+=($!)
+    printf -v "FAKE_$name" '%s' "$!"
+    wait_for 10 test -e "$d/ready" || fail "fakekube $name did not start: $(cat "$d/log")"
+}

@@ -77,9 +77,28 @@ def merge_patch(target, patch):
     return target
 
 
+def selector_terms(selector):
+    """Splits at commas outside parentheses ("a=b,c in (x,y)")."""
+    terms, cur, depth = [], "", 0
+    for ch in selector or "":
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            terms.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return [t.strip() for t in terms + [cur] if t.strip()]
+
+
 def selector_matches(selector, labels):
-    for term in filter(None, (t.strip() for t in (selector or "").split(","))):
-        if "!=" in term:
+    for term in selector_terms(selector):
+        if " in (" in term or " notin (" in term:
+            k, rest = term.split(" ", 1)
+            values = {v.strip() for v in rest.split("(", 1)[1].rstrip(")").split(",")}
+            if (labels.get(k) in values) != rest.startswith("in"):
+                return False
+        elif "!=" in term:
             k, v = term.split("!=", 1)
             if labels.get(k.strip()) == v.strip():
                 return False

@@ -1,0 +1,45 @@
+// The daemon's Kubernetes part: DNSRecords (sync/kube) become this cluster's hosts beside the config file's.
+#include <spdlog/spdlog.h>
+
+#include "server/app/daemon.hpp"
+
+namespace glbd {
+
+void Daemon::merge_kubernetes() {
+    kube::Source::Collected c = kube_->collect();
+    std::set<std::string> in_file;
+    for (const auto& h : file_hosts_) in_file.insert(h.name);
+    std::vector<conf::Host> hosts = file_hosts_;
+    std::set<std::string> shadowed;
+    host_source_.clear();
+    for (auto& h : c.hosts) {
+        if (in_file.count(h.name)) {
+            // The file wins; said once per host while it lasts.
+            if (shadowed.insert(h.name).second && !shadowed_.count(h.name)) {
+                ++kube_shadowed_total_;
+                spdlog::warn("kubernetes: {} (DNSRecord {}) is also in {}: serving the file's", h.name, c.source[h.name], path_);
+            }
+            continue;
+        }
+        host_source_[h.name] = c.source[h.name];
+        hosts.push_back(std::move(h));
+    }
+    shadowed_ = std::move(shadowed);
+    config_.hosts = std::move(hosts);
+    c.hosts.clear();
+    c.source.clear();
+    kube_counts_ = std::move(c);
+}
+
+void Daemon::apply_kubernetes() {
+    if (!kube_ || !checker_) return;
+    try {
+        merge_kubernetes();
+        start_checker(checker_->states());
+        request_rebuild();
+    } catch (const std::exception& e) {
+        spdlog::error("kubernetes: cannot apply the records: {}", e.what());
+    }
+}
+
+}  // namespace glbd

@@ -1,0 +1,394 @@
+#include "sync/kube/client.hpp"
+
+#include <curl/curl.h>
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "conf/address.hpp"
+#include "conf/config.hpp"
+#include "sync/kube/records.hpp"
+
+namespace glbd::kube {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr size_t kMaxEventBytes = 32u << 20;   // one watch event (a DNSRecord is a few KiB)
+constexpr size_t kMaxListBytes = 512u << 20;   // one list
+
+int64_t wall_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+// A kubeconfig's path fields are relative to the file's directory.
+std::string relative_to(const std::string& file, const std::string& path) {
+    if (path.empty() || path[0] == '/') return path;
+    auto slash = file.rfind('/');
+    return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
+}
+
+const YAML::Node named(const YAML::Node& list, const std::string& name, const char* what) {
+    if (list && list.IsSequence()) {
+        for (const auto& item : list) {
+            if (item["name"] && item["name"].as<std::string>() == name) return item[what];
+        }
+    }
+    return YAML::Node();
+}
+
+std::string str(const YAML::Node& n, const char* key) {
+    return n && n[key] && n[key].IsScalar() ? n[key].as<std::string>() : std::string();
+}
+
+std::string decode64(const std::string& text, const char* what) {
+    auto d = conf::base64_decode(text);
+    if (!d) throw std::runtime_error(std::string(what) + " is not base64");
+    return *d;
+}
+
+ApiAccess from_kubeconfig(const std::string& file) {
+    YAML::Node root;
+    try {
+        root = YAML::LoadFile(file);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("kubeconfig " + file + ": " + e.what());
+    }
+    std::string ctx_name = str(root, "current-context");
+    if (ctx_name.empty()) throw std::runtime_error("kubeconfig " + file + ": no current-context");
+    YAML::Node ctx = named(root["contexts"], ctx_name, "context");
+    if (!ctx) throw std::runtime_error("kubeconfig " + file + ": no context " + ctx_name);
+    YAML::Node cluster = named(root["clusters"], str(ctx, "cluster"), "cluster");
+    YAML::Node user = named(root["users"], str(ctx, "user"), "user");
+    if (!cluster) throw std::runtime_error("kubeconfig " + file + ": no cluster " + str(ctx, "cluster"));
+    ApiAccess a;
+    a.server = str(cluster, "server");
+    a.ca_file = relative_to(file, str(cluster, "certificate-authority"));
+    if (auto d = str(cluster, "certificate-authority-data"); !d.empty()) a.ca_data = decode64(d, "certificate-authority-data");
+    a.namespace_ = str(ctx, "namespace");
+    if (user) {
+        a.token = str(user, "token");
+        a.token_file = relative_to(file, str(user, "tokenFile"));
+        a.cert_file = relative_to(file, str(user, "client-certificate"));
+        a.key_file = relative_to(file, str(user, "client-key"));
+        if (auto d = str(user, "client-certificate-data"); !d.empty()) a.cert_data = decode64(d, "client-certificate-data");
+        if (auto d = str(user, "client-key-data"); !d.empty()) a.key_data = decode64(d, "client-key-data");
+    }
+    if (a.server.empty()) throw std::runtime_error("kubeconfig " + file + ": cluster has no server");
+    return a;
+}
+
+size_t on_body(char* data, size_t size, size_t n, void* user) {
+    auto* sink = static_cast<std::function<bool(const char*, size_t)>*>(user);
+    return (*sink)(data, size * n) ? size * n : 0;  // 0 aborts the transfer
+}
+
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    return static_cast<std::atomic<bool>*>(user)->load() ? 1 : 0;
+}
+
+}  // namespace
+
+ApiAccess ApiAccess::from(const conf::Kubernetes& k, const std::string& sa_dir) {
+    if (!k.kubeconfig.empty()) return from_kubeconfig(k.kubeconfig);
+    ApiAccess a;
+    auto exists = [](const std::string& p) { return std::ifstream(p).good(); };
+    if (exists(sa_dir + "/token")) a.token_file = sa_dir + "/token";
+    if (exists(sa_dir + "/ca.crt")) a.ca_file = sa_dir + "/ca.crt";
+    if (exists(sa_dir + "/namespace")) a.namespace_ = trim(read_file(sa_dir + "/namespace"));
+    if (!k.api_server.empty()) {
+        a.server = k.api_server;
+        return a;
+    }
+    const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+    const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+    if (!host || !*host) throw std::runtime_error("not in a cluster (KUBERNETES_SERVICE_HOST unset): set kubernetes.apiServer or kubeconfig");
+    std::string h = host;
+    if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
+    a.server = "https://" + h + ":" + (port && *port ? port : "443");
+    if (a.token_file.empty()) throw std::runtime_error("in cluster, but no service account token in " + sa_dir);
+    return a;
+}
+
+Watcher::Watcher(ApiAccess access, std::string path, std::string label_selector, std::function<void()> on_change)
+    : access_(std::move(access)), path_(std::move(path)), selector_(std::move(label_selector)), on_change_(std::move(on_change)) {}
+
+Watcher::~Watcher() { stop(); }
+
+void Watcher::start() {
+    stopping_ = false;
+    thread_ = std::thread([this] { run(); });
+}
+
+void Watcher::stop() {
+    if (!thread_.joinable()) return;
+    {
+        std::lock_guard<std::mutex> lock(wait_mu_);
+        stopping_ = true;
+    }
+    wait_cv_.notify_all();
+    thread_.join();
+}
+
+std::map<std::string, json> Watcher::objects() const {
+    MutexLock lock(mu_);
+    return objects_;
+}
+
+void Watcher::wait(std::chrono::milliseconds d) {
+    std::unique_lock<std::mutex> lock(wait_mu_);
+    wait_cv_.wait_for(lock, d, [this] { return stopping_.load(); });
+}
+
+std::string Watcher::bearer() {
+    if (!access_.token_file.empty() && (token_.empty() || wall_ms() - token_read_ms_ > 60'000)) {
+        try {
+            token_ = trim(read_file(access_.token_file));
+        } catch (const std::exception& e) {
+            spdlog::warn("kubernetes: {}", e.what());
+        }
+        token_read_ms_ = wall_ms();
+    }
+    return access_.token_file.empty() ? access_.token : token_;
+}
+
+Watcher::Result Watcher::request(const std::string& url, bool streaming, std::string* body, long* status) {
+    CURL* c = curl_easy_init();
+    if (!c) return Result::failed;
+    curl_slist* headers = curl_slist_append(nullptr, "Accept: application/json");
+    if (std::string t = bearer(); !t.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + t).c_str());
+    size_t total = 0;
+    bool too_big = false;
+    Result verdict = Result::ok;
+    std::function<bool(const char*, size_t)> sink = [&](const char* data, size_t n) {
+        total += n;
+        if (!streaming) {
+            if (total > kMaxListBytes) return too_big = true, false;
+            body->append(data, n);
+            return true;
+        }
+        long code = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+        if (code != 200) {  // an error status: keep its body (a Status object) for the log
+            if (body->size() < 65536) body->append(data, std::min<size_t>(n, 65536));
+            return true;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            if (data[i] != '\n') {
+                line_.push_back(data[i]);
+                if (line_.size() > kMaxEventBytes) return too_big = true, false;
+                continue;
+            }
+            handle_line(line_, verdict);
+            line_.clear();
+            if (verdict == Result::gone || verdict == Result::failed) return false;
+        }
+        return true;
+    };
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &stopping_);
+    if (streaming) {
+        // Bookmarks or events come at least every minute or so; a silent connection is a dead one.
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 180L);
+    } else {
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 120000L);
+    }
+    curl_blob ca{}, cert{}, key{};
+    if (!access_.ca_data.empty()) {
+        ca = {access_.ca_data.data(), access_.ca_data.size(), CURL_BLOB_NOCOPY};
+        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+    } else if (!access_.ca_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_CAINFO, access_.ca_file.c_str());
+    }
+    if (!access_.cert_data.empty()) {
+        cert = {access_.cert_data.data(), access_.cert_data.size(), CURL_BLOB_NOCOPY};
+        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cert);
+        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (!access_.cert_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, access_.cert_file.c_str());
+    }
+    if (!access_.key_data.empty()) {
+        key = {access_.key_data.data(), access_.key_data.size(), CURL_BLOB_NOCOPY};
+        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &key);
+        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (!access_.key_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_SSLKEY, access_.key_file.c_str());
+    }
+    CURLcode rc = curl_easy_perform(c);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(c);
+    if (stopping_) return Result::stopped;
+    if (verdict == Result::gone) return Result::gone;
+    if (*status == 410) return Result::gone;
+    if (*status == 401) return error_ = "401 Unauthorized", Result::unauthorized;
+    if (too_big) return error_ = "response over the size limit", Result::failed;
+    if (verdict == Result::failed) return Result::failed;
+    if (rc != CURLE_OK) return error_ = curl_easy_strerror(rc), Result::failed;
+    if (*status != 200) {
+        error_ = "HTTP " + std::to_string(*status);
+        return Result::failed;
+    }
+    return Result::ok;
+}
+
+Watcher::Result Watcher::list() {
+    std::string url = access_.server + path_;
+    if (!selector_.empty()) {
+        char* esc = curl_easy_escape(nullptr, selector_.c_str(), static_cast<int>(selector_.size()));
+        url += std::string("?labelSelector=") + esc;
+        curl_free(esc);
+    }
+    std::string body;
+    long status = 0;
+    Result r = request(url, false, &body, &status);
+    if (r != Result::ok) return r;
+    json list = json::parse(body, nullptr, false);
+    if (list.is_discarded() || !list.is_object() || !list.contains("items") || !list["items"].is_array()) {
+        error_ = "the list is not a JSON list object";
+        return Result::failed;
+    }
+    std::map<std::string, json> fresh;
+    for (auto& item : list["items"]) {
+        if (std::string k = key_of(item); !k.empty()) fresh[k] = std::move(item);
+    }
+    resource_version_.clear();
+    if (auto m = list.find("metadata"); m != list.end() && m->is_object() && m->contains("resourceVersion") &&
+                                       (*m)["resourceVersion"].is_string()) {
+        resource_version_ = (*m)["resourceVersion"].get<std::string>();
+    }
+    {
+        MutexLock lock(mu_);
+        objects_ = std::move(fresh);
+    }
+    stats_.relists.fetch_add(1);
+    stats_.last_event_ms = static_cast<uint64_t>(wall_ms());
+    stats_.synced = true;
+    if (on_change_) on_change_();
+    return Result::ok;
+}
+
+Watcher::Result Watcher::watch() {
+    static thread_local std::mt19937 rng{std::random_device{}()};
+    int timeout_s = std::uniform_int_distribution<int>(300, 600)(rng);
+    std::string url = access_.server + path_ + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(timeout_s);
+    if (!resource_version_.empty()) url += "&resourceVersion=" + resource_version_;
+    if (!selector_.empty()) {
+        char* esc = curl_easy_escape(nullptr, selector_.c_str(), static_cast<int>(selector_.size()));
+        url += std::string("&labelSelector=") + esc;
+        curl_free(esc);
+    }
+    line_.clear();
+    std::string body;
+    long status = 0;
+    Result r = request(url, true, &body, &status);
+    if (r == Result::failed && status != 200 && !body.empty()) error_ += ": " + body.substr(0, 200);
+    return r;
+}
+
+void Watcher::handle_line(const std::string& line, Result& verdict) {
+    if (line.empty()) return;
+    json ev = json::parse(line, nullptr, false);
+    std::string type = ev.is_object() && ev.contains("type") && ev["type"].is_string() ? ev["type"].get<std::string>() : "";
+    const json* obj = ev.is_object() && ev.contains("object") && ev["object"].is_object() ? &ev["object"] : nullptr;
+    if (!obj || type.empty()) {
+        stats_.bad_events.fetch_add(1);
+        return;
+    }
+    if (type == "ERROR") {
+        long code = obj->contains("code") && (*obj)["code"].is_number_integer() ? (*obj)["code"].get<long>() : 0;
+        verdict = code == 410 ? Result::gone : Result::failed;
+        error_ = "watch ERROR " + std::to_string(code);
+        return;
+    }
+    std::string rv;
+    if (auto m = obj->find("metadata"); m != obj->end() && m->is_object() && m->contains("resourceVersion") &&
+                                       (*m)["resourceVersion"].is_string()) {
+        rv = (*m)["resourceVersion"].get<std::string>();
+    }
+    if (type == "BOOKMARK") {
+        if (!rv.empty()) resource_version_ = rv;
+        return;
+    }
+    std::string key = key_of(*obj);
+    if (key.empty() || (type != "ADDED" && type != "MODIFIED" && type != "DELETED")) {
+        stats_.bad_events.fetch_add(1);
+        return;
+    }
+    {
+        MutexLock lock(mu_);
+        if (type == "DELETED") objects_.erase(key);
+        else objects_[key] = *obj;
+    }
+    if (!rv.empty()) resource_version_ = rv;
+    stats_.events.fetch_add(1);
+    stats_.last_event_ms = static_cast<uint64_t>(wall_ms());
+    if (on_change_) on_change_();
+}
+
+void Watcher::run() {
+    auto backoff = 1000ms;
+    bool need_list = true;
+    std::string last_logged;
+    while (!stopping_) {
+        auto began = std::chrono::steady_clock::now();
+        Result r;
+        try {
+            r = need_list ? list() : watch();
+        } catch (const std::exception& e) {
+            error_ = e.what();
+            r = Result::failed;
+        }
+        if (r == Result::stopped) break;
+        if (r == Result::ok) {
+            if (need_list) spdlog::info("kubernetes: listed {} ({} object(s))", describe(), objects().size());
+            need_list = false;
+            last_logged.clear();
+            if (std::chrono::steady_clock::now() - began > 60s) backoff = 1000ms;
+            continue;  // a watch that ended normally is opened again from where it was
+        }
+        if (r == Result::gone) {
+            spdlog::info("kubernetes: {}: resourceVersion {} expired (410): listing again", describe(), resource_version_);
+            need_list = true;
+            continue;
+        }
+        stats_.errors.fetch_add(1);
+        if (r == Result::unauthorized) token_.clear();  // read the token file again: it may have rotated
+        if (error_ != last_logged) {
+            spdlog::warn("kubernetes: {}: {}; retrying in {} ms (what is known stays served)", describe(), error_, backoff.count());
+            last_logged = error_;
+        }
+        wait(backoff);
+        backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+    }
+}
+
+}  // namespace glbd::kube
