@@ -314,41 +314,50 @@ Watcher::Result Watcher::watch() {
     return r;
 }
 
+WatchEvent parse_event(std::string_view line) {
+    WatchEvent ev;
+    json j = json::parse(line.begin(), line.end(), nullptr, false);
+    if (!j.is_object()) return ev;
+    auto type = j.find("type");
+    auto obj = j.find("object");
+    if (type == j.end() || !type->is_string() || obj == j.end() || !obj->is_object()) return ev;
+    ev.ok = true;
+    ev.type = type->get<std::string>();
+    if (auto code = obj->find("code"); code != obj->end() && code->is_number_integer()) ev.code = code->get<long>();
+    if (auto m = obj->find("metadata"); m != obj->end() && m->is_object()) {
+        if (auto rv = m->find("resourceVersion"); rv != m->end() && rv->is_string()) ev.resource_version = rv->get<std::string>();
+    }
+    ev.object = std::move(*obj);
+    return ev;
+}
+
 void Watcher::handle_line(const std::string& line, Result& verdict) {
-    if (line.empty()) return;
-    json ev = json::parse(line, nullptr, false);
-    std::string type = ev.is_object() && ev.contains("type") && ev["type"].is_string() ? ev["type"].get<std::string>() : "";
-    const json* obj = ev.is_object() && ev.contains("object") && ev["object"].is_object() ? &ev["object"] : nullptr;
-    if (!obj || type.empty()) {
+    if (line.empty() || line == "\r") return;
+    WatchEvent ev = parse_event(line);
+    if (!ev.ok) {
         stats_.bad_events.fetch_add(1);
         return;
     }
-    if (type == "ERROR") {
-        long code = obj->contains("code") && (*obj)["code"].is_number_integer() ? (*obj)["code"].get<long>() : 0;
-        verdict = code == 410 ? Result::gone : Result::failed;
-        error_ = "watch ERROR " + std::to_string(code);
+    if (ev.type == "ERROR") {
+        verdict = ev.code == 410 ? Result::gone : Result::failed;
+        error_ = "watch ERROR " + std::to_string(ev.code);
         return;
     }
-    std::string rv;
-    if (auto m = obj->find("metadata"); m != obj->end() && m->is_object() && m->contains("resourceVersion") &&
-                                       (*m)["resourceVersion"].is_string()) {
-        rv = (*m)["resourceVersion"].get<std::string>();
-    }
-    if (type == "BOOKMARK") {
-        if (!rv.empty()) resource_version_ = rv;
+    if (ev.type == "BOOKMARK") {
+        if (!ev.resource_version.empty()) resource_version_ = ev.resource_version;
         return;
     }
-    std::string key = key_of(*obj);
-    if (key.empty() || (type != "ADDED" && type != "MODIFIED" && type != "DELETED")) {
+    std::string key = key_of(ev.object);
+    if (key.empty() || (ev.type != "ADDED" && ev.type != "MODIFIED" && ev.type != "DELETED")) {
         stats_.bad_events.fetch_add(1);
         return;
     }
     {
         MutexLock lock(mu_);
-        if (type == "DELETED") objects_.erase(key);
-        else objects_[key] = *obj;
+        if (ev.type == "DELETED") objects_.erase(key);
+        else objects_[key] = std::move(ev.object);
     }
-    if (!rv.empty()) resource_version_ = rv;
+    if (!ev.resource_version.empty()) resource_version_ = ev.resource_version;
     stats_.events.fetch_add(1);
     stats_.last_event_ms = static_cast<uint64_t>(wall_ms());
     if (on_change_) on_change_();

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "conf/config.hpp"
@@ -42,6 +43,17 @@ struct WatchStats {
     std::atomic<uint64_t> last_event_ms{0};  // wall clock of the last event or list
     std::atomic<bool> synced{false};         // a list has completed; the watch is open or reopening
 };
+
+// One line of a watch stream. `ok` is false for anything that is not an object with a string "type" and an
+// object "object"; `code` is an ERROR event's status code (410: Gone).
+struct WatchEvent {
+    bool ok = false;
+    std::string type;
+    nlohmann::json object;
+    long code = 0;
+    std::string resource_version;  // the object's metadata.resourceVersion, if a string
+};
+WatchEvent parse_event(std::string_view line);
 
 class Watcher {
 public:

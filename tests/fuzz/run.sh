@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${1:-60}; shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir)
+((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir kube)
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLBD_FUZZ=ON -DGLBD_WERROR=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") >/dev/null
 status=0
