@@ -107,6 +107,7 @@ void Daemon::rebuild() {
                                    [this](const std::string& host, const std::string& cluster) { return counter_id(host, cluster); });
         snap->cookie_secret = cookie_secret_;
         publisher_.publish(snap);
+        if (kube_ && kube_->controller()) kube_->update_statuses(checker_->states());
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
         last_build_cost_ms_ = last_build_ms_ - start;

@@ -172,10 +172,17 @@ std::string Watcher::bearer() {
     return access_.token_file.empty() ? access_.token : token_;
 }
 
-Watcher::Result Watcher::request(const std::string& url, bool streaming, std::string* body, long* status) {
+Watcher::Result Watcher::request(const std::string& url, bool streaming, std::string* body, long* status,
+                                 const std::string* patch_body) {
     CURL* c = curl_easy_init();
     if (!c) return Result::failed;
     curl_slist* headers = curl_slist_append(nullptr, "Accept: application/json");
+    if (patch_body) {
+        headers = curl_slist_append(headers, "Content-Type: application/merge-patch+json");
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PATCH");
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, patch_body->c_str());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(patch_body->size()));
+    }
     if (std::string t = bearer(); !t.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + t).c_str());
     size_t total = 0;
     bool too_big = false;
@@ -258,6 +265,18 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
         return Result::failed;
     }
     return Result::ok;
+}
+
+std::string Watcher::patch(const std::string& path, const std::string& body) {
+    std::string reply;
+    long status = 0;
+    Result r = request(access_.server + path, false, &reply, &status, &body);
+    if (r == Result::unauthorized) {
+        token_.clear();
+        reply.clear();
+        r = request(access_.server + path, false, &reply, &status, &body);
+    }
+    return r == Result::ok ? "" : error_;
 }
 
 Watcher::Result Watcher::list() {

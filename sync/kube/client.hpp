@@ -68,6 +68,9 @@ public:
     [[nodiscard]] std::map<std::string, nlohmann::json> objects() const;
     [[nodiscard]] const WatchStats& stats() const { return stats_; }
     [[nodiscard]] std::string describe() const { return access_.server + path_; }
+    // A JSON merge patch (RFC 7386) to `path` (e.g. a record's /status), synchronously. For a Watcher that
+    // is not started, used by one thread; "" or what went wrong.
+    std::string patch(const std::string& path, const std::string& body);
 
     // The result of one request, for the loop and for tests.
     enum class Result { ok, gone, unauthorized, failed, stopped };
@@ -76,7 +79,8 @@ private:
     void run();
     Result list();
     Result watch();
-    Result request(const std::string& url, bool streaming, std::string* body, long* status);
+    Result request(const std::string& url, bool streaming, std::string* body, long* status,
+                   const std::string* patch_body = nullptr);
     void handle_line(const std::string& line, Result& verdict);
     std::string bearer();
     void wait(std::chrono::milliseconds d);

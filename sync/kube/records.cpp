@@ -231,6 +231,12 @@ Mapped map_record(const json& record, const std::vector<conf::Zone>& zones) {
         if (auto d = spec->find("delegate"); d != spec->end() && d->is_boolean() && d->get<bool>()) {
             return m.out_of_zone = true, m;  // delegated records are another provider's
         }
+        if (auto md = record.find("metadata"); md != record.end() && md->is_object()) {
+            auto labels = md->find("labels");
+            if (labels != md->end() && labels->is_object() && labels->contains("kuadrant.io/authoritative-record")) {
+                return m.out_of_zone = true, m;  // the operator's own aggregate of several records: not an input
+            }
+        }
         std::string root = lower_name(str_at(*spec, "rootHost"));
         if (root.empty()) return m.error = "no spec.rootHost", m;
         if (!conf::is_lb_host_name(root)) return m.error = "spec.rootHost \"" + root + "\" is not a valid host name", m;

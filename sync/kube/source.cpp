@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "sync/kube/records.hpp"
 
@@ -23,6 +24,8 @@ Source::Source(const conf::Config& config, std::function<void()> on_change) : zo
     const conf::Kubernetes& k = *config.kubernetes;
     ApiAccess access = ApiAccess::from(k);
     if (k.mode == conf::Kubernetes::Mode::coredns) selector_ = coredns_selector(zones_);
+    controller_ = k.mode == conf::Kubernetes::Mode::controller;
+    if (controller_) writer_ = std::make_unique<Watcher>(access, "", "", nullptr);
     if (k.namespaces.empty()) {
         watchers_.push_back(std::make_unique<Watcher>(access, std::string(kResource) + "/dnsrecords", selector_, on_change));
     }
@@ -35,6 +38,7 @@ Source::Source(const conf::Config& config, std::function<void()> on_change) : zo
 Source::~Source() { stop(); }
 
 void Source::start() {
+    if (controller_) status_thread_ = std::thread([this] { write_statuses(); });
     for (auto& w : watchers_) {
         spdlog::info("kubernetes: watching {}{}", w->describe(), selector_.empty() ? "" : " (" + selector_ + ")");
         w->start();
@@ -43,6 +47,114 @@ void Source::start() {
 
 void Source::stop() {
     for (auto& w : watchers_) w->stop();
+    if (status_thread_.joinable()) {
+        {
+            std::lock_guard<std::mutex> lock(status_mu_);
+            status_stop_ = true;
+        }
+        status_cv_.notify_all();
+        status_thread_.join();
+    }
+}
+
+namespace {
+
+std::string now_rfc3339() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+nlohmann::json condition(const char* type, bool ok, const std::string& reason, const std::string& message, int64_t generation) {
+    return {{"type", type}, {"status", ok ? "True" : "False"}, {"reason", reason}, {"message", message},
+            {"observedGeneration", generation}, {"lastTransitionTime", now_rfc3339()}};
+}
+
+// Whether the record already shows `want` (times aside).
+bool shows(const nlohmann::json& obj, const nlohmann::json& want) {
+    auto st = obj.find("status");
+    if (st == obj.end() || !st->is_object()) return false;
+    if (st->value("observedGeneration", int64_t{-1}) != want["observedGeneration"].get<int64_t>()) return false;
+    auto have = st->find("conditions");
+    if (have == st->end() || !have->is_array()) return false;
+    for (const auto& w : want["conditions"]) {
+        bool found = false;
+        for (const auto& h : *have) {
+            if (!h.is_object()) continue;
+            found |= h.value("type", "") == w["type"] && h.value("status", "") == w["status"] && h.value("reason", "") == w["reason"] &&
+                     h.value("message", "") == w["message"] && h.value("observedGeneration", int64_t{-1}) == w["observedGeneration"];
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+void Source::update_statuses(const health::States& health) {
+    if (!controller_) return;
+    std::map<std::string, nlohmann::json> want;
+    for (auto& w : watchers_) {
+        for (const auto& [key, obj] : w->objects()) {
+            Mapped m = map_record(obj, zones_);
+            if (m.out_of_zone) continue;
+            int64_t gen = 0;
+            if (auto md = obj.find("metadata"); md != obj.end() && md->is_object()) gen = md->value("generation", int64_t{0});
+            nlohmann::json conds = nlohmann::json::array();
+            if (m.error.empty()) {
+                conds.push_back(condition("Ready", true, "ProviderSuccess", "served by glbd", gen));
+            } else {
+                conds.push_back(condition("Ready", false, "InvalidRecord", m.error, gen));
+            }
+            bool checked = m.error.empty() && !m.hosts.empty() && m.hosts[0].health_check;
+            if (checked) {
+                size_t healthy = 0, total = 0, known = 0;
+                for (const auto& h : m.hosts) {
+                    for (const auto& ep : h.endpoints) {
+                        ++total;
+                        auto it = health.find({h.name, ep});
+                        if (it != health.end() && it->second.known) ++known, healthy += it->second.healthy;
+                    }
+                }
+                if (known == 0) conds.push_back(condition("Healthy", false, "Unknown", "no probe result yet", gen));
+                else if (healthy == total) conds.push_back(condition("Healthy", true, "AllChecksPassed", "all endpoints healthy", gen));
+                else if (healthy > 0) conds.push_back(condition("Healthy", true, "PartiallyHealthy", std::to_string(healthy) + " of " + std::to_string(total) + " endpoints healthy", gen));
+                else conds.push_back(condition("Healthy", false, "HealthChecksFailed", "no endpoint healthy", gen));
+            }
+            nlohmann::json status = {{"observedGeneration", gen}, {"conditions", conds}};
+            if (!shows(obj, status)) want[key] = std::move(status);
+        }
+    }
+    if (want.empty()) return;
+    {
+        std::lock_guard<std::mutex> lock(status_mu_);
+        for (auto& [k, v] : want) pending_[k] = std::move(v);
+    }
+    status_cv_.notify_all();
+}
+
+void Source::write_statuses() {
+    for (;;) {
+        std::map<std::string, nlohmann::json> work;
+        {
+            std::unique_lock<std::mutex> lock(status_mu_);
+            status_cv_.wait(lock, [this] { return status_stop_ || !pending_.empty(); });
+            if (status_stop_) return;
+            work.swap(pending_);
+        }
+        for (const auto& [key, status] : work) {
+            auto slash = key.find('/');
+            std::string path = "/apis/kuadrant.io/v1alpha1/namespaces/" + key.substr(0, slash) + "/dnsrecords/" +
+                               key.substr(slash + 1) + "/status";
+            std::string err = writer_->patch(path, nlohmann::json{{"status", status}}.dump());
+            if (err.empty()) {
+                written_.fetch_add(1);
+            } else {
+                spdlog::warn("kubernetes: cannot write the status of DNSRecord {}: {}", key, err);
+            }
+        }
+    }
 }
 
 void Source::set_zones(std::vector<conf::Zone> zones) { zones_ = std::move(zones); }

@@ -4,14 +4,18 @@
 // The watchers run on their threads; collect() runs on the control thread. Never throws after construction.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "conf/config.hpp"
+#include "sync/health.hpp"
 #include "sync/kube/client.hpp"
 
 namespace glbd::kube {
@@ -34,6 +38,13 @@ public:
     // Maps every record held now. Each invalid record is logged once per resourceVersion.
     Collected collect();
 
+    // Controller mode: the status each record should have now (Ready from the mapping, Healthy from the
+    // probes of its hosts), written by the status thread with a merge patch to /status when it differs from
+    // what the record shows. Control thread.
+    void update_statuses(const health::States& health);
+    [[nodiscard]] bool controller() const { return controller_; }
+    [[nodiscard]] uint64_t statuses_written() const { return written_.load(); }
+
     struct Stats {
         uint64_t events = 0, relists = 0, errors = 0, bad_events = 0, last_event_ms = 0;
         bool synced = true;  // every watcher has listed at least once
@@ -42,6 +53,15 @@ public:
     [[nodiscard]] std::string label_selector() const { return selector_; }
 
 private:
+    void write_statuses();  // the status thread
+    bool controller_ = false;
+    std::unique_ptr<Watcher> writer_;  // not started: its requests are the status thread's
+    std::thread status_thread_;
+    std::mutex status_mu_;
+    std::condition_variable status_cv_;
+    std::map<std::string, nlohmann::json> pending_;  // key -> status to write (guarded by status_mu_)
+    bool status_stop_ = false;                       // (guarded by status_mu_)
+    std::atomic<uint64_t> written_{0};
     std::vector<conf::Zone> zones_;
     std::string selector_;
     std::vector<std::unique_ptr<Watcher>> watchers_;

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Controller mode: glbd is the only DNSRecord controller. It reads every record whose rootHost lies in its
+# zones (no label needed; another zone's record is left alone) and writes their status with a merge patch to
+# /status: Ready (ProviderSuccess, or False with the mapping error), Healthy from its probes of the record's
+# healthCheck, observedGeneration; `kubectl get dnsrecord` shows them. Skipped where kubectl is missing.
+source "$(dirname "$0")/lib.sh"
+command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
+A=127.0.0.195 P=5495 K=127.0.0.196 KP=6496 T=127.0.0.197 TP=8097
+start_fakekube k $K $KP
+export KUBECONFIG=$WORK/k/kubeconfig
+start_target t $T:$TP
+Z=ctrl.example.com
+cat > "$WORK/glbd.yaml" <<YAML
+cluster: {id: eu-1}
+listen: {dns: ["$A:$P"]}
+zones: [{origin: $Z, nameservers: [{name: ns1.$Z, addresses: [$A]}]}]
+kubernetes: {kubeconfig: $WORK/k/kubeconfig, mode: controller}
+YAML
+start_glbd g "$WORK/glbd.yaml"
+cat > "$WORK/records.yaml" <<YAML
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: app, namespace: web}
+spec:
+  rootHost: app.$Z
+  endpoints: [{dnsName: app.$Z, recordType: A, recordTTL: 60, targets: [$T]}]
+  healthCheck: {port: $TP, path: /healthz, protocol: HTTP, interval: 1s, failureThreshold: 1}
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: broken, namespace: web}
+spec:
+  rootHost: broken.$Z
+  endpoints: [{dnsName: broken.$Z, recordType: A, targets: [not-an-address]}]
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: foreign, namespace: web}
+spec:
+  rootHost: www.other.example.net
+  endpoints: [{dnsName: www.other.example.net, recordType: A, targets: [192.0.2.1]}]
+YAML
+kubectl apply --validate=false -f "$WORK/records.yaml" >/dev/null || fail "kubectl apply"
+cond() {  # NAME TYPE FIELD: a condition's field as kubectl shows it
+    kubectl get dnsrecord "$1" -n web -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}"
+}
+wait_for 10 bash -c "[[ \$(dig @$A -p $P +short app.$Z A) == $T ]]" || fail "app not served"
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord app -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].reason}') == AllChecksPassed ]]" ||
+    fail "app: Healthy is '$(cond app Healthy reason)'"
+[[ $(cond app Ready status)/$(cond app Ready reason) == True/ProviderSuccess ]] || fail "app Ready: $(cond app Ready status)/$(cond app Ready reason)"
+[[ $(kubectl get dnsrecord app -n web -o jsonpath='{.status.observedGeneration}') == 1 ]] || fail "observedGeneration"
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord broken -n web -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}') == False ]]" ||
+    fail "broken: Ready is '$(cond broken Ready status)'"
+[[ $(cond broken Ready message) == *"not-an-address is not an IP address"* ]] || fail "broken: message '$(cond broken Ready message)'"
+[[ -z $(kubectl get dnsrecord foreign -n web -o jsonpath='{.status}') ]] || fail "a record of another zone got a status"
+pass "controller mode: Ready/ProviderSuccess, Healthy/AllChecksPassed, observedGeneration 1; broken record Ready=False with its reason; another zone's record untouched"
+
+kill "$PID_t"; wait "$PID_t" 2>/dev/null || true
+wait_for 20 bash -c "[[ \$(kubectl get dnsrecord app -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].reason}') == HealthChecksFailed ]]" ||
+    fail "app after its target stopped: Healthy is '$(cond app Healthy reason)'"
+# A spec change: the status follows the new generation.
+sed -i "0,/recordTTL: 60/s//recordTTL: 90/" "$WORK/records.yaml"
+kubectl apply --validate=false -f "$WORK/records.yaml" >/dev/null
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord app -n web -o jsonpath='{.status.observedGeneration}') == 2 ]]" || fail "observedGeneration did not follow"
+# Statuses are written only when they change: no write loop.
+n1=$(curl -sk "https://$K:$KP/fake/requests" | grep -c "PATCH .*/status")
+sleep 2
+n2=$(curl -sk "https://$K:$KP/fake/requests" | grep -c "PATCH .*/status")
+(( n2 == n1 )) || fail "status written again and again: $n1 then $n2 PATCHes"
+kubectl get dnsrecords -n web -o custom-columns='NAME:.metadata.name,READY:.status.conditions[?(@.type=="Ready")].status,HEALTHY:.status.conditions[?(@.type=="Healthy")].reason,GEN:.status.observedGeneration'
+pass "target stopped: Healthy=False/HealthChecksFailed; a spec change: observedGeneration 2; $n2 status writes in all, none repeated"
+stop_glbd g
