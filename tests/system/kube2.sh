@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Two clusters, each with its own API server (fakekube) and its own glbd reading DNSRecords there; the two
+# glbd sync over DNS with TSIG. No kubeconfig crosses clusters. IE and US clients get their own cluster from
+# both servers, and a change applied with kubectl in one cluster reaches the other cluster's glbd (timed).
+# Skipped where kubectl is missing.
+source "$(dirname "$0")/lib.sh"
+command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
+P=5498 Z=multi.example.com
+declare -A ADDR=([ie]=127.0.0.198 [us]=127.0.0.199) API=([ie]=127.0.0.200 [us]=127.0.0.201)
+declare -A GEO=([ie]=IE [us]=US) GW=([ie]=172.18.1.10 [us]=172.18.2.10)
+for c in ie us; do
+    start_fakekube $c "${API[$c]}" 6498
+cat > "$WORK/$c.yaml" <<YAML
+cluster: {id: $c, instance: $c-0}
+listen: {dns: ["${ADDR[$c]}:$P"]}
+geoip: {database: $FIXTURES/test.mmdb}
+zones: [{origin: $Z, nameservers: [{name: ns-ie.$Z, addresses: [${ADDR[ie]}]}, {name: ns-us.$Z, addresses: [${ADDR[us]}]}]}]
+kubernetes: {kubeconfig: $WORK/$c/kubeconfig}
+peers:
+  key: {name: glb-sync, secret: "$TSIG_SECRET"}
+  members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}]
+  syncInterval: 500ms
+  deadAfter: 5s
+YAML
+done
+record() {  # CLUSTER ADDRESS: that cluster's DNSRecord for shop, as kuadrant-operator writes it
+    local c=$1 g klb=klb.shop.$Z
+    g=$(tr 'A-Z' 'a-z' <<<"${GEO[$c]}")
+    local t=$c-hash.$klb
+    cat <<REC
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: shop, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $Z}}
+spec:
+  rootHost: shop.$Z
+  endpoints:
+    - {dnsName: shop.$Z, recordType: CNAME, targets: [$klb]}
+    - {dnsName: $klb, recordType: CNAME, setIdentifier: ${GEO[$c]}, targets: [$g.$klb], providerSpecific: [{name: geo-code, value: ${GEO[$c]}}]}
+    - {dnsName: $klb, recordType: CNAME, setIdentifier: default, targets: [ie.$klb], providerSpecific: [{name: geo-code, value: "*"}]}
+    - {dnsName: $g.$klb, recordType: CNAME, setIdentifier: $t, targets: [$t], providerSpecific: [{name: weight, value: "100"}]}
+    - {dnsName: $t, recordType: A, recordTTL: 60, targets: [$2]}
+REC
+}
+for c in ie us; do
+    start_glbd $c "$WORK/$c.yaml"
+    record $c "${GW[$c]}" | KUBECONFIG=$WORK/$c/kubeconfig kubectl apply --validate=false -f - >/dev/null || fail "apply in $c"
+done
+from() { dig @"${ADDR[$1]}" -p $P +short shop.$Z A +subnet="$2"; }
+agree() {  # IE_ANSWER US_ANSWER: both servers give IE clients (10.1/16) and US clients (10.3/16) these
+    local s
+    for s in ie us; do
+        [[ $(from $s 10.1.0.0/16) == "$1" && $(from $s 10.3.0.0/16) == "$2" ]] || return 1
+    done
+}
+wait_for 20 agree "${GW[ie]}" "${GW[us]}" || fail "IE/US answers: ie server $(from ie 10.1.0.0/16)/$(from ie 10.3.0.0/16), us server $(from us 10.1.0.0/16)/$(from us 10.3.0.0/16)"
+pass "two clusters, each reading only its own API server: IE clients get ${GW[ie]}, US clients ${GW[us]}, from both servers"
+t0=$(now_ms)
+record ie 172.18.1.99 | KUBECONFIG=$WORK/ie/kubeconfig kubectl apply --validate=false -f - >/dev/null
+wait_for 20 bash -c "[[ \$(dig @${ADDR[us]} -p $P +short shop.$Z A +subnet=10.1.0.0/16) == 172.18.1.99 ]]" || fail "the change in ie never reached us's glbd"
+ms=$(( $(now_ms) - t0 ))
+for c in ie us; do echo "--- kubectl get dnsrecords -A ($c)"; KUBECONFIG=$WORK/$c/kubeconfig kubectl get dnsrecords -A; done
+pass "kubectl apply in ie -> us's glbd answers the new address after $ms ms (kubectl's own time included)"
+for c in ie us; do stop_glbd $c; done
