@@ -276,6 +276,11 @@ std::string Daemon::state_json() const {
                 eps.push_back(je);
             }
             json entry{{"cluster", cv.id}, {"alive", cv.alive}, {"ttl", h.ttl}, {"endpoints", eps}};
+            if (cv.id == config_.cluster_id) {
+                // Where this cluster's entry comes from: the config file, or a DNSRecord (namespace/name).
+                auto src = host_source_.find(h.host);
+                entry["source"] = src != host_source_.end() ? "dnsrecord:" + src->second : std::string("file");
+            }
             if (h.load_balancing) {
                 entry["geo"] = h.load_balancing->geo;
                 entry["weight"] = h.load_balancing->weight;
@@ -291,6 +296,14 @@ std::string Daemon::state_json() const {
     auto snap = publisher_.current();
     json out{{"cluster", config_.cluster_id}, {"instance", config_.instance}, {"serial", snap ? snap->serial : 0},
              {"ready", ready()}, {"peers", peers}, {"clusters", clusters}, {"hosts", jhosts}, {"overrides", overrides}};
+    if (kube_) {
+        auto ks = kube_->stats();
+        out["kubernetes"] = {{"mode", kube_->controller() ? "controller" : "coredns"}, {"selector", kube_->label_selector()},
+                             {"synced", ks.synced}, {"events", ks.events}, {"relists", ks.relists}, {"errors", ks.errors},
+                             {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
+                             {"records", {{"valid", kube_counts_.valid}, {"invalid", kube_counts_.invalid}, {"otherZone", kube_counts_.other_zone}}},
+                             {"statusesWritten", kube_->statuses_written()}};
+    }
     // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -103,7 +103,7 @@ std::string render_status(const std::string& admin, const std::string& state_jso
         table(out, rows);
     }
     out += "\nHOSTS\n";
-    rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "ENDPOINTS"}};
+    rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "SOURCE", "ENDPOINTS"}};
     for (const auto& h : s.at("hosts")) {
         bool first = true;
         for (const auto& e : h.at("entries")) {
@@ -119,11 +119,22 @@ std::string render_status(const std::string& admin, const std::string& state_jso
             std::string cluster = e.at("cluster").get<std::string>() + (e.at("alive").get<bool>() ? "" : " (dead)");
             rows.push_back({first ? h.at("name").get<std::string>() : "", cluster,
                             e.contains("geo") ? e.at("geo").get<std::string>() : "-", e.contains("weight") ? e.at("weight").dump() : "-",
-                            e.contains("defaultGeo") && e.at("defaultGeo").get<bool>() ? "yes" : "", eps});
+                            e.contains("defaultGeo") && e.at("defaultGeo").get<bool>() ? "yes" : "",
+                            e.contains("source") ? e.at("source").get<std::string>() : "", eps});
             first = false;
         }
     }
     table(out, rows);
+    if (s.contains("kubernetes")) {
+        const auto& k = s.at("kubernetes");
+        const auto& r = k.at("records");
+        out += "\nKUBERNETES\n" + k.at("mode").get<std::string>() + " mode" +
+               (k.at("selector").get<std::string>().empty() ? "" : " (" + k.at("selector").get<std::string>() + ")") + ", " +
+               (k.at("synced").get<bool>() ? "synced" : "NOT SYNCED") + "; DNSRecords: " + r.at("valid").dump() + " served, " +
+               r.at("invalid").dump() + " invalid, " + r.at("otherZone").dump() + " not ours; " + k.at("events").dump() +
+               " events, " + k.at("relists").dump() + " lists, " + k.at("errors").dump() + " errors; last event " +
+               ago(k.at("lastEventMsAgo")) + "\n";
+    }
     return out;
 }
 

@@ -13,6 +13,7 @@ for c in ie us; do
 cat > "$WORK/$c.yaml" <<YAML
 cluster: {id: $c, instance: $c-0}
 listen: {dns: ["${ADDR[$c]}:$P"]}
+admin: {listen: "${ADDR[$c]}:9498"}
 geoip: {database: $FIXTURES/test.mmdb}
 zones: [{origin: $Z, nameservers: [{name: ns-ie.$Z, addresses: [${ADDR[ie]}]}, {name: ns-us.$Z, addresses: [${ADDR[us]}]}]}]
 kubernetes: {kubeconfig: $WORK/$c/kubeconfig}
@@ -58,6 +59,11 @@ t0=$(now_ms)
 record ie 172.18.1.99 | KUBECONFIG=$WORK/ie/kubeconfig kubectl apply --validate=false -f - >/dev/null
 wait_for 20 bash -c "[[ \$(dig @${ADDR[us]} -p $P +short shop.$Z A +subnet=10.1.0.0/16) == 172.18.1.99 ]]" || fail "the change in ie never reached us's glbd"
 ms=$(( $(now_ms) - t0 ))
-for c in ie us; do echo "--- kubectl get dnsrecords -A ($c)"; KUBECONFIG=$WORK/$c/kubeconfig kubectl get dnsrecords -A; done
+for c in ie us; do
+    echo "--- kubectl get dnsrecords -A ($c)"; KUBECONFIG=$WORK/$c/kubeconfig kubectl get dnsrecords -A
+    echo "--- glbd status ($c)"; "$GLBD" status --admin "${ADDR[$c]}:9498" | tee "$WORK/status.$c"
+    grep -Eq "^ +(shop\.$Z +)?$c +.*dnsrecord:gateways/shop" "$WORK/status.$c" || fail "glbd status ($c) does not show the record as the source"
+    grep -q "coredns mode (kuadrant.io/coredns-zone-name=$Z), synced; DNSRecords: 1 served" "$WORK/status.$c" || fail "glbd status ($c): no Kubernetes line"
+done
 pass "kubectl apply in ie -> us's glbd answers the new address after $ms ms (kubectl's own time included)"
 for c in ie us; do stop_glbd $c; done
