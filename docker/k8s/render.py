@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Renders docker/k8s/glbd.yaml for one cluster (docs/kind.md uses it for each kind cluster).
+"""Renders docker/k8s/base/glbd.yaml for one cluster (docs/kind.md uses it for each kind cluster).
 
   render.py --cluster us-1 --geo US [--default-geo] --endpoint 172.18.255.230 \
             --peer 172.18.255.200 --secret BASE64 [--image glbd:dev] > us-1.yaml
@@ -21,7 +21,8 @@ ap.add_argument("--secret", required=True)
 ap.add_argument("--image", default="glbd:dev")
 a = ap.parse_args()
 
-docs = list(yaml.safe_load_all(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "glbd.yaml"))))
+base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "base")
+docs = [d for f in ("glbd.yaml", "rbac.yaml") for d in yaml.safe_load_all(open(os.path.join(base, f))) if d]
 for d in docs:
     if d["kind"] == "Secret":
         d["stringData"]["secret"] = a.secret

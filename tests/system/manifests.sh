@@ -3,7 +3,7 @@
 # together, and the ConfigMap's glbd.yaml passes `glbd check` with the Secret mounted where the pod has it.
 source "$(dirname "$0")/lib.sh"
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-python3 - "$ROOT/docker/k8s/glbd.yaml" "$WORK" <<'PY' || fail "manifest checks"
+python3 - "$ROOT/docker/k8s/base/glbd.yaml" "$WORK" <<'PY' || fail "manifest checks"
 import os, sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 work = sys.argv[2]
@@ -73,6 +73,42 @@ PY
     grep -q "id: $c" "$WORK/$c/glbd.yaml" || fail "render did not set the cluster id"
 done
 pass "render.py: eu-1 and us-1 manifests pass glbd check"
-"$GLBD" check --config "$ROOT/docker/k8s/glbd.yaml" >/dev/null 2>&1 && fail "glbd check accepted a manifest as a config"
+"$GLBD" check --config "$ROOT/docker/k8s/base/glbd.yaml" >/dev/null 2>&1 && fail "glbd check accepted a manifest as a config"
 grep -q "ExecStartPre=/usr/local/bin/glbd check" "$ROOT/docker/systemd/glbd.service" || fail "systemd unit does not check the config"
 pass "systemd unit checks the config before start"
+
+# The kustomize overlays for the Kubernetes modes, rendered offline with kubectl kustomize: the ServiceAccount
+# the Deployment runs as, read-only RBAC for coredns mode and status writes only in controller mode, and the
+# ConfigMap's glbd.yaml (with the Secret where the pod mounts it) passing glbd check with its mode.
+if command -v kubectl >/dev/null; then
+    for mode in coredns controller; do
+        kubectl kustomize "$ROOT/docker/k8s/overlays/$mode" > "$WORK/$mode.yaml" || fail "kubectl kustomize $mode"
+        python3 - "$WORK/$mode.yaml" "$WORK/$mode" "$mode" <<'PY' || fail "overlay $mode"
+import os, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+out, mode = sys.argv[2], sys.argv[3]
+kinds = {}
+for d in docs:
+    kinds.setdefault(d["kind"], []).append(d)
+dep = kinds["Deployment"][0]
+sa = dep["spec"]["template"]["spec"]["serviceAccountName"]
+assert any(s["metadata"]["name"] == sa for s in kinds["ServiceAccount"]), "no ServiceAccount " + sa
+binding = kinds["ClusterRoleBinding"][0]
+assert {"kind": "ServiceAccount", "name": sa, "namespace": "glbd"} in binding["subjects"], binding
+role = [r for r in kinds["ClusterRole"] if r["metadata"]["name"] == binding["roleRef"]["name"]][0]
+grants = {(res, v) for rule in role["rules"] for res in rule["resources"] for v in rule["verbs"]}
+assert {("dnsrecords", v) for v in ("get", "list", "watch")} <= grants, grants
+assert (("dnsrecords/status", "patch") in grants) == (mode == "controller"), grants
+assert not any(res == "dnsrecords" and v in ("create", "update", "patch", "delete") for res, v in grants), grants
+os.makedirs(out + "/etc/glbd/tsig", exist_ok=True)
+cfg = kinds["ConfigMap"][0]["data"]["glbd.yaml"].replace("/etc/glbd/", out + "/etc/glbd/")
+assert yaml.safe_load(cfg)["kubernetes"]["mode"] == mode
+open(out + "/etc/glbd/glbd.yaml", "w").write(cfg)
+open(out + "/etc/glbd/tsig/secret", "w").write(kinds["Secret"][0]["stringData"]["secret"])
+PY
+        "$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" >/dev/null || fail "overlay $mode: $("$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" 2>&1)"
+    done
+    pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode, configs pass glbd check"
+else
+    echo "kubectl missing: the kustomize overlays were not rendered"
+fi
