@@ -130,8 +130,10 @@ ApiAccess ApiAccess::from(const conf::Kubernetes& k, const std::string& sa_dir) 
     return a;
 }
 
-Watcher::Watcher(ApiAccess access, std::string path, std::string label_selector, std::function<void()> on_change)
-    : access_(std::move(access)), path_(std::move(path)), selector_(std::move(label_selector)), on_change_(std::move(on_change)) {}
+Watcher::Watcher(ApiAccess access, std::string path, std::string label_selector, std::function<void()> on_change,
+                 std::chrono::milliseconds resync)
+    : access_(std::move(access)), path_(std::move(path)), selector_(std::move(label_selector)), on_change_(std::move(on_change)),
+      resync_(resync) {}
 
 Watcher::~Watcher() { stop(); }
 
@@ -309,6 +311,7 @@ Watcher::Result Watcher::list() {
         objects_ = std::move(fresh);
     }
     stats_.relists.fetch_add(1);
+    listed_at_ = std::chrono::steady_clock::now();
     stats_.last_event_ms = static_cast<uint64_t>(wall_ms());
     stats_.synced = true;
     if (on_change_) on_change_();
@@ -318,6 +321,7 @@ Watcher::Result Watcher::list() {
 Watcher::Result Watcher::watch() {
     static thread_local std::mt19937 rng{std::random_device{}()};
     int timeout_s = std::uniform_int_distribution<int>(300, 600)(rng);
+    if (resync_.count() > 0) timeout_s = std::max(1, std::min(timeout_s, static_cast<int>(resync_.count() / 1000)));
     std::string url = access_.server + path_ + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(timeout_s);
     if (!resource_version_.empty()) url += "&resourceVersion=" + resource_version_;
     if (!selector_.empty()) {
@@ -398,7 +402,7 @@ void Watcher::run() {
         if (r == Result::stopped) break;
         if (r == Result::ok) {
             if (need_list) spdlog::info("kubernetes: listed {} ({} object(s))", describe(), objects().size());
-            need_list = false;
+            need_list = resync_.count() > 0 && std::chrono::steady_clock::now() - listed_at_ >= resync_;
             last_logged.clear();
             if (std::chrono::steady_clock::now() - began > 60s) backoff = 1000ms;
             continue;  // a watch that ended normally is opened again from where it was

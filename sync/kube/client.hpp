@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -58,7 +59,9 @@ WatchEvent parse_event(std::string_view line);
 class Watcher {
 public:
     // `path`: e.g. /apis/kuadrant.io/v1alpha1/dnsrecords or .../namespaces/NS/dnsrecords.
-    Watcher(ApiAccess access, std::string path, std::string label_selector, std::function<void()> on_change);
+    // `resync` > 0: list again that often (a watch is then opened for at most that long).
+    Watcher(ApiAccess access, std::string path, std::string label_selector, std::function<void()> on_change,
+            std::chrono::milliseconds resync = std::chrono::milliseconds(0));
     ~Watcher();
     Watcher(const Watcher&) = delete;
     Watcher& operator=(const Watcher&) = delete;
@@ -88,6 +91,8 @@ private:
     ApiAccess access_;
     std::string path_, selector_;
     std::function<void()> on_change_;
+    std::chrono::milliseconds resync_;
+    std::chrono::steady_clock::time_point listed_at_{};
     WatchStats stats_;
     std::thread thread_;
     std::atomic<bool> stopping_{false};

@@ -27,11 +27,11 @@ Source::Source(const conf::Config& config, std::function<void()> on_change) : zo
     controller_ = k.mode == conf::Kubernetes::Mode::controller;
     if (controller_) writer_ = std::make_unique<Watcher>(access, "", "", nullptr);
     if (k.namespaces.empty()) {
-        watchers_.push_back(std::make_unique<Watcher>(access, std::string(kResource) + "/dnsrecords", selector_, on_change));
+        watchers_.push_back(std::make_unique<Watcher>(access, std::string(kResource) + "/dnsrecords", selector_, on_change, k.resync));
     }
     for (const auto& ns : k.namespaces) {
         watchers_.push_back(std::make_unique<Watcher>(access, std::string(kResource) + "/namespaces/" + ns + "/dnsrecords",
-                                                      selector_, on_change));
+                                                      selector_, on_change, k.resync));
     }
 }
 

@@ -16,7 +16,7 @@ listen: {dns: ["${ADDR[$c]}:$P"]}
 admin: {listen: "${ADDR[$c]}:9498"}
 geoip: {database: $FIXTURES/test.mmdb}
 zones: [{origin: $Z, nameservers: [{name: ns-ie.$Z, addresses: [${ADDR[ie]}]}, {name: ns-us.$Z, addresses: [${ADDR[us]}]}]}]
-kubernetes: {kubeconfig: $WORK/$c/kubeconfig}
+kubernetes: {kubeconfig: $WORK/$c/kubeconfig, resync: 1s}
 peers:
   key: {name: glb-sync, secret: "$TSIG_SECRET"}
   members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}]
@@ -66,4 +66,8 @@ for c in ie us; do
     grep -q "coredns mode (kuadrant.io/coredns-zone-name=$Z), synced; DNSRecords: 1 served" "$WORK/status.$c" || fail "glbd status ($c): no Kubernetes line"
 done
 pass "kubectl apply in ie -> us's glbd answers the new address after $ms ms (kubectl's own time included)"
+relists() { curl -s "http://${ADDR[$1]}:9498/v1/state" | python3 -c 'import json,sys; print(json.load(sys.stdin)["kubernetes"]["relists"])'; }
+wait_for 10 bash -c "(( \$(curl -s http://${ADDR[us]}:9498/v1/state | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"kubernetes\"][\"relists\"])') >= 3 ))" ||
+    fail "resync 1s: only $(relists us) lists"
+pass "resync: 1s lists again every second ($(relists us) lists so far)"
 for c in ie us; do stop_glbd $c; done
