@@ -4,7 +4,7 @@
 # geo code, a bad override target. glbd (with stateDir) takes the good report of the same transfer,
 # rejects each bad one whole, counts and logs them, keeps /v1/state and /metrics valid, saves and restarts.
 source "$(dirname "$0")/lib.sh"
-A=127.0.0.170 PEER=127.0.0.171 P=5470 ADMIN=127.0.0.170:9470
+A=127.0.0.212 PEER=127.0.0.213 P=5512 ADMIN=127.0.0.212:9512
 mkdir -p "$WORK/state"
 cat > "$WORK/a.yaml" <<YAML
 cluster: {id: a, instance: a-0}

@@ -193,3 +193,28 @@ run_fakekube() {
     printf -v "FAKE_$name" '%s' "$!"
     wait_for 10 test -e "$d/ready" || fail "fakekube $name did not start: $(cat "$d/log")"
 }
+
+# pair_configs ZONE A B PORT LISTEN_EXTRA A_EXTRA_LINE: configs $WORK/a.yaml and $WORK/b.yaml for two peers a
+# (at A) and b (at B) serving ZONE, each with one host app-<name>.ZONE (a: 192.0.2.1, b: 192.0.2.2), synced
+# every 500 ms with this run's key, dead after 3 s. LISTEN_EXTRA is added to both listen maps (", key: v");
+# A_EXTRA_LINE is a top-level line for a's config only.
+pair_configs() {
+    local zone=$1 a=$2 b=$3 port=$4 listen_extra=$5 a_extra=$6 n addr ip
+    for n in a b; do
+        addr=$a ip=192.0.2.1
+        [[ $n == b ]] && addr=$b ip=192.0.2.2
+        cat > "$WORK/$n.yaml" <<YAML
+cluster: {id: $n, instance: $n-0}
+listen: {dns: ["$addr:$port"]$listen_extra}
+$([[ $n == a ]] && echo "$a_extra")
+zones: [{origin: $zone, nameservers: [{name: ns.$zone, addresses: [$a]}]}]
+hosts:
+  - {name: app-$n.$zone, endpoints: [$ip]}
+peers:
+  key: {name: glb-sync, secret: "$TSIG_SECRET"}
+  members: [{address: "$a:$port"}, {address: "$b:$port"}]
+  syncInterval: 500ms
+  deadAfter: 3s
+YAML
+    done
+}

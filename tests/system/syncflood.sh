@@ -5,23 +5,8 @@
 # 5 MB, and the server answers and syncs meanwhile and after.
 source "$(dirname "$0")/lib.sh"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
-A=127.0.0.160 B=127.0.0.161 P=5460 ADMIN=127.0.0.160:9460
-for n in a b; do
-    addr=$A; [[ $n == b ]] && addr=$B
-cat > "$WORK/$n.yaml" <<YAML
-cluster: {id: $n, instance: $n-0}
-listen: {dns: ["$addr:$P"]}
-$([[ $n == a ]] && echo "admin: {listen: \"$ADMIN\"}")
-zones: [{origin: flood.test, nameservers: [{name: ns.flood.test, addresses: [$A]}]}]
-hosts:
-  - {name: app-$n.flood.test, endpoints: [192.0.2.$([[ $n == a ]] && echo 1 || echo 2)]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "$A:$P"}, {address: "$B:$P"}]
-  syncInterval: 500ms
-  deadAfter: 3s
-YAML
-done
+A=127.0.0.210 B=127.0.0.211 P=5510 ADMIN=127.0.0.210:9510
+pair_configs flood.test $A $B $P "" "admin: {listen: \"$ADMIN\"}"
 start_glbd a "$WORK/a.yaml"
 start_glbd b "$WORK/b.yaml"
 a_sees_b() { [[ $(answers $A $P app-b.flood.test A) == "$1" ]]; }

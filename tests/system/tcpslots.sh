@@ -7,21 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 ulimit -n 4096
 A=127.0.0.165 B=127.0.0.166 P=5465
-for n in a b; do
-    addr=$A; [[ $n == b ]] && addr=$B
-cat > "$WORK/$n.yaml" <<YAML
-cluster: {id: $n, instance: $n-0}
-listen: {dns: ["$addr:$P"], tcpMaxConnections: 40, tcpMaxConnectionsPerSource: 4, tcpIdleTimeout: 2s}
-zones: [{origin: slots.test, nameservers: [{name: ns.slots.test, addresses: [$A]}]}]
-hosts:
-  - {name: app-$n.slots.test, endpoints: [192.0.2.$([[ $n == a ]] && echo 1 || echo 2)]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "$A:$P"}, {address: "$B:$P"}]
-  syncInterval: 500ms
-  deadAfter: 3s
-YAML
-done
+pair_configs slots.test $A $B $P ", tcpMaxConnections: 40, tcpMaxConnectionsPerSource: 4, tcpIdleTimeout: 2s" ""
 start_glbd a "$WORK/a.yaml"
 start_glbd b "$WORK/b.yaml"
 b_sees_a() { [[ $(answers $B $P app-a.slots.test A) == "$1" ]]; }
