@@ -95,6 +95,7 @@ void Service::Impl::load_state_dir(uint64_t now) {
                 // versions may start from the clock whatever the last life's clock said.
                 own.overrides = s.overrides;
                 own.incarnation = std::max(own.incarnation, s.incarnation + 1);
+                saved_own_hosts = s.hosts;
                 continue;
             }
             store.load(s, now);
@@ -441,6 +442,7 @@ void Service::set_own_hosts(std::vector<HostEntry> hosts) { impl_->set_own_hosts
 std::string Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);
 }
+std::vector<HostEntry> Service::saved_own_hosts() const { return impl_->saved_own_hosts; }
 GlobalView Service::view(uint32_t* serial) const {
     MutexLock lock(impl_->mu);
     if (serial) {

@@ -63,6 +63,9 @@ public:
     // A reload bumps this instance's version.
     [[nodiscard]] GlobalView view(uint32_t* serial = nullptr) const;
     [[nodiscard]] std::vector<Known> known() const;
+    // This instance's hosts as stateDir held them at start (the Kubernetes source serves them until its first
+    // list, so that a restart without the API server withdraws nothing).
+    [[nodiscard]] std::vector<HostEntry> saved_own_hosts() const;
     // Every known instance with the liveness the view uses (the store's rule, this instance always alive).
     struct InstanceStatus {
         Known known;

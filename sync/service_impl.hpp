@@ -31,6 +31,7 @@ struct Service::Impl {
     // Written only by reconfigure() on the control thread while the sync thread is stopped; read by the
     // control and sync threads. The TCP thread reads none of it (it takes the key through current_key()).
     conf::Config config;
+    std::vector<HostEntry> saved_own_hosts;  // this instance's hosts as stateDir had them at start (constructor only)
     std::atomic<bool> networked{false};
     std::function<void()> on_change;
 

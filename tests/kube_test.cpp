@@ -152,3 +152,88 @@ TEST(KubeRecords, BadRecordsGetAReasonNeverAnException) {
 }
 
 }  // namespace
+
+// ---- where the API server is (sync/kube/client: ApiAccess)
+#include <cstdlib>
+#include <fstream>
+
+#include "sync/kube/client.hpp"
+
+namespace {
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+TEST(KubeAccess, InClusterUsesTheServiceAccountAndBracketsIpv6) {
+    test::TempDir sa;
+    write(sa / "token", "tok\n");
+    write(sa / "ca.crt", "-----BEGIN CERTIFICATE-----\n");
+    write(sa / "namespace", "glbd\n");
+    setenv("KUBERNETES_SERVICE_HOST", "2001:db8::1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
+    auto a = kube::ApiAccess::from(conf::Kubernetes{}, sa.path);
+    EXPECT_EQ(a.server, "https://[2001:db8::1]:6443");
+    EXPECT_EQ(a.token_file, sa / "token");  // a file: re-read, tokens rotate
+    EXPECT_EQ(a.ca_file, sa / "ca.crt");
+    EXPECT_EQ(a.namespace_, "glbd");
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    EXPECT_EQ(kube::ApiAccess::from(conf::Kubernetes{}, sa.path).server, "https://10.96.0.1:443");
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    EXPECT_THROW(kube::ApiAccess::from(conf::Kubernetes{}, sa.path), std::runtime_error);  // not in a cluster
+    conf::Kubernetes url;
+    url.api_server = "http://127.0.0.1:8080";
+    EXPECT_EQ(kube::ApiAccess::from(url, sa.path).server, "http://127.0.0.1:8080");
+}
+
+TEST(KubeAccess, KubeconfigCurrentContextWithEmbeddedCaAndClientCertificate) {
+    test::TempDir d;
+    write(d / "config", R"(apiVersion: v1
+kind: Config
+current-context: two
+contexts:
+  - {name: one, context: {cluster: a, user: ua}}
+  - {name: two, context: {cluster: b, user: ub, namespace: web}}
+clusters:
+  - {name: a, cluster: {server: "https://a.example:6443"}}
+  - {name: b, cluster: {server: "https://[2001:db8::2]:6443", certificate-authority-data: Q0EtUEVN}}
+users:
+  - {name: ua, user: {token: nope}}
+  - {name: ub, user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ, tokenFile: tok}}
+)");
+    conf::Kubernetes k;
+    k.kubeconfig = d / "config";
+    auto a = kube::ApiAccess::from(k, d.path);
+    EXPECT_EQ(a.server, "https://[2001:db8::2]:6443");
+    EXPECT_EQ(a.ca_data, "CA-PEM");
+    EXPECT_EQ(a.cert_data, "CERT");
+    EXPECT_EQ(a.key_data, "KEY");
+    EXPECT_EQ(a.token_file, d / "tok");  // relative to the kubeconfig's folder
+    EXPECT_EQ(a.token, "");
+    EXPECT_EQ(a.namespace_, "web");
+    write(d / "bad", "current-context: missing\ncontexts: []\n");
+    k.kubeconfig = d / "bad";
+    EXPECT_THROW(kube::ApiAccess::from(k, d.path), std::runtime_error);
+    k.kubeconfig = d / "absent";
+    EXPECT_THROW(kube::ApiAccess::from(k, d.path), std::runtime_error);
+}
+
+TEST(KubeEvents, ParseEventTakesOnlyWellFormedEvents) {
+    auto ev = kube::parse_event(R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"42"}}})");
+    ASSERT_TRUE(ev.ok);
+    EXPECT_EQ(ev.type, "MODIFIED");
+    EXPECT_EQ(ev.resource_version, "42");
+    EXPECT_EQ(kube::key_of(ev.object), "n/a");
+    ev = kube::parse_event(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
+    ASSERT_TRUE(ev.ok);
+    EXPECT_EQ(ev.code, 410);
+    for (const char* bad : {"", "{", "[]", R"({"type":1,"object":{}})", R"({"type":"ADDED"})", R"({"type":"ADDED","object":[]})",
+                            "\xff\xfe", R"({"type":"ADDED","object":{"metadata":{"resourceVersion":7}}})"}) {
+        auto e = kube::parse_event(bad);
+        if (e.ok) {
+            EXPECT_EQ(e.resource_version, "") << bad;  // a number is not a resourceVersion
+        }
+    }
+    EXPECT_FALSE(kube::parse_event(R"({"type":"ADDED"})").ok);
+}
+
+}  // namespace

@@ -227,7 +227,15 @@ int Daemon::run(const std::string& banner) {
         file_hosts_ = config_.hosts;
         uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->apply_kubernetes(); });
         kube_changed_.data = this;
-        if (config_.kubernetes) kube_ = std::make_unique<kube::Source>(config_, [this] { uv_async_send(&kube_changed_); });
+        if (config_.kubernetes) {
+            kube_ = std::make_unique<kube::Source>(config_, [this] { uv_async_send(&kube_changed_); });
+            std::set<std::string> in_file;
+            for (const auto& h : file_hosts_) in_file.insert(h.name);
+            for (auto& h : sync_->saved_own_hosts()) {
+                if (!in_file.count(h.host)) kube_seed_.push_back(std::move(h));
+            }
+            if (!kube_seed_.empty()) merge_kubernetes();
+        }
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 1;

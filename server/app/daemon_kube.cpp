@@ -7,6 +7,17 @@ namespace glbd {
 
 void Daemon::merge_kubernetes() {
     kube::Source::Collected c = kube_->collect();
+    if (!kube_->stats().synced) {
+        // Not listed yet (the API server may be down): what stateDir had of this cluster's records, without
+        // their health checks, until the API says otherwise.
+        for (const HostEntry& h : kube_seed_) {
+            std::vector<std::string> targets;
+            for (const auto& ep : h.endpoints) targets.push_back(ep.target);
+            conf::Host host{h.host, h.ttl, std::move(targets), h.load_balancing, std::nullopt};
+            c.source.emplace(h.host, "stateDir");
+            c.hosts.push_back(std::move(host));
+        }
+    }
     std::set<std::string> in_file;
     for (const auto& h : file_hosts_) in_file.insert(h.name);
     std::vector<conf::Host> hosts = file_hosts_;

@@ -18,7 +18,9 @@ zones: [{origin: $Z, nameservers: [{name: ns1.$Z, addresses: [$A]}]}]
 hosts:
   - {name: file.$Z, endpoints: [192.0.2.1]}
 kubernetes: {kubeconfig: $WORK/k/kubeconfig}
+stateDir: $WORK/state
 YAML
+mkdir -p "$WORK/state"
 start_glbd g "$WORK/glbd.yaml"
 wait_for 10 q $A $P file.$Z A || fail "glbd did not come up"
 
@@ -134,4 +136,17 @@ grep -q "401 Unauthorized" "$WORK/g.log" || fail "the old token was never refuse
 pass "token rotated: refused once (401), re-read, watching again"
 kubectl get dnsrecords -A > "$WORK/listing"
 cat "$WORK/listing"
+
+# A restart of glbd while the API server is down: the records' hosts come back from stateDir.
+wait_for 10 grep -q "172.18.200.22" "$WORK/state/state.json" || fail "the records' hosts were not saved"
+stop_glbd g
+kill "$FAKE_k"; wait "$FAKE_k" 2>/dev/null || true
+start_glbd g "$WORK/glbd.yaml"
+wait_for 10 bash -c "[[ \$(dig @$A -p $P +short shop.$Z A) == 172.18.200.9 ]]" || fail "restarted without the API server: shop not served"
+[[ $(answers $A $P x.apps.$Z A) == 172.18.200.22 && $(answers $A $P www2.$Z A) == 192.0.2.90 ]] || fail "restarted without the API server: records lost"
+run_fakekube k
+kubectl delete dnsrecord www2 -n web >/dev/null
+wait_for 40 bash -c "[[ -z \$(dig @$A -p $P +short www2.$Z A) ]]" || fail "after the API came back, a delete was not applied"
+[[ $(shop A) == 172.18.200.9 ]] || fail "after the API came back: shop $(shop A)"
+pass "glbd restarted while the API server was down: the records' hosts served from stateDir, then the API's word again"
 stop_glbd g
