@@ -237,3 +237,31 @@ TEST(KubeEvents, ParseEventTakesOnlyWellFormedEvents) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(KubeRecords, OtherNamesWithAddressesAreSimpleHostsTxtAndNsAreListed) {
+    auto r = kuadrant_lb();
+    r["spec"]["endpoints"].push_back(endpoint("admin.glb.example.com", "A", {"192.0.2.44"}, 30));
+    r["spec"]["endpoints"].push_back(endpoint("docs.glb.example.com", "CNAME", {"docs.example.org."}, 30));
+    r["spec"]["endpoints"].push_back(endpoint("_acme-challenge.shop.glb.example.com", "TXT", {"token"}, 30));
+    r["spec"]["endpoints"].push_back(endpoint("sub.glb.example.com", "NS", {"ns1.elsewhere.net"}, 30));
+    r["spec"]["endpoints"].push_back(endpoint("x.unrelated.example.net", "A", {"192.0.2.45"}, 30));
+    auto m = kube::map_record(r, zones());
+    ASSERT_EQ(m.error, "");
+    ASSERT_EQ(m.hosts.size(), 3u);  // shop (load-balanced), admin, docs
+    EXPECT_EQ(m.hosts[1].name, "admin.glb.example.com");
+    EXPECT_EQ(m.hosts[1].endpoints, std::vector<std::string>{"192.0.2.44"});
+    EXPECT_EQ(m.hosts[1].ttl, 30u);
+    EXPECT_FALSE(m.hosts[1].load_balancing);
+    EXPECT_EQ(m.hosts[2].name, "docs.glb.example.com");
+    EXPECT_EQ(m.hosts[2].endpoints, std::vector<std::string>{"docs.example.org"});
+    EXPECT_EQ(m.unserved, (std::vector<std::string>{"_acme-challenge.shop.glb.example.com TXT", "sub.glb.example.com NS"}));
+    // A record of other names only (no endpoint at its root host) is still served.
+    auto only = record("shop.glb.example.com", json::array({endpoint("admin.glb.example.com", "A", {"192.0.2.44"})}));
+    m = kube::map_record(only, zones());
+    EXPECT_EQ(m.error, "");
+    ASSERT_EQ(m.hosts.size(), 1u);
+}
+
+}  // namespace

@@ -213,6 +213,34 @@ std::string map_simple(const std::string& host, const std::vector<Endpoint>& eps
     return "";
 }
 
+// Names other than the root host and its klb chain: A/AAAA/CNAME become simple hosts (served, and shared with
+// peers, like any host); TXT and NS are not served yet (listed in m.unserved). Registry TXT records
+// ("kuadrant-" prefixed) are the operator's bookkeeping and ignored.
+std::string map_other_names(const std::string& root, const std::string& klb, const std::vector<Endpoint>& eps,
+                            const std::vector<conf::Zone>& zones, Mapped& m) {
+    std::vector<std::string> names;
+    for (const auto& e : eps) {
+        const std::string& n = e.name;
+        bool chain = n == klb || (n.size() > klb.size() && n.compare(n.size() - klb.size() - 1, klb.size() + 1, "." + klb) == 0);
+        if (n == root || chain || n.rfind("kuadrant-", 0) == 0) continue;
+        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+    for (const auto& n : names) {
+        if (!std::any_of(zones.begin(), zones.end(), [&](const conf::Zone& z) { return conf::is_subdomain(n, z.origin); })) continue;
+        if (!conf::is_lb_host_name(n)) return "\"" + n + "\" is not a valid host name";
+        std::vector<Endpoint> own;
+        for (const auto& e : eps) {
+            if (e.name != n) continue;
+            if (e.type == "A" || e.type == "AAAA" || e.type == "CNAME") own.push_back(e);
+            else m.unserved.push_back(n + " " + e.type);
+        }
+        if (own.empty()) continue;
+        for (auto& e : own) e.provider.clear();  // weights or geo codes outside the chain mean nothing here
+        if (std::string err = map_simple(n, own, std::nullopt, m); !err.empty()) return err;
+    }
+    return "";
+}
+
 }  // namespace
 
 std::string key_of(const json& obj) {
@@ -253,7 +281,12 @@ Mapped map_record(const json& record, const std::vector<conf::Zone>& zones) {
         bool lb = std::any_of(eps.begin(), eps.end(), [&](const Endpoint& e) {
             return e.name == root && e.type == "CNAME" && e.targets.size() == 1 && lower_name(e.targets[0]) == klb;
         });
-        std::string err = lb ? map_load_balanced(root, klb, eps, hc, m) : map_simple(root, eps, hc, m);
+        bool root_has_address = std::any_of(eps.begin(), eps.end(), [&](const Endpoint& e) {
+            return e.name == root && (e.type == "A" || e.type == "AAAA" || e.type == "CNAME");
+        });
+        std::string err = lb ? map_load_balanced(root, klb, eps, hc, m) : root_has_address ? map_simple(root, eps, hc, m) : "";
+        if (err.empty()) err = map_other_names(root, klb, eps, zones, m);
+        if (err.empty() && m.hosts.empty()) err = "no A, AAAA or CNAME endpoint for " + root;
         if (!err.empty()) m.hosts.clear(), m.error = err;
     } catch (const std::exception& e) {
         m.hosts.clear();

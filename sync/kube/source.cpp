@@ -11,7 +11,15 @@ namespace glbd::kube {
 
 namespace {
 constexpr const char* kResource = "/apis/kuadrant.io/v1alpha1";
+
+// metadata.resourceVersion as text, whatever its JSON type ("" when absent).
+std::string version_of(const nlohmann::json& obj) {
+    auto md = obj.find("metadata");
+    if (md == obj.end() || !md->is_object()) return "";
+    auto rv = md->find("resourceVersion");
+    return rv == md->end() ? "" : rv->dump();
 }
+}  // namespace
 
 std::string coredns_selector(const std::vector<conf::Zone>& zones) {
     if (zones.size() == 1) return "kuadrant.io/coredns-zone-name=" + zones[0].origin;
@@ -71,8 +79,9 @@ nlohmann::json condition(const char* type, bool ok, const std::string& reason, c
             {"observedGeneration", generation}, {"lastTransitionTime", now_rfc3339()}};
 }
 
-// Whether the record already shows `want` (times aside).
-bool shows(const nlohmann::json& obj, const nlohmann::json& want) {
+// Whether the record already shows `want` (times aside). Fields of another type than expected (someone
+// else wrote the status) make it "no".
+bool shows(const nlohmann::json& obj, const nlohmann::json& want) try {
     auto st = obj.find("status");
     if (st == obj.end() || !st->is_object()) return false;
     if (st->value("observedGeneration", int64_t{-1}) != want["observedGeneration"].get<int64_t>()) return false;
@@ -88,6 +97,15 @@ bool shows(const nlohmann::json& obj, const nlohmann::json& want) {
         if (!found) return false;
     }
     return true;
+} catch (const nlohmann::json::exception&) {
+    return false;
+}
+
+int64_t generation_of(const nlohmann::json& obj) {
+    auto md = obj.find("metadata");
+    if (md == obj.end() || !md->is_object()) return 0;
+    auto g = md->find("generation");
+    return g != md->end() && g->is_number_integer() ? g->get<int64_t>() : 0;
 }
 
 }  // namespace
@@ -99,8 +117,7 @@ void Source::update_statuses(const health::States& health) {
         for (const auto& [key, obj] : w->objects()) {
             Mapped m = map_record(obj, zones_);
             if (m.out_of_zone) continue;
-            int64_t gen = 0;
-            if (auto md = obj.find("metadata"); md != obj.end() && md->is_object()) gen = md->value("generation", int64_t{0});
+            int64_t gen = generation_of(obj);
             nlohmann::json conds = nlohmann::json::array();
             if (m.error.empty()) {
                 conds.push_back(condition("Ready", true, "ProviderSuccess", "served by glbd", gen));
@@ -171,15 +188,21 @@ Source::Collected Source::collect() {
             }
             if (!m.error.empty()) {
                 ++c.invalid;
-                std::string rv = obj.contains("metadata") && obj["metadata"].is_object() && obj["metadata"].contains("resourceVersion")
-                                     ? obj["metadata"]["resourceVersion"].dump()
-                                     : "";
-                std::string id = key + "@" + rv;
+                std::string id = key + "@" + version_of(obj);
                 still_bad.insert(id);
                 if (logged_.insert(id).second) spdlog::warn("kubernetes: DNSRecord {} skipped: {}", key, m.error);
                 continue;
             }
             ++c.valid;
+            if (!m.unserved.empty()) {
+                std::string id = key + "@unserved@" + version_of(obj);
+                still_bad.insert(id);
+                if (logged_.insert(id).second) {
+                    std::string what;
+                    for (const auto& u : m.unserved) what += (what.empty() ? "" : ", ") + u;
+                    spdlog::info("kubernetes: DNSRecord {}: not served (TXT and NS are not served from DNSRecords yet): {}", key, what);
+                }
+            }
             for (auto& h : m.hosts) {
                 c.source.emplace(h.name, key);
                 c.hosts.push_back(std::move(h));
