@@ -401,10 +401,17 @@ void Watcher::run() {
         }
         if (r == Result::stopped) break;
         if (r == Result::ok) {
-            if (need_list) spdlog::info("kubernetes: listed {} ({} object(s))", describe(), objects().size());
+            bool was_list = need_list;
+            if (was_list) spdlog::info("kubernetes: listed {} ({} object(s))", describe(), objects().size());
             need_list = resync_.count() > 0 && std::chrono::steady_clock::now() - listed_at_ >= resync_;
             last_logged.clear();
-            if (std::chrono::steady_clock::now() - began > 60s) backoff = 1000ms;
+            auto lasted = std::chrono::steady_clock::now() - began;
+            if (lasted > 60s) backoff = 1000ms;
+            if (!was_list && lasted < 500ms) {
+                // A watch the server ends at once, again and again, must not become a busy loop.
+                wait(backoff);
+                backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+            }
             continue;  // a watch that ended normally is opened again from where it was
         }
         if (r == Result::gone) {
