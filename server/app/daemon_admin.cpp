@@ -30,6 +30,11 @@ public:
     void family(const char* name, const char* type, const char* help) {
         out_ << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
     }
+    // A family of one sample without labels.
+    void one(const char* name, const char* type, const char* help, double v) {
+        family(name, type, help);
+        sample(name, "", v);
+    }
     void sample(const std::string& name, const std::string& labels, double v) {
         out_ << name;
         if (!labels.empty()) out_ << "{" << labels << "}";
@@ -115,15 +120,12 @@ std::string Daemon::metrics() const {
     }
     m.family("glbd_queries_dropped_total", "counter", "Messages not answered (malformed beyond a reply, or responses).");
     for (int t = 0; t < 2; ++t) m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"", static_cast<double>(c.dropped[t].load()));
-    m.family("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).");
-    m.sample("glbd_responses_truncated_total", "", static_cast<double>(c.truncated.load()));
+    m.one("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).", static_cast<double>(c.truncated.load()));
     m.family("glbd_rrl_limited_total", "counter", "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.");
     m.sample("glbd_rrl_limited_total", "action=\"slip\"", static_cast<double>(c.rrl_slipped.load()));
     m.sample("glbd_rrl_limited_total", "action=\"drop\"", static_cast<double>(c.rrl_dropped.load()));
-    m.family("glbd_fallback_answers_total", "counter", "Answers from a geo group reached because a preferred group had no usable entry.");
-    m.sample("glbd_fallback_answers_total", "", static_cast<double>(c.fallback.load()));
-    m.family("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).");
-    m.sample("glbd_failopen_answers_total", "", static_cast<double>(c.fail_open.load()));
+    m.one("glbd_fallback_answers_total", "counter", "Answers from a geo group reached because a preferred group had no usable entry.", static_cast<double>(c.fallback.load()));
+    m.one("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).", static_cast<double>(c.fail_open.load()));
     m.family("glbd_answers_total", "counter", "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
     {
         auto counts = server_ ? server_->answers(static_cast<uint32_t>(counter_ids_.size())) : std::vector<uint64_t>();
@@ -142,37 +144,28 @@ std::string Daemon::metrics() const {
     }
     m.sample("glbd_answer_duration_seconds_sum", "", static_cast<double>(c.duration_sum_ns.load()) / 1e9);
     m.sample("glbd_answer_duration_seconds_count", "", static_cast<double>(c.duration_count.load()));
-    m.family("glbd_tcp_connections_total", "counter", "TCP connections accepted.");
-    m.sample("glbd_tcp_connections_total", "", static_cast<double>(c.tcp_connections.load()));
+    m.one("glbd_tcp_connections_total", "counter", "TCP connections accepted.", static_cast<double>(c.tcp_connections.load()));
     m.family("glbd_tcp_refused_total", "counter", "TCP connections closed at once, by reason.");
     m.sample("glbd_tcp_refused_total", "reason=\"full\"", static_cast<double>(c.tcp_refused.load()));
     m.sample("glbd_tcp_refused_total", "reason=\"per_source\"", static_cast<double>(c.tcp_source_refused.load()));
-    m.family("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.");
-    m.sample("glbd_tcp_evicted_total", "", static_cast<double>(c.tcp_evicted.load()));
-    m.family("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.");
-    m.sample("glbd_tcp_rejected_closed_total", "", static_cast<double>(c.tcp_rejected_closed.load()));
+    m.one("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.", static_cast<double>(c.tcp_evicted.load()));
+    m.one("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.", static_cast<double>(c.tcp_rejected_closed.load()));
     if (kube_) {
         auto ks = kube_->stats();
         m.family("glbd_kubernetes_records", "gauge", "DNSRecords held, by state: valid, invalid (skipped), other_zone.");
         m.sample("glbd_kubernetes_records", "state=\"valid\"", static_cast<double>(kube_counts_.valid));
         m.sample("glbd_kubernetes_records", "state=\"invalid\"", static_cast<double>(kube_counts_.invalid));
         m.sample("glbd_kubernetes_records", "state=\"other_zone\"", static_cast<double>(kube_counts_.other_zone));
-        m.family("glbd_kubernetes_hosts_shadowed_total", "counter", "Hosts named by a DNSRecord and by the config file (the file's served).");
-        m.sample("glbd_kubernetes_hosts_shadowed_total", "", static_cast<double>(kube_shadowed_total_));
-        m.family("glbd_kubernetes_events_total", "counter", "Watch events applied.");
-        m.sample("glbd_kubernetes_events_total", "", static_cast<double>(ks.events));
-        m.family("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).");
-        m.sample("glbd_kubernetes_relists_total", "", static_cast<double>(ks.relists));
-        m.family("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).");
-        m.sample("glbd_kubernetes_errors_total", "", static_cast<double>(ks.errors));
-        m.family("glbd_kubernetes_synced", "gauge", "1 once every watch has listed.");
-        m.sample("glbd_kubernetes_synced", "", ks.synced ? 1 : 0);
+        m.one("glbd_kubernetes_hosts_shadowed_total", "counter", "Hosts named by a DNSRecord and by the config file (the file's served).", static_cast<double>(kube_shadowed_total_));
+        m.one("glbd_kubernetes_events_total", "counter", "Watch events applied.", static_cast<double>(ks.events));
+        m.one("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).", static_cast<double>(ks.relists));
+        m.one("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).", static_cast<double>(ks.errors));
+        m.one("glbd_kubernetes_synced", "gauge", "1 once every watch has listed.", ks.synced ? 1 : 0);
         m.family("glbd_kubernetes_last_event_age_seconds", "gauge", "Seconds since the last event or list.");
         double age = ks.last_event_ms ? static_cast<double>(sync::now_ms() - std::min(sync::now_ms(), ks.last_event_ms)) / 1000 : -1;
         m.sample("glbd_kubernetes_last_event_age_seconds", "", age);
     }
-    m.family("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.");
-    m.sample("glbd_tcp_idle_closed_total", "", static_cast<double>(c.tcp_idle_closed.load()));
+    m.one("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.", static_cast<double>(c.tcp_idle_closed.load()));
 
     auto probes = checker_->states();
     auto per_endpoint = [&](const char* name, const char* type, const char* help, auto value) {
@@ -212,19 +205,14 @@ std::string Daemon::metrics() const {
     m.sample("glbd_sync_rejected_total", "reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load()));
     m.sample("glbd_sync_rejected_total", "reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load()));
     m.sample("glbd_sync_rejected_total", "reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load()));
-    m.family("glbd_sync_reports_rejected_total", "counter", "Peer reports (one origin's state) rejected by validation or limits.");
-    m.sample("glbd_sync_reports_rejected_total", "", static_cast<double>(sc.rejected_reports.load()));
-    m.family("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.");
-    m.sample("glbd_sync_served_total", "", static_cast<double>(sc.served.load()));
+    m.one("glbd_sync_reports_rejected_total", "counter", "Peer reports (one origin's state) rejected by validation or limits.", static_cast<double>(sc.rejected_reports.load()));
+    m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.", static_cast<double>(sc.served.load()));
     m.family("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.");
     m.sample("glbd_reloads_total", "result=\"ok\"", static_cast<double>(reloads_ok_));
     m.sample("glbd_reloads_total", "result=\"failed\"", static_cast<double>(reloads_failed_));
-    m.family("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.");
-    m.sample("glbd_snapshot_serial", "", publisher_.current() ? publisher_.current()->serial : 0);
-    m.family("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.");
-    m.sample("glbd_snapshot_build_seconds", "", static_cast<double>(last_build_cost_ms_) / 1000.0);
-    m.family("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.");
-    m.sample("glbd_ready", "", ready() ? 1 : 0);
+    m.one("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.", publisher_.current() ? publisher_.current()->serial : 0);
+    m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.", static_cast<double>(last_build_cost_ms_) / 1000.0);
+    m.one("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.", ready() ? 1 : 0);
     return m.str();
 }
 
