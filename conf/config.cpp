@@ -3,6 +3,7 @@
 #include "conf/names.hpp"
 
 #include "conf/address.hpp"
+#include "resolver/wire/text.hpp"
 
 #include <arpa/inet.h>
 #include <pwd.h>
@@ -64,85 +65,6 @@ std::optional<Millis> parse_duration(std::string_view s) {
         }
     }
     return Millis{total};
-}
-
-std::optional<std::string> name_to_wire(std::string_view text) {
-    if (text.empty()) return std::nullopt;
-    if (text == ".") return std::string(1, '\0');
-    if (text.back() == '.') text.remove_suffix(1);
-    std::string wire;
-    size_t start = 0;
-    while (start <= text.size()) {
-        size_t dot = text.find('.', start);
-        if (dot == std::string_view::npos) dot = text.size();
-        size_t len = dot - start;
-        if (len == 0 || len > 63) return std::nullopt;
-        wire.push_back(static_cast<char>(len));
-        for (size_t i = start; i < dot; ++i) {
-            unsigned char c = static_cast<unsigned char>(text[i]);
-            if (c <= ' ' || c >= 0x7f || c == '\\' || c == '"') return std::nullopt;
-            wire.push_back(static_cast<char>(std::tolower(c)));
-        }
-        start = dot + 1;
-    }
-    wire.push_back('\0');
-    if (wire.size() > 255) return std::nullopt;
-    return wire;
-}
-
-std::string wire_to_name(std::string_view wire) {
-    std::string out;
-    size_t i = 0;
-    while (i < wire.size() && wire[i] != 0) {
-        size_t len = static_cast<unsigned char>(wire[i]);
-        if (!out.empty()) out += '.';
-        out.append(wire.substr(i + 1, len));
-        i += len + 1;
-    }
-    return out.empty() ? "." : out;
-}
-
-std::optional<std::string> base64_decode(std::string_view in) {
-    static constexpr std::string_view kAlphabet =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    uint32_t acc = 0;
-    int bits = 0, pad = 0;
-    for (char ch : in) {
-        if (ch == '=') {
-            ++pad;
-            continue;
-        }
-        auto v = kAlphabet.find(ch);
-        if (v == std::string_view::npos || pad > 0) return std::nullopt;
-        acc = acc << 6 | static_cast<uint32_t>(v);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out.push_back(static_cast<char>((acc >> bits) & 0xff));
-        }
-    }
-    if ((in.size() % 4) != 0 || pad > 2) return std::nullopt;
-    return out;
-}
-
-std::string base64_encode(std::string_view in) {
-    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    size_t i = 0;
-    for (; i + 2 < in.size(); i += 3) {
-        uint32_t v = static_cast<uint8_t>(in[i]) << 16 | static_cast<uint8_t>(in[i + 1]) << 8 | static_cast<uint8_t>(in[i + 2]);
-        for (int k = 18; k >= 0; k -= 6) out.push_back(kAlphabet[(v >> k) & 63]);
-    }
-    if (i < in.size()) {
-        uint32_t v = static_cast<uint8_t>(in[i]) << 16;
-        if (i + 1 < in.size()) v |= static_cast<uint8_t>(in[i + 1]) << 8;
-        out.push_back(kAlphabet[(v >> 18) & 63]);
-        out.push_back(kAlphabet[(v >> 12) & 63]);
-        out.push_back(i + 1 < in.size() ? kAlphabet[(v >> 6) & 63] : '=');
-        out.push_back('=');
-    }
-    return out;
 }
 
 namespace {
@@ -278,7 +200,7 @@ public:
             return std::nullopt;
         }
         a.port = static_cast<uint16_t>(std::stoi(port));
-        if (!is_ip(a.host) && !(names && name_to_wire(a.host))) {
+        if (!is_ip(a.host) && !(names && wire::name_to_wire(a.host))) {
             error(n, path, "\"" + a.host + "\" is not an IP address" + (names ? " or a host name" : ""));
             return std::nullopt;
         }
@@ -336,8 +258,8 @@ void parse_zone_text(Reader& r, const std::string& text, const std::string& path
         char* owner_c = ldns_rdf2str(ldns_rr_owner(rr));
         std::string owner_text = owner_c ? owner_c : "";
         free(owner_c);
-        auto owner = name_to_wire(owner_text);
-        std::string owner_name = owner ? wire_to_name(*owner) : owner_text;
+        auto owner = wire::name_to_wire(owner_text);
+        std::string owner_name = owner ? wire::wire_to_name(*owner) : owner_text;
         if (!owner || !is_subdomain(owner_name, origin)) {
             r.error_at_line(first_line + line, path, "record owner " + owner_text + " is outside the zone " + origin);
             ldns_rr_free(rr);
@@ -648,12 +570,12 @@ private:
             }
             auto origin = r_.str(o, path + ".origin");
             if (!origin) continue;
-            auto wire = name_to_wire(*origin);
-            if (!wire || *origin == ".") {
+            auto w = wire::name_to_wire(*origin);
+            if (!w || *origin == ".") {
                 r_.error(o, path + ".origin", "not a valid domain name: \"" + *origin + "\"");
                 continue;
             }
-            zone.origin = wire_to_name(*wire);
+            zone.origin = wire::wire_to_name(*w);
             if (!origins.insert(zone.origin).second) r_.error(o, path + ".origin", "duplicate zone " + zone.origin);
             if (auto v = z["ttl"]) {
                 if (auto t = r_.integer(v, path + ".ttl", 0, 2147483647)) zone.ttl = static_cast<uint32_t>(*t);
@@ -682,7 +604,7 @@ private:
             if (auto s = z["soa"]) soa(s, path + ".soa", zone);
             if (auto ns = z["nameservers"]) nameservers(ns, path + ".nameservers", zone);
             for (auto& rec : apex_ns) {
-                Nameserver extra{wire_to_name(rec.rdata), {}};
+                Nameserver extra{wire::wire_to_name(rec.rdata), {}};
                 bool dup = std::any_of(zone.nameservers.begin(), zone.nameservers.end(),
                                        [&](const Nameserver& x) { return x.name == extra.name; });
                 if (!dup) zone.nameservers.push_back(extra);
@@ -698,7 +620,7 @@ private:
         auto name_key = [&](const char* key, std::string& out) {
             if (auto v = n[key]) {
                 if (auto s = r_.str(v, path + "." + key)) {
-                    if (!name_to_wire(*s)) {
+                    if (!wire::name_to_wire(*s)) {
                         r_.error(v, path + "." + key, "not a valid domain name: \"" + *s + "\"");
                     } else {
                         out = *s;
@@ -732,12 +654,12 @@ private:
             }
             auto s = r_.str(name, p + ".name");
             if (!s) continue;
-            auto wire = name_to_wire(*s);
-            if (!wire) {
+            auto w = wire::name_to_wire(*s);
+            if (!w) {
                 r_.error(name, p + ".name", "not a valid domain name: \"" + *s + "\"");
                 continue;
             }
-            ns.name = wire_to_name(*wire);
+            ns.name = wire::wire_to_name(*w);
             if (auto addrs = n[i]["addresses"]) {
                 if (r_.seq(addrs, p + ".addresses")) {
                     for (size_t k = 0; k < addrs.size(); ++k) {
@@ -774,9 +696,9 @@ private:
             }
             auto s = r_.str(name, path + ".name");
             if (!s) continue;
-            auto wire = name_to_wire(*s);
-            std::string text = wire ? wire_to_name(*wire) : "";
-            if (!wire || !is_lb_host_name(text)) {
+            auto w = wire::name_to_wire(*s);
+            std::string text = w ? wire::wire_to_name(*w) : "";
+            if (!w || !is_lb_host_name(text)) {
                 r_.error(name, path + ".name", "not a valid host name: \"" + *s + "\"");
                 continue;
             }
@@ -800,8 +722,8 @@ private:
                     if (!e) continue;
                     if (is_ip(*e)) {
                         host.endpoints.push_back(*e);
-                    } else if (auto w = name_to_wire(*e); w && is_host_name(*e)) {
-                        host.endpoints.push_back(wire_to_name(*w));  // lower case, no trailing dot: is_endpoint()
+                    } else if (auto ep_wire = wire::name_to_wire(*e); ep_wire && is_host_name(*e)) {
+                        host.endpoints.push_back(wire::wire_to_name(*ep_wire));  // lower case, no trailing dot: is_endpoint()
                     } else {
                         r_.error(eps[k], ep, "not an IP address or host name: \"" + *e + "\"");
                     }
@@ -921,7 +843,7 @@ private:
         } else if (r_.map(key, "peers.key", {"name", "algorithm", "secret", "secretFile"})) {
             if (auto v = key["name"]) {
                 if (auto s = r_.str(v, "peers.key.name")) {
-                    if (!name_to_wire(*s)) r_.error(v, "peers.key.name", "not a valid key name");
+                    if (!wire::name_to_wire(*s)) r_.error(v, "peers.key.name", "not a valid key name");
                     p.key.name = *s;
                 }
             } else {
@@ -955,7 +877,7 @@ private:
                 r_.error(key, "peers.key.secret", "required (or secretFile)");
             }
             if (value) {
-                auto raw = base64_decode(*value);
+                auto raw = wire::base64_decode(*value);
                 if (!raw || raw->empty()) {
                     r_.error(secret ? secret : file, secret ? "peers.key.secret" : "peers.key.secretFile",
                              "the TSIG secret is not valid base64");
@@ -1019,7 +941,7 @@ void cross_check(const Config& c, std::vector<Error>& errors) {
         for (const auto& z : c.zones) {
             if (!is_subdomain(h.name, z.origin)) continue;
             for (const auto& rec : z.records) {
-                if (wire_to_name(rec.owner) == h.name && rec.type == LDNS_RR_TYPE_CNAME) {
+                if (wire::wire_to_name(rec.owner) == h.name && rec.type == LDNS_RR_TYPE_CNAME) {
                     errors.push_back(Error{c.source, 0, 0, "hosts", "host " + h.name + " also has a static CNAME"});
                 }
             }

@@ -166,10 +166,5 @@ LoadResult load_text(const std::string& text, const std::string& name);
 // Helpers shared with other layers.
 bool is_geo_code(std::string_view code);  // ISO 3166-1 alpha-2 or GEO-<continent>
 std::optional<Millis> parse_duration(std::string_view text);
-// Text name ("shop.example.com", optional trailing dot) -> uncompressed lower-case wire form.
-std::optional<std::string> name_to_wire(std::string_view text);
-std::string wire_to_name(std::string_view wire);  // no trailing dot; "." for the root
-std::optional<std::string> base64_decode(std::string_view text);
-std::string base64_encode(std::string_view bytes);
 
 }  // namespace glbd::conf

@@ -5,6 +5,7 @@
 
 #include "conf/address.hpp"
 #include "conf/config.hpp"
+#include "resolver/wire/text.hpp"
 
 namespace glbd::conf {
 
@@ -29,10 +30,10 @@ bool is_host_name(std::string_view s) {
     return !std::all_of(last.begin(), last.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
 }
 
-// The canonical text of a name: what wire_to_name(name_to_wire(s)) gives.
+// The canonical text of a name: what wire::wire_to_name(wire::name_to_wire(s)) gives.
 static bool canonical(std::string_view s) {
-    auto wire = name_to_wire(s);
-    return wire && wire_to_name(*wire) == s;
+    auto w = wire::name_to_wire(s);
+    return w && wire::wire_to_name(*w) == s;
 }
 
 bool is_lb_host_name(std::string_view s) {

@@ -7,7 +7,7 @@
 #include <ctime>
 
 #include "resolver/cookie.hpp"
-#include "resolver/wire.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd {
 namespace {
@@ -173,27 +173,16 @@ Outcome Responder::parse() {
 }
 
 Outcome Responder::parse_additional(size_t pos) {
+    Records records(msg_, len_, pos);
+    Record rr;
     for (unsigned i = 0; i < static_cast<unsigned>(q_.ancount) + q_.nscount; ++i) {
-        pos = skip_name(msg_, len_, pos);
-        if (pos == 0 || pos + 10 > len_) return Outcome::formerr;
-        size_t rdlen = get16(msg_ + pos + 8);
-        pos += 10 + rdlen;
-        if (pos > len_) return Outcome::formerr;
+        if (!records.next(rr)) return Outcome::formerr;
     }
     for (unsigned i = 0; i < q_.arcount; ++i) {
-        size_t owner = pos;
-        pos = skip_name(msg_, len_, pos);
-        if (pos == 0 || pos + 10 > len_) return Outcome::formerr;
-        uint16_t type = get16(msg_ + pos);
-        uint16_t klass = get16(msg_ + pos + 2);
-        uint32_t ttl = get32(msg_ + pos + 4);
-        size_t rdlen = get16(msg_ + pos + 8);
-        size_t rdata = pos + 10;
-        pos = rdata + rdlen;
-        if (pos > len_) return Outcome::formerr;
-        if (type == type::OPT) {
-            if (q_.edns || msg_[owner] != 0) return Outcome::formerr;  // a second OPT, or not at the root
-            if (Outcome o = parse_opt(rdata, rdlen, klass, ttl); o != Outcome::answer) return o;
+        if (!records.next(rr)) return Outcome::formerr;
+        if (rr.type == type::OPT) {
+            if (q_.edns || msg_[rr.owner] != 0) return Outcome::formerr;  // a second OPT, or not at the root
+            if (Outcome o = parse_opt(rr.rdata, rr.rdlen, rr.klass, rr.ttl); o != Outcome::answer) return o;
         }
     }
     return Outcome::answer;

@@ -10,13 +10,14 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "resolver/wire.hpp"
+#include "resolver/wire/wire.hpp"
+#include "resolver/wire/text.hpp"
 
 namespace glbd {
 namespace {
 
 std::string must_wire(const std::string& name) {
-    auto w = conf::name_to_wire(name);
+    auto w = wire::name_to_wire(name);
     if (!w) throw std::runtime_error("not a domain name: " + name);
     return *w;
 }
@@ -170,7 +171,7 @@ struct Endpoints {
             if (healthy) ++count;
             return;
         }
-        if (auto w = conf::name_to_wire(ep.target)) {
+        if (auto w = wire::name_to_wire(ep.target)) {
             if (cname[1].empty()) cname[1] = *w;
             if (healthy && cname[0].empty()) cname[0] = *w;
         }
@@ -383,7 +384,7 @@ void Zone::freeze(const std::vector<std::string_view>& plans) {
             block += plans[static_cast<size_t>(node.host)];
         }
     }
-    if (block.size() > UINT32_MAX) throw std::runtime_error("zone " + conf::wire_to_name(origin) + " is too large to index");
+    if (block.size() > UINT32_MAX) throw std::runtime_error("zone " + wire::wire_to_name(origin) + " is too large to index");
     // Fresh pages from the kernel: heap memory already touched stays in small pages whatever madvise says.
     constexpr size_t kHuge = 2u << 20;
     const size_t index_bytes = size * sizeof(Slot);
@@ -443,7 +444,7 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
     std::vector<std::pair<size_t, size_t>> plan_spans;
     std::vector<Endpoints> eps;
     for (const auto& [name, contributions] : by_host) {
-        auto w = conf::name_to_wire(name);
+        auto w = wire::name_to_wire(name);
         if (!w) continue;
         Zone* zone = const_cast<Zone*>(s->find_zone(*w));
         if (!zone) continue;  // outside our zones: ignored
@@ -457,7 +458,7 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
         }
         h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
         if (counter_ids) {
-            std::string shown = conf::wire_to_name(h.name);
+            std::string shown = wire::wire_to_name(h.name);
             if (h.simple) {
                 h.counter = number(shown, "all");
             } else {

@@ -18,7 +18,7 @@
 #include "geo/geo.hpp"
 #include "resolver/cookie.hpp"
 #include "resolver/global_view.hpp"
-#include "resolver/wire.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd {
 

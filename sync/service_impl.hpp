@@ -137,6 +137,7 @@ struct Service::Impl {
     void resolve_members();
     void check_liveness();
     void exchange(const std::string& addr, bool notify);
+    std::vector<std::string> held_versions();
     void on_data(Exchange* x);
     bool in_our_zones(const std::string& host) const;
     void refute(const InstanceState& heard) GLBD_REQUIRES(mu);

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "conf/config.hpp"
+#include "resolver/wire/text.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;
@@ -203,10 +204,10 @@ TEST(Conf, GeoCodes) {
 }
 
 TEST(Conf, Base64RoundTrip) {
-    EXPECT_EQ(conf::base64_encode("hello"), "aGVsbG8=");
-    EXPECT_EQ(*conf::base64_decode("aGVsbG8="), "hello");
-    EXPECT_FALSE(conf::base64_decode("aGVsbG8"));
-    EXPECT_FALSE(conf::base64_decode("a!=="));
+    EXPECT_EQ(wire::base64_encode("hello"), "aGVsbG8=");
+    EXPECT_EQ(*wire::base64_decode("aGVsbG8="), "hello");
+    EXPECT_FALSE(wire::base64_decode("aGVsbG8"));
+    EXPECT_FALSE(wire::base64_decode("a!=="));
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include "geo/location_db.hpp"
 #include "conf/config.hpp"
+#include "resolver/wire/text.hpp"
 
 namespace glbd {
 namespace {
@@ -184,7 +185,7 @@ int run_demo(const std::string& self) {
     std::random_device rd;
     std::string key;
     for (int i = 0; i < 32; ++i) key.push_back(static_cast<char>(rd() & 0xff));
-    std::string secret = conf::base64_encode(key);
+    std::string secret = wire::base64_encode(key);
 
     uv_loop_t* loop = uv_default_loop();
     Targets targets;

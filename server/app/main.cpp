@@ -11,6 +11,7 @@
 #include "geo/geo.hpp"
 #include "server/app/status.hpp"
 #include "conf/config.hpp"
+#include "resolver/wire/text.hpp"
 #include "server/app/daemon.hpp"
 
 namespace glbd {
@@ -63,7 +64,7 @@ int keygen(const std::string& name) {
         std::fprintf(stderr, "glbd: cannot read /dev/urandom\n");
         return 2;
     }
-    std::string b64 = glbd::conf::base64_encode(std::string_view(reinterpret_cast<char*>(key), sizeof key));
+    std::string b64 = glbd::wire::base64_encode(std::string_view(reinterpret_cast<char*>(key), sizeof key));
     std::printf("peers:\n  key:\n    name: %s\n    algorithm: hmac-sha256\n    secret: \"%s\"\n", name.c_str(),
                 b64.c_str());
     return 0;

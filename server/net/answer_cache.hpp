@@ -15,7 +15,7 @@
 
 #include "geo/geo.hpp"
 #include "resolver/resolver.hpp"
-#include "resolver/wire.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd {
 

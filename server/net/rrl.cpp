@@ -1,6 +1,6 @@
 #include "server/net/rrl.hpp"
 
-#include "resolver/wire.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd {
 

@@ -13,6 +13,7 @@
 
 #include "conf/address.hpp"
 #include "conf/config.hpp"
+#include "resolver/wire/text.hpp"
 #include "sync/kube/records.hpp"
 
 namespace glbd::kube {
@@ -62,7 +63,7 @@ std::string str(const YAML::Node& n, const char* key) {
 }
 
 std::string decode64(const std::string& text, const char* what) {
-    auto d = conf::base64_decode(text);
+    auto d = wire::base64_decode(text);
     if (!d) throw std::runtime_error(std::string(what) + " is not base64");
     return *d;
 }

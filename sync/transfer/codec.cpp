@@ -1,33 +1,28 @@
 #include "sync/transfer/codec.hpp"
 
-#include "resolver/wire.hpp"
+#include <openssl/rand.h>
+
+#include "resolver/wire/wire.hpp"
 
 namespace glbd::sync {
 
 bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
                    uint32_t& serial) {
     if (len < 12) return false;
-    unsigned qd = wire::get16(m + 4), an = wire::get16(m + 6);
-    size_t pos = 12;
-    for (unsigned i = 0; i < qd; ++i) {
-        pos = wire::skip_name(m, len, pos);
-        if (pos == 0 || pos + 4 > len) return false;
-        pos += 4;
-    }
-    for (unsigned i = 0; i < an; ++i) {
-        pos = wire::skip_name(m, len, pos);
-        if (pos == 0 || pos + 10 > len) return false;
-        uint16_t type = wire::get16(m + pos);
-        size_t rdlen = wire::get16(m + pos + 8), rd = pos + 10;
-        pos = rd + rdlen;
-        if (pos > len) return false;
-        if (type == LDNS_RR_TYPE_SOA) {
+    size_t start = wire::skip_questions(m, len, wire::kHeaderSize, wire::get16(m + 4));
+    wire::Records records(m, len, start);
+    wire::Record rr;
+    for (unsigned i = 0, an = wire::get16(m + 6); i < an; ++i) {
+        if (!records.next(rr)) return false;
+        const size_t rd = rr.rdata, pos = rr.end();
+        const uint16_t type = rr.type;
+        if (type == wire::type::SOA) {
             size_t p = wire::skip_name(m, pos, rd);
             p = p ? wire::skip_name(m, pos, p) : 0;
             if (p == 0 || p + 20 > pos) return false;
             serial = wire::get32(m + p);
             ++soas;
-        } else if (type == LDNS_RR_TYPE_TXT) {
+        } else if (type == wire::type::TXT) {
             std::vector<std::string> strings;
             for (size_t p = rd; p < pos;) {
                 size_t n = m[p];
@@ -39,6 +34,18 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
         }
     }
     return true;
+}
+
+std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have) {
+    uint16_t id = 0;
+    RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id);  // on failure, 0: the ID is not security
+    Message m(id, notify ? static_cast<uint16_t>(kOpNotify << 11 | 0x0400) : 0);  // NOTIFY is sent with AA
+    m.question(notify ? wire::type::SOA : wire::type::IXFR);
+    if (!notify) {
+        m.soa(generation, Message::Section::authority);
+        m.txt(kSyncZone, have, Message::Section::additional);
+    }
+    return m.finish();
 }
 
 }  // namespace glbd::sync

@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "resolver/wire/builder.hpp"
+#include "resolver/wire/text.hpp"
+#include "resolver/wire/wire.hpp"
 #include "geo/geo.hpp"
 #include "sync/state.hpp"
 
@@ -55,53 +58,52 @@ inline std::string ip_of(const std::string& addr) {  // "1.2.3.4:53" / "[::1]:53
 }
 
 
-// A DNS message written straight to wire: header, an optional `_glbd.` question, answer records.
+// A DNS message written straight to wire: header, an optional `_glbd.` question, then records, written in
+// section order (answer, authority, additional).
 class Message {
 public:
+    enum class Section : uint8_t { answer, authority, additional };
+
     Message(uint16_t id, uint16_t flags) {
-        put16(id), put16(flags), put16(0), put16(0), put16(0), put16(0);
+        b_.u16(id), b_.u16(flags), b_.u16(0), b_.u16(0), b_.u16(0), b_.u16(0);
     }
     void question(uint16_t qtype) {
-        name(kSyncZone), put16(qtype), put16(1);
+        name(kSyncZone), b_.u16(qtype), b_.u16(wire::kClassIn);
         qd_ = 1;
     }
-    void soa(uint32_t serial) {
-        std::string rd = wire("glbd.") + wire("hostmaster.glbd.");
-        for (uint32_t v : {serial, 1u, 1u, 1u, 1u}) {
-            for (int sft = 24; sft >= 0; sft -= 8) rd.push_back(static_cast<char>(v >> sft));
-        }
-        rr(kSyncZone, LDNS_RR_TYPE_SOA, rd);
+    void soa(uint32_t serial, Section in = Section::answer) {
+        size_t rd = header(kSyncZone, wire::type::SOA, in);
+        name("glbd."), name("hostmaster.glbd.");
+        for (uint32_t v : {serial, 1u, 1u, 1u, 1u}) b_.u32(v);
+        b_.end_rdata(rd);
     }
-    void txt(const std::string& owner, const std::vector<std::string>& strings) {
-        std::string rd;
-        for (const auto& s : strings) {
-            size_t n = std::min<size_t>(s.size(), 255);
-            rd.push_back(static_cast<char>(n));
-            rd.append(s, 0, n);
-        }
-        rr(owner, LDNS_RR_TYPE_TXT, rd);
+    void txt(const std::string& owner, const std::vector<std::string>& strings, Section in = Section::answer) {
+        size_t rd = header(owner, wire::type::TXT, in);
+        for (const auto& s : strings) b_.text(s);
+        b_.end_rdata(rd);
     }
     [[nodiscard]] size_t size() const { return b_.size(); }
     std::vector<uint8_t> finish() {
-        b_[4] = 0, b_[5] = static_cast<uint8_t>(qd_);
-        b_[6] = static_cast<uint8_t>(an_ >> 8), b_[7] = static_cast<uint8_t>(an_);
-        return b_;
+        b_.patch16(4, static_cast<uint16_t>(qd_));
+        for (int i = 0; i < 3; ++i) b_.patch16(6 + 2 * static_cast<size_t>(i), static_cast<uint16_t>(counts_[i]));
+        return std::move(b_.vec());
     }
 
 private:
-    static std::string wire(const std::string& n) { return conf::name_to_wire(n).value_or(std::string(1, '\0')); }
-    void put16(uint16_t v) { b_.push_back(static_cast<uint8_t>(v >> 8)), b_.push_back(static_cast<uint8_t>(v)); }
-    void name(const std::string& n) {
-        std::string w = wire(n);
-        b_.insert(b_.end(), w.begin(), w.end());
+    void name(const std::string& n) { b_.bytes(wire::name_to_wire(n).value_or(std::string(1, '\0'))); }
+    // Owner, type, class IN, TTL 0; returns where the RDATA starts.
+    size_t header(const std::string& owner, uint16_t type, Section in) {
+        name(owner), b_.u16(type), b_.u16(wire::kClassIn), b_.u32(0);
+        ++counts_[static_cast<int>(in)];
+        return b_.begin_rdata();
     }
-    void rr(const std::string& owner, uint16_t type, const std::string& rdata) {
-        name(owner), put16(type), put16(1), put16(0), put16(0), put16(static_cast<uint16_t>(rdata.size()));
-        b_.insert(b_.end(), rdata.begin(), rdata.end());
-        ++an_;
-    }
-    std::vector<uint8_t> b_;
-    unsigned qd_ = 0, an_ = 0;
+    wire::Builder b_;
+    unsigned qd_ = 0, counts_[3] = {};
 };
+
+// The pulling side's request, before signing: a NOTIFY (SOA question), or an IXFR that says which generation
+// of the peer's state we have (the authority SOA's serial; 0: none) and which versions we hold (`have`
+// strings: origin@version/incarnation) so that the peer sends only what we lack.
+std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have);
 
 }  // namespace glbd::sync

@@ -22,43 +22,7 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
     auto* x = new Exchange;
     x->impl = this, x->addr = addr, x->notify = notify;
     exchanges.insert(x);
-    // The signed request.
-    auto req = make_pkt(ldns_pkt_new());
-    ldns_pkt_set_random_id(req.get());
-    ldns_rr* q = nullptr;
-    ldns_rr_new_question_frm_str(&q, notify ? "_glbd. IN SOA" : "_glbd. IN IXFR", nullptr, nullptr);
-    ldns_pkt_push_rr(req.get(), LDNS_SECTION_QUESTION, q);
-    if (!notify) {  // the generation we have of this peer (0: none, send everything)
-        ldns_rr* have = nullptr;
-        std::string text = std::string(kSyncZone) + " 0 IN SOA glbd. hostmaster.glbd. " +
-                           std::to_string(last_generation[addr]) + " 1 1 1 1";
-        ldns_rr_new_frm_str(&have, text.c_str(), 0, nullptr, nullptr);
-        ldns_pkt_push_rr(req.get(), LDNS_SECTION_AUTHORITY, have);
-        // And every version we hold, so that the peer sends data only for what we lack.
-        ldns_rr* held = ldns_rr_new();
-        ldns_rr_set_owner(held, ldns_dname_new_frm_str(kSyncZone));
-        ldns_rr_set_type(held, LDNS_RR_TYPE_TXT);
-        ldns_rr_set_class(held, LDNS_RR_CLASS_IN);
-        {
-            MutexLock lock(mu);
-            size_t bytes = 0;
-            for (const auto& [origin, k] : store.known()) {
-                std::string v = "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
-                if (v.size() > 255) continue;
-                if ((bytes += v.size() + 1) > 60000) break;  // one record's limit: the rest come as data
-                std::string data(1, static_cast<char>(v.size()));
-                data += v;
-                ldns_rr_push_rdf(held, ldns_rdf_new_frm_data(LDNS_RDF_TYPE_STR, data.size(), data.data()));
-            }
-        }
-        ldns_pkt_push_rr(req.get(), LDNS_SECTION_ADDITIONAL, held);
-    }
-    if (notify) ldns_pkt_set_opcode(req.get(), LDNS_PACKET_NOTIFY), ldns_pkt_set_aa(req.get(), true);
-    uint8_t* raw_wire = nullptr;
-    size_t raw_len = 0;
-    ldns_pkt2wire(&raw_wire, req.get(), &raw_len);
-    std::vector<uint8_t> wire(raw_wire, raw_wire + raw_len);
-    free(raw_wire);
+    std::vector<uint8_t> wire = notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[addr], held_versions());
     auto key = current_key();
     if (!key) return;
     x->key = key;
@@ -98,6 +62,20 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
                       });
     });
     if (rc != 0) finish(x, uv_strerror(rc));
+}
+
+// What we hold, as "have=" strings for an IXFR request: at most one TXT record's worth, the rest come as data.
+std::vector<std::string> Service::Impl::held_versions() {
+    std::vector<std::string> have;
+    MutexLock lock(mu);
+    size_t bytes = 0;
+    for (const auto& [origin, k] : store.known()) {
+        std::string v = "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
+        if (v.size() > 255) continue;
+        if ((bytes += v.size() + 1) > 60000) break;
+        have.push_back(std::move(v));
+    }
+    return have;
 }
 
 void Service::Impl::on_data(Exchange* x) {

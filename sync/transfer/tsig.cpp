@@ -7,8 +7,9 @@
 
 #include <cstring>
 
-#include "conf/config.hpp"
-#include "resolver/wire.hpp"
+#include "resolver/wire/builder.hpp"
+#include "resolver/wire/text.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd::tsig {
 namespace {
@@ -16,11 +17,6 @@ namespace {
 constexpr uint16_t kTypeTsig = 250;
 constexpr uint16_t kClassAny = 255;
 const std::string kAlgorithm = std::string("\x0bhmac-sha256", 12) + std::string(1, '\0');
-
-void put16(std::string& b, uint16_t v) { b.push_back(static_cast<char>(v >> 8)), b.push_back(static_cast<char>(v)); }
-void put48(std::string& b, uint64_t v) {
-    for (int s = 40; s >= 0; s -= 8) b.push_back(static_cast<char>(v >> s));
-}
 
 std::string hmac(const std::string& key, const std::string& data) {
     unsigned char out[EVP_MAX_MD_SIZE];
@@ -33,63 +29,64 @@ std::string hmac(const std::string& key, const std::string& data) {
 }
 
 // What the MAC covers, after the message itself (RFC 8945 4.3.3).
-std::string variables(const Key& key, uint64_t time, uint16_t fudge, bool timers_only, uint16_t error,
-                      const std::string& other) {
-    std::string v;
+void variables(wire::Builder& v, const Key& key, uint64_t time, uint16_t fudge, bool timers_only, uint16_t error,
+               const std::string& other) {
     if (!timers_only) {
-        v += key.name;
-        put16(v, kClassAny);
-        v.append(4, '\0');  // TTL
-        v += kAlgorithm;
+        v.bytes(key.name);
+        v.u16(kClassAny);
+        v.u32(0);  // TTL
+        v.bytes(kAlgorithm);
     }
-    put48(v, time);
-    put16(v, fudge);
+    v.u48(time);
+    v.u16(fudge);
     if (!timers_only) {
-        put16(v, error);
-        put16(v, static_cast<uint16_t>(other.size()));
-        v += other;
+        v.u16(error);
+        v.u16(static_cast<uint16_t>(other.size()));
+        v.bytes(other);
     }
-    return v;
 }
 
-std::string digest_input(const std::string& prior_mac, const uint8_t* msg, size_t len) {
-    std::string d;
+// The bytes a MAC is computed over: the prior MAC of a chain, the message, the TSIG variables.
+std::string digest(const Key& key, const std::string& prior_mac, const uint8_t* msg, size_t len, uint64_t time,
+                   uint16_t fudge, bool timers_only, uint16_t error, const std::string& other) {
+    wire::Builder d;
     if (!prior_mac.empty()) {
-        put16(d, static_cast<uint16_t>(prior_mac.size()));
-        d += prior_mac;
+        d.u16(static_cast<uint16_t>(prior_mac.size()));
+        d.bytes(prior_mac);
     }
-    d.append(reinterpret_cast<const char*>(msg), len);
-    return d;
+    d.bytes({reinterpret_cast<const char*>(msg), len});
+    variables(d, key, time, fudge, timers_only, error, other);
+    return hmac(key.secret, std::string(d.view()));
 }
 
 }  // namespace
 
 Key Key::from(const std::string& name, const std::string& base64_secret) {
     Key k;
-    k.name = conf::name_to_wire(name).value_or(std::string(1, '\0'));
-    k.secret = conf::base64_decode(base64_secret).value_or("");
+    k.name = wire::name_to_wire(name).value_or(std::string(1, '\0'));
+    k.secret = wire::base64_decode(base64_secret).value_or("");
     return k;
 }
 
 std::string sign(std::vector<uint8_t>& msg, const Key& key, const std::string& prior_mac, bool timers_only,
                  uint64_t now_s, uint16_t fudge) {
-    std::string mac = hmac(key.secret, digest_input(prior_mac, msg.data(), msg.size()) +
-                                           variables(key, now_s, fudge, timers_only, 0, ""));
-    std::string rr = key.name;
-    put16(rr, kTypeTsig);
-    put16(rr, kClassAny);
-    rr.append(4, '\0');
-    std::string rdata = kAlgorithm;
-    put48(rdata, now_s);
-    put16(rdata, fudge);
-    put16(rdata, static_cast<uint16_t>(mac.size()));
-    rdata += mac;
-    rdata.push_back(static_cast<char>(msg[0])), rdata.push_back(static_cast<char>(msg[1]));  // original ID
-    put16(rdata, 0);  // error
-    put16(rdata, 0);  // other len
-    put16(rr, static_cast<uint16_t>(rdata.size()));
-    rr += rdata;
-    msg.insert(msg.end(), rr.begin(), rr.end());
+    std::string mac = digest(key, prior_mac, msg.data(), msg.size(), now_s, fudge, timers_only, 0, "");
+    wire::Builder rr;
+    rr.bytes(key.name);
+    rr.u16(kTypeTsig);
+    rr.u16(kClassAny);
+    rr.u32(0);  // TTL
+    size_t rdata = rr.begin_rdata();
+    rr.bytes(kAlgorithm);
+    rr.u48(now_s);
+    rr.u16(fudge);
+    rr.u16(static_cast<uint16_t>(mac.size()));
+    rr.bytes(mac);
+    rr.u16(wire::get16(msg.data()));  // original ID
+    rr.u16(0);                        // error
+    rr.u16(0);                        // other len
+    rr.end_rdata(rdata);
+    msg.insert(msg.end(), rr.vec().begin(), rr.vec().end());
     uint16_t ar = static_cast<uint16_t>(wire::get16(msg.data() + 10) + 1);
     msg[10] = static_cast<uint8_t>(ar >> 8), msg[11] = static_cast<uint8_t>(ar);
     return mac;
@@ -101,25 +98,14 @@ Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string&
     unsigned counts[4] = {wire::get16(msg + 4), wire::get16(msg + 6), wire::get16(msg + 8), wire::get16(msg + 10)};
     if (counts[3] == 0) return Status::unsigned_;
     // Walk to the last record of the additional section: the TSIG must be there.
-    size_t pos = wire::kHeaderSize, last = 0;
-    for (unsigned i = 0; i < counts[0]; ++i) {
-        pos = wire::skip_name(msg, len, pos);
-        if (pos == 0 || pos + 4 > len) return Status::malformed;
-        pos += 4;
+    size_t pos = wire::skip_questions(msg, len, wire::kHeaderSize, counts[0]);
+    wire::Records records(msg, len, pos);
+    wire::Record rr;
+    for (unsigned i = 0, n = counts[1] + counts[2] + counts[3]; i < n; ++i) {
+        if (!records.next(rr)) return Status::malformed;
     }
-    unsigned records = counts[1] + counts[2] + counts[3];
-    uint16_t type = 0;
-    size_t rdata = 0, rdlen = 0;
-    for (unsigned i = 0; i < records; ++i) {
-        last = pos;
-        pos = wire::skip_name(msg, len, pos);
-        if (pos == 0 || pos + 10 > len) return Status::malformed;
-        type = wire::get16(msg + pos);
-        rdlen = wire::get16(msg + pos + 8);
-        rdata = pos + 10;
-        pos = rdata + rdlen;
-        if (pos > len) return Status::malformed;
-    }
+    size_t last = rr.owner, rdata = rr.rdata, rdlen = rr.rdlen;
+    uint16_t type = rr.type;
     if (type != kTypeTsig) return Status::unsigned_;
     // The key name, uncompressed, must be ours; then algorithm, time, fudge, MAC, original ID, error.
     uint8_t name[wire::kMaxName];
@@ -153,8 +139,8 @@ Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string&
     unsigned_msg[0] = static_cast<uint8_t>(original_id >> 8), unsigned_msg[1] = static_cast<uint8_t>(original_id);
     uint16_t ar = static_cast<uint16_t>(counts[3] - 1);
     unsigned_msg[10] = static_cast<uint8_t>(ar >> 8), unsigned_msg[11] = static_cast<uint8_t>(ar);
-    std::string expected = hmac(key.secret, digest_input(prior_mac, unsigned_msg.data(), unsigned_msg.size()) +
-                                                variables(key, signed_at, fudge, timers_only, error, other));
+    std::string expected = digest(key, prior_mac, unsigned_msg.data(), unsigned_msg.size(), signed_at, fudge,
+                                  timers_only, error, other);
     // An empty MAC (HMAC could not be computed) never matches, not even an empty one: fail closed.
     if (expected.empty() || expected.size() != mac.size() || CRYPTO_memcmp(expected.data(), mac.data(), mac.size()) != 0) {
         return Status::badsig;

@@ -1,4 +1,4 @@
-#include "resolver/wire.hpp"
+#include "resolver/wire/wire.hpp"
 
 #include <cctype>
 #include <cstring>
@@ -125,6 +125,14 @@ void Writer::remember_pending() {
         add_target(off);
         off += buf_[off] + 1u;
     }
+}
+
+size_t skip_questions(const uint8_t* msg, size_t len, size_t pos, unsigned count) {
+    for (unsigned i = 0; i < count && pos != 0; ++i) {
+        pos = skip_name(msg, len, pos);
+        pos = (pos != 0 && pos + 4 <= len) ? pos + 4 : 0;
+    }
+    return pos;
 }
 
 void Writer::rewind(size_t pos) {

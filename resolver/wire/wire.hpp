@@ -1,4 +1,4 @@
-// resolver/wire — DNS message bytes: a bounds-checked reader and a writer with name compression.
+// resolver/wire/wire — DNS message bytes: a bounds-checked reader and a writer with name compression.
 // Both work on caller-owned buffers and never allocate.
 #pragma once
 
@@ -87,6 +87,41 @@ size_t skip_name(const uint8_t* msg, size_t len, size_t pos);
 unsigned label_count(std::string_view wire);
 // Offset of the suffix of `wire` that drops the first `drop` labels.
 size_t suffix_offset(std::string_view wire, unsigned drop);
+
+// Skips `count` questions from `pos`: the position after them, or 0 when one is malformed.
+size_t skip_questions(const uint8_t* msg, size_t len, size_t pos, unsigned count);
+
+// One resource record where it stands in a message: offsets of its owner name and its RDATA.
+struct Record {
+    size_t owner = 0;
+    uint16_t type = 0, klass = 0;
+    uint32_t ttl = 0;
+    size_t rdata = 0, rdlen = 0;
+    [[nodiscard]] size_t end() const { return rdata + rdlen; }
+};
+
+// Walks the records of a message from `pos` (the end of the question), one section after another; every
+// offset it gives is inside the message. Never allocates.
+class Records {
+public:
+    Records(const uint8_t* msg, size_t len, size_t pos) : msg_(msg), len_(len), pos_(pos) {}
+    // The next record; false when it is malformed (a bad name, or running past the end).
+    bool next(Record& r) {
+        size_t p = pos_ ? skip_name(msg_, len_, pos_) : 0;
+        if (p == 0 || p + 10 > len_) return false;
+        r.owner = pos_;
+        r.type = get16(msg_ + p), r.klass = get16(msg_ + p + 2), r.ttl = get32(msg_ + p + 4);
+        r.rdlen = get16(msg_ + p + 8), r.rdata = p + 10;
+        if (r.end() > len_) return false;
+        pos_ = r.end();
+        return true;
+    }
+    [[nodiscard]] size_t pos() const { return pos_; }
+
+private:
+    const uint8_t* msg_;
+    size_t len_, pos_;
+};
 
 class Writer {
 public:
