@@ -119,38 +119,59 @@ struct GeoNetwork {
     std::string code;
 };
 
-struct Config {
-    std::string source;  // file name the config came from
-    std::string cluster_id;
-    std::string instance;
+// The config mirrors the YAML: one struct a section, one field a key (see docs/config.md).
+struct Cluster {
+    std::string id;
+    std::string instance;  // default: the host name
+};
 
-    std::vector<SockAddr> listen;
-    uint16_t udp_payload = 1232;       // listen.udpPayloadSize: the largest UDP answer we send
-    unsigned tcp_max_connections = 1000;  // beyond it the least recently active connection is closed
+struct Listen {
+    std::vector<SockAddr> dns;
+    uint16_t udp_payload = 1232;          // udpPayloadSize: the largest UDP answer we send
+    unsigned tcp_max_connections = 1000;  // beyond it a connection that never had an answer is closed
     unsigned tcp_max_per_source = 16;     // connections from one client address (IPv6: its /64)
     unsigned tcp_max_inflight = 100;      // answers written but not yet taken, per connection (and x 1 KiB)
     Millis tcp_idle_timeout{5000};
+};
 
-    std::optional<SockAddr> admin_listen;
-    std::string admin_token;
+struct Admin {
+    std::optional<SockAddr> listen;
+    std::string token;
+};
+
+struct GeoIp {
+    std::string database;  // a MaxMind DB or a location (libloc) database, told apart by its header
+    std::vector<GeoNetwork> networks;
+    bool verify = false;   // a location database must carry a valid signature by signing_key
+    std::string signing_key = "/var/lib/location/signing-key.pem";
+};
+
+// rateLimit: responses per second per client prefix and response kind (0 = off), and slip.
+struct RateLimit {
+    unsigned responses_per_second = 200, slip = 2;  // NSD's default rate
+    uint8_t ipv4_prefix = 24, ipv6_prefix = 56;
+};
+
+struct Log {
+    std::string level = "info";
+    std::string format = "text";
+};
+
+struct Config {
+    std::string source;  // file name the config came from
+    Cluster cluster;
+    Listen listen;
+    Admin admin;
     unsigned threads = 0;
-
-    std::string geoip_database;     // a MaxMind DB or a location (libloc) database, told apart by its header
-    std::vector<GeoNetwork> geoip_networks;
-    bool geoip_verify = false;      // a location database must carry a valid signature by geoip_signing_key
-    std::string geoip_signing_key = "/var/lib/location/signing-key.pem";
-
+    GeoIp geoip;
     std::vector<Zone> zones;
     std::vector<Host> hosts;
     std::optional<Peers> peers;
     std::optional<Kubernetes> kubernetes;
     std::string state_dir;
     std::string user;  // when started as root: drop to this user after binding
-    // rateLimit: responses per second per client prefix and response kind (0 = off), and slip.
-    unsigned rrl_rate = 200, rrl_slip = 2;  // NSD's default rate; 0 = off
-    uint8_t rrl_ipv4_prefix = 24, rrl_ipv6_prefix = 56;
-    std::string log_level = "info";
-    std::string log_format = "text";
+    RateLimit rate_limit;
+    Log log;
 };
 
 struct LoadResult {

@@ -160,22 +160,15 @@ Location GeoDb::locate_uncached(const Address& addr) const noexcept {
         }
         return loc;
     }
-    if (!has_mmdb_) return loc;
+    return has_mmdb_ ? locate_mmdb(addr, trie_prefix, loc) : loc;
+}
 
-    sockaddr_in v4{};
-    sockaddr_in6 v6{};
-    const sockaddr* sa;
-    if (addr.family == 4) {
-        v4.sin_family = AF_INET;
-        std::memcpy(&v4.sin_addr, addr.bytes.data(), 4);
-        sa = reinterpret_cast<const sockaddr*>(&v4);
-    } else {
-        v6.sin6_family = AF_INET6;
-        std::memcpy(&v6.sin6_addr, addr.bytes.data(), 16);
-        sa = reinterpret_cast<const sockaddr*>(&v6);
-    }
+// The MaxMind database's answer for what the trie did not place; `loc` holds the trie's prefix.
+Location GeoDb::locate_mmdb(const Address& addr, uint8_t trie_prefix, Location loc) const noexcept {
+    sockaddr_storage ss{};
+    addr.to_sockaddr(0, ss);
     int err = 0;
-    MMDB_lookup_result_s res = MMDB_lookup_sockaddr(const_cast<MMDB_s*>(&mmdb_), sa, &err);
+    MMDB_lookup_result_s res = MMDB_lookup_sockaddr(const_cast<MMDB_s*>(&mmdb_), reinterpret_cast<const sockaddr*>(&ss), &err);
     if (err != MMDB_SUCCESS) return loc;
     unsigned netmask = res.netmask;
     if (addr.family == 4 && mmdb_.metadata.ip_version == 6) netmask = netmask >= 96 ? netmask - 96 : 0;

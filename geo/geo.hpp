@@ -46,7 +46,7 @@ public:
     // `database` is a MaxMind DB or a location (libloc) database, told apart by its header. Throws
     // std::runtime_error naming the file and the problem (missing, damaged, badly signed).
     GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks, const DatabaseOptions& options = {});
-    static DatabaseOptions options_of(const conf::Config& c) { return DatabaseOptions{c.geoip_verify, c.geoip_signing_key}; }
+    static DatabaseOptions options_of(const conf::Config& c) { return DatabaseOptions{c.geoip.verify, c.geoip.signing_key}; }
     ~GeoDb();
     GeoDb(const GeoDb&) = delete;
     GeoDb& operator=(const GeoDb&) = delete;
@@ -64,6 +64,7 @@ private:
     };
     void insert(const Address& a, unsigned prefix, int32_t code);
     [[nodiscard]] Location locate_uncached(const Address& addr) const noexcept;
+    [[nodiscard]] Location locate_mmdb(const Address& addr, uint8_t trie_prefix, Location loc) const noexcept;
 
     std::vector<Node> trie_;  // over 128 bits; IPv4 lives under ::ffff:0:0/96
     std::vector<std::string> codes_;

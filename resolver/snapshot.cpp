@@ -424,7 +424,7 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
     auto s = std::make_shared<Snapshot>();
     s->serial = serial;
     s->geo = std::move(geo);
-    s->udp_payload = config.udp_payload;
+    s->udp_payload = config.listen.udp_payload;
     for (const auto& cz : config.zones) s->zones.push_back(build_zone(cz, serial));
 
     // Host name -> its entries from every cluster, in cluster order (sorted ids: the same everywhere).
@@ -453,7 +453,7 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
         h.ttl = contributions.front().second->ttl;
         eps.clear();
         for (const auto& [cluster, he] : contributions) {
-            if (cluster->id == config.cluster_id) h.ttl = he->ttl;
+            if (cluster->id == config.cluster.id) h.ttl = he->ttl;
             h.entries.push_back(build_entry(cluster->id, cluster->alive, *he, eps.emplace_back()));
         }
         h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });

@@ -62,8 +62,8 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     networked = config.peers.has_value();
     MutexLock lock(mu);
     if (networked) sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
-    own.cluster = config.cluster_id;
-    own.instance = config.instance;
+    own.cluster = config.cluster.id;
+    own.instance = config.cluster.instance;
     uint64_t now = now_ms();
     own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
     own.version = now;
@@ -344,7 +344,7 @@ void Service::Impl::round() {
 }
 
 bool Service::Impl::is_own_listen(const std::string& addr) const {
-    return std::any_of(config.listen.begin(), config.listen.end(), [&](const conf::SockAddr& l) { return l.str() == addr; });
+    return std::any_of(config.listen.dns.begin(), config.listen.dns.end(), [&](const conf::SockAddr& l) { return l.str() == addr; });
 }
 
 void Service::Impl::resolve_members() {

@@ -288,6 +288,47 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
     return out;
 }
 
+namespace {
+
+// "key=value" -> {key, value}; no '=': {s, ""}.
+std::pair<std::string, std::string> split(const std::string& s) {
+    auto eq = s.find('=');
+    return eq == std::string::npos ? std::pair<std::string, std::string>{s, ""}
+                                   : std::pair<std::string, std::string>{s.substr(0, eq), s.substr(eq + 1)};
+}
+
+// The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down. Returns what is
+// wrong, or "".
+std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
+    conf::LoadBalancing lb;
+    bool has_lb = false;
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, v] = split(rec[k]);
+        uint64_t n = 0;
+        if (key == "ttl") {
+            if (!number(v, n) || n > 2147483647) return "bad ttl";
+            h.ttl = static_cast<uint32_t>(n);
+        } else if (key == "weight") {
+            if (!number(v, n) || n > 65535) return "bad weight";
+            lb.weight = static_cast<uint16_t>(n), has_lb = true;
+        } else if (key == "geo") {
+            lb.geo = v, has_lb = true;
+        } else if (key == "default") {
+            lb.default_geo = v == "1", has_lb = true;
+        } else if (key == "ep") {
+            auto sp = v.rfind(' ');
+            if (sp == std::string::npos) return "bad endpoint " + v;
+            std::string st = v.substr(sp + 1);
+            if (st != "up" && st != "down") return "bad endpoint state " + st;
+            h.endpoints.push_back(EndpointState{v.substr(0, sp), st == "up"});
+        }
+    }
+    if (has_lb) h.load_balancing = lb;
+    return "";
+}
+
+}  // namespace
+
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
             std::string& error) {
     Report* cur = nullptr;
@@ -298,11 +339,6 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
             return false;
         };
         if (rec.empty()) return bad("empty");
-        auto split = [](const std::string& s) {
-            auto eq = s.find('=');
-            return eq == std::string::npos ? std::pair<std::string, std::string>{s, ""}
-                                           : std::pair<std::string, std::string>{s.substr(0, eq), s.substr(eq + 1)};
-        };
         auto [k0, v0] = split(rec[0]);
         if (k0 == "glbd-sync") {
             if (v0 != "1") return bad("unsupported version " + v0);
@@ -329,30 +365,7 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
         } else if (k0 == "host") {
             if (!cur || !cur->has_data) return bad("host without an origin that carries data");
             HostEntry h{v0, 60, std::nullopt, {}};
-            conf::LoadBalancing lb;
-            bool has_lb = false;
-            for (size_t k = 1; k < rec.size(); ++k) {
-                auto [key, v] = split(rec[k]);
-                uint64_t n = 0;
-                if (key == "ttl") {
-                    if (!number(v, n) || n > 2147483647) return bad("bad ttl");
-                    h.ttl = static_cast<uint32_t>(n);
-                } else if (key == "weight") {
-                    if (!number(v, n) || n > 65535) return bad("bad weight");
-                    lb.weight = static_cast<uint16_t>(n), has_lb = true;
-                } else if (key == "geo") {
-                    lb.geo = v, has_lb = true;
-                } else if (key == "default") {
-                    lb.default_geo = v == "1", has_lb = true;
-                } else if (key == "ep") {
-                    auto sp = v.rfind(' ');
-                    if (sp == std::string::npos) return bad("bad endpoint " + v);
-                    std::string st = v.substr(sp + 1);
-                    if (st != "up" && st != "down") return bad("bad endpoint state " + st);
-                    h.endpoints.push_back(EndpointState{v.substr(0, sp), st == "up"});
-                }
-            }
-            if (has_lb) h.load_balancing = lb;
+            if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
             bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
             if (more) {  // the endpoints of the host the last record began
                 if (cur->state.hosts.empty() || cur->state.hosts.back().host != h.host) return bad("more= without its host");

@@ -66,12 +66,12 @@ TEST(Conf, GoodConfigLoadsEveryField) {
     auto r = conf::load_text(kGood, "glbd.yaml");
     ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
     const auto& c = *r.config;
-    EXPECT_EQ(c.cluster_id, "eu-1");
-    EXPECT_EQ(c.instance, "a");
-    ASSERT_EQ(c.listen.size(), 2u);
-    EXPECT_EQ(c.listen[1].str(), "[::1]:5353");
-    ASSERT_EQ(c.geoip_networks.size(), 2u);
-    EXPECT_EQ(c.geoip_networks[1].code, "dc-north");
+    EXPECT_EQ(c.cluster.id, "eu-1");
+    EXPECT_EQ(c.cluster.instance, "a");
+    ASSERT_EQ(c.listen.dns.size(), 2u);
+    EXPECT_EQ(c.listen.dns[1].str(), "[::1]:5353");
+    ASSERT_EQ(c.geoip.networks.size(), 2u);
+    EXPECT_EQ(c.geoip.networks[1].code, "dc-north");
     ASSERT_EQ(c.zones.size(), 1u);
     EXPECT_EQ(c.zones[0].records.size(), 1u);
     ASSERT_EQ(c.hosts.size(), 2u);
@@ -86,7 +86,7 @@ TEST(Conf, GoodConfigLoadsEveryField) {
     EXPECT_EQ(c.peers->members.size(), 3u);
     EXPECT_EQ(c.peers->members[2].host, "glbd-peers.glbd.svc.cluster.local");
     EXPECT_EQ(c.peers->dead_after.count(), 10000);
-    EXPECT_EQ(c.log_format, "json");
+    EXPECT_EQ(c.log.format, "json");
 }
 
 // Replaces the first occurrence of `from` in the good config.

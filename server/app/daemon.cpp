@@ -143,7 +143,7 @@ bool Daemon::reload() {
     std::shared_ptr<const geo::GeoDb> geo;
     try {
         // Everything that can fail (the geo database, the zones) before touching the running state.
-        geo = std::make_shared<const geo::GeoDb>(next.geoip_database, next.geoip_networks, geo::GeoDb::options_of(next));
+        geo = std::make_shared<const geo::GeoDb>(next.geoip.database, next.geoip.networks, geo::GeoDb::options_of(next));
         build_snapshot(next, {local_view(next, {})}, geo, serial_);  // a zone that cannot be built fails here
     } catch (const std::exception& e) {
         ++reloads_failed_;
@@ -151,8 +151,8 @@ bool Daemon::reload() {
         return false;
     }
     ++reloads_ok_;
-    bool same_listen = next.listen.size() == config_.listen.size() &&
-                       std::equal(config_.listen.begin(), config_.listen.end(), next.listen.begin(),
+    bool same_listen = next.listen.dns.size() == config_.listen.dns.size() &&
+                       std::equal(config_.listen.dns.begin(), config_.listen.dns.end(), next.listen.dns.begin(),
                                   [](const auto& a, const auto& b) { return a.str() == b.str(); });
     if (!same_listen) spdlog::warn("reload: listen addresses changed; they take effect at the next restart");
     auto previous = checker_->states();
@@ -206,7 +206,26 @@ bool Daemon::drop_privileges() {
     return true;
 }
 
+// Start-up in the order privileges need: the loop, the sources of data, the sockets (as root), then the
+// drop, then every thread; then the loop runs until a signal stops it.
 int Daemon::run(const std::string& banner) {
+    init_loop();
+    if (config_.peers && !tsig::hmac_works()) {
+        spdlog::error("HMAC-SHA256 does not work in this OpenSSL (check OPENSSL_CONF and its providers): peers cannot be "
+                      "authenticated, refusing to start");
+        return 2;
+    }
+    if (int rc = make_sources()) return rc;
+    if (int rc = open_sockets()) return rc;
+    if (!drop_privileges()) return 2;
+    if (int rc = start_serving()) return rc;
+    if (!banner.empty()) fputs(banner.c_str(), stdout), fflush(stdout);
+    wait_for_signal();
+    shut_down();
+    return 0;
+}
+
+void Daemon::init_loop() {
     loop_ = uv_default_loop();
     uv_async_init(loop_, &changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->request_rebuild(); });
     changed_.data = this;
@@ -216,13 +235,12 @@ int Daemon::run(const std::string& banner) {
     uv_timer_init(loop_, &reclaim_timer_);
     reclaim_timer_.data = this;
     uv_timer_start(&reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, 1000, 1000);
-    if (config_.peers && !tsig::hmac_works()) {
-        spdlog::error("HMAC-SHA256 does not work in this OpenSSL (check OPENSSL_CONF and its providers): peers cannot be "
-                      "authenticated, refusing to start");
-        return 2;
-    }
+}
+
+// The geo database, the sync service and the Kubernetes source (seeded from stateDir).
+int Daemon::make_sources() {
     try {
-        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip_database, config_.geoip_networks, geo::GeoDb::options_of(config_));
+        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip.database, config_.geoip.networks, geo::GeoDb::options_of(config_));
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
         file_hosts_ = config_.hosts;
         uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->apply_kubernetes(); });
@@ -240,6 +258,10 @@ int Daemon::run(const std::string& banner) {
         spdlog::error("{}", e.what());
         return 1;
     }
+    return 0;
+}
+
+int Daemon::open_sockets() {
     // Everything that needs root (sockets, the state directory) happens first; then privileges are
     // dropped, and only then does any thread start or any file get written.
     server_ = std::make_unique<DnsServer>(publisher_, ServerOptions::from(config_));
@@ -254,17 +276,20 @@ int Daemon::run(const std::string& banner) {
     });
     try {
         server_->bind();
-        if (config_.admin_listen) {
-            admin_ = std::make_unique<admin::Server>(loop_, *config_.admin_listen, config_.admin_token,
+        if (config_.admin.listen) {
+            admin_ = std::make_unique<admin::Server>(loop_, *config_.admin.listen, config_.admin.token,
                                                      [this](const admin::Request& r) { return admin(r); });
             admin_->start();
-            spdlog::info("admin endpoint on http://{}", config_.admin_listen->str());
+            spdlog::info("admin endpoint on http://{}", config_.admin.listen->str());
         }
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
         return 2;
     }
-    if (!drop_privileges()) return 2;
+    return 0;
+}
+
+int Daemon::start_serving() {
     try {
         start_checker({});
         rebuild();
@@ -278,16 +303,22 @@ int Daemon::run(const std::string& banner) {
     if (kube_) kube_->start();
     serving_ = true;
     std::string addrs;
-    for (const auto& a : config_.listen) addrs += (addrs.empty() ? "" : ", ") + a.str();
+    for (const auto& a : config_.listen.dns) addrs += (addrs.empty() ? "" : ", ") + a.str();
     spdlog::info("glbd serving {} zone(s) for cluster {} (instance {}) on {} (UDP and TCP), serial {}",
-                 config_.zones.size(), config_.cluster_id, config_.instance, addrs, publisher_.current()->serial);
+                 config_.zones.size(), config_.cluster.id, config_.cluster.instance, addrs, publisher_.current()->serial);
     if (config_.peers) {
         spdlog::info("sync: {} member(s), every {} ms, dead after {} ms", config_.peers->members.size(),
                      config_.peers->sync_interval.count(), config_.peers->dead_after.count());
     }
-    if (!banner.empty()) fputs(banner.c_str(), stdout), fflush(stdout);
+    return 0;
+}
 
-    uv_signal_t hup, term, intr;
+// The signal handles are members: they are closed here, but their close completes in shut_down()'s last turn
+// of the loop.
+void Daemon::wait_for_signal() {
+    uv_signal_t& hup = signals_[0];
+    uv_signal_t& term = signals_[1];
+    uv_signal_t& intr = signals_[2];
     for (auto* s : {&hup, &term, &intr}) {
         uv_signal_init(loop_, s);
         s->data = this;
@@ -301,6 +332,9 @@ int Daemon::run(const std::string& banner) {
     uv_signal_start(&intr, stop, SIGINT);
     uv_run(loop_, UV_RUN_DEFAULT);
     for (auto* s : {&hup, &term, &intr}) uv_close(reinterpret_cast<uv_handle_t*>(s), nullptr);
+}
+
+void Daemon::shut_down() {
     if (kube_) kube_->stop();
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);
@@ -312,7 +346,6 @@ int Daemon::run(const std::string& banner) {
     uv_run(loop_, UV_RUN_NOWAIT);
     server_->stop();
     spdlog::info("stopped");
-    return 0;
 }
 
 }  // namespace glbd

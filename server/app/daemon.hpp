@@ -49,6 +49,14 @@ public:
     [[nodiscard]] bool ready() const;
 
 private:
+    // run()'s steps, in order (each returning non-zero is the exit code).
+    void init_loop();
+    int make_sources();
+    int open_sockets();
+    int start_serving();
+    void wait_for_signal();
+    void shut_down();
+
     uint32_t next_serial(uint32_t of_view);
     static cookie::Secret random_secret();
     void start_checker(const health::States& previous);
@@ -58,6 +66,7 @@ private:
     void request_rebuild();
     void rebuild();
 
+    uv_signal_t signals_[3]{};  // SIGHUP, SIGTERM, SIGINT
     conf::Config config_;
     std::string path_;
     Publisher publisher_;

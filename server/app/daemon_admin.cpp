@@ -35,6 +35,12 @@ public:
         family(name, type, help);
         sample(name, "", v);
     }
+    // A family of a few samples, each with its labels.
+    void some(const char* name, const char* type, const char* help,
+              std::initializer_list<std::pair<const char*, double>> samples) {
+        family(name, type, help);
+        for (const auto& [labels, v] : samples) sample(name, labels, v);
+    }
     void sample(const std::string& name, const std::string& labels, double v) {
         out_ << name;
         if (!labels.empty()) out_ << "{" << labels << "}";
@@ -45,6 +51,121 @@ public:
 private:
     std::ostringstream out_;
 };
+
+// The DNS server's counters: queries, answers by host and cluster, latency, TCP.
+void dns_metrics(Metrics& m, const DnsServer& server, const std::map<std::pair<std::string, std::string>, uint32_t>& counter_ids) {
+    auto totals = server.totals();
+    const ServerCounters& c = *totals;
+    const char* transports[] = {"udp", "tcp"};
+    m.family("glbd_queries_total", "counter", "DNS queries answered, by transport and response code.");
+    for (int t = 0; t < 2; ++t) {
+        for (size_t rc = 0; rc < kCountedRcodes; ++rc) {
+            uint64_t v = c.rcode[t][rc].load();
+            if (v || rc == 0) m.sample("glbd_queries_total", std::string("transport=\"") + transports[t] + "\",rcode=\"" + kRcodes[rc] + "\"", static_cast<double>(v));
+        }
+    }
+    m.family("glbd_queries_by_type_total", "counter", "DNS queries answered, by transport and query type.");
+    for (int t = 0; t < 2; ++t) {
+        for (int q = 0; q < ServerCounters::kQtypes; ++q) {
+            m.sample("glbd_queries_by_type_total", std::string("transport=\"") + transports[t] + "\",qtype=\"" + ServerCounters::qtype_name(q) + "\"",
+                     static_cast<double>(c.qtype[t][q].load()));
+        }
+    }
+    m.family("glbd_queries_dropped_total", "counter", "Messages not answered (malformed beyond a reply, or responses).");
+    for (int t = 0; t < 2; ++t) m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"", static_cast<double>(c.dropped[t].load()));
+    m.one("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).", static_cast<double>(c.truncated.load()));
+    m.some("glbd_rrl_limited_total", "counter", "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.",
+           {{"action=\"slip\"", static_cast<double>(c.rrl_slipped.load())},
+            {"action=\"drop\"", static_cast<double>(c.rrl_dropped.load())}});
+    m.one("glbd_fallback_answers_total", "counter", "Answers from a geo group reached because a preferred group had no usable entry.", static_cast<double>(c.fallback.load()));
+    m.one("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).", static_cast<double>(c.fail_open.load()));
+    m.family("glbd_answers_total", "counter", "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
+    {
+        auto counts = server.answers(static_cast<uint32_t>(counter_ids.size()));
+        for (const auto& [key, id] : counter_ids) {  // sorted by host, then cluster
+            uint64_t v = id < counts.size() ? counts[id] : 0;
+            m.sample("glbd_answers_total", "host=\"" + esc(key.first) + "\",cluster=\"" + esc(key.second) + "\"", static_cast<double>(v));
+        }
+    }
+    m.family("glbd_answer_duration_seconds", "histogram", "Time to answer a UDP query, from receipt to the answer being ready.");
+    uint64_t cumulative = 0;
+    for (int b = 0; b < ServerCounters::kBuckets; ++b) {
+        cumulative += c.duration_bucket[b].load();
+        std::ostringstream le;
+        if (b == ServerCounters::kBuckets - 1) le << "+Inf"; else le << ServerCounters::kBucketUs[b] / 1e6;
+        m.sample("glbd_answer_duration_seconds_bucket", "le=\"" + le.str() + "\"", static_cast<double>(cumulative));
+    }
+    m.sample("glbd_answer_duration_seconds_sum", "", static_cast<double>(c.duration_sum_ns.load()) / 1e9);
+    m.sample("glbd_answer_duration_seconds_count", "", static_cast<double>(c.duration_count.load()));
+    m.one("glbd_tcp_connections_total", "counter", "TCP connections accepted.", static_cast<double>(c.tcp_connections.load()));
+    m.some("glbd_tcp_refused_total", "counter", "TCP connections closed at once, by reason.",
+           {{"reason=\"full\"", static_cast<double>(c.tcp_refused.load())},
+            {"reason=\"per_source\"", static_cast<double>(c.tcp_source_refused.load())}});
+    m.one("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.", static_cast<double>(c.tcp_evicted.load()));
+    m.one("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.", static_cast<double>(c.tcp_rejected_closed.load()));
+    m.one("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.", static_cast<double>(c.tcp_idle_closed.load()));
+}
+
+void kube_metrics(Metrics& m, const kube::Source& kube, const kube::Source::Collected& counts, uint64_t shadowed) {
+    auto ks = kube.stats();
+    m.some("glbd_kubernetes_records", "gauge", "DNSRecords held, by state: valid, invalid (skipped), other_zone.",
+           {{"state=\"valid\"", static_cast<double>(counts.valid)},
+            {"state=\"invalid\"", static_cast<double>(counts.invalid)},
+            {"state=\"other_zone\"", static_cast<double>(counts.other_zone)}});
+    m.one("glbd_kubernetes_hosts_shadowed_total", "counter", "Hosts named by a DNSRecord and by the config file (the file's served).", static_cast<double>(shadowed));
+    m.one("glbd_kubernetes_events_total", "counter", "Watch events applied.", static_cast<double>(ks.events));
+    m.one("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).", static_cast<double>(ks.relists));
+    m.one("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).", static_cast<double>(ks.errors));
+    m.one("glbd_kubernetes_synced", "gauge", "1 once every watch has listed.", ks.synced ? 1 : 0);
+    m.family("glbd_kubernetes_last_event_age_seconds", "gauge", "Seconds since the last event or list.");
+    double age = ks.last_event_ms ? static_cast<double>(sync::now_ms() - std::min(sync::now_ms(), ks.last_event_ms)) / 1000 : -1;
+    m.sample("glbd_kubernetes_last_event_age_seconds", "", age);
+}
+
+void health_metrics(Metrics& m, const health::Checker& checker) {
+    auto probes = checker.states();
+    auto per_endpoint = [&](const char* name, const char* type, const char* help, auto value) {
+        m.family(name, type, help);
+        for (const auto& [k, st] : probes) {
+            m.sample(name, "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(value(st)));
+        }
+    };
+    per_endpoint("glbd_health_probes_total", "counter", "Health probes run, by host and endpoint.",
+                 [](const health::EndpointHealth& st) { return st.probes; });
+    per_endpoint("glbd_health_probe_failures_total", "counter", "Failed health probes, by host and endpoint.",
+                 [](const health::EndpointHealth& st) { return st.failures; });
+    per_endpoint("glbd_health_transitions_total", "counter", "Healthy/unhealthy transitions, by host and endpoint.",
+                 [](const health::EndpointHealth& st) { return st.transitions; });
+    per_endpoint("glbd_endpoint_healthy", "gauge", "1 when the endpoint is healthy by this instance's probes.",
+                 [](const health::EndpointHealth& st) { return st.healthy ? 1 : 0; });
+}
+
+void sync_metrics(Metrics& m, const sync::Service& sync) {
+    const sync::SyncCounters& sc = sync.counters();
+    uint64_t now = sync::now_ms();
+    auto peers = sync.peers();
+    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
+    for (const auto& p : peers) m.sample("glbd_sync_exchanges_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.exchanges));
+    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
+    for (const auto& p : peers) m.sample("glbd_sync_failures_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.failures));
+    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
+    for (const auto& p : peers) m.sample("glbd_sync_peer_up", "peer=\"" + esc(p.address) + "\"", p.reachable ? 1 : 0);
+    m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
+    for (const auto& p : peers) {
+        if (p.last_ok_ms) m.sample("glbd_sync_lag_seconds", "peer=\"" + esc(p.address) + "\"", static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
+    }
+    m.family("glbd_sync_last_heard_seconds", "gauge", "Time since each known instance was last heard, directly or relayed.");
+    for (const auto& k : sync.known()) {
+        m.sample("glbd_sync_last_heard_seconds", "origin=\"" + esc(k.state.origin()) + "\"", static_cast<double>(now - std::min(now, k.last_heard_ms)) / 1000.0);
+    }
+    m.some("glbd_sync_rejected_total", "counter", "Sync requests rejected, by reason.",
+           {{"reason=\"unsigned\"", static_cast<double>(sc.rejected_unsigned.load())},
+            {"reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load())},
+            {"reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load())},
+            {"reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load())}});
+    m.one("glbd_sync_reports_rejected_total", "counter", "Peer reports (one origin's state) rejected by validation or limits.", static_cast<double>(sc.rejected_reports.load()));
+    m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.", static_cast<double>(sc.served.load()));
+}
 
 }  // namespace
 
@@ -100,116 +221,14 @@ admin::Response Daemon::admin(const admin::Request& req) {
 }
 
 std::string Daemon::metrics() const {
-    auto totals = server_->totals();
-    const ServerCounters& c = *totals;
     Metrics m;
-    const char* transports[] = {"udp", "tcp"};
-    m.family("glbd_queries_total", "counter", "DNS queries answered, by transport and response code.");
-    for (int t = 0; t < 2; ++t) {
-        for (size_t rc = 0; rc < kCountedRcodes; ++rc) {
-            uint64_t v = c.rcode[t][rc].load();
-            if (v || rc == 0) m.sample("glbd_queries_total", std::string("transport=\"") + transports[t] + "\",rcode=\"" + kRcodes[rc] + "\"", static_cast<double>(v));
-        }
-    }
-    m.family("glbd_queries_by_type_total", "counter", "DNS queries answered, by transport and query type.");
-    for (int t = 0; t < 2; ++t) {
-        for (int q = 0; q < ServerCounters::kQtypes; ++q) {
-            m.sample("glbd_queries_by_type_total", std::string("transport=\"") + transports[t] + "\",qtype=\"" + ServerCounters::qtype_name(q) + "\"",
-                     static_cast<double>(c.qtype[t][q].load()));
-        }
-    }
-    m.family("glbd_queries_dropped_total", "counter", "Messages not answered (malformed beyond a reply, or responses).");
-    for (int t = 0; t < 2; ++t) m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"", static_cast<double>(c.dropped[t].load()));
-    m.one("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).", static_cast<double>(c.truncated.load()));
-    m.family("glbd_rrl_limited_total", "counter", "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.");
-    m.sample("glbd_rrl_limited_total", "action=\"slip\"", static_cast<double>(c.rrl_slipped.load()));
-    m.sample("glbd_rrl_limited_total", "action=\"drop\"", static_cast<double>(c.rrl_dropped.load()));
-    m.one("glbd_fallback_answers_total", "counter", "Answers from a geo group reached because a preferred group had no usable entry.", static_cast<double>(c.fallback.load()));
-    m.one("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).", static_cast<double>(c.fail_open.load()));
-    m.family("glbd_answers_total", "counter", "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
-    {
-        auto counts = server_ ? server_->answers(static_cast<uint32_t>(counter_ids_.size())) : std::vector<uint64_t>();
-        for (const auto& [key, id] : counter_ids_) {  // sorted by host, then cluster
-            uint64_t v = id < counts.size() ? counts[id] : 0;
-            m.sample("glbd_answers_total", "host=\"" + esc(key.first) + "\",cluster=\"" + esc(key.second) + "\"", static_cast<double>(v));
-        }
-    }
-    m.family("glbd_answer_duration_seconds", "histogram", "Time to answer a UDP query, from receipt to the answer being ready.");
-    uint64_t cumulative = 0;
-    for (int b = 0; b < ServerCounters::kBuckets; ++b) {
-        cumulative += c.duration_bucket[b].load();
-        std::ostringstream le;
-        if (b == ServerCounters::kBuckets - 1) le << "+Inf"; else le << ServerCounters::kBucketUs[b] / 1e6;
-        m.sample("glbd_answer_duration_seconds_bucket", "le=\"" + le.str() + "\"", static_cast<double>(cumulative));
-    }
-    m.sample("glbd_answer_duration_seconds_sum", "", static_cast<double>(c.duration_sum_ns.load()) / 1e9);
-    m.sample("glbd_answer_duration_seconds_count", "", static_cast<double>(c.duration_count.load()));
-    m.one("glbd_tcp_connections_total", "counter", "TCP connections accepted.", static_cast<double>(c.tcp_connections.load()));
-    m.family("glbd_tcp_refused_total", "counter", "TCP connections closed at once, by reason.");
-    m.sample("glbd_tcp_refused_total", "reason=\"full\"", static_cast<double>(c.tcp_refused.load()));
-    m.sample("glbd_tcp_refused_total", "reason=\"per_source\"", static_cast<double>(c.tcp_source_refused.load()));
-    m.one("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.", static_cast<double>(c.tcp_evicted.load()));
-    m.one("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.", static_cast<double>(c.tcp_rejected_closed.load()));
-    if (kube_) {
-        auto ks = kube_->stats();
-        m.family("glbd_kubernetes_records", "gauge", "DNSRecords held, by state: valid, invalid (skipped), other_zone.");
-        m.sample("glbd_kubernetes_records", "state=\"valid\"", static_cast<double>(kube_counts_.valid));
-        m.sample("glbd_kubernetes_records", "state=\"invalid\"", static_cast<double>(kube_counts_.invalid));
-        m.sample("glbd_kubernetes_records", "state=\"other_zone\"", static_cast<double>(kube_counts_.other_zone));
-        m.one("glbd_kubernetes_hosts_shadowed_total", "counter", "Hosts named by a DNSRecord and by the config file (the file's served).", static_cast<double>(kube_shadowed_total_));
-        m.one("glbd_kubernetes_events_total", "counter", "Watch events applied.", static_cast<double>(ks.events));
-        m.one("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).", static_cast<double>(ks.relists));
-        m.one("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).", static_cast<double>(ks.errors));
-        m.one("glbd_kubernetes_synced", "gauge", "1 once every watch has listed.", ks.synced ? 1 : 0);
-        m.family("glbd_kubernetes_last_event_age_seconds", "gauge", "Seconds since the last event or list.");
-        double age = ks.last_event_ms ? static_cast<double>(sync::now_ms() - std::min(sync::now_ms(), ks.last_event_ms)) / 1000 : -1;
-        m.sample("glbd_kubernetes_last_event_age_seconds", "", age);
-    }
-    m.one("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.", static_cast<double>(c.tcp_idle_closed.load()));
-
-    auto probes = checker_->states();
-    auto per_endpoint = [&](const char* name, const char* type, const char* help, auto value) {
-        m.family(name, type, help);
-        for (const auto& [k, st] : probes) {
-            m.sample(name, "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(value(st)));
-        }
-    };
-    per_endpoint("glbd_health_probes_total", "counter", "Health probes run, by host and endpoint.",
-                 [](const health::EndpointHealth& st) { return st.probes; });
-    per_endpoint("glbd_health_probe_failures_total", "counter", "Failed health probes, by host and endpoint.",
-                 [](const health::EndpointHealth& st) { return st.failures; });
-    per_endpoint("glbd_health_transitions_total", "counter", "Healthy/unhealthy transitions, by host and endpoint.",
-                 [](const health::EndpointHealth& st) { return st.transitions; });
-    per_endpoint("glbd_endpoint_healthy", "gauge", "1 when the endpoint is healthy by this instance's probes.",
-                 [](const health::EndpointHealth& st) { return st.healthy ? 1 : 0; });
-
-    const sync::SyncCounters& sc = sync_->counters();
-    uint64_t now = sync::now_ms();
-    auto peers = sync_->peers();
-    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
-    for (const auto& p : peers) m.sample("glbd_sync_exchanges_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.exchanges));
-    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
-    for (const auto& p : peers) m.sample("glbd_sync_failures_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.failures));
-    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
-    for (const auto& p : peers) m.sample("glbd_sync_peer_up", "peer=\"" + esc(p.address) + "\"", p.reachable ? 1 : 0);
-    m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
-    for (const auto& p : peers) {
-        if (p.last_ok_ms) m.sample("glbd_sync_lag_seconds", "peer=\"" + esc(p.address) + "\"", static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
-    }
-    m.family("glbd_sync_last_heard_seconds", "gauge", "Time since each known instance was last heard, directly or relayed.");
-    for (const auto& k : sync_->known()) {
-        m.sample("glbd_sync_last_heard_seconds", "origin=\"" + esc(k.state.origin()) + "\"", static_cast<double>(now - std::min(now, k.last_heard_ms)) / 1000.0);
-    }
-    m.family("glbd_sync_rejected_total", "counter", "Sync requests rejected, by reason.");
-    m.sample("glbd_sync_rejected_total", "reason=\"unsigned\"", static_cast<double>(sc.rejected_unsigned.load()));
-    m.sample("glbd_sync_rejected_total", "reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load()));
-    m.sample("glbd_sync_rejected_total", "reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load()));
-    m.sample("glbd_sync_rejected_total", "reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load()));
-    m.one("glbd_sync_reports_rejected_total", "counter", "Peer reports (one origin's state) rejected by validation or limits.", static_cast<double>(sc.rejected_reports.load()));
-    m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.", static_cast<double>(sc.served.load()));
-    m.family("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.");
-    m.sample("glbd_reloads_total", "result=\"ok\"", static_cast<double>(reloads_ok_));
-    m.sample("glbd_reloads_total", "result=\"failed\"", static_cast<double>(reloads_failed_));
+    if (server_) dns_metrics(m, *server_, counter_ids_);
+    if (kube_) kube_metrics(m, *kube_, kube_counts_, kube_shadowed_total_);
+    health_metrics(m, *checker_);
+    sync_metrics(m, *sync_);
+    m.some("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.",
+           {{"result=\"ok\"", static_cast<double>(reloads_ok_)},
+            {"result=\"failed\"", static_cast<double>(reloads_failed_)}});
     m.one("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.", publisher_.current() ? publisher_.current()->serial : 0);
     m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.", static_cast<double>(last_build_cost_ms_) / 1000.0);
     m.one("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.", ready() ? 1 : 0);
@@ -256,7 +275,7 @@ std::string Daemon::state_json() const {
                 json je{{"target", ep.target}, {"healthy", ep.healthy}};
                 const sync::OverrideEntry* ov = sync::override_for(in_force, cv.id, ep.target);
                 je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
-                if (cv.id == config_.cluster_id) {
+                if (cv.id == config_.cluster.id) {
                     if (auto it = probes.find({h.host, ep.target}); it != probes.end()) {
                         je["probe"] = {{"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
                     }
@@ -264,7 +283,7 @@ std::string Daemon::state_json() const {
                 eps.push_back(je);
             }
             json entry{{"cluster", cv.id}, {"alive", cv.alive}, {"ttl", h.ttl}, {"endpoints", eps}};
-            if (cv.id == config_.cluster_id) {
+            if (cv.id == config_.cluster.id) {
                 // Where this cluster's entry comes from: the config file, or a DNSRecord (namespace/name).
                 auto src = host_source_.find(h.host);
                 entry["source"] = src != host_source_.end() ? "dnsrecord:" + src->second : std::string("file");
@@ -282,7 +301,7 @@ std::string Daemon::state_json() const {
     json jhosts = json::array();
     for (auto& [n, h] : hosts) jhosts.push_back(h);
     auto snap = publisher_.current();
-    json out{{"cluster", config_.cluster_id}, {"instance", config_.instance}, {"serial", snap ? snap->serial : 0},
+    json out{{"cluster", config_.cluster.id}, {"instance", config_.cluster.instance}, {"serial", snap ? snap->serial : 0},
              {"ready", ready()}, {"peers", peers}, {"clusters", clusters}, {"hosts", jhosts}, {"overrides", overrides}};
     if (kube_) {
         auto ks = kube_->stats();

@@ -22,7 +22,9 @@
 
 #include "geo/location_db.hpp"
 #include "conf/config.hpp"
+#include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd {
 namespace {
@@ -134,98 +136,83 @@ struct Targets {
 
 // The A records `server` answers for `name` from a client in `subnet`/16, space-separated.
 std::string ask(const char* server, const char* name, const char* subnet) {
-    std::vector<uint8_t> q = {0x12, 0x34, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
-    std::string n = name;
-    for (size_t start = 0; start < n.size();) {
-        size_t dot = n.find('.', start);
-        if (dot == std::string::npos) dot = n.size();
-        q.push_back(static_cast<uint8_t>(dot - start));
-        q.insert(q.end(), n.begin() + static_cast<long>(start), n.begin() + static_cast<long>(dot));
-        start = dot + 1;
-    }
-    uint8_t a[4];
+    wire::Builder q;
+    q.u16(0x1234), q.u16(0), q.u16(1), q.u16(0), q.u16(0), q.u16(1);  // one question, one OPT
+    q.bytes(wire::name_to_wire(name).value_or(std::string(1, '\0')));
+    q.u16(wire::type::A), q.u16(wire::kClassIn);
+    uint8_t a[4] = {};
     inet_pton(AF_INET, subnet, a);
-    q.insert(q.end(), {0, 0, 1, 0, 1, 0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 10, 0, 8, 0, 6, 0, 1, 16, 0, a[0], a[1]});
+    q.u8(0), q.u16(wire::type::OPT), q.u16(1232), q.u32(0);  // OPT: root owner, payload size, no flags
+    size_t rdata = q.begin_rdata();
+    q.u16(8), q.u16(6), q.u16(1), q.u8(16), q.u8(0), q.u8(a[0]), q.u8(a[1]);  // ECS: IPv4, source /16
+    q.end_rdata(rdata);
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_port = htons(kDnsPort);
     inet_pton(AF_INET, server, &sa.sin_addr);
-    sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    sendto(fd, q.vec().data(), q.size(), 0, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
     pollfd p{fd, POLLIN, 0};
     std::string out;
     uint8_t r[1500];
-    if (poll(&p, 1, 500) == 1) {
-        ssize_t len = recv(fd, r, sizeof r, 0);
-        // The answers follow the echoed question, each an owner pointer (2), type, class, TTL, rdlen and
-        // four address bytes.
-        size_t at = q.size() - 21;  // the question ends where our OPT record (11 bytes + ECS 10) began
-        for (int i = 0; i < r[7] && len > 0 && static_cast<size_t>(len) >= at + 16 && r[at + 3] == 1; ++i, at += 16) {
-            char buf[INET_ADDRSTRLEN];
-            inet_ntop(AF_INET, r + at + 12, buf, sizeof buf);
-            out += (out.empty() ? "" : " ") + std::string(buf);
-        }
-    }
+    ssize_t len = poll(&p, 1, 500) == 1 ? recv(fd, r, sizeof r, 0) : -1;
     close(fd);
+    if (len < static_cast<ssize_t>(wire::kHeaderSize)) return out;
+    auto n = static_cast<size_t>(len);
+    wire::Records records(r, n, wire::skip_questions(r, n, wire::kHeaderSize, wire::get16(r + 4)));
+    wire::Record rr;
+    for (unsigned i = 0, an = wire::get16(r + 6); i < an && records.next(rr); ++i) {
+        if (rr.type != wire::type::A || rr.rdlen != 4) continue;
+        char buf[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, r + rr.rdata, buf, sizeof buf);
+        out += (out.empty() ? "" : " ") + std::string(buf);
+    }
     return out;
 }
 
-}  // namespace
-
-int run_demo(const std::string& self) {
-    // A fresh private directory (mkdtemp: mode 0700, a name nobody could have planted): the configs in it
-    // hold the TSIG secret.
+// A fresh private directory (mkdtemp: mode 0700, a name nobody could have planted): the configs in it hold
+// the TSIG secret. Empty when it cannot be made.
+std::string private_dir() {
     std::string tmpl = (std::filesystem::temp_directory_path() / "glbd-demo-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-        std::fprintf(stderr, "glbd demo: cannot create a directory in %s: %s\n",
-                     std::filesystem::temp_directory_path().c_str(), std::strerror(errno));
-        return 2;
-    }
-    std::string dir = tmpl;
-    std::random_device rd;
-    std::string key;
-    for (int i = 0; i < 32; ++i) key.push_back(static_cast<char>(rd() & 0xff));
-    std::string secret = wire::base64_encode(key);
+    if (mkdtemp(tmpl.data())) return tmpl;
+    std::fprintf(stderr, "glbd demo: cannot create a directory in %s: %s\n",
+                 std::filesystem::temp_directory_path().c_str(), std::strerror(errno));
+    return "";
+}
 
-    uv_loop_t* loop = uv_default_loop();
-    Targets targets;
-    if (!targets.start(loop)) return 2;
+// Starts `self serve --config path` with its output in `log`; null when it cannot be started.
+uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::string& path, const std::string& log) {
+    static std::vector<std::string> keep;  // argv strings must outlive uv_spawn
+    keep.push_back(self), keep.push_back("serve"), keep.push_back("--config"), keep.push_back(path);
+    char* args[] = {keep[keep.size() - 4].data(), keep[keep.size() - 3].data(), keep[keep.size() - 2].data(),
+                    keep[keep.size() - 1].data(), nullptr};
+    uv_stdio_container_t stdio[3];
+    int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    stdio[0].flags = UV_IGNORE;
+    stdio[1].flags = UV_INHERIT_FD, stdio[1].data.fd = logfd;
+    stdio[2].flags = UV_INHERIT_FD, stdio[2].data.fd = logfd;
+    uv_process_options_t opts{};
+    opts.file = self.c_str();
+    opts.args = args;
+    opts.stdio = stdio;
+    opts.stdio_count = 3;
+    opts.exit_cb = [](uv_process_t* p, int64_t status, int) {
+        std::fprintf(stderr, "glbd demo: a cluster's server (pid %d) exited with %lld; see its log\n", p->pid,
+                     static_cast<long long>(status));
+        uv_close(reinterpret_cast<uv_handle_t*>(p), nullptr);
+    };
+    auto* proc = new uv_process_t;
+    int rc = uv_spawn(loop, proc, &opts);
+    ::close(logfd);
+    if (rc == 0) return proc;
+    std::fprintf(stderr, "glbd demo: cannot start %s: %s\n", self.c_str(), uv_strerror(rc));
+    delete proc;
+    return nullptr;
+}
 
-    std::vector<uv_process_t*> children;
-    for (const auto& c : kClusters) {
-        std::string path = dir + "/" + c.id + ".yaml";
-        std::ofstream(path) << config_for(c, secret, dir);
-        std::string log = dir + "/" + c.id + ".log";
-        static std::vector<std::string> keep;  // argv strings must outlive uv_spawn
-        keep.push_back(self), keep.push_back("serve"), keep.push_back("--config"), keep.push_back(path);
-        char* args[] = {keep[keep.size() - 4].data(), keep[keep.size() - 3].data(), keep[keep.size() - 2].data(),
-                        keep[keep.size() - 1].data(), nullptr};
-        uv_stdio_container_t stdio[3];
-        int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        stdio[0].flags = UV_IGNORE;
-        stdio[1].flags = UV_INHERIT_FD, stdio[1].data.fd = logfd;
-        stdio[2].flags = UV_INHERIT_FD, stdio[2].data.fd = logfd;
-        uv_process_options_t opts{};
-        opts.file = self.c_str();
-        opts.args = args;
-        opts.stdio = stdio;
-        opts.stdio_count = 3;
-        opts.exit_cb = [](uv_process_t* p, int64_t status, int) {
-            std::fprintf(stderr, "glbd demo: a cluster's server (pid %d) exited with %lld; see its log\n", p->pid,
-                         static_cast<long long>(status));
-            uv_close(reinterpret_cast<uv_handle_t*>(p), nullptr);
-        };
-        auto* proc = new uv_process_t;
-        if (int rc = uv_spawn(loop, proc, &opts); rc != 0) {
-            std::fprintf(stderr, "glbd demo: cannot start %s: %s\n", self.c_str(), uv_strerror(rc));
-            return 2;
-        }
-        ::close(logfd);
-        children.push_back(proc);
-    }
-
-    // Wait (serving the targets) until every server answers every geo from the merged view, with every
-    // endpoint's first health check passed.
+// Waits (serving the targets) until every server answers every geo from the merged view, with every
+// endpoint's first health check passed; false after 15 s.
+bool wait_converged(uv_loop_t* loop) {
     auto converged = [] {
         for (const auto& c : kClusters) {
             if (ask(c.server, "shop.glb.example.test", "10.1.0.0") != "127.0.1.11 127.0.1.12") return false;
@@ -235,14 +222,15 @@ int run_demo(const std::string& self) {
         return true;
     };
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    bool ok = false;
-    while (!ok && std::chrono::steady_clock::now() < deadline) {
+    while (std::chrono::steady_clock::now() < deadline) {
         uv_run(loop, UV_RUN_NOWAIT);
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        ok = converged();
+        if (converged()) return true;
     }
-    if (!ok) std::fprintf(stderr, "glbd demo: the three servers did not converge within 15 s; see %s/*.log\n", dir.c_str());
+    return false;
+}
 
+void print_guide(const std::vector<uv_process_t*>& children, const std::string& secret, const std::string& dir) {
     std::string located;
     if (has_location_db()) {
         located = std::string("\nReal networks are placed by Debian's location database (") + kLocationDb + "):\n\n"
@@ -282,6 +270,33 @@ Configs and logs: %s. Stop with Ctrl-C.
                 located.c_str(),
                 children[0]->pid, secret.c_str(), dir.c_str());
     std::fflush(stdout);
+}
+
+}  // namespace
+
+int run_demo(const std::string& self) {
+    std::string dir = private_dir();
+    if (dir.empty()) return 2;
+    std::random_device rd;
+    std::string key;
+    for (int i = 0; i < 32; ++i) key.push_back(static_cast<char>(rd() & 0xff));
+    std::string secret = wire::base64_encode(key);
+
+    uv_loop_t* loop = uv_default_loop();
+    Targets targets;
+    if (!targets.start(loop)) return 2;
+    std::vector<uv_process_t*> children;
+    for (const auto& c : kClusters) {
+        std::string path = dir + "/" + c.id + ".yaml";
+        std::ofstream(path) << config_for(c, secret, dir);
+        auto* proc = spawn_server(loop, self, path, dir + "/" + c.id + ".log");
+        if (!proc) return 2;
+        children.push_back(proc);
+    }
+    if (!wait_converged(loop)) {
+        std::fprintf(stderr, "glbd demo: the three servers did not converge within 15 s; see %s/*.log\n", dir.c_str());
+    }
+    print_guide(children, secret, dir);
 
     uv_signal_t sigint, sigterm;
     uv_signal_init(loop, &sigint);

@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
             // The geo database is loaded exactly as serve loads it: a file that serve would refuse fails here.
             std::string geo;
             try {
-                geo = glbd::geo::GeoDb(r.config->geoip_database, r.config->geoip_networks,
+                geo = glbd::geo::GeoDb(r.config->geoip.database, r.config->geoip.networks,
                                        glbd::geo::GeoDb::options_of(*r.config))
                           .describe();
             } catch (const std::exception& e) {
@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
                         r.config->hosts.size(), geo.c_str());
             return 0;
         }
-        glbd::setup_logging(r.config->log_level, r.config->log_format);
+        glbd::setup_logging(r.config->log.level, r.config->log.format);
         glbd::Daemon daemon(std::move(*r.config), path);
         return daemon.run();
     }

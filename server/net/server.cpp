@@ -79,13 +79,13 @@ void check_unshared(const conf::SockAddr& a, int type) {
 
 ServerOptions ServerOptions::from(const conf::Config& c) {
     ServerOptions o;
-    o.listen = c.listen;
+    o.listen = c.listen.dns;
     o.threads = c.threads ? c.threads : std::max(1u, std::thread::hardware_concurrency());
-    o.tcp_max_connections = c.tcp_max_connections;
-    o.tcp_max_per_source = c.tcp_max_per_source;
-    o.tcp_max_inflight = c.tcp_max_inflight;
-    o.tcp_idle_timeout = c.tcp_idle_timeout;
-    o.rrl = RrlOptions{c.rrl_rate, c.rrl_slip, c.rrl_ipv4_prefix, c.rrl_ipv6_prefix};
+    o.tcp_max_connections = c.listen.tcp_max_connections;
+    o.tcp_max_per_source = c.listen.tcp_max_per_source;
+    o.tcp_max_inflight = c.listen.tcp_max_inflight;
+    o.tcp_idle_timeout = c.listen.tcp_idle_timeout;
+    o.rrl = RrlOptions{c.rate_limit.responses_per_second, c.rate_limit.slip, c.rate_limit.ipv4_prefix, c.rate_limit.ipv6_prefix};
     return o;
 }
 

@@ -175,6 +175,39 @@ std::string Watcher::bearer() {
     return access_.token_file.empty() ? access_.token : token_;
 }
 
+namespace {
+
+// The API server's CA and a client certificate, from files or from a kubeconfig's data (the blobs are not
+// copied by curl, so they live in the caller's frame until the transfer ends).
+struct TlsBlobs {
+    curl_blob ca{}, cert{}, key{};
+};
+
+void apply_tls(CURL* c, const ApiAccess& access, TlsBlobs& b) {
+    if (!access.ca_data.empty()) {
+        b.ca = curl_blob{const_cast<char*>(access.ca_data.data()), access.ca_data.size(), CURL_BLOB_NOCOPY};
+        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b.ca);
+    } else if (!access.ca_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_CAINFO, access.ca_file.c_str());
+    }
+    if (!access.cert_data.empty()) {
+        b.cert = curl_blob{const_cast<char*>(access.cert_data.data()), access.cert_data.size(), CURL_BLOB_NOCOPY};
+        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b.cert);
+        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
+    } else if (!access.cert_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_SSLCERT, access.cert_file.c_str());
+    }
+    if (!access.key_data.empty()) {
+        b.key = curl_blob{const_cast<char*>(access.key_data.data()), access.key_data.size(), CURL_BLOB_NOCOPY};
+        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b.key);
+        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
+    } else if (!access.key_file.empty()) {
+        curl_easy_setopt(c, CURLOPT_SSLKEY, access.key_file.c_str());
+    }
+}
+
+}  // namespace
+
 Watcher::Result Watcher::request(const std::string& url, bool streaming, std::string* body, long* status,
                                  const std::string* patch_body) {
     CURL* c = curl_easy_init();
@@ -231,27 +264,8 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
     } else {
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 120000L);
     }
-    curl_blob ca{}, cert{}, key{};
-    if (!access_.ca_data.empty()) {
-        ca = {access_.ca_data.data(), access_.ca_data.size(), CURL_BLOB_NOCOPY};
-        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
-    } else if (!access_.ca_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_CAINFO, access_.ca_file.c_str());
-    }
-    if (!access_.cert_data.empty()) {
-        cert = {access_.cert_data.data(), access_.cert_data.size(), CURL_BLOB_NOCOPY};
-        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &cert);
-        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
-    } else if (!access_.cert_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_SSLCERT, access_.cert_file.c_str());
-    }
-    if (!access_.key_data.empty()) {
-        key = {access_.key_data.data(), access_.key_data.size(), CURL_BLOB_NOCOPY};
-        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &key);
-        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
-    } else if (!access_.key_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_SSLKEY, access_.key_file.c_str());
-    }
+    TlsBlobs blobs;
+    apply_tls(c, access_, blobs);
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
     curl_slist_free_all(headers);

@@ -1,0 +1,204 @@
+// conf/reader.cpp — typed reads of YAML nodes, each problem recorded with its location.
+#include "conf/reader.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "resolver/wire/text.hpp"
+
+namespace glbd::conf {
+
+std::string Error::str() const {
+    std::string out = file;
+    if (line > 0) out += ":" + std::to_string(line) + ":" + std::to_string(column);
+    out += ": ";
+    if (!path.empty()) out += path + ": ";
+    return out + message;
+}
+
+std::string SockAddr::str() const {
+    if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+    return host + ":" + std::to_string(port);
+}
+
+socklen_t SockAddr::to_sockaddr(sockaddr_storage& out) const {
+    Address a;
+    if (!Address::parse(host, a)) throw std::runtime_error("address " + str() + " is not numeric");
+    return a.to_sockaddr(port, out);
+}
+
+std::optional<Millis> parse_duration(std::string_view s) {
+    if (s.empty()) return std::nullopt;
+    int64_t total = 0;
+    size_t i = 0;
+    while (i < s.size()) {
+        int64_t n = 0;
+        size_t digits = 0;
+        while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+            n = n * 10 + (s[i++] - '0');
+            if (++digits > 9) return std::nullopt;
+        }
+        if (digits == 0) return std::nullopt;
+        std::string_view unit = s.substr(i, 2);
+        if (unit == "ms") {
+            total += n, i += 2;
+        } else if (!unit.empty() && unit[0] == 's') {
+            total += n * 1000, i += 1;
+        } else if (!unit.empty() && unit[0] == 'm') {
+            total += n * 60'000, i += 1;
+        } else if (!unit.empty() && unit[0] == 'h') {
+            total += n * 3'600'000, i += 1;
+        } else {
+            return std::nullopt;
+        }
+    }
+    return Millis{total};
+}
+
+void Reader::error(const YAML::Node& at, const std::string& path, std::string message) {
+    YAML::Mark m = at.Mark();
+    errors_.push_back(Error{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, path,
+                            std::move(message)});
+}
+
+void Reader::error_at_line(int line, const std::string& path, std::string message) {
+    errors_.push_back(Error{file_, line, 1, path, std::move(message)});
+}
+
+bool Reader::map(const YAML::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
+    if (!n.IsMap()) {
+        error(n, path, std::string("must be a mapping, got ") + kind(n));
+        return false;
+    }
+    std::set<std::string> seen;
+    for (auto it = n.begin(); it != n.end(); ++it) {
+        std::string key = it->first.Scalar();
+        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+            error(it->first, join(path, key), "unknown key");
+        } else if (!seen.insert(key).second) {
+            error(it->first, join(path, key), "duplicate key");
+        }
+    }
+    return true;
+}
+
+bool Reader::seq(const YAML::Node& n, const std::string& path) {
+    if (!n.IsSequence()) {
+        error(n, path, std::string("must be a list, got ") + kind(n));
+        return false;
+    }
+    return true;
+}
+
+std::optional<std::string> Reader::str(const YAML::Node& n, const std::string& path) {
+    if (!n.IsScalar()) {
+        error(n, path, std::string("must be a string, got ") + kind(n));
+        return std::nullopt;
+    }
+    return n.Scalar();
+}
+
+std::optional<int64_t> Reader::integer(const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi) {
+    auto bad = [&] {
+        error(n, path, "must be an integer " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + shown(n));
+        return std::nullopt;
+    };
+    if (!n.IsScalar()) return bad();
+    const std::string& s = n.Scalar();
+    if (s.empty() || s.size() > 18) return bad();
+    size_t i = (s[0] == '-') ? 1 : 0;
+    if (i == s.size()) return bad();
+    for (size_t k = i; k < s.size(); ++k) {
+        if (!std::isdigit(static_cast<unsigned char>(s[k]))) return bad();
+    }
+    int64_t v = std::stoll(s);
+    if (v < lo || v > hi) return bad();
+    return v;
+}
+
+std::optional<bool> Reader::boolean(const YAML::Node& n, const std::string& path) {
+    if (n.IsScalar()) {
+        const std::string& s = n.Scalar();
+        if (s == "true" || s == "True" || s == "TRUE") return true;
+        if (s == "false" || s == "False" || s == "FALSE") return false;
+    }
+    error(n, path, "must be true or false, got " + shown(n));
+    return std::nullopt;
+}
+
+std::optional<Millis> Reader::duration(const YAML::Node& n, const std::string& path, Millis lo, Millis hi) {
+    std::optional<Millis> d;
+    if (n.IsScalar()) d = parse_duration(n.Scalar());
+    if (!d) {
+        error(n, path, "must be a duration such as 500ms, 5s or 1m, got " + shown(n));
+        return std::nullopt;
+    }
+    if (*d < lo || *d > hi) {
+        error(n, path, "must be between " + std::to_string(lo.count()) + "ms and " + std::to_string(hi.count()) +
+                           "ms, got " + shown(n));
+        return std::nullopt;
+    }
+    return d;
+}
+
+std::optional<SockAddr> Reader::sockaddr(const YAML::Node& n, const std::string& path, bool names) {
+    auto s = str(n, path);
+    if (!s) return std::nullopt;
+    SockAddr a;
+    std::string port;
+    if (!s->empty() && (*s)[0] == '[') {
+        auto close = s->find(']');
+        if (close == std::string::npos || close + 1 >= s->size() || (*s)[close + 1] != ':') {
+            error(n, path, "must be HOST:PORT or [IPv6]:PORT, got \"" + *s + "\"");
+            return std::nullopt;
+        }
+        a.host = s->substr(1, close - 1);
+        port = s->substr(close + 2);
+    } else {
+        auto colon = s->rfind(':');
+        if (colon == std::string::npos || s->find(':') != colon) {
+            error(n, path, "must be HOST:PORT or [IPv6]:PORT, got \"" + *s + "\"");
+            return std::nullopt;
+        }
+        a.host = s->substr(0, colon);
+        port = s->substr(colon + 1);
+    }
+    bool port_ok = !port.empty() && port.size() <= 5 &&
+                   std::all_of(port.begin(), port.end(), [](char c) { return std::isdigit(c); });
+    if (!port_ok || std::stoi(port) > 65535) {
+        error(n, path, "port must be 0..65535, got \"" + port + "\"");
+        return std::nullopt;
+    }
+    a.port = static_cast<uint16_t>(std::stoi(port));
+    if (!is_ip(a.host) && !(names && wire::name_to_wire(a.host))) {
+        error(n, path, "\"" + a.host + "\" is not an IP address" + (names ? " or a host name" : ""));
+        return std::nullopt;
+    }
+    return a;
+}
+
+const char* Reader::kind(const YAML::Node& n) {
+    switch (n.Type()) {
+        case YAML::NodeType::Map: return "a mapping";
+        case YAML::NodeType::Sequence: return "a list";
+        case YAML::NodeType::Null: return "nothing";
+        default: return "a scalar";
+    }
+}
+
+std::optional<std::string> Section::choice(const char* key, std::initializer_list<std::string_view> choices) {
+    auto s = str(key);
+    if (!s) return std::nullopt;
+    if (std::find(choices.begin(), choices.end(), *s) != choices.end()) return s;
+    std::string list;
+    size_t i = 0;
+    for (auto c : choices) {
+        list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(c);
+        ++i;
+    }
+    error(key, "must be " + list + ", got \"" + *s + "\"");
+    return std::nullopt;
+}
+
+}  // namespace glbd::conf
