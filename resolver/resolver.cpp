@@ -1,6 +1,8 @@
 // The answer pipeline: parse -> classify -> lookup (answer section) -> authority -> additional -> finish.
-// Each stage returns a typed Outcome; nothing here allocates, locks or throws. The load-balanced selection
-// is in select.cpp; the state they share in responder.hpp.
+// Each stage returns a typed Outcome; nothing here allocates, locks or throws. The load-balanced choice is
+// select.hpp's. The stages stay in this one file, with internal linkage, on purpose: the compiler inlines
+// each into the one call per query; split into two files with an external class they cost 8-15% more per
+// query (bench/resolver_bench, measured when this file was split and joined again). Hence its length.
 #include "resolver/resolver.hpp"
 
 #include <algorithm>
@@ -8,18 +10,119 @@
 #include <ctime>
 
 #include "resolver/cookie.hpp"
-#include "resolver/responder.hpp"
+#include "resolver/select.hpp"
 #include "resolver/wire/wire.hpp"
 
-namespace glbd::detail {
+namespace glbd {
+namespace {
 
 using namespace wire;
+using select::at;
 
-static size_t name_len(std::string_view w, size_t at) {
+constexpr uint16_t kFlagQR = 0x8000, kFlagAA = 0x0400, kFlagTC = 0x0200, kFlagRD = 0x0100, kFlagCD = 0x0010;
+constexpr uint16_t kOptEcs = 8;
+constexpr uint16_t kOptCookie = 10;
+constexpr size_t kCookieOptLen = 4 + cookie::kClientLen + cookie::kServerLen;  // what we send
+constexpr int kMaxChain = 8;
+constexpr uint32_t kShortTtl = 10;
+
+size_t name_len(std::string_view w, size_t at) {
     size_t i = at;
     while (i < w.size() && w[i] != 0) i += static_cast<uint8_t>(w[i]) + 1;
     return i + 1 - at;
 }
+
+struct Query {
+    // header
+    uint16_t id = 0, flags = 0, qdcount = 0, ancount = 0, nscount = 0, arcount = 0;
+    // question
+    uint8_t qname_buf[kMaxName];
+    std::string_view qname;  // lower-case wire form
+    unsigned labels = 0;     // of qname
+    size_t question_end = 0;
+    uint16_t qtype = 0, qclass = 0;
+    // EDNS
+    bool edns = false, do_bit = false;
+    uint8_t edns_version = 0;
+    uint16_t payload = 512;
+    bool ecs = false;
+    uint16_t ecs_family = 0;
+    uint8_t ecs_source = 0;
+    uint8_t ecs_addr[16] = {};
+    uint8_t ecs_addr_len = 0;
+    bool cookie = false;  // a COOKIE option (RFC 7873): the client's 8 bytes, and a server cookie if any
+    uint8_t client_cookie[cookie::kClientLen] = {};
+    const uint8_t* server_cookie = nullptr;
+    uint8_t server_cookie_len = 0;
+};
+
+enum class LookupKind { exact, wildcard, delegation, nxdomain };
+struct Lookup {
+    LookupKind kind = LookupKind::nxdomain;
+    Zone::Ref ref;         // the node found (exact or wildcard) or the cut
+    std::string_view cut;  // delegation point (suffix of the looked-up name)
+};
+
+
+class Responder {
+public:
+    Responder(const Snapshot& snap, const uint8_t* q, size_t len, const Client& client, uint8_t* out, size_t cap,
+              QueryInfo& info)
+        : snap_(snap), msg_(q), len_(len), client_(client), w_(out, cap), cap_(cap), info_(info) {}
+
+    size_t run();
+
+private:
+    // stages
+    Outcome parse();
+    Outcome parse_additional(size_t pos);
+    Outcome parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint32_t ttl);
+    Outcome classify();
+    Outcome resolve();
+    size_t finish(Outcome outcome);
+
+    // helpers
+    Lookup lookup(const Zone& z, std::string_view name, unsigned labels);
+    bool host_answer(const Zone::Ref& ref, std::string_view owner, bool owner_is_qname, std::string_view* cname_target);
+    // Owner, type, class, TTL and a zero RDLENGTH; returns where RDLENGTH is, for finish_rr().
+    size_t begin_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl);
+    void finish_rr(size_t rdlen_at);
+    void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const RData& rd);
+    void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const uint8_t* rdata,
+                  size_t len);
+    // A record whose rdata is one (compressible) name, e.g. a CNAME to a hostname endpoint.
+    void write_name_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, std::string_view target);
+    void write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set);
+    void write_soa(const Zone& z);
+    void add_glue(const RRset& set);
+    void count(int section) { ++counts_[section]; }
+    geo::Location locate();
+
+    const Snapshot& snap_;
+    uint8_t server_cookie_[cookie::kServerLen] = {};
+    const uint8_t* msg_;
+    size_t len_;
+    const Client& client_;
+    Writer w_;
+    size_t cap_;
+    QueryInfo& info_;
+    Query q_;
+    uint16_t rflags_ = 0;
+    uint8_t rcode_ = 0;
+    uint16_t ext_rcode_ = 0;
+    uint16_t counts_[3] = {0, 0, 0};  // answer, authority, additional
+    int section_ = 0;
+    bool question_written_ = false;
+    size_t question_end_out_ = kHeaderSize;
+    uint8_t scope_ = 0;
+    bool short_ttl_ = false;
+    bool located_ = false;
+    geo::Location loc_;
+    size_t limit_ = 512;
+    const Zone* qzone_ = nullptr;  // the zone of the question name
+};
+
+
 
 size_t Responder::run() {
     if (len_ < kHeaderSize || cap_ < kHeaderSize) return 0;
@@ -140,6 +243,24 @@ Outcome Responder::classify() {
     size_t opt_len = q_.edns ? 11 + (q_.ecs ? 8u + q_.ecs_addr_len : 0u) + (q_.cookie ? kCookieOptLen : 0u) : 0;
     w_.set_cap(limit_ > opt_len ? limit_ - opt_len : 0);
     return Outcome::answer;
+}
+
+geo::Location Responder::locate() {
+    if (located_) return loc_;
+    located_ = true;
+    if (!snap_.geo) return loc_;
+    geo::Address a = client_.address;
+    if (q_.ecs && q_.ecs_source > 0) {
+        a = geo::Address{};
+        a.family = q_.ecs_family == 1 ? 4 : 6;
+        std::memcpy(a.bytes.data(), q_.ecs_addr, q_.ecs_addr_len);
+        uint8_t source = q_.ecs_source;
+        a.unmap(&source);
+    } else {
+        a.unmap();
+    }
+    loc_ = snap_.geo->locate(a);
+    return loc_;
 }
 
 Lookup Responder::lookup(const Zone& z, std::string_view name, unsigned labels) {
@@ -276,6 +397,66 @@ void Responder::add_glue(const RRset& set) {
             }
         }
     }
+}
+
+// Answers A/AAAA/CNAME/ANY at a load-balanced host. Returns false for NODATA. A hostname endpoint
+// makes the answer a CNAME, whose target is returned for the caller to chase.
+bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool owner_is_qname,
+                            std::string_view* cname_target) {
+    const std::byte* plan = ref.plan;
+    const auto& h = at<plan::Head>(plan, 0);
+    const uint16_t qtype = q_.qtype;
+    uint32_t answers = 0;
+    int mode = 0;
+    if (h.simple) {
+        answers = h.answers;
+        const auto& a = at<plan::Answers>(plan, answers);
+        mode = a.n4[0] + a.n6[0] > 0 || a.cname[0] != 0 ? 0 : 1;
+        if (mode == 1) short_ttl_ = true, info_.fail_open = true;
+    } else {
+        select::Choice c = select::choose(plan, [this] { return locate(); }, scope_);
+        const plan::Group* g = c.group;
+        if (!g) return false;
+        const bool fallback = c.fallback, fail_open = c.fail_open;
+        mode = fail_open ? 1 : 0;
+        if (fallback || fail_open) short_ttl_ = true;
+        info_.fallback |= fallback;
+        info_.fail_open |= fail_open;
+        // ANY and CNAME use the A pick, and fall back to AAAA when no entry has A data.
+        uint32_t pick = g->pick[qtype == type::AAAA ? 1 : 0][mode];
+        if (pick == 0 && qtype != type::A) pick = g->pick[1][mode];
+        if (pick == 0) return false;
+        const auto& p = at<plan::Pick>(plan, pick);
+        const auto* choices = &at<plan::Choice>(plan, pick + sizeof(plan::Pick));
+        if (p.count > 1) info_.varies = true;
+        uint32_t choice = select::draw(p, choices);
+        if (ref.host == info_.host) info_.entry = choices[choice].entry, info_.counter = choices[choice].counter;
+        answers = choices[choice].answers;
+    }
+    const auto& a = at<plan::Answers>(plan, answers);
+    uint16_t atype = 0;
+    const std::byte* addr = nullptr;
+    unsigned count = 0, len = 0;
+    if ((qtype == type::A || qtype == type::ANY) && a.n4[mode] > 0) {
+        atype = type::A, addr = plan + a.v4[mode], count = a.n4[mode], len = 4;
+    } else if ((qtype == type::AAAA || qtype == type::ANY) && a.n6[mode] > 0) {
+        atype = type::AAAA, addr = plan + a.v6[mode], count = a.n6[mode], len = 16;
+    }
+    uint32_t ttl = short_ttl_ ? std::min(h.ttl, kShortTtl) : h.ttl;
+    if (atype != 0) {
+        for (unsigned i = 0; i < count; ++i, addr += len) {
+            write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr), len);
+        }
+        return true;
+    }
+    if (a.cname[mode] != 0) {
+        const auto* c = reinterpret_cast<const char*>(plan + a.cname[mode]);
+        std::string_view target(c + 1, static_cast<uint8_t>(c[0]));
+        write_name_rr(owner, owner_is_qname, type::CNAME, ttl, target);
+        *cname_target = target;
+        return true;
+    }
+    return false;
 }
 
 Outcome Responder::resolve() {
@@ -422,11 +603,9 @@ size_t Responder::finish(Outcome outcome) {
     return w_.pos();
 }
 
-}  // namespace glbd::detail
+}  // namespace
 
-namespace glbd {
-
-using detail::Responder;
+void seed_selection(uint64_t seed) noexcept { select::rng_state = seed ? seed : 0x9e3779b97f4a7c15ULL; }
 
 size_t answer(const Snapshot& snap, const uint8_t* query, size_t len, const Client& client, uint8_t* out, size_t cap,
               QueryInfo* info) noexcept {

@@ -1,0 +1,82 @@
+// resolver/select — the load-balanced choice within a host's plan (plan:: in snapshot.hpp), as pure
+// functions: which group answers a client, and the weighted draw within it. Header-only so that answer()
+// inlines them; nothing here allocates, locks or throws.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "geo/geo.hpp"
+#include "resolver/snapshot.hpp"
+
+namespace glbd::select {
+
+// A piece of a host's plan.
+template <class T>
+inline const T& at(const std::byte* plan, uint32_t offset) {
+    return *reinterpret_cast<const T*>(plan + offset);
+}
+
+struct Choice {
+    const plan::Group* group = nullptr;  // null: the host has no entry at all
+    bool fallback = false;               // a preferred group had no usable entry
+    bool fail_open = false;              // nothing usable: every entry is answered as if healthy
+};
+
+// The group of a host's plan that answers a client (product.md's answer semantics): its country or custom
+// code, then its continent, then the default geo, then every entry; the first with an entry, and of those
+// the first usable one (health fallback); none usable is fail-open, answered from the first. `locate` is
+// called only when the plan has geo groups; `scope` rises to the deciding prefix when the answer depends
+// on it. Pure: answer() and any explanation of an answer compute the same choice with it.
+template <class Locate>
+Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope) {
+    const auto& h = at<plan::Head>(plan, 0);
+    const auto* groups = &at<plan::Group>(plan, sizeof(plan::Head));
+    const plan::Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
+    int n = 0;
+    if (h.geo_groups > 0) {
+        geo::Location loc = locate();
+        if (h.geo_dependent) scope = std::max(scope, loc.prefix);
+        for (size_t i = 0; i < h.geo_groups; ++i) {
+            const plan::Group& g = groups[i];
+            if (g.code == loc.code_key && g.len == loc.code.size() && !loc.code.empty() &&
+                (g.len <= 8 || std::memcmp(plan + g.long_code, loc.code.data(), g.len) == 0)) {
+                order[0] = &g;
+            }
+            if (g.continent != 0 && g.continent == loc.continent_key) order[1] = &g;
+        }
+        if (order[0] == order[1]) order[1] = nullptr;
+        n = 2;
+    }
+    if (h.has_default) order[n++] = &groups[h.geo_groups];
+    order[n++] = &groups[h.geo_groups + h.has_default];
+    const plan::Group* first = nullptr;
+    for (int i = 0; i < n; ++i) {
+        if (!order[i] || order[i]->entries == 0) continue;
+        if (!first) first = order[i];
+        if (order[i]->usable) return Choice{order[i], order[i] != first, false};
+    }
+    return Choice{first, false, true};
+}
+
+// xorshift64*, one state per thread: fast, good enough for picking among weighted entries.
+inline thread_local uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+inline uint64_t next_random() {
+    uint64_t x = rng_state;
+    x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545f4914f6cdd1dULL;
+}
+
+// The index of the choice a weighted draw picks among `p.count` (all weights 0: uniformly).
+inline uint32_t draw(const plan::Pick& p, const plan::Choice* choices) {
+    if (p.count <= 1) return 0;
+    uint32_t choice = 0;
+    if (p.total == 0) return static_cast<uint32_t>(next_random() % p.count);
+    auto r = static_cast<uint32_t>(next_random() % p.total);
+    while (choices[choice].cumulative <= r) ++choice;
+    return choice;
+}
+
+}  // namespace glbd::select
