@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: a release-like build, an ASan+UBSan build and a ThreadSanitizer build (clang, so that
 # its thread-safety analysis runs over every file too), each running every test (unit, system, fuzz-corpus
-# replay) with ctest, and every fuzz target for GLBD_FUZZ_SECONDS (45) in between. Exit non-zero on any
-# failure.
+# replay) with ctest; after the first, the .deb and the container image (tests/package), and every fuzz
+# target for GLBD_FUZZ_SECONDS (25). Exit non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -13,8 +13,13 @@ cmake --build build -j"$JOBS"
 echo "== test (RelWithDebInfo)"
 ctest --test-dir build -j"$JOBS" --output-on-failure
 
-echo "== fuzz (libFuzzer with ASan + UBSan, ${GLBD_FUZZ_SECONDS:-45} s per target)"
-bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-45}"
+echo "== package (.deb: lintian, installed into Debian 12)"
+bash tests/package/deb.sh build || [[ $? == 77 ]]  # 77: skipped (podman or lintian missing)
+echo "== image (podman, no registry)"
+bash tests/package/image.sh || [[ $? == 77 ]]
+
+echo "== fuzz (libFuzzer with ASan + UBSan, ${GLBD_FUZZ_SECONDS:-25} s per target)"
+bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-25}"
 
 echo "== build (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGLBD_SANITIZE=ON >/dev/null

@@ -11,7 +11,7 @@ kinds = {}
 for d in docs:
     assert {"apiVersion", "kind", "metadata"} <= d.keys(), d
     kinds.setdefault(d["kind"], []).append(d)
-need = ["Namespace", "Secret", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget"]
+need = ["Namespace", "Secret", "ConfigMap", "Deployment", "Service", "PodDisruptionBudget", "NetworkPolicy"]
 assert all(k in kinds for k in need), kinds.keys()
 dep = kinds["Deployment"][0]
 assert dep["spec"]["replicas"] == 2
@@ -28,6 +28,14 @@ assert {(p["port"], p["protocol"]) for p in lb["spec"]["ports"]} == {(53, "UDP")
 assert lb["spec"]["selector"].items() <= labels.items()
 headless = [s for s in kinds["Service"] if s["spec"].get("clusterIP") == "None"][0]
 assert kinds["PodDisruptionBudget"][0]["spec"]["selector"]["matchLabels"].items() <= labels.items()
+assert "/healthz" in c["livenessProbe"]["exec"]["command"], c["livenessProbe"]
+assert c["livenessProbe"]["exec"]["command"][0] == "/usr/bin/glbd", "probes run the image's binary"
+assert c["resources"]["requests"]["memory"] and c["resources"]["limits"]["memory"], "memory request and limit"
+assert c["imagePullPolicy"] == "IfNotPresent", "an image loaded offline must be used"
+netpol = kinds["NetworkPolicy"][0]
+assert netpol["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+allowed = {(p["port"], p["protocol"]) for rule in netpol["spec"]["ingress"] for p in rule["ports"]}
+assert allowed == {(53, "UDP"), (53, "TCP")}, allowed  # peers sync over 53/tcp; nothing else gets in
 # Recreate the pod's files: the ConfigMap and the Secret at their mount paths, under WORK.
 volumes = {v["name"]: v for v in pod["volumes"]}
 cm = {d["metadata"]["name"]: d for d in kinds["ConfigMap"]}
@@ -74,7 +82,7 @@ PY
 done
 pass "render.py: eu-1 and us-1 manifests pass glbd check"
 "$GLBD" check --config "$ROOT/docker/k8s/base/glbd.yaml" >/dev/null 2>&1 && fail "glbd check accepted a manifest as a config"
-grep -q "ExecStartPre=/usr/local/bin/glbd check" "$ROOT/docker/systemd/glbd.service" || fail "systemd unit does not check the config"
+grep -q "ExecStartPre=/usr/bin/glbd check" "$ROOT/docker/systemd/glbd.service" || fail "systemd unit does not check the config"
 pass "systemd unit checks the config before start"
 
 # The kustomize overlays for the Kubernetes modes, rendered offline with kubectl kustomize: the ServiceAccount

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds the glbd image without a registry: Debian 12 base images made locally with debootstrap when
+# `debian:12` is not present (kept in the engine's storage, so the next run reuses them), then the
+# Dockerfile with --pull=never. Uses podman, else docker.
+#   bash docker/image.sh [--tag glbd:dev] [--mirror URL] [--save FILE.tar] [--base-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TAG=glbd:dev MIRROR=http://deb.debian.org/debian SAVE="" BASE_ONLY=0
+while (($#)); do
+  case $1 in
+    --tag) TAG=$2; shift ;;
+    --mirror) MIRROR=$2; shift ;;
+    --save) SAVE=$2; shift ;;
+    --base-only) BASE_ONLY=1 ;;
+    *) echo "unknown option $1" >&2; exit 1 ;;
+  esac
+  shift
+done
+if command -v podman >/dev/null; then
+  ENGINE=podman
+  export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/docker/podman/containers.conf}
+elif command -v docker >/dev/null; then
+  ENGINE=docker
+else
+  echo "image.sh: neither podman nor docker is installed" >&2; exit 1
+fi
+
+# debian:12 (minbase) and debian:12-slim (the same, without documentation, manual pages and locales, as
+# Debian's own slim images are made).
+base_images() {
+  local root
+  root=$(mktemp -d)
+  trap 'rm -rf "$root"' RETURN
+  echo "image.sh: making debian:12 with debootstrap from $MIRROR"
+  debootstrap --variant=minbase bookworm "$root/rootfs" "$MIRROR" >/dev/null
+  cat > "$root/rootfs/etc/apt/apt.conf.d/docker-clean" <<'APT'
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
+Dir::Cache::pkgcache ""; Dir::Cache::srcpkgcache "";
+APT
+  rm -rf "$root/rootfs/var/cache/apt/archives/"*.deb "$root/rootfs/var/lib/apt/lists/"*
+  tar -C "$root/rootfs" -c . | $ENGINE import --change 'CMD ["bash"]' - debian:12 >/dev/null 2>&1
+  cat > "$root/rootfs/etc/dpkg/dpkg.cfg.d/docker-slim" <<'DPKG'
+path-exclude /usr/share/doc/*
+path-include /usr/share/doc/*/copyright
+path-exclude /usr/share/man/*
+path-exclude /usr/share/info/*
+path-exclude /usr/share/locale/*
+path-exclude /usr/share/lintian/*
+DPKG
+  find "$root/rootfs/usr/share/doc" -mindepth 1 -not -name copyright -not -type d -delete
+  rm -rf "$root/rootfs/usr/share/man/"* "$root/rootfs/usr/share/info/"* "$root/rootfs/usr/share/locale/"*
+  tar -C "$root/rootfs" -c . | $ENGINE import --change 'CMD ["bash"]' - debian:12-slim >/dev/null 2>&1
+}
+
+if ! $ENGINE image inspect debian:12 >/dev/null 2>&1 || ! $ENGINE image inspect debian:12-slim >/dev/null 2>&1; then
+  base_images
+fi
+((BASE_ONLY)) && exit 0
+start=$(date +%s)
+pull=(--pull=never)
+[[ $ENGINE == docker ]] && pull=()  # docker build has no --pull=never; it uses a local image when there is one
+$ENGINE build "${pull[@]}" --network host -f docker/Dockerfile -t "$TAG" . >/dev/null
+echo "image.sh: built $TAG in $(( $(date +%s) - start )) s, $($ENGINE image inspect --format '{{.Size}}' "$TAG") bytes"
+if [[ -n $SAVE ]]; then
+  $ENGINE save -o "$SAVE" "$TAG"
+  echo "image.sh: saved to $SAVE ($(stat -c %s "$SAVE") bytes)"
+fi
