@@ -146,6 +146,7 @@ Location GeoDb::locate_uncached(const Address& addr) const noexcept {
     };
     if (best >= 0) {
         loc.code = codes_[static_cast<size_t>(best)];
+        loc.source = Location::Source::networks;
         loc.prefix = family_len(std::max(best_depth, homogeneous));
         return loc;
     }
@@ -156,6 +157,7 @@ Location GeoDb::locate_uncached(const Address& addr) const noexcept {
         loc.prefix = std::max(trie_prefix, hit.prefix);
         if (hit.country >= 0) {
             loc.code = loc_->code(hit.country);
+            loc.source = Location::Source::location_db;
             loc.continent = loc_->continent(hit.country);
         }
         return loc;
@@ -183,6 +185,7 @@ Location GeoDb::locate_mmdb(const Address& addr, uint8_t trie_prefix, Location l
     };
     thread_local std::array<Cached, 256> cache{};
     Cached& slot = cache[(res.entry.offset * 2654435761u) >> 24 & 0xff];
+    loc.source = Location::Source::maxmind;
     if (slot.db == id_ && slot.offset == res.entry.offset) {
         loc.code = slot.code;
         loc.continent = slot.continent;

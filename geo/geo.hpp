@@ -32,6 +32,8 @@ struct Location {
     uint8_t prefix = 0;          // length of the network that decided the location, in the family's bits
     uint64_t code_key = 0;       // geo::code_key(code), code_key(continent)
     uint64_t continent_key = 0;
+    // Which data placed the client (for explanations; the answer path does not read it).
+    enum class Source : uint8_t { none, networks, location_db, maxmind } source = Source::none;
 };
 
 class LocationDb;

@@ -24,19 +24,30 @@ struct Choice {
     bool fail_open = false;              // nothing usable: every entry is answered as if healthy
 };
 
+// The groups choose() considered, in order, with the role of each (an explanation reads it; answer() passes
+// none, and the compiler drops the bookkeeping).
+struct Trace {
+    const plan::Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
+    const char* role[4] = {nullptr, nullptr, nullptr, nullptr};
+    int n = 0;
+    geo::Location loc;
+    bool located = false;
+};
+
 // The group of a host's plan that answers a client (product.md's answer semantics): its country or custom
 // code, then its continent, then the default geo, then every entry; the first with an entry, and of those
 // the first usable one (health fallback); none usable is fail-open, answered from the first. `locate` is
 // called only when the plan has geo groups; `scope` rises to the deciding prefix when the answer depends
 // on it. Pure: answer() and any explanation of an answer compute the same choice with it.
 template <class Locate>
-Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope) {
+Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* trace = nullptr) {
     const auto& h = at<plan::Head>(plan, 0);
     const auto* groups = &at<plan::Group>(plan, sizeof(plan::Head));
     const plan::Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
     int n = 0;
     if (h.geo_groups > 0) {
         geo::Location loc = locate();
+        if (trace) trace->loc = loc, trace->located = true;
         if (h.geo_dependent) scope = std::max(scope, loc.prefix);
         for (size_t i = 0; i < h.geo_groups; ++i) {
             const plan::Group& g = groups[i];
@@ -51,6 +62,15 @@ Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope) {
     }
     if (h.has_default) order[n++] = &groups[h.geo_groups];
     order[n++] = &groups[h.geo_groups + h.has_default];
+    if (trace) {
+        trace->n = 0;
+        auto add = [&](const plan::Group* g, const char* role) {
+            trace->order[trace->n] = g, trace->role[trace->n] = role, ++trace->n;
+        };
+        if (h.geo_groups > 0) add(order[0], "country"), add(order[1], "continent");
+        if (h.has_default) add(&groups[h.geo_groups], "defaultGeo");
+        add(&groups[h.geo_groups + h.has_default], "all");
+    }
     const plan::Group* first = nullptr;
     for (int i = 0; i < n; ++i) {
         if (!order[i] || order[i]->entries == 0) continue;

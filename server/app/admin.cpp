@@ -7,6 +7,7 @@
 #include <http_parser.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstring>
 #include <set>
@@ -72,7 +73,7 @@ struct Parser {
             if (self->in_value) self->flush_header();
             self->req.method = http_method_str(static_cast<http_method>(p->method));
             auto q = self->req.path.find('?');
-            if (q != std::string::npos) self->req.path.resize(q);
+            if (q != std::string::npos) self->req.query = self->req.path.substr(q + 1), self->req.path.resize(q);
             if (p->content_length != ULLONG_MAX && p->content_length > kMaxBody) {
                 self->error_status = 413;
                 return -1;
@@ -303,6 +304,36 @@ bool parse_override(const std::string& body, std::string& target, std::string& s
     target = j["target"].get<std::string>();
     state = j["state"].get<std::string>();
     return true;
+}
+
+std::optional<std::string> query_param(const std::string& query, const std::string& key) {
+    size_t start = 0;
+    while (start <= query.size()) {
+        size_t end = query.find('&', start);
+        if (end == std::string::npos) end = query.size();
+        std::string_view pair(query.data() + start, end - start);
+        size_t eq = pair.find('=');
+        if (pair.substr(0, eq) == key) {
+            std::string out;
+            std::string_view v = eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+            for (size_t i = 0; i < v.size(); ++i) {
+                if (v[i] == '+') {
+                    out += ' ';
+                } else if (v[i] != '%') {
+                    out += v[i];
+                } else if (i + 2 < v.size() && std::isxdigit(static_cast<unsigned char>(v[i + 1])) &&
+                           std::isxdigit(static_cast<unsigned char>(v[i + 2]))) {
+                    out += static_cast<char>(std::stoi(std::string(v.substr(i + 1, 2)), nullptr, 16));
+                    i += 2;
+                } else {
+                    return std::nullopt;
+                }
+            }
+            return out;
+        }
+        start = end + 1;
+    }
+    return std::nullopt;
 }
 
 }  // namespace glbd::admin

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -16,10 +17,15 @@ namespace glbd::admin {
 
 struct Request {
     std::string method;
-    std::string path;  // without the query string
+    std::string path;   // without the query string
+    std::string query;  // after '?', as sent (see query_param)
     std::map<std::string, std::string> headers;  // lower-case names
     std::string body;
 };
+
+// The value of `key` in a query string ("a=1&b=x%2Fy" -> b: "x/y"; '+' is a space); nullopt when absent or
+// when its escapes are malformed.
+std::optional<std::string> query_param(const std::string& query, const std::string& key);
 
 struct Response {
     int status = 200;

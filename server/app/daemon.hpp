@@ -46,6 +46,7 @@ public:
     admin::Response admin(const admin::Request& req);
     [[nodiscard]] std::string metrics() const;
     [[nodiscard]] std::string state_json() const;
+    [[nodiscard]] admin::Response explain_route(const std::string& query) const;
     [[nodiscard]] bool ready() const;
 
 private:

@@ -1,9 +1,11 @@
-// The admin endpoint's routes: /healthz, /readyz, /metrics, /v1/state, PUT /v1/overrides.
+// The admin endpoint's routes: /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 #include "server/app/daemon.hpp"
+#include "resolver/explain.hpp"
 #include "sync/state.hpp"
 
 namespace glbd {
@@ -199,6 +201,8 @@ admin::Response Daemon::admin(const admin::Request& req) {
             r.content_type = "application/json";
             r.body = state_json();
         }
+    } else if (req.path == "/v1/explain") {
+        if (method_is("GET")) r = explain_route(req.query);
     } else if (req.path == "/v1/overrides") {
         if (method_is("PUT")) {
             std::string target, state;
@@ -215,7 +219,7 @@ admin::Response Daemon::admin(const admin::Request& req) {
         }
     } else {
         r.status = 404;
-        r.body = "not found; try /healthz, /readyz, /metrics, /v1/state, PUT /v1/overrides\n";
+        r.body = "not found; try /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides\n";
     }
     return r;
 }
@@ -313,6 +317,72 @@ std::string Daemon::state_json() const {
     }
     // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace glbd
+
+namespace glbd {
+
+// GET /v1/explain?name=NAME&type=A&client=IP or &subnet=CIDR: the decision for that client, as JSON.
+admin::Response Daemon::explain_route(const std::string& query) const {
+    admin::Response r;
+    auto bad = [&](const std::string& why) {
+        r.status = 400;
+        r.body = why + "; use /v1/explain?name=NAME[&type=A|AAAA|CNAME|ANY]&client=IP|&subnet=CIDR\n";
+        return r;
+    };
+    ExplainRequest req;
+    auto name = admin::query_param(query, "name");
+    if (!name || name->empty()) return bad("name is required");
+    req.name = *name;
+    std::string type = admin::query_param(query, "type").value_or("A");
+    static const std::map<std::string, uint16_t> kTypes{{"A", 1}, {"AAAA", 28}, {"CNAME", 5}, {"ANY", 255}};
+    if (!kTypes.count(type)) return bad("type must be A, AAAA, CNAME or ANY");
+    req.qtype = kTypes.at(type);
+    auto client = admin::query_param(query, "client");
+    auto subnet = admin::query_param(query, "subnet");
+    if (!client && !subnet) return bad("client or subnet is required");
+    if (client && !geo::Address::parse(*client, req.client)) return bad("client is not an IP address");
+    if (subnet) {
+        auto slash = subnet->find('/');
+        geo::Address a;
+        int len = -1;
+        if (slash != std::string::npos && geo::Address::parse(subnet->substr(0, slash), a) &&
+            subnet->size() - slash - 1 <= 3 && subnet->size() > slash + 1 &&
+            std::all_of(subnet->begin() + static_cast<long>(slash) + 1, subnet->end(), ::isdigit)) {
+            len = std::stoi(subnet->substr(slash + 1));
+        }
+        if (len < 0 || len > static_cast<int>(a.bits())) return bad("subnet is not a CIDR network");
+        req.subnet = a, req.subnet_len = static_cast<uint8_t>(len);
+        if (!client) req.client = a;
+    }
+    auto snap = publisher_.current();
+    if (!snap) return r.status = 503, r.body = "no snapshot yet\n", r;
+    Explanation e = explain(*snap, req);
+    using nlohmann::json;
+    json steps = json::array(), candidates = json::array();
+    for (const auto& s : e.steps) steps.push_back({{"group", s.role}, {"geo", s.geo}, {"result", s.result}});
+    for (const auto& c : e.candidates) {
+        json eps = json::array();
+        for (const auto& ep : c.endpoints) eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
+        candidates.push_back({{"cluster", c.cluster}, {"geo", c.geo}, {"weight", c.weight}, {"usable", c.usable}, {"endpoints", eps}});
+    }
+    json out{{"name", req.name}, {"type", type}, {"serial", e.serial}};
+    if (client) out["client"] = *client;
+    if (subnet) out["subnet"] = *subnet;
+    if (!e.error.empty()) {
+        out["error"] = e.error;
+    } else {
+        out["zone"] = e.zone, out["host"] = e.host, out["loadBalanced"] = e.load_balanced;
+        out["location"] = e.located ? json{{"country", e.country}, {"continent", e.continent}, {"prefix", e.prefix}, {"from", e.located_by}}
+                                    : json(nullptr);
+        out["steps"] = steps, out["fallback"] = e.fallback, out["failOpen"] = e.fail_open;
+        out["candidates"] = candidates;
+        out["answer"] = {{"rcode", e.rcode}, {"records", e.answers}, {"ttl", e.ttl}, {"ecsScope", e.scope}};
+    }
+    r.content_type = "application/json";
+    r.body = out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    return r;
 }
 
 }  // namespace glbd

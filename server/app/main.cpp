@@ -1,5 +1,6 @@
 // glbd command line: serve, check, demo, keygen.
 #include <csignal>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,8 @@ Usage:
   glbd demo                    run a self-contained demo on loopback and print what to dig
   glbd status [--admin H:P]    print the global view from a server's admin endpoint
                                (default 127.0.0.1:9153; token from GLBD_ADMIN_TOKEN)
+  glbd explain NAME --client IP|--subnet CIDR [--type A] [--admin H:P]
+                               why a client gets the answer it gets (zone, location, groups, answer)
   glbd probe [--admin H:P] [--path /readyz]
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
@@ -36,6 +39,21 @@ Usage:
 Signals: SIGHUP reloads the config (validated first), SIGTERM/SIGINT stop.
 Exit codes: 0 ok, 1 bad config or usage, 2 runtime failure (e.g. cannot bind).
 )";
+
+// A query-string value: everything but unreserved characters (RFC 3986) percent-encoded.
+std::string escape(const std::string& v) {
+    std::string out;
+    for (unsigned char c : v) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", c);
+            out += buf;
+        }
+    }
+    return out;
+}
 
 int usage_error(const std::string& msg) {
     std::fprintf(stderr, "glbd: %s\n\n%s", msg.c_str(), kUsage);
@@ -98,6 +116,19 @@ int main(int argc, char** argv) {
         }
         const char* token = std::getenv("GLBD_ADMIN_TOKEN");
         return cmd == "status" ? glbd::run_status(admin, token ? token : "") : glbd::run_probe(admin, path, token ? token : "");
+    }
+    if (cmd == "explain") {
+        if (args.empty() || args[0].rfind("--", 0) == 0) return usage_error("explain: give a NAME");
+        std::string admin = "127.0.0.1:9153", query = "name=" + escape(args[0]);
+        for (size_t i = 1; i < args.size(); ++i) {
+            if (args[i] == "--admin" && i + 1 < args.size()) admin = args[++i];
+            else if (args[i] == "--client" && i + 1 < args.size()) query += "&client=" + escape(args[++i]);
+            else if (args[i] == "--subnet" && i + 1 < args.size()) query += "&subnet=" + escape(args[++i]);
+            else if (args[i] == "--type" && i + 1 < args.size()) query += "&type=" + escape(args[++i]);
+            else return usage_error("explain: unknown argument \"" + args[i] + "\"");
+        }
+        const char* token = std::getenv("GLBD_ADMIN_TOKEN");
+        return glbd::run_explain(admin, query, token ? token : "");
     }
     if (cmd == "demo") {
         std::error_code ec;

@@ -155,4 +155,56 @@ int run_status(const std::string& admin, const std::string& token) {
     return 0;
 }
 
+std::string render_explain(const std::string& explain_json) {
+    auto j = nlohmann::json::parse(explain_json);
+    std::string out = j.at("name").get<std::string>() + " " + j.at("type").get<std::string>();
+    if (j.contains("subnet")) out += " for a client in " + j["subnet"].get<std::string>();
+    else if (j.contains("client")) out += " for client " + j["client"].get<std::string>();
+    out += " (serial " + std::to_string(j.at("serial").get<uint64_t>()) + ")\n";
+    if (j.contains("error")) return out + "  " + j["error"].get<std::string>() + "\n";
+    out += "  host " + j.at("host").get<std::string>() + " in zone " + j.at("zone").get<std::string>() +
+           (j.at("loadBalanced").get<bool>() ? ", load-balanced\n" : ", simple (every cluster)\n");
+    if (const auto& loc = j.at("location"); !loc.is_null()) {
+        out += "  located in " + (loc.at("country").get<std::string>().empty() ? std::string("(unknown)") : loc["country"].get<std::string>()) +
+               (loc.at("continent").get<std::string>().empty() ? "" : ", continent " + loc["continent"].get<std::string>()) +
+               " by " + loc.at("from").get<std::string>() + " (network /" + std::to_string(loc.at("prefix").get<int>()) + ")\n";
+    }
+    std::vector<std::vector<std::string>> steps{{"GROUP", "GEO", "RESULT"}};
+    for (const auto& s : j.at("steps")) steps.push_back({s.at("group").get<std::string>(), s.at("geo").get<std::string>(), s.at("result").get<std::string>()});
+    table(out, steps);
+    std::vector<std::vector<std::string>> cands{{"CLUSTER", "GEO", "WEIGHT", "USABLE", "ENDPOINTS"}};
+    for (const auto& c : j.at("candidates")) {
+        std::string eps;
+        for (const auto& e : c.at("endpoints")) eps += (eps.empty() ? "" : " ") + e.at("target").get<std::string>() + (e.at("healthy").get<bool>() ? "" : "(down)");
+        cands.push_back({c.at("cluster").get<std::string>(), c.at("geo").get<std::string>(), std::to_string(c.at("weight").get<int>()),
+                         c.at("usable").get<bool>() ? "yes" : "no", eps});
+    }
+    out += "\n";
+    table(out, cands);
+    const auto& a = j.at("answer");
+    std::string records;
+    for (const auto& rec : a.at("records")) records += (records.empty() ? "" : ", ") + rec.get<std::string>();
+    out += "\n  answer now: " + a.at("rcode").get<std::string>() + (records.empty() ? "" : ": " + records) + ", TTL " +
+           std::to_string(a.at("ttl").get<int>()) + (j.contains("subnet") ? ", ECS scope /" + std::to_string(a.at("ecsScope").get<int>()) : "") +
+           (j.at("fallback").get<bool>() ? " (fallback)" : "") + (j.at("failOpen").get<bool>() ? " (fail-open)" : "") + "\n";
+    return out;
+}
+
+int run_explain(const std::string& admin, const std::string& query, const std::string& token) {
+    std::string body, error, url = "http://" + admin + "/v1/explain?" + query;
+    long status = http_get(url, token, 5000, body, error);
+    if (status != 200) {
+        std::fprintf(stderr, "glbd explain: %s: %s\n", url.c_str(),
+                     status == 0 ? error.c_str() : ("HTTP " + std::to_string(status) + ": " + body).c_str());
+        return 2;
+    }
+    try {
+        std::fputs(render_explain(body).c_str(), stdout);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "glbd explain: %s did not answer an explanation: %s\n", url.c_str(), e.what());
+        return 2;
+    }
+    return 0;
+}
+
 }  // namespace glbd

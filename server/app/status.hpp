@@ -12,5 +12,8 @@ std::string render_status(const std::string& admin, const std::string& state_jso
 // Exit codes: 0 printed; 2 no answer, an HTTP error, or not glbd's state.
 int run_status(const std::string& admin, const std::string& token);
 int run_probe(const std::string& admin, const std::string& path, const std::string& token);
+// `glbd explain`: /v1/explain's JSON for a person. `query` is the URL's query string (escaped).
+std::string render_explain(const std::string& explain_json);
+int run_explain(const std::string& admin, const std::string& query, const std::string& token);
 
 }  // namespace glbd

@@ -20,8 +20,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::string target, state;
     glbd::admin::parse_override(r.request.body, target, state);
     glbd::admin::parse_override(bytes, target, state);
+    for (const char* key : {"name", "client", "subnet", "type"}) {
+        (void)glbd::admin::query_param(r.request.query, key);
+        (void)glbd::admin::query_param(bytes, key);
+    }
     try {
         (void)glbd::render_status("127.0.0.1:9153", bytes);
+    } catch (const std::exception&) {
+    }
+    try {
+        (void)glbd::render_explain(bytes);
     } catch (const std::exception&) {
     }
     return 0;

@@ -1,0 +1,212 @@
+// resolver/explain.cpp — see explain.hpp.
+#include "resolver/explain.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "resolver/resolver.hpp"
+#include "resolver/select.hpp"
+#include "resolver/wire/builder.hpp"
+#include "resolver/wire/text.hpp"
+#include "resolver/wire/wire.hpp"
+
+namespace glbd {
+namespace {
+
+using select::at;
+
+const char* source_name(geo::Location::Source s) {
+    switch (s) {
+        case geo::Location::Source::networks: return "geoip.networks";
+        case geo::Location::Source::location_db: return "location database (libloc)";
+        case geo::Location::Source::maxmind: return "MaxMind database";
+        case geo::Location::Source::none: break;
+    }
+    return "nothing: unknown location";
+}
+
+// The address the answer path locates: the ECS subnet's (masked to its source length) or the resolver's.
+geo::Address located_address(const ExplainRequest& req) {
+    if (!req.subnet) {
+        geo::Address a = req.client;
+        a.unmap();
+        return a;
+    }
+    geo::Address a = *req.subnet;
+    for (unsigned bit = req.subnet_len; bit < a.bits(); ++bit) a.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+    uint8_t source = req.subnet_len;
+    a.unmap(&source);
+    return a;
+}
+
+// The host's node: the name itself, or the closest wildcard above it (RFC 4592).
+Zone::Ref find_host(const Zone& zone, const std::string& qname) {
+    Zone::Ref ref = zone.find(qname);
+    if (ref.node) return ref;
+    unsigned drop_max = wire::label_count(qname) - zone.labels;
+    for (unsigned drop = 1; drop <= drop_max; ++drop) {
+        std::string wild = std::string("\x01*", 2) + qname.substr(wire::suffix_offset(qname, drop));
+        if (Zone::Ref w = zone.find(wild); w.node) return w;
+        if (zone.find(qname.substr(wire::suffix_offset(qname, drop))).node) break;  // the closest encloser
+    }
+    return {};
+}
+
+std::vector<Explanation::Endpoint> endpoints_of(const std::byte* plan, uint32_t answers_at) {
+    const auto& a = at<plan::Answers>(plan, answers_at);
+    std::vector<Explanation::Endpoint> out;
+    auto addresses = [&](unsigned family, const uint32_t* at_mode, const uint16_t* n) {
+        size_t len = family == 4 ? 4 : 16;
+        std::set<std::string> healthy;
+        for (int mode : {0, 1}) {
+            for (unsigned i = 0; i < n[mode]; ++i) {
+                geo::Address addr;
+                addr.family = static_cast<uint8_t>(family);
+                std::memcpy(addr.bytes.data(), plan + at_mode[mode] + i * len, len);
+                if (mode == 0) healthy.insert(addr.str());
+                else out.push_back({addr.str(), healthy.count(addr.str()) > 0});
+            }
+        }
+    };
+    addresses(4, a.v4, a.n4);
+    addresses(6, a.v6, a.n6);
+    for (int mode : {1}) {
+        if (a.cname[mode] == 0) continue;
+        const auto* c = reinterpret_cast<const char*>(plan + a.cname[mode]);
+        out.push_back({wire::wire_to_name(std::string_view(c + 1, static_cast<uint8_t>(c[0]))), a.cname[0] != 0});
+    }
+    return out;
+}
+
+// The entries a group can answer with: those of its every-entry picks (A and AAAA).
+void candidates_of(const Snapshot& snap, const Host& host, const std::byte* plan, const plan::Group& g,
+                   Explanation& e) {
+    std::set<uint16_t> seen;
+    for (int q : {0, 1}) {
+        if (g.pick[q][1] == 0) continue;
+        const auto& p = at<plan::Pick>(plan, g.pick[q][1]);
+        const auto* choices = &at<plan::Choice>(plan, g.pick[q][1] + sizeof(plan::Pick));
+        for (uint32_t i = 0; i < p.count; ++i) {
+            if (!seen.insert(choices[i].entry).second || choices[i].entry >= host.entries.size()) continue;
+            const Entry& en = host.entries[choices[i].entry];
+            e.candidates.push_back({en.cluster, en.geo, en.weight, en.usable, endpoints_of(plan, choices[i].answers)});
+        }
+    }
+    (void)snap;
+}
+
+// The group's geo code, from its entries (the defaultGeo and all groups have none of their own).
+std::string group_geo(const Host& host, const std::byte* plan, const plan::Group& g, const std::string& role) {
+    if (role == "defaultGeo" || role == "all") return "";
+    for (int q : {0, 1}) {
+        if (g.pick[q][1] == 0) continue;
+        const auto& c = at<plan::Choice>(plan, g.pick[q][1] + sizeof(plan::Pick));
+        if (c.entry < host.entries.size()) return host.entries[c.entry].geo;
+    }
+    return "";
+}
+
+void explain_groups(const Snapshot& snap, const Host& host, const std::byte* plan, const ExplainRequest& req,
+                    Explanation& e) {
+    select::Trace trace;
+    uint8_t scope = 0;
+    auto locate = [&] { return snap.geo ? snap.geo->locate(located_address(req)) : geo::Location{}; };
+    select::Choice choice = select::choose(plan, locate, scope, &trace);
+    if (trace.located) {
+        e.located = true;
+        e.country = std::string(trace.loc.code), e.continent = std::string(trace.loc.continent);
+        e.prefix = trace.loc.prefix, e.located_by = source_name(trace.loc.source);
+    }
+    e.fallback = choice.fallback, e.fail_open = choice.fail_open;
+    bool passed = false;
+    for (int i = 0; i < trace.n; ++i) {
+        const plan::Group* g = trace.order[i];
+        std::string role = trace.role[i];
+        std::string result;
+        if (!g) result = "no group";
+        else if (g->entries == 0) result = "no entry";
+        else if (g == choice.group) result = choice.fail_open ? "chosen: none usable anywhere, answered as if healthy" : "chosen", passed = true;
+        else if (passed) result = "not needed";
+        else result = "none usable";
+        e.steps.push_back({role, g ? group_geo(host, plan, *g, role) : "", result});
+    }
+    if (choice.group) candidates_of(snap, host, plan, *choice.group, e);
+}
+
+// answer() for the query the client would send; its answer records, TTL, ECS scope and rcode.
+void real_answer(const Snapshot& snap, const std::string& qname, const ExplainRequest& req, Explanation& e) {
+    wire::Builder q;
+    q.u16(0x4242), q.u16(0), q.u16(1), q.u16(0), q.u16(0), q.u16(1);
+    q.bytes(qname), q.u16(req.qtype), q.u16(wire::kClassIn);
+    q.u8(0), q.u16(wire::type::OPT), q.u16(1232), q.u32(0);
+    size_t rd = q.begin_rdata();
+    if (req.subnet) {
+        size_t n = (req.subnet_len + 7u) / 8;
+        q.u16(8), q.u16(static_cast<uint16_t>(4 + n)), q.u16(req.subnet->family == 4 ? 1 : 2), q.u8(req.subnet_len), q.u8(0);
+        geo::Address masked = *req.subnet;
+        for (unsigned bit = req.subnet_len; bit < masked.bits(); ++bit) masked.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+        q.bytes(std::string_view(reinterpret_cast<const char*>(masked.bytes.data()), n));
+    }
+    q.end_rdata(rd);
+    uint8_t out[4096];
+    QueryInfo info;
+    size_t len = answer(snap, q.vec().data(), q.size(), Client{req.client, Transport::tcp}, out, sizeof out, &info);
+    static const char* kRcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"};
+    e.rcode = info.rcode < 6 ? kRcodes[info.rcode] : "RCODE" + std::to_string(info.rcode);
+    if (len < wire::kHeaderSize) return;
+    wire::Records records(out, len, wire::skip_questions(out, len, wire::kHeaderSize, wire::get16(out + 4)));
+    wire::Record rr;
+    unsigned an = wire::get16(out + 6), total = an + wire::get16(out + 8) + wire::get16(out + 10);
+    for (unsigned i = 0; i < total && records.next(rr); ++i) {
+        if (i < an && (rr.type == wire::type::A || rr.type == wire::type::AAAA) && (rr.rdlen == 4 || rr.rdlen == 16)) {
+            geo::Address a;
+            a.family = rr.rdlen == 4 ? 4 : 6;
+            std::memcpy(a.bytes.data(), out + rr.rdata, rr.rdlen);
+            e.answers.push_back((rr.type == wire::type::A ? "A " : "AAAA ") + a.str());
+            e.ttl = e.answers.size() == 1 ? rr.ttl : std::min(e.ttl, rr.ttl);
+        } else if (i < an && rr.type == wire::type::CNAME) {
+            uint8_t name[wire::kMaxName];
+            size_t name_len = 0;
+            if (wire::read_plain_name(out, len, rr.rdata, name, &name_len)) {
+                e.answers.push_back("CNAME " + wire::wire_to_name({reinterpret_cast<char*>(name), name_len}));
+            }
+            e.ttl = e.answers.size() == 1 ? rr.ttl : std::min(e.ttl, rr.ttl);
+        } else if (rr.type == wire::type::OPT && req.subnet) {
+            for (size_t p = rr.rdata; p + 4 <= rr.end();) {  // options: code, length, data
+                uint16_t code = wire::get16(out + p), olen = wire::get16(out + p + 2);
+                if (code == 8 && olen >= 4 && p + 4 + olen <= rr.end()) e.scope = out[p + 7];
+                p += 4u + olen;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
+    Explanation e;
+    e.serial = snap.serial;
+    auto qname = wire::name_to_wire(req.name);
+    if (!qname) return e.error = "not a domain name: \"" + req.name + "\"", e;
+    const Zone* zone = snap.find_zone(*qname);
+    if (!zone) return e.error = req.name + " is in no zone served here", e;
+    e.zone = wire::wire_to_name(zone->origin);
+    Zone::Ref ref = find_host(*zone, *qname);
+    if (!ref.node) return e.error = req.name + " does not exist in " + e.zone, e;
+    if (!ref.plan || ref.host < 0) return e.error = req.name + " is a static name, not a load-balanced host", e;
+    const Host& host = snap.hosts[static_cast<size_t>(ref.host)];
+    e.host = wire::wire_to_name(host.name);
+    const auto& head = at<plan::Head>(ref.plan, 0);
+    e.load_balanced = !head.simple;
+    if (head.simple) {
+        e.steps.push_back({"simple", "", "every alive cluster's endpoints (no entry has loadBalancing)"});
+        e.candidates.push_back({"all", "", 0, true, endpoints_of(ref.plan, head.answers)});
+    } else {
+        explain_groups(snap, host, ref.plan, req, e);
+    }
+    real_answer(snap, *qname, req, e);
+    return e;
+}
+
+}  // namespace glbd
