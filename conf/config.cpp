@@ -119,9 +119,10 @@ void read_geo_networks(Reader& r, const YAML::Node& nets, GeoIp& g) {
 }
 
 void read_geoip(Reader& r, const YAML::Node& n, Config& c) {
-    Section s(r, n, "geoip", {"database", "networks", "verify", "signingKey"});
+    Section s(r, n, "geoip", {"database", "networks", "verify", "signingKey", "fallback"});
     if (!s) return;
     GeoIp& g = c.geoip;
+    if (auto f = s.choice("fallback", {"default", "nearest"})) g.nearest = *f == "nearest";
     s.boolean("verify", g.verify);
     if (auto v = s.str("signingKey")) {
         g.signing_key = *v;

@@ -144,6 +144,8 @@ struct GeoIp {
     std::vector<GeoNetwork> networks;
     bool verify = false;   // a location database must carry a valid signature by signing_key
     std::string signing_key = "/var/lib/location/signing-key.pem";
+    bool nearest = false;  // fallback: nearest (else default): no usable entry for the country or continent
+                           // -> the nearest usable geo group by great-circle distance
 };
 
 // rateLimit: responses per second per client prefix and response kind (0 = off), and slip.

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "geo/geo.hpp"
+#include "geo/points.hpp"
 #include "resolver/snapshot.hpp"
 
 namespace glbd::select {
@@ -24,18 +25,35 @@ struct Choice {
     bool fail_open = false;              // nothing usable: every entry is answered as if healthy
 };
 
+// geoip.fallback: nearest: the usable geo group whose point is nearest the client's country's (ties to the
+// first in the plan), or null when the client's country has no point (unknown, or a custom code).
+inline const plan::Group* nearest_group(const plan::Group* groups, size_t count, const geo::Location& loc) {
+    geo::Point client;
+    if (loc.code.size() != 2 || !geo::country_point(loc.code_key, client)) return nullptr;
+    const plan::Group* best = nullptr;
+    double best_km = 0;
+    for (size_t i = 0; i < count; ++i) {
+        const plan::Group& g = groups[i];
+        if (!g.has_point || !g.usable || g.entries == 0) continue;
+        double km = geo::distance_km(client, geo::Point{g.lat, g.lon});
+        if (!best || km < best_km) best = &g, best_km = km;
+    }
+    return best;
+}
+
 // The groups choose() considered, in order, with the role of each (an explanation reads it; answer() passes
 // none, and the compiler drops the bookkeeping).
 struct Trace {
-    const plan::Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
-    const char* role[4] = {nullptr, nullptr, nullptr, nullptr};
+    const plan::Group* order[5] = {};
+    const char* role[5] = {};
     int n = 0;
     geo::Location loc;
     bool located = false;
 };
 
 // The group of a host's plan that answers a client (product.md's answer semantics): its country or custom
-// code, then its continent, then the default geo, then every entry; the first with an entry, and of those
+// code, then its continent, then (geoip.fallback: nearest) the nearest usable geo group, then the default
+// geo, then every entry; the first with an entry, and of those
 // the first usable one (health fallback); none usable is fail-open, answered from the first. `locate` is
 // called only when the plan has geo groups; `scope` rises to the deciding prefix when the answer depends
 // on it. Pure: answer() and any explanation of an answer compute the same choice with it.
@@ -43,8 +61,9 @@ template <class Locate>
 Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* trace = nullptr) {
     const auto& h = at<plan::Head>(plan, 0);
     const auto* groups = &at<plan::Group>(plan, sizeof(plan::Head));
-    const plan::Group* order[4] = {nullptr, nullptr, nullptr, nullptr};
+    const plan::Group* order[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
     int n = 0;
+    const plan::Group* nearest = nullptr;
     if (h.geo_groups > 0) {
         geo::Location loc = locate();
         if (trace) trace->loc = loc, trace->located = true;
@@ -59,6 +78,11 @@ Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* tra
         }
         if (order[0] == order[1]) order[1] = nullptr;
         n = 2;
+        auto usable = [](const plan::Group* g) { return g && g->entries > 0 && g->usable; };
+        if (h.nearest && !usable(order[0]) && !usable(order[1])) {
+            nearest = nearest_group(groups, h.geo_groups, loc);
+            if (nearest) order[n++] = nearest;
+        }
     }
     if (h.has_default) order[n++] = &groups[h.geo_groups];
     order[n++] = &groups[h.geo_groups + h.has_default];
@@ -68,6 +92,7 @@ Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* tra
             trace->order[trace->n] = g, trace->role[trace->n] = role, ++trace->n;
         };
         if (h.geo_groups > 0) add(order[0], "country"), add(order[1], "continent");
+        if (nearest) add(nearest, "nearest");
         if (h.has_default) add(&groups[h.geo_groups], "defaultGeo");
         add(&groups[h.geo_groups + h.has_default], "all");
     }

@@ -1,5 +1,7 @@
 #include "resolver/snapshot.hpp"
 
+#include "geo/points.hpp"
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -244,13 +246,14 @@ struct GroupDraft {
 
 // The plan of a load-balanced host (see plan:: for the layout).
 void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, const std::vector<GroupDraft>& geo_groups,
-             const GroupDraft& default_group, const GroupDraft& all, bool geo_dependent) {
+             const GroupDraft& default_group, const GroupDraft& all, bool geo_dependent, bool nearest) {
     plan::Head head;
     head.ttl = h.ttl;
     head.simple = 0;
     head.geo_dependent = geo_dependent ? 1 : 0;
     head.geo_groups = static_cast<uint16_t>(geo_groups.size());
     head.has_default = default_group.entries.empty() ? 0 : 1;
+    head.nearest = nearest ? 1 : 0;
     w.put(head);
     std::vector<const GroupDraft*> drafts;
     for (const auto& g : geo_groups) drafts.push_back(&g);
@@ -269,6 +272,8 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
             g.len = static_cast<uint16_t>(d.geo.size());
             if (d.geo.size() == 6 && d.geo.compare(0, 4, "GEO-") == 0) g.continent = static_cast<uint16_t>(geo::code_key(d.geo.substr(4)));
             if (d.geo.size() > 8) g.long_code = w.bytes(d.geo.data(), d.geo.size());
+            geo::Point p;
+            if (nearest && geo::point_of(d.geo, p)) g.has_point = 1, g.lat = p.lat, g.lon = p.lon;
         }
         for (uint16_t i : d.entries) {
             if (answers_at[i] == 0) answers_at[i] = put_answers(w, eps[i]);
@@ -313,7 +318,7 @@ Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he, E
 }
 
 // Writes the plan of a host whose entries (and, for a load-balanced one, their counters) are set.
-void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps,
+void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, bool nearest,
                const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions) {
     if (h.simple) {
         Endpoints all;
@@ -344,7 +349,7 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps,
         if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo, {}});
         g->entries.push_back(idx);
     }
-    lb_plan(w, h, eps, geo_groups, default_group, all, shapes.size() > 1);
+    lb_plan(w, h, eps, geo_groups, default_group, all, shapes.size() > 1, nearest);
 }
 
 }  // namespace
@@ -466,7 +471,7 @@ std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const Globa
             }
         }
         PlanWriter plan(plan_bytes);
-        host_plan(plan, h, eps, contributions);
+        host_plan(plan, h, eps, config.geoip.nearest, contributions);
         plan_spans.push_back(plan.span());
         Node& node = add_node(*zone, h.name);
         node.host = static_cast<int>(s->hosts.size());

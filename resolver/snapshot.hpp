@@ -81,6 +81,7 @@ struct alignas(8) Head {
     uint16_t geo_groups = 0;  // the first Groups; the defaultGeo group (if has_default) and all follow
     uint32_t answers = 0;     // simple hosts: every alive cluster's endpoints (Answers)
     uint8_t has_default = 0;
+    uint8_t nearest = 0;  // geoip.fallback: nearest (the geo groups carry points)
 };
 // Group::pick[qtype][mode]: qtype 0 = A (also ANY and CNAME), 1 = AAAA; mode 0 = healthy entries,
 // 1 = every entry (fail-open). Each is a Pick followed by its Choices, or 0 when nothing can answer.
@@ -90,9 +91,10 @@ struct Group {
     uint16_t len = 0;        // geo.size()
     uint16_t entries = 0;    // entries in the group (a group of none is skipped)
     uint8_t usable = 0;      // some entry is alive with a healthy endpoint
-    uint8_t pad = 0;
+    uint8_t has_point = 0;   // lat/lon hold the geo code's point (geo/points): nearest-cluster fallback
     uint32_t long_code = 0;  // for codes longer than 8 bytes: where their bytes are
     uint32_t pick[2][2] = {{0, 0}, {0, 0}};
+    float lat = 0, lon = 0;
 };
 static_assert(sizeof(Head) % alignof(Group) == 0, "the Groups start right after the Head");
 struct Pick {

@@ -71,6 +71,7 @@ TEST(Conf, GoodConfigLoadsEveryField) {
     ASSERT_EQ(c.listen.dns.size(), 2u);
     EXPECT_EQ(c.listen.dns[1].str(), "[::1]:5353");
     ASSERT_EQ(c.geoip.networks.size(), 2u);
+    EXPECT_FALSE(c.geoip.nearest);  // fallback: default unless set
     EXPECT_EQ(c.geoip.networks[1].code, "dc-north");
     ASSERT_EQ(c.zones.size(), 1u);
     EXPECT_EQ(c.zones[0].records.size(), 1u);
@@ -114,6 +115,14 @@ TEST_P(BadConfig, IsRejectedWithLocatedMessage) {
     EXPECT_NE(all.find(b.expected), std::string::npos) << "want: " << b.expected << "\ngot:\n" << all;
 }
 
+TEST(Conf, NearestFallback) {
+    std::string yaml = kGood;
+    yaml.replace(yaml.find("geoip:\n"), 7, "geoip:\n  fallback: nearest\n");
+    auto r = conf::load_text(yaml, "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    EXPECT_TRUE(r.config->geoip.nearest);
+}
+
 const Bad kBad[] = {
     {"WeightNotInteger", with("weight: 120", "weight: heavy"),
      "glbd.yaml:25:29: hosts[0].loadBalancing.weight: must be an integer 0..65535, got \"heavy\""},
@@ -122,6 +131,8 @@ const Bad kBad[] = {
     {"UnknownNestedKey", with("    ttl: 60\n", "    ttl: 60\n    weigth: 3\n"), "glbd.yaml:24:5: hosts[0].weigth: unknown key"},
     {"HostOutsideZones", with("name: shop.glb.example.com", "name: shop.other.org"),
      "glbd.yaml:22:11: hosts[0].name: shop.other.org is not in any configured zone"},
+    {"BadFallback", with("geoip:\n", "geoip:\n  fallback: closest\n"),
+     "glbd.yaml:9:13: geoip.fallback: must be default or nearest, got \"closest\""},
     {"BadCidr", with("10.1.0.0/16: IE", "10.1.0.0/33: IE"), "glbd.yaml:10:5: geoip.networks.10.1.0.0/33: not a CIDR network"},
     {"CidrWithHostBits", with("10.1.0.0/16: IE", "10.1.0.1/16: IE"), "geoip.networks.10.1.0.1/16: not a CIDR network"},
     {"BadEndpointIp", with("192.0.2.10, ", "192.0.2.300x!, "), "glbd.yaml:24:17: hosts[0].endpoints[0]: not an IP address or host name"},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "resolver/explain.hpp"
 #include "resolver/resolver.hpp"
 #include "tests/dns_util.hpp"
 
@@ -25,8 +26,9 @@ struct E {
 std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const std::string& host = "app.glb.test",
                                          uint32_t ttl = 60,
                                          std::vector<conf::GeoNetwork> networks = {{"192.168.7.0/24", "dc-north"}},
-                                         const CounterIds& counter_ids = {}) {
+                                         const CounterIds& counter_ids = {}, bool nearest = false) {
     auto c = config_from(kGlbTestConfig);
+    c.geoip.nearest = nearest;
     GlobalView view;
     for (const auto& e : entries) {
         ClusterView cv{e.cluster, e.alive, {}};
@@ -446,6 +448,62 @@ TEST(Weights, ChiSquareCatchesABias) {
     double expected = 60000, chi = 0;
     for (int c : counts) chi += (c - expected) * (c - expected) / expected;
     EXPECT_GT(chi, 1000);
+}
+
+// geoip.fallback: nearest. Points (geo/points_table.inc): JP 35.65N 139.74E; GEO-OC 12.86S 175.21E (6,557 km
+// from JP); US 41.30N 101.30W (9,439 km from JP, 7,430 from BR); IE 53.33N 6.25W (9,592 from JP, 7,999 from
+// BR); GEO-AN, the default geo, 67.75S 37.13E (farther from both than any other).
+std::vector<E> spread(bool oc_up = true, bool us_up = true) {
+    return {
+        {"ie", "IE", 100, false, {{"192.0.2.10", true}}},
+        {"us", "US", 100, false, {{"198.51.100.10", us_up}}},
+        {"oc", "GEO-OC", 100, false, {{"203.0.113.10", oc_up}}},
+        {"an", "GEO-AN", 100, true, {{"203.0.113.50", true}}},  // the default geo
+    };
+}
+
+std::shared_ptr<const Snapshot> nearest_snapshot(const std::vector<E>& entries, bool nearest = true) {
+    return snapshot(entries, "app.glb.test", 60, {{"192.168.7.0/24", "dc-north"}}, {}, nearest);
+}
+
+TEST(Selection, NearestClusterWhenTheCountryAndContinentHaveNone) {
+    auto p = query(*nearest_snapshot(spread(), false), "10.5.0.0/16");  // JP, Asia: no entry for either
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.50"}) << "the default geo without nearest";
+    auto s = nearest_snapshot(spread());
+    p = query(*s, "10.5.0.0/16");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"}) << "JP's nearest is Oceania";
+    EXPECT_EQ(p.ecs_scope, 16);
+    EXPECT_EQ(field(p.answer, 0, 1), "60");  // the nearest usable group is no fallback
+    p = query(*s, "10.6.0.0/20");  // BR: nearest is the US
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    p = query(*s, "10.1.0.0/16");  // IE has its own group: nearest is not asked
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    p = query(*s, "172.16.0.0/16");  // no location at all: the default geo
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.50"});
+}
+
+TEST(Selection, NearestThenTheNextNearestWhenItFails) {
+    auto p = query(*nearest_snapshot(spread(false)), "10.5.0.0/16");  // Oceania down: JP's next is the US
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    p = query(*nearest_snapshot(spread(false, false)), "10.5.0.0/16");  // and the US down too: Ireland
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    p = query(*nearest_snapshot(spread(true, false)), "10.6.0.0/20");  // BR with the US down: Ireland
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+}
+
+TEST(Selection, NearestIsExplained) {
+    auto s = nearest_snapshot(spread(false));
+    ExplainRequest r;
+    r.name = "app.glb.test";
+    ASSERT_TRUE(geo::Address::parse("10.5.0.0", *(r.subnet = geo::Address{})));
+    r.subnet_len = 16;
+    ASSERT_TRUE(geo::Address::parse("192.0.2.200", r.client));
+    Explanation e = explain(*s, r);
+    ASSERT_EQ(e.steps.size(), 5u);
+    EXPECT_EQ(e.steps[2].role, "nearest");
+    EXPECT_EQ(e.steps[2].geo, "US");
+    EXPECT_EQ(e.steps[2].result, "chosen");
+    EXPECT_EQ(e.answers, std::vector<std::string>{"A 198.51.100.10"});
 }
 
 }  // namespace
