@@ -183,27 +183,22 @@ struct TlsBlobs {
     curl_blob ca{}, cert{}, key{};
 };
 
+// One PEM item: in memory (a kubeconfig's *-data, as a blob) or in a file; neither: left unset.
+void pem(CURL* c, const std::string& data, const std::string& file, curl_blob& blob, CURLoption blob_opt,
+         CURLoption file_opt, CURLoption type_opt) {
+    if (!data.empty()) {
+        blob = curl_blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_NOCOPY};
+        curl_easy_setopt(c, blob_opt, &blob);
+        if (type_opt != CURLOPT_LASTENTRY) curl_easy_setopt(c, type_opt, "PEM");
+    } else if (!file.empty()) {
+        curl_easy_setopt(c, file_opt, file.c_str());
+    }
+}
+
 void apply_tls(CURL* c, const ApiAccess& access, TlsBlobs& b) {
-    if (!access.ca_data.empty()) {
-        b.ca = curl_blob{const_cast<char*>(access.ca_data.data()), access.ca_data.size(), CURL_BLOB_NOCOPY};
-        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b.ca);
-    } else if (!access.ca_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_CAINFO, access.ca_file.c_str());
-    }
-    if (!access.cert_data.empty()) {
-        b.cert = curl_blob{const_cast<char*>(access.cert_data.data()), access.cert_data.size(), CURL_BLOB_NOCOPY};
-        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b.cert);
-        curl_easy_setopt(c, CURLOPT_SSLCERTTYPE, "PEM");
-    } else if (!access.cert_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_SSLCERT, access.cert_file.c_str());
-    }
-    if (!access.key_data.empty()) {
-        b.key = curl_blob{const_cast<char*>(access.key_data.data()), access.key_data.size(), CURL_BLOB_NOCOPY};
-        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b.key);
-        curl_easy_setopt(c, CURLOPT_SSLKEYTYPE, "PEM");
-    } else if (!access.key_file.empty()) {
-        curl_easy_setopt(c, CURLOPT_SSLKEY, access.key_file.c_str());
-    }
+    pem(c, access.ca_data, access.ca_file, b.ca, CURLOPT_CAINFO_BLOB, CURLOPT_CAINFO, CURLOPT_LASTENTRY);
+    pem(c, access.cert_data, access.cert_file, b.cert, CURLOPT_SSLCERT_BLOB, CURLOPT_SSLCERT, CURLOPT_SSLCERTTYPE);
+    pem(c, access.key_data, access.key_file, b.key, CURLOPT_SSLKEY_BLOB, CURLOPT_SSLKEY, CURLOPT_SSLKEYTYPE);
 }
 
 }  // namespace
