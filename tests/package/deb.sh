@@ -34,7 +34,7 @@ podman run --rm --network host --pull=never -v "$WORK:/pkg:ro" debian:12 bash -e
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends /pkg/pkg.deb systemd >/dev/null
   echo "installed: $(dpkg-query -W -f="\${Package} \${Version} \${Status}" glbd)"
-  getent passwd glbd | grep -q ":/var/lib/glbd:" || { echo "FAIL: no glbd system user"; exit 1; }
+  getent passwd glbd | grep ":/var/lib/glbd:" >/dev/null || { echo "FAIL: no glbd system user"; exit 1; }
   [ "$(stat -c "%U:%G %a" /var/lib/glbd)" = "glbd:glbd 750" ] || { echo "FAIL: /var/lib/glbd is $(stat -c "%U:%G %a" /var/lib/glbd)"; exit 1; }
   glbd check --config /etc/glbd/glbd.yaml
   systemd-analyze verify --man=no /lib/systemd/system/glbd.service  # no man-db here: the page is checked below
