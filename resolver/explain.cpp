@@ -71,16 +71,15 @@ std::vector<Explanation::Endpoint> endpoints_of(const std::byte* plan, uint32_t 
     };
     addresses(4, a.v4, a.n4);
     addresses(6, a.v6, a.n6);
-    for (int mode : {1}) {
-        if (a.cname[mode] == 0) continue;
-        const auto* c = reinterpret_cast<const char*>(plan + a.cname[mode]);
+    if (a.cname[1] != 0) {  // a host name endpoint (every-entry mode), healthy when the healthy mode has it too
+        const auto* c = reinterpret_cast<const char*>(plan + a.cname[1]);
         out.push_back({wire::wire_to_name(std::string_view(c + 1, static_cast<uint8_t>(c[0]))), a.cname[0] != 0});
     }
     return out;
 }
 
 // The entries a group can answer with: those of its every-entry picks (A and AAAA).
-void candidates_of(const Snapshot& snap, const Host& host, const std::byte* plan, const plan::Group& g,
+void candidates_of(const Host& host, const std::byte* plan, const plan::Group& g,
                    Explanation& e) {
     std::set<uint16_t> seen;
     for (int q : {0, 1}) {
@@ -93,7 +92,6 @@ void candidates_of(const Snapshot& snap, const Host& host, const std::byte* plan
             e.candidates.push_back({en.cluster, en.geo, en.weight, en.usable, endpoints_of(plan, choices[i].answers)});
         }
     }
-    (void)snap;
 }
 
 // The group's geo code, from its entries (the defaultGeo and all groups have none of their own).
@@ -131,7 +129,7 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
         else result = "none usable";
         e.steps.push_back({role, g ? group_geo(host, plan, *g, role) : "", result});
     }
-    if (choice.group) candidates_of(snap, host, plan, *choice.group, e);
+    if (choice.group) candidates_of(host, plan, *choice.group, e);
 }
 
 // answer() for the query the client would send; its answer records, TTL, ECS scope and rcode.
