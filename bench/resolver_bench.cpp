@@ -32,7 +32,7 @@ GlobalView view(int hosts, int clusters) {
     const char* geos[] = {"IE", "US", "GEO-OC", "DE", "JP", "GEO-EU", "BR", "AU"};
     GlobalView v;
     for (int c = 0; c < clusters; ++c) {
-        ClusterView cv{"c" + std::to_string(c), true, {}};
+        ClusterView cv{"c" + std::to_string(c), true, {}, std::nullopt};
         for (int h = 0; h < hosts; ++h) {
             HostEntry he{"h" + std::to_string(h) + ".glb.example.test", 60,
                          conf::LoadBalancing{static_cast<uint16_t>(100 + c), geos[c % 8], c == 1}, {}};

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -37,10 +39,35 @@ bool valid_cidr(const std::string& cidr) {
     return true;
 }
 
+// cluster.location: {lat: DEGREES, lon: DEGREES}.
+std::optional<Coordinates> read_location(Reader& r, const YAML::Node& n, const std::string& path) {
+    Section s(r, n, path, {"lat", "lon"});
+    if (!s) return std::nullopt;
+    Coordinates c;
+    bool ok = true;
+    auto degrees = [&](const char* key, double limit, float& out) {
+        auto v = s[key];
+        if (!v) return s.error(key, "required"), void(ok = false);
+        std::optional<std::string> text = r.str(v, s.at(key));
+        double d = 0;
+        auto res = text ? std::from_chars(text->data(), text->data() + text->size(), d) : std::from_chars_result{};
+        if (!text || res.ec != std::errc() || res.ptr != text->data() + text->size() || !(d >= -limit && d <= limit)) {
+            s.error(key, "must be a number of degrees from " + std::to_string(static_cast<int>(-limit)) + " to " +
+                             std::to_string(static_cast<int>(limit)) + (text ? ", got \"" + *text + "\"" : ""));
+            ok = false;
+            return;
+        }
+        out = static_cast<float>(std::round(d * 1e4) / 1e4);  // what peers are told (sync: 4 decimals)
+    };
+    degrees("lat", 90, c.lat);
+    degrees("lon", 180, c.lon);
+    return ok ? std::optional<Coordinates>(c) : std::nullopt;
+}
+
 void read_cluster(Reader& r, const YAML::Node& root, Config& c) {
     auto n = root["cluster"];
     if (!n) return r.error(root, "cluster.id", "required");
-    Section s(r, n, "cluster", {"id", "instance"});
+    Section s(r, n, "cluster", {"id", "instance", "location"});
     if (!s) return;
     if (!s["id"]) r.error(n, "cluster.id", "required");
     if (auto v = s.str("id")) {
@@ -51,6 +78,7 @@ void read_cluster(Reader& r, const YAML::Node& root, Config& c) {
         if (!is_instance_name(*v)) s.error("instance", "must be 1..253 characters of [A-Za-z0-9._-], got \"" + *v + "\"");
         c.cluster.instance = *v;
     }
+    if (auto v = s["location"]) c.cluster.location = read_location(r, v, s.at("location"));
     if (c.cluster.instance.empty()) {
         char host[256] = {};
         gethostname(host, sizeof host - 1);

@@ -120,9 +120,16 @@ struct GeoNetwork {
 };
 
 // The config mirrors the YAML: one struct a section, one field a key (see docs/config.md).
+// A point on Earth in degrees (latitude -90..90, longitude -180..180).
+struct Coordinates {
+    float lat = 0, lon = 0;
+    bool operator==(const Coordinates&) const = default;
+};
+
 struct Cluster {
     std::string id;
     std::string instance;  // default: the host name
+    std::optional<Coordinates> location;  // cluster.location: where its endpoints are (nearest fallback, map)
 };
 
 struct Listen {

@@ -182,6 +182,8 @@ Location GeoDb::locate_mmdb(const Address& addr, uint8_t trie_prefix, Location l
         uint64_t db;
         uint32_t offset;
         std::string_view code, continent;
+        bool has_coordinates;
+        float lat, lon;
     };
     thread_local std::array<Cached, 256> cache{};
     Cached& slot = cache[(res.entry.offset * 2654435761u) >> 24 & 0xff];
@@ -189,6 +191,7 @@ Location GeoDb::locate_mmdb(const Address& addr, uint8_t trie_prefix, Location l
     if (slot.db == id_ && slot.offset == res.entry.offset) {
         loc.code = slot.code;
         loc.continent = slot.continent;
+        loc.has_coordinates = slot.has_coordinates, loc.lat = slot.lat, loc.lon = slot.lon;
         return loc;
     }
     MMDB_entry_data_s data;
@@ -200,7 +203,14 @@ Location GeoDb::locate_mmdb(const Address& addr, uint8_t trie_prefix, Location l
         data.type == MMDB_DATA_TYPE_UTF8_STRING) {
         loc.continent = std::string_view(data.utf8_string, data.data_size);
     }
-    slot = Cached{id_, res.entry.offset, loc.code, loc.continent};
+    double lat = 0, lon = 0;
+    if (MMDB_get_value(&res.entry, &data, "location", "latitude", nullptr) == MMDB_SUCCESS && data.has_data &&
+        data.type == MMDB_DATA_TYPE_DOUBLE && (lat = data.double_value) >= -90 && lat <= 90 &&
+        MMDB_get_value(&res.entry, &data, "location", "longitude", nullptr) == MMDB_SUCCESS && data.has_data &&
+        data.type == MMDB_DATA_TYPE_DOUBLE && (lon = data.double_value) >= -180 && lon <= 180) {
+        loc.has_coordinates = true, loc.lat = static_cast<float>(lat), loc.lon = static_cast<float>(lon);
+    }
+    slot = Cached{id_, res.entry.offset, loc.code, loc.continent, loc.has_coordinates, loc.lat, loc.lon};
     return loc;
 }
 

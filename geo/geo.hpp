@@ -32,6 +32,10 @@ struct Location {
     uint8_t prefix = 0;          // length of the network that decided the location, in the family's bits
     uint64_t code_key = 0;       // geo::code_key(code), code_key(continent)
     uint64_t continent_key = 0;
+    // The client's coordinates when the database has them (a MaxMind City database's location), else unset:
+    // the nearest-cluster fallback then measures from its country's point.
+    bool has_coordinates = false;
+    float lat = 0, lon = 0;
     // Which data placed the client (for explanations; the answer path does not read it).
     enum class Source : uint8_t { none, networks, location_db, maxmind } source = Source::none;
 };

@@ -115,6 +115,12 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
         e.located = true;
         e.country = std::string(trace.loc.code), e.continent = std::string(trace.loc.continent);
         e.prefix = trace.loc.prefix, e.located_by = source_name(trace.loc.source);
+        geo::Point p;
+        if (trace.loc.has_coordinates) {
+            e.has_point = e.point_from_database = true, e.lat = trace.loc.lat, e.lon = trace.loc.lon;
+        } else if (trace.loc.code.size() == 2 && geo::country_point(trace.loc.code_key, p)) {
+            e.has_point = true, e.lat = p.lat, e.lon = p.lon;
+        }
     }
     e.fallback = choice.fallback, e.fail_open = choice.fail_open;
     bool passed = false;
@@ -128,6 +134,9 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
         else if (passed) result = "not needed";
         else result = "none usable";
         e.steps.push_back({role, g ? group_geo(host, plan, *g, role) : "", result});
+        if (role == "nearest" && g && g->has_point && e.has_point) {
+            e.steps.back().km = geo::distance_km(geo::Point{e.lat, e.lon}, geo::Point{g->lat, g->lon});
+        }
     }
     if (choice.group) candidates_of(host, plan, *choice.group, e);
 }

@@ -31,10 +31,14 @@ struct Explanation {
     bool located = false;  // false: the host's answer does not depend on the client
     std::string country, continent, located_by;
     unsigned prefix = 0;
+    // The client's point for the nearest fallback: the database's coordinates, or its country's point.
+    bool has_point = false, point_from_database = false;
+    float lat = 0, lon = 0;
     // Each group tried, in order: role (country, continent, defaultGeo, all), its geo code, and what
     // happened: "no group" (nothing for that code), "no entry", "none usable", "chosen", "not needed".
     struct Step {
         std::string role, geo, result;
+        double km = -1;  // the nearest step: the group's distance from the client
     };
     std::vector<Step> steps;
     bool fallback = false, fail_open = false;

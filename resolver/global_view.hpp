@@ -27,6 +27,7 @@ struct ClusterView {
     std::string id;
     bool alive = true;
     std::vector<HostEntry> hosts;
+    std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location as its newest report says
 };
 
 using GlobalView = std::vector<ClusterView>;

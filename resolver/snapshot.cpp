@@ -242,6 +242,7 @@ uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
 struct GroupDraft {
     std::string geo;  // "" for the default and all groups
     std::vector<uint16_t> entries;
+    std::optional<conf::Coordinates> location;  // a geo group's point when a cluster of it declares one
 };
 
 // The plan of a load-balanced host (see plan:: for the layout).
@@ -273,7 +274,11 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
             if (d.geo.size() == 6 && d.geo.compare(0, 4, "GEO-") == 0) g.continent = static_cast<uint16_t>(geo::code_key(d.geo.substr(4)));
             if (d.geo.size() > 8) g.long_code = w.bytes(d.geo.data(), d.geo.size());
             geo::Point p;
-            if (nearest && geo::point_of(d.geo, p)) g.has_point = 1, g.lat = p.lat, g.lon = p.lon;
+            if (nearest && d.location) {
+                g.has_point = 1, g.lat = d.location->lat, g.lon = d.location->lon;
+            } else if (nearest && geo::point_of(d.geo, p)) {
+                g.has_point = 1, g.lat = p.lat, g.lon = p.lon;
+            }
         }
         for (uint16_t i : d.entries) {
             if (answers_at[i] == 0) answers_at[i] = put_answers(w, eps[i]);
@@ -346,8 +351,18 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
         if (e.default_geo) default_group.entries.push_back(idx);
         if (e.geo.empty()) continue;
         auto g = std::find_if(geo_groups.begin(), geo_groups.end(), [&](const GroupDraft& x) { return x.geo == e.geo; });
-        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo, {}});
+        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo, {}, std::nullopt});
         g->entries.push_back(idx);
+    }
+    // A geo group's point: the cluster.location of its first usable entry's cluster that declares one (cluster
+    // order, the same on every server), else of any of its entries' clusters, else the geo code's own point.
+    for (auto& g : geo_groups) {
+        for (bool usable_only : {true, false}) {
+            for (uint16_t i : g.entries) {
+                const auto& where = contributions[i].first->location;
+                if (!g.location && where && (h.entries[i].usable || !usable_only)) g.location = where;
+            }
+        }
     }
     lb_plan(w, h, eps, geo_groups, default_group, all, shapes.size() > 1, nearest);
 }

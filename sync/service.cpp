@@ -64,6 +64,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     if (networked) sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
     own.cluster = config.cluster.id;
     own.instance = config.cluster.instance;
+    own.location = config.cluster.location;
     uint64_t now = now_ms();
     own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
     own.version = now;
@@ -251,6 +252,7 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
     stopping = false;
     closing = false;
+    own.location = config.cluster.location;
     // The zones' static data may have changed: a new version makes every server's serial rise (serial()).
     bump_own();
 }

@@ -109,13 +109,14 @@ GlobalView Store::view(uint64_t now_ms, uint64_t dead_after_ms) const {
         for (const Known* k : instances) {
             if (alive(*k, now_ms, dead_after_ms)) live.push_back(k);
         }
-        ClusterView cv{id, !live.empty(), {}};
+        ClusterView cv{id, !live.empty(), {}, std::nullopt};
         const auto& use = live.empty() ? instances : live;
         // Host fields from the newest report; endpoints merged: healthy when at least half of the
         // live replicas that report the endpoint say so.
         std::vector<const Known*> by_version(use.begin(), use.end());
         std::sort(by_version.begin(), by_version.end(),
                   [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
+        if (!by_version.empty()) cv.location = by_version.front()->state.location;
         std::map<std::string, size_t> host_index;
         std::vector<std::map<std::string, std::pair<unsigned, unsigned>>> votes;  // healthy, total
         for (const Known* k : by_version) {
@@ -248,6 +249,23 @@ bool number(const std::string& s, uint64_t& out) {
 }
 }  // namespace
 
+std::string format_location(const conf::Coordinates& c) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.4f,%.4f", static_cast<double>(c.lat), static_cast<double>(c.lon));
+    return buf;
+}
+
+std::optional<conf::Coordinates> parse_location(std::string_view v) {
+    auto comma = v.find(',');
+    if (comma == std::string_view::npos) return std::nullopt;
+    double lat = 0, lon = 0;
+    auto a = std::from_chars(v.data(), v.data() + comma, lat);
+    auto b = std::from_chars(v.data() + comma + 1, v.data() + v.size(), lon);
+    if (a.ec != std::errc() || a.ptr != v.data() + comma || b.ec != std::errc() || b.ptr != v.data() + v.size()) return std::nullopt;
+    if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180)) return std::nullopt;
+    return conf::Coordinates{static_cast<float>(lat), static_cast<float>(lon)};
+}
+
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {
     std::vector<std::vector<std::string>> out;
     out.push_back({"glbd-sync=1", kv("from", from)});
@@ -259,6 +277,7 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
             out.back().push_back("data=0");
             continue;
         }
+        if (s.location) out.back().push_back("loc=" + format_location(*s.location));
         for (const auto& h : s.hosts) {
             std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
             if (h.load_balancing) {
@@ -357,6 +376,10 @@ bool decode(const std::vector<std::vector<std::string>>& records, std::string& f
                 auto [key, v] = split(rec[k]);
                 uint64_t n = 0;
                 if (key == "data" && v == "0") cur->has_data = false;
+                if (key == "loc") {
+                    cur->state.location = parse_location(v);
+                    if (!cur->state.location) return bad("bad location " + v);
+                }
                 if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
                 if (!number(v, n)) return bad("bad " + key);
                 (key == "inc" ? cur->state.incarnation : key == "version" ? cur->state.version

@@ -35,6 +35,7 @@ struct InstanceState {
     // hold of it). A higher incarnation replaces what is known whole; a lower one is ignored. Version and
     // heartbeat order reports within one incarnation.
     uint64_t incarnation = 0;
+    std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location, when the origin's config sets it
     [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
 };
 
@@ -128,6 +129,10 @@ struct ReportLimits {
 // `check_times` false skips the clock checks (this instance's own saved state: its last life's clock may
 // have been wrong, which its new incarnation makes harmless).
 std::string check_report(const Report& r, uint64_t now_ms, bool check_times = true);
+// An origin's cluster.location in its report: "53.3498,-6.2603"; parse_location refuses anything else or a
+// point off the globe.
+std::string format_location(const conf::Coordinates& c);
+std::optional<conf::Coordinates> parse_location(std::string_view v);
 // The TXT records' text strings, one vector per record, in zone order (without the SOAs).
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
 // Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.

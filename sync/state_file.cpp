@@ -22,8 +22,10 @@ nlohmann::json to_json(const InstanceState& s) {
     }
     nlohmann::json ov = nlohmann::json::object();
     for (const auto& [t, e] : s.overrides) ov[t] = {{"state", state_name(e.state)}, {"at", e.at_ms}};
-    return {{"cluster", s.cluster}, {"instance", s.instance}, {"incarnation", s.incarnation}, {"version", s.version},
-            {"heartbeat", s.heartbeat}, {"hosts", hosts}, {"overrides", ov}};
+    nlohmann::json out{{"cluster", s.cluster}, {"instance", s.instance}, {"incarnation", s.incarnation}, {"version", s.version},
+                       {"heartbeat", s.heartbeat}, {"hosts", hosts}, {"overrides", ov}};
+    if (s.location) out["location"] = format_location(*s.location);
+    return out;
 }
 
 // An unsigned integer field no larger than `max`. nlohmann's get<uint16_t>() would cast 70000 or -1 silently.
@@ -42,6 +44,10 @@ InstanceState from_json(const nlohmann::json& j) {
     s.incarnation = j.contains("incarnation") ? uint_at(j, "incarnation", UINT64_MAX) : 0;
     s.version = uint_at(j, "version", UINT64_MAX);
     s.heartbeat = j.contains("heartbeat") ? uint_at(j, "heartbeat", UINT64_MAX) : 0;
+    if (j.contains("location")) {
+        s.location = parse_location(j.at("location").get<std::string>());
+        if (!s.location) throw std::out_of_range("\"location\": " + j.at("location").dump() + " is not \"LAT,LON\"");
+    }
     auto array_at = [](const nlohmann::json& o, const char* key) -> const nlohmann::json& {
         const auto& v = o.at(key);
         if (!v.is_array()) throw std::out_of_range(std::string("\"") + key + "\" is not an array");

@@ -60,7 +60,7 @@ TEST(Allocation, NoHeapAllocationPerQuery) {
     GlobalView view;
     const char* geos[] = {"IE", "US", "GEO-OC"};
     for (int i = 0; i < 3; ++i) {
-        ClusterView cv{geos[i] == std::string("IE") ? "ie" : geos[i] == std::string("US") ? "us" : "oc", true, {}};
+        ClusterView cv{geos[i] == std::string("IE") ? "ie" : geos[i] == std::string("US") ? "us" : "oc", true, {}, std::nullopt};
         cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60, conf::LoadBalancing{static_cast<uint16_t>(100 * (i + 1)), geos[i], i == 1},
                                      {{"10.0.0." + std::to_string(i + 1), true}, {"2001:db8::" + std::to_string(i + 1), true}}});
         cv.hosts.push_back(HostEntry{"lb.glb.example.test", 60, conf::LoadBalancing{100, geos[i], i == 1},

@@ -17,7 +17,7 @@ std::shared_ptr<const Snapshot> snapshot() {
     auto c = config_from(kGlbTestConfig);
     GlobalView view;
     for (auto [cluster, ip] : {std::pair{"a", "192.0.2.10"}, std::pair{"b", "192.0.2.20"}}) {
-        ClusterView cv{cluster, true, {}};
+        ClusterView cv{cluster, true, {}, std::nullopt};
         HostEntry two{"two.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}};
         cv.hosts.push_back(two);
         if (std::string(cluster) == "a") cv.hosts.push_back(HostEntry{"one.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}});

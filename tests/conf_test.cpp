@@ -123,6 +123,15 @@ TEST(Conf, NearestFallback) {
     EXPECT_TRUE(r.config->geoip.nearest);
 }
 
+TEST(Conf, ClusterLocation) {
+    auto r = conf::load_text(with("  instance: a\n", "  instance: a\n  location: {lat: 53.34981, lon: -6.26031}\n"), "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    ASSERT_TRUE(r.config->cluster.location);
+    EXPECT_FLOAT_EQ(r.config->cluster.location->lat, 53.3498f);  // to 4 decimals, as peers will be told
+    EXPECT_FLOAT_EQ(r.config->cluster.location->lon, -6.2603f);
+    EXPECT_FALSE(conf::load_text(kGood, "glbd.yaml").config->cluster.location);
+}
+
 const Bad kBad[] = {
     {"WeightNotInteger", with("weight: 120", "weight: heavy"),
      "glbd.yaml:25:29: hosts[0].loadBalancing.weight: must be an integer 0..65535, got \"heavy\""},
@@ -131,6 +140,11 @@ const Bad kBad[] = {
     {"UnknownNestedKey", with("    ttl: 60\n", "    ttl: 60\n    weigth: 3\n"), "glbd.yaml:24:5: hosts[0].weigth: unknown key"},
     {"HostOutsideZones", with("name: shop.glb.example.com", "name: shop.other.org"),
      "glbd.yaml:22:11: hosts[0].name: shop.other.org is not in any configured zone"},
+    {"LatitudeOffTheGlobe", with("  instance: a\n", "  instance: a\n  location: {lat: 95, lon: 0}\n"),
+     "glbd.yaml:4:19: cluster.location.lat: must be a number of degrees from -90 to 90, got \"95\""},
+    {"LongitudeNotANumber", with("  instance: a\n", "  instance: a\n  location: {lat: 1, lon: east}\n"),
+     "cluster.location.lon: must be a number of degrees from -180 to 180, got \"east\""},
+    {"LocationWithoutLon", with("  instance: a\n", "  instance: a\n  location: {lat: 1}\n"), "cluster.location.lon: required"},
     {"BadFallback", with("geoip:\n", "geoip:\n  fallback: closest\n"),
      "glbd.yaml:9:13: geoip.fallback: must be default or nearest, got \"closest\""},
     {"BadCidr", with("10.1.0.0/16: IE", "10.1.0.0/33: IE"), "glbd.yaml:10:5: geoip.networks.10.1.0.0/33: not a CIDR network"},

@@ -25,7 +25,7 @@ std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries) {
     auto c = config_from(kGlbTestConfig);
     GlobalView view;
     for (const auto& e : entries) {
-        ClusterView cv{e.cluster, true, {}};
+        ClusterView cv{e.cluster, true, {}, std::nullopt};
         HostEntry he{"app.glb.test", 60, conf::LoadBalancing{e.weight, e.geo, e.default_geo}, {}};
         for (const auto& [t, h] : e.endpoints) he.endpoints.push_back(EndpointState{t, h});
         cv.hosts.push_back(he);

@@ -21,6 +21,7 @@ struct E {
     std::vector<std::pair<std::string, bool>> endpoints;  // target, healthy
     bool alive = true;
     bool load_balanced = true;
+    std::optional<conf::Coordinates> location = std::nullopt;  // its cluster's cluster.location
 };
 
 std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const std::string& host = "app.glb.test",
@@ -31,7 +32,7 @@ std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const st
     c.geoip.nearest = nearest;
     GlobalView view;
     for (const auto& e : entries) {
-        ClusterView cv{e.cluster, e.alive, {}};
+        ClusterView cv{e.cluster, e.alive, {}, e.location};
         HostEntry he{host, ttl, std::nullopt, {}};
         if (e.load_balanced) he.load_balancing = conf::LoadBalancing{e.weight, e.geo, e.default_geo};
         for (const auto& [t, h] : e.endpoints) he.endpoints.push_back(EndpointState{t, h});
@@ -489,6 +490,38 @@ TEST(Selection, NearestThenTheNextNearestWhenItFails) {
     EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
     p = query(*nearest_snapshot(spread(true, false)), "10.6.0.0/20");  // BR with the US down: Ireland
     EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+}
+
+TEST(Selection, NearestMeasuresFromTheDatabasesCoordinates) {
+    // Three clients in Russia (its point 54.86N 86.04E, in Siberia): the test database places 10.12/16 at
+    // Vladivostok and 10.13/16 at Kaliningrad; 10.14/16 has no coordinates.
+    auto s = nearest_snapshot(spread());
+    auto p = query(*s, "10.12.0.0/16");  // Vladivostok: Oceania 7,000 km, the US 8,500, Ireland 8,600
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(p.ecs_scope, 16);
+    p = query(*s, "10.13.0.0/16");  // Kaliningrad: Ireland
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    p = query(*s, "10.14.0.0/16");  // no coordinates: the country's point, nearest Ireland
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+}
+
+TEST(Selection, NearestUsesTheClustersLocation) {
+    // The US cluster says it is in Anchorage (61.22N 149.90W): 5,500 km from JP, nearer than Oceania's
+    // point (6,557 km). Without it the US group's point is the country's (9,439 km).
+    auto entries = spread();
+    entries[1].location = conf::Coordinates{61.2181f, -149.9003f};
+    auto p = query(*nearest_snapshot(entries), "10.5.0.0/16");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    // Down, it is passed over for the next nearest, as before.
+    entries[1].endpoints[0].second = false;
+    p = query(*nearest_snapshot(entries), "10.5.0.0/16");
+    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    // A second US cluster without a location joins the group: the group keeps Anchorage as its point.
+    entries[1].endpoints[0].second = true;
+    entries.push_back({"us2", "US", 100, false, {{"198.51.100.20", true}}});
+    p = query(*nearest_snapshot(entries), "10.5.0.0/16");
+    EXPECT_EQ(p.answer.size(), 1u);
+    EXPECT_NE(rdata(p), std::vector<std::string>{"203.0.113.10"}) << "the US group (Anchorage) is nearest";
 }
 
 TEST(Selection, NearestIsExplained) {

@@ -239,6 +239,31 @@ TEST(Codec, OriginWithoutDataCarriesNoHosts) {
     EXPECT_EQ(out[1].state.hosts.size(), 1u);
 }
 
+TEST(Codec, ClusterLocationTravelsWithTheOrigin) {
+    auto a = inst("eu-1", "pod-a", 5, 6);
+    a.location = conf::Coordinates{53.3498f, -6.2603f};
+    auto b = inst("us-1", "pod-b", 7, 8);
+    auto records = encode("eu-1/pod-a", {{a, 0}, {b, 0}});
+    EXPECT_NE(std::find(records[1].begin(), records[1].end(), "loc=53.3498,-6.2603"), records[1].end());
+    std::string from, err;
+    std::vector<Report> out;
+    ASSERT_TRUE(decode(records, from, out, err)) << err;
+    ASSERT_TRUE(out[0].state.location);
+    EXPECT_EQ(*out[0].state.location, *a.location);  // the same float on both sides: answers agree
+    EXPECT_FALSE(out[1].state.location);
+    // Off the globe or not two numbers: the transfer is refused, not half-read.
+    for (const char* bad : {"loc=91,0", "loc=0,180.5", "loc=1", "loc=1,2,3", "loc=nan,1", "loc=,", "loc=1e999,0", "loc= 1,2"}) {
+        out.clear();
+        EXPECT_FALSE(decode({{"origin=eu/a", bad}}, from, out, err)) << bad;
+    }
+    // The view takes a cluster's location from its newest report.
+    Store st;
+    st.set_own(inst("me", "x", 1, 1), 0);
+    st.merge(a, 0, 0);
+    EXPECT_EQ(cluster(st.view(0, 3000), "eu-1")->location, a.location);
+    EXPECT_FALSE(cluster(st.view(0, 3000), "me")->location);
+}
+
 TEST(Store, EachOriginRemembersTheGenerationOfItsLastChange) {
     Store st;
     st.set_own(inst("me", "a", 1, 1), 0);

@@ -12,6 +12,7 @@
 
 #include "sync/service.hpp"
 #include "sync/state.hpp"
+#include "sync/state_file.hpp"
 #include "tests/dns_util.hpp"
 
 #include <ldns/ldns.h>
@@ -368,6 +369,17 @@ TEST(StateDir, RestoresPeersAndOwnOverridesAndBeginsANewLife) {
     }
 }
 
+TEST(StateDir, ClusterLocationIsKept) {
+    InstanceState s;
+    s.cluster = "us", s.instance = "b", s.version = 1000;
+    s.location = conf::Coordinates{-33.8688f, 151.2093f};
+    std::stringstream file;
+    write_state_file(file, {s}, 1);
+    auto back = read_state_file(file);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].location, s.location);
+}
+
 // A state file with a wrong type or a number out of range is ignored whole: nothing is loaded, never a
 // truncated value.
 TEST(StateDir, WrongTypesAndOutOfRangeNumbersIgnoreTheWholeFile) {
@@ -380,6 +392,8 @@ TEST(StateDir, WrongTypesAndOutOfRangeNumbersIgnoreTheWholeFile) {
         R"({"cluster":"us","instance":"b","version":"1000","hosts":[],"overrides":{}})",
         R"({"cluster":"us","instance":"b","version":1000,"hosts":[],"overrides":{"us":{"state":"sideways","at":1}}})",
         R"({"cluster":"us","instance":"b","version":1000,"hosts":{},"overrides":{}})",
+        R"({"cluster":"us","instance":"b","version":1000,"hosts":[],"overrides":{},"location":"91,0"})",
+        R"({"cluster":"us","instance":"b","version":1000,"hosts":[],"overrides":{},"location":[1,2]})",
     };
     for (const auto& origin : bad) {
         TempDir dir;

@@ -361,7 +361,10 @@ admin::Response Daemon::explain_route(const std::string& query) const {
     Explanation e = explain(*snap, req);
     using nlohmann::json;
     json steps = json::array(), candidates = json::array();
-    for (const auto& s : e.steps) steps.push_back({{"group", s.role}, {"geo", s.geo}, {"result", s.result}});
+    for (const auto& s : e.steps) {
+        steps.push_back({{"group", s.role}, {"geo", s.geo}, {"result", s.result}});
+        if (s.km >= 0) steps.back()["km"] = static_cast<long>(s.km + 0.5);
+    }
     for (const auto& c : e.candidates) {
         json eps = json::array();
         for (const auto& ep : c.endpoints) eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
@@ -376,6 +379,9 @@ admin::Response Daemon::explain_route(const std::string& query) const {
         out["zone"] = e.zone, out["host"] = e.host, out["loadBalanced"] = e.load_balanced;
         out["location"] = e.located ? json{{"country", e.country}, {"continent", e.continent}, {"prefix", e.prefix}, {"from", e.located_by}}
                                     : json(nullptr);
+        if (e.located && e.has_point) {
+            out["location"]["point"] = {{"lat", e.lat}, {"lon", e.lon}, {"from", e.point_from_database ? e.located_by : "country"}};
+        }
         out["steps"] = steps, out["fallback"] = e.fallback, out["failOpen"] = e.fail_open;
         out["candidates"] = candidates;
         out["answer"] = {{"rcode", e.rcode}, {"records", e.answers}, {"ttl", e.ttl}, {"ecsScope", e.scope}};

@@ -170,7 +170,11 @@ std::string render_explain(const std::string& explain_json) {
                " by " + loc.at("from").get<std::string>() + " (network /" + std::to_string(loc.at("prefix").get<int>()) + ")\n";
     }
     std::vector<std::vector<std::string>> steps{{"GROUP", "GEO", "RESULT"}};
-    for (const auto& s : j.at("steps")) steps.push_back({s.at("group").get<std::string>(), s.at("geo").get<std::string>(), s.at("result").get<std::string>()});
+    for (const auto& s : j.at("steps")) {
+        std::string group = s.at("group").get<std::string>();
+        if (s.contains("km")) group += " (" + std::to_string(s["km"].get<long>()) + " km)";
+        steps.push_back({group, s.at("geo").get<std::string>(), s.at("result").get<std::string>()});
+    }
     table(out, steps);
     std::vector<std::vector<std::string>> cands{{"CLUSTER", "GEO", "WEIGHT", "USABLE", "ENDPOINTS"}};
     for (const auto& c : j.at("candidates")) {
