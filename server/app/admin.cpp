@@ -222,7 +222,7 @@ struct Server::Impl {
         if (c->parser.error_status) {
             r.status = c->parser.error_status;
             r.body = std::string(reason(r.status)) + "\n";
-        } else if (!authorized(c->parser.req, token)) {
+        } else if (!is_public(c->parser.req) && !authorized(c->parser.req, token)) {
             r.status = 401;
             r.body = "a bearer token is required\n";
         } else if (token.empty() && !host_allowed(c->parser.req, listen)) {
@@ -239,7 +239,11 @@ struct Server::Impl {
             }
         }
         c->out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\nContent-Type: " + r.content_type +
-                 "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n" + r.body;
+                 "\r\nContent-Length: " + std::to_string(r.body.size()) +
+                 "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n";
+        for (const auto& [name, value] : r.headers) c->out += name + ": " + value + "\r\n";
+        c->out += "Connection: close\r\n\r\n";
+        if (c->parser.req.method != "HEAD") c->out += r.body;
         uv_buf_t b = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
         if (uv_write(&c->write, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1,
                      [](uv_write_t* w, int) { static_cast<Conn*>(w->data)->impl->close(static_cast<Conn*>(w->data)); }) != 0) {
@@ -279,6 +283,10 @@ bool host_allowed(const Request& request, const conf::SockAddr& listen) {
     }
     for (auto& ch : host) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return Address::is_ip(host) || host == "localhost" || host == listen.host;
+}
+
+bool is_public(const Request& request) {
+    return request.path == "/" && (request.method == "GET" || request.method == "HEAD");
 }
 
 bool authorized(const Request& request, const std::string& token) {

@@ -1,6 +1,7 @@
 // server/admin — the HTTP admin endpoint (admin.listen) on the control thread's libuv loop, parsed with
 // libhttp-parser. Bounded: 16 KiB of headers (431), 64 KiB of body (413), 10 s per request, 64
-// connections. A bearer token, when set, is required on every request. Routes are the daemon's.
+// connections. A bearer token, when set, is required on every request but the static page's (is_public).
+// Routes are the daemon's.
 #pragma once
 
 #include <uv.h>
@@ -10,6 +11,8 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "conf/config.hpp"
 
@@ -31,6 +34,7 @@ struct Response {
     int status = 200;
     std::string content_type = "text/plain; charset=utf-8";
     std::string body;
+    std::vector<std::pair<std::string, std::string>> headers;  // more headers (names and values are ours)
 };
 
 using Handler = std::function<Response(const Request&)>;
@@ -63,6 +67,10 @@ ParseResult parse_request(const std::string& bytes);
 // Whether the request's Host header names this endpoint: an IP address, localhost or the listen host (any
 // port). Checked when there is no token, against DNS rebinding.
 bool host_allowed(const Request& request, const conf::SockAddr& listen);
+
+// Whether the request may be answered without the token: GET or HEAD of `/`, the status page, which is
+// static and holds no data (it asks for the token and sends it with each of its API calls).
+bool is_public(const Request& request);
 
 // Whether the request carries `Authorization: Bearer <token>` (always true without a token). The
 // comparison takes the same time wherever the first difference is.

@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
 #include "server/app/admin.hpp"
@@ -46,6 +48,9 @@ public:
     admin::Response admin(const admin::Request& req);
     [[nodiscard]] std::string metrics() const;
     [[nodiscard]] std::string state_json() const;
+    [[nodiscard]] nlohmann::json hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const;
+    [[nodiscard]] nlohmann::json endpoints_json(const ClusterView& cv, const HostEntry& h, const sync::OverrideMap& in_force,
+                                                const health::States& probes) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;
     [[nodiscard]] bool ready() const;
 

@@ -1,11 +1,13 @@
-// The admin endpoint's routes: /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides.
+// The admin endpoint's routes: / (the status page), /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <sstream>
 
 #include "server/app/daemon.hpp"
+#include "geo/points.hpp"
 #include "resolver/explain.hpp"
+#include "server/app/page/page.hpp"
 #include "sync/state.hpp"
 
 namespace glbd {
@@ -183,7 +185,9 @@ admin::Response Daemon::admin(const admin::Request& req) {
         r.body = std::string("use ") + m + "\n";
         return false;
     };
-    if (req.path == "/healthz") {
+    if (req.path == "/") {
+        if (req.method == "HEAD" || method_is("GET")) r = page::status_page();
+    } else if (req.path == "/healthz") {
         if (method_is("GET")) r.body = "ok\n";
     } else if (req.path == "/readyz") {
         if (method_is("GET")) {
@@ -219,7 +223,7 @@ admin::Response Daemon::admin(const admin::Request& req) {
         }
     } else {
         r.status = 404;
-        r.body = "not found; try /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides\n";
+        r.body = "not found; try /, /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides\n";
     }
     return r;
 }
@@ -239,15 +243,31 @@ std::string Daemon::metrics() const {
     return m.str();
 }
 
-std::string Daemon::state_json() const {
-    using nlohmann::json;
-    uint64_t now = sync::now_ms();
-    auto known = sync_->known();
-    const sync::OverrideMap in_force = sync_->overrides();
-    json overrides = json::object();
-    for (const auto& [target, e] : in_force) overrides[target] = sync::state_name(e.state);
+namespace {
+
+using nlohmann::json;
+
+// Where a cluster is drawn and measured from: its cluster.location, else the point of the geo code most of
+// its entries carry; null when neither is known.
+json cluster_location(const ClusterView& cv) {
+    if (cv.location) return {{"lat", cv.location->lat}, {"lon", cv.location->lon}, {"from", "cluster.location"}};
+    std::map<std::string, int> codes;
+    for (const auto& h : cv.hosts) {
+        if (h.load_balancing && !h.load_balancing->geo.empty()) ++codes[h.load_balancing->geo];
+    }
+    const std::string* best = nullptr;
+    for (const auto& [code, n] : codes) {
+        if (!best || n > codes[*best]) best = &code;
+    }
+    geo::Point p;
+    if (!best || !geo::point_of(*best, p)) return nullptr;
+    return {{"lat", p.lat}, {"lon", p.lon}, {"from", "geo " + *best}};
+}
+
+json peers_json(const sync::Service& sync, uint64_t now) {
+    auto known = sync.known();
     json peers = json::array();
-    for (const auto& p : sync_->peers()) {
+    for (const auto& p : sync.peers()) {
         json jp{{"address", p.address}, {"id", p.origin}, {"alive", p.reachable}, {"exchanges", p.exchanges}, {"failures", p.failures}};
         jp["lastSeenMsAgo"] = p.last_ok_ms ? json(now - std::min(now, p.last_ok_ms)) : json(nullptr);
         for (const auto& k : known) {
@@ -256,8 +276,11 @@ std::string Daemon::state_json() const {
         if (!p.last_error.empty()) jp["lastError"] = p.last_error;
         peers.push_back(jp);
     }
-    GlobalView view = sync_->view();
-    auto statuses = sync_->instances();
+    return peers;
+}
+
+json clusters_json(const GlobalView& view, const std::vector<sync::Service::InstanceStatus>& statuses, const sync::OverrideMap& in_force,
+                   uint64_t now) {
     json clusters = json::array();
     for (const auto& cv : view) {
         json instances = json::array();
@@ -268,25 +291,46 @@ std::string Daemon::state_json() const {
             instances.push_back({{"instance", k.state.instance}, {"version", k.state.version}, {"lastHeardMsAgo", st.self ? 0 : ago},
                                  {"alive", st.alive}, {"self", st.self}});
         }
-        clusters.push_back({{"id", cv.id}, {"alive", cv.alive}, {"instances", instances}});
+        auto ov = in_force.find(cv.id);
+        clusters.push_back({{"id", cv.id}, {"alive", cv.alive}, {"instances", instances}, {"location", cluster_location(cv)},
+                            {"override", ov != in_force.end() ? json(sync::state_name(ov->second.state)) : json(nullptr)}});
     }
+    return clusters;
+}
+
+}  // namespace
+
+// One host entry's endpoints, with their overrides and (this cluster's) probe results.
+nlohmann::json Daemon::endpoints_json(const ClusterView& cv, const HostEntry& h, const sync::OverrideMap& in_force,
+                                      const health::States& probes) const {
+    json eps = json::array();
+    for (const auto& ep : h.endpoints) {
+        json je{{"target", ep.target}, {"healthy", ep.healthy}};
+        const sync::OverrideEntry* ov = sync::override_for(in_force, cv.id, ep.target);
+        je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
+        if (cv.id == config_.cluster.id) {
+            if (auto it = probes.find({h.host, ep.target}); it != probes.end()) {
+                je["probe"] = {{"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
+            }
+        }
+        eps.push_back(je);
+    }
+    return eps;
+}
+
+// Every host with each cluster's entry, and the answers this server gave from each (its counters).
+nlohmann::json Daemon::hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const {
     auto probes = checker_->states();
+    std::vector<uint64_t> counts;
+    if (server_) counts = server_->answers(static_cast<uint32_t>(counter_ids_.size()));
+    auto answers = [&](const std::string& host, const std::string& cluster) -> uint64_t {
+        auto it = counter_ids_.find({host, cluster});
+        return it != counter_ids_.end() && it->second < counts.size() ? counts[it->second] : 0;
+    };
     std::map<std::string, json> hosts;
     for (const auto& cv : view) {
         for (const auto& h : cv.hosts) {
-            json eps = json::array();
-            for (const auto& ep : h.endpoints) {
-                json je{{"target", ep.target}, {"healthy", ep.healthy}};
-                const sync::OverrideEntry* ov = sync::override_for(in_force, cv.id, ep.target);
-                je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
-                if (cv.id == config_.cluster.id) {
-                    if (auto it = probes.find({h.host, ep.target}); it != probes.end()) {
-                        je["probe"] = {{"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
-                    }
-                }
-                eps.push_back(je);
-            }
-            json entry{{"cluster", cv.id}, {"alive", cv.alive}, {"ttl", h.ttl}, {"endpoints", eps}};
+            json entry{{"cluster", cv.id}, {"alive", cv.alive}, {"ttl", h.ttl}, {"endpoints", endpoints_json(cv, h, in_force, probes)}};
             if (cv.id == config_.cluster.id) {
                 // Where this cluster's entry comes from: the config file, or a DNSRecord (namespace/name).
                 auto src = host_source_.find(h.host);
@@ -296,17 +340,31 @@ std::string Daemon::state_json() const {
                 entry["geo"] = h.load_balancing->geo;
                 entry["weight"] = h.load_balancing->weight;
                 entry["defaultGeo"] = h.load_balancing->default_geo;
+                entry["answers"] = answers(h.host, cv.id);
             }
             auto& jh = hosts[h.host];
             if (jh.is_null()) jh = {{"name", h.host}, {"loadBalanced", h.load_balancing.has_value()}, {"entries", json::array()}};
             jh["entries"].push_back(entry);
         }
     }
-    json jhosts = json::array();
-    for (auto& [n, h] : hosts) jhosts.push_back(h);
+    json out = json::array();
+    for (auto& [name, h] : hosts) {
+        if (!h["loadBalanced"].get<bool>()) h["answers"] = answers(name, "all");
+        out.push_back(h);
+    }
+    return out;
+}
+
+std::string Daemon::state_json() const {
+    uint64_t now = sync::now_ms();
+    const sync::OverrideMap in_force = sync_->overrides();
+    json overrides = json::object();
+    for (const auto& [target, e] : in_force) overrides[target] = sync::state_name(e.state);
+    GlobalView view = sync_->view();
     auto snap = publisher_.current();
     json out{{"cluster", config_.cluster.id}, {"instance", config_.cluster.instance}, {"serial", snap ? snap->serial : 0},
-             {"ready", ready()}, {"peers", peers}, {"clusters", clusters}, {"hosts", jhosts}, {"overrides", overrides}};
+             {"ready", ready()}, {"peers", peers_json(*sync_, now)}, {"clusters", clusters_json(view, sync_->instances(), in_force, now)},
+             {"hosts", hosts_json(view, in_force)}, {"overrides", overrides}};
     if (kube_) {
         auto ks = kube_->stats();
         out["kubernetes"] = {{"mode", kube_->controller() ? "controller" : "coredns"}, {"selector", kube_->label_selector()},

@@ -32,6 +32,11 @@ pass "/readyz: 503 until the first health round, then 200"
 [[ $(code -H "Authorization: Bearer wrong" http://$A:$AP/metrics) == 401 ]] || fail "wrong token: want 401"
 [[ $(code -H "Authorization: Bearer $TOKEN" http://$A:$AP/nope) == 404 ]] || fail "unknown path: want 404"
 [[ $(code -H "Authorization: Bearer $TOKEN" -X POST http://$A:$AP/metrics) == 405 ]] || fail "POST /metrics: want 405"
+# Only the static page is served without the token: GET or HEAD of / exactly.
+[[ $(code http://$A:$AP/) == 200 && $(code -I http://$A:$AP/) == 200 ]] || fail "GET/HEAD / without a token: want 200"
+[[ $(code -X POST http://$A:$AP/) == 401 && $(code http://$A:$AP/index.html) == 401 && $(code "http://$A:$AP/v1/state?/") == 401 ]] ||
+    fail "a path beside the page was served without the token"
+[[ $(curl -sI http://$A:$AP/ | tr -d '\r' | sed -n 's/^Content-Length: //p') == $(curl -s http://$A:$AP/ | wc -c) ]] || fail "HEAD / length"
 pass "token required; 404 and 405"
 
 # Metrics parse and move with queries.
