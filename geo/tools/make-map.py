@@ -11,9 +11,13 @@ Run (needs gmt and gmt-gshhg-low, only here): python3 geo/tools/make-map.py > ge
 """
 import subprocess
 import sys
+import tempfile
 
 SCALE = 2  # units per degree
-dump = subprocess.run(["gmt", "coast", "-Rd", "-Dc", "-W", "-M", "-A20000"], check=True, capture_output=True, text=True)
+# GMT writes a gmt.history file where it runs: run it in a scratch directory.
+with tempfile.TemporaryDirectory() as scratch:
+    dump = subprocess.run(["gmt", "coast", "-Rd", "-Dc", "-W", "-M", "-A20000"], check=True, capture_output=True, text=True,
+                          cwd=scratch)
 pieces, current = [], None
 for line in dump.stdout.splitlines():
     if line.startswith(">"):
