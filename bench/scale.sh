@@ -6,6 +6,7 @@
 # across the whole view (with ECS: a weighted draw between two IE clusters, never from the answer cache;
 # without: the source address, the default group's one cluster), beside a 10-host x 3-cluster view with
 # the same groups for those queries, measured in the same run (glbd-only workloads).
+# Then the two-node sync: a node started empty learns the large view from it (SYNC_ONLY=1: only that).
 #   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH]
 # Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0.
 set -euo pipefail
@@ -121,14 +122,68 @@ measure() {
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
 }
 
+# sync_measure DIR: the large view's server (a) and a node started empty beside it (b: its own cluster, a as
+# its only peer). The time from b's start until b has every origin and answers the last host; b's memory
+# (its peak holds the transfer being read); a's memory before and its peak after serving; the CPU each used.
+sync_measure() {
+  local d=$1 t0 t1 last b_pid origins
+  last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
+  taskset -c 1 "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/sync-a.log" &
+  PID=$!
+  for ((i = 0; i < 6000; i++)); do
+    dig +time=1 +tries=1 +short @"$ADDR" -p "$PORT" "$last" A 2>/dev/null | grep -q '^10\.' && break
+    sleep 0.01
+  done
+  local prev=-1 cur u0 s0
+  for ((i = 0; i < 120; i++)); do
+    read -r u0 s0 <<<"$(tree_ticks "$PID")"; cur=$((u0 + s0))
+    ((cur == prev)) && break
+    prev=$cur; sleep 1
+  done
+  local a_rss a_hwm0 a_hwm a_ticks0 a_ticks1 b_ticks
+  a_rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
+  a_hwm0=$(awk '/VmHWM/{print $2}' "/proc/$PID/status")
+  a_ticks0=$cur
+  sed -e 's/^cluster: .*/cluster: {id: fresh, instance: bench}/' -e "s/$ADDR/127.0.3.2/g" \
+      -e "s|  members: \[\]|  members: [{address: \"$ADDR:$PORT\"}]\n  syncInterval: 1s|" -e '/^stateDir:/d' \
+      -e '/^hosts:/,$d' "$d/glbd.yaml" > "$WORK/fresh.yaml"
+  echo "hosts: [{name: fresh.glb.example.test, endpoints: [192.0.2.1]}]" >> "$WORK/fresh.yaml"
+  t0=$(ms)
+  taskset -c 0 "$GLBD" serve --config "$WORK/fresh.yaml" 2>>"$WORK/sync-b.log" &
+  b_pid=$!
+  for ((i = 0; i < 12000; i++)); do  # up to 120 s
+    origins=$(curl -s "http://127.0.3.2:9160/metrics" | grep -c '^glbd_sync_last_heard_seconds{' || true)
+    if ((origins == CLUSTERS + 1)) && dig +time=1 +tries=1 +short @127.0.3.2 -p "$PORT" "$last" A 2>/dev/null | grep -q '^10\.'; then break; fi
+    sleep 0.01
+  done
+  t1=$(ms)
+  sleep 1
+  read -r u0 s0 <<<"$(tree_ticks "$PID")"; a_ticks1=$((u0 + s0))
+  read -r u0 s0 <<<"$(tree_ticks "$b_pid")"; b_ticks=$((u0 + s0))
+  a_hwm=$(awk '/VmHWM/{print $2}' "/proc/$PID/status")
+  echo "sync learnt_ms $((t1 - t0)) origins $origins b_rss_kb $(awk '/VmRSS/{print $2}' "/proc/$b_pid/status") b_hwm_kb $(awk '/VmHWM/{print $2}' "/proc/$b_pid/status") a_rss_kb $a_rss a_hwm_before_kb $a_hwm0 a_hwm_after_kb $a_hwm a_cpu_ms $(( (a_ticks1 - a_ticks0) * 1000 / HZ )) b_cpu_ms $(( b_ticks * 1000 / HZ ))" >> "$WORK/syncfacts"
+  grep -E "cut off|oversized" "$WORK/sync-b.log" >&2 || true
+  kill "$b_pid" "$PID"; wait "$b_pid" "$PID" 2>/dev/null || true; PID=
+}
+
 make_view "$WORK/small" 10 3
 make_view "$WORK/large" "$HOSTS" "$CLUSTERS"
 echo "state file: $(du -h "$WORK/large/state/state.json" | cut -f1), config: $(du -h "$WORK/large/glbd.yaml" | cut -f1)" >&2
-measure small "$WORK/small"
-measure large "$WORK/large"
+if [[ -z ${SYNC_ONLY:-} ]]; then
+  measure small "$WORK/small"
+  measure large "$WORK/large"
+fi
+sync_measure "$WORK/large"
 
 echo "## glbd at scale ($(date -u +%Y-%m-%dT%H:%MZ)): $HOSTS hosts x $CLUSTERS clusters vs 10 x 3"
 echo
+echo "Two-node sync: a node started empty (b) learns the large view from its one peer (a)."
+echo
+echo "| b has every origin and answers | origins | b RSS | b peak RSS | a RSS before | a peak before | a peak after | a CPU serving | b CPU |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+awk '{printf "| %d ms | %d | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %d ms | %d ms |\n", $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15 / 1024, $17, $19}' "$WORK/syncfacts"
+echo
+[[ -n ${SYNC_ONLY:-} ]] && exit 0
 echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages |"
 echo "|---|---:|---:|---:|---:|---:|"
 awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024}' "$WORK/facts"

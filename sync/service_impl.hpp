@@ -63,6 +63,9 @@ struct Service::Impl {
     std::thread thread;
     bool closing = false;             // the stop was seen: no new exchange
     std::set<std::string> in_flight;  // addresses with an exchange under way
+    // Peers asked for a pull while one was under way (a NOTIFY during a long transfer): pulled again as soon
+    // as it ends, so that a change made during a transfer waits for no syncInterval.
+    std::set<std::string> pull_again;
     struct Exchange;
     std::set<Exchange*> exchanges;
     std::vector<std::string> members;  // resolved addresses, refreshed each round
@@ -85,7 +88,9 @@ struct Service::Impl {
         uint32_t serial = 0;
         size_t total = 0;
         bool done = false;
-        std::vector<std::vector<std::string>> records;
+        bool changed = false, need_full = false;  // what the reports merged so far did
+        std::vector<std::vector<std::string>> records;  // of the message being read
+        Decoder decoder;
     };
 
     Impl(const conf::Config& c, std::function<void()> cb);
@@ -141,6 +146,7 @@ struct Service::Impl {
     void on_data(Exchange* x);
     bool in_our_zones(const std::string& host) const;
     void refute(const InstanceState& heard) GLBD_REQUIRES(mu);
+    void accept(Exchange* x, std::vector<Report>& reports);
     void complete(Exchange* x);
     static void finish(Exchange* x, const std::string& error);
 };

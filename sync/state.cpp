@@ -348,71 +348,101 @@ std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
 
 }  // namespace
 
+bool Decoder::bad(std::string why, bool limit) {
+    over_limit_ = limit;
+    error_ = "record " + std::to_string(index_ - 1) + ": " + why;
+    cur_.reset();
+    return false;
+}
+
+bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done) {
+    if (!error_.empty()) return false;
+    ++index_;
+    if (rec.empty()) return bad("empty");
+    auto [k0, v0] = split(rec[0]);
+    if (cur_ && k0 != "origin") {
+        for (const auto& str : rec) bytes_ += str.size() + 1;
+        if (bytes_ > kMaxReportBytes) {
+            return bad("the report of " + cur_->state.origin() + " is larger than " + std::to_string(kMaxReportBytes >> 20) + " MiB", true);
+        }
+    }
+    if (k0 == "glbd-sync") {
+        if (v0 != "1") return bad("unsupported version " + v0);
+        for (const auto& str : rec) {
+            auto [k, v] = split(str);
+            if (k == "from") from_ = v;
+        }
+    } else if (k0 == "origin") {
+        auto slash = v0.find('/');
+        if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
+        if (++origins_ > ReportLimits::kMaxOrigins) {
+            return bad("more than " + std::to_string(ReportLimits::kMaxOrigins) + " origins in one transfer", true);
+        }
+        if (cur_) done.push_back(std::move(*cur_));
+        cur_.emplace();
+        bytes_ = 0;
+        cur_->state.cluster = v0.substr(0, slash);
+        cur_->state.instance = v0.substr(slash + 1);
+        for (size_t k = 1; k < rec.size(); ++k) {
+            auto [key, v] = split(rec[k]);
+            uint64_t n = 0;
+            if (key == "data" && v == "0") cur_->has_data = false;
+            if (key == "loc") {
+                cur_->state.location = parse_location(v);
+                if (!cur_->state.location) return bad("bad location " + v);
+            }
+            if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
+            if (!number(v, n)) return bad("bad " + key);
+            (key == "inc" ? cur_->state.incarnation : key == "version" ? cur_->state.version
+             : key == "heartbeat" ? cur_->state.heartbeat : cur_->age_ms) = n;
+        }
+    } else if (k0 == "host") {
+        if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
+        HostEntry h{v0, 60, std::nullopt, {}};
+        if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
+        bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
+        auto& hosts = cur_->state.hosts;
+        if (more) {  // the endpoints of the host the last record began
+            if (hosts.empty() || hosts.back().host != h.host) return bad("more= without its host");
+            auto& eps = hosts.back().endpoints;
+            eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
+        } else {
+            hosts.push_back(std::move(h));
+        }
+    } else if (k0 == "override") {
+        if (!cur_) return bad("override before any origin");
+        OverrideEntry e;
+        for (size_t k = 1; k < rec.size(); ++k) {
+            auto [key, v] = split(rec[k]);
+            if (key == "state") {
+                e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
+                if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
+            } else if (key == "at" && !number(v, e.at_ms)) {
+                return bad("bad override time");
+            }
+        }
+        cur_->state.overrides[v0] = e;
+    }
+    // Unknown record kinds are skipped: a newer peer may send more.
+    return true;
+}
+
+void Decoder::finish(std::vector<Report>& done) {
+    if (cur_ && error_.empty()) done.push_back(std::move(*cur_));
+    cur_.reset();
+}
+
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
             std::string& error) {
-    Report* cur = nullptr;
-    for (size_t i = 0; i < records.size(); ++i) {
-        const auto& rec = records[i];
-        auto bad = [&](const std::string& why) {
-            error = "record " + std::to_string(i) + ": " + why;
+    Decoder d;
+    for (const auto& rec : records) {
+        if (!d.add(rec, out)) {
+            error = d.error();
             return false;
-        };
-        if (rec.empty()) return bad("empty");
-        auto [k0, v0] = split(rec[0]);
-        if (k0 == "glbd-sync") {
-            if (v0 != "1") return bad("unsupported version " + v0);
-            for (const auto& s : rec) {
-                auto [k, v] = split(s);
-                if (k == "from") from = v;
-            }
-        } else if (k0 == "origin") {
-            auto slash = v0.find('/');
-            if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
-            out.push_back(Report{});
-            cur = &out.back();
-            cur->state.cluster = v0.substr(0, slash);
-            cur->state.instance = v0.substr(slash + 1);
-            for (size_t k = 1; k < rec.size(); ++k) {
-                auto [key, v] = split(rec[k]);
-                uint64_t n = 0;
-                if (key == "data" && v == "0") cur->has_data = false;
-                if (key == "loc") {
-                    cur->state.location = parse_location(v);
-                    if (!cur->state.location) return bad("bad location " + v);
-                }
-                if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
-                if (!number(v, n)) return bad("bad " + key);
-                (key == "inc" ? cur->state.incarnation : key == "version" ? cur->state.version
-                 : key == "heartbeat" ? cur->state.heartbeat : cur->age_ms) = n;
-            }
-        } else if (k0 == "host") {
-            if (!cur || !cur->has_data) return bad("host without an origin that carries data");
-            HostEntry h{v0, 60, std::nullopt, {}};
-            if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
-            bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
-            if (more) {  // the endpoints of the host the last record began
-                if (cur->state.hosts.empty() || cur->state.hosts.back().host != h.host) return bad("more= without its host");
-                auto& eps = cur->state.hosts.back().endpoints;
-                eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
-            } else {
-                cur->state.hosts.push_back(std::move(h));
-            }
-        } else if (k0 == "override") {
-            if (!cur) return bad("override before any origin");
-            OverrideEntry e;
-            for (size_t k = 1; k < rec.size(); ++k) {
-                auto [key, v] = split(rec[k]);
-                if (key == "state") {
-                    e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
-                    if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
-                } else if (key == "at" && !number(v, e.at_ms)) {
-                    return bad("bad override time");
-                }
-            }
-            cur->state.overrides[v0] = e;
         }
-        // Unknown record kinds are skipped: a newer peer may send more.
     }
+    d.finish(out);
+    from = d.from();
     return true;
 }
 

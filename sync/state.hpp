@@ -135,6 +135,32 @@ std::string format_location(const conf::Coordinates& c);
 std::optional<conf::Coordinates> parse_location(std::string_view v);
 // The TXT records' text strings, one vector per record, in zone order (without the SOAs).
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
+// The reader of a transfer's TXT records, one record at a time: each origin's report is handed on as soon as
+// the next origin record (or the end) shows it complete, so a reader holds one report, never the transfer.
+class Decoder {
+public:
+    // The most one origin's records may carry (the other limits, in ReportLimits, are checked on the whole
+    // report by check_report): about 100,000 hosts of a few endpoints each.
+    static constexpr size_t kMaxReportBytes = 64u << 20;
+
+    // Reads one record; a report it completes is appended to `done`. False when the record is malformed or
+    // a limit is passed (see error()): the reports handed on before it stay good, nothing more is read.
+    bool add(const std::vector<std::string>& record, std::vector<Report>& done);
+    // The end of the transfer: the last report, if any, is appended to `done`.
+    void finish(std::vector<Report>& done);
+    const std::string& from() const { return from_; }
+    const std::string& error() const { return error_; }
+    size_t origins() const { return origins_; }
+    bool over_limit() const { return over_limit_; }  // the error is a limit passed, not a malformed record
+
+private:
+    bool bad(std::string why, bool limit = false);
+    std::optional<Report> cur_;
+    std::string from_, error_;
+    size_t index_ = 0, origins_ = 0, bytes_ = 0;
+    bool over_limit_ = false;
+};
+
 // Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
             std::string& error);

@@ -264,6 +264,58 @@ TEST(Codec, ClusterLocationTravelsWithTheOrigin) {
     EXPECT_FALSE(cluster(st.view(0, 3000), "me")->location);
 }
 
+TEST(Decoder, HandsOnEachReportWhenTheNextOriginBegins) {
+    auto a = inst("eu-1", "pod-a", 5, 6);
+    auto b = inst("us-1", "pod-b", 7, 8);
+    auto records = encode("eu-1/pod-a", {{a, 0}, {b, 0}});
+    Decoder d;
+    std::vector<Report> done;
+    ASSERT_TRUE(d.add(records[0], done));  // the header
+    ASSERT_TRUE(d.add(records[1], done));  // a's origin record
+    ASSERT_TRUE(d.add(records[2], done));  // a's host
+    EXPECT_TRUE(done.empty()) << "a's report is not complete until b's origin record";
+    ASSERT_TRUE(d.add(records[3], done));
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].state.origin(), "eu-1/pod-a");
+    EXPECT_EQ(done[0].state.hosts.size(), 1u);
+    ASSERT_TRUE(d.add(records[4], done));
+    d.finish(done);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_EQ(done[1].state.origin(), "us-1/pod-b");
+    EXPECT_EQ(d.from(), "eu-1/pod-a");
+}
+
+TEST(Decoder, AReportOverItsLimitIsCutOffAndTheOnesBeforeItCount) {
+    // Override records for one target overwrite each other: the reader keeps little while the report's
+    // bytes grow past 64 MiB.
+    Decoder d;
+    std::vector<Report> done;
+    ASSERT_TRUE(d.add({"origin=eu/a", "version=1"}, done));
+    ASSERT_TRUE(d.add({"origin=us/b", "version=1"}, done));
+    std::vector<std::string> big{"override=us/" + std::string(7000, 'x'), "state=down", "at=1"};
+    bool cut = false;
+    for (size_t i = 0; i < Decoder::kMaxReportBytes / 7000 + 2 && !cut; ++i) cut = !d.add(big, done);
+    ASSERT_TRUE(cut);
+    EXPECT_TRUE(d.over_limit());
+    EXPECT_NE(d.error().find("the report of us/b is larger than 64 MiB"), std::string::npos) << d.error();
+    d.finish(done);
+    ASSERT_EQ(done.size(), 1u);  // eu/a, complete before the limit; us/b is not handed on
+    EXPECT_EQ(done[0].state.origin(), "eu/a");
+    EXPECT_FALSE(d.add({"origin=fr/c"}, done)) << "nothing more is read after an error";
+}
+
+TEST(Decoder, MoreOriginsThanTheLimitInOneTransferAreCutOff) {
+    Decoder d;
+    std::vector<Report> done;
+    for (size_t i = 0; i < ReportLimits::kMaxOrigins; ++i) ASSERT_TRUE(d.add({"origin=c" + std::to_string(i) + "/a"}, done));
+    EXPECT_FALSE(d.add({"origin=one-too-many/a"}, done));
+    EXPECT_TRUE(d.over_limit());
+    EXPECT_EQ(done.size(), ReportLimits::kMaxOrigins - 1);
+    Decoder m;
+    EXPECT_FALSE(m.add({"host=x.glb.test"}, done));
+    EXPECT_FALSE(m.over_limit()) << "a malformed record is no limit";
+}
+
 TEST(Store, EachOriginRemembersTheGenerationOfItsLastChange) {
     Store st;
     st.set_own(inst("me", "a", 1, 1), 0);

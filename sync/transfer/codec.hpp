@@ -30,7 +30,6 @@ namespace glbd::sync {
 bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
                             uint32_t& serial);
 
-inline constexpr size_t kMaxStateBytes = 16u << 20;  // a peer sending more is cut off
 inline constexpr size_t kMessageBudget = 32000;      // split transfers into messages of about this size
 inline constexpr uint16_t kOpNotify = 4;
 

@@ -13,7 +13,11 @@ namespace glbd::sync {
 
 void Service::Impl::exchange(const std::string& addr, bool notify) {
     std::string flight = addr + (notify ? "#n" : "#p");
-    if (in_flight.count(flight) || closing) return;
+    if (closing) return;
+    if (in_flight.count(flight)) {
+        if (!notify) pull_again.insert(addr);
+        return;
+    }
     sockaddr_storage ss{};
     Address ip;
     if (!Address::parse(ip_of(addr), ip)) return;
@@ -35,7 +39,7 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
     uv_timer_init(&loop, &x->timer);
     x->tcp.data = x->timer.data = x->conn.data = x->write.data = x;
     auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
-    uv_timer_start(&x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout, 0);
+    uv_timer_start(&x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout, timeout);  // reset by each message (uv_timer_again)
     int rc = uv_tcp_connect(&x->conn, &x->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* c, int status) {
         auto* ex = static_cast<Exchange*>(c->data);
         if (ex->done) return;
@@ -78,16 +82,13 @@ std::vector<std::string> Service::Impl::held_versions() {
     return have;
 }
 
+// Each message as it arrives: verified (TSIG, chained), its records read, and every origin's report the
+// records complete merged at once. What is held is one message and one report, however large the view.
 void Service::Impl::on_data(Exchange* x) {
     while (!x->done && x->in.size() >= 2) {
         size_t len = static_cast<size_t>(x->in[0] << 8 | x->in[1]);
         if (x->in.size() < 2 + len) break;
         x->total += len;
-        if (x->total > kMaxStateBytes) {
-            counters.oversized.fetch_add(1);
-            spdlog::warn("sync: {} sent more than {} bytes of state: cut off", x->addr, kMaxStateBytes);
-            return finish(x, "oversized state");
-        }
         std::vector<uint8_t> msg(x->in.begin() + 2, x->in.begin() + 2 + static_cast<long>(len));
         x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
         if (msg.size() < 12) return finish(x, "malformed response");
@@ -100,7 +101,19 @@ void Service::Impl::on_data(Exchange* x) {
         x->mac = mac;
         ++x->messages;
         if (x->notify) return finish(x, "");
+        uv_timer_again(&x->timer);  // the timeout is for a silent peer, not for a large view
+        x->records.clear();
         if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial)) return finish(x, "malformed response");
+        std::vector<Report> ready;
+        for (const auto& rec : x->records) {
+            if (!x->decoder.add(rec, ready)) break;
+        }
+        if (x->decoder.error().empty() && x->soas >= 2) x->decoder.finish(ready);
+        accept(x, ready);
+        if (!x->decoder.error().empty()) {
+            if (x->decoder.over_limit()) counters.oversized.fetch_add(1);
+            return finish(x, "malformed state: " + x->decoder.error());
+        }
         if (x->soas >= 2) return complete(x);
     }
 }
@@ -121,16 +134,61 @@ void Service::Impl::refute(const InstanceState& heard) {
     bump_own();
 }
 
-void Service::Impl::complete(Exchange* x) {
-    std::string from, error;
-    std::vector<Report> reports;
-    if (!decode(x->records, from, reports, error)) return finish(x, "malformed state: " + error);
-    if (reports.size() > ReportLimits::kMaxOrigins) {
-        counters.rejected_reports.fetch_add(reports.size());
-        return finish(x, std::to_string(reports.size()) + " origins in one transfer (at most " +
-                             std::to_string(ReportLimits::kMaxOrigins) + ")");
+// Merges the reports a transfer has completed so far (each checked whole first; a bad one is dropped, the
+// others still count).
+void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
+    if (reports.empty()) return;
+    MutexLock lock(mu);
+    uint64_t now = now_ms();
+    for (auto& r : reports) {
+        if (auto why = check_report(r, now); !why.empty()) {
+            counters.rejected_reports.fetch_add(1);
+            uint64_t left_out = 0;
+            if (report_log.allow(x->addr + " " + r.state.origin(), now, &left_out)) {
+                spdlog::warn("sync: rejected the report of {} from {}: {}{}", printable(r.state.origin()), x->addr, why,
+                             left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+            }
+            continue;
+        }
+        if (r.state.origin() == own.origin()) {
+            refute(r.state);
+            continue;
+        }
+        if (!store.known().count(r.state.origin()) && store.known().size() >= ReportLimits::kMaxOrigins) {
+            counters.rejected_reports.fetch_add(1);
+            uint64_t left_out = 0;
+            if (report_log.allow("full", now, &left_out)) {
+                spdlog::warn("sync: not taking {} from {}: {} instances known already", printable(r.state.origin()), x->addr,
+                             ReportLimits::kMaxOrigins);
+            }
+            continue;
+        }
+        auto& hosts = r.state.hosts;
+        size_t before = hosts.size();
+        hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }), hosts.end());
+        if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
+            spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
+        }
+        if (!r.has_data) {
+            // Nothing new from this origin since our last pull, unless the peer holds a newer version than we
+            // do (learnt elsewhere, and we missed it): then ask for everything.
+            x->need_full |= store.merge_heartbeat(r.state, r.age_ms, now, nullptr);
+            continue;
+        }
+        auto m = store.merge(r.state, r.age_ms, now);
+        if (m.data_changed) {
+            x->changed = true;
+            spdlog::debug("sync: {} version {} from {}", r.state.origin(), r.state.version, x->addr);
+        }
     }
-    bool changed = false, need_full = false;
+    // Relayed news is not announced: each origin announces its own changes, and what travels around a cut
+    // link goes with the next pull (one syncInterval).
+    if (x->changed) request_save();
+    reports.clear();
+}
+
+void Service::Impl::complete(Exchange* x) {
+    const std::string& from = x->decoder.from();
     {
         MutexLock lock(mu);
         peer_status[x->addr].origin = printable(from);
@@ -138,67 +196,20 @@ void Service::Impl::complete(Exchange* x) {
             self_addresses.insert(x->addr);
             members.erase(std::remove(members.begin(), members.end(), x->addr), members.end());
         }
-        uint64_t now = now_ms();
-        for (auto& r : reports) {
-            // Every field by the config's rules, before anything enters the store; a bad report is
-            // dropped whole, the others of the transfer still count.
-            if (auto why = check_report(r, now); !why.empty()) {
-                counters.rejected_reports.fetch_add(1);
-                uint64_t left_out = 0;
-                if (report_log.allow(x->addr + " " + r.state.origin(), now, &left_out)) {
-                    spdlog::warn("sync: rejected the report of {} from {}: {}{}", printable(r.state.origin()), x->addr, why,
-                                 left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
-                }
-                continue;
-            }
-            if (r.state.origin() == own.origin()) {
-                refute(r.state);
-                continue;
-            }
-            if (!store.known().count(r.state.origin()) && store.known().size() >= ReportLimits::kMaxOrigins) {
-                counters.rejected_reports.fetch_add(1);
-                uint64_t left_out = 0;
-                if (report_log.allow("full", now, &left_out)) {
-                    spdlog::warn("sync: not taking {} from {}: {} instances known already", printable(r.state.origin()), x->addr,
-                                 ReportLimits::kMaxOrigins);
-                }
-                continue;
-            }
-            auto& hosts = r.state.hosts;
-            size_t before = hosts.size();
-            hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }), hosts.end());
-            if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
-                spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
-            }
-            if (!r.has_data) {
-                // Nothing new from this origin since our last pull, unless the peer holds a newer
-                // version than we do (learnt elsewhere, and we missed it): then ask for everything.
-                need_full |= store.merge_heartbeat(r.state, r.age_ms, now, nullptr);
-                continue;
-            }
-            auto m = store.merge(r.state, r.age_ms, now);
-            if (m.data_changed) {
-                changed = true;
-                spdlog::debug("sync: {} version {} from {}", r.state.origin(), r.state.version, x->addr);
-            }
-        }
-        // Relayed news is not announced: each origin announces its own changes, and what travels
-        // around a cut link goes with the next pull (one syncInterval).
-        if (changed) request_save();
     }
-    schedule_save();
-    last_generation[x->addr] = need_full ? 0 : x->serial;
+    last_generation[x->addr] = x->need_full ? 0 : x->serial;
     finish(x, "");
-    if (changed) {
-        uv_async_send(&wake);
-        if (on_change) on_change();
-    }
 }
 
 void Service::Impl::finish(Exchange* x, const std::string& error) {
     if (x->done) return;
     x->done = true;
     Impl* impl = x->impl;
+    if (x->changed) {  // what a transfer merged counts, even when it was cut short afterwards
+        impl->schedule_save();
+        uv_async_send(&impl->wake);
+        if (impl->on_change) impl->on_change();
+    }
     impl->in_flight.erase(x->addr + (x->notify ? "#n" : "#p"));
     {
         MutexLock lock(impl->mu);
@@ -225,6 +236,7 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
             delete e;
         }
     };
+    if (!x->notify && impl->pull_again.erase(x->addr) && error.empty()) impl->exchange(x->addr, false);
     uv_timer_stop(&x->timer);
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer))) uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&x->tcp), closed);
