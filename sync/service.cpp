@@ -484,8 +484,19 @@ std::string Service::own_origin() const {
     MutexLock lock(impl_->mu);
     return impl_->own.origin();
 }
+Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
+                                 MoreMessages& more) {
+    return impl_->handle(msg, len, from, out, more);
+}
 Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
-    return impl_->handle(msg, len, from, out);
+    MoreMessages more;
+    Handled h = impl_->handle(msg, len, from, out, more);
+    for (bool again = static_cast<bool>(more); again;) {
+        std::vector<uint8_t> next;
+        again = more(next);
+        if (!next.empty()) out.push_back(std::move(next));
+    }
+    return h;
 }
 Service::Auth Service::verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const {
     auto key = impl_->current_key();

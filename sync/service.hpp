@@ -21,6 +21,10 @@
 
 namespace glbd::sync {
 
+// The next message of a long answer, produced when the connection can take it; false once the last one has
+// been produced (it may leave `next` empty then).
+using MoreMessages = std::function<bool(std::vector<uint8_t>& next)>;
+
 struct PeerStatus {
     std::string address;
     std::string origin;  // "cluster/instance" that answered there, once known
@@ -81,7 +85,12 @@ public:
 
     // TCP thread: answers a `_glbd.` AXFR/SOA query or a NOTIFY (`answered`), refuses one that is not
     // signed with the key (`rejected`: the caller closes the connection), or leaves it (`not_ours`).
+    // A transfer's messages come from `more` (set when there are any), one per call, as the connection
+    // takes them: the caller holds one message of it at a time, not the transfer. The overload without it
+    // collects every message into `out` (tests, fuzzing).
     enum class Handled { not_ours, answered, rejected };
+    Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
+                   MoreMessages& more);
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
 
     // For tests: verification against a chosen clock (seconds since the epoch).

@@ -119,16 +119,18 @@ struct Service::Impl {
         uint64_t incarnation = 0;
     };
     static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac);
-    Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
+    Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
+                   MoreMessages& more);
     std::vector<uint8_t> error_response(const ldns_pkt* req, ldns_pkt_rcode rcode);
     static std::vector<uint8_t> wire_of(const ldns_pkt* p);
-    // What to send a puller that has our generation `since` (none: everything): data only for the
-    // origins that changed after it, heartbeats for all.
-    std::vector<Report> reports_now(std::optional<uint32_t> since) GLBD_REQUIRES(mu);
-    // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about
-    // kMessageBudget bytes, each signed (the first with the request's MAC, the next ones chained).
-    void transfer(const tsig::Key& key, uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
-                  const std::map<std::string, Held>& have, std::vector<std::vector<uint8_t>>& out) GLBD_EXCLUDES(mu);
+    // One origin's records for a transfer (false: no longer known), and this instance's origin name.
+    bool encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out) GLBD_EXCLUDES(mu);
+    std::string own_origin_name() const GLBD_EXCLUDES(mu);
+    // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about kMessageBudget
+    // bytes, each signed (the first with the request's MAC, the next ones chained), written one message at
+    // a time by the returned producer as the connection takes them (see serve.cpp).
+    MoreMessages transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, const std::string& req_mac,
+                          std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have) GLBD_EXCLUDES(mu);
     // A reload: new members, key, zones or intervals; what is known stays.
     void reconfigure(const conf::Config& c);
     std::shared_ptr<const tsig::Key> current_key() const GLBD_EXCLUDES(mu);

@@ -266,44 +266,51 @@ std::optional<conf::Coordinates> parse_location(std::string_view v) {
     return conf::Coordinates{static_cast<float>(lat), static_cast<float>(lon)};
 }
 
+void encode_report(const Report& r, std::vector<std::vector<std::string>>& out) {
+    encode_report(r.state, r.state.heartbeat, r.age_ms, r.has_data, out);
+}
+
+void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data, std::vector<std::vector<std::string>>& out) {
+    out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version), kv("heartbeat", heartbeat),
+                   kv("age", age_ms)});
+    if (!has_data) {
+        out.back().push_back("data=0");
+        return;
+    }
+    if (s.location) out.back().push_back("loc=" + format_location(*s.location));
+    for (const auto& h : s.hosts) {
+        std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
+        if (h.load_balancing) {
+            rec.push_back(kv("weight", h.load_balancing->weight));
+            if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
+            if (h.load_balancing->default_geo) rec.push_back("default=1");
+        }
+        // A record stays far below the 65,535 bytes a TXT record can hold: a host with many endpoints goes
+        // on in further records for the same host ("more=1"), which the decoder appends.
+        size_t bytes = 0;
+        for (const auto& ep : h.endpoints) {
+            std::string item = "ep=" + ep.target + (ep.healthy ? " up" : " down");
+            if (bytes + item.size() + 1 > kMaxRecordBytes) {
+                out.push_back(std::move(rec));
+                rec = {kv("host", h.host), "more=1"};
+                bytes = 0;
+            }
+            bytes += item.size() + 1;
+            rec.push_back(std::move(item));
+        }
+        out.push_back(std::move(rec));
+    }
+    for (const auto& [target, e] : s.overrides) {
+        out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
+    }
+}
+
+std::vector<std::string> encode_header(const std::string& from) { return {"glbd-sync=1", kv("from", from)}; }
+
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {
     std::vector<std::vector<std::string>> out;
-    out.push_back({"glbd-sync=1", kv("from", from)});
-    for (const auto& r : reports) {
-        const InstanceState& s = r.state;
-        out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version), kv("heartbeat", s.heartbeat),
-                       kv("age", r.age_ms)});
-        if (!r.has_data) {
-            out.back().push_back("data=0");
-            continue;
-        }
-        if (s.location) out.back().push_back("loc=" + format_location(*s.location));
-        for (const auto& h : s.hosts) {
-            std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
-            if (h.load_balancing) {
-                rec.push_back(kv("weight", h.load_balancing->weight));
-                if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
-                if (h.load_balancing->default_geo) rec.push_back("default=1");
-            }
-            // A record stays far below the 65,535 bytes a TXT record can hold: a host with many endpoints
-            // goes on in further records for the same host ("more=1"), which the decoder appends.
-            size_t bytes = 0;
-            for (const auto& ep : h.endpoints) {
-                std::string item = "ep=" + ep.target + (ep.healthy ? " up" : " down");
-                if (bytes + item.size() + 1 > kMaxRecordBytes) {
-                    out.push_back(std::move(rec));
-                    rec = {kv("host", h.host), "more=1"};
-                    bytes = 0;
-                }
-                bytes += item.size() + 1;
-                rec.push_back(std::move(item));
-            }
-            out.push_back(std::move(rec));
-        }
-        for (const auto& [target, e] : s.overrides) {
-            out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
-        }
-    }
+    out.push_back(encode_header(from));
+    for (const auto& r : reports) encode_report(r, out);
     return out;
 }
 

@@ -133,6 +133,11 @@ std::string check_report(const Report& r, uint64_t now_ms, bool check_times = tr
 // point off the globe.
 std::string format_location(const conf::Coordinates& c);
 std::optional<conf::Coordinates> parse_location(std::string_view v);
+// The records of a transfer's header, and of one origin's report (appended to `out`), as encode() writes them.
+std::vector<std::string> encode_header(const std::string& from);
+void encode_report(const Report& r, std::vector<std::vector<std::string>>& out);
+// The same from a state as it is stored, with the heartbeat and age to send (no copy of the state).
+void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data, std::vector<std::vector<std::string>>& out);
 // The TXT records' text strings, one vector per record, in zone order (without the SOAs).
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
 // The reader of a transfer's TXT records, one record at a time: each origin's report is handed on as soon as

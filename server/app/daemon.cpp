@@ -266,8 +266,8 @@ int Daemon::open_sockets() {
     // dropped, and only then does any thread start or any file get written.
     server_ = std::make_unique<DnsServer>(publisher_, ServerOptions::from(config_));
     server_->set_tcp_hook(sync::sync_zone_wire(), [this](const uint8_t* msg, size_t len, const geo::Address& from,
-                                                         std::vector<std::vector<uint8_t>>& out) {
-        switch (sync_->handle(msg, len, from, out)) {
+                                                         std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
+        switch (sync_->handle(msg, len, from, out, more)) {
             case sync::Service::Handled::answered: return HookVerdict::answered;
             case sync::Service::Handled::rejected: return HookVerdict::rejected;
             case sync::Service::Handled::not_ours: break;

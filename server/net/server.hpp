@@ -97,12 +97,15 @@ struct ServerCounters {
 };
 
 // A handler for TCP messages about one name that are not plain queries (sync: transfers and NOTIFYs of
-// `_glbd.`). `answered`: it took the message, with its responses (none, one, or several for a transfer) in
-// `out`; `rejected`: it took it and refused it (unsigned, bad key): the responses are written and the
-// connection closed; `pass` lets the resolver answer. Runs on the TCP thread.
+// `_glbd.`). `answered`: it took the message, with its responses in `out` and, for a long answer (a
+// transfer), a producer of the rest in `more`, called on the TCP thread for one message at a time while the
+// connection takes them (nothing else on the connection is answered until it is done); `rejected`: it took
+// it and refused it (unsigned, bad key): the responses are written and the connection closed; `pass` lets
+// the resolver answer. Runs on the TCP thread.
 enum class HookVerdict { pass, answered, rejected };
+using MoreMessages = std::function<bool(std::vector<uint8_t>& next)>;  // false: that was the last
 using TcpHook = std::function<HookVerdict(const uint8_t* msg, size_t len, const geo::Address& from,
-                                          std::vector<std::vector<uint8_t>>& out)>;
+                                          std::vector<std::vector<uint8_t>>& out, MoreMessages& more)>;
 
 class DnsServer {
 public:

@@ -165,7 +165,8 @@ bool DnsServer::TcpWorker::backed_up(const Conn* c) const {
 void DnsServer::TcpWorker::process(Conn* c) {
     size_t off = 0;
     bool answered = false;
-    while (!c->closing && !c->close_when_written && !backed_up(c) && c->in.size() - off >= 2) {
+    pump(c);  // a long answer under way goes first: its messages must not mix with other answers
+    while (!c->more && !c->closing && !c->close_when_written && !backed_up(c) && c->in.size() - off >= 2) {
         size_t len = static_cast<size_t>(c->in[off] << 8 | c->in[off + 1]);
         if (c->in.size() - off - 2 < len) break;
         const uint8_t* msg = c->in.data() + off + 2;
@@ -175,18 +176,25 @@ void DnsServer::TcpWorker::process(Conn* c) {
     if (c->closing) return;
     c->in.erase(c->in.begin(), c->in.begin() + static_cast<long>(off));
     if (answered) c->answered_any = true, touch(c);
-    // While backed up, nothing more is read: c->in holds at most one read's bytes beyond a message.
-    set_reading(c, !c->close_when_written && !backed_up(c));
+    // While backed up (or writing a long answer), nothing more is read: c->in holds at most one read's bytes
+    // beyond a message.
+    set_reading(c, !c->close_when_written && !backed_up(c) && !c->more);
     if (c->close_when_written && c->pending == 0) close(c);
 }
 
 bool DnsServer::TcpWorker::handle_one(Conn* c, const uint8_t* msg, size_t len) {
     if (server.tcp_hook_ && net::question_is(msg, len, server.tcp_hook_name_)) {
         std::vector<std::vector<uint8_t>> replies;
-        HookVerdict v = server.tcp_hook_(msg, len, c->peer, replies);
+        MoreMessages more;
+        HookVerdict v = server.tcp_hook_(msg, len, c->peer, replies, more);
         if (v != HookVerdict::pass) {
             for (const auto& r : replies) {
                 if (!r.empty() && r.size() <= net::kTcpMax) send(c, r.data(), r.size());
+            }
+            if (v == HookVerdict::answered && more) {
+                c->more = std::move(more);
+                pump(c);
+                return true;
             }
             if (v == HookVerdict::answered) {
                 trust(c->peer);
@@ -207,6 +215,16 @@ bool DnsServer::TcpWorker::handle_one(Conn* c, const uint8_t* msg, size_t len) {
     counters.count(qi, Transport::tcp, out_len > 0, snap);
     if (out_len > 0) send(c, answer_buf, out_len);
     return out_len > 0;
+}
+
+// The next messages of a long answer, while the client takes them (back-pressure as for any answer).
+void DnsServer::TcpWorker::pump(Conn* c) {
+    while (c->more && !c->closing && !backed_up(c)) {
+        std::vector<uint8_t> next;
+        bool again = c->more(next);
+        if (!again) c->more = nullptr;
+        if (!next.empty() && next.size() <= net::kTcpMax) send(c, next.data(), next.size());
+    }
 }
 
 void DnsServer::TcpWorker::send(Conn* c, const uint8_t* data, size_t len) {

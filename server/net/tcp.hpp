@@ -65,6 +65,7 @@ struct DnsServer::TcpWorker {
         bool counted = false;             // holds a place in per_source
         bool answered_any = false;        // some message of it got an answer
         bool trusted = false;             // from a peer's address (see above)
+        MoreMessages more;                // the rest of a long answer, produced as the client takes it
         int open_handles = 2;
         Address peer;
     };
@@ -115,6 +116,7 @@ struct DnsServer::TcpWorker {
     // Answers one message; true when something was answered.
     bool handle_one(Conn* c, const uint8_t* msg, size_t len);
     void send(Conn* c, const uint8_t* data, size_t len);
+    void pump(Conn* c);
     void on_written(Write* w, int status);
     void close(Conn* c);
     void maybe_free(Conn* c);

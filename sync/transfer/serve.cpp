@@ -19,7 +19,8 @@ Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, s
     }
 }
 
-Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
+Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
+                                       MoreMessages& more) {
     if (!networked || len < 12) return Handled::not_ours;
     uint16_t opcode = (msg[2] >> 3) & 0xf;
     ldns_pkt* raw = nullptr;
@@ -86,7 +87,7 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
                 have[v.substr(5, at - 5)] = h;
             }
         }
-        transfer(*key, ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have, out);
+        more = transfer(key, ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have);
     } else {
         out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
     }
@@ -112,71 +113,127 @@ std::vector<uint8_t> Service::Impl::wire_of(const ldns_pkt* p) {
     return out;
 }
 
-// What to send a puller that has our generation `since` (none: everything): data only for the
-// origins that changed after it, heartbeats for all.
-std::vector<Report> Service::Impl::reports_now(std::optional<uint32_t> since) {
-    uint64_t now = now_ms();
-    std::vector<Report> reports;
-    for (const auto& [origin, k] : store.known()) {
-        bool data = !since || newer(k.changed_generation, *since);
-        Report r{k.state, now > k.last_heard_ms ? now - k.last_heard_ms : 0, data};
-        if (origin == store.own_origin()) r.state.heartbeat = now, r.age_ms = 0;
-        reports.push_back(std::move(r));
+namespace {
+
+// A transfer being written (TCP thread), one message per call as the connection takes them. Each origin's
+// records are encoded when its turn comes, under the lock, from the store as it is then; the serial (the
+// store's generation when the request came) is in the first SOA. A change during the transfer is either in
+// it or after that serial, so the puller's next IXFR brings it; each report is whole at its own version, the
+// one thing a puller relies on. Holds one message and one origin's records.
+class TransferWriter {
+public:
+    struct Origin {
+        std::string name;
+        bool data;
+    };
+    TransferWriter(Service::Impl& impl, std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, std::string req_mac,
+                   uint32_t generation, std::vector<Origin> origins)
+        : impl_(impl), key_(std::move(key)), id_(id), qtype_(qtype), prior_(std::move(req_mac)), generation_(generation),
+          origins_(std::move(origins)), msg_(id, 0x8400), now_s_(static_cast<uint64_t>(std::time(nullptr))) {
+        msg_.question(qtype_);
+        msg_.soa(generation_);
+        if (qtype_ != wire::type::SOA) pending_.push_back(encode_header(impl_.own_origin_name()));
     }
-    return reports;
+
+    // The next message; false when it is the last.
+    bool next(std::vector<uint8_t>& out) {
+        if (done_) return false;
+        while (qtype_ != wire::type::SOA) {
+            if (at_ == pending_.size()) {
+                pending_.clear(), at_ = 0;
+                if (!refill()) break;
+                continue;
+            }
+            if (msg_.size() > kMessageBudget) return flush(out), true;
+            msg_.txt(owner(pending_[at_]), pending_[at_]);
+            ++at_;
+        }
+        if (qtype_ != wire::type::SOA) msg_.soa(generation_);
+        flush(out);
+        done_ = true;
+        return false;
+    }
+
+private:
+    // The records of the next origin still in the store (one that was forgotten meanwhile is left out).
+    bool refill() {
+        while (next_origin_ < origins_.size()) {
+            const Origin& o = origins_[next_origin_++];
+            if (impl_.encode_origin(o.name, o.data, pending_)) return true;
+        }
+        return false;
+    }
+    // Owners name the records for people reading a transfer: the header at the apex, each origin as o<N>,
+    // its hosts and overrides below it.
+    std::string owner(const std::vector<std::string>& rec) {
+        if (rec[0].rfind("origin=", 0) == 0) {
+            ++origin_n_, item_ = 0;
+            return "o" + std::to_string(origin_n_) + "." + kSyncZone;
+        }
+        if (origin_n_ == 0) return kSyncZone;
+        return (rec[0].rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item_) + ".o" + std::to_string(origin_n_) + "." + kSyncZone;
+    }
+    void flush(std::vector<uint8_t>& out) {
+        out = msg_.finish();
+        prior_ = tsig::sign(out, *key_, prior_, !first_, now_s_);
+        first_ = false;
+        msg_ = Message(id_, 0x8400);
+    }
+
+    Service::Impl& impl_;
+    std::shared_ptr<const tsig::Key> key_;
+    uint16_t id_, qtype_;
+    std::string prior_;
+    uint32_t generation_;
+    std::vector<Origin> origins_;
+    size_t next_origin_ = 0;
+    Message msg_;
+    uint64_t now_s_;
+    std::vector<std::vector<std::string>> pending_;
+    size_t at_ = 0;
+    int origin_n_ = 0, item_ = 0;
+    bool first_ = true, done_ = false;
+};
+
+}  // namespace
+
+std::string Service::Impl::own_origin_name() const {
+    MutexLock lock(mu);
+    return own.origin();
 }
 
-// The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about
-// kMessageBudget bytes, each signed (the first with the request's MAC, the next ones chained).
-void Service::Impl::transfer(const tsig::Key& key, uint16_t id, uint16_t qtype, const std::string& req_mac, std::optional<uint32_t> known_serial,
-    const std::map<std::string, Held>& have, std::vector<std::vector<uint8_t>>& out) {
-    std::vector<std::vector<std::string>> records;
+bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out) {
+    MutexLock lock(mu);
+    auto it = store.known().find(origin);
+    if (it == store.known().end()) return false;
+    const Known& k = it->second;
+    uint64_t now = now_ms();
+    bool own_one = origin == store.own_origin();
+    encode_report(k.state, own_one ? now : k.state.heartbeat, own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms, data, out);
+    return true;
+}
+
+MoreMessages Service::Impl::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, const std::string& req_mac,
+                                     std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have) {
+    std::vector<TransferWriter::Origin> origins;
     uint32_t generation;
     {
         MutexLock lock(mu);
         generation = store.generation();
         // A serial from the future (another incarnation of ours) gets everything.
-        if (known_serial && newer(*known_serial, generation)) known_serial.reset();
-        auto reports = reports_now(known_serial);
-        for (auto& r : reports) {
-            auto it = have.find(r.state.origin());
-            if (it != have.end() && it->second.incarnation == r.state.incarnation && it->second.version >= r.state.version) {
-                r.has_data = false;
-            }
+        bool since = known_serial.has_value();
+        uint32_t serial = known_serial.value_or(0);
+        if (since && newer(serial, generation)) since = false;
+        for (const auto& [origin, k] : store.known()) {
+            // Data only for the origins that changed after the puller's serial and that it does not say it holds.
+            bool data = !since || newer(k.changed_generation, serial);
+            auto it = have.find(origin);
+            if (it != have.end() && it->second.incarnation == k.state.incarnation && it->second.version >= k.state.version) data = false;
+            origins.push_back({origin, data});
         }
-        records = encode(own.origin(), reports);
     }
-    uint64_t now_s = static_cast<uint64_t>(std::time(nullptr));
-    std::string prior = req_mac;
-    bool first = true;
-    Message msg(id, 0x8400);
-    msg.question(qtype);
-    msg.soa(generation);
-    auto flush = [&] {
-        out.push_back(msg.finish());
-        prior = tsig::sign(out.back(), key, prior, !first, now_s);
-        first = false;
-        msg = Message(id, 0x8400);
-    };
-    if (qtype != LDNS_RR_TYPE_SOA) {
-        // Owners name the records for people reading a transfer: the header at the apex, each origin
-        // as o<N>, its hosts and overrides below it.
-        int origin_n = 0, item = 0;
-        for (const auto& rec : records) {
-            std::string owner = kSyncZone;
-            if (rec[0].rfind("origin=", 0) == 0) {
-                ++origin_n, item = 0;
-                owner = "o" + std::to_string(origin_n) + "." + kSyncZone;
-            } else if (origin_n > 0) {
-                owner = (rec[0].rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item) + ".o" +
-                        std::to_string(origin_n) + "." + kSyncZone;
-            }
-            if (msg.size() > kMessageBudget) flush();
-            msg.txt(owner, rec);
-        }
-        msg.soa(generation);
-    }
-    flush();
+    auto writer = std::make_shared<TransferWriter>(*this, std::move(key), id, qtype, req_mac, generation, std::move(origins));
+    return [writer](std::vector<uint8_t>& next) { return writer->next(next); };
 }
 
 }  // namespace glbd::sync

@@ -8,13 +8,7 @@ source "$(dirname "$0")/lib.sh"
 ADDR=127.0.0.232 PORT=5332 ADMIN=127.0.0.232:9332
 mkdir -p "$WORK/state"
 now=$(now_ms)
-origin() {  # CLUSTER GEO WEIGHT ADDRESSES...
-    local c=$1 g=$2 w=$3; shift 3
-    local eps="" a
-    for a in "$@"; do eps+="${eps:+,}{\"target\":\"$a\",\"healthy\":true}"; done
-    printf '{"cluster":"%s","instance":"i","version":%s,"heartbeat":%s,"overrides":{},"hosts":[{"host":"shop.glb.explain.test","ttl":60,"loadBalancing":{"weight":%s,"geo":"%s","defaultGeo":false},"endpoints":[%s]}]}' \
-        "$c" "$now" "$now" "$w" "$g" "$eps"
-}
+origin() { state_origin shop.glb.explain.test "$1" "$2" "$3" false "${@:4}"; }  # CLUSTER GEO WEIGHT ADDRESSES...
 echo "{\"saved\":$now,\"origins\":[$(origin ie-b IE 70 192.0.2.21 192.0.2.22),$(origin oc GEO-OC 100 203.0.113.10),$(origin us US 100 198.51.100.10)]}" \
     > "$WORK/state/state.json"
 cat > "$WORK/glbd.yaml" <<YAML

@@ -218,3 +218,15 @@ peers:
 YAML
     done
 }
+
+# state_origin HOST CLUSTER GEO WEIGHT DEFAULT_GEO ENDPOINT[=up|=down]...: one origin of a stateDir file
+# (instance i, version and heartbeat now) with one load-balanced host; an endpoint without =down is healthy.
+state_origin() {
+    local host=$1 c=$2 g=$3 w=$4 d=$5 now eps="" e; shift 5
+    now=$(now_ms)
+    for e in "$@"; do
+        eps+="${eps:+,}{\"target\":\"${e%=*}\",\"healthy\":$([[ $e == *=down ]] && echo false || echo true)}"
+    done
+    printf '{"cluster":"%s","instance":"i","version":%s,"heartbeat":%s,"overrides":{},"hosts":[{"host":"%s","ttl":60,"loadBalancing":{"weight":%s,"geo":"%s","defaultGeo":%s},"endpoints":[%s]}]}' \
+        "$c" "$now" "$now" "$host" "$w" "$g" "$d" "$eps"
+}

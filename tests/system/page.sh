@@ -14,13 +14,7 @@ TOKEN=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
 SHOT=${GLBD_SCREENSHOT:-$PWD/status-page.png}
 mkdir -p "$WORK/state"
 now=$(now_ms)
-origin() {  # CLUSTER GEO DEFAULT ENDPOINT=up|down...
-    local c=$1 g=$2 d=$3; shift 3
-    local eps="" e
-    for e in "$@"; do eps+="${eps:+,}{\"target\":\"${e%=*}\",\"healthy\":$([[ ${e#*=} == up ]] && echo true || echo false)}"; done
-    printf '{"cluster":"%s","instance":"i","version":%s,"heartbeat":%s,"overrides":{},"hosts":[{"host":"shop.glb.page.test","ttl":60,"loadBalancing":{"weight":100,"geo":"%s","defaultGeo":%s},"endpoints":[%s]}]}' \
-        "$c" "$now" "$now" "$g" "$d" "$eps"
-}
+origin() { state_origin shop.glb.page.test "$1" "$2" 100 "$3" "${@:4}"; }  # CLUSTER GEO DEFAULT ENDPOINT=up|down...
 echo "{\"saved\":$now,\"origins\":[$(origin us US true 198.51.100.10=up 198.51.100.11=down),$(origin oc GEO-OC false 203.0.113.10=down),$(origin jp JP false 192.0.2.40=up),$(origin br BR false 192.0.2.50=up)]}" \
     > "$WORK/state/state.json"
 cat > "$WORK/glbd.yaml" <<YAML
