@@ -79,6 +79,7 @@ struct HealthCheck {
     std::vector<int> expected_status{200, 201};
     std::vector<std::pair<std::string, std::string>> headers;
     bool insecure_skip_verify = false;
+    bool operator==(const HealthCheck&) const = default;
 };
 
 struct Host {

@@ -80,9 +80,11 @@ struct Checker::Impl {
         Impl* impl = nullptr;
     };
 
+    // One probe, shared by every host that names the same endpoint with the same check (and, for HTTP(S),
+    // the same Host name): its result is each of those hosts' result for the endpoint.
     struct Target {
         Impl* impl = nullptr;
-        std::string host;      // config host name (key)
+        std::vector<std::string> hosts;  // config host names (keys, with the endpoint)
         std::string endpoint;  // config endpoint (key)
         std::string url_host;  // Host header and SNI
         conf::HealthCheck hc;
@@ -116,26 +118,36 @@ struct Checker::Impl {
 
     Impl(const conf::Config& c, std::function<void()> cb, const States& previous) : config(c), on_change(std::move(cb)) {
         std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+        std::map<std::pair<std::string, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
         for (const auto& h : config.hosts) {
             if (!h.health_check) continue;
             for (const auto& ep : h.endpoints) {
-                auto t = std::make_unique<Target>();
-                t->impl = this;
-                t->host = h.name;
-                t->endpoint = ep;
-                t->url_host = probe_host_name(h.name);
-                t->hc = *h.health_check;
-                t->hysteresis.failure_threshold = t->hc.failure_threshold;
-                t->hysteresis.success_threshold = t->hc.success_threshold;
+                // The Host header and SNI matter to HTTP(S) probes only.
+                std::string url_host = h.health_check->protocol == conf::Protocol::tcp ? "" : probe_host_name(h.name);
+                auto& same_place = by_probe[{ep, url_host}];
+                auto found = std::find_if(same_place.begin(), same_place.end(), [&](Target* t) { return t->hc == *h.health_check; });
+                Target* shared = found != same_place.end() ? *found : nullptr;
                 EndpointHealth st;
-                if (auto it = previous.find({h.name, ep}); it != previous.end()) {
-                    st = it->second;  // a reload keeps what was learnt
+                if (auto it = previous.find({h.name, ep}); it != previous.end()) st = it->second;  // a reload keeps what was learnt
+                if (!shared) {
+                    auto t = std::make_unique<Target>();
+                    t->impl = this;
+                    t->endpoint = ep;
+                    t->url_host = url_host;
+                    t->hc = *h.health_check;
+                    t->hysteresis.failure_threshold = t->hc.failure_threshold;
+                    t->hysteresis.success_threshold = t->hc.success_threshold;
                     t->hysteresis.known = st.known;
                     t->hysteresis.healthy = st.healthy;
+                    shared = t.get();
+                    same_place.push_back(shared);
+                    targets.push_back(std::move(t));
+                } else if (shared->hysteresis.known) {
+                    st.known = true, st.healthy = shared->hysteresis.healthy;  // what the shared probe knows
                 }
+                shared->hosts.push_back(h.name);
                 if (!st.known) ++unknown;
                 states[{h.name, ep}] = st;
-                targets.push_back(std::move(t));
             }
         }
         first_round = unknown == 0;
@@ -265,27 +277,33 @@ struct Checker::Impl {
         bool before = t->hysteresis.healthy;
         bool flipped = t->hysteresis.record(ok);
         bool round_complete = false;
+        size_t keyed = 0;
         {
             MutexLock lock(mu);
-            EndpointHealth& st = states[{t->host, t->endpoint}];
-            st.probes++;
-            if (!ok) st.failures++;
-            st.reason = ok ? "ok" : t->reason;
-            st.known = true;
-            st.healthy = t->hysteresis.healthy;
-            if (flipped) st.transitions++;
-            if (!was_known && --unknown == 0) round_complete = true;
+            keyed = states.size();
+            for (const auto& host : t->hosts) {
+                EndpointHealth& st = states[{host, t->endpoint}];
+                bool st_known = st.known;
+                st.probes++;
+                if (!ok) st.failures++;
+                st.reason = ok ? "ok" : t->reason;
+                st.known = true;
+                st.healthy = t->hysteresis.healthy;
+                if (flipped) st.transitions++;
+                if (!st_known && --unknown == 0) round_complete = true;
+            }
         }
+        std::string who = t->hosts.front() + (t->hosts.size() > 1 ? " (and " + std::to_string(t->hosts.size() - 1) + " more hosts)" : "");
         if (flipped) {
-            spdlog::warn("health: {} {} {} -> {} ({})", t->host, t->endpoint, before ? "healthy" : "unhealthy",
+            spdlog::warn("health: {} {} {} -> {} ({})", who, t->endpoint, before ? "healthy" : "unhealthy",
                          t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
         } else if (!was_known) {
-            spdlog::info("health: {} {} first result: {} ({})", t->host, t->endpoint,
+            spdlog::info("health: {} {} first result: {} ({})", who, t->endpoint,
                          t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
         }
         if (round_complete) {
             first_round = true;
-            spdlog::info("health: first round complete ({} endpoint(s))", targets.size());
+            spdlog::info("health: first round complete ({} probe(s) for {} host endpoint(s))", targets.size(), keyed);
         }
         if ((flipped || round_complete) && on_change) on_change();
     }

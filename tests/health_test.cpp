@@ -89,6 +89,35 @@ health::States run_round(const conf::Config& c) {
     return s;
 }
 
+// One probe for every host that names the same endpoint with the same check (for HTTP, the same Host name).
+TEST_F(Probes, HostsNamingTheSameEndpointShareOneProbe) {
+    const std::string config = std::string(R"(cluster: {id: hc}
+listen: {dns: ["127.0.0.41:5341"]}
+zones:
+  - origin: hc.test
+    nameservers: [{name: ns.hc.test, addresses: [127.0.0.41]}]
+hosts:
+)") + host("a.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +
+        host("b.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +            // shares a's probe
+        host("c.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +
+        host("\"*.c.hc.test\"", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +  // probes c.hc.test too
+        host("d.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +  // another Host header
+        host("e.hc.test", "127.0.0.41", "protocol: TCP, port: 18049");              // another port
+    health::Checker checker(test::config_from(config), nullptr);
+    EXPECT_EQ(checker.targets(), 4u);
+    checker.start();
+    for (int i = 0; i < 200 && !checker.first_round_done(); ++i) std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(checker.first_round_done());
+    auto s = checker.states();
+    checker.stop();
+    ASSERT_EQ(s.size(), 6u);  // every host keeps its own state
+    for (const char* h : {"a.hc.test", "b.hc.test", "c.hc.test", "*.c.hc.test", "d.hc.test"}) {
+        EXPECT_TRUE(s.at({h, "127.0.0.41"}).healthy) << h;
+    }
+    EXPECT_EQ(s.at({"a.hc.test", "127.0.0.41"}).probes, s.at({"b.hc.test", "127.0.0.41"}).probes);
+    EXPECT_FALSE(s.at({"e.hc.test", "127.0.0.41"}).healthy);
+}
+
 std::vector<std::string> requests() {
     std::ifstream f(dir() + "/requests.log");
     std::vector<std::string> out;
