@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: a release-like build, an ASan+UBSan build and a ThreadSanitizer build (clang, so that
 # its thread-safety analysis runs over every file too), each running every test (unit, system, fuzz-corpus
-# replay; the -O0 ASan build leaves out those labelled heavy) with ctest; after the first, the .deb and the container image (tests/package), and every fuzz
-# target for GLBD_FUZZ_SECONDS (25). Exit non-zero on any failure.
+# replay; the -O0 ASan build leaves out those labelled heavy) with ctest; after the first, the .deb and the
+# container image (tests/package), and every fuzz target for GLBD_FUZZ_SECONDS (25). Exit non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
