@@ -2,7 +2,9 @@
 # Convergence of peer sync: N glbd servers on 127.0.2.1..N, each its own cluster with the same H hosts
 # (simple hosts, one endpoint per cluster), all listing each other as members (syncInterval 1s).
 # Reports, per N: the time from start until every server answers every cluster's endpoint for the last
-# host, and the time for one change (a reload on server 1 changing one host's endpoint) to reach all.
+# host, the time for one change (a reload on server 1 changing one host's endpoint) to reach all, and the
+# time for a new cluster (server N+1, listed as a member by all from the start, as a peers name that now
+# resolves to one more address would be) to be answered by all N.
 #   bash bench/sync-converge.sh [--servers "5 10 20"] [--hosts 1000] [--glbd build/glbd]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +42,7 @@ config() {  # N I CHANGED(0/1)
   echo "peers:"
   echo "  key: {name: bench, secret: \"$SECRET\"}"
   echo "  members:"
-  for ((m = 1; m <= n; m++)); do echo "    - address: \"127.0.2.$m:$PORT\""; done
+  for ((m = 1; m <= n + 1; m++)); do echo "    - address: \"127.0.2.$m:$PORT\""; done
   echo "  syncInterval: 1s"
   echo "  deadAfter: 10s"
 }
@@ -54,8 +56,8 @@ all_have() {  # N NAME COUNT|ADDRESS: every server answers NAME with COUNT addre
   done
 }
 
-echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) |"
-echo "|---:|---:|---:|---:|"
+echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all |"
+echo "|---:|---:|---:|---:|---:|"
 for n in $SERVERS; do
   for ((i = 1; i <= n; i++)); do config "$n" "$i" 0 > "$WORK/c$i.yaml"; done
   t0=$(ms)
@@ -73,7 +75,15 @@ for n in $SERVERS; do
     (( $(ms) - t0 < 60000 )) || { echo "change did not spread for $n servers" >&2; exit 1; }
   done
   spread=$(( $(ms) - t0 ))
-  printf '| %d | %d | %d ms | %d ms |\n' "$n" "$HOSTS" "$converge" "$spread"
+  config "$n" $((n + 1)) 0 > "$WORK/c$((n + 1)).yaml"
+  t0=$(ms)
+  "$GLBD" serve -c "$WORK/c$((n + 1)).yaml" 2>"$WORK/c$((n + 1)).log" & PIDS+=($!)
+  until all_have "$n" "h$((HOSTS - 1)).bench.test" $((n + 1)); do
+    sleep 0.02
+    (( $(ms) - t0 < 60000 )) || { echo "the new cluster did not reach all $n servers" >&2; exit 1; }
+  done
+  join=$(( $(ms) - t0 ))
+  printf '| %d | %d | %d ms | %d ms | %d ms |\n' "$n" "$HOSTS" "$converge" "$spread" "$join"
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   PIDS=()
