@@ -119,6 +119,22 @@ measure() {
         "$out" >> "$WORK/runs"
     done
   done
+  # A flip: the default cluster (c00, the only entry of the default group that answers a client without ECS)
+  # drained by an override, then handed back; the time from the request until the server's answer moves
+  # (an override rebuilds at once; a probe's flip waits for the rebuild timer too, at least as long again).
+  local flips=""
+  for state in down auto; do
+    t0=$(ms)
+    curl -s -o /dev/null -X PUT -d "{\"target\":\"c00\",\"state\":\"$state\"}" "http://$ADMIN/v1/overrides"
+    for ((i = 0; i < 3000; i++)); do
+      local a
+      a=$(dig +time=1 +tries=1 +short @"$ADDR" -p "$PORT" "$last" A 2>/dev/null | sed -n 1p)
+      if [[ $state == down && -n $a && $a != 10.0.* ]] || [[ $state == auto && $a == 10.0.* ]]; then break; fi
+      sleep 0.005
+    done
+    flips+=" $(( $(ms) - t0 ))"
+  done
+  echo "$name flip_ms$flips" >> "$WORK/flips"
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
 }
 
@@ -187,6 +203,12 @@ echo
 echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages |"
 echo "|---|---:|---:|---:|---:|---:|"
 awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024}' "$WORK/facts"
+echo
+echo "A flip (the default cluster drained by an override, then back): request to changed answer."
+echo
+echo "| view | drained: answer moved after | back: answer moved after |"
+echo "|---|---:|---:|"
+awk '{printf "| %s | %d ms | %d ms |\n", $1, $3, $4}' "$WORK/flips"
 echo
 echo "dnsperf -c 8 -q 100 -l $DURATION over 1000 load-balanced names, median of $REPEAT by q/s; ecs = client subnet"
 echo "10.1.0.0/16 (IE), src = no ECS (the source address, no geo: the default group)."
