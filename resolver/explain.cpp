@@ -116,10 +116,8 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
         e.country = std::string(trace.loc.code), e.continent = std::string(trace.loc.continent);
         e.prefix = trace.loc.prefix, e.located_by = source_name(trace.loc.source);
         geo::Point p;
-        if (trace.loc.has_coordinates) {
-            e.has_point = e.point_from_database = true, e.lat = trace.loc.lat, e.lon = trace.loc.lon;
-        } else if (trace.loc.code.size() == 2 && geo::country_point(trace.loc.code_key, p)) {
-            e.has_point = true, e.lat = p.lat, e.lon = p.lon;
+        if (select::client_point(trace.loc, p)) {
+            e.has_point = true, e.point_from_database = trace.loc.has_coordinates, e.lat = p.lat, e.lon = p.lon;
         }
     }
     e.fallback = choice.fallback, e.fail_open = choice.fail_open;

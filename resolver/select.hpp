@@ -25,16 +25,21 @@ struct Choice {
     bool fail_open = false;              // nothing usable: every entry is answered as if healthy
 };
 
-// geoip.fallback: nearest: the usable geo group whose point is nearest the client (its database
-// coordinates, else its country's point; ties to the first in the plan), or null when the client has no
-// point (unknown, or a custom code without coordinates).
+// The client's point for the nearest fallback: its database coordinates, else its country's point; false
+// when it has neither (unknown, or a custom code without coordinates).
+inline bool client_point(const geo::Location& loc, geo::Point& out) {
+    if (loc.has_coordinates) {
+        out = geo::Point{loc.lat, loc.lon};
+        return true;
+    }
+    return loc.code.size() == 2 && geo::country_point(loc.code_key, out);
+}
+
+// geoip.fallback: nearest: the usable geo group whose point is nearest the client's (ties to the first in the
+// plan), or null when the client has no point.
 inline const plan::Group* nearest_group(const plan::Group* groups, size_t count, const geo::Location& loc) {
     geo::Point client;
-    if (loc.has_coordinates) {
-        client = geo::Point{loc.lat, loc.lon};
-    } else if (loc.code.size() != 2 || !geo::country_point(loc.code_key, client)) {
-        return nullptr;
-    }
+    if (!client_point(loc, client)) return nullptr;
     const plan::Group* best = nullptr;
     double best_km = 0;
     for (size_t i = 0; i < count; ++i) {
