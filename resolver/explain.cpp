@@ -200,7 +200,7 @@ Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
     Zone::Ref ref = find_host(*zone, *qname);
     if (!ref.node) return e.error = req.name + " does not exist in " + e.zone, e;
     if (!ref.plan || ref.host < 0) return e.error = req.name + " is a static name, not a load-balanced host", e;
-    const Host& host = snap.hosts[static_cast<size_t>(ref.host)];
+    const Host& host = snap.hosts[static_cast<size_t>(ref.host)]->host;
     e.host = wire::wire_to_name(host.name);
     const auto& head = at<plan::Head>(ref.plan, 0);
     e.load_balanced = !head.simple;

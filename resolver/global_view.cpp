@@ -12,4 +12,11 @@ ClusterView local_cluster_view(const conf::Config& config) {
     return v;
 }
 
+SharedView share(GlobalView view) {
+    SharedView out;
+    out.reserve(view.size());
+    for (auto& c : view) out.push_back(std::make_shared<const ClusterView>(std::move(c)));
+    return out;
+}
+
 }  // namespace glbd

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ namespace glbd {
 struct EndpointState {
     std::string target;  // IPv4, IPv6 or a host name (no trailing dot)
     bool healthy = true;
+    bool operator==(const EndpointState&) const = default;
 };
 
 struct HostEntry {
@@ -21,6 +23,7 @@ struct HostEntry {
     uint32_t ttl = 60;
     std::optional<conf::LoadBalancing> load_balancing;  // absent: a simple host
     std::vector<EndpointState> endpoints;
+    bool operator==(const HostEntry&) const = default;
 };
 
 struct ClusterView {
@@ -31,6 +34,10 @@ struct ClusterView {
 };
 
 using GlobalView = std::vector<ClusterView>;
+// The same, each cluster shared and immutable: a cluster that did not change is the same object in the next
+// view, which is how the snapshot builder knows what it may keep (resolver/snapshot: SnapshotBuilder).
+using SharedView = std::vector<std::shared_ptr<const ClusterView>>;
+SharedView share(GlobalView view);
 
 // This cluster's part of the view as the config describes it, every endpoint healthy.
 ClusterView local_cluster_view(const conf::Config& config);

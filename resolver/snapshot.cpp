@@ -382,33 +382,45 @@ Zone::Memory::~Memory() {
     if (at) munmap(at, size);
 }
 
-void Zone::freeze(const std::vector<std::string_view>& plans) {
+void Zone::freeze(const std::vector<std::pair<const HostBlock*, int>>& hosts) {
+    static const Node kEmpty;  // a name only hosts bring: no records of its own
+    size_t names = nodes.size();
+    for (const auto& [b, i] : hosts) names += 1 + wire::label_count(b->host.name) - labels;
     size_t size = 16;
-    while (size < nodes.size() * 2) size *= 2;
+    while (size < names * 2) size *= 2;
     std::vector<Slot> index(size);
-    size_t bytes = 0;
-    for (const auto& [name, node] : nodes) bytes += name.size() + (node.host >= 0 ? 7 + plans[static_cast<size_t>(node.host)].size() : 0);
-    std::string block;
-    block.reserve(bytes);
+    const size_t mask = size - 1;
+    // The slot of a name, a fresh one (hash set, node null) when it is not there yet.
+    auto slot = [&](const char* name, size_t len) -> Slot& {
+        std::string_view w(name, len);
+        uint64_t h = wire::name_hash(w);
+        size_t i = h & mask;
+        for (; index[i].node; i = (i + 1) & mask) {
+            if (index[i].hash == h && index[i].name_len == len && std::memcmp(index[i].name, name, len) == 0) return index[i];
+        }
+        index[i].hash = h, index[i].name = name, index[i].name_len = static_cast<uint8_t>(len);
+        return index[i];
+    };
     for (const auto& [name, node] : nodes) {
-        uint64_t h = wire::name_hash(name);
-        size_t i = h & (size - 1);
-        while (index[i].node) i = (i + 1) & (size - 1);
-        Slot& s = index[i];
-        s = Slot{h, static_cast<uint32_t>(block.size()), 0, &node, node.host, static_cast<uint8_t>(name.size()),
-                 node.find(wire::type::NS) ? uint8_t{1} : uint8_t{0}};
-        block += name;
-        if (node.host >= 0) {
-            block.resize((block.size() + 7) / 8 * 8, '\0');  // a plan starts 8-byte aligned
-            s.plan_at = static_cast<uint32_t>(block.size());
-            block += plans[static_cast<size_t>(node.host)];
+        Slot& s = slot(name.data(), name.size());
+        s.node = &node;
+        s.has_ns = node.find(wire::type::NS) ? 1 : 0;
+    }
+    for (const auto& [b, i] : hosts) {
+        const std::string& name = b->host.name;
+        Slot& s = slot(b->name(), name.size());
+        if (!s.node) s.node = &kEmpty;
+        s.plan = b->plan(), s.host = i;
+        unsigned extra = wire::label_count(name) - labels;
+        for (unsigned drop = 1; drop < extra; ++drop) {  // empty non-terminals up to the origin's child
+            size_t at = wire::suffix_offset(name, drop);
+            Slot& up = slot(b->name() + at, name.size() - at);
+            if (!up.node) up.node = &kEmpty;
         }
     }
-    if (block.size() > UINT32_MAX) throw std::runtime_error("zone " + wire::wire_to_name(origin) + " is too large to index");
     // Fresh pages from the kernel: heap memory already touched stays in small pages whatever madvise says.
     constexpr size_t kHuge = 2u << 20;
-    const size_t index_bytes = size * sizeof(Slot);
-    const size_t total = index_bytes + block.size();
+    const size_t total = size * sizeof(Slot);
     const bool huge = total >= kHuge;
     const size_t mapped = huge ? (total + 2 * kHuge - 1) / kHuge * kHuge : total;
     void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -420,12 +432,10 @@ void Zone::freeze(const std::vector<std::string_view>& plans) {
         p += (kHuge - reinterpret_cast<uintptr_t>(p) % kHuge) % kHuge;  // 2 MB aligned
         madvise(p, (total + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);  // before the first touch; a hint only
     }
-    std::memcpy(p, index.data(), index_bytes);
-    std::memcpy(p + index_bytes, block.data(), block.size());
+    std::memcpy(p, index.data(), total);
     mprotect(m, mapped, PROT_READ);  // frozen
     index_ = reinterpret_cast<const Slot*>(p);
-    block_ = p + index_bytes;
-    mask_ = size - 1;
+    mask_ = mask;
 }
 
 const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
@@ -438,64 +448,171 @@ const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
     return best;
 }
 
-std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
-                                         std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
-                                         const CounterIds& counter_ids) {
+namespace {
+
+// A zone's index for `config`: its origins, this cluster's id and the nearest fallback, what every host's
+// plan depends on besides its entries.
+std::string config_key(const conf::Config& config) {
+    std::string key = config.cluster.id + (config.geoip.nearest ? "/n" : "/-");
+    for (const auto& z : config.zones) key += "|" + z.origin;
+    return key;
+}
+
+// Builds one host from its entries in every cluster (cluster order), or null when its name is not in
+// `zones` (hosts outside our zones are ignored).
+std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Snapshot& s, const std::string& name,
+                                            const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions,
+                                            const CounterIds& counter_ids, std::vector<Endpoints>& eps,
+                                            std::string& plan_bytes) {
+    auto w = wire::name_to_wire(name);
+    if (!w) return nullptr;
+    const Zone* zone = s.find_zone(*w);
+    if (!zone) return nullptr;
+    auto b = std::make_shared<HostBlock>();
+    Host& h = b->host;
+    h.name = std::move(*w);
+    h.ttl = contributions.front().second->ttl;
+    eps.clear();
+    h.entries.reserve(contributions.size());
+    for (const auto& [cluster, he] : contributions) {
+        if (cluster->id == config.cluster.id) h.ttl = he->ttl;
+        h.entries.push_back(build_entry(cluster->id, cluster->alive, *he, eps.emplace_back()));
+    }
+    h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
+    if (counter_ids) {
+        std::string shown = wire::wire_to_name(h.name);
+        auto number = [&](const std::string& cluster) { return counter_ids(shown, cluster); };
+        if (h.simple) {
+            h.counter = number("all");
+        } else {
+            for (auto& e : h.entries) e.counter = number(e.cluster);
+        }
+    }
+    plan_bytes.clear();
+    PlanWriter plan(plan_bytes);
+    host_plan(plan, h, eps, config.geoip.nearest, contributions);
+    b->hash = wire::name_hash(h.name);
+    b->zone = static_cast<size_t>(zone - s.zones.data());
+    b->plan_at = static_cast<uint32_t>((h.name.size() + 7) / 8 * 8);
+    b->plan_len = static_cast<uint32_t>(plan_bytes.size());
+    b->bytes = std::make_unique<uint64_t[]>((b->plan_at + plan_bytes.size() + 7) / 8);  // zeroed
+    std::memcpy(b->bytes.get(), h.name.data(), h.name.size());
+    std::memcpy(reinterpret_cast<char*>(b->bytes.get()) + b->plan_at, plan_bytes.data(), plan_bytes.size());
+    return b;
+}
+
+}  // namespace
+
+void SnapshotBuilder::reset() { full_reset("", false); }
+
+void SnapshotBuilder::full_reset(const std::string& key, bool counted) {
+    clusters_.clear();
+    hosts_.clear();
+    config_key_ = key;
+    counted_ = counted;
+}
+
+std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, const SharedView& view,
+                                                 std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                                 const CounterIds& counter_ids) {
     auto s = std::make_shared<Snapshot>();
     s->serial = serial;
     s->geo = std::move(geo);
     s->udp_payload = config.listen.udp_payload;
     for (const auto& cz : config.zones) s->zones.push_back(build_zone(cz, serial));
 
-    // Host name -> its entries from every cluster, in cluster order (sorted ids: the same everywhere).
-    std::map<std::string, std::vector<std::pair<const ClusterView*, const HostEntry*>>> by_host;
-    std::vector<const ClusterView*> clusters;
-    for (const auto& c : view) clusters.push_back(&c);
-    std::sort(clusters.begin(), clusters.end(), [](auto* a, auto* b) { return a->id < b->id; });
-    for (const ClusterView* c : clusters) {
-        for (const auto& he : c->hosts) by_host[he.host].emplace_back(c, &he);
-    }
-    auto number = [&](const std::string& host, const std::string& cluster) {
-        uint32_t id = counter_ids(host, cluster);
-        s->counters = std::max(s->counters, id + 1);
-        return id;
-    };
-    std::string plan_bytes;  // every host's plan, end to end
-    std::vector<std::pair<size_t, size_t>> plan_spans;
-    std::vector<Endpoints> eps;
-    for (const auto& [name, contributions] : by_host) {
-        auto w = wire::name_to_wire(name);
-        if (!w) continue;
-        Zone* zone = const_cast<Zone*>(s->find_zone(*w));
-        if (!zone) continue;  // outside our zones: ignored
-        Host h;
-        h.name = *w;
-        h.ttl = contributions.front().second->ttl;
-        eps.clear();
-        for (const auto& [cluster, he] : contributions) {
-            if (cluster->id == config.cluster.id) h.ttl = he->ttl;
-            h.entries.push_back(build_entry(cluster->id, cluster->alive, *he, eps.emplace_back()));
-        }
-        h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
-        if (counter_ids) {
-            std::string shown = wire::wire_to_name(h.name);
-            if (h.simple) {
-                h.counter = number(shown, "all");
-            } else {
-                for (auto& e : h.entries) e.counter = number(shown, e.cluster);
+    std::string key = config_key(config);
+    bool counted = static_cast<bool>(counter_ids);
+    last_ = Stats{};
+    last_.full = key != config_key_ || counted != counted_ || clusters_.empty();
+    if (last_.full) full_reset(key, counted);
+    try {
+        // Which host names a change touches: every name of a cluster that came, went, or changed its
+        // liveness or location; else the names whose entry differs.
+        std::vector<std::string_view> touched;
+        std::map<std::string, Cluster, std::less<>> next;
+        for (const auto& cv : view) {
+            auto old = clusters_.find(cv->id);
+            if (old != clusters_.end() && old->second.view == cv) {
+                next.emplace(cv->id, std::move(old->second));
+                clusters_.erase(old);
+                continue;
             }
+            Cluster c{cv, {}};
+            c.index.reserve(cv->hosts.size());
+            for (const auto& he : cv->hosts) c.index.emplace(he.host, &he);  // a name twice: the first counts
+            if (last_.full || old == clusters_.end() || old->second.view->alive != cv->alive ||
+                old->second.view->location != cv->location) {
+                for (const auto& he : cv->hosts) touched.push_back(he.host);
+                if (old != clusters_.end()) {
+                    for (const auto& he : old->second.view->hosts) touched.push_back(he.host);
+                }
+            } else {
+                for (const auto& [name, he] : c.index) {
+                    auto was = old->second.index.find(name);
+                    if (was == old->second.index.end() || !(*was->second == *he)) touched.push_back(name);
+                }
+                for (const auto& [name, he] : old->second.index) {
+                    if (!c.index.count(name)) touched.push_back(name);
+                }
+            }
+            next.emplace(cv->id, std::move(c));
         }
-        PlanWriter plan(plan_bytes);
-        host_plan(plan, h, eps, config.geoip.nearest, contributions);
-        plan_spans.push_back(plan.span());
-        Node& node = add_node(*zone, h.name);
-        node.host = static_cast<int>(s->hosts.size());
-        s->hosts.push_back(std::move(h));
+        for (const auto& [id, gone] : clusters_) {  // clusters no longer in the view (the rest changed: done)
+            if (next.count(id)) continue;
+            for (const auto& he : gone.view->hosts) touched.push_back(he.host);
+        }
+        std::sort(touched.begin(), touched.end());
+        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+
+        std::vector<std::pair<const ClusterView*, const HostEntry*>> contributions;
+        std::vector<Endpoints> eps;
+        std::string plan_bytes;
+        for (std::string_view name : touched) {
+            contributions.clear();
+            for (const auto& [id, c] : next) {
+                if (auto it = c.index.find(name); it != c.index.end()) contributions.emplace_back(c.view.get(), it->second);
+            }
+            auto at = hosts_.find(name);
+            std::shared_ptr<const HostBlock> b;
+            if (!contributions.empty()) {
+                std::string shown(name);
+                b = build_host(config, *s, shown, contributions, counter_ids, eps, plan_bytes);
+            }
+            if (!b) {
+                if (at != hosts_.end()) hosts_.erase(at);
+            } else if (at != hosts_.end()) {
+                at->second = std::move(b);
+            } else {
+                hosts_.emplace(std::string(name), std::move(b));
+            }
+            ++last_.built;
+        }
+        clusters_ = std::move(next);  // the old views (and names in `touched`) may go now
+    } catch (...) {
+        full_reset("", false);  // part done: the next build starts over
+        throw;
     }
-    std::vector<std::string_view> plans;
-    for (auto [at, len] : plan_spans) plans.emplace_back(plan_bytes.data() + at, len);
-    for (auto& z : s->zones) z.freeze(plans);
+    s->hosts.reserve(hosts_.size());
+    std::vector<std::vector<std::pair<const HostBlock*, int>>> by_zone(s->zones.size());
+    for (const auto& [name, b] : hosts_) {
+        if (b->host.counter != kNoCounter) s->counters = std::max(s->counters, b->host.counter + 1);
+        for (const auto& e : b->host.entries) {
+            if (e.counter != kNoCounter) s->counters = std::max(s->counters, e.counter + 1);
+        }
+        by_zone[b->zone].emplace_back(b.get(), static_cast<int>(s->hosts.size()));
+        s->hosts.push_back(b);
+    }
+    for (size_t z = 0; z < s->zones.size(); ++z) s->zones[z].freeze(by_zone[z]);
+    last_.hosts = s->hosts.size();
     return s;
+}
+
+std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+                                         std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                         const CounterIds& counter_ids) {
+    SnapshotBuilder b;
+    return b.build(config, share(view), std::move(geo), serial, counter_ids);
 }
 
 }  // namespace glbd

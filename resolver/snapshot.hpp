@@ -7,6 +7,7 @@
 #include <cstring>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -82,6 +83,7 @@ struct alignas(8) Head {
     uint32_t answers = 0;     // simple hosts: every alive cluster's endpoints (Answers)
     uint8_t has_default = 0;
     uint8_t nearest = 0;  // geoip.fallback: nearest (the geo groups carry points)
+    uint8_t pad[6] = {0, 0, 0, 0, 0, 0};  // padding made explicit: a plan's bytes depend on its data alone
 };
 // Group::pick[qtype][mode]: qtype 0 = A (also ANY and CNAME), 1 = AAAA; mode 0 = healthy entries,
 // 1 = every entry (fail-open). Each is a Pick followed by its Choices, or 0 when nothing can answer.
@@ -95,6 +97,7 @@ struct Group {
     uint32_t long_code = 0;  // for codes longer than 8 bytes: where their bytes are
     uint32_t pick[2][2] = {{0, 0}, {0, 0}};
     float lat = 0, lon = 0;
+    uint32_t pad = 0;
 };
 static_assert(sizeof(Head) % alignof(Group) == 0, "the Groups start right after the Head");
 struct Pick {
@@ -115,11 +118,27 @@ struct Answers {
     uint32_t v4[2] = {0, 0}, v6[2] = {0, 0};
     uint32_t cname[2] = {0, 0};
 };
+// No padding anywhere (the sizes are the members' sum): equal plans are equal bytes.
+static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && sizeof(Choice) == 16 && sizeof(Answers) == 32);
 }  // namespace plan
+
+// A host as built: its entries, and its name (wire form) followed by its plan in one buffer, so that
+// confirming a lookup and answering it read neighbouring bytes. Immutable once built: every snapshot in
+// which the host did not change shares it (SnapshotBuilder rebuilds only the hosts a change touches).
+struct HostBlock {
+    Host host;
+    uint64_t hash = 0;  // wire::name_hash(host.name)
+    size_t zone = 0;    // index into Snapshot::zones
+    std::unique_ptr<uint64_t[]> bytes;  // the name, zero-padded to 8 bytes, then the plan
+    uint32_t plan_at = 0, plan_len = 0;
+
+    [[nodiscard]] const char* name() const { return reinterpret_cast<const char*>(bytes.get()); }
+    [[nodiscard]] const std::byte* plan() const { return reinterpret_cast<const std::byte*>(bytes.get()) + plan_at; }
+    [[nodiscard]] std::string_view plan_bytes() const { return {reinterpret_cast<const char*>(plan()), plan_len}; }
+};
 
 struct Node {
     std::vector<RRset> rrsets;
-    int host = -1;  // index into Snapshot::hosts
     [[nodiscard]] const RRset* find(uint16_t type) const {
         for (const auto& r : rrsets) {
             if (r.type == type) return &r;
@@ -146,7 +165,8 @@ struct Zone {
     uint8_t soa_tail_ptrs[2] = {0, 0};
     std::unordered_map<std::string, Node, NameHash, NameEq> nodes;  // every name, empty non-terminals too
 
-    // What the index knows of a name without reading its Node.
+    // What the index knows of a name without reading its Node (a name that only a host brings, or an empty
+    // non-terminal above one, has an empty Node).
     struct Ref {
         const Node* node = nullptr;
         const std::byte* plan = nullptr;  // a host's plan (see plan::), or null
@@ -155,39 +175,37 @@ struct Zone {
     };
 
     // Looks a name up in the index that freeze() built: open addressing over a power-of-two table
-    // at most half full, so a miss ends at the first empty slot after a probe or two. Names sit end
-    // to end in one block, a host's plan right after its name, so confirming a hit and answering it
-    // read neighbouring bytes.
+    // at most half full, so a miss ends at the first empty slot after a probe or two. A host's plan
+    // lies right after its name (HostBlock), so confirming a hit and answering it read neighbouring bytes.
     [[nodiscard]] Ref find(std::string_view wire) const {
         if (!index_) return {};
         uint64_t h = wire::name_hash(wire);
         for (size_t i = h & mask_;; i = (i + 1) & mask_) {
             const Slot& s = index_[i];
             if (!s.node) return {};
-            if (s.hash == h && s.name_len == wire.size() && wire::same_bytes(block_ + s.name_at, wire.data(), wire.size())) {
-                const std::byte* plan = s.host < 0 ? nullptr : reinterpret_cast<const std::byte*>(block_) + s.plan_at;
-                return Ref{s.node, plan, s.host, s.has_ns != 0};
+            if (s.hash == h && s.name_len == wire.size() && wire::same_bytes(s.name, wire.data(), wire.size())) {
+                return Ref{s.node, s.plan, s.host, s.has_ns != 0};
             }
         }
     }
     [[nodiscard]] const Node* node(std::string_view wire) const { return find(wire).node; }
-    // Builds the lookup index over `nodes`, with each host node's plan from `plans` (indexed like
-    // Snapshot::hosts); call once no more nodes will be added.
-    void freeze(const std::vector<std::string_view>& plans);
+    // Builds the lookup index over `nodes` and the hosts of this zone (`hosts`: the snapshot's, each with
+    // its index in Snapshot::hosts) with the empty non-terminals above them; call once no more nodes
+    // will be added. The index points into `nodes` and into the host blocks: both must outlive it.
+    void freeze(const std::vector<std::pair<const HostBlock*, int>>& hosts);
 
 private:
     struct Slot {
         uint64_t hash = 0;
-        uint32_t name_at = 0;  // in block_
-        uint32_t plan_at = 0;  // in block_, for a host
+        const char* name = nullptr;  // in `nodes` or in a HostBlock
         const Node* node = nullptr;
+        const std::byte* plan = nullptr;  // a host's
         int32_t host = -1;
         uint8_t name_len = 0;
         uint8_t has_ns = 0;
     };
-    // The index, then the names with each host's plan after its name (8-byte aligned), in one
-    // mapping that asks for transparent huge pages once it spans megabytes, so a lookup in a large
-    // view does not also miss the TLB on every page it reads.
+    // The index, in one mapping that asks for transparent huge pages once it spans megabytes, so a lookup
+    // in a large view does not also miss the TLB on the page it reads.
     struct Memory {
         void* at = nullptr;
         size_t size = 0;
@@ -201,14 +219,13 @@ private:
     };
     Memory memory_;
     const Slot* index_ = nullptr;
-    const char* block_ = nullptr;
     size_t mask_ = 0;
 };
 
 struct Snapshot {
     uint32_t serial = 0;
     std::vector<Zone> zones;
-    std::vector<Host> hosts;
+    std::vector<std::shared_ptr<const HostBlock>> hosts;  // Zone::Ref::host indexes this
     std::shared_ptr<const geo::GeoDb> geo;
     uint16_t udp_payload = 1232;
     cookie::Secret cookie_secret{};  // the server's DNS cookie secret (random per process)
@@ -224,8 +241,44 @@ struct Snapshot {
 // The answers counter id for a host name (presentation form) and a cluster id ("all" for a simple host).
 using CounterIds = std::function<uint32_t(const std::string& host, const std::string& cluster)>;
 
-// Builds a snapshot; `counter_ids`, when given, numbers the answer counters (else none are counted).
-// Throws std::runtime_error on data that cannot be served.
+// Builds snapshots one after another, each from the one before: a host is built again only when a change
+// touches it (its entry in some cluster changed, appeared or went; its cluster's liveness or location
+// changed), every other host's block is shared with the previous snapshot. What decides which clusters
+// changed is the SharedView: a cluster that is the same object as in the last build did not change. A
+// different config (zones, this cluster's id, the nearest fallback) or counting where the last did not
+// builds everything. The result is the same as a first build from the same view (tests/snapshot_test).
+// Control thread only; not thread-safe.
+class SnapshotBuilder {
+public:
+    // Throws std::runtime_error on data that cannot be served (then the next build is a full one).
+    std::shared_ptr<Snapshot> build(const conf::Config& config, const SharedView& view,
+                                    std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                    const CounterIds& counter_ids = {});
+    // Forgets everything: the next build is a full one.
+    void reset();
+    // What the last build did.
+    struct Stats {
+        bool full = false;
+        size_t hosts = 0;  // hosts in the snapshot
+        size_t built = 0;  // hosts built (the rest shared)
+    };
+    [[nodiscard]] const Stats& last() const { return last_; }
+
+private:
+    struct Cluster {
+        std::shared_ptr<const ClusterView> view;
+        std::unordered_map<std::string_view, const HostEntry*> index;  // host name -> its entry
+    };
+    void full_reset(const std::string& key, bool counted);
+    std::map<std::string, Cluster, std::less<>> clusters_;  // by id: the cluster order
+    std::map<std::string, std::shared_ptr<const HostBlock>, std::less<>> hosts_;  // hosts in our zones, by name
+    std::string config_key_;
+    bool counted_ = false;
+    Stats last_;
+};
+
+// One snapshot from a view, built whole; `counter_ids`, when given, numbers the answer counters (else
+// none are counted). Throws std::runtime_error on data that cannot be served.
 std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
                                          std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
                                          const CounterIds& counter_ids = {});

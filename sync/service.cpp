@@ -445,14 +445,19 @@ std::string Service::set_override(const std::string& target, const std::string& 
     return impl_->set_override(target, state);
 }
 std::vector<HostEntry> Service::saved_own_hosts() const { return impl_->saved_own_hosts; }
-GlobalView Service::view(uint32_t* serial) const {
+SharedView Service::shared_view(uint32_t* serial) const {
     MutexLock lock(impl_->mu);
     if (serial) {
         uint64_t newest = 0;
         for (const auto& [o, k] : impl_->store.known()) newest = std::max(newest, k.state.version);
         *serial = static_cast<uint32_t>(newest / 10);
     }
-    return impl_->store.view(now_ms(), impl_->dead_after());
+    return impl_->store.shared_view(now_ms(), impl_->dead_after());
+}
+GlobalView Service::view(uint32_t* serial) const {
+    GlobalView out;
+    for (const auto& c : shared_view(serial)) out.push_back(*c);
+    return out;
 }
 std::vector<Known> Service::known() const {
     MutexLock lock(impl_->mu);

@@ -66,6 +66,8 @@ public:
     // than the time between the changes, may share one); a new instance's first version is its start time.
     // A reload bumps this instance's version.
     [[nodiscard]] GlobalView view(uint32_t* serial = nullptr) const;
+    // The same, each cluster shared: one that did not change since the last call is the same object.
+    [[nodiscard]] SharedView shared_view(uint32_t* serial = nullptr) const;
     [[nodiscard]] std::vector<Known> known() const;
     // This instance's hosts as stateDir held them at start (the Kubernetes source serves them until its first
     // list, so that a restart without the API server withdraws nothing).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <unordered_set>
 
 namespace glbd::sync {
 
@@ -100,26 +101,34 @@ OverrideMap Store::overrides() const {
     return merged;
 }
 
-GlobalView Store::view(uint64_t now_ms, uint64_t dead_after_ms) const {
-    std::map<std::string, std::vector<const Known*>> clusters;
-    for (const auto& [origin, k] : known_) clusters[k.state.cluster].push_back(&k);
-    GlobalView out;
-    for (auto& [id, instances] : clusters) {
-        std::vector<const Known*> live;
-        for (const Known* k : instances) {
-            if (alive(*k, now_ms, dead_after_ms)) live.push_back(k);
+namespace {
+
+// One cluster's view from its instances (the live ones, or all when none is): host fields from the newest
+// report; an endpoint healthy when at least half of the replicas that report it say so. Then the overrides
+// naming the cluster (`overrides`: its entries of the map in force, by target).
+ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const Known*> use,
+                          const std::vector<std::pair<std::string, OverrideEntry>>& overrides) {
+    ClusterView cv{id, alive, {}, std::nullopt};
+    std::sort(use.begin(), use.end(), [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
+    if (!use.empty()) cv.location = use.front()->state.location;
+    bool plain = use.size() == 1;  // one report with no host or endpoint twice: a copy
+    if (plain) {
+        const auto& hosts = use.front()->state.hosts;
+        std::unordered_set<std::string_view> names;
+        names.reserve(hosts.size());
+        for (const auto& h : hosts) {
+            plain = plain && names.insert(h.host).second;
+            for (size_t i = 0; plain && i < h.endpoints.size(); ++i) {
+                for (size_t j = 0; plain && j < i; ++j) plain = h.endpoints[i].target != h.endpoints[j].target;
+            }
+            if (!plain) break;
         }
-        ClusterView cv{id, !live.empty(), {}, std::nullopt};
-        const auto& use = live.empty() ? instances : live;
-        // Host fields from the newest report; endpoints merged: healthy when at least half of the
-        // live replicas that report the endpoint say so.
-        std::vector<const Known*> by_version(use.begin(), use.end());
-        std::sort(by_version.begin(), by_version.end(),
-                  [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
-        if (!by_version.empty()) cv.location = by_version.front()->state.location;
+        if (plain) cv.hosts = hosts;
+    }
+    if (!plain) {
         std::map<std::string, size_t> host_index;
         std::vector<std::map<std::string, std::pair<unsigned, unsigned>>> votes;  // healthy, total
-        for (const Known* k : by_version) {
+        for (const Known* k : use) {
             for (const auto& h : k->state.hosts) {
                 auto [hit, added] = host_index.try_emplace(h.host, cv.hosts.size());
                 if (added) {
@@ -142,9 +151,67 @@ GlobalView Store::view(uint64_t now_ms, uint64_t dead_after_ms) const {
                 ep.healthy = healthy * 2 >= total;
             }
         }
-        out.push_back(std::move(cv));
     }
-    apply_overrides(out, overrides());
+    if (overrides.empty()) return cv;
+    // The cluster's own override, and its endpoints' by target (an endpoint's beats the cluster's).
+    const OverrideEntry* whole = nullptr;
+    std::map<std::string_view, OverrideState, std::less<>> by_target;
+    for (const auto& [target, e] : overrides) {
+        if (target.size() == id.size()) {
+            whole = &e;
+        } else {
+            by_target[std::string_view(target).substr(id.size() + 1)] = e.state;
+        }
+    }
+    for (auto& h : cv.hosts) {
+        for (auto& ep : h.endpoints) {
+            auto it = by_target.find(std::string_view(ep.target));
+            if (it != by_target.end()) {
+                ep.healthy = it->second == OverrideState::up;
+            } else if (whole) {
+                ep.healthy = whole->state == OverrideState::up;
+            }
+        }
+    }
+    return cv;
+}
+
+}  // namespace
+
+SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
+    std::map<std::string, std::vector<const Known*>> clusters;
+    for (const auto& [origin, k] : known_) clusters[k.state.cluster].push_back(&k);
+    OverrideMap in_force = overrides();  // "auto" entries are gone: what is left names a cluster or an endpoint
+    SharedView out;
+    std::map<std::string, Cached> next;
+    for (auto& [id, instances] : clusters) {
+        ClusterKey key;
+        std::vector<const Known*> live;
+        for (const Known* k : instances) {
+            bool a = alive(*k, now_ms, dead_after_ms);
+            if (a) live.push_back(k);
+            key.instances.emplace_back(k->state.origin(), k->changed_generation, a);
+        }
+        for (auto it = in_force.lower_bound(id); it != in_force.end() && it->first.compare(0, id.size(), id) == 0; ++it) {
+            if (it->first.size() == id.size() || it->first[id.size()] == '/') key.overrides.emplace_back(*it);
+        }
+        auto cached = cache_.find(id);
+        std::shared_ptr<const ClusterView> view;
+        if (cached != cache_.end() && cached->second.key == key) {
+            view = cached->second.view;
+        } else {
+            view = std::make_shared<const ClusterView>(merge_cluster(id, !live.empty(), live.empty() ? instances : live, key.overrides));
+        }
+        out.push_back(view);
+        next.emplace(id, Cached{std::move(key), std::move(view)});
+    }
+    cache_ = std::move(next);
+    return out;
+}
+
+GlobalView Store::view(uint64_t now_ms, uint64_t dead_after_ms) const {
+    GlobalView out;
+    for (const auto& c : shared_view(now_ms, dead_after_ms)) out.push_back(*c);
     return out;
 }
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "resolver/global_view.hpp"
@@ -78,15 +80,30 @@ public:
     [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;
     // The merged global view at `now_ms` (see product.md: replicas, liveness, overrides applied).
     [[nodiscard]] GlobalView view(uint64_t now_ms, uint64_t dead_after_ms) const;
+    // The same, shared: a cluster whose instances' data, liveness and overrides did not change since the
+    // last call is the same object as then (computed again only when one of them changed).
+    [[nodiscard]] SharedView shared_view(uint64_t now_ms, uint64_t dead_after_ms) const;
     // The overrides in force: per target, the latest entry of any origin ("auto" removes).
     [[nodiscard]] OverrideMap overrides() const;
     [[nodiscard]] const std::map<std::string, Known>& known() const { return known_; }
     [[nodiscard]] const std::string& own_origin() const { return own_; }
 
 private:
+    // What a cluster's view was computed from: each instance's data (by the generation it last changed
+    // at), whether it counted as alive, and the overrides naming the cluster.
+    struct ClusterKey {
+        std::vector<std::tuple<std::string, uint32_t, bool>> instances;
+        std::vector<std::pair<std::string, OverrideEntry>> overrides;
+        bool operator==(const ClusterKey&) const = default;
+    };
+    struct Cached {
+        ClusterKey key;
+        std::shared_ptr<const ClusterView> view;
+    };
     std::map<std::string, Known> known_;
     std::string own_;
     uint32_t generation_ = 1;
+    mutable std::map<std::string, Cached> cache_;  // by cluster id (shared_view)
 };
 
 // "eu-1" or "eu-1/192.0.2.10": a cluster name, then optionally an endpoint as glbd holds it.

@@ -90,7 +90,7 @@ void Daemon::request_rebuild() {
     if (uv_is_active(reinterpret_cast<uv_handle_t*>(&rebuild_timer_))) return;  // one is already due
     uint64_t now = uv_now(loop_);
     // At least kMinRebuild apart, and never more than a third of the time spent building.
-    auto min_gap = std::max(static_cast<uint64_t>(kMinRebuild.count()), 2 * last_build_cost_ms_);
+    auto min_gap = std::max(static_cast<uint64_t>(kMinRebuild.count()), 2 * last_build_cost_us_ / 1000);
     uint64_t delay = last_build_ms_ + min_gap > now ? last_build_ms_ + min_gap - now : 0;
     uv_timer_start(&rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->rebuild(); }, delay, 0);
 }
@@ -98,23 +98,24 @@ void Daemon::request_rebuild() {
 // This instance's hosts with their health go to the sync store; the snapshot is built from the merge.
 void Daemon::rebuild() {
     try {
-        uv_update_time(loop_);
-        uint64_t start = uv_now(loop_);
+        uint64_t start = uv_hrtime();
         sync_->set_own_hosts(local_view(config_, checker_->states()).hosts);
         uint32_t serial = 0;
-        auto view = sync_->view(&serial);
-        auto snap = build_snapshot(config_, view, geo_, next_serial(serial),
+        auto view = sync_->shared_view(&serial);
+        auto snap = builder_.build(config_, view, geo_, next_serial(serial),
                                    [this](const std::string& host, const std::string& cluster) { return counter_id(host, cluster); });
         snap->cookie_secret = cookie_secret_;
         publisher_.publish(snap);
         if (kube_ && kube_->controller()) kube_->update_statuses(checker_->states());
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
-        last_build_cost_ms_ = last_build_ms_ - start;
-        spdlog::debug("snapshot rebuilt: serial {}", snap->serial);
-        // Building (and, at start, parsing the state file) frees far more than it keeps; give the free
+        last_build_cost_us_ = (uv_hrtime() - start) / 1000;
+        const auto& built = builder_.last();
+        spdlog::debug("snapshot rebuilt: serial {}, {} of {} host(s) built{}", snap->serial, built.built, built.hosts,
+                      built.full ? " (full)" : "");
+        // A full build (and, at start, parsing the state file) frees far more than it keeps; give the free
         // pages back, or a large view leaves the process holding several times what it uses.
-        malloc_trim(0);
+        if (built.full || built.built > 1000) malloc_trim(0);
     } catch (const std::exception& e) {
         spdlog::error("cannot rebuild the snapshot: {}", e.what());
     }

@@ -17,6 +17,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
+#include "resolver/snapshot.hpp"
 #include "server/app/admin.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/server.hpp"
@@ -76,6 +77,7 @@ private:
     conf::Config config_;
     std::string path_;
     Publisher publisher_;
+    SnapshotBuilder builder_;  // each snapshot from the last: only the hosts a change touches are built
     std::shared_ptr<const geo::GeoDb> geo_;
     std::unique_ptr<DnsServer> server_;
     std::unique_ptr<health::Checker> checker_;
@@ -103,7 +105,7 @@ private:
     uv_timer_t rebuild_timer_{};
     uv_timer_t reclaim_timer_{};
     uint64_t last_build_ms_ = 0;
-    uint64_t last_build_cost_ms_ = 0;
+    uint64_t last_build_cost_us_ = 0;
 };
 
 void setup_logging(const std::string& level, const std::string& format);

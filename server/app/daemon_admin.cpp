@@ -239,7 +239,10 @@ std::string Daemon::metrics() const {
            {{"result=\"ok\"", static_cast<double>(reloads_ok_)},
             {"result=\"failed\"", static_cast<double>(reloads_failed_)}});
     m.one("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.", publisher_.current() ? publisher_.current()->serial : 0);
-    m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.", static_cast<double>(last_build_cost_ms_) / 1000.0);
+    m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.", static_cast<double>(last_build_cost_us_) / 1e6);
+    m.one("glbd_snapshot_hosts_built", "gauge", "Hosts the last snapshot built (a change builds only the hosts it touches; the rest are shared).",
+          static_cast<double>(builder_.last().built));
+    m.one("glbd_snapshot_hosts", "gauge", "Load-balanced hosts in the snapshot being served.", static_cast<double>(builder_.last().hosts));
     m.one("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.", ready() ? 1 : 0);
     return m.str();
 }

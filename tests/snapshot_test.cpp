@@ -1,0 +1,238 @@
+// SnapshotBuilder: a snapshot built from the last one (only the hosts a change touches built again) is the
+// snapshot a first build makes from the same view, name by name and byte by byte, whatever the change.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+
+#include "resolver/snapshot.hpp"
+#include "resolver/wire/text.hpp"
+#include "tests/dns_util.hpp"
+
+using namespace glbd;
+using namespace glbd::test;
+
+namespace {
+
+const char* kConfig = R"(
+cluster: {id: c2, instance: t}
+listen: {dns: ["127.0.0.1:5300"]}
+geoip: {fallback: nearest}
+zones:
+  - origin: glb.test
+    nameservers: [{name: ns1.glb.test, addresses: [192.0.2.53]}]
+    records: |
+      www        IN A   192.0.2.80
+      deep.sub   IN TXT "x"
+  - origin: other.test
+    nameservers: [{name: ns1.glb.test}]
+)";
+
+// Names the views use: hosts in both zones, nested ones (empty non-terminals), a wildcard, a name that
+// also holds a record, and names outside every zone (ignored).
+const std::vector<std::string> kNames = {
+    "a.glb.test", "b.glb.test", "x.sub.glb.test", "y.sub.glb.test", "sub.glb.test", "*.w.glb.test",
+    "www.glb.test", "a.b.c.glb.test", "c.glb.test", "app.other.test", "q.other.test", "out.example",
+    "n0.glb.test", "n1.glb.test", "n2.glb.test", "n3.glb.test", "n4.glb.test", "n5.glb.test",
+};
+const std::vector<std::string> kGeos = {"US", "IE", "GEO-EU", "JP", "GEO-OC", ""};
+
+HostEntry random_entry(std::mt19937& rng, const std::string& name) {
+    HostEntry h{name, static_cast<uint32_t>(30 + rng() % 3 * 30), std::nullopt, {}};
+    if (rng() % 4 != 0) {
+        h.load_balancing = conf::LoadBalancing{static_cast<uint16_t>(rng() % 3 * 50), kGeos[rng() % kGeos.size()], rng() % 3 == 0};
+    }
+    size_t n = 1 + rng() % 3;
+    for (size_t i = 0; i < n; ++i) {
+        switch (rng() % 4) {
+            case 0: h.endpoints.push_back({"2001:db8::" + std::to_string(rng() % 20 + 1), rng() % 3 != 0}); break;
+            case 1: h.endpoints.push_back({"lb" + std::to_string(rng() % 3) + ".example.net", rng() % 3 != 0}); break;
+            default: h.endpoints.push_back({"10.0." + std::to_string(rng() % 4) + "." + std::to_string(rng() % 50 + 1), rng() % 3 != 0});
+        }
+    }
+    return h;
+}
+
+ClusterView random_cluster(std::mt19937& rng, const std::string& id) {
+    ClusterView c{id, rng() % 5 != 0, {}, std::nullopt};
+    if (rng() % 2) c.location = conf::Coordinates{static_cast<float>(rng() % 90), static_cast<float>(rng() % 180)};
+    for (const auto& n : kNames) {
+        if (rng() % 3 != 0) c.hosts.push_back(random_entry(rng, n));
+    }
+    return c;
+}
+
+// One random change to one cluster: the kinds of change the daemon sees.
+void mutate(std::mt19937& rng, ClusterView& c) {
+    auto pick = [&]() -> HostEntry* { return c.hosts.empty() ? nullptr : &c.hosts[rng() % c.hosts.size()]; };
+    switch (rng() % 9) {
+        case 0:  // a health flip
+            if (HostEntry* h = pick()) h->endpoints[rng() % h->endpoints.size()].healthy ^= true;
+            break;
+        case 1:  // loadBalancing changed (weight, geo, default, or gone)
+            if (HostEntry* h = pick()) h->load_balancing = random_entry(rng, h->host).load_balancing;
+            break;
+        case 2:  // a host withdrawn
+            if (!c.hosts.empty()) c.hosts.erase(c.hosts.begin() + static_cast<long>(rng() % c.hosts.size()));
+            break;
+        case 3: {  // a host added (or given anew)
+            const std::string& n = kNames[rng() % kNames.size()];
+            auto it = std::find_if(c.hosts.begin(), c.hosts.end(), [&](const HostEntry& h) { return h.host == n; });
+            if (it == c.hosts.end()) c.hosts.push_back(random_entry(rng, n));
+            else *it = random_entry(rng, n);
+            break;
+        }
+        case 4: c.alive = !c.alive; break;
+        case 5: c.location = rng() % 2 ? std::nullopt : std::optional(conf::Coordinates{-33.9f, 151.2f}); break;
+        case 6:  // the same hosts in another order
+            std::shuffle(c.hosts.begin(), c.hosts.end(), rng);
+            break;
+        case 7:  // a TTL
+            if (HostEntry* h = pick()) h->ttl += 1;
+            break;
+        default:  // nothing changed, but the cluster is a new object
+            break;
+    }
+}
+
+void expect_same_host(const Host& a, const Host& b) {
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.ttl, b.ttl) << wire::wire_to_name(a.name);
+    EXPECT_EQ(a.simple, b.simple);
+    EXPECT_EQ(a.counter, b.counter);
+    ASSERT_EQ(a.entries.size(), b.entries.size()) << wire::wire_to_name(a.name);
+    for (size_t i = 0; i < a.entries.size(); ++i) {
+        const Entry &x = a.entries[i], &y = b.entries[i];
+        EXPECT_EQ(x.cluster, y.cluster);
+        EXPECT_EQ(x.geo, y.geo);
+        EXPECT_EQ(x.weight, y.weight);
+        EXPECT_EQ(x.default_geo, y.default_geo);
+        EXPECT_EQ(x.load_balanced, y.load_balanced);
+        EXPECT_EQ(x.usable, y.usable);
+        EXPECT_EQ(x.counter, y.counter);
+    }
+}
+
+// Every name a lookup can meet (hosts, their ancestors, records, misses) finds the same in both.
+void expect_same_snapshot(const Snapshot& inc, const Snapshot& full) {
+    ASSERT_EQ(inc.hosts.size(), full.hosts.size());
+    EXPECT_EQ(inc.counters, full.counters);
+    for (size_t i = 0; i < inc.hosts.size(); ++i) {
+        expect_same_host(inc.hosts[i]->host, full.hosts[i]->host);
+        EXPECT_EQ(inc.hosts[i]->plan_bytes(), full.hosts[i]->plan_bytes()) << wire::wire_to_name(full.hosts[i]->host.name);
+    }
+    std::vector<std::string> probe = {"glb.test", "other.test", "ns1.glb.test", "deep.sub.glb.test", "missing.glb.test",
+                                      "w.glb.test", "b.c.glb.test", "c.glb.test", "zz.other.test"};
+    probe.insert(probe.end(), kNames.begin(), kNames.end());
+    for (const auto& name : probe) {
+        auto w = wire::name_to_wire(name);
+        ASSERT_TRUE(w);
+        const Zone* zi = inc.find_zone(*w);
+        const Zone* zf = full.find_zone(*w);
+        ASSERT_EQ(zi == nullptr, zf == nullptr) << name;
+        if (!zi) continue;
+        Zone::Ref ri = zi->find(*w), rf = zf->find(*w);
+        EXPECT_EQ(ri.node == nullptr, rf.node == nullptr) << name;
+        EXPECT_EQ(ri.host, rf.host) << name;
+        EXPECT_EQ(ri.has_ns, rf.has_ns) << name;
+        EXPECT_EQ(ri.plan == nullptr, rf.plan == nullptr) << name;
+        if (ri.node && rf.node) {
+            EXPECT_EQ(ri.node->rrsets.size(), rf.node->rrsets.size()) << name;
+        }
+        if (ri.host >= 0 && rf.host >= 0) {
+            EXPECT_EQ(ri.plan, inc.hosts[static_cast<size_t>(ri.host)]->plan()) << name;
+            EXPECT_EQ(rf.plan, full.hosts[static_cast<size_t>(rf.host)]->plan()) << name;
+        }
+    }
+}
+
+// Stable counter ids, as the daemon keeps them.
+struct Counters {
+    std::map<std::pair<std::string, std::string>, uint32_t> ids;
+    CounterIds fn() {
+        return [this](const std::string& h, const std::string& c) {
+            return ids.try_emplace({h, c}, static_cast<uint32_t>(ids.size())).first->second;
+        };
+    }
+};
+
+TEST(SnapshotBuilder, EachBuildFromTheLastIsTheFirstBuildOfTheSameView) {
+    auto config = config_from(kConfig);
+    for (unsigned seed = 1; seed <= 8; ++seed) {
+        std::mt19937 rng(seed);
+        std::vector<std::shared_ptr<const ClusterView>> view;
+        for (const char* id : {"c1", "c2", "c3", "c4", "c5"}) view.push_back(std::make_shared<const ClusterView>(random_cluster(rng, id)));
+        SnapshotBuilder builder;
+        Counters counters;
+        size_t partial = 0;
+        for (int step = 0; step < 150; ++step) {
+            // Change one or two clusters; now and then a cluster comes or goes.
+            for (int k = 0, n = 1 + static_cast<int>(rng() % 2); k < n; ++k) {
+                size_t i = rng() % view.size();
+                ClusterView c = *view[i];
+                mutate(rng, c);
+                view[i] = std::make_shared<const ClusterView>(std::move(c));
+            }
+            if (rng() % 25 == 0 && view.size() > 2) view.erase(view.begin() + static_cast<long>(rng() % view.size()));
+            if (rng() % 25 == 0) view.push_back(std::make_shared<const ClusterView>(random_cluster(rng, "c" + std::to_string(6 + step))));
+            auto inc = builder.build(config, view, nullptr, static_cast<uint32_t>(step), counters.fn());
+            if (!builder.last().full) ++partial;
+            auto full = SnapshotBuilder().build(config, view, nullptr, static_cast<uint32_t>(step), counters.fn());
+            SCOPED_TRACE("seed " + std::to_string(seed) + " step " + std::to_string(step));
+            expect_same_snapshot(*inc, *full);
+            if (HasFailure()) return;
+        }
+        EXPECT_EQ(partial, 149u);  // only the first of the 150 builds is a full one
+    }
+}
+
+// 1,000 hosts x 5 clusters: one endpoint's health flip builds that host alone, and its answer moves.
+TEST(SnapshotBuilder, OneFlipBuildsOneHost) {
+    auto config = config_from(kConfig);
+    SharedView view;
+    for (int c = 0; c < 5; ++c) {
+        ClusterView cv{"c" + std::to_string(c), true, {}, std::nullopt};
+        for (int h = 0; h < 1000; ++h) {
+            cv.hosts.push_back(HostEntry{"h" + std::to_string(h) + ".glb.test", 60, std::nullopt,
+                                         {{"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1), true}}});
+        }
+        view.push_back(std::make_shared<const ClusterView>(std::move(cv)));
+    }
+    SnapshotBuilder builder;
+    auto before = builder.build(config, view, nullptr, 1);
+    EXPECT_TRUE(builder.last().full);
+    EXPECT_EQ(builder.last().built, 1000u);
+    auto count = [](const Snapshot& s) { return ask(s, make_query("h7.glb.test", 1)).answer.size(); };
+    EXPECT_EQ(count(*before), 5u);
+
+    ClusterView c3 = *view[3];
+    c3.hosts[7].endpoints[0].healthy = false;
+    view[3] = std::make_shared<const ClusterView>(std::move(c3));
+    auto after = builder.build(config, view, nullptr, 2);
+    EXPECT_FALSE(builder.last().full);
+    EXPECT_EQ(builder.last().built, 1u);
+    EXPECT_EQ(builder.last().hosts, 1000u);
+    EXPECT_EQ(count(*after), 4u);
+    EXPECT_EQ(count(*before), 5u);  // the snapshot being served is not touched
+    for (size_t i = 0; i < after->hosts.size(); ++i) {  // every other host is shared, not copied
+        bool changed = after->hosts[i]->host.name == *wire::name_to_wire("h7.glb.test");
+        EXPECT_EQ(after->hosts[i] == before->hosts[i], !changed) << i;
+    }
+
+    // A cluster gone touches its hosts; a new object with the same content touches nothing.
+    view[2] = std::make_shared<const ClusterView>(*view[2]);
+    builder.build(config, view, nullptr, 3);
+    EXPECT_EQ(builder.last().built, 0u);
+    view.erase(view.begin() + 1);
+    auto fewer = builder.build(config, view, nullptr, 4);
+    EXPECT_EQ(builder.last().built, 1000u);
+    EXPECT_EQ(count(*fewer), 3u);
+
+    // Another config (here the nearest fallback) builds everything.
+    auto other = config_from(std::string(kConfig).replace(std::string(kConfig).find("nearest"), 7, "default"));
+    builder.build(other, view, nullptr, 5);
+    EXPECT_TRUE(builder.last().full);
+}
+
+}  // namespace
