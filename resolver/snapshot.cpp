@@ -11,6 +11,7 @@
 #include <new>
 #include <stdexcept>
 #include <type_traits>
+#include <unordered_set>
 
 #include "resolver/wire/wire.hpp"
 #include "resolver/wire/text.hpp"
@@ -144,6 +145,12 @@ struct Endpoints {
     uint16_t healthy4 = 0, healthy6 = 0;
     std::string cname[2];  // the first hostname endpoint (healthy / any), wire form; empty when none
 
+    // Empty again, keeping what it allocated (one Endpoints serves entry after entry while a build runs).
+    void reset() {
+        v4.clear(), v6.clear();
+        healthy4 = healthy6 = 0;
+        cname[0].clear(), cname[1].clear();
+    }
     [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
     [[nodiscard]] bool has(uint16_t qtype, int mode) const {
         bool has4 = mode == 0 ? healthy4 > 0 : !v4.empty();
@@ -262,7 +269,7 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
     drafts.push_back(&all);
     std::vector<uint32_t> group_at;
     for (size_t i = 0; i < drafts.size(); ++i) group_at.push_back(w.put(plan::Group{}));
-    std::vector<uint32_t> answers_at(eps.size(), 0);
+    std::vector<uint32_t> answers_at(h.entries.size(), 0);
     for (size_t gi = 0; gi < drafts.size(); ++gi) {
         const GroupDraft& d = *drafts[gi];
         plan::Group g;
@@ -385,15 +392,13 @@ Zone::Memory::~Memory() {
 void Zone::freeze(const std::vector<std::pair<const HostBlock*, int>>& hosts) {
     static const Node kEmpty;  // a name only hosts bring: no records of its own
     size_t names = nodes.size();
-    for (const auto& [b, i] : hosts) names += 1 + wire::label_count(b->host.name) - labels;
+    for (const auto& [b, i] : hosts) names += b->below;
     size_t size = 16;
     while (size < names * 2) size *= 2;
     std::vector<Slot> index(size);
     const size_t mask = size - 1;
     // The slot of a name, a fresh one (hash set, node null) when it is not there yet.
-    auto slot = [&](const char* name, size_t len) -> Slot& {
-        std::string_view w(name, len);
-        uint64_t h = wire::name_hash(w);
+    auto slot = [&](const char* name, size_t len, uint64_t h) -> Slot& {
         size_t i = h & mask;
         for (; index[i].node; i = (i + 1) & mask) {
             if (index[i].hash == h && index[i].name_len == len && std::memcmp(index[i].name, name, len) == 0) return index[i];
@@ -402,19 +407,18 @@ void Zone::freeze(const std::vector<std::pair<const HostBlock*, int>>& hosts) {
         return index[i];
     };
     for (const auto& [name, node] : nodes) {
-        Slot& s = slot(name.data(), name.size());
+        Slot& s = slot(name.data(), name.size(), wire::name_hash(name));
         s.node = &node;
         s.has_ns = node.find(wire::type::NS) ? 1 : 0;
     }
     for (const auto& [b, i] : hosts) {
-        const std::string& name = b->host.name;
-        Slot& s = slot(b->name(), name.size());
+        Slot& s = slot(b->name(), b->name_len, b->hash);
         if (!s.node) s.node = &kEmpty;
         s.plan = b->plan(), s.host = i;
-        unsigned extra = wire::label_count(name) - labels;
-        for (unsigned drop = 1; drop < extra; ++drop) {  // empty non-terminals up to the origin's child
+        std::string_view name(b->name(), b->name_len);
+        for (unsigned drop = 1; drop < b->below; ++drop) {  // empty non-terminals up to the origin's child
             size_t at = wire::suffix_offset(name, drop);
-            Slot& up = slot(b->name() + at, name.size() - at);
+            Slot& up = slot(b->name() + at, name.size() - at, wire::name_hash(name.substr(at)));
             if (!up.node) up.node = &kEmpty;
         }
     }
@@ -472,11 +476,13 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
     Host& h = b->host;
     h.name = std::move(*w);
     h.ttl = contributions.front().second->ttl;
-    eps.clear();
+    if (eps.size() < contributions.size()) eps.resize(contributions.size());  // entries past ours are left unread
     h.entries.reserve(contributions.size());
     for (const auto& [cluster, he] : contributions) {
         if (cluster->id == config.cluster.id) h.ttl = he->ttl;
-        h.entries.push_back(build_entry(cluster->id, cluster->alive, *he, eps.emplace_back()));
+        Endpoints& e = eps[h.entries.size()];
+        e.reset();
+        h.entries.push_back(build_entry(cluster->id, cluster->alive, *he, e));
     }
     h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
     if (counter_ids) {
@@ -491,7 +497,14 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
     plan_bytes.clear();
     PlanWriter plan(plan_bytes);
     host_plan(plan, h, eps, config.geoip.nearest, contributions);
+    b->key = name;
     b->hash = wire::name_hash(h.name);
+    b->name_len = static_cast<uint8_t>(h.name.size());
+    b->below = static_cast<uint8_t>(wire::label_count(h.name) - zone->labels);
+    if (h.counter != kNoCounter) b->counters = h.counter + 1;
+    for (const auto& e : h.entries) {
+        if (e.counter != kNoCounter) b->counters = std::max(b->counters, e.counter + 1);
+    }
     b->zone = static_cast<size_t>(zone - s.zones.data());
     b->plan_at = static_cast<uint32_t>((h.name.size() + 7) / 8 * 8);
     b->plan_len = static_cast<uint32_t>(plan_bytes.size());
@@ -503,11 +516,37 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
 
 }  // namespace
 
+void SnapshotBuilder::Places::build(const std::vector<HostEntry>& hosts) {
+    hosts_ = &hosts;
+    size_t size = 16;
+    while (size < hosts.size() * 2) size *= 2;
+    slots_.assign(size, Slot{});
+    mask_ = size - 1;
+    for (size_t p = 0; p < hosts.size(); ++p) {
+        NameKey name(hosts[p].host);
+        size_t i = name.hash & mask_;
+        for (; slots_[i].place != kNone; i = (i + 1) & mask_) {
+            if (slots_[i].hash == name.hash && hosts[slots_[i].place].host == name.name) break;  // given twice
+        }
+        if (slots_[i].place == kNone) slots_[i] = Slot{name.hash, static_cast<uint32_t>(p)};
+    }
+}
+
+uint32_t SnapshotBuilder::Places::find(const std::vector<HostEntry>& hosts, const NameKey& name) const {
+    if (slots_.empty()) return kNone;
+    for (size_t i = name.hash & mask_;; i = (i + 1) & mask_) {
+        const Slot& s = slots_[i];
+        if (s.place == kNone) return kNone;
+        if (s.hash == name.hash && hosts[s.place].host == name.name) return s.place;
+    }
+}
+
 void SnapshotBuilder::reset() { full_reset("", false); }
 
 void SnapshotBuilder::full_reset(const std::string& key, bool counted) {
     clusters_.clear();
     hosts_.clear();
+    host_at_.clear();
     config_key_ = key;
     counted_ = counted;
 }
@@ -529,7 +568,9 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
     try {
         // Which host names a change touches: every name of a cluster that came, went, or changed its
         // liveness or location; else the names whose entry differs.
-        std::vector<std::string_view> touched;
+        std::unordered_set<NameKey, NameKey::Hash> touched;
+        auto touch = [&](const NameKey& name) { touched.insert(name); };
+        auto touch_all = [&](const Cluster& c) { c.places.each([&](const NameKey& name, uint32_t) { touch(name); }); };
         std::map<std::string, Cluster, std::less<>> next;
         for (const auto& cv : view) {
             auto old = clusters_.find(cv->id);
@@ -539,69 +580,81 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
                 continue;
             }
             Cluster c{cv, {}};
-            c.index.reserve(cv->hosts.size());
-            for (const auto& he : cv->hosts) c.index.emplace(he.host, &he);  // a name twice: the first counts
             if (last_.full || old == clusters_.end() || old->second.view->alive != cv->alive ||
                 old->second.view->location != cv->location) {
-                for (const auto& he : cv->hosts) touched.push_back(he.host);
-                if (old != clusters_.end()) {
-                    for (const auto& he : old->second.view->hosts) touched.push_back(he.host);
-                }
+                c.places.build(cv->hosts);
+                touch_all(c);
+                if (old != clusters_.end()) touch_all(old->second);
             } else {
-                for (const auto& [name, he] : c.index) {
-                    auto was = old->second.index.find(name);
-                    if (was == old->second.index.end() || !(*was->second == *he)) touched.push_back(name);
-                }
-                for (const auto& [name, he] : old->second.index) {
-                    if (!c.index.count(name)) touched.push_back(name);
+                const auto& was = old->second.view->hosts;
+                const auto& now = cv->hosts;
+                bool same_places = was.size() == now.size();
+                for (size_t i = 0; same_places && i < now.size(); ++i) same_places = was[i].host == now[i].host;
+                if (same_places) {  // the same names in the same places: compare place by place
+                    c.places = std::move(old->second.places);
+                    c.places.rebase(now);
+                    for (size_t i = 0; i < now.size(); ++i) {
+                        if (!(was[i] == now[i])) touch(NameKey(now[i].host));
+                    }
+                } else {
+                    c.places.build(now);
+                    const Places& before = old->second.places;
+                    c.places.each([&](const NameKey& name, uint32_t p) {
+                        uint32_t q = before.find(was, name);
+                        if (q == Places::kNone || !(was[q] == now[p])) touch(name);
+                    });
+                    before.each([&](const NameKey& name, uint32_t) {
+                        if (c.places.find(now, name) == Places::kNone) touch(name);
+                    });
                 }
             }
             next.emplace(cv->id, std::move(c));
         }
         for (const auto& [id, gone] : clusters_) {  // clusters no longer in the view (the rest changed: done)
-            if (next.count(id)) continue;
-            for (const auto& he : gone.view->hosts) touched.push_back(he.host);
+            if (!next.count(id)) touch_all(gone);
         }
-        std::sort(touched.begin(), touched.end());
-        touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
 
         std::vector<std::pair<const ClusterView*, const HostEntry*>> contributions;
         std::vector<Endpoints> eps;
         std::string plan_bytes;
-        for (std::string_view name : touched) {
+        for (const NameKey& host : touched) {
             contributions.clear();
             for (const auto& [id, c] : next) {
-                if (auto it = c.index.find(name); it != c.index.end()) contributions.emplace_back(c.view.get(), it->second);
+                if (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone) {
+                    contributions.emplace_back(c.view.get(), &c.view->hosts[p]);
+                }
             }
-            auto at = hosts_.find(name);
             std::shared_ptr<const HostBlock> b;
-            if (!contributions.empty()) {
-                std::string shown(name);
-                b = build_host(config, *s, shown, contributions, counter_ids, eps, plan_bytes);
-            }
-            if (!b) {
-                if (at != hosts_.end()) hosts_.erase(at);
-            } else if (at != hosts_.end()) {
-                at->second = std::move(b);
-            } else {
-                hosts_.emplace(std::string(name), std::move(b));
-            }
+            std::string name(host.name);
+            if (!contributions.empty()) b = build_host(config, *s, name, contributions, counter_ids, eps, plan_bytes);
             ++last_.built;
+            auto at = host_at_.find(name);
+            if (b && at != host_at_.end()) {
+                hosts_[at->second] = std::move(b);
+            } else if (b) {
+                host_at_.emplace(std::move(name), hosts_.size());
+                hosts_.push_back(std::move(b));
+            } else if (at != host_at_.end()) {  // gone: the last host takes its place
+                size_t i = at->second;
+                host_at_.erase(at);
+                if (i + 1 != hosts_.size()) {
+                    hosts_[i] = std::move(hosts_.back());
+                    host_at_[hosts_[i]->key] = i;
+                }
+                hosts_.pop_back();
+            }
         }
         clusters_ = std::move(next);  // the old views (and names in `touched`) may go now
     } catch (...) {
         full_reset("", false);  // part done: the next build starts over
         throw;
     }
-    s->hosts.reserve(hosts_.size());
+    s->hosts = hosts_;
     std::vector<std::vector<std::pair<const HostBlock*, int>>> by_zone(s->zones.size());
-    for (const auto& [name, b] : hosts_) {
-        if (b->host.counter != kNoCounter) s->counters = std::max(s->counters, b->host.counter + 1);
-        for (const auto& e : b->host.entries) {
-            if (e.counter != kNoCounter) s->counters = std::max(s->counters, e.counter + 1);
-        }
-        by_zone[b->zone].emplace_back(b.get(), static_cast<int>(s->hosts.size()));
-        s->hosts.push_back(b);
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+        const HostBlock& b = *hosts_[i];
+        s->counters = std::max(s->counters, b.counters);
+        by_zone[b.zone].emplace_back(&b, static_cast<int>(i));
     }
     for (size_t z = 0; z < s->zones.size(); ++z) s->zones[z].freeze(by_zone[z]);
     last_.hosts = s->hosts.size();

@@ -127,10 +127,14 @@ static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && 
 // which the host did not change shares it (SnapshotBuilder rebuilds only the hosts a change touches).
 struct HostBlock {
     Host host;
+    std::string key;    // the name as the view spells it (HostEntry::host)
     uint64_t hash = 0;  // wire::name_hash(host.name)
     size_t zone = 0;    // index into Snapshot::zones
     std::unique_ptr<uint64_t[]> bytes;  // the name, zero-padded to 8 bytes, then the plan
     uint32_t plan_at = 0, plan_len = 0;
+    uint32_t counters = 0;   // above every answers counter id the host uses
+    uint8_t name_len = 0;    // host.name.size()
+    uint8_t below = 0;       // labels below the zone's origin
 
     [[nodiscard]] const char* name() const { return reinterpret_cast<const char*>(bytes.get()); }
     [[nodiscard]] const std::byte* plan() const { return reinterpret_cast<const std::byte*>(bytes.get()) + plan_at; }
@@ -225,7 +229,7 @@ private:
 struct Snapshot {
     uint32_t serial = 0;
     std::vector<Zone> zones;
-    std::vector<std::shared_ptr<const HostBlock>> hosts;  // Zone::Ref::host indexes this
+    std::vector<std::shared_ptr<const HostBlock>> hosts;  // Zone::Ref::host indexes this (in no set order)
     std::shared_ptr<const geo::GeoDb> geo;
     uint16_t udp_payload = 1232;
     cookie::Secret cookie_secret{};  // the server's DNS cookie secret (random per process)
@@ -264,14 +268,54 @@ public:
     };
     [[nodiscard]] const Stats& last() const { return last_; }
 
+    // A host name with its hash, computed once: a build looks each name up in every cluster.
+    struct NameKey {
+        std::string_view name;
+        size_t hash;
+        explicit NameKey(std::string_view n) : name(n), hash(std::hash<std::string_view>{}(n)) {}
+        NameKey(std::string_view n, size_t h) : name(n), hash(h) {}
+        bool operator==(const NameKey& o) const { return name == o.name; }
+        struct Hash {
+            size_t operator()(const NameKey& k) const noexcept { return k.hash; }
+        };
+    };
+
 private:
+    // A cluster's host names -> their places in its view's hosts (the first, for a name given twice):
+    // open addressing over (hash, place), the names read from the view itself, so a view with the same
+    // names in the same places (the common change) keeps the table as it is.
+    class Places {
+    public:
+        static constexpr uint32_t kNone = UINT32_MAX;
+        void build(const std::vector<HostEntry>& hosts);
+        [[nodiscard]] uint32_t find(const std::vector<HostEntry>& hosts, const NameKey& name) const;
+        template <class F>
+        void each(F&& f) const {  // f(name, place) for each distinct name, the hosts the table was built over
+            for (const auto& s : slots_) {
+                if (s.place != kNone) f(NameKey((*hosts_)[s.place].host, s.hash), s.place);
+            }
+        }
+        // The table stays right for another vector with the same names in the same places.
+        void rebase(const std::vector<HostEntry>& hosts) { hosts_ = &hosts; }
+
+    private:
+        const std::vector<HostEntry>* hosts_ = nullptr;
+        struct Slot {
+            size_t hash = 0;
+            uint32_t place = kNone;
+        };
+        std::vector<Slot> slots_;
+        size_t mask_ = 0;
+    };
     struct Cluster {
         std::shared_ptr<const ClusterView> view;
-        std::unordered_map<std::string_view, const HostEntry*> index;  // host name -> its entry
+        Places places;
     };
     void full_reset(const std::string& key, bool counted);
     std::map<std::string, Cluster, std::less<>> clusters_;  // by id: the cluster order
-    std::map<std::string, std::shared_ptr<const HostBlock>, std::less<>> hosts_;  // hosts in our zones, by name
+    // The hosts in our zones (the next snapshot's Snapshot::hosts) and where each is in it.
+    std::vector<std::shared_ptr<const HostBlock>> hosts_;
+    std::unordered_map<std::string, size_t> host_at_;
     std::string config_key_;
     bool counted_ = false;
     Stats last_;
