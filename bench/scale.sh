@@ -119,22 +119,34 @@ measure() {
         "$out" >> "$WORK/runs"
     done
   done
-  # A flip: the default cluster (c00, the only entry of the default group that answers a client without ECS)
-  # drained by an override, then handed back; the time from the request until the server's answer moves
-  # (an override rebuilds at once; a probe's flip waits for the rebuild timer too, at least as long again).
-  local flips=""
-  for state in down auto; do
-    t0=$(ms)
-    curl -s -o /dev/null -X PUT -d "{\"target\":\"c00\",\"state\":\"$state\"}" "http://$ADMIN/v1/overrides"
-    for ((i = 0; i < 3000; i++)); do
-      local a
-      a=$(dig +time=1 +tries=1 +short @"$ADDR" -p "$PORT" "$last" A 2>/dev/null | sed -n 1p)
-      if [[ $state == down && -n $a && $a != 10.0.* ]] || [[ $state == auto && $a == 10.0.* ]]; then break; fi
-      sleep 0.005
+  # Flips: the default cluster (c00, the only entry of the default group that answers a client without ECS)
+  # drained by an override, then handed back (every host changes: a full rebuild); then one endpoint of
+  # the measured host's c00 entry (one host changes). Each: the time from the request until the server's
+  # answer moves (dig polling, about 10 ms of resolution), and the override request's own latency (it
+  # returns once the new snapshot is published). An override rebuilds at once; a probe's flip waits for
+  # the rebuild timer too (none when the last rebuild is more than 250 ms ago).
+  # The endpoint flip drains both of the host's c00 endpoints (a usable entry with no IPv4 endpoint up would
+  # still answer A from its group, fail-open): the IPv6 one first, untimed, then the timed IPv4 one.
+  local h=${last#h}; h=${h%%.*}
+  local v4="c00/10.0.$((h / 250)).$((h % 250 + 1))" v6
+  v6="c00/2001:db8:0::$(printf %x $((h + 1)))"
+  for target in c00 "$v4"; do
+    local flips="" puts=""
+    for state in down auto; do
+      [[ $target == "$v4" && $state == down ]] && curl -s -o /dev/null -X PUT -d "{\"target\":\"$v6\",\"state\":\"down\"}" "http://$ADMIN/v1/overrides"
+      t0=$(ms)
+      puts+=" $(curl -s -o /dev/null -w '%{time_total}' -X PUT -d "{\"target\":\"$target\",\"state\":\"$state\"}" "http://$ADMIN/v1/overrides")"
+      for ((i = 0; i < 3000; i++)); do
+        local a
+        a=$(dig +time=1 +tries=1 +short @"$ADDR" -p "$PORT" "$last" A 2>/dev/null | sed -n 1p)
+        if [[ $state == down && -n $a && $a != 10.0.* ]] || [[ $state == auto && $a == 10.0.* ]]; then break; fi
+        sleep 0.002
+      done
+      flips+=" $(( $(ms) - t0 ))"
+      [[ $target == "$v4" && $state == auto ]] && curl -s -o /dev/null -X PUT -d "{\"target\":\"$v6\",\"state\":\"auto\"}" "http://$ADMIN/v1/overrides"
     done
-    flips+=" $(( $(ms) - t0 ))"
+    echo "$name ${target%%/*}$([[ $target == */* ]] && echo /endpoint) $flips $puts" >> "$WORK/flips"
   done
-  echo "$name flip_ms$flips" >> "$WORK/flips"
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
 }
 
@@ -204,11 +216,12 @@ echo "| view | first answer after start | snapshot build | RSS | peak RSS | on h
 echo "|---|---:|---:|---:|---:|---:|"
 awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024}' "$WORK/facts"
 echo
-echo "A flip (the default cluster drained by an override, then back): request to changed answer."
+echo "Flips by override: the default cluster drained and handed back (every host changes), then one endpoint"
+echo "of the measured host (one host changes): request to changed answer (dig polling), and the request's latency."
 echo
-echo "| view | drained: answer moved after | back: answer moved after |"
-echo "|---|---:|---:|"
-awk '{printf "| %s | %d ms | %d ms |\n", $1, $3, $4}' "$WORK/flips"
+echo "| view | drained | answer moved after | request took | back: answer moved after | request took |"
+echo "|---|---|---:|---:|---:|---:|"
+awk '{printf "| %s | %s | %d ms | %.1f ms | %d ms | %.1f ms |\n", $1, $2, $3, $5 * 1000, $4, $6 * 1000}' "$WORK/flips"
 echo
 echo "dnsperf -c 8 -q 100 -l $DURATION over 1000 load-balanced names, median of $REPEAT by q/s; ecs = client subnet"
 echo "10.1.0.0/16 (IE), src = no ECS (the source address, no geo: the default group)."

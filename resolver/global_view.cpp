@@ -4,6 +4,7 @@ namespace glbd {
 
 ClusterView local_cluster_view(const conf::Config& config) {
     ClusterView v{config.cluster.id, true, {}, config.cluster.location};
+    v.hosts.reserve(config.hosts.size());
     for (const auto& h : config.hosts) {
         HostEntry e{h.name, h.ttl, h.load_balancing, {}};
         for (const auto& ep : h.endpoints) e.endpoints.push_back(EndpointState{ep, true});

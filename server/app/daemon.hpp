@@ -29,7 +29,7 @@ namespace glbd {
 
 class Daemon {
 public:
-    static constexpr std::chrono::milliseconds kMinRebuild{250};
+    static constexpr std::chrono::milliseconds kMinRebuild{50};
 
     // `path` is re-read on SIGHUP; empty for an embedded config, which then cannot reload.
     Daemon(conf::Config config, std::string path);
