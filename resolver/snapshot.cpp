@@ -216,6 +216,10 @@ public:
         return static_cast<uint32_t>(out_.size() - base_);
     }
     void rewind(uint32_t at) { out_.resize(base_ + at); }
+    [[nodiscard]] uint32_t size() const { return static_cast<uint32_t>(out_.size() - base_); }
+    [[nodiscard]] bool same(uint32_t a, uint32_t b, uint32_t len) const {
+        return std::memcmp(out_.data() + base_ + a, out_.data() + base_ + b, len) == 0;
+    }
     // Where the plan is in `out`.
     [[nodiscard]] std::pair<size_t, size_t> span() const { return {base_, out_.size() - base_}; }
 
@@ -227,7 +231,12 @@ private:
 uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
     plan::Answers a;
     uint32_t at = w.put(a);
+    bool all_healthy = e.healthy4 == e.v4.size() && e.healthy6 == e.v6.size() && e.cname[0] == e.cname[1];
     for (int mode = 0; mode < 2; ++mode) {  // addresses are copied out byte by byte: no alignment
+        if (mode == 1 && all_healthy) {  // every one is the healthy ones: the same bytes
+            a.n4[1] = a.n4[0], a.n6[1] = a.n6[0], a.v4[1] = a.v4[0], a.v6[1] = a.v6[0], a.cname[1] = a.cname[0];
+            break;
+        }
         a.v4[mode] = w.align(1);
         for (const auto& x : e.v4) {
             if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 4), ++a.n4[mode];
@@ -290,6 +299,7 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
         for (uint16_t i : d.entries) {
             if (answers_at[i] == 0) answers_at[i] = put_answers(w, eps[i]);
         }
+        std::vector<std::pair<uint32_t, uint32_t>> written;  // this group's picks so far: where, how long
         for (int qt = 0; qt < 2; ++qt) {
             uint16_t qtype = qt == 0 ? wire::type::A : wire::type::AAAA;
             for (int mode = 0; mode < 2; ++mode) {
@@ -307,7 +317,16 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
                     continue;
                 }
                 w.set(at, pick);
-                g.pick[qt][mode] = at;
+                // The same pick as one before (every entry healthy, or both families everywhere): that one.
+                uint32_t len = w.size() - at;
+                auto same = std::find_if(written.begin(), written.end(), [&](const auto& p) { return p.second == len && w.same(p.first, at, len); });
+                if (same != written.end()) {
+                    w.rewind(at);
+                    g.pick[qt][mode] = same->first;
+                } else {
+                    written.emplace_back(at, len);
+                    g.pick[qt][mode] = at;
+                }
             }
         }
         w.set(group_at[gi], g);
