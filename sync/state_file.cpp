@@ -8,102 +8,325 @@ namespace glbd::sync {
 
 namespace {
 
-nlohmann::json to_json(const InstanceState& s) {
-    nlohmann::json hosts = nlohmann::json::array();
-    for (const auto& h : s.hosts) {
-        nlohmann::json eps = nlohmann::json::array();
-        for (const auto& e : h.endpoints) eps.push_back({{"target", e.target}, {"healthy", e.healthy}});
-        nlohmann::json jh{{"host", h.host}, {"ttl", h.ttl}, {"endpoints", eps}};
+// ---- writing: straight to text, no JSON tree per origin
+
+// A JSON string. What the store holds was checked (names, addresses, codes: ASCII), yet a byte that is not
+// printable ASCII is written as \u00XX rather than trusted to be UTF-8, so the file is always valid JSON.
+void put_string(std::string& out, std::string_view v) {
+    out += '"';
+    for (unsigned char c : v) {
+        if (c == '"' || c == '\\') {
+            out += '\\', out += static_cast<char>(c);
+        } else if (c < 0x20 || c >= 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\u00";
+            out += hex[c >> 4], out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    out += '"';
+}
+
+void put_key(std::string& out, const char* key) {
+    out += '"', out += key, out += "\":";
+}
+
+void put_state(std::string& out, const InstanceState& s) {
+    out += '{';
+    put_key(out, "cluster"), put_string(out, s.cluster);
+    out += ',', put_key(out, "instance"), put_string(out, s.instance);
+    out += ',', put_key(out, "incarnation"), out += std::to_string(s.incarnation);
+    out += ',', put_key(out, "version"), out += std::to_string(s.version);
+    out += ',', put_key(out, "heartbeat"), out += std::to_string(s.heartbeat);
+    out += ',', put_key(out, "hosts"), out += '[';
+    for (size_t i = 0; i < s.hosts.size(); ++i) {
+        const HostEntry& h = s.hosts[i];
+        if (i) out += ',';
+        out += '{', put_key(out, "host"), put_string(out, h.host);
+        out += ',', put_key(out, "ttl"), out += std::to_string(h.ttl);
+        out += ',', put_key(out, "endpoints"), out += '[';
+        for (size_t k = 0; k < h.endpoints.size(); ++k) {
+            if (k) out += ',';
+            out += '{', put_key(out, "target"), put_string(out, h.endpoints[k].target);
+            out += ',', put_key(out, "healthy"), out += h.endpoints[k].healthy ? "true" : "false";
+            out += '}';
+        }
+        out += ']';
         if (h.load_balancing) {
-            jh["loadBalancing"] = {{"weight", h.load_balancing->weight}, {"geo", h.load_balancing->geo},
-                                   {"defaultGeo", h.load_balancing->default_geo}};
+            out += ',', put_key(out, "loadBalancing");
+            out += '{', put_key(out, "weight"), out += std::to_string(h.load_balancing->weight);
+            out += ',', put_key(out, "geo"), put_string(out, h.load_balancing->geo);
+            out += ',', put_key(out, "defaultGeo"), out += h.load_balancing->default_geo ? "true" : "false";
+            out += '}';
         }
-        hosts.push_back(jh);
+        out += '}';
     }
-    nlohmann::json ov = nlohmann::json::object();
-    for (const auto& [t, e] : s.overrides) ov[t] = {{"state", state_name(e.state)}, {"at", e.at_ms}};
-    nlohmann::json out{{"cluster", s.cluster}, {"instance", s.instance}, {"incarnation", s.incarnation}, {"version", s.version},
-                       {"heartbeat", s.heartbeat}, {"hosts", hosts}, {"overrides", ov}};
-    if (s.location) out["location"] = format_location(*s.location);
-    return out;
+    out += "],";
+    put_key(out, "overrides"), out += '{';
+    bool first = true;
+    for (const auto& [t, e] : s.overrides) {
+        if (!first) out += ',';
+        first = false;
+        put_string(out, t), out += ':';
+        out += '{', put_key(out, "state"), put_string(out, state_name(e.state));
+        out += ',', put_key(out, "at"), out += std::to_string(e.at_ms), out += '}';
+    }
+    out += '}';
+    if (s.location) out += ',', put_key(out, "location"), put_string(out, format_location(*s.location));
+    out += '}';
 }
 
-// An unsigned integer field no larger than `max`. nlohmann's get<uint16_t>() would cast 70000 or -1 silently.
-uint64_t uint_at(const nlohmann::json& j, const char* key, uint64_t max) {
-    const auto& v = j.at(key);
-    if (!v.is_number_unsigned() || v.get<uint64_t>() > max) {
-        throw std::out_of_range(std::string("\"") + key + "\": " + v.dump() + " is not an integer 0.." + std::to_string(max));
-    }
-    return v.get<uint64_t>();
-}
+// ---- reading: events from nlohmann's SAX parser straight into InstanceStates, no JSON tree at all
 
-InstanceState from_json(const nlohmann::json& j) {
-    InstanceState s;
-    s.cluster = j.at("cluster").get<std::string>();
-    s.instance = j.at("instance").get<std::string>();
-    s.incarnation = j.contains("incarnation") ? uint_at(j, "incarnation", UINT64_MAX) : 0;
-    s.version = uint_at(j, "version", UINT64_MAX);
-    s.heartbeat = j.contains("heartbeat") ? uint_at(j, "heartbeat", UINT64_MAX) : 0;
-    if (j.contains("location")) {
-        s.location = parse_location(j.at("location").get<std::string>());
-        if (!s.location) throw std::out_of_range("\"location\": " + j.at("location").dump() + " is not \"LAT,LON\"");
+using json = nlohmann::json;
+
+class Reader final : public nlohmann::json_sax<json> {
+public:
+    std::vector<InstanceState> origins;
+    bool saw_origins = false;
+
+    bool null() override { return scalar(Value{}); }
+    bool boolean(bool v) override { return scalar(Value{Value::boolean, 0, v, {}}); }
+    bool number_integer(number_integer_t v) override {
+        return v < 0 ? scalar(Value{Value::other, 0, false, std::to_string(v)}) : scalar(Value{Value::unsigned_, static_cast<uint64_t>(v), false, {}});
     }
-    auto array_at = [](const nlohmann::json& o, const char* key) -> const nlohmann::json& {
-        const auto& v = o.at(key);
-        if (!v.is_array()) throw std::out_of_range(std::string("\"") + key + "\" is not an array");
-        return v;
+    bool number_unsigned(number_unsigned_t v) override { return scalar(Value{Value::unsigned_, v, false, {}}); }
+    bool number_float(number_float_t, const string_t& text) override { return scalar(Value{Value::other, 0, false, text}); }
+    bool string(string_t& v) override { return scalar(Value{Value::string, 0, false, std::move(v)}); }
+    bool binary(binary_t&) override { return scalar(Value{}); }
+    bool key(string_t& k) override {
+        key_ = std::move(k);
+        return true;
+    }
+    bool start_object(std::size_t) override { return open(true); }
+    bool end_object() override { return close(); }
+    bool start_array(std::size_t) override { return open(false); }
+    bool end_array() override { return close(); }
+    bool parse_error(std::size_t at, const std::string&, const nlohmann::detail::exception& e) override {
+        throw std::runtime_error("byte " + std::to_string(at) + ": " + e.what());
+    }
+
+private:
+    // Where the parser is: each open object or array, what it is.
+    enum class In { top, origins, origin, hosts, host, balancing, endpoints, endpoint, overrides, override_, skip };
+    struct Value {
+        enum Kind { null, boolean, unsigned_, string, other } kind = null;
+        uint64_t number = 0;
+        bool flag = false;
+        std::string text;
     };
-    for (const auto& jh : array_at(j, "hosts")) {
-        HostEntry h{jh.at("host").get<std::string>(), static_cast<uint32_t>(uint_at(jh, "ttl", 2147483647)), std::nullopt, {}};
-        if (jh.contains("loadBalancing")) {
-            const auto& lb = jh["loadBalancing"];
-            h.load_balancing = conf::LoadBalancing{static_cast<uint16_t>(uint_at(lb, "weight", 65535)),
-                                                   lb.at("geo").get<std::string>(), lb.at("defaultGeo").get<bool>()};
-        }
-        for (const auto& e : array_at(jh, "endpoints")) {
-            h.endpoints.push_back(EndpointState{e.at("target").get<std::string>(), e.at("healthy").get<bool>()});
-        }
-        s.hosts.push_back(std::move(h));
-    }
-    if (!j.at("overrides").is_object()) throw std::out_of_range("\"overrides\" is not an object");
-    for (const auto& [t, e] : j.at("overrides").items()) {
-        std::string st = e.at("state").get<std::string>();
-        if (st != "up" && st != "down" && st != "auto") throw std::out_of_range("override state \"" + st + "\"");
-        s.overrides[t] = OverrideEntry{st == "up" ? OverrideState::up : st == "down" ? OverrideState::down : OverrideState::automatic,
-                                       uint_at(e, "at", UINT64_MAX)};
-    }
-    return s;
-}
+    std::vector<In> stack_;
+    std::string key_;
+    unsigned seen_ = 0;  // required fields seen in the object being read (bits)
+    std::vector<unsigned> seen_stack_;
+    InstanceState cur_;
+    std::string override_target_;
+    OverrideEntry override_{};
 
-constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+    [[noreturn]] static void bad(const std::string& why) { throw std::out_of_range(why); }
+    static std::string quoted(const std::string& k) { return "\"" + k + "\""; }
+    uint64_t number(const Value& v, uint64_t max) const {
+        if (v.kind != Value::unsigned_ || v.number > max) {
+            bad(quoted(key_) + ": " + (v.kind == Value::string ? "\"" + v.text + "\"" : v.text.empty() ? std::to_string(v.number) : v.text) +
+                " is not an integer 0.." + std::to_string(max));
+        }
+        return v.number;
+    }
+    std::string text(Value& v) const {
+        if (v.kind != Value::string) bad(quoted(key_) + " is not a string");
+        return std::move(v.text);
+    }
+    bool flag(const Value& v) const {
+        if (v.kind != Value::boolean) bad(quoted(key_) + " is not true or false");
+        return v.flag;
+    }
+    In at() const { return stack_.empty() ? In::top : stack_.back(); }
+
+    bool scalar(Value v) {
+        if (stack_.empty()) bad("the file is not a JSON object");
+        switch (at()) {
+            case In::top:
+                if (key_ == "origins") bad("\"origins\" is not an array");
+                break;
+            case In::origins: bad("an origin is not an object");
+            case In::origin:
+                if (key_ == "cluster") cur_.cluster = text(v), seen_ |= 1;
+                else if (key_ == "instance") cur_.instance = text(v), seen_ |= 2;
+                else if (key_ == "version") cur_.version = number(v, UINT64_MAX), seen_ |= 4;
+                else if (key_ == "incarnation") cur_.incarnation = number(v, UINT64_MAX);
+                else if (key_ == "heartbeat") cur_.heartbeat = number(v, UINT64_MAX);
+                else if (key_ == "location") {
+                    std::string where = text(v);
+                    cur_.location = parse_location(where);
+                    if (!cur_.location) bad("\"location\": \"" + where + "\" is not \"LAT,LON\"");
+                } else if (key_ == "hosts") bad("\"hosts\" is not an array");
+                else if (key_ == "overrides") bad("\"overrides\" is not an object");
+                break;
+            case In::hosts: bad("a host is not an object");
+            case In::host:
+                if (key_ == "host") cur_.hosts.back().host = text(v), seen_ |= 1;
+                else if (key_ == "ttl") cur_.hosts.back().ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
+                else if (key_ == "endpoints") bad("\"endpoints\" is not an array");
+                else if (key_ == "loadBalancing") bad("\"loadBalancing\" is not an object");
+                break;
+            case In::balancing: {
+                auto& lb = *cur_.hosts.back().load_balancing;
+                if (key_ == "weight") lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
+                else if (key_ == "geo") lb.geo = text(v), seen_ |= 2;
+                else if (key_ == "defaultGeo") lb.default_geo = flag(v), seen_ |= 4;
+                break;
+            }
+            case In::endpoints: bad("an endpoint is not an object");
+            case In::endpoint:
+                if (key_ == "target") cur_.hosts.back().endpoints.back().target = text(v), seen_ |= 1;
+                else if (key_ == "healthy") cur_.hosts.back().endpoints.back().healthy = flag(v), seen_ |= 2;
+                break;
+            case In::overrides: bad("override " + quoted(key_) + " is not an object");
+            case In::override_:
+                if (key_ == "state") {
+                    std::string st = text(v);
+                    if (st != "up" && st != "down" && st != "auto") bad("override state \"" + st + "\"");
+                    override_.state = st == "up" ? OverrideState::up : st == "down" ? OverrideState::down : OverrideState::automatic;
+                    seen_ |= 1;
+                } else if (key_ == "at") {
+                    override_.at_ms = number(v, UINT64_MAX), seen_ |= 2;
+                }
+                break;
+            case In::skip: break;
+        }
+        return true;
+    }
+
+    bool open(bool object) {
+        In next = In::skip;
+        if (stack_.empty()) {
+            if (!object) bad("the file is not a JSON object");
+            next = In::top;
+        } else {
+            switch (at()) {
+                case In::top:
+                    if (key_ == "origins") {
+                        if (object) bad("\"origins\" is not an array");
+                        next = In::origins, saw_origins = true;
+                    }
+                    break;
+                case In::origins:
+                    if (!object) bad("an origin is not an object");
+                    cur_ = InstanceState{}, next = In::origin;
+                    break;
+                case In::origin:
+                    if (key_ == "hosts") {
+                        if (object) bad("\"hosts\" is not an array");
+                        cur_.hosts.clear(), seen_ |= 8, next = In::hosts;
+                    } else if (key_ == "overrides") {
+                        if (!object) bad("\"overrides\" is not an object");
+                        cur_.overrides.clear(), seen_ |= 16, next = In::overrides;
+                    } else if (key_ == "cluster" || key_ == "instance" || key_ == "location") {
+                        bad(quoted(key_) + " is not a string");
+                    } else if (key_ == "version" || key_ == "incarnation" || key_ == "heartbeat") {
+                        bad(quoted(key_) + " is not an integer");
+                    }
+                    break;
+                case In::hosts:
+                    if (!object) bad("a host is not an object");
+                    cur_.hosts.push_back(HostEntry{}), next = In::host;
+                    break;
+                case In::host:
+                    if (key_ == "endpoints") {
+                        if (object) bad("\"endpoints\" is not an array");
+                        cur_.hosts.back().endpoints.clear(), seen_ |= 4, next = In::endpoints;
+                    } else if (key_ == "loadBalancing") {
+                        if (!object) bad("\"loadBalancing\" is not an object");
+                        cur_.hosts.back().load_balancing = conf::LoadBalancing{}, next = In::balancing;
+                    } else if (key_ == "host" || key_ == "ttl") {
+                        bad(quoted(key_) + " is not a " + (key_ == "host" ? "string" : "number"));
+                    }
+                    break;
+                case In::endpoints:
+                    if (!object) bad("an endpoint is not an object");
+                    cur_.hosts.back().endpoints.push_back(EndpointState{}), next = In::endpoint;
+                    break;
+                case In::overrides:
+                    if (!object) bad("override " + quoted(key_) + " is not an object");
+                    override_target_ = key_, override_ = OverrideEntry{}, next = In::override_;
+                    break;
+                case In::balancing:
+                case In::endpoint:
+                case In::override_:
+                    if (key_ == "weight" || key_ == "geo" || key_ == "defaultGeo" || key_ == "target" || key_ == "healthy" ||
+                        key_ == "state" || key_ == "at") {
+                        bad(quoted(key_) + " is not a plain value");
+                    }
+                    break;
+                case In::skip: break;
+            }
+        }
+        stack_.push_back(next);
+        seen_stack_.push_back(seen_);
+        seen_ = 0;
+        return true;
+    }
+
+    // The object or array ends: check what it must hold, hand it to its parent.
+    bool close() {
+        In done = at();
+        unsigned seen = seen_;
+        auto need = [&](unsigned want, const char* what, std::initializer_list<const char*> fields) {
+            if ((seen & want) == want) return;
+            unsigned bit = 1;
+            for (const char* f : fields) {
+                if (!(seen & bit)) bad(std::string(what) + " has no \"" + f + "\"");
+                bit <<= 1;
+            }
+        };
+        switch (done) {
+            case In::origin:
+                need(31, "an origin", {"cluster", "instance", "version", "hosts", "overrides"});
+                origins.push_back(std::move(cur_));
+                cur_ = InstanceState{};
+                break;
+            case In::host: need(7, "a host", {"host", "ttl", "endpoints"}); break;
+            case In::balancing: need(7, "loadBalancing", {"weight", "geo", "defaultGeo"}); break;
+            case In::endpoint: need(3, "an endpoint", {"target", "healthy"}); break;
+            case In::override_:
+                need(3, "an override", {"state", "at"});
+                cur_.overrides[override_target_] = override_;
+                break;
+            default: break;
+        }
+        stack_.pop_back();
+        seen_ = seen_stack_.back();
+        seen_stack_.pop_back();
+        return true;
+    }
+};
 
 }  // namespace
 
-std::string state_json(const InstanceState& s) { return to_json(s).dump(-1, ' ', false, kReplace); }
+std::string state_json(const InstanceState& s) {
+    std::string out;
+    put_state(out, s);
+    return out;
+}
 
 void write_state_file(std::ostream& out, const std::vector<InstanceState>& states, uint64_t saved_ms) {
     out << "{\"saved\":" << saved_ms << ",\"origins\":[";
-    for (size_t i = 0; i < states.size(); ++i) out << (i ? "," : "") << state_json(states[i]);
+    std::string one;
+    for (size_t i = 0; i < states.size(); ++i) {
+        one.clear();
+        put_state(one, states[i]);
+        if (i) out << ',';
+        out << one;
+    }
     out << "]}\n";
 }
 
 std::vector<InstanceState> read_state_file(std::istream& in) {
-    // Each origin is converted as soon as it is parsed and dropped from the document.
-    std::vector<InstanceState> origins;
-    bool in_origins = false;
-    nlohmann::json rest = nlohmann::json::parse(in, [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        using E = nlohmann::json::parse_event_t;
-        if (event == E::key && depth == 1) in_origins = parsed == "origins";
-        if (event == E::object_end && depth == 2 && in_origins) {
-            origins.push_back(from_json(parsed));
-            return false;
-        }
-        return true;
-    });
-    if (!rest.is_object() || !rest.contains("origins") || !rest["origins"].is_array()) {
-        throw std::runtime_error("no \"origins\" array");
-    }
-    return origins;
+    Reader r;
+    nlohmann::json::sax_parse(in, &r);
+    if (!r.saw_origins) throw std::runtime_error("no \"origins\" array");
+    return std::move(r.origins);
 }
 
 }  // namespace glbd::sync

@@ -380,6 +380,99 @@ TEST(StateDir, ClusterLocationIsKept) {
     EXPECT_EQ(back[0].location, s.location);
 }
 
+// Every field comes back as written; and a file as earlier versions wrote it (keys in alphabetical order,
+// here also indented, with a field this version does not know) reads the same.
+TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
+    InstanceState s;
+    s.cluster = "us", s.instance = "b", s.version = 1000, s.heartbeat = 1200, s.incarnation = 7;
+    s.location = conf::Coordinates{53.3498f, -6.2603f};
+    s.hosts.push_back(HostEntry{"app.glb.test", 30, conf::LoadBalancing{50, "GEO-EU", true},
+                                {{"192.0.2.1", true}, {"lb.example.net", false}, {"2001:db8::1", true}}});
+    s.hosts.push_back(HostEntry{"*.w.glb.test", 60, std::nullopt, {}});
+    s.overrides["us"] = OverrideEntry{OverrideState::down, 99};
+    s.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::up, 100};
+    std::stringstream file;
+    write_state_file(file, {s, s}, 1);
+    auto back = read_state_file(file);
+    ASSERT_EQ(back.size(), 2u);
+    for (const auto& b : back) {
+        EXPECT_EQ(b.cluster, s.cluster);
+        EXPECT_EQ(b.instance, s.instance);
+        EXPECT_EQ(b.version, s.version);
+        EXPECT_EQ(b.heartbeat, s.heartbeat);
+        EXPECT_EQ(b.incarnation, s.incarnation);
+        EXPECT_EQ(b.location, s.location);
+        EXPECT_EQ(b.hosts, s.hosts);
+        EXPECT_EQ(b.overrides, s.overrides);
+    }
+    const char* earlier = R"({
+  "origins": [
+    {
+      "cluster": "us",
+      "future": {"nested": [1, {"x": null}]},
+      "heartbeat": 1200,
+      "hosts": [
+        {"endpoints": [{"healthy": true, "target": "192.0.2.1"}, {"healthy": false, "target": "lb.example.net"},
+                       {"healthy": true, "target": "2001:db8::1"}],
+         "host": "app.glb.test", "loadBalancing": {"defaultGeo": true, "geo": "GEO-EU", "weight": 50}, "ttl": 30},
+        {"endpoints": [], "host": "*.w.glb.test", "ttl": 60}
+      ],
+      "incarnation": 7, "instance": "b", "location": "53.3498,-6.2603",
+      "overrides": {"us": {"at": 99, "state": "down"}, "us/192.0.2.1": {"at": 100, "state": "up"}},
+      "version": 1000
+    }
+  ],
+  "saved": 1
+}
+)";
+    std::stringstream old(earlier);
+    auto read = read_state_file(old);
+    ASSERT_EQ(read.size(), 1u);
+    EXPECT_EQ(read[0].hosts, s.hosts);
+    EXPECT_EQ(read[0].overrides, s.overrides);
+    EXPECT_EQ(read[0].location, s.location);
+    EXPECT_EQ(read[0].incarnation, 7u);
+}
+
+// What is wrong is named: the field missing, the value of the wrong type, where the text stops being JSON.
+TEST(StateDir, AMalformedFileSaysWhatIsWrong) {
+    auto error_of = [](const std::string& text) -> std::string {
+        std::stringstream in(text);
+        try {
+            read_state_file(in);
+        } catch (const std::exception& e) {
+            return e.what();
+        }
+        return "";
+    };
+    auto origin = [](const std::string& inside) { return R"({"saved":1,"origins":[{)" + inside + "}]}"; };
+    EXPECT_NE(error_of(origin(R"("instance":"b","version":1,"hosts":[],"overrides":{})")).find("no \"cluster\""), std::string::npos);
+    EXPECT_NE(error_of(origin(R"("cluster":"us","instance":"b","version":1,"overrides":{})")).find("no \"hosts\""), std::string::npos);
+    EXPECT_NE(error_of(origin(R"("cluster":"us","instance":"b","version":1,"hosts":[{"host":"a.glb.test","endpoints":[]}],"overrides":{})"))
+                  .find("a host has no \"ttl\""), std::string::npos);
+    EXPECT_NE(error_of(origin(R"("cluster":7,"instance":"b","version":1,"hosts":[],"overrides":{})")).find("\"cluster\" is not a string"),
+              std::string::npos);
+    EXPECT_NE(error_of(R"({"saved":1,"origins":[{"cluster":"us")").find("byte"), std::string::npos);  // cut short
+    EXPECT_NE(error_of(R"({"saved":1,"origins":[]} trailing)").find("byte"), std::string::npos);
+    EXPECT_NE(error_of("[1,2]").find("not a JSON object"), std::string::npos);
+    EXPECT_NE(error_of(R"({"saved":1})").find("no \"origins\""), std::string::npos);
+    EXPECT_NE(error_of(origin("\"cluster\":\"u\xff\",\"instance\":\"b\",\"version\":1,\"hosts\":[],\"overrides\":{}")), "");  // not UTF-8
+    EXPECT_EQ(error_of(R"({"saved":1,"origins":[]})"), "");
+}
+
+// A byte that is not printable ASCII (none should reach the store: names are checked) is written as \u00XX,
+// so the file stays JSON that reads again.
+TEST(StateDir, BytesThatAreNotTextAreEscaped) {
+    InstanceState s;
+    s.cluster = std::string("u\xff\"\\\n", 5), s.instance = "b", s.version = 1;
+    std::stringstream file;
+    write_state_file(file, {s}, 1);
+    EXPECT_NE(file.str().find("u\\u00ff\\\"\\\\\\u000a"), std::string::npos) << file.str();
+    auto back = read_state_file(file);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].cluster, "u\u00ff\"\\\n");
+}
+
 // A state file with a wrong type or a number out of range is ignored whole: nothing is loaded, never a
 // truncated value.
 TEST(StateDir, WrongTypesAndOutOfRangeNumbersIgnoreTheWholeFile) {
