@@ -2,10 +2,13 @@
 // with endpoint health. Built by sync/ and health (or by tests) and frozen into a Snapshot.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conf/config.hpp"
@@ -26,10 +29,73 @@ struct HostEntry {
     bool operator==(const HostEntry&) const = default;
 };
 
+// A vector whose copies share one buffer until one of them is changed (copy on write): an origin's hosts in
+// the sync store, in its cluster's view and in the snapshot builder are one list, not three. Reading never
+// copies; anything that may change an element (the non-const accessors) first makes the list this object's
+// own when another shares it. The elements of a shared list are never changed, so a copy may be read on
+// another thread while the original is replaced; one object is still one thread's (or one lock's) at a time.
+template <class T>
+class CowVector {
+public:
+    using value_type = T;
+    using iterator = typename std::vector<T>::iterator;
+    using const_iterator = typename std::vector<T>::const_iterator;
+
+    CowVector() = default;
+    CowVector(std::vector<T> v) : p_(v.empty() ? nullptr : std::make_shared<std::vector<T>>(std::move(v))) {}  // NOLINT: implicit
+    CowVector(std::initializer_list<T> l) : CowVector(std::vector<T>(l)) {}
+
+    [[nodiscard]] const std::vector<T>& vec() const { return p_ ? *p_ : none(); }
+    operator const std::vector<T>&() const { return vec(); }  // NOLINT: implicit, for readers
+    [[nodiscard]] size_t size() const { return vec().size(); }
+    [[nodiscard]] bool empty() const { return vec().empty(); }
+    const_iterator begin() const { return vec().begin(); }
+    const_iterator end() const { return vec().end(); }
+    const T& operator[](size_t i) const { return vec()[i]; }
+    const T& at(size_t i) const { return vec().at(i); }
+    const T& front() const { return vec().front(); }
+    const T& back() const { return vec().back(); }
+    bool operator==(const CowVector& o) const { return p_ == o.p_ || vec() == o.vec(); }
+    // Whether the two are one list (then equal without looking).
+    [[nodiscard]] bool same_list(const CowVector& o) const { return p_ == o.p_; }
+
+    iterator begin() { return own().begin(); }
+    iterator end() { return own().end(); }
+    T& operator[](size_t i) { return own()[i]; }
+    T& at(size_t i) { return own().at(i); }
+    T& front() { return own().front(); }
+    T& back() { return own().back(); }
+    void push_back(T v) { own().push_back(std::move(v)); }
+    template <class... A>
+    T& emplace_back(A&&... a) { return own().emplace_back(std::forward<A>(a)...); }
+    void pop_back() { own().pop_back(); }
+    iterator erase(iterator first, iterator last) { return own().erase(first, last); }  // from begin(): already own
+    iterator erase(iterator at) { return own().erase(at); }
+    void reserve(size_t n) { own().reserve(n); }
+    void clear() { p_.reset(); }
+
+private:
+    static const std::vector<T>& none() {
+        static const std::vector<T> nothing;
+        return nothing;
+    }
+    std::vector<T>& own() {
+        if (!p_) {
+            p_ = std::make_shared<std::vector<T>>();
+        } else if (p_.use_count() > 1) {
+            p_ = std::make_shared<std::vector<T>>(*p_);
+        }
+        return *p_;
+    }
+    std::shared_ptr<std::vector<T>> p_;
+};
+
+using HostList = CowVector<HostEntry>;
+
 struct ClusterView {
     std::string id;
     bool alive = true;
-    std::vector<HostEntry> hosts;
+    HostList hosts;
     std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location as its newest report says
 };
 

@@ -544,10 +544,11 @@ void SnapshotBuilder::Places::build(const std::vector<HostEntry>& hosts) {
     for (size_t p = 0; p < hosts.size(); ++p) {
         NameKey name(hosts[p].host);
         size_t i = name.hash & mask_;
+        auto check = static_cast<uint32_t>(name.hash >> 32);
         for (; slots_[i].place != kNone; i = (i + 1) & mask_) {
-            if (slots_[i].hash == name.hash && hosts[slots_[i].place].host == name.name) break;  // given twice
+            if (slots_[i].check == check && hosts[slots_[i].place].host == name.name) break;  // given twice
         }
-        if (slots_[i].place == kNone) slots_[i] = Slot{name.hash, static_cast<uint32_t>(p)};
+        if (slots_[i].place == kNone) slots_[i] = Slot{check, static_cast<uint32_t>(p)};
     }
 }
 
@@ -556,7 +557,7 @@ uint32_t SnapshotBuilder::Places::find(const std::vector<HostEntry>& hosts, cons
     for (size_t i = name.hash & mask_;; i = (i + 1) & mask_) {
         const Slot& s = slots_[i];
         if (s.place == kNone) return kNone;
-        if (s.hash == name.hash && hosts[s.place].host == name.name) return s.place;
+        if (s.check == static_cast<uint32_t>(name.hash >> 32) && hosts[s.place].host == name.name) return s.place;
     }
 }
 
@@ -605,14 +606,15 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
                 touch_all(c);
                 if (old != clusters_.end()) touch_all(old->second);
             } else {
-                const auto& was = old->second.view->hosts;
-                const auto& now = cv->hosts;
+                const std::vector<HostEntry>& was = old->second.view->hosts;
+                const std::vector<HostEntry>& now = cv->hosts;
+                bool one_list = old->second.view->hosts.same_list(cv->hosts);  // nothing under it changed
                 bool same_places = was.size() == now.size();
-                for (size_t i = 0; same_places && i < now.size(); ++i) same_places = was[i].host == now[i].host;
-                if (same_places) {  // the same names in the same places: compare place by place
+                for (size_t i = 0; !one_list && same_places && i < now.size(); ++i) same_places = was[i].host == now[i].host;
+                if (one_list || same_places) {  // the same names in the same places: compare place by place
                     c.places = std::move(old->second.places);
                     c.places.rebase(now);
-                    for (size_t i = 0; i < now.size(); ++i) {
+                    for (size_t i = 0; !one_list && i < now.size(); ++i) {
                         if (!(was[i] == now[i])) touch(NameKey(now[i].host));
                     }
                 } else {

@@ -292,7 +292,7 @@ private:
         template <class F>
         void each(F&& f) const {  // f(name, place) for each distinct name, the hosts the table was built over
             for (const auto& s : slots_) {
-                if (s.place != kNone) f(NameKey((*hosts_)[s.place].host, s.hash), s.place);
+                if (s.place != kNone) f(NameKey((*hosts_)[s.place].host), s.place);
             }
         }
         // The table stays right for another vector with the same names in the same places.
@@ -301,7 +301,7 @@ private:
     private:
         const std::vector<HostEntry>* hosts_ = nullptr;
         struct Slot {
-            size_t hash = 0;
+            uint32_t check = 0;  // the hash's high half (its low bits chose the slot)
             uint32_t place = kNone;
         };
         std::vector<Slot> slots_;

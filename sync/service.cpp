@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -196,18 +197,10 @@ void Service::Impl::write_state(const std::vector<InstanceState>& states) const 
 }
 
 // ---- own state (control thread)
-void Service::Impl::set_own_hosts(std::vector<HostEntry> hosts) {
+void Service::Impl::set_own_hosts(HostList hosts) {
     {
         MutexLock lock(mu);
-        bool same = hosts.size() == own.hosts.size() &&
-                    std::equal(hosts.begin(), hosts.end(), own.hosts.begin(), [](const HostEntry& a, const HostEntry& b) {
-                        return a.host == b.host && a.ttl == b.ttl && a.load_balancing == b.load_balancing &&
-                               a.endpoints.size() == b.endpoints.size() &&
-                               std::equal(a.endpoints.begin(), a.endpoints.end(), b.endpoints.begin(),
-                                          [](const EndpointState& x, const EndpointState& y) {
-                                              return x.target == y.target && x.healthy == y.healthy;
-                                          });
-                    });
+        bool same = std::as_const(hosts) == std::as_const(own.hosts);
         if (same && own_hosts_set) return;
         own_hosts_set = true;
         own.hosts = std::move(hosts);
@@ -440,7 +433,7 @@ void Service::reconfigure(const conf::Config& config) {
     impl_->reconfigure(config);
     impl_->start();
 }
-void Service::set_own_hosts(std::vector<HostEntry> hosts) { impl_->set_own_hosts(std::move(hosts)); }
+void Service::set_own_hosts(HostList hosts) { impl_->set_own_hosts(std::move(hosts)); }
 std::string Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);
 }

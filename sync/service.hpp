@@ -56,7 +56,7 @@ public:
     void reconfigure(const conf::Config& config);
 
     // Control thread. This instance's hosts (health applied); bumps the version when they changed.
-    void set_own_hosts(std::vector<HostEntry> hosts);
+    void set_own_hosts(HostList hosts);
     // Control thread. "eu-1" / "eu-1/192.0.2.10", "down" / "up" / "auto"; shared with every peer.
     std::string set_override(const std::string& target, const std::string& state);
     // The merged global view, now, and (if asked) its SOA serial: the newest version of any known origin, in

@@ -108,7 +108,7 @@ struct Service::Impl {
     // {"saved": ms, "origins": [...]}, one origin's JSON at a time.
     void write_state(const std::vector<InstanceState>& states) const;
     // ---- own state (control thread)
-    void set_own_hosts(std::vector<HostEntry> hosts);
+    void set_own_hosts(HostList hosts);
     std::string set_override(const std::string& target, const std::string& state);
     void bump_own() GLBD_REQUIRES(mu);
     void wake_up();

@@ -31,7 +31,7 @@ struct InstanceState {
     std::string instance;
     uint64_t version = 0;    // grows with every change of hosts or overrides (the origin's clock, ms)
     uint64_t heartbeat = 0;  // the origin's clock when it last served its state (ms)
-    std::vector<HostEntry> hosts;
+    HostList hosts;  // shared with the cluster views made from it (copy on write)
     OverrideMap overrides;
     // Which life of the instance: chosen at start above any it had before (stateDir, or what peers still
     // hold of it). A higher incarnation replaces what is known whole; a lower one is ignored. Version and

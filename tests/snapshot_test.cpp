@@ -8,6 +8,7 @@
 
 #include "resolver/snapshot.hpp"
 #include "resolver/wire/text.hpp"
+#include "server/app/answer_ids.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;
@@ -239,6 +240,27 @@ TEST(SnapshotBuilder, OneFlipBuildsOneHost) {
     auto other = config_from(std::string(kConfig).replace(std::string(kConfig).find("nearest"), 7, "default"));
     builder.build(other, view, nullptr, 5);
     EXPECT_TRUE(builder.last().full);
+}
+
+}  // namespace
+
+namespace {
+
+// Ids are given once per (host, cluster) and kept; listed by host, then cluster, whatever the order given.
+TEST(AnswerIds, OneIdPerPairKeptAndListedInNameOrder) {
+    AnswerIds ids;
+    EXPECT_EQ(ids.id("b.glb.test", "eu"), 0u);
+    EXPECT_EQ(ids.id("a.glb.test", "us"), 1u);
+    EXPECT_EQ(ids.id("a.glb.test", "eu"), 2u);
+    EXPECT_EQ(ids.id("b.glb.test", "all"), 3u);
+    EXPECT_EQ(ids.id("b.glb.test", "eu"), 0u);  // kept
+    EXPECT_EQ(ids.size(), 4u);
+    EXPECT_EQ(ids.find("a.glb.test", "eu"), 2u);
+    EXPECT_EQ(ids.find("a.glb.test", "all"), AnswerIds::kNone);  // both names known, not the pair
+    EXPECT_EQ(ids.find("c.glb.test", "eu"), AnswerIds::kNone);
+    std::vector<std::string> listed;
+    ids.each_sorted([&](const std::string& h, const std::string& c, uint32_t id) { listed.push_back(h + "/" + c + "=" + std::to_string(id)); });
+    EXPECT_EQ(listed, (std::vector<std::string>{"a.glb.test/eu=2", "a.glb.test/us=1", "b.glb.test/all=3", "b.glb.test/eu=0"}));
 }
 
 }  // namespace

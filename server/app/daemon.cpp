@@ -72,10 +72,6 @@ uint32_t Daemon::next_serial(uint32_t of_view) {
     return serial_;
 }
 
-uint32_t Daemon::counter_id(const std::string& host, const std::string& cluster) {
-    return counter_ids_.try_emplace({host, cluster}, static_cast<uint32_t>(counter_ids_.size())).first->second;
-}
-
 void Daemon::start_checker(const health::States& previous) {
     if (checker_) checker_->stop();
     // Runs on the checker's thread: only wake the control loop.
@@ -103,7 +99,7 @@ void Daemon::rebuild() {
         uint32_t serial = 0;
         auto view = sync_->shared_view(&serial);
         auto snap = builder_.build(config_, view, geo_, next_serial(serial),
-                                   [this](const std::string& host, const std::string& cluster) { return counter_id(host, cluster); });
+                                   [this](const std::string& host, const std::string& cluster) { return counter_ids_.id(host, cluster); });
         snap->cookie_secret = cookie_secret_;
         publisher_.publish(snap);
         if (kube_ && kube_->controller()) kube_->update_statuses(checker_->states());

@@ -18,6 +18,7 @@
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
 #include "resolver/snapshot.hpp"
+#include "server/app/answer_ids.hpp"
 #include "server/app/admin.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/server.hpp"
@@ -94,8 +95,7 @@ private:
     // Answers per (host, cluster): counters that outlive snapshots, wired into each one built.
     // Answer counter ids by (host, cluster), 0..size-1 in order of first use: stable for the process's
     // life, so counts survive rebuilds.
-    std::map<std::pair<std::string, std::string>, uint32_t> counter_ids_;
-    uint32_t counter_id(const std::string& host, const std::string& cluster);
+    AnswerIds counter_ids_;
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     bool serving_ = false;
     uint32_t serial_ = 0;

@@ -57,7 +57,7 @@ private:
 };
 
 // The DNS server's counters: queries, answers by host and cluster, latency, TCP.
-void dns_metrics(Metrics& m, const DnsServer& server, const std::map<std::pair<std::string, std::string>, uint32_t>& counter_ids) {
+void dns_metrics(Metrics& m, const DnsServer& server, const AnswerIds& counter_ids) {
     auto totals = server.totals();
     const ServerCounters& c = *totals;
     const char* transports[] = {"udp", "tcp"};
@@ -85,11 +85,11 @@ void dns_metrics(Metrics& m, const DnsServer& server, const std::map<std::pair<s
     m.one("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).", static_cast<double>(c.fail_open.load()));
     m.family("glbd_answers_total", "counter", "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
     {
-        auto counts = server.answers(static_cast<uint32_t>(counter_ids.size()));
-        for (const auto& [key, id] : counter_ids) {  // sorted by host, then cluster
+        auto counts = server.answers(counter_ids.size());
+        counter_ids.each_sorted([&](const std::string& host, const std::string& cluster, uint32_t id) {
             uint64_t v = id < counts.size() ? counts[id] : 0;
-            m.sample("glbd_answers_total", "host=\"" + esc(key.first) + "\",cluster=\"" + esc(key.second) + "\"", static_cast<double>(v));
-        }
+            m.sample("glbd_answers_total", "host=\"" + esc(host) + "\",cluster=\"" + esc(cluster) + "\"", static_cast<double>(v));
+        });
     }
     m.family("glbd_answer_duration_seconds", "histogram", "Time to answer a UDP query, from receipt to the answer being ready.");
     uint64_t cumulative = 0;
@@ -326,10 +326,10 @@ nlohmann::json Daemon::endpoints_json(const ClusterView& cv, const HostEntry& h,
 nlohmann::json Daemon::hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const {
     auto probes = checker_->states();
     std::vector<uint64_t> counts;
-    if (server_) counts = server_->answers(static_cast<uint32_t>(counter_ids_.size()));
+    if (server_) counts = server_->answers(counter_ids_.size());
     auto answers = [&](const std::string& host, const std::string& cluster) -> uint64_t {
-        auto it = counter_ids_.find({host, cluster});
-        return it != counter_ids_.end() && it->second < counts.size() ? counts[it->second] : 0;
+        uint32_t id = counter_ids_.find(host, cluster);
+        return id < counts.size() ? counts[id] : 0;
     };
     std::map<std::string, json> hosts;
     for (const auto& cv : view) {
