@@ -91,6 +91,9 @@ struct Checker::Impl {
         Hysteresis hysteresis;
         uv_timer_t timer{};
         uv_getaddrinfo_t resolver{};
+        uint64_t first_ms = 0;  // when the first round begins (from start): within a second
+        uint64_t phase_ms = 0;  // where in each interval the later rounds begin: anywhere in it
+        bool phased = false;    // the later rounds are scheduled
         // the round in progress
         bool busy = false;
         int outstanding = 0;
@@ -168,10 +171,13 @@ struct Checker::Impl {
         for (auto& t : targets) {
             uv_timer_init(&loop, &t->timer);
             t->timer.data = t.get();
+            // The first round soon (readiness waits for it), spread over up to a second; the later ones each at
+            // its own point of the interval, so that many endpoints are probed evenly, not in a burst per interval.
             auto interval = static_cast<uint64_t>(t->hc.interval.count());
-            auto jitter = std::uniform_int_distribution<uint64_t>(0, std::min<uint64_t>(interval, 1000) - 1)(rng);
-            uv_timer_start(&t->timer, [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->begin_round(static_cast<Target*>(tm->data)); },
-                           jitter, interval);
+            t->first_ms = std::uniform_int_distribution<uint64_t>(0, std::min<uint64_t>(interval, 1000) - 1)(rng);
+            t->phase_ms = std::uniform_int_distribution<uint64_t>(0, interval - 1)(rng);
+            uv_timer_start(&t->timer, [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
+                           t->first_ms, 0);
         }
         started = true;
         thread = std::thread([this] {
@@ -212,6 +218,16 @@ struct Checker::Impl {
     }
 
     // ---- rounds
+    void on_timer(Target* t) {
+        if (!t->phased) {  // after the first round: every interval, from the target's phase on
+            t->phased = true;
+            auto interval = static_cast<uint64_t>(t->hc.interval.count());
+            uv_timer_start(&t->timer, [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
+                           t->phase_ms + interval - t->first_ms, interval);
+        }
+        begin_round(t);
+    }
+
     void begin_round(Target* t) {
         if (t->busy || stopping) return;
         t->busy = true;

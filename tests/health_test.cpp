@@ -1,7 +1,9 @@
 // Health probes against real local targets (tests/tools/targets.py on 127.0.0.41), hysteresis and
 // overrides.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -279,6 +281,67 @@ TEST(Overrides, BadTargetsAndStatesRejected) {
     EXPECT_NE(sync::set_override(o, "eu-1/a/b", "down", 1), "");
     EXPECT_NE(sync::set_override(o, "eu-1", "drained", 1), "");
     EXPECT_TRUE(o.empty());
+}
+
+
+// 24 endpoints probed every 2 s: the first round comes within a second of the start (readiness waits for it);
+// each later round at the endpoint's own point of the interval, so the second half of each interval gets
+// probes too, not only the second the first round used (thousands of endpoints would come as one burst).
+TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
+    constexpr int kEndpoints = 24;
+    std::vector<int> listeners;
+    for (int i = 1; i <= kEndpoints; ++i) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ASSERT_GE(fd, 0);
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(18078);
+        a.sin_addr.s_addr = htonl((127u << 24) | (78u << 8) | static_cast<uint32_t>(i));
+        ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "127.0.78." << i;
+        ASSERT_EQ(listen(fd, 16), 0);
+        listeners.push_back(fd);
+    }
+    std::string config = R"(
+cluster: {id: c1}
+listen: {dns: ["127.0.78.1:5378"]}
+zones:
+  - origin: ps.test
+    nameservers: [{name: ns.ps.test, addresses: [127.0.78.1]}]
+hosts:
+)";
+    for (int i = 1; i <= kEndpoints; ++i) {
+        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.78." + std::to_string(i) +
+                  "], healthCheck: {protocol: TCP, port: 18078, interval: 2s, timeout: 500ms}}\n";
+    }
+    health::Checker checker(test::config_from(config), nullptr);
+    auto t0 = std::chrono::steady_clock::now();
+    checker.start();
+    std::vector<int64_t> at_ms;  // when each probe arrived, from the start
+    while (std::chrono::steady_clock::now() - t0 < 5500ms) {
+        for (int fd : listeners) {
+            for (int c; (c = accept(fd, nullptr, nullptr)) >= 0;) {
+                at_ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+                close(c);
+            }
+        }
+        std::this_thread::sleep_for(2ms);
+    }
+    checker.stop();
+    for (int fd : listeners) close(fd);
+    int first = 0, later = 0, later_second_half = 0;
+    for (int64_t t : at_ms) {
+        if (t < 1100) {
+            ++first;
+        } else {
+            ++later;
+            if (t % 2000 >= 1150 && t % 2000 < 1900) ++later_second_half;
+        }
+    }
+    EXPECT_EQ(first, kEndpoints);  // every first round within about a second
+    EXPECT_GE(later, kEndpoints);  // at least one later round each
+    EXPECT_GE(later_second_half, 3) << later << " later probes, none in the second half of the interval";
 }
 
 }  // namespace
