@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Does probing 200 endpoints every second change DNS answer latency? Runs glbd twice on loopback with
-# the same zone and load (dnsperf), once without health checks and once with HTTP checks of 200
-# endpoints (127.0.1.1-200, served by tests/tools/targets.py), and prints both latency figures.
-#   bash bench/health-load.sh [--duration S] [--glbd PATH]
-# Needs dnsperf (apt-get install dnsperf). Traffic stays on 127.0.0.0/8.
+# Health probing at scale: what probing N endpoints costs glbd, and whether it changes DNS answer latency.
+# Runs glbd twice with the same zone (N/10 load-balanced hosts of 10 endpoints each): without health checks,
+# then with an HTTP (or TCP) check of every endpoint every INTERVAL. For each run: glbd's CPU while only
+# probing (no DNS load), then dnsperf at a fixed rate (latency, and glbd's CPU under both).
+#   bash bench/health-load.sh [--endpoints 200] [--interval 1s] [--protocol HTTP|TCP] [--duration 10] [--glbd PATH]
+# Everything runs in a network namespace of its own (unshare -n, so root): the endpoints are 127.1.x.y and
+# one target server answers them all on 0.0.0.0:18060, which nothing outside the namespace can reach.
+# Needs dnsperf and python3. glbd is pinned to CPU 1; dnsperf and the target server to CPU 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION=10 GLBD=build/glbd
+N=200 INTERVAL=1s PROTO=HTTP DURATION=10 GLBD=build/glbd
+args=("$@")
 while (($#)); do
   case $1 in
+    --endpoints) N=$2; shift ;;
+    --interval) INTERVAL=$2; shift ;;
+    --protocol) PROTO=$2; shift ;;
     --duration) DURATION=$2; shift ;;
     --glbd) GLBD=$2; shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
@@ -16,14 +23,41 @@ while (($#)); do
   shift
 done
 command -v dnsperf >/dev/null || { echo "dnsperf missing: apt-get install dnsperf" >&2; exit 1; }
+if [[ -z ${GLBD_BENCH_NETNS:-} ]]; then
+  exec unshare -n env GLBD_BENCH_NETNS=1 bash "$0" "${args[@]}"
+fi
+ip link set lo up
+GLBD=$(realpath "$GLBD")
 WORK=$(mktemp -d)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill $p 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$WORK"' EXIT
-A=127.0.0.60 P=5360 N=200
+A=127.0.0.60 P=5360 HZ=$(getconf CLK_TCK)
+HOSTS=$(( (N + 9) / 10 ))
+endpoint() { echo "127.1.$(( $1 / 250 )).$(( $1 % 250 + 1 ))"; }
 
-args=()
-for i in $(seq 1 $N); do args+=(--http "127.0.1.$i:18060"); done
-python3 tests/tools/targets.py "${args[@]}" --ready "$WORK/ready" >/dev/null 2>&1 &
+# The targets: 200 to every HTTP request, or a TCP accept, for any address (the namespace's own loopback).
+taskset -c 0 python3 - "$WORK/ready" "$WORK/served" <<'PY' &
+import asyncio, sys
+served = 0
+async def handle(reader, writer):
+    global served
+    try:
+        await asyncio.wait_for(reader.read(4096), 2)
+        writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+    except Exception:
+        pass
+    served += 1
+    writer.close()
+async def main():
+    server = await asyncio.start_server(handle, "0.0.0.0", 18060, backlog=4096)
+    open(sys.argv[1], "w").close()
+    while True:
+        await asyncio.sleep(1)
+        with open(sys.argv[2], "w") as f:
+            f.write(str(served))
+asyncio.run(main())
+PY
 PIDS+=($!)
 for _ in $(seq 100); do [[ -e $WORK/ready ]] && break; sleep 0.1; done
 
@@ -35,35 +69,55 @@ config() {  # $1 = 1 for health checks
   echo "rateLimit: {responsesPerSecond: 0}"
   echo "zones: [{origin: bench.test, nameservers: [{name: ns.bench.test, addresses: [$A]}]}]"
   echo "hosts:"
-  for h in $(seq 1 20); do
+  for ((h = 0; h < HOSTS; h++)); do
     eps=""
-    for i in $(seq $(( (h - 1) * 10 + 1 )) $(( h * 10 ))); do eps+="127.0.1.$i, "; done
+    for ((i = h * 10; i < h * 10 + 10 && i < N; i++)); do eps+="$(endpoint $i), "; done
     echo "  - name: app$h.bench.test"
     echo "    endpoints: [${eps%, }]"
     echo "    loadBalancing: {weight: 100, geo: IE, defaultGeo: true}"
     if [[ $1 == 1 ]]; then
-      echo "    healthCheck: {protocol: HTTP, port: 18060, path: /healthz, interval: 1s, timeout: 500ms}"
+      if [[ $PROTO == TCP ]]; then
+        echo "    healthCheck: {protocol: TCP, port: 18060, interval: $INTERVAL, timeout: 1s}"
+      else
+        echo "    healthCheck: {protocol: HTTP, port: 18060, path: /healthz, interval: $INTERVAL, timeout: 1s}"
+      fi
     fi
   done
 }
-for h in $(seq 1 20); do echo "app$h.bench.test A"; done > "$WORK/queries"
+for ((h = 0; h < HOSTS; h++)); do echo "app$h.bench.test A"; done > "$WORK/queries"
+
+ticks() { read -r -a f <<<"$(cut -d')' -f2- "/proc/$1/stat")"; echo $(( f[11] + f[12] )); }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 run() {  # $1 = label, $2 = health flag
   config "$2" > "$WORK/glbd.yaml"
-  taskset -c 1 "$GLBD" serve -c "$WORK/glbd.yaml" 2>"$WORK/$1.log" &
-  local pid=$!
-  sleep 2
-  taskset -c 0 dnsperf -s $A -p $P -d "$WORK/queries" -l "$DURATION" -c 4 -Q 20000 >"$WORK/$1.perf" 2>&1
+  taskset -c 1 "$GLBD" serve -c "$WORK/glbd.yaml" 2>"$WORK/run.log" &
+  local pid=$! t0 c0 t1 c1 idle busy served0 served1
+  for _ in $(seq 200); do
+    dig +time=1 +tries=1 +short @$A -p $P app0.bench.test A 2>/dev/null | grep -q '^127\.' && break
+    sleep 0.05
+  done
+  sleep 3  # past the first round
+  served0=$(cat "$WORK/served" 2>/dev/null || echo 0)
+  t0=$(now_ms); c0=$(ticks $pid)
+  sleep "$DURATION"
+  t1=$(now_ms); c1=$(ticks $pid)
+  served1=$(cat "$WORK/served" 2>/dev/null || echo 0)
+  idle=$(awk -v c=$((c1 - c0)) -v hz=$HZ -v ms=$((t1 - t0)) 'BEGIN {printf "%.1f", 100 * c / hz / (ms / 1000)}')
+  local rate=$(( (served1 - served0) * 1000 / (t1 - t0) ))
+  t0=$(now_ms); c0=$(ticks $pid)
+  taskset -c 0 dnsperf -s $A -p $P -d "$WORK/queries" -l "$DURATION" -c 4 -Q 20000 >"$WORK/perf" 2>&1
+  t1=$(now_ms); c1=$(ticks $pid)
+  busy=$(awk -v c=$((c1 - c0)) -v hz=$HZ -v ms=$((t1 - t0)) 'BEGIN {printf "%.1f", 100 * c / hz / (ms / 1000)}')
   kill $pid; wait $pid 2>/dev/null || true
   local qps lat sd lost
-  qps=$(awk '/Queries per second/ {print $4}' "$WORK/$1.perf")
-  lat=$(awk '/Average Latency/ {print $4}' "$WORK/$1.perf")
-  sd=$(awk '/Latency StdDev/ {print $4}' "$WORK/$1.perf")
-  lost=$(awk '/Queries lost/ {print $3}' "$WORK/$1.perf")
-  printf '| %-26s | %9s | %12s | %12s | %6s |\n' "$1" "$qps" "$lat" "$sd" "$lost"
+  qps=$(awk '/Queries per second/ {print $4}' "$WORK/perf")
+  lat=$(awk '/Average Latency/ {printf "%.0f", $4 * 1e6}' "$WORK/perf")
+  sd=$(awk '/Latency StdDev/ {printf "%.0f", $4 * 1e6}' "$WORK/perf")
+  lost=$(awk '/Queries lost/ {print $3}' "$WORK/perf")
+  printf '| %s | %s/s | %s%% | %s | %s us | %s us | %s | %s%% |\n' "$1" "$rate" "$idle" "$qps" "$lat" "$sd" "$lost" "$busy"
 }
-echo "| run (20 hosts x 10 endpoints) | queries/s | avg latency s | latency sd s | lost |"
-echo "|---|---:|---:|---:|---:|"
+echo "| run ($HOSTS hosts x 10 endpoints) | probes served | glbd CPU, probing only | queries/s | avg latency | latency sd | lost | glbd CPU under load |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 run "no health checks" 0
-run "200 endpoints every 1s" 1
-grep -c 'health' "$WORK/200 endpoints every 1s.log" >/dev/null 2>&1 || true
+run "$N endpoints, $PROTO every $INTERVAL" 1
