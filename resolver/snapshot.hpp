@@ -57,6 +57,7 @@ struct Entry {
     bool load_balanced = false;  // the cluster gave loadBalancing for this host
     bool usable = false;         // alive and at least one healthy endpoint
     uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
+    bool operator==(const Entry&) const = default;
 };
 
 struct Host {
@@ -65,6 +66,7 @@ struct Host {
     bool simple = true;  // no entry has loadBalancing: the answer is every alive cluster's endpoints
     std::vector<Entry> entries;
     uint32_t counter = kNoCounter;  // simple hosts: id of its answers counter
+    bool operator==(const Host&) const = default;
 };
 
 // A host's answer plan: everything answering it reads, in one block that follows the host's name in its
