@@ -61,15 +61,13 @@ with open(f"{d}/glbd.yaml", "w") as f:
     for h in range(hosts):
         f.write(f"  - {{name: h{h}.glb.example.test, ttl: 60, endpoints: {json.dumps(endpoints(0, h))}, "
                 f"loadBalancing: {{weight: 100, geo: US, defaultGeo: true}}}}\n")
-origins = []
+origins = []  # as glbd writes them (format 2: hosts as rows)
 for c in range(1, clusters):
     origins.append({"cluster": f"c{c:02d}", "instance": "bench", "version": now, "heartbeat": now, "overrides": {},
-                    "hosts": [{"host": f"h{h}.glb.example.test", "ttl": 60,
-                               "loadBalancing": {"weight": 100 + c, "geo": geo(c), "defaultGeo": False},
-                               "endpoints": [{"target": t, "healthy": True} for t in endpoints(c, h)]}
+                    "hosts": [[f"h{h}.glb.example.test", 60, [[t, True] for t in endpoints(c, h)], [100 + c, geo(c), False]]
                               for h in range(hosts)]})
 with open(f"{d}/state/state.json", "w") as f:
-    json.dump({"saved": now, "origins": origins}, f)
+    json.dump({"format": 2, "saved": now, "origins": origins}, f, separators=(",", ":"))
 with open(f"{d}/queries.txt", "w") as f:
     step = max(1, hosts // 1000)  # 1000 names spread over the view
     for h in range(0, hosts, step):

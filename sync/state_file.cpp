@@ -40,27 +40,21 @@ void put_state(std::string& out, const InstanceState& s) {
     out += ',', put_key(out, "version"), out += std::to_string(s.version);
     out += ',', put_key(out, "heartbeat"), out += std::to_string(s.heartbeat);
     out += ',', put_key(out, "hosts"), out += '[';
-    for (size_t i = 0; i < s.hosts.size(); ++i) {
+    for (size_t i = 0; i < s.hosts.size(); ++i) {  // [name, ttl, [[target, healthy], ...], [weight, geo, defaultGeo]]
         const HostEntry& h = s.hosts[i];
         if (i) out += ',';
-        out += '{', put_key(out, "host"), put_string(out, h.host);
-        out += ',', put_key(out, "ttl"), out += std::to_string(h.ttl);
-        out += ',', put_key(out, "endpoints"), out += '[';
+        out += '[', put_string(out, h.host), out += ',', out += std::to_string(h.ttl), out += ",[";
         for (size_t k = 0; k < h.endpoints.size(); ++k) {
             if (k) out += ',';
-            out += '{', put_key(out, "target"), put_string(out, h.endpoints[k].target);
-            out += ',', put_key(out, "healthy"), out += h.endpoints[k].healthy ? "true" : "false";
-            out += '}';
+            out += '[', put_string(out, h.endpoints[k].target), out += h.endpoints[k].healthy ? ",true]" : ",false]";
         }
         out += ']';
         if (h.load_balancing) {
-            out += ',', put_key(out, "loadBalancing");
-            out += '{', put_key(out, "weight"), out += std::to_string(h.load_balancing->weight);
-            out += ',', put_key(out, "geo"), put_string(out, h.load_balancing->geo);
-            out += ',', put_key(out, "defaultGeo"), out += h.load_balancing->default_geo ? "true" : "false";
-            out += '}';
+            out += ",[", out += std::to_string(h.load_balancing->weight), out += ',';
+            put_string(out, h.load_balancing->geo);
+            out += h.load_balancing->default_geo ? ",true]" : ",false]";
         }
-        out += '}';
+        out += ']';
     }
     out += "],";
     put_key(out, "overrides"), out += '{';
@@ -109,7 +103,10 @@ public:
 
 private:
     // Where the parser is: each open object or array, what it is.
-    enum class In { top, origins, origin, hosts, host, balancing, endpoints, endpoint, overrides, override_, skip };
+    // A host is an object (format 1) or a row (format 2): [name, ttl, [[target, healthy], ...], [weight, geo,
+    // defaultGeo]], the last one only when the host has loadBalancing.
+    enum class In { top, origins, origin, hosts, host, balancing, endpoints, endpoint, overrides, override_,
+                    host_row, row_endpoints, endpoint_row, balancing_row, skip };
     struct Value {
         enum Kind { null, boolean, unsigned_, string, other } kind = null;
         uint64_t number = 0;
@@ -120,6 +117,8 @@ private:
     std::string key_;
     unsigned seen_ = 0;  // required fields seen in the object being read (bits)
     std::vector<unsigned> seen_stack_;
+    uint32_t item_ = 0;  // in a row: the place of the next value
+    std::vector<uint32_t> item_stack_;
     InstanceState cur_;
     std::string override_target_;
     OverrideEntry override_{};
@@ -148,6 +147,10 @@ private:
         switch (at()) {
             case In::top:
                 if (key_ == "origins") bad("\"origins\" is not an array");
+                if (key_ == "format" && number(v, UINT32_MAX) > kStateFileFormat) {
+                    throw std::runtime_error("format " + std::to_string(v.number) + " is newer than this glbd reads (" +
+                                             std::to_string(kStateFileFormat) + ")");
+                }
                 break;
             case In::origins: bad("an origin is not an object");
             case In::origin:
@@ -163,7 +166,36 @@ private:
                 } else if (key_ == "hosts") bad("\"hosts\" is not an array");
                 else if (key_ == "overrides") bad("\"overrides\" is not an object");
                 break;
-            case In::hosts: bad("a host is not an object");
+            case In::hosts: bad("a host is not an object or a row");
+            case In::host_row: {
+                HostEntry& h = cur_.hosts.back();
+                key_ = item_ == 0 ? "host" : item_ == 1 ? "ttl" : "a host row's item " + std::to_string(item_ + 1);
+                if (item_ == 0) h.host = text(v), seen_ |= 1;
+                else if (item_ == 1) h.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
+                else bad(item_ < 4 ? "a host row's item " + std::to_string(item_ + 1) + " is not a list" : "a host row has more than 4 items");
+                ++item_;
+                break;
+            }
+            case In::row_endpoints: bad("an endpoint is not a row");
+            case In::endpoint_row: {
+                EndpointState& e = cur_.hosts.back().endpoints.back();
+                key_ = item_ == 0 ? "target" : "healthy";
+                if (item_ == 0) e.target = text(v), seen_ |= 1;
+                else if (item_ == 1) e.healthy = flag(v), seen_ |= 2;
+                else bad("an endpoint row has more than 2 items");
+                ++item_;
+                break;
+            }
+            case In::balancing_row: {
+                auto& lb = *cur_.hosts.back().load_balancing;
+                key_ = item_ == 0 ? "weight" : item_ == 1 ? "geo" : "defaultGeo";
+                if (item_ == 0) lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
+                else if (item_ == 1) lb.geo = text(v), seen_ |= 2;
+                else if (item_ == 2) lb.default_geo = flag(v), seen_ |= 4;
+                else bad("a loadBalancing row has more than 3 items");
+                ++item_;
+                break;
+            }
             case In::host:
                 if (key_ == "host") cur_.hosts.back().host = text(v), seen_ |= 1;
                 else if (key_ == "ttl") cur_.hosts.back().ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
@@ -229,9 +261,26 @@ private:
                     }
                     break;
                 case In::hosts:
-                    if (!object) bad("a host is not an object");
-                    cur_.hosts.push_back(HostEntry{}), next = In::host;
+                    cur_.hosts.push_back(HostEntry{}), next = object ? In::host : In::host_row;
                     break;
+                case In::host_row:
+                    if (object || item_ < 2 || item_ > 3) {
+                        bad(item_ > 3 ? "a host row has more than 4 items" : "a host row's item " + std::to_string(item_ + 1) + " is not " +
+                            (item_ == 0 ? "a name" : item_ == 1 ? "a number" : "a list"));
+                    }
+                    if (item_ == 2) {
+                        cur_.hosts.back().endpoints.clear(), seen_ |= 4, next = In::row_endpoints;
+                    } else {
+                        cur_.hosts.back().load_balancing = conf::LoadBalancing{}, next = In::balancing_row;
+                    }
+                    break;
+                case In::row_endpoints:
+                    if (object) bad("an endpoint is not a row");
+                    cur_.hosts.back().endpoints.push_back(EndpointState{}), next = In::endpoint_row;
+                    break;
+                case In::endpoint_row:
+                case In::balancing_row:
+                    bad(std::string(at() == In::endpoint_row ? "an endpoint" : "a loadBalancing") + " row holds a list or an object");
                 case In::host:
                     if (key_ == "endpoints") {
                         if (object) bad("\"endpoints\" is not an array");
@@ -265,6 +314,8 @@ private:
         stack_.push_back(next);
         seen_stack_.push_back(seen_);
         seen_ = 0;
+        item_stack_.push_back(item_);
+        item_ = 0;
         return true;
     }
 
@@ -286,9 +337,12 @@ private:
                 origins.push_back(std::move(cur_));
                 cur_ = InstanceState{};
                 break;
-            case In::host: need(7, "a host", {"host", "ttl", "endpoints"}); break;
-            case In::balancing: need(7, "loadBalancing", {"weight", "geo", "defaultGeo"}); break;
-            case In::endpoint: need(3, "an endpoint", {"target", "healthy"}); break;
+            case In::host:
+            case In::host_row: need(7, "a host", {"host", "ttl", "endpoints"}); break;
+            case In::balancing:
+            case In::balancing_row: need(7, "loadBalancing", {"weight", "geo", "defaultGeo"}); break;
+            case In::endpoint:
+            case In::endpoint_row: need(3, "an endpoint", {"target", "healthy"}); break;
             case In::override_:
                 need(3, "an override", {"state", "at"});
                 cur_.overrides[override_target_] = override_;
@@ -298,6 +352,8 @@ private:
         stack_.pop_back();
         seen_ = seen_stack_.back();
         seen_stack_.pop_back();
+        item_ = item_stack_.back() + 1;  // in a row, the list or object just read took a place
+        item_stack_.pop_back();
         return true;
     }
 };
@@ -311,7 +367,7 @@ std::string state_json(const InstanceState& s) {
 }
 
 void write_state_file(std::ostream& out, const std::vector<InstanceState>& states, uint64_t saved_ms) {
-    out << "{\"saved\":" << saved_ms << ",\"origins\":[";
+    out << "{\"format\":" << kStateFileFormat << ",\"saved\":" << saved_ms << ",\"origins\":[";
     std::string one;
     for (size_t i = 0; i < states.size(); ++i) {
         one.clear();

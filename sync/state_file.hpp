@@ -1,5 +1,8 @@
-// sync/state_file — the stateDir file (state.json) as text: {"saved": ms, "origins": [one InstanceState
-// each]}. Pure functions, no files opened here (sync/peers.* decides where and when).
+// sync/state_file — the stateDir file (state.json) as text: {"format": 2, "saved": ms, "origins": [one
+// InstanceState each]}. Format 2 writes each host as a row, [name, ttl, [[target, healthy], ...], [weight,
+// geo, defaultGeo]] (the last only with loadBalancing), less than half the bytes of format 1's objects;
+// both are read (a file without "format" is format 1), a newer format is refused by name. Pure functions,
+// no files opened here (sync/service.cpp decides where and when).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +14,8 @@
 #include "sync/state.hpp"
 
 namespace glbd::sync {
+
+constexpr unsigned kStateFileFormat = 2;  // what write_state_file writes; read_state_file reads 1 and 2
 
 // One origin as a JSON object. Never throws: a byte that is not printable ASCII (a peer's report is data, not
 // text we vouch for; the store holds checked names, so none is expected) is written as \u00XX.

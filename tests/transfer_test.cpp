@@ -393,6 +393,10 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     s.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::up, 100};
     std::stringstream file;
     write_state_file(file, {s, s}, 1);
+    // Format 2: a header, and each host as a row.
+    EXPECT_EQ(file.str().rfind(R"({"format":2,"saved":1,"origins":[)", 0), 0u) << file.str();
+    EXPECT_NE(file.str().find(R"(["app.glb.test",30,[["192.0.2.1",true],["lb.example.net",false],["2001:db8::1",true]],[50,"GEO-EU",true]])"),
+              std::string::npos) << file.str();
     auto back = read_state_file(file);
     ASSERT_EQ(back.size(), 2u);
     for (const auto& b : back) {
@@ -458,6 +462,24 @@ TEST(StateDir, AMalformedFileSaysWhatIsWrong) {
     EXPECT_NE(error_of(R"({"saved":1})").find("no \"origins\""), std::string::npos);
     EXPECT_NE(error_of(origin("\"cluster\":\"u\xff\",\"instance\":\"b\",\"version\":1,\"hosts\":[],\"overrides\":{}")), "");  // not UTF-8
     EXPECT_EQ(error_of(R"({"saved":1,"origins":[]})"), "");
+    // Format 2's rows: each item in its place, and a format this glbd does not know refused by name.
+    auto row = [&](const std::string& host) {
+        return error_of(R"({"format":2,"saved":1,"origins":[{"cluster":"us","instance":"b","version":1,"hosts":[)" + host +
+                        R"(],"overrides":{}}]})");
+    };
+    EXPECT_EQ(row(R"(["a.glb.test",60,[["192.0.2.1",true]],[100,"IE",false]])"), "");
+    EXPECT_EQ(row(R"(["a.glb.test",60,[]])"), "");
+    EXPECT_NE(row(R"(["a.glb.test",60])").find("a host has no \"endpoints\""), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test","60",[]])").find("\"ttl\""), std::string::npos);
+    EXPECT_NE(row(R"([60,"a.glb.test",[]])").find("\"host\" is not a string"), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[["192.0.2.1"]]])").find("an endpoint has no \"healthy\""), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[["192.0.2.1",1]]])").find("\"healthy\" is not true or false"), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[],[70000,"IE",false]])").find("\"weight\": 70000 is not an integer 0..65535"), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[],[100,"IE"]])").find("loadBalancing has no \"defaultGeo\""), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[],[100,"IE",false],[]])").find("more than 4 items"), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,{}])").find("not a list"), std::string::npos);
+    EXPECT_NE(row(R"(7)").find("a host is not an object or a row"), std::string::npos);
+    EXPECT_NE(error_of(R"({"format":3,"saved":1,"origins":[]})").find("format 3 is newer than this glbd reads (2)"), std::string::npos);
 }
 
 // A byte that is not printable ASCII (none should reach the store: names are checked) is written as \u00XX,
