@@ -81,13 +81,13 @@ public:
     bool saw_origins = false;
 
     bool null() override { return scalar(Value{}); }
-    bool boolean(bool v) override { return scalar(Value{Value::boolean, 0, v, {}}); }
+    bool boolean(bool v) override { return scalar(Value{Value::flag_, 0, v, {}}); }
     bool number_integer(number_integer_t v) override {
-        return v < 0 ? scalar(Value{Value::other, 0, false, std::to_string(v)}) : scalar(Value{Value::unsigned_, static_cast<uint64_t>(v), false, {}});
+        return v < 0 ? scalar(Value{Value::other, 0, false, std::to_string(v)}) : scalar(Value{Value::number_, static_cast<uint64_t>(v), false, {}});
     }
-    bool number_unsigned(number_unsigned_t v) override { return scalar(Value{Value::unsigned_, v, false, {}}); }
+    bool number_unsigned(number_unsigned_t v) override { return scalar(Value{Value::number_, v, false, {}}); }
     bool number_float(number_float_t, const string_t& text) override { return scalar(Value{Value::other, 0, false, text}); }
-    bool string(string_t& v) override { return scalar(Value{Value::string, 0, false, std::move(v)}); }
+    bool string(string_t& v) override { return scalar(Value{Value::text_, 0, false, std::move(v)}); }
     bool binary(binary_t&) override { return scalar(Value{}); }
     bool key(string_t& k) override {
         key_ = std::move(k);
@@ -108,7 +108,7 @@ private:
     enum class In { top, origins, origin, hosts, host, balancing, endpoints, endpoint, overrides, override_,
                     host_row, row_endpoints, endpoint_row, balancing_row, skip };
     struct Value {
-        enum Kind { null, boolean, unsigned_, string, other } kind = null;
+        enum Kind { none, flag_, number_, text_, other } kind = none;
         uint64_t number = 0;
         bool flag = false;
         std::string text;
@@ -126,18 +126,18 @@ private:
     [[noreturn]] static void bad(const std::string& why) { throw std::out_of_range(why); }
     static std::string quoted(const std::string& k) { return "\"" + k + "\""; }
     uint64_t number(const Value& v, uint64_t max) const {
-        if (v.kind != Value::unsigned_ || v.number > max) {
-            bad(quoted(key_) + ": " + (v.kind == Value::string ? "\"" + v.text + "\"" : v.text.empty() ? std::to_string(v.number) : v.text) +
+        if (v.kind != Value::number_ || v.number > max) {
+            bad(quoted(key_) + ": " + (v.kind == Value::text_ ? "\"" + v.text + "\"" : v.text.empty() ? std::to_string(v.number) : v.text) +
                 " is not an integer 0.." + std::to_string(max));
         }
         return v.number;
     }
     std::string text(Value& v) const {
-        if (v.kind != Value::string) bad(quoted(key_) + " is not a string");
+        if (v.kind != Value::text_) bad(quoted(key_) + " is not a string");
         return std::move(v.text);
     }
     bool flag(const Value& v) const {
-        if (v.kind != Value::boolean) bad(quoted(key_) + " is not true or false");
+        if (v.kind != Value::flag_) bad(quoted(key_) + " is not true or false");
         return v.flag;
     }
     In at() const { return stack_.empty() ? In::top : stack_.back(); }
