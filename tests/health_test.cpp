@@ -344,4 +344,41 @@ hosts:
     EXPECT_GE(later_second_half, 3) << later << " later probes, none in the second half of the interval";
 }
 
+// The probing thread runs at a lower priority than the rest (nice kProbeNice): a core it shares with a DNS
+// thread answers first.
+TEST(ProbeSchedule, TheProbingThreadYieldsToTheOthers) {
+    auto niced = [] {  // threads of this process at the probing thread's nice value
+        int n = 0;
+        for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+            std::ifstream stat(task.path() / "stat");
+            std::string line;
+            std::getline(stat, line);
+            std::istringstream fields(line.substr(line.rfind(')') + 2));
+            std::string f;
+            for (int i = 3; i <= 19 && fields >> f; ++i) {
+                if (i == 19 && std::stoi(f) == health::Checker::kProbeNice) ++n;
+            }
+        }
+        return n;
+    };
+    int before = niced();
+    health::Checker checker(test::config_from(R"(
+cluster: {id: c1}
+listen: {dns: ["127.0.78.1:5378"]}
+zones:
+  - origin: ps.test
+    nameservers: [{name: ns.ps.test, addresses: [127.0.78.1]}]
+hosts:
+  - {name: a.ps.test, endpoints: [127.0.78.1], healthCheck: {protocol: TCP, port: 18079, interval: 1s}}
+)"), nullptr);
+    checker.start();
+    int during = 0;
+    for (int i = 0; i < 100 && during <= before; ++i) {
+        during = niced();
+        std::this_thread::sleep_for(10ms);
+    }
+    checker.stop();
+    EXPECT_EQ(during, before + 1);
+}
+
 }  // namespace
