@@ -7,6 +7,8 @@
 # without: the source address, the default group's one cluster), beside a 10-host x 3-cluster view with
 # the same groups for those queries, measured in the same run (glbd-only workloads).
 # Then the two-node sync: a node started empty learns the large view from it (SYNC_ONLY=1: only that).
+# With PROBES=1 (root: it needs a network namespace), last, the cost of probing 10,000 endpoints (HTTP
+# every 5 s) and its effect on DNS latency, from bench/health-load.sh.
 #   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH]
 # Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0.
 set -euo pipefail
@@ -235,3 +237,9 @@ awk '{ usr[$1, $2] = $5; srv[$1, $2] = $6 }
   END { n = split("ecs src", ws, " ")
     for (i = 1; i <= n; i++) if (usr["small", ws[i]] > 0 && srv["small", ws[i]] > 0)
       printf "large / small, %s: usr us/q %.2f, srv us/q %.2f\n", ws[i], usr["large", ws[i]] / usr["small", ws[i]], srv["large", ws[i]] / srv["small", ws[i]] }' "$WORK/median"
+if [[ -n ${PROBES:-} ]]; then
+  echo
+  echo "Probing 10,000 endpoints (bench/health-load.sh):"
+  echo
+  bash bench/health-load.sh --endpoints 10000 --interval 5s --duration "$DURATION" --glbd "$GLBD"
+fi
