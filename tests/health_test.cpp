@@ -284,6 +284,16 @@ TEST(Overrides, BadTargetsAndStatesRejected) {
 }
 
 
+// The probe schedule tests' config, up to its hosts (127.0.78.0/24 is theirs).
+const char* kScheduleConfig = R"(
+cluster: {id: c1}
+listen: {dns: ["127.0.78.1:5378"]}
+zones:
+  - origin: ps.test
+    nameservers: [{name: ns.ps.test, addresses: [127.0.78.1]}]
+hosts:
+)";
+
 // 24 endpoints probed every 2 s: the first round comes within a second of the start (readiness waits for it);
 // each later round at the endpoint's own point of the interval, so the second half of each interval gets
 // probes too, not only the second the first round used (thousands of endpoints would come as one burst).
@@ -303,14 +313,7 @@ TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
         ASSERT_EQ(listen(fd, 16), 0);
         listeners.push_back(fd);
     }
-    std::string config = R"(
-cluster: {id: c1}
-listen: {dns: ["127.0.78.1:5378"]}
-zones:
-  - origin: ps.test
-    nameservers: [{name: ns.ps.test, addresses: [127.0.78.1]}]
-hosts:
-)";
+    std::string config = kScheduleConfig;
     for (int i = 1; i <= kEndpoints; ++i) {
         config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.78." + std::to_string(i) +
                   "], healthCheck: {protocol: TCP, port: 18078, interval: 2s, timeout: 500ms}}\n";
@@ -362,15 +365,9 @@ TEST(ProbeSchedule, TheProbingThreadYieldsToTheOthers) {
         return n;
     };
     int before = niced();
-    health::Checker checker(test::config_from(R"(
-cluster: {id: c1}
-listen: {dns: ["127.0.78.1:5378"]}
-zones:
-  - origin: ps.test
-    nameservers: [{name: ns.ps.test, addresses: [127.0.78.1]}]
-hosts:
-  - {name: a.ps.test, endpoints: [127.0.78.1], healthCheck: {protocol: TCP, port: 18079, interval: 1s}}
-)"), nullptr);
+    health::Checker checker(test::config_from(std::string(kScheduleConfig) +
+                                              "  - {name: a.ps.test, endpoints: [127.0.78.1], healthCheck: {protocol: TCP, port: 18079, interval: 1s}}\n"),
+                            nullptr);
     checker.start();
     int during = 0;
     for (int i = 0; i < 100 && during <= before; ++i) {
