@@ -1,8 +1,9 @@
 // sync/log_throttle — how often one kind of event from one source may be logged: at most `lines` lines
-// per key in each window (a second by default); the events left out are counted and reported with the
-// next line that is logged for that key. At most kMaxKeys keys are tracked in a window (a flood from many
-// sources cannot grow it); events of further keys in that window are left out and counted in `overflow`.
-// One thread per instance (no lock).
+// per key in each window (a second by default). A key's window begins with the event that opens it, not
+// at a boundary of the clock, so "once a minute" never logs twice a few milliseconds apart across a
+// minute's turn. The events left out are counted and reported with the next line logged for that key. At
+// most kMaxKeys keys are tracked at once (a flood from many sources cannot grow it); events of further keys
+// are left out and counted in `overflow`. One thread per instance (no lock).
 #pragma once
 
 #include <cstdint>
@@ -31,26 +32,19 @@ public:
     // Whether an event of `key` at `now_ms` may be logged; if so, `*left_out` is how many events of that key
     // were not logged since its last line.
     bool allow(const std::string& key, uint64_t now_ms, uint64_t* left_out) {
-        uint64_t second = now_ms / window_ms_;  // the window's number
-        if (second != second_) {
-            second_ = second;
-            for (auto it = keys_.begin(); it != keys_.end();) {
-                // A key with nothing left out to report is forgotten, and so is one quiet for a minute; the
-                // others keep their count for their next line.
-                if (it->second.left_out == 0 || second - it->second.second > 60) it = keys_.erase(it);  // 60 windows
-                else it->second.lines = 0, ++it;
-            }
-        }
+        if (now_ms - swept_ >= window_ms_) sweep(now_ms);
         auto it = keys_.find(key);
         if (it == keys_.end()) {
             if (keys_.size() >= kMaxKeys) return ++overflow_, false;
-            it = keys_.emplace(key, Entry{}).first;
+            it = keys_.emplace(key, Entry{now_ms, 0, 0, now_ms}).first;
         }
-        it->second.second = second;
-        if (it->second.lines >= lines_) return ++it->second.left_out, false;
-        ++it->second.lines;
-        *left_out = it->second.left_out;
-        it->second.left_out = 0;
+        Entry& e = it->second;
+        if (now_ms - e.start >= window_ms_) e.start = now_ms, e.lines = 0;  // also when the clock went back
+        e.last = now_ms;
+        if (e.lines >= lines_) return ++e.left_out, false;
+        ++e.lines;
+        *left_out = e.left_out;
+        e.left_out = 0;
         return true;
     }
     // Events not logged because too many keys were active at once.
@@ -58,13 +52,27 @@ public:
 
 private:
     struct Entry {
-        unsigned lines = 0;     // logged in the current second
+        uint64_t start = 0;     // when the key's current window began
+        unsigned lines = 0;     // logged in it
         uint64_t left_out = 0;  // not logged since the last line
-        uint64_t second = 0;    // of the last event
+        uint64_t last = 0;      // the key's last event
     };
+
+    // Forgets the keys whose window has ended with nothing left out (their next event is logged anyway),
+    // and those quiet for 60 windows; the others keep their count for their next line.
+    void sweep(uint64_t now_ms) {
+        swept_ = now_ms;
+        for (auto it = keys_.begin(); it != keys_.end();) {
+            const Entry& e = it->second;
+            bool ended = now_ms - e.start >= window_ms_;
+            if ((ended && e.left_out == 0) || now_ms - e.last > 60 * window_ms_) it = keys_.erase(it);
+            else ++it;
+        }
+    }
+
     unsigned lines_;
     uint64_t window_ms_;
-    uint64_t second_ = 0;
+    uint64_t swept_ = 0;
     uint64_t overflow_ = 0;
     std::unordered_map<std::string, Entry> keys_;
 };

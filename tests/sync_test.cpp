@@ -442,6 +442,24 @@ TEST(LogThrottle, FewLinesPerKeyAndSecondAndTheRestReported) {
     EXPECT_TRUE(t.allow("late", 8000, &left));  // forgotten the next second
 }
 
+// "Once a minute" counts from the key's line, not from the clock's minute: a peer pulled every 300 ms
+// across a minute's turn is still logged once (system.badpeer failed on this when CI crossed xx:00).
+TEST(LogThrottle, AWindowBeginsWithItsFirstLineNotAtTheClocksTurn) {
+    LogThrottle t(1, 60'000);
+    uint64_t left = 99;
+    ASSERT_TRUE(t.allow("peer origin", 59'816, &left));
+    EXPECT_EQ(left, 0u);
+    EXPECT_FALSE(t.allow("peer origin", 60'109, &left));
+    EXPECT_FALSE(t.allow("peer origin", 119'815, &left));
+    ASSERT_TRUE(t.allow("peer origin", 119'816, &left));  // a minute after the last line
+    EXPECT_EQ(left, 2u);
+    // Another key in between has a window of its own, and quiet keys are forgotten.
+    ASSERT_TRUE(t.allow("other", 100'000, &left));
+    EXPECT_FALSE(t.allow("other", 159'999, &left));
+    ASSERT_TRUE(t.allow("other", 160'000, &left));
+    EXPECT_EQ(left, 1u);
+}
+
 InstanceState life(uint64_t incarnation, uint64_t version, uint64_t heartbeat, const std::string& ep) {
     InstanceState s{"us", "b", version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, {{ep, true}}}}, {}, incarnation};
     return s;
