@@ -106,8 +106,7 @@ namespace {
 // One cluster's view from its instances (the live ones, or all when none is): host fields from the newest
 // report; an endpoint healthy when at least half of the replicas that report it say so. Then the overrides
 // naming the cluster (`overrides`: its entries of the map in force, by target).
-ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const Known*> use,
-                          const std::vector<std::pair<std::string, OverrideEntry>>& overrides) {
+ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const Known*> use, const ClusterOverrides& overrides) {
     ClusterView cv{id, alive, {}, std::nullopt};
     std::sort(use.begin(), use.end(), [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
     if (!use.empty()) cv.location = use.front()->state.location;
@@ -152,27 +151,7 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
             }
         }
     }
-    if (overrides.empty()) return cv;
-    // The cluster's own override, and its endpoints' by target (an endpoint's beats the cluster's).
-    const OverrideEntry* whole = nullptr;
-    std::map<std::string_view, OverrideState, std::less<>> by_target;
-    for (const auto& [target, e] : overrides) {
-        if (target.size() == id.size()) {
-            whole = &e;
-        } else {
-            by_target[std::string_view(target).substr(id.size() + 1)] = e.state;
-        }
-    }
-    for (auto& h : cv.hosts) {
-        for (auto& ep : h.endpoints) {
-            auto it = by_target.find(std::string_view(ep.target));
-            if (it != by_target.end()) {
-                ep.healthy = it->second == OverrideState::up;
-            } else if (whole) {
-                ep.healthy = whole->state == OverrideState::up;
-            }
-        }
-    }
+    apply_overrides(cv, overrides);
     return cv;
 }
 
@@ -192,9 +171,7 @@ SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
             if (a) live.push_back(k);
             key.instances.emplace_back(k->state.origin(), k->changed_generation, a);
         }
-        for (auto it = in_force.lower_bound(id); it != in_force.end() && it->first.compare(0, id.size(), id) == 0; ++it) {
-            if (it->first.size() == id.size() || it->first[id.size()] == '/') key.overrides.emplace_back(*it);
-        }
+        key.overrides = overrides_naming(in_force, id);
         auto cached = cache_.find(id);
         std::shared_ptr<const ClusterView> view;
         if (cached != cache_.end() && cached->second.key == key) {
@@ -221,12 +198,34 @@ const OverrideEntry* override_for(const OverrideMap& overrides, const std::strin
     return it != overrides.end() && it->second.state != OverrideState::automatic ? &it->second : nullptr;
 }
 
-void apply_overrides(GlobalView& view, const OverrideMap& overrides) {
+ClusterOverrides overrides_naming(const OverrideMap& overrides, const std::string& id) {
+    ClusterOverrides out;
+    for (auto it = overrides.lower_bound(id); it != overrides.end() && it->first.compare(0, id.size(), id) == 0; ++it) {
+        bool names = it->first.size() == id.size() || it->first[id.size()] == '/';
+        if (names && it->second.state != OverrideState::automatic) out.emplace_back(*it);
+    }
+    return out;
+}
+
+void apply_overrides(ClusterView& cluster, const ClusterOverrides& overrides) {
     if (overrides.empty()) return;
-    for (auto& cluster : view) {
-        for (auto& host : cluster.hosts) {
-            for (auto& ep : host.endpoints) {
-                if (const OverrideEntry* o = override_for(overrides, cluster.id, ep.target)) ep.healthy = o->state == OverrideState::up;
+    // The cluster's own override, and its endpoints' by target (an endpoint's beats the cluster's).
+    const OverrideEntry* whole = nullptr;
+    std::map<std::string_view, OverrideState, std::less<>> by_target;
+    for (const auto& [target, e] : overrides) {
+        if (target.size() == cluster.id.size()) {
+            whole = &e;
+        } else {
+            by_target[std::string_view(target).substr(cluster.id.size() + 1)] = e.state;
+        }
+    }
+    for (auto& h : cluster.hosts) {
+        for (auto& ep : h.endpoints) {
+            auto it = by_target.find(std::string_view(ep.target));
+            if (it != by_target.end()) {
+                ep.healthy = it->second == OverrideState::up;
+            } else if (whole) {
+                ep.healthy = whole->state == OverrideState::up;
             }
         }
     }

@@ -24,6 +24,8 @@ struct OverrideEntry {
     bool operator==(const OverrideEntry&) const = default;
 };
 using OverrideMap = std::map<std::string, OverrideEntry>;  // "eu-1" or "eu-1/192.0.2.10"
+// The overrides in force that name one cluster or its endpoints, in target order.
+using ClusterOverrides = std::vector<std::pair<std::string, OverrideEntry>>;
 
 // One instance's report: its hosts with endpoint health, and the overrides set through it.
 struct InstanceState {
@@ -93,7 +95,7 @@ private:
     // at), whether it counted as alive, and the overrides naming the cluster.
     struct ClusterKey {
         std::vector<std::tuple<std::string, uint32_t, bool>> instances;
-        std::vector<std::pair<std::string, OverrideEntry>> overrides;
+        ClusterOverrides overrides;
         bool operator==(const ClusterKey&) const = default;
     };
     struct Cached {
@@ -110,8 +112,11 @@ private:
 bool is_override_target(std::string_view target);
 // Sets (or with "auto" clears) an override at `now_ms`; returns an error message, or "" when set.
 std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms);
-// Drained endpoints become unhealthy, forced ones healthy; an endpoint's override beats its cluster's.
-void apply_overrides(GlobalView& view, const OverrideMap& overrides);
+// The entries of `overrides` in force ("auto" ones are not) that name cluster `id` or one of its endpoints.
+ClusterOverrides overrides_naming(const OverrideMap& overrides, const std::string& id);
+// Applies one cluster's overrides to its view: drained endpoints become unhealthy, forced ones healthy; an
+// endpoint's override beats its cluster's. The one place overrides change health (the store's views use it).
+void apply_overrides(ClusterView& cluster, const ClusterOverrides& overrides);
 // The override in force for one endpoint of a cluster (the endpoint's, else the cluster's), or nullptr.
 const OverrideEntry* override_for(const OverrideMap& overrides, const std::string& cluster, const std::string& target);
 const char* state_name(OverrideState s);

@@ -232,7 +232,7 @@ bool healthy(const GlobalView& v, const std::string& host, const std::string& ep
 
 GlobalView view_with(const conf::Config& c, const health::States& probes, const sync::OverrideMap& o) {
     GlobalView v{local_view(c, probes)};
-    sync::apply_overrides(v, o);
+    for (auto& cluster : v) sync::apply_overrides(cluster, sync::overrides_naming(o, cluster.id));
     return v;
 }
 
