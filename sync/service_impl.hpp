@@ -144,6 +144,9 @@ struct Service::Impl {
     void resolve_members();
     void check_liveness();
     void exchange(const std::string& addr, bool notify);
+    // The address an exchange with `to` leaves from: this server's first DNS listen address of the same
+    // family that is not a wildcard and is loopback exactly when `to` is; none (the kernel picks) otherwise.
+    [[nodiscard]] std::optional<Address> source_for(const Address& to) const;
     std::vector<std::string> held_versions();
     void on_data(Exchange* x);
     bool in_our_zones(const std::string& host) const;

@@ -2,6 +2,8 @@
 // a NOTIFY, and the merge of what it sent.
 #include <spdlog/spdlog.h>
 
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cstring>
 #include <ctime>
@@ -10,6 +12,38 @@
 #include "sync/service_impl.hpp"
 
 namespace glbd::sync {
+
+namespace {
+
+bool is_loopback(const Address& a) {
+    if (a.family == 4) return a.bytes[0] == 127;
+    static constexpr std::array<uint8_t, 16> kOne{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return a.bytes == kOne;
+}
+
+// Binds `tcp` (initialised for the family) to `source` with no port: the port is chosen at connect time
+// with the 4-tuple (IP_BIND_ADDRESS_NO_PORT), so that bound exchanges do not use up the ephemeral ports.
+int bind_source(uv_tcp_t* tcp, const Address& source) {
+    uv_os_fd_t fd;
+    if (int rc = uv_fileno(reinterpret_cast<uv_handle_t*>(tcp), &fd)) return rc;
+    int one = 1;
+    setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);  // an old kernel without it still binds
+    sockaddr_storage ss{};
+    source.to_sockaddr(0, ss);
+    return uv_tcp_bind(tcp, reinterpret_cast<const sockaddr*>(&ss), 0);
+}
+
+}  // namespace
+
+std::optional<Address> Service::Impl::source_for(const Address& to) const {
+    for (const auto& l : config.listen.dns) {
+        Address a;
+        if (!Address::parse(l.host, a) || a.family != to.family || is_loopback(a) != is_loopback(to)) continue;
+        if (std::all_of(a.bytes.begin(), a.bytes.begin() + a.bits() / 8, [](uint8_t b) { return b == 0; })) continue;
+        return a;
+    }
+    return std::nullopt;
+}
 
 void Service::Impl::exchange(const std::string& addr, bool notify) {
     std::string flight = addr + (notify ? "#n" : "#p");
@@ -35,7 +69,19 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
     x->out.insert(x->out.end(), wire.begin(), wire.end());
     (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
 
-    uv_tcp_init(&loop, &x->tcp);
+    // From our listen address, so that the peer knows which member a NOTIFY came from (and pulls that one
+    // alone) and a firewall sees the address it was told about.
+    std::optional<Address> source = source_for(ip);
+    if (uv_tcp_init_ex(&loop, &x->tcp, ip.family == 4 ? AF_INET : AF_INET6) != 0) {
+        uv_tcp_init(&loop, &x->tcp);  // no socket (out of descriptors?): connect tries again and says why
+    } else if (source) {
+        if (int rc = bind_source(&x->tcp, *source); rc != 0) {
+            uint64_t left_out = 0;
+            if (report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
+                spdlog::warn("sync: cannot send from {}: {}; the kernel picks the source", source->str(), uv_strerror(rc));
+            }
+        }
+    }
     uv_timer_init(&loop, &x->timer);
     x->tcp.data = x->timer.data = x->conn.data = x->write.data = x;
     auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
