@@ -266,6 +266,8 @@ void Service::Impl::start() {
     uv_timer_init(&loop, &save_timer);
     pull_timer.data = live_timer.data = save_timer.data = this;
     auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
+    round_lead.clear();
+    round_rest.clear();
     uv_timer_start(&pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
     uv_timer_start(&live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
     running = true;
@@ -323,10 +325,19 @@ void Service::Impl::on_wake() {
     schedule_save();
 }
 
-// Every syncInterval: resolve the members again, then pull from each.
+// Every syncInterval: resolve the members again, then pull from each (the lead first, see round_lead).
 void Service::Impl::round() {
     if (!resolving) resolve_members();
-    for (const auto& m : members) exchange(m, false);
+    pull_rest();  // the last round's lead is still out (a slow peer): the others wait no longer
+    if (!members.empty()) {
+        size_t lead = rounds++ % members.size();
+        round_lead = members[lead];
+        for (size_t i = 0; i < members.size(); ++i) {
+            if (i != lead) round_rest.push_back(members[i]);
+        }
+        exchange(round_lead, false);
+        if (!in_flight.count(round_lead + "#p")) pull_rest();  // ended at once, or never began
+    }
     bool notify;
     {
         MutexLock lock(mu);
@@ -336,6 +347,13 @@ void Service::Impl::round() {
     if (notify) {
         for (const auto& m : members) exchange(m, true);
     }
+}
+
+void Service::Impl::pull_rest() {
+    round_lead.clear();
+    std::vector<std::string> rest;
+    rest.swap(round_rest);
+    for (const auto& m : rest) exchange(m, false);
 }
 
 bool Service::Impl::is_own_listen(const std::string& addr) const {

@@ -69,6 +69,16 @@ struct Service::Impl {
     struct Exchange;
     std::set<Exchange*> exchanges;
     std::vector<std::string> members;  // resolved addresses, refreshed each round
+    // A round pulls one member first (its lead, a different one each round) and the others when that
+    // pull ends, so that they ask with what the lead brought: a fresh node learns each origin once, not
+    // once from every peer that holds it.
+    // The others (and pulls a NOTIFY sets off) ask for the peer's own origin only ("relay=0"), with
+    // heartbeats of the rest; a heartbeat newer than what we hold puts the peer in want_relay, whose next
+    // pull asks for everything (how news crosses a cut link).
+    std::string round_lead;
+    std::vector<std::string> round_rest;
+    size_t rounds = 0;
+    std::set<std::string> want_relay;
     std::map<std::string, uint32_t> last_generation;  // per peer address: the serial last received
     int resolving = 0;
 
@@ -77,6 +87,7 @@ struct Service::Impl {
         Impl* impl = nullptr;
         std::string addr;
         bool notify = false;
+        bool relay = false;  // a pull that asked for what the peer relays too (not its own origin only)
         uv_tcp_t tcp{};
         uv_connect_t conn{};
         uv_write_t write{};
@@ -130,7 +141,8 @@ struct Service::Impl {
     // bytes, each signed (the first with the request's MAC, the next ones chained), written one message at
     // a time by the returned producer as the connection takes them (see serve.cpp).
     MoreMessages transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, const std::string& req_mac,
-                          std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have) GLBD_EXCLUDES(mu);
+                          std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have, bool own_only)
+        GLBD_EXCLUDES(mu);
     // A reload: new members, key, zones or intervals; what is known stays.
     void reconfigure(const conf::Config& c);
     std::shared_ptr<const tsig::Key> current_key() const GLBD_EXCLUDES(mu);
@@ -140,6 +152,8 @@ struct Service::Impl {
     void on_wake();
     // Every syncInterval: resolve the members again, then pull from each.
     void round();
+    // The rest of a round, now (its lead's pull ended, or is still out when the next round begins).
+    void pull_rest();
     bool is_own_listen(const std::string& addr) const;
     void resolve_members();
     void check_liveness();

@@ -13,6 +13,7 @@
 #include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
+#include "sync/transfer/codec.hpp"
 #include "tests/dns_util.hpp"
 
 #include <ldns/ldns.h>
@@ -55,7 +56,7 @@ struct Request {
 
 // A signed request for `_glbd.`: AXFR, IXFR (with the serial the puller has), SOA, or a NOTIFY.
 std::unique_ptr<Request> request(const char* qtype, std::optional<uint32_t> ixfr_serial = std::nullopt,
-                                 const std::vector<std::string>& have = {}, bool notify = false) {
+                                 const std::vector<std::string>& have = {}, bool notify = false, bool relay = true) {
     ldns_pkt* p = ldns_pkt_new();
     ldns_pkt_set_id(p, 0x4242);
     ldns_rr* q = nullptr;
@@ -68,8 +69,8 @@ std::unique_ptr<Request> request(const char* qtype, std::optional<uint32_t> ixfr
         EXPECT_EQ(ldns_rr_new_frm_str(&soa, text.c_str(), 0, nullptr, nullptr), LDNS_STATUS_OK);
         ldns_pkt_push_rr(p, LDNS_SECTION_AUTHORITY, soa);
     }
-    if (!have.empty()) {
-        std::string text = "_glbd. 0 IN TXT";
+    if (!have.empty() || !relay) {
+        std::string text = relay ? "_glbd. 0 IN TXT" : "_glbd. 0 IN TXT \"relay=0\"";
         for (const auto& h : have) text += " \"have=" + h + "\"";
         ldns_rr* txt = nullptr;
         EXPECT_EQ(ldns_rr_new_frm_str(&txt, text.c_str(), 0, nullptr, nullptr), LDNS_STATUS_OK);
@@ -278,6 +279,30 @@ TEST(Transfer, VersionsThePullerHasAreSentWithoutData) {
     // A newer version of another life (the origin restarted with its clock set back) is no reason to skip.
     auto other_life = read_zone(serve(svc, *request("AXFR", std::nullopt, {"us/b@5000/7"})));
     EXPECT_TRUE(find(other_life, "us/b")->has_data);
+}
+
+// "relay=0": the puller asks the server for its own origin's data only; the others come as heartbeats
+// (version and all), so that a puller that is behind on one of them knows to ask again for everything.
+TEST(Transfer, RelayZeroSendsTheServersOwnOriginAndHeartbeatsOfTheRest) {
+    TempDir dir;
+    dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) + "]}");
+    Service svc(test::config_from(config(dir.path)), nullptr);
+    svc.set_own_hosts(hosts(2));
+    auto own_only = read_zone(serve(svc, *request("AXFR", std::nullopt, {}, false, false)));
+    ASSERT_NE(find(own_only, "us/b"), nullptr);
+    EXPECT_FALSE(find(own_only, "us/b")->has_data);
+    EXPECT_EQ(find(own_only, "us/b")->state.version, 1000u);
+    EXPECT_TRUE(find(own_only, "eu/a")->has_data);
+    EXPECT_EQ(find(own_only, "eu/a")->state.hosts.size(), 2u);
+    auto relayed = read_zone(serve(svc, *request("AXFR")));
+    EXPECT_TRUE(find(relayed, "us/b")->has_data);
+    // The pulling side's request says it only when asked to.
+    auto says = [](bool relay) {
+        auto w = sync_request(false, 7, {"have=us/b@1/1"}, relay);
+        return std::string(w.begin(), w.end()).find("relay=0") != std::string::npos;
+    };
+    EXPECT_TRUE(says(false));
+    EXPECT_FALSE(says(true));
 }
 
 TEST(Transfer, NotifyIsAnsweredSignedOverTheRequestMac) {

@@ -169,6 +169,9 @@ void sync_metrics(Metrics& m, const sync::Service& sync) {
             {"reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load())}});
     m.one("glbd_sync_reports_rejected_total", "counter", "Peer reports (one origin's state) rejected by validation or limits.", static_cast<double>(sc.rejected_reports.load()));
     m.one("glbd_sync_oversized_total", "counter", "Transfers cut off at a report over 64 MiB or past 1,024 origins.", static_cast<double>(sc.oversized.load()));
+    m.one("glbd_sync_reports_received_total", "counter",
+          "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every peer.",
+          static_cast<double>(sc.reports_received.load()));
     m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.", static_cast<double>(sc.served.load()));
 }
 

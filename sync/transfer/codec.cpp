@@ -36,14 +36,20 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
     return true;
 }
 
-std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have) {
+std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have, bool relay) {
     uint16_t id = 0;
     RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id);  // on failure, 0: the ID is not security
     Message m(id, notify ? static_cast<uint16_t>(kOpNotify << 11 | 0x0400) : 0);  // NOTIFY is sent with AA
     m.question(notify ? wire::type::SOA : wire::type::IXFR);
     if (!notify) {
         m.soa(generation, Message::Section::authority);
-        m.txt(kSyncZone, have, Message::Section::additional);
+        if (relay) {
+            m.txt(kSyncZone, have, Message::Section::additional);
+        } else {
+            std::vector<std::string> strings{std::string(kOwnOnly)};
+            strings.insert(strings.end(), have.begin(), have.end());
+            m.txt(kSyncZone, strings, Message::Section::additional);
+        }
     }
     return m.finish();
 }

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "conf/config.hpp"
@@ -103,6 +104,8 @@ private:
 // The pulling side's request, before signing: a NOTIFY (SOA question), or an IXFR that says which generation
 // of the peer's state we have (the authority SOA's serial; 0: none) and which versions we hold (`have`
 // strings: origin@version/incarnation) so that the peer sends only what we lack.
-std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have);
+// `relay` false adds "relay=0": data for the server's own origin only, heartbeats for the others.
+std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have, bool relay = true);
+constexpr std::string_view kOwnOnly = "relay=0";
 
 }  // namespace glbd::sync

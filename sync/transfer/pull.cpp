@@ -60,7 +60,8 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
     auto* x = new Exchange;
     x->impl = this, x->addr = addr, x->notify = notify;
     exchanges.insert(x);
-    std::vector<uint8_t> wire = notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[addr], held_versions());
+    x->relay = !notify && (addr == round_lead || want_relay.count(addr));
+    std::vector<uint8_t> wire = notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[addr], held_versions(), x->relay);
     auto key = current_key();
     if (!key) return;
     x->key = key;
@@ -187,6 +188,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
     MutexLock lock(mu);
     uint64_t now = now_ms();
     for (auto& r : reports) {
+        if (r.has_data) counters.reports_received.fetch_add(1);
         if (auto why = check_report(r, now); !why.empty()) {
             counters.rejected_reports.fetch_add(1);
             uint64_t left_out = 0;
@@ -244,6 +246,11 @@ void Service::Impl::complete(Exchange* x) {
         }
     }
     last_generation[x->addr] = x->need_full ? 0 : x->serial;
+    if (x->need_full) {
+        want_relay.insert(x->addr);
+    } else if (x->relay) {
+        want_relay.erase(x->addr);
+    }
     finish(x, "");
 }
 
@@ -283,6 +290,7 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
         }
     };
     if (!x->notify && impl->pull_again.erase(x->addr) && error.empty()) impl->exchange(x->addr, false);
+    if (!x->notify && x->addr == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
     uv_timer_stop(&x->timer);
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer))) uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&x->tcp), closed);

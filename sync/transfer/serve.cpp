@@ -71,6 +71,7 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
         // The versions the puller already holds ("have=cluster/instance@version/incarnation"): those need no
         // data.
         std::map<std::string, Held> have;
+        bool own_only = false;  // "relay=0": data for our own origin only
         ldns_rr_list* add = ldns_pkt_additional(req.get());
         for (size_t i = 0; i < ldns_rr_list_rr_count(add); ++i) {
             const ldns_rr* rr = ldns_rr_list_rr(add, i);
@@ -79,6 +80,7 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
                 const ldns_rdf* r = ldns_rr_rdf(rr, k);
                 if (ldns_rdf_size(r) < 2) continue;
                 std::string v(reinterpret_cast<const char*>(ldns_rdf_data(r)) + 1, ldns_rdf_data(r)[0]);
+                if (v == kOwnOnly) own_only = true;
                 auto at = v.rfind('@');
                 if (v.rfind("have=", 0) != 0 || at == std::string::npos) continue;
                 char* end = nullptr;
@@ -87,7 +89,7 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
                 have[v.substr(5, at - 5)] = h;
             }
         }
-        more = transfer(key, ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have);
+        more = transfer(key, ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have, own_only);
     } else {
         out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
     }
@@ -214,7 +216,7 @@ bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vec
 }
 
 MoreMessages Service::Impl::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, const std::string& req_mac,
-                                     std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have) {
+                                     std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have, bool own_only) {
     std::vector<TransferWriter::Origin> origins;
     uint32_t generation;
     {
@@ -224,11 +226,13 @@ MoreMessages Service::Impl::transfer(std::shared_ptr<const tsig::Key> key, uint1
         bool since = known_serial.has_value();
         uint32_t serial = known_serial.value_or(0);
         if (since && newer(serial, generation)) since = false;
+        const std::string own_origin = own.origin();
         for (const auto& [origin, k] : store.known()) {
             // Data only for the origins that changed after the puller's serial and that it does not say it holds.
             bool data = !since || newer(k.changed_generation, serial);
             auto it = have.find(origin);
             if (it != have.end() && it->second.incarnation == k.state.incarnation && it->second.version >= k.state.version) data = false;
+            if (own_only && origin != own_origin) data = false;  // a heartbeat: the puller asks its origin
             origins.push_back({origin, data});
         }
     }

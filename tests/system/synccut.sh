@@ -64,6 +64,15 @@ while (( $(now_ms) < end )); do
 done
 pass "cut link a<->b: no withdrawal over 9 s ($checks checks on each side)"
 
+# A change on b crosses the cut through c: a pulls c for c's own origin, sees c's heartbeat of b ahead of
+# what it holds, and pulls c again for what c relays.
+sed -i "s/${IP[b]}/192.0.2.99/" "$WORK/b.yaml"
+kill -HUP "$PID_b"
+t0=$(now_ms)
+wait_for 20 bash -c "[[ \$(dig @${ADDR[a]} -p $P +short app.cut.test A +subnet=10.3.0.0/16) == 192.0.2.99 ]]" ||
+    fail "b's change did not reach a through c"
+pass "b's change reached a through c in $(( $(now_ms) - t0 )) ms (syncInterval 500 ms)"
+
 # Without c, a and b cannot hear each other: the cut was real. a's answer for b's client falls back to a
 # usable cluster (here its own), never empty.
 kill9_glbd c
