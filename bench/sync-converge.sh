@@ -5,6 +5,9 @@
 # host, the time for one change (a reload on server 1 changing one host's endpoint) to reach all, and the
 # time for a new cluster (server N+1, listed as a member by all from the start, as a peers name that now
 # resolves to one more address would be) to be answered by all N.
+# With PROFILE=1, each server also gets an admin endpoint and logs at info, and after the full convergence
+# a profile says where its time went: when each server began serving (the start-up on shared cores), the
+# CPU all of them spent against the cores' wall time, the transfers served, and the exchanges that failed.
 #   bash bench/sync-converge.sh [--servers "5 10 20"] [--hosts 1000] [--glbd build/glbd]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +34,8 @@ config() {  # N I CHANGED(0/1)
   echo "cluster: {id: c$i, instance: c$i-0}"
   echo "listen: {dns: [\"127.0.2.$i:$PORT\"]}"
   echo "threads: 1"
-  echo "log: {level: warn}"
+  echo "log: {level: $([[ -n ${PROFILE:-} ]] && echo info || echo warn)}"
+  [[ -n ${PROFILE:-} ]] && echo "admin: {listen: \"127.0.3.$i:$PORT\"}"
   echo "zones: [{origin: bench.test, nameservers: [{name: ns.bench.test, addresses: [127.0.2.1]}]}]"
   echo "hosts:"
   for ((h = 0; h < HOSTS; h++)); do
@@ -82,6 +86,31 @@ print(round(time.time() * 1000 - since))
 PY
 }
 
+# profile N T0 MS: the start-up and work behind a convergence of MS ms (PROFILE=1).
+profile() {
+  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 ticks
+  ticks=$(getconf CLK_TCK)
+  for ((i = 1; i <= n; i++)); do
+    line=$(grep -m1 "glbd serving" "$WORK/c$i.log") || { echo "server $i never served" >&2; continue; }
+    at=$(( $(date -d "${line%% *}" +%s%3N) - t0 ))
+    (( at > last )) && last=$at
+    (( at < first )) && first=$at
+    read -r -a st < <(sed 's/.*) //' "/proc/${PIDS[$((i - 1))]}/stat")
+    cpu=$(( cpu + (st[11] + st[12]) * 1000 / ticks ))
+    local m
+    m=$(curl -s "http://127.0.3.$i:$PORT/metrics")
+    served=$(( served + $(awk '/^glbd_sync_served_total / {print int($2)}' <<<"$m") ))
+    failed=$(( failed + $(awk '/^glbd_sync_failures_total/ {s += $2} END {print int(s)}' <<<"$m") ))
+    reports=$(( reports + $(awk '/^glbd_sync_reports_received_total / {print int($2)}' <<<"$m") ))
+  done
+  echo "profile of the full convergence of $n servers ($total ms from the first launch):"
+  echo "- began serving (config read, first build, sockets bound): the first after $first ms, the last after $last ms"
+  echo "- from the last one serving to every server answering every cluster: $(( total - last )) ms"
+  echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time"
+  echo "- transfers served: $served ($(( served / n )) per server); exchanges failed: $failed (peers not yet listening)"
+  echo "- reports with data received: $reports, against $(( n * (n - 1) )) if each server learnt each other origin once"
+}
+
 echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all |"
 echo "|---:|---:|---:|---:|---:|"
 for n in $SERVERS; do
@@ -89,6 +118,7 @@ for n in $SERVERS; do
   t0=$(ms)
   for ((i = 1; i <= n; i++)); do "$GLBD" serve -c "$WORK/c$i.yaml" 2>"$WORK/c$i.log" & PIDS+=($!); done
   converge=$(wait_all "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000 "$t0") || { echo "no convergence for $n servers" >&2; exit 1; }
+  [[ -n ${PROFILE:-} ]] && profile "$n" "$t0" "$converge" >&2
   sleep 2  # settled: the next figure is one change alone
   config "$n" 1 1 > "$WORK/c1.yaml"
   t0=$(ms)
