@@ -101,7 +101,7 @@ profile() {
     m=$(curl -s "http://127.0.3.$i:$PORT/metrics")
     served=$(( served + $(awk '/^glbd_sync_served_total / {print int($2)}' <<<"$m") ))
     failed=$(( failed + $(awk '/^glbd_sync_failures_total/ {s += $2} END {print int(s)}' <<<"$m") ))
-    reports=$(( reports + $(awk '/^glbd_sync_reports_received_total / {print int($2)}' <<<"$m") ))
+    reports=$(( reports + $(awk '/^glbd_sync_reports_received_total / {s = $2} END {print int(s)}' <<<"$m") ))
   done
   echo "profile of the full convergence of $n servers ($total ms from the first launch):"
   echo "- began serving (config read, first build, sockets bound): the first after $first ms, the last after $last ms"

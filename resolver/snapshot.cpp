@@ -2,14 +2,18 @@
 
 #include "geo/points.hpp"
 
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <new>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 #include <unordered_set>
 
@@ -481,12 +485,36 @@ std::string config_key(const conf::Config& config) {
     return key;
 }
 
+// The CPUs this process may run on (its affinity: a glbd pinned to one CPU builds on one thread).
+size_t usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+    return std::thread::hardware_concurrency();
+}
+
+// The answer counter ids, asked for by every building thread: reachable only under the lock (the daemon's
+// AnswerIds hands out ids as it goes and is not thread-safe), taken once per host.
+class SharedIds {
+public:
+    explicit SharedIds(const CounterIds& ids) : ids_(ids) {}
+    explicit operator bool() const { return static_cast<bool>(ids_); }
+    template <class F>
+    void with(F&& f) {
+        std::lock_guard<std::mutex> lock(mu_);
+        f(ids_);
+    }
+
+private:
+    std::mutex mu_;
+    const CounterIds& ids_;
+};
+
 // Builds one host from its entries in every cluster (cluster order), or null when its name is not in
 // `zones` (hosts outside our zones are ignored).
 std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Snapshot& s, const std::string& name,
                                             const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions,
-                                            const CounterIds& counter_ids, std::vector<Endpoints>& eps,
-                                            std::string& plan_bytes) {
+                                            SharedIds& counter_ids, std::vector<Endpoints>& eps, std::string& plan_bytes) {
     auto w = wire::name_to_wire(name);
     if (!w) return nullptr;
     const Zone* zone = s.find_zone(*w);
@@ -506,12 +534,13 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
     h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
     if (counter_ids) {
         std::string shown = wire::wire_to_name(h.name);
-        auto number = [&](const std::string& cluster) { return counter_ids(shown, cluster); };
-        if (h.simple) {
-            h.counter = number("all");
-        } else {
-            for (auto& e : h.entries) e.counter = number(e.cluster);
-        }
+        counter_ids.with([&](const CounterIds& number) {
+            if (h.simple) {
+                h.counter = number(shown, "all");
+            } else {
+                for (auto& e : h.entries) e.counter = number(shown, e.cluster);
+            }
+        });
     }
     plan_bytes.clear();
     PlanWriter plan(plan_bytes);
@@ -635,19 +664,49 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
             if (!next.count(id)) touch_all(gone);
         }
 
-        std::vector<std::pair<const ClusterView*, const HostEntry*>> contributions;
-        std::vector<Endpoints> eps;
-        std::string plan_bytes;
-        for (const NameKey& host : touched) {
-            contributions.clear();
-            for (const auto& [id, c] : next) {
-                if (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone) {
-                    contributions.emplace_back(c.view.get(), &c.view->hosts[p]);
+        // Each touched host is built from its entries in every cluster; many of them (a full build) by
+        // several threads, each over its own share of `names`, each block in its own place of `built`.
+        std::vector<NameKey> names(touched.begin(), touched.end());
+        std::vector<std::shared_ptr<const HostBlock>> built(names.size());
+        SharedIds ids(counter_ids);
+        auto build_range = [&](size_t from, size_t to) {
+            std::vector<std::pair<const ClusterView*, const HostEntry*>> contributions;
+            std::vector<Endpoints> eps;
+            std::string plan_bytes;
+            for (size_t i = from; i < to; ++i) {
+                contributions.clear();
+                for (const auto& [id, c] : next) {
+                    if (uint32_t p = c.places.find(c.view->hosts, names[i]); p != Places::kNone) {
+                        contributions.emplace_back(c.view.get(), &c.view->hosts[p]);
+                    }
                 }
+                if (!contributions.empty()) built[i] = build_host(config, *s, std::string(names[i].name), contributions, ids, eps, plan_bytes);
             }
-            std::shared_ptr<const HostBlock> b;
-            std::string name(host.name);
-            if (!contributions.empty()) b = build_host(config, *s, name, contributions, counter_ids, eps, plan_bytes);
+        };
+        size_t threads = names.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
+        std::vector<std::thread> helpers;
+        std::vector<std::exception_ptr> failed(threads);
+        for (size_t t = 1; t < threads; ++t) {
+            helpers.emplace_back([&, t] {
+                try {
+                    build_range(names.size() * t / threads, names.size() * (t + 1) / threads);
+                } catch (...) {
+                    failed[t] = std::current_exception();
+                }
+            });
+        }
+        try {
+            build_range(0, names.size() / threads);
+        } catch (...) {
+            failed[0] = std::current_exception();
+        }
+        for (auto& h : helpers) h.join();
+        for (const auto& f : failed) {
+            if (f) std::rethrow_exception(f);
+        }
+        for (size_t n = 0; n < names.size(); ++n) {
+            std::shared_ptr<const HostBlock> b = std::move(built[n]);
+            std::string name(names[n].name);
             ++last_.built;
             auto at = host_at_.find(name);
             if (b && at != host_at_.end()) {

@@ -253,9 +253,14 @@ using CounterIds = std::function<uint32_t(const std::string& host, const std::st
 // changed is the SharedView: a cluster that is the same object as in the last build did not change. A
 // different config (zones, this cluster's id, the nearest fallback) or counting where the last did not
 // builds everything. The result is the same as a first build from the same view (tests/snapshot_test).
-// Control thread only; not thread-safe.
+// Control thread only; not thread-safe. A build of kParallelFrom hosts or more (a first build, a reload)
+// shares them out among up to kMaxThreads threads (the calling one and helpers it joins before returning).
 class SnapshotBuilder {
 public:
+    static constexpr size_t kParallelFrom = 2048;
+    static constexpr size_t kMaxThreads = 4;
+    // At most `threads` threads (and no more than the CPUs the process may run on) build one snapshot.
+    explicit SnapshotBuilder(size_t threads = kMaxThreads) : threads_(std::max<size_t>(threads, 1)) {}
     // Throws std::runtime_error on data that cannot be served (then the next build is a full one).
     std::shared_ptr<Snapshot> build(const conf::Config& config, const SharedView& view,
                                     std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
@@ -321,6 +326,7 @@ private:
     std::string config_key_;
     bool counted_ = false;
     Stats last_;
+    size_t threads_;
 };
 
 // One snapshot from a view, built whole; `counter_ids`, when given, numbers the answer counters (else

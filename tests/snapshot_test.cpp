@@ -175,6 +175,40 @@ TEST(SnapshotBuilder, EachBuildFromTheLastIsTheFirstBuildOfTheSameView) {
     }
 }
 
+// A build of many hosts is shared out among threads (SnapshotBuilder::kParallelFrom): the same snapshot as
+// one thread makes, the counter ids asked for from every thread (under the builder's lock) each given once;
+// and the next build, from the one the threads made, is again the first build of its view.
+TEST(SnapshotBuilder, ThreadsBuildTheSnapshotOneThreadBuilds) {
+    auto config = config_from(kConfig);
+    std::mt19937 rng(42);
+    std::vector<std::shared_ptr<const ClusterView>> view;
+    for (const char* id : {"c1", "c2", "c3"}) {
+        ClusterView c = random_cluster(rng, id);
+        for (size_t h = 0; h < SnapshotBuilder::kParallelFrom + 500; ++h) {
+            c.hosts.push_back(random_entry(rng, "p" + std::to_string(h) + (h % 2 ? ".glb.test" : ".other.test")));
+        }
+        view.push_back(std::make_shared<const ClusterView>(std::move(c)));
+    }
+    Counters counters;
+    SnapshotBuilder threaded(4);
+    auto many = threaded.build(config, view, nullptr, 1, counters.fn());
+    ASSERT_GT(many->hosts.size(), SnapshotBuilder::kParallelFrom);
+    std::set<uint32_t> distinct;
+    for (const auto& [pair, id] : counters.ids) distinct.insert(id);
+    EXPECT_EQ(distinct.size(), counters.ids.size());
+    EXPECT_EQ(*distinct.rbegin() + 1, counters.ids.size());
+    auto one = SnapshotBuilder(1).build(config, view, nullptr, 1, counters.fn());
+    expect_same_snapshot(*many, *one);
+
+    ClusterView c2 = *view[1];
+    mutate(rng, c2);
+    c2.hosts[5].endpoints[0].healthy ^= true;
+    view[1] = std::make_shared<const ClusterView>(std::move(c2));
+    auto next = threaded.build(config, view, nullptr, 2, counters.fn());
+    EXPECT_FALSE(threaded.last().full);
+    expect_same_snapshot(*next, *SnapshotBuilder(1).build(config, view, nullptr, 2, counters.fn()));
+}
+
 // 1,000 hosts x 5 clusters: one endpoint's health flip builds that host alone, and its answer moves.
 TEST(SnapshotBuilder, OneFlipBuildsOneHost) {
     auto config = config_from(kConfig);
