@@ -55,6 +55,11 @@ bool is_ip(const std::string& s, bool* v6 = nullptr) {
 
 std::once_flag curl_once;
 
+uint64_t steady_ms() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
 }  // namespace
 
 struct Checker::Impl {
@@ -93,7 +98,8 @@ struct Checker::Impl {
         Hysteresis hysteresis;
         uv_timer_t timer{};
         uv_getaddrinfo_t resolver{};
-        uint64_t first_ms = 0;  // when the first round begins (from start): within a second
+        uint64_t first_ms = 0;  // when the first round begins (from start): within a second, or when due
+        uint64_t last_round_ms = 0;  // steady clock; from the checker before this one, then each round's
         uint64_t phase_ms = 0;  // where in each interval the later rounds begin: anywhere in it
         bool phased = false;    // the later rounds are scheduled
         // the round in progress
@@ -144,6 +150,9 @@ struct Checker::Impl {
                     t->hysteresis.success_threshold = t->hc.success_threshold;
                     t->hysteresis.known = st.known;
                     t->hysteresis.healthy = st.healthy;
+                    t->hysteresis.failures = st.failures_in_a_row;
+                    t->hysteresis.successes = st.successes_in_a_row;
+                    t->last_round_ms = st.last_round_ms;
                     shared = t.get();
                     same_place.push_back(shared);
                     targets.push_back(std::move(t));
@@ -175,9 +184,17 @@ struct Checker::Impl {
             t->timer.data = t.get();
             // The first round soon (readiness waits for it), spread over up to a second; the later ones each at
             // its own point of the interval, so that many endpoints are probed evenly, not in a burst per interval.
+            // An endpoint the checker before this one knew (a reload, a DNSRecord event) goes on at its own
+            // pace: its next round when it is due, not all of them again in the first second.
             auto interval = static_cast<uint64_t>(t->hc.interval.count());
-            t->first_ms = std::uniform_int_distribution<uint64_t>(0, std::min<uint64_t>(interval, 1000) - 1)(rng);
-            t->phase_ms = std::uniform_int_distribution<uint64_t>(0, interval - 1)(rng);
+            uint64_t now = steady_ms();
+            if (t->hysteresis.known && t->last_round_ms && t->last_round_ms + interval > now) {
+                t->first_ms = t->last_round_ms + interval - now;
+                t->phase_ms = t->first_ms;  // the later rounds every interval from this one
+            } else {
+                t->first_ms = std::uniform_int_distribution<uint64_t>(0, std::min<uint64_t>(interval, 1000) - 1)(rng);
+                t->phase_ms = std::uniform_int_distribution<uint64_t>(0, interval - 1)(rng);
+            }
             uv_timer_start(&t->timer, [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
                            t->first_ms, 0);
         }
@@ -236,6 +253,7 @@ struct Checker::Impl {
     void begin_round(Target* t) {
         if (t->busy || stopping) return;
         t->busy = true;
+        t->last_round_ms = steady_ms();
         t->outstanding = 0;
         t->any_ok = false;
         t->reason.clear();
@@ -310,6 +328,9 @@ struct Checker::Impl {
                 st.reason = ok ? "ok" : t->reason;
                 st.known = true;
                 st.healthy = t->hysteresis.healthy;
+                st.failures_in_a_row = t->hysteresis.failures;
+                st.successes_in_a_row = t->hysteresis.successes;
+                st.last_round_ms = t->last_round_ms;
                 if (flipped) st.transitions++;
                 if (!st_known && --unknown == 0) round_complete = true;
             }

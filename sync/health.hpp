@@ -31,6 +31,11 @@ struct EndpointHealth {
     uint64_t probes = 0;
     uint64_t failures = 0;
     uint64_t transitions = 0;
+    // Carried into the checker a reload or a change of hosts starts, so that it goes on where this one
+    // was: the hysteresis' results in a row, and when the last round began (steady clock, ms; 0: never).
+    unsigned failures_in_a_row = 0;
+    unsigned successes_in_a_row = 0;
+    uint64_t last_round_ms = 0;
 };
 
 using Key = std::pair<std::string, std::string>;  // host name, endpoint

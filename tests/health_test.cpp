@@ -347,6 +347,88 @@ TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
     EXPECT_GE(later_second_half, 3) << later << " later probes, none in the second half of the interval";
 }
 
+// A reload or a DNSRecord event starts a new checker with what the last one learnt: each endpoint it knew
+// is probed when it is due, not all of them again in the first second (10,000 endpoints would come as one
+// burst at every event), and its hysteresis goes on counting (a failing endpoint whose checker is started
+// again every few seconds must still reach failureThreshold).
+TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
+    constexpr int kEndpoints = 24;
+    std::vector<int> listeners;
+    for (int i = 1; i <= kEndpoints; ++i) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ASSERT_GE(fd, 0);
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(18077);
+        a.sin_addr.s_addr = htonl((127u << 24) | (79u << 8) | static_cast<uint32_t>(i));
+        ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "127.0.79." << i;
+        ASSERT_EQ(listen(fd, 16), 0);
+        listeners.push_back(fd);
+    }
+    std::string config = kScheduleConfig;
+    for (int i = 1; i <= kEndpoints; ++i) {
+        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.79." + std::to_string(i) +
+                  "], healthCheck: {protocol: TCP, port: 18077, interval: 4s, timeout: 500ms}}\n";
+    }
+    // Probes that arrive until `until` from `t0`: when (ms from t0) and at which endpoint.
+    auto collect = [&](std::chrono::steady_clock::time_point t0, std::chrono::milliseconds until) {
+        std::vector<std::pair<int64_t, int>> seen;
+        while (std::chrono::steady_clock::now() - t0 < until) {
+            for (size_t i = 0; i < listeners.size(); ++i) {
+                for (int c; (c = accept(listeners[i], nullptr, nullptr)) >= 0;) {
+                    seen.emplace_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(),
+                                      static_cast<int>(i));
+                    close(c);
+                }
+            }
+            std::this_thread::sleep_for(2ms);
+        }
+        return seen;
+    };
+    auto cfg = test::config_from(config);
+    auto first = std::make_unique<health::Checker>(cfg, nullptr);
+    first->start();
+    auto first_round = collect(std::chrono::steady_clock::now(), 1500ms);
+    ASSERT_EQ(first_round.size(), static_cast<size_t>(kEndpoints));  // one round each, within about a second
+    ASSERT_TRUE(first->first_round_done());
+    auto learnt = first->states();
+    first->stop();
+    first.reset();
+    // Started again 1.5 s into a 4 s interval: the next rounds are due 2.5 to 3.5 s from now.
+    health::Checker again(cfg, nullptr, learnt);
+    EXPECT_TRUE(again.first_round_done());  // nothing to wait for: every endpoint is known
+    again.start();
+    auto next = collect(std::chrono::steady_clock::now(), 4500ms);
+    again.stop();
+    for (int fd : listeners) close(fd);
+    std::vector<int> probed(kEndpoints, 0);
+    int early = 0;
+    for (const auto& [at, i] : next) {
+        if (at < 2000) ++early;
+        ++probed[static_cast<size_t>(i)];
+    }
+    EXPECT_EQ(early, 0) << next.size() << " probes after the start again";
+    for (int i = 0; i < kEndpoints; ++i) EXPECT_EQ(probed[static_cast<size_t>(i)], 1) << "127.0.79." << i + 1;
+
+    // The hysteresis carries over: two failures in a row before, one more after, and it is down.
+    std::string refused = std::string(kScheduleConfig) +
+                          "  - {name: r.ps.test, endpoints: [127.0.79.30], healthCheck: {protocol: TCP, port: 18077, interval: 1s, timeout: 500ms}}\n";
+    health::EndpointHealth two_down;
+    two_down.known = true, two_down.healthy = true, two_down.failures_in_a_row = 2;
+    health::Checker third(test::config_from(refused), nullptr, {{{"r.ps.test", "127.0.79.30"}, two_down}});
+    third.start();
+    health::EndpointHealth now;
+    for (int i = 0; i < 300 && now.probes == 0; ++i) {
+        now = third.states().at({"r.ps.test", "127.0.79.30"});
+        std::this_thread::sleep_for(10ms);
+    }
+    third.stop();
+    ASSERT_EQ(now.probes, 1u);
+    EXPECT_FALSE(now.healthy) << "the third failure in a row did not take it down: " << now.reason;
+}
+
 // The probing thread runs at a lower priority than the rest (nice kProbeNice): a core it shares with a DNS
 // thread answers first.
 TEST(ProbeSchedule, TheProbingThreadYieldsToTheOthers) {
