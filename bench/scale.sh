@@ -10,7 +10,8 @@
 # With PROBES=1 (root: it needs a network namespace), last, the cost of probing 10,000 endpoints (HTTP
 # every 5 s) and its effect on DNS latency, from bench/health-load.sh.
 #   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH]
-# Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0.
+# Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0
+# (GLBD_CPUS=0,1 lets the measured glbd use both: its full builds then share hosts among two threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTS=10000 CLUSTERS=20 DURATION=10 REPEAT=3 GLBD=build-release/glbd
@@ -84,7 +85,7 @@ measure() {
   local name=$1 d=$2 t0 t1 last w rep u0 s0 u1 s1 out
   last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
   t0=$(ms)
-  taskset -c 1 "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/$name.log" &
+  taskset -c "${GLBD_CPUS:-1}" "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/$name.log" &
   PID=$!
   for ((i = 0; i < 6000; i++)); do  # up to 60 s
     if dig +time=1 +tries=1 +short @"$ADDR" -p "$PORT" "$last" A 2>/dev/null | grep -q '^10\.'; then break; fi
