@@ -294,25 +294,52 @@ zones:
 hosts:
 )";
 
+// `n` TCP listeners on 127.0.<octet>.1..n:<port> (non-blocking), for probes to arrive at; fewer when one
+// cannot be made (the caller checks the count).
+std::vector<int> listen_on(uint32_t octet, uint16_t port, int n) {
+    std::vector<int> fds;
+    for (int i = 1; i <= n; ++i) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl((127u << 24) | (octet << 8) | static_cast<uint32_t>(i));
+        if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 16) != 0) {
+            ADD_FAILURE() << "cannot listen on 127.0." << octet << "." << i << ":" << port;
+            if (fd >= 0) close(fd);
+            continue;
+        }
+        fds.push_back(fd);
+    }
+    return fds;
+}
+
+// The probes that arrive at `listeners` until `until` from `t0`: when (ms from t0) and at which listener.
+std::vector<std::pair<int64_t, int>> collect_probes(const std::vector<int>& listeners, std::chrono::steady_clock::time_point t0,
+                                                    std::chrono::milliseconds until) {
+    std::vector<std::pair<int64_t, int>> seen;
+    while (std::chrono::steady_clock::now() - t0 < until) {
+        for (size_t i = 0; i < listeners.size(); ++i) {
+            for (int c; (c = accept(listeners[i], nullptr, nullptr)) >= 0;) {
+                seen.emplace_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(),
+                                  static_cast<int>(i));
+                close(c);
+            }
+        }
+        std::this_thread::sleep_for(2ms);
+    }
+    return seen;
+}
+
 // 24 endpoints probed every 2 s: the first round comes within a second of the start (readiness waits for it);
 // each later round at the endpoint's own point of the interval, so the second half of each interval gets
 // probes too, not only the second the first round used (thousands of endpoints would come as one burst).
 TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
     constexpr int kEndpoints = 24;
-    std::vector<int> listeners;
-    for (int i = 1; i <= kEndpoints; ++i) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        ASSERT_GE(fd, 0);
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(18078);
-        a.sin_addr.s_addr = htonl((127u << 24) | (78u << 8) | static_cast<uint32_t>(i));
-        ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "127.0.78." << i;
-        ASSERT_EQ(listen(fd, 16), 0);
-        listeners.push_back(fd);
-    }
+    std::vector<int> listeners = listen_on(78, 18078, kEndpoints);
+    ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
     std::string config = kScheduleConfig;
     for (int i = 1; i <= kEndpoints; ++i) {
         config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.78." + std::to_string(i) +
@@ -321,20 +348,11 @@ TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
     health::Checker checker(test::config_from(config), nullptr);
     auto t0 = std::chrono::steady_clock::now();
     checker.start();
-    std::vector<int64_t> at_ms;  // when each probe arrived, from the start
-    while (std::chrono::steady_clock::now() - t0 < 5500ms) {
-        for (int fd : listeners) {
-            for (int c; (c = accept(fd, nullptr, nullptr)) >= 0;) {
-                at_ms.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
-                close(c);
-            }
-        }
-        std::this_thread::sleep_for(2ms);
-    }
+    auto probes = collect_probes(listeners, t0, 5500ms);
     checker.stop();
     for (int fd : listeners) close(fd);
     int first = 0, later = 0, later_second_half = 0;
-    for (int64_t t : at_ms) {
+    for (auto [t, where] : probes) {
         if (t < 1100) {
             ++first;
         } else {
@@ -353,44 +371,17 @@ TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
 // again every few seconds must still reach failureThreshold).
 TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
     constexpr int kEndpoints = 24;
-    std::vector<int> listeners;
-    for (int i = 1; i <= kEndpoints; ++i) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        ASSERT_GE(fd, 0);
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(18077);
-        a.sin_addr.s_addr = htonl((127u << 24) | (79u << 8) | static_cast<uint32_t>(i));
-        ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << "127.0.79." << i;
-        ASSERT_EQ(listen(fd, 16), 0);
-        listeners.push_back(fd);
-    }
+    std::vector<int> listeners = listen_on(79, 18077, kEndpoints);
+    ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
     std::string config = kScheduleConfig;
     for (int i = 1; i <= kEndpoints; ++i) {
         config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.79." + std::to_string(i) +
                   "], healthCheck: {protocol: TCP, port: 18077, interval: 4s, timeout: 500ms}}\n";
     }
-    // Probes that arrive until `until` from `t0`: when (ms from t0) and at which endpoint.
-    auto collect = [&](std::chrono::steady_clock::time_point t0, std::chrono::milliseconds until) {
-        std::vector<std::pair<int64_t, int>> seen;
-        while (std::chrono::steady_clock::now() - t0 < until) {
-            for (size_t i = 0; i < listeners.size(); ++i) {
-                for (int c; (c = accept(listeners[i], nullptr, nullptr)) >= 0;) {
-                    seen.emplace_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(),
-                                      static_cast<int>(i));
-                    close(c);
-                }
-            }
-            std::this_thread::sleep_for(2ms);
-        }
-        return seen;
-    };
     auto cfg = test::config_from(config);
     auto first = std::make_unique<health::Checker>(cfg, nullptr);
     first->start();
-    auto first_round = collect(std::chrono::steady_clock::now(), 1500ms);
+    auto first_round = collect_probes(listeners, std::chrono::steady_clock::now(), 1500ms);
     ASSERT_EQ(first_round.size(), static_cast<size_t>(kEndpoints));  // one round each, within about a second
     ASSERT_TRUE(first->first_round_done());
     auto learnt = first->states();
@@ -400,7 +391,7 @@ TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
     health::Checker again(cfg, nullptr, learnt);
     EXPECT_TRUE(again.first_round_done());  // nothing to wait for: every endpoint is known
     again.start();
-    auto next = collect(std::chrono::steady_clock::now(), 4500ms);
+    auto next = collect_probes(listeners, std::chrono::steady_clock::now(), 4500ms);
     again.stop();
     for (int fd : listeners) close(fd);
     std::vector<int> probed(kEndpoints, 0);
