@@ -664,49 +664,24 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
             if (!next.count(id)) touch_all(gone);
         }
 
-        // Each touched host is built from its entries in every cluster; many of them (a full build) by
-        // several threads, each over its own share of `names`, each block in its own place of `built`.
-        std::vector<NameKey> names(touched.begin(), touched.end());
-        std::vector<std::shared_ptr<const HostBlock>> built(names.size());
+        // Each touched host is built from its entries in every cluster and goes into `hosts_` (or out of it).
         SharedIds ids(counter_ids);
-        auto build_range = [&](size_t from, size_t to) {
+        struct Scratch {
             std::vector<std::pair<const ClusterView*, const HostEntry*>> contributions;
             std::vector<Endpoints> eps;
             std::string plan_bytes;
-            for (size_t i = from; i < to; ++i) {
-                contributions.clear();
-                for (const auto& [id, c] : next) {
-                    if (uint32_t p = c.places.find(c.view->hosts, names[i]); p != Places::kNone) {
-                        contributions.emplace_back(c.view.get(), &c.view->hosts[p]);
-                    }
-                }
-                if (!contributions.empty()) built[i] = build_host(config, *s, std::string(names[i].name), contributions, ids, eps, plan_bytes);
-            }
         };
-        size_t threads = names.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
-        std::vector<std::thread> helpers;
-        std::vector<std::exception_ptr> failed(threads);
-        for (size_t t = 1; t < threads; ++t) {
-            helpers.emplace_back([&, t] {
-                try {
-                    build_range(names.size() * t / threads, names.size() * (t + 1) / threads);
-                } catch (...) {
-                    failed[t] = std::current_exception();
+        auto build_one = [&](const NameKey& host, Scratch& w) -> std::shared_ptr<const HostBlock> {
+            w.contributions.clear();
+            for (const auto& [id, c] : next) {
+                if (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone) {
+                    w.contributions.emplace_back(c.view.get(), &c.view->hosts[p]);
                 }
-            });
-        }
-        try {
-            build_range(0, names.size() / threads);
-        } catch (...) {
-            failed[0] = std::current_exception();
-        }
-        for (auto& h : helpers) h.join();
-        for (const auto& f : failed) {
-            if (f) std::rethrow_exception(f);
-        }
-        for (size_t n = 0; n < names.size(); ++n) {
-            std::shared_ptr<const HostBlock> b = std::move(built[n]);
-            std::string name(names[n].name);
+            }
+            if (w.contributions.empty()) return nullptr;
+            return build_host(config, *s, std::string(host.name), w.contributions, ids, w.eps, w.plan_bytes);
+        };
+        auto apply = [&](std::string name, std::shared_ptr<const HostBlock> b) {
             ++last_.built;
             auto at = host_at_.find(name);
             if (b && at != host_at_.end()) {
@@ -723,6 +698,41 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
                 }
                 hosts_.pop_back();
             }
+        };
+        size_t threads = touched.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
+        if (threads == 1) {
+            Scratch w;
+            for (const NameKey& host : touched) apply(std::string(host.name), build_one(host, w));
+        } else {
+            // Many hosts (a full build): each thread builds its share of `names` into its places in `built`,
+            // then they are applied in order.
+            std::vector<NameKey> names(touched.begin(), touched.end());
+            std::vector<std::shared_ptr<const HostBlock>> built(names.size());
+            auto build_range = [&](size_t from, size_t to) {
+                Scratch w;
+                for (size_t i = from; i < to; ++i) built[i] = build_one(names[i], w);
+            };
+            std::vector<std::thread> helpers;
+            std::vector<std::exception_ptr> failed(threads);
+            for (size_t t = 1; t < threads; ++t) {
+                helpers.emplace_back([&, t] {
+                    try {
+                        build_range(names.size() * t / threads, names.size() * (t + 1) / threads);
+                    } catch (...) {
+                        failed[t] = std::current_exception();
+                    }
+                });
+            }
+            try {
+                build_range(0, names.size() / threads);
+            } catch (...) {
+                failed[0] = std::current_exception();
+            }
+            for (auto& h : helpers) h.join();
+            for (const auto& f : failed) {
+                if (f) std::rethrow_exception(f);
+            }
+            for (size_t n = 0; n < names.size(); ++n) apply(std::string(names[n].name), std::move(built[n]));
         }
         clusters_ = std::move(next);  // the old views (and names in `touched`) may go now
     } catch (...) {
