@@ -671,7 +671,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
             std::vector<Endpoints> eps;
             std::string plan_bytes;
         };
-        auto build_one = [&](const NameKey& host, Scratch& w) -> std::shared_ptr<const HostBlock> {
+        auto build_one = [&](const NameKey& host, const std::string& name, Scratch& w) -> std::shared_ptr<const HostBlock> {
             w.contributions.clear();
             for (const auto& [id, c] : next) {
                 if (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone) {
@@ -679,7 +679,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
                 }
             }
             if (w.contributions.empty()) return nullptr;
-            return build_host(config, *s, std::string(host.name), w.contributions, ids, w.eps, w.plan_bytes);
+            return build_host(config, *s, name, w.contributions, ids, w.eps, w.plan_bytes);
         };
         auto apply = [&](std::string name, std::shared_ptr<const HostBlock> b) {
             ++last_.built;
@@ -702,7 +702,11 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
         size_t threads = touched.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
         if (threads == 1) {
             Scratch w;
-            for (const NameKey& host : touched) apply(std::string(host.name), build_one(host, w));
+            for (const NameKey& host : touched) {
+                std::string name(host.name);
+                auto b = build_one(host, name, w);
+                apply(std::move(name), std::move(b));
+            }
         } else {
             // Many hosts (a full build): each thread builds its share of `names` into its places in `built`,
             // then they are applied in order.
@@ -710,7 +714,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
             std::vector<std::shared_ptr<const HostBlock>> built(names.size());
             auto build_range = [&](size_t from, size_t to) {
                 Scratch w;
-                for (size_t i = from; i < to; ++i) built[i] = build_one(names[i], w);
+                for (size_t i = from; i < to; ++i) built[i] = build_one(names[i], std::string(names[i].name), w);
             };
             std::vector<std::thread> helpers;
             std::vector<std::exception_ptr> failed(threads);

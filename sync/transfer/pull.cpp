@@ -56,14 +56,14 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
     Address ip;
     if (!Address::parse(ip_of(addr), ip)) return;
     ip.to_sockaddr(static_cast<uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1))), ss);
+    auto key = current_key();
+    if (!key) return;  // before anything is registered: an exchange that never begins must not stay "in flight"
     in_flight.insert(flight);
     auto* x = new Exchange;
     x->impl = this, x->addr = addr, x->notify = notify;
     exchanges.insert(x);
     x->relay = !notify && (addr == round_lead || want_relay.count(addr));
     std::vector<uint8_t> wire = notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[addr], held_versions(), x->relay);
-    auto key = current_key();
-    if (!key) return;
     x->key = key;
     x->mac = tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
     x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
