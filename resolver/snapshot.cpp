@@ -338,17 +338,35 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
     w.set(0, head);
 }
 
-Entry build_entry(const std::string& cluster, bool alive, const HostEntry& he, Endpoints& eps) {
+// A building thread's labels last used at each entry position: most hosts of a cluster have its entry at
+// the same position with the same geo, so the shared Labels (and their lock) are asked only on a change.
+class LabelCache {
+public:
+    explicit LabelCache(Labels& labels) : labels_(labels) {}
+    const std::string* get(size_t slot, std::string_view s) {
+        if (s.empty()) return &Labels::none();
+        if (slot >= recent_.size()) recent_.resize(slot + 1, nullptr);
+        const std::string*& r = recent_[slot];
+        if (!r || *r != s) r = labels_.get(s);
+        return r;
+    }
+
+private:
+    Labels& labels_;
+    std::vector<const std::string*> recent_;
+};
+
+Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluster, const HostEntry& he, Endpoints& eps) {
     Entry e;
-    e.cluster = cluster;
+    e.cluster_id = labels.get(2 * position, cluster.id);
     e.load_balanced = he.load_balancing.has_value();
     if (he.load_balancing) {
-        e.geo = he.load_balancing->geo;
+        e.geo_code = labels.get(2 * position + 1, he.load_balancing->geo);
         e.weight = he.load_balancing->weight;
         e.default_geo = he.load_balancing->default_geo;
     }
     for (const auto& ep : he.endpoints) eps.add(ep, true);
-    e.usable = alive && eps.any_healthy();
+    e.usable = cluster.alive && eps.any_healthy();
     return e;
 }
 
@@ -374,14 +392,14 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
     for (size_t i = 0; i < h.entries.size(); ++i) {
         const Entry& e = h.entries[i];
         auto idx = static_cast<uint16_t>(i);
-        if (std::none_of(shapes.begin(), shapes.end(), [&](const auto& s) { return *s.first == e.geo && s.second == e.default_geo; })) {
-            shapes.emplace_back(&e.geo, e.default_geo);
+        if (std::none_of(shapes.begin(), shapes.end(), [&](const auto& s) { return *s.first == e.geo() && s.second == e.default_geo; })) {
+            shapes.emplace_back(e.geo_code, e.default_geo);
         }
         all.entries.push_back(idx);
         if (e.default_geo) default_group.entries.push_back(idx);
-        if (e.geo.empty()) continue;
-        auto g = std::find_if(geo_groups.begin(), geo_groups.end(), [&](const GroupDraft& x) { return x.geo == e.geo; });
-        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo, {}, std::nullopt});
+        if (e.geo().empty()) continue;
+        auto g = std::find_if(geo_groups.begin(), geo_groups.end(), [&](const GroupDraft& x) { return x.geo == e.geo(); });
+        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo(), {}, std::nullopt});
         g->entries.push_back(idx);
     }
     // A geo group's point: the cluster.location of its first usable entry's cluster that declares one (cluster
@@ -406,6 +424,18 @@ bool address_rdata(std::string_view ip, RData& out, uint16_t& type) {
     out = RData{std::string(reinterpret_cast<const char*>(a.bytes.data()), len), {0, 0}, 0};
     type = a.family == 4 ? wire::type::A : wire::type::AAAA;
     return true;
+}
+
+const std::string& Labels::none() {
+    static const std::string kNone;
+    return kNone;
+}
+
+const std::string* Labels::get(std::string_view s) {
+    MutexLock lock(mu_);
+    auto it = set_.find(s);
+    if (it == set_.end()) it = set_.emplace(s).first;
+    return &*it;
 }
 
 Zone::Memory::~Memory() {
@@ -514,7 +544,8 @@ private:
 // `zones` (hosts outside our zones are ignored).
 std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Snapshot& s, const std::string& name,
                                             const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions,
-                                            SharedIds& counter_ids, std::vector<Endpoints>& eps, std::string& plan_bytes) {
+                                            SharedIds& counter_ids, const std::shared_ptr<Labels>& labels, LabelCache& cache,
+                                            std::vector<Endpoints>& eps, std::string& plan_bytes) {
     auto w = wire::name_to_wire(name);
     if (!w) return nullptr;
     const Zone* zone = s.find_zone(*w);
@@ -529,7 +560,7 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
         if (cluster->id == config.cluster.id) h.ttl = he->ttl;
         Endpoints& e = eps[h.entries.size()];
         e.reset();
-        h.entries.push_back(build_entry(cluster->id, cluster->alive, *he, e));
+        h.entries.push_back(build_entry(cache, h.entries.size(), *cluster, *he, e));
     }
     h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
     if (counter_ids) {
@@ -538,13 +569,14 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
             if (h.simple) {
                 h.counter = number(shown, "all");
             } else {
-                for (auto& e : h.entries) e.counter = number(shown, e.cluster);
+                for (auto& e : h.entries) e.counter = number(shown, e.cluster());
             }
         });
     }
     plan_bytes.clear();
     PlanWriter plan(plan_bytes);
     host_plan(plan, h, eps, config.geoip.nearest, contributions);
+    b->labels = labels;
     b->key = name;
     b->hash = wire::name_hash(h.name);
     b->name_len = static_cast<uint8_t>(h.name.size());
@@ -597,6 +629,7 @@ void SnapshotBuilder::full_reset(const std::string& key, bool counted) {
     hosts_.clear();
     host_at_.clear();
     config_key_ = key;
+    labels_ = std::make_shared<Labels>();  // what no host holds any more goes with the hosts
     counted_ = counted;
 }
 
@@ -667,6 +700,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
         // Each touched host is built from its entries in every cluster and goes into `hosts_` (or out of it).
         SharedIds ids(counter_ids);
         struct Scratch {
+            LabelCache labels;
             std::vector<std::pair<const ClusterView*, const HostEntry*>> contributions;
             std::vector<Endpoints> eps;
             std::string plan_bytes;
@@ -679,7 +713,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
                 }
             }
             if (w.contributions.empty()) return nullptr;
-            return build_host(config, *s, name, w.contributions, ids, w.eps, w.plan_bytes);
+            return build_host(config, *s, name, w.contributions, ids, labels_, w.labels, w.eps, w.plan_bytes);
         };
         auto apply = [&](std::string name, std::shared_ptr<const HostBlock> b) {
             ++last_.built;
@@ -701,7 +735,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
         };
         size_t threads = touched.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
         if (threads == 1) {
-            Scratch w;
+            Scratch w{LabelCache(*labels_), {}, {}, {}};
             for (const NameKey& host : touched) {
                 std::string name(host.name);
                 auto b = build_one(host, name, w);
@@ -713,7 +747,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
             std::vector<NameKey> names(touched.begin(), touched.end());
             std::vector<std::shared_ptr<const HostBlock>> built(names.size());
             auto build_range = [&](size_t from, size_t to) {
-                Scratch w;
+                Scratch w{LabelCache(*labels_), {}, {}, {}};
                 for (size_t i = from; i < to; ++i) built[i] = build_one(names[i], std::string(names[i].name), w);
             };
             std::vector<std::thread> helpers;

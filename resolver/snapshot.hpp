@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "resolver/cookie.hpp"
 #include "resolver/global_view.hpp"
 #include "resolver/wire/wire.hpp"
+#include "sync/mutex.hpp"
 
 namespace glbd {
 
@@ -47,18 +49,42 @@ struct RRset {
     std::vector<RData> rdata;
 };
 
+// The cluster ids and geo codes of built entries, each string kept once: an Entry points at its two
+// (200,000 entries of 20 clusters name some 30 strings). Strings are added by the building threads, under
+// the lock, and never changed or removed, so whoever holds the Labels may read a string it was given on any
+// thread without the lock. A HostBlock holds the Labels its entries point into; a full build starts new ones.
+class Labels {
+public:
+    static const std::string& none();  // "", for entries not built from a view
+    const std::string* get(std::string_view s) GLBD_EXCLUDES(mu_);
+
+private:
+    struct Hash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+    };
+    Mutex mu_;
+    std::unordered_set<std::string, Hash, NameEq> set_ GLBD_GUARDED_BY(mu_);
+};
+
 // One cluster's entry of a host: what the admin API and the answer counters name. What the resolver
 // reads at query time is the host's plan (below).
 struct Entry {
-    std::string cluster;
-    std::string geo;
+    const std::string* cluster_id = &Labels::none();  // in the host's Labels
+    const std::string* geo_code = &Labels::none();    // "" = none
+    uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
     uint16_t weight = 0;
     bool default_geo = false;
     bool load_balanced = false;  // the cluster gave loadBalancing for this host
     bool usable = false;         // alive and at least one healthy endpoint
-    uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
-    bool operator==(const Entry&) const = default;
+    [[nodiscard]] const std::string& cluster() const { return *cluster_id; }
+    [[nodiscard]] const std::string& geo() const { return *geo_code; }
+    bool operator==(const Entry& o) const {
+        return cluster() == o.cluster() && geo() == o.geo() && counter == o.counter && weight == o.weight &&
+               default_geo == o.default_geo && load_balanced == o.load_balanced && usable == o.usable;
+    }
 };
+static_assert(sizeof(Entry) == 32);
 
 struct Host {
     std::string name;  // wire form
@@ -129,6 +155,7 @@ static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && 
 // which the host did not change shares it (SnapshotBuilder rebuilds only the hosts a change touches).
 struct HostBlock {
     Host host;
+    std::shared_ptr<const Labels> labels;  // what host.entries point into
     std::string key;    // the name as the view spells it (HostEntry::host)
     uint64_t hash = 0;  // wire::name_hash(host.name)
     size_t zone = 0;    // index into Snapshot::zones
@@ -324,6 +351,7 @@ private:
     std::vector<std::shared_ptr<const HostBlock>> hosts_;
     std::unordered_map<std::string, size_t> host_at_;
     std::string config_key_;
+    std::shared_ptr<Labels> labels_ = std::make_shared<Labels>();  // the entries' cluster ids and geo codes
     bool counted_ = false;
     Stats last_;
     size_t threads_;

@@ -109,7 +109,6 @@ struct Checker::Impl {
         std::string reason;
     };
 
-    const conf::Config config;
     std::function<void()> on_change;
     uv_loop_t loop{};
     uv_async_t wake{};
@@ -127,7 +126,7 @@ struct Checker::Impl {
     size_t unknown = 0;
     std::atomic<bool> first_round{false};
 
-    Impl(const conf::Config& c, std::function<void()> cb, const States& previous) : config(c), on_change(std::move(cb)) {
+    Impl(const conf::Config& config, std::function<void()> cb, const States& previous) : on_change(std::move(cb)) {
         std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
         std::map<std::pair<std::string, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
         for (const auto& h : config.hosts) {

@@ -30,6 +30,7 @@ struct Service::Impl {
 
     // Written only by reconfigure() on the control thread while the sync thread is stopped; read by the
     // control and sync threads. The TCP thread reads none of it (it takes the key through current_key()).
+    // Without its hosts: this instance's come from the daemon (set_own_hosts), and are not kept twice.
     conf::Config config;
     std::vector<HostEntry> saved_own_hosts;  // this instance's hosts as stateDir had them at start (constructor only)
     std::atomic<bool> networked{false};

@@ -157,7 +157,7 @@ bool Daemon::reload() {
         spdlog::warn("reload: the kubernetes section changed; it takes effect at the next restart");
     }
     config_ = std::move(next);
-    file_hosts_ = config_.hosts;
+    if (kube_) file_hosts_ = config_.hosts;  // what merge_kubernetes() starts from
     if (kube_) {
         kube_->set_zones(config_.zones);
         merge_kubernetes();
@@ -239,10 +239,10 @@ int Daemon::make_sources() {
     try {
         geo_ = std::make_shared<const geo::GeoDb>(config_.geoip.database, config_.geoip.networks, geo::GeoDb::options_of(config_));
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
-        file_hosts_ = config_.hosts;
         uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->apply_kubernetes(); });
         kube_changed_.data = this;
         if (config_.kubernetes) {
+            file_hosts_ = config_.hosts;
             kube_ = std::make_unique<kube::Source>(config_, [this] { uv_async_send(&kube_changed_); });
             std::set<std::string> in_file;
             for (const auto& h : file_hosts_) in_file.insert(h.name);

@@ -85,7 +85,7 @@ private:
     std::unique_ptr<sync::Service> sync_;
     std::unique_ptr<admin::Server> admin_;
     std::unique_ptr<kube::Source> kube_;
-    std::vector<conf::Host> file_hosts_;              // the config file's hosts
+    std::vector<conf::Host> file_hosts_;              // the config file's hosts (with kubernetes only)
     std::vector<HostEntry> kube_seed_;                // records' hosts from stateDir, served until the first list
     std::map<std::string, std::string> host_source_;  // host -> "namespace/name" for hosts from records
     kube::Source::Collected kube_counts_;             // its counts (hosts left empty)
