@@ -72,6 +72,9 @@ public:
     iterator erase(iterator first, iterator last) { return own().erase(first, last); }  // from begin(): already own
     iterator erase(iterator at) { return own().erase(at); }
     void reserve(size_t n) { own().reserve(n); }
+    void shrink_to_fit() {  // a list read piece by piece keeps no room to grow (on a copy, that is exact)
+        if (p_ && p_->capacity() > p_->size()) own().shrink_to_fit();
+    }
     void clear() { p_.reset(); }
 
 private:

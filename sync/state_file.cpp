@@ -334,6 +334,7 @@ private:
         switch (done) {
             case In::origin:
                 need(31, "an origin", {"cluster", "instance", "version", "hosts", "overrides"});
+                cur_.hosts.shrink_to_fit();
                 origins.push_back(std::move(cur_));
                 cur_ = InstanceState{};
                 break;
