@@ -599,7 +599,7 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
 void SnapshotBuilder::Places::build(const std::vector<HostEntry>& hosts) {
     hosts_ = &hosts;
     size_t size = 16;
-    while (size < hosts.size() * 2) size *= 2;
+    while (size < hosts.size() * 3 / 2) size *= 2;  // at most two-thirds full: 8 bytes a slot, one cluster's
     slots_.assign(size, Slot{});
     mask_ = size - 1;
     for (size_t p = 0; p < hosts.size(); ++p) {

@@ -2,9 +2,17 @@
 // the publishing thread, never by the reader.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <thread>
 
 #include "server/net/publisher.hpp"
+#include "server/net/server.hpp"
+#include "tests/dns_util.hpp"
 
 using namespace glbd;
 
@@ -60,4 +68,56 @@ TEST(Publisher, PublishReclaimsToo) {
     EXPECT_FALSE(watch.expired());
     pub.publish(snapshot(3));
     EXPECT_TRUE(watch.expired());
+}
+
+namespace {
+
+// Sends one query to 127.0.80.1:18080 over UDP or TCP and waits (2 s at most) for its answer.
+bool query_once(int type) {
+    int fd = socket(AF_INET, type, 0);
+    if (fd < 0) return false;
+    timeval tv{2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(18080);
+    inet_pton(AF_INET, "127.0.80.1", &to.sin_addr);
+    auto q = test::make_query("x.example.", 1);
+    bool ok = connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0;
+    if (ok && type == SOCK_STREAM) {
+        uint8_t len[2] = {static_cast<uint8_t>(q.size() >> 8), static_cast<uint8_t>(q.size())};
+        ok = send(fd, len, 2, 0) == 2;
+    }
+    ok = ok && send(fd, q.data(), q.size(), 0) == static_cast<ssize_t>(q.size());
+    uint8_t buf[512];
+    ok = ok && recv(fd, buf, sizeof buf, 0) > 0;
+    close(fd);
+    return ok;
+}
+
+}  // namespace
+
+// A query thread holds the snapshot it last answered from. Once it is replaced, the UDP and the TCP thread
+// must let go of it without waiting for another query, or an idle thread keeps a whole view's snapshot
+// (tens of MB at scale) alive beside the current one until some client happens to ask again.
+TEST(Publisher, IdleQueryThreadsLetGoOfAReplacedSnapshot) {
+    Publisher pub;
+    auto first = snapshot(1);
+    std::weak_ptr<const Snapshot> weak = first;
+    pub.publish(std::move(first));
+    ServerOptions o;
+    o.listen = {conf::SockAddr{"127.0.80.1", 18080}};
+    DnsServer server(pub, o);
+    server.bind();
+    server.start();
+    ASSERT_TRUE(query_once(SOCK_DGRAM));
+    ASSERT_TRUE(query_once(SOCK_STREAM));  // both threads have read the first snapshot
+    pub.publish(snapshot(2));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!weak.expired() && std::chrono::steady_clock::now() < deadline) {
+        pub.reclaim();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(weak.expired()) << "a query thread still holds the replaced snapshot";
+    server.stop();
 }

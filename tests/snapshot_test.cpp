@@ -2,6 +2,7 @@
 // snapshot a first build makes from the same view, name by name and byte by byte, whatever the change.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -277,6 +278,40 @@ TEST(AnswerIds, OneIdPerPairKeptAndListedInNameOrder) {
     std::vector<std::string> listed;
     ids.each_sorted([&](const std::string& h, const std::string& c, uint32_t id) { listed.push_back(h + "/" + c + "=" + std::to_string(id)); });
     EXPECT_EQ(listed, (std::vector<std::string>{"a.glb.test/eu=2", "a.glb.test/us=1", "b.glb.test/all=3", "b.glb.test/eu=0"}));
+}
+
+// The pairs' table grows many times over: every id stays its pair's, found again, and a pair of two known
+// names that was never given has none.
+TEST(AnswerIds, ManyPairsKeepTheirIdsAsTheTableGrows) {
+    AnswerIds ids;
+    std::vector<std::pair<std::string, std::string>> given;
+    for (int h = 0; h < 700; ++h) {
+        for (int c = 0; c < 30; ++c) {
+            if ((h + c) % 7 == 0) continue;  // some pairs never given
+            given.emplace_back("h" + std::to_string(h) + ".glb.test", "c" + std::to_string(c));
+        }
+    }
+    std::mt19937 rng(7);
+    std::shuffle(given.begin(), given.end(), rng);
+    for (size_t i = 0; i < given.size(); ++i) ASSERT_EQ(ids.id(given[i].first, given[i].second), i);
+    ASSERT_EQ(ids.size(), given.size());
+    for (size_t i = 0; i < given.size(); ++i) {
+        ASSERT_EQ(ids.find(given[i].first, given[i].second), i);
+        ASSERT_EQ(ids.id(given[i].first, given[i].second), i);  // kept
+    }
+    EXPECT_EQ(ids.size(), given.size());
+    EXPECT_EQ(ids.find("h0.glb.test", "c0"), AnswerIds::kNone);
+    EXPECT_EQ(ids.find("h3.glb.test", "c4"), AnswerIds::kNone);
+    EXPECT_EQ(ids.find("h3.glb.test", "c30"), AnswerIds::kNone);
+    size_t listed = 0;
+    std::string last;
+    ids.each_sorted([&](const std::string& h, const std::string& c, uint32_t id) {
+        EXPECT_EQ(ids.find(h, c), id);
+        std::string key = h + "/" + c;
+        EXPECT_LT(last, key);
+        last = key, ++listed;
+    });
+    EXPECT_EQ(listed, given.size());
 }
 
 }  // namespace

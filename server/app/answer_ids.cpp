@@ -12,19 +12,35 @@ uint32_t AnswerIds::intern(std::unordered_map<std::string, uint32_t>& index, std
     return it->second;
 }
 
+size_t AnswerIds::slot_of(uint64_t pair) const {
+    uint64_t h = pair * 0x9e3779b97f4a7c15ull;  // Fibonacci hashing: the high bits are well mixed
+    const size_t mask = slots_.size() - 1;
+    size_t i = static_cast<size_t>(h >> 32) & mask;
+    while (slots_[i] != kNone && pairs_[slots_[i]] != pair) i = (i + 1) & mask;
+    return i;
+}
+
+void AnswerIds::grow() {
+    slots_.assign(slots_.empty() ? 1024 : slots_.size() * 2, kNone);
+    for (uint32_t id = 0; id < pairs_.size(); ++id) slots_[slot_of(pairs_[id])] = id;
+}
+
 uint32_t AnswerIds::id(const std::string& host, const std::string& cluster) {
     uint64_t pair = uint64_t{intern(hosts_, host_names_, host)} << 32 | intern(clusters_, cluster_names_, cluster);
-    auto [it, added] = ids_.try_emplace(pair, static_cast<uint32_t>(pairs_.size()));
-    if (added) pairs_.push_back(pair);
-    return it->second;
+    if ((pairs_.size() + 1) * 2 > slots_.size()) grow();
+    size_t at = slot_of(pair);
+    if (slots_[at] == kNone) {
+        slots_[at] = static_cast<uint32_t>(pairs_.size());
+        pairs_.push_back(pair);
+    }
+    return slots_[at];
 }
 
 uint32_t AnswerIds::find(const std::string& host, const std::string& cluster) const {
     auto h = hosts_.find(host);
     auto c = clusters_.find(cluster);
-    if (h == hosts_.end() || c == clusters_.end()) return kNone;
-    auto it = ids_.find(uint64_t{h->second} << 32 | c->second);
-    return it == ids_.end() ? kNone : it->second;
+    if (h == hosts_.end() || c == clusters_.end() || slots_.empty()) return kNone;
+    return slots_[slot_of(uint64_t{h->second} << 32 | c->second)];
 }
 
 std::vector<uint32_t> AnswerIds::sorted() const {

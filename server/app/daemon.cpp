@@ -231,7 +231,7 @@ void Daemon::init_loop() {
     // Snapshots the query threads let go of are freed here, not on their threads.
     uv_timer_init(loop_, &reclaim_timer_);
     reclaim_timer_.data = this;
-    uv_timer_start(&reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, 1000, 1000);
+    uv_timer_start(&reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, kLetGoMs, kLetGoMs);
 }
 
 // The geo database, the sync service and the Kubernetes source (seeded from stateDir).

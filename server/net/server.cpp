@@ -23,15 +23,15 @@ constexpr int kBatch = 32;
 constexpr size_t kUdpIn = 4096;
 constexpr size_t kUdpOut = 4096;
 
-// UDP sockets block (their thread waits in recvmmsg, woken at least every second to notice a stop);
-// TCP sockets are non-blocking, for libuv.
+// UDP sockets block (their thread waits in recvmmsg, woken at least every kLetGoMs to notice a stop and to
+// let go of a replaced snapshot); TCP sockets are non-blocking, for libuv.
 int bind_socket(const conf::SockAddr& a, int type) {
     sockaddr_storage ss{};
     socklen_t len = a.to_sockaddr(ss);
     int fd = socket(ss.ss_family, type | (type == SOCK_STREAM ? SOCK_NONBLOCK : 0) | SOCK_CLOEXEC, 0);
     if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
     if (type == SOCK_DGRAM) {
-        timeval wake{1, 0};
+        timeval wake{0, kLetGoMs * 1000};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
     }
     int one = 1;
@@ -208,7 +208,7 @@ struct DnsServer::UdpWorker {
             }
             int n = recvmmsg(fd, in_msgs, kBatch, MSG_WAITFORONE, nullptr);
             used = n > 0 ? n : 0;
-            // Also after a timeout: an idle thread lets go of a replaced snapshot within a second.
+            // Also after a timeout: an idle thread lets go of a replaced snapshot within kLetGoMs.
             const Snapshot* snap = reader.get();
             if (n > 0) answer_batch(n, snap);  // 0: shut down; -1: timeout or signal
         }

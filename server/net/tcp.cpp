@@ -36,9 +36,13 @@ void DnsServer::TcpWorker::start() {
         for (auto& l : worker->listeners) uv_close(reinterpret_cast<uv_handle_t*>(&l), nullptr);
         auto all = worker->conns;
         for (auto* c : all) worker->close(c);
+        uv_close(reinterpret_cast<uv_handle_t*>(&worker->let_go), nullptr);
         uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
     });
     wake.data = this;
+    uv_timer_init(&loop, &let_go);
+    let_go.data = this;
+    uv_timer_start(&let_go, [](uv_timer_t* t) { static_cast<TcpWorker*>(t->data)->reader.get(); }, kLetGoMs, kLetGoMs);
     thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
 }
 

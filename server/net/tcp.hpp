@@ -81,6 +81,7 @@ struct DnsServer::TcpWorker {
     DnsServer& server;
     uv_loop_t loop{};
     uv_async_t wake{};
+    uv_timer_t let_go{};  // every kLetGoMs: an idle worker lets go of a replaced snapshot (reader.get())
     std::vector<int> fds;
     std::vector<uv_tcp_t> listeners;
     std::vector<Conn*> conns;  // every connection not yet freed (closing ones too)
