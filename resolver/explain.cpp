@@ -56,23 +56,24 @@ Zone::Ref find_host(const Zone& zone, const std::string& qname) {
 std::vector<Explanation::Endpoint> endpoints_of(const std::byte* plan, uint32_t answers_at) {
     const auto& a = at<plan::Answers>(plan, answers_at);
     std::vector<Explanation::Endpoint> out;
-    auto addresses = [&](unsigned family, const uint32_t* at_mode, const uint16_t* n) {
+    auto addresses = [&](unsigned family, const uint16_t* n) {
         size_t len = family == 4 ? 4 : 16;
         std::set<std::string> healthy;
         for (int mode : {0, 1}) {
+            uint32_t from = family == 4 ? a.v4(answers_at, mode) : a.v6(answers_at, mode);
             for (unsigned i = 0; i < n[mode]; ++i) {
                 geo::Address addr;
                 addr.family = static_cast<uint8_t>(family);
-                std::memcpy(addr.bytes.data(), plan + at_mode[mode] + i * len, len);
+                std::memcpy(addr.bytes.data(), plan + from + i * len, len);
                 if (mode == 0) healthy.insert(addr.str());
                 else out.push_back({addr.str(), healthy.count(addr.str()) > 0});
             }
         }
     };
-    addresses(4, a.v4, a.n4);
-    addresses(6, a.v6, a.n6);
+    addresses(4, a.n4);
+    addresses(6, a.n6);
     if (a.cname[1] != 0) {  // a host name endpoint (every-entry mode), healthy when the healthy mode has it too
-        const auto* c = reinterpret_cast<const char*>(plan + a.cname[1]);
+        const auto* c = reinterpret_cast<const char*>(plan + a.name(answers_at, 1));
         out.push_back({wire::wire_to_name(std::string_view(c + 1, static_cast<uint8_t>(c[0]))), a.cname[0] != 0});
     }
     return out;

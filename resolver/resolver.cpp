@@ -411,7 +411,7 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
     if (h.simple) {
         answers = h.answers;
         const auto& a = at<plan::Answers>(plan, answers);
-        mode = a.n4[0] + a.n6[0] > 0 || a.cname[0] != 0 ? 0 : 1;
+        mode = a.n4[0] + a.n6[0] > 0 || a.cname[0] != 0 ? 0 : 1;  // the healthy ones, else every one
         if (mode == 1) short_ttl_ = true, info_.fail_open = true;
     } else {
         select::Choice c = select::choose(plan, [this] { return locate(); }, scope_);
@@ -438,9 +438,9 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
     const std::byte* addr = nullptr;
     unsigned count = 0, len = 0;
     if ((qtype == type::A || qtype == type::ANY) && a.n4[mode] > 0) {
-        atype = type::A, addr = plan + a.v4[mode], count = a.n4[mode], len = 4;
+        atype = type::A, addr = plan + a.v4(answers, mode), count = a.n4[mode], len = 4;
     } else if ((qtype == type::AAAA || qtype == type::ANY) && a.n6[mode] > 0) {
-        atype = type::AAAA, addr = plan + a.v6[mode], count = a.n6[mode], len = 16;
+        atype = type::AAAA, addr = plan + a.v6(answers, mode), count = a.n6[mode], len = 16;
     }
     uint32_t ttl = short_ttl_ ? std::min(h.ttl, kShortTtl) : h.ttl;
     if (atype != 0) {
@@ -450,7 +450,7 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
         return true;
     }
     if (a.cname[mode] != 0) {
-        const auto* c = reinterpret_cast<const char*>(plan + a.cname[mode]);
+        const auto* c = reinterpret_cast<const char*>(plan + a.name(answers, mode));
         std::string_view target(c + 1, static_cast<uint8_t>(c[0]));
         write_name_rr(owner, owner_is_qname, type::CNAME, ttl, target);
         *cname_target = target;

@@ -238,20 +238,20 @@ uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
     bool all_healthy = e.healthy4 == e.v4.size() && e.healthy6 == e.v6.size() && e.cname[0] == e.cname[1];
     for (int mode = 0; mode < 2; ++mode) {  // addresses are copied out byte by byte: no alignment
         if (mode == 1 && all_healthy) {  // every one is the healthy ones: the same bytes
-            a.n4[1] = a.n4[0], a.n6[1] = a.n6[0], a.v4[1] = a.v4[0], a.v6[1] = a.v6[0], a.cname[1] = a.cname[0];
+            a.n4[1] = a.n4[0], a.n6[1] = a.n6[0], a.cname[1] = a.cname[0];
             break;
         }
-        a.v4[mode] = w.align(1);
+        if (mode == 1) a.every = w.size();
         for (const auto& x : e.v4) {
             if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 4), ++a.n4[mode];
         }
-        a.v6[mode] = w.align(1);
         for (const auto& x : e.v6) {
             if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 16), ++a.n6[mode];
         }
         if (!e.cname[mode].empty()) {
             auto len = static_cast<uint8_t>(e.cname[mode].size());
-            a.cname[mode] = w.bytes(&len, 1);
+            a.cname[mode] = 1;
+            w.bytes(&len, 1);
             w.bytes(e.cname[mode].data(), len);
         }
     }

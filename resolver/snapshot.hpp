@@ -139,15 +139,26 @@ struct Choice {
     uint16_t entry = 0;       // index into Host::entries
     uint16_t pad = 0;
 };
-// An entry's (or a simple host's) endpoints by mode: [0] healthy, [1] every one. Addresses are packed
-// (4 or 16 bytes each, in endpoint order); a hostname endpoint is a length byte and its wire name.
+// An entry's (or a simple host's) endpoints by mode: [0] healthy, [1] every one. Each mode's addresses
+// follow in one run, packed (IPv4, 4 bytes each, then IPv6, 16 each, in endpoint order), then its host name
+// endpoint if any (a length byte and the wire name): mode 0's right after this header, mode 1's at `every`
+// (0: the same as mode 0's, as when every endpoint is healthy). Offsets are from the plan's start; `self`
+// is where this header is.
 struct Answers {
     uint16_t n4[2] = {0, 0}, n6[2] = {0, 0};
-    uint32_t v4[2] = {0, 0}, v6[2] = {0, 0};
-    uint32_t cname[2] = {0, 0};
+    uint8_t cname[2] = {0, 0};  // 1: the mode has a host name endpoint
+    uint16_t pad = 0;
+    uint32_t every = 0;
+    [[nodiscard]] uint32_t v4(uint32_t self, int mode) const {
+        return mode == 1 && every != 0 ? every : self + static_cast<uint32_t>(sizeof(Answers));
+    }
+    [[nodiscard]] uint32_t v6(uint32_t self, int mode) const { return v4(self, mode) + 4u * n4[mode]; }
+    [[nodiscard]] uint32_t name(uint32_t self, int mode) const {
+        return cname[mode] != 0 ? v6(self, mode) + 16u * n6[mode] : 0;
+    }
 };
 // No padding anywhere (the sizes are the members' sum): equal plans are equal bytes.
-static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && sizeof(Choice) == 16 && sizeof(Answers) == 32);
+static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && sizeof(Choice) == 16 && sizeof(Answers) == 16);
 }  // namespace plan
 
 // A host as built: its entries, and its name (wire form) followed by its plan in one buffer, so that
