@@ -90,7 +90,7 @@ void candidates_of(const Host& host, const std::byte* plan, const plan::Group& g
         for (uint32_t i = 0; i < p.count; ++i) {
             if (!seen.insert(choices[i].entry).second || choices[i].entry >= host.entries.size()) continue;
             const Entry& en = host.entries[choices[i].entry];
-            e.candidates.push_back({en.cluster(), en.geo(), en.weight, en.usable, endpoints_of(plan, choices[i].answers)});
+            e.candidates.push_back({host.cluster(en), host.geo(en), en.weight, en.usable, endpoints_of(plan, choices[i].answers)});
         }
     }
 }
@@ -101,7 +101,7 @@ std::string group_geo(const Host& host, const std::byte* plan, const plan::Group
     for (int q : {0, 1}) {
         if (g.pick[q][1] == 0) continue;
         const auto& c = at<plan::Choice>(plan, g.pick[q][1] + sizeof(plan::Pick));
-        if (c.entry < host.entries.size()) return host.entries[c.entry].geo();
+        if (c.entry < host.entries.size()) return host.geo(host.entries[c.entry]);
     }
     return "";
 }

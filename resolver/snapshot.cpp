@@ -343,25 +343,25 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
 class LabelCache {
 public:
     explicit LabelCache(Labels& labels) : labels_(labels) {}
-    const std::string* get(size_t slot, std::string_view s) {
-        if (s.empty()) return &Labels::none();
-        if (slot >= recent_.size()) recent_.resize(slot + 1, nullptr);
-        const std::string*& r = recent_[slot];
-        if (!r || *r != s) r = labels_.get(s);
+    uint32_t get(size_t slot, std::string_view s) {
+        if (s.empty()) return 0;
+        if (slot >= recent_.size()) recent_.resize(slot + 1, 0);
+        uint32_t& r = recent_[slot];
+        if (r == 0 || labels_.at(r) != s) r = labels_.get(s);
         return r;
     }
 
 private:
     Labels& labels_;
-    std::vector<const std::string*> recent_;
+    std::vector<uint32_t> recent_;
 };
 
 Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluster, const HostEntry& he, Endpoints& eps) {
     Entry e;
-    e.cluster_id = labels.get(2 * position, cluster.id);
+    e.cluster = labels.get(2 * position, cluster.id);
     e.load_balanced = he.load_balancing.has_value();
     if (he.load_balancing) {
-        e.geo_code = labels.get(2 * position + 1, he.load_balancing->geo);
+        e.geo = labels.get(2 * position + 1, he.load_balancing->geo);
         e.weight = he.load_balancing->weight;
         e.default_geo = he.load_balancing->default_geo;
     }
@@ -386,20 +386,21 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
         w.set(0, head);
         return;
     }
-    std::vector<std::pair<const std::string*, bool>> shapes;  // distinct (geo, defaultGeo)
+    std::vector<std::pair<uint32_t, bool>> shapes;  // distinct (geo, defaultGeo)
     std::vector<GroupDraft> geo_groups;
     GroupDraft default_group, all;
     for (size_t i = 0; i < h.entries.size(); ++i) {
         const Entry& e = h.entries[i];
         auto idx = static_cast<uint16_t>(i);
-        if (std::none_of(shapes.begin(), shapes.end(), [&](const auto& s) { return *s.first == e.geo() && s.second == e.default_geo; })) {
-            shapes.emplace_back(e.geo_code, e.default_geo);
+        if (std::none_of(shapes.begin(), shapes.end(), [&](const auto& s) { return s.first == e.geo && s.second == e.default_geo; })) {
+            shapes.emplace_back(e.geo, e.default_geo);  // one Labels: equal numbers, equal strings
         }
         all.entries.push_back(idx);
         if (e.default_geo) default_group.entries.push_back(idx);
-        if (e.geo().empty()) continue;
-        auto g = std::find_if(geo_groups.begin(), geo_groups.end(), [&](const GroupDraft& x) { return x.geo == e.geo(); });
-        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{e.geo(), {}, std::nullopt});
+        if (e.geo == 0) continue;
+        const std::string& geo = h.geo(e);
+        auto g = std::find_if(geo_groups.begin(), geo_groups.end(), [&](const GroupDraft& x) { return x.geo == geo; });
+        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{geo, {}, std::nullopt});
         g->entries.push_back(idx);
     }
     // A geo group's point: the cluster.location of its first usable entry's cluster that declares one (cluster
@@ -426,16 +427,40 @@ bool address_rdata(std::string_view ip, RData& out, uint16_t& type) {
     return true;
 }
 
-const std::string& Labels::none() {
-    static const std::string kNone;
-    return kNone;
+Labels::Labels() {
+    MutexLock lock(mu_);
+    chunks_[0] = std::make_unique<std::string[]>(kChunk);
+    numbers_.emplace(chunks_[0][0], 0);  // ""
+    size_ = 1;
 }
 
-const std::string* Labels::get(std::string_view s) {
+const Labels& Labels::empty() {
+    static const Labels kEmpty;
+    return kEmpty;
+}
+
+uint32_t Labels::get(std::string_view s) {
     MutexLock lock(mu_);
-    auto it = set_.find(s);
-    if (it == set_.end()) it = set_.emplace(s).first;
-    return &*it;
+    if (auto it = numbers_.find(s); it != numbers_.end()) return it->second;
+    if (size_ == kChunk * kChunks) throw std::runtime_error("more than " + std::to_string(kChunk * kChunks) + " distinct cluster ids and geo codes");
+    uint32_t n = size_++;
+    auto& chunk = chunks_[n / kChunk];
+    if (!chunk) chunk = std::make_unique<std::string[]>(kChunk);
+    chunk[n % kChunk] = std::string(s);
+    numbers_.emplace(chunk[n % kChunk], n);
+    return n;
+}
+
+bool Host::operator==(const Host& o) const {
+    if (name != o.name || ttl != o.ttl || simple != o.simple || counter != o.counter || entries.size() != o.entries.size()) return false;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const Entry &a = entries[i], &b = o.entries[i];
+        if (cluster(a) != o.cluster(b) || geo(a) != o.geo(b) || a.counter != b.counter || a.weight != b.weight ||
+            a.default_geo != b.default_geo || a.load_balanced != b.load_balanced || a.usable != b.usable) {
+            return false;
+        }
+    }
+    return true;
 }
 
 Zone::Memory::~Memory() {
@@ -552,6 +577,8 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
     if (!zone) return nullptr;
     auto b = std::make_shared<HostBlock>();
     Host& h = b->host;
+    b->labels = labels;
+    h.labels = labels.get();
     h.name = std::move(*w);
     h.ttl = contributions.front().second->ttl;
     if (eps.size() < contributions.size()) eps.resize(contributions.size());  // entries past ours are left unread
@@ -569,14 +596,13 @@ std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Sn
             if (h.simple) {
                 h.counter = number(shown, "all");
             } else {
-                for (auto& e : h.entries) e.counter = number(shown, e.cluster());
+                for (auto& e : h.entries) e.counter = number(shown, h.cluster(e));
             }
         });
     }
     plan_bytes.clear();
     PlanWriter plan(plan_bytes);
     host_plan(plan, h, eps, config.geoip.nearest, contributions);
-    b->labels = labels;
     b->key = name;
     b->hash = wire::name_hash(h.name);
     b->name_len = static_cast<uint8_t>(h.name.size());

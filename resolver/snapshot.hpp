@@ -3,6 +3,7 @@
 // precomputed, and the geo database. Built off the hot path; immutable once published.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <cstdint>
@@ -49,14 +50,19 @@ struct RRset {
     std::vector<RData> rdata;
 };
 
-// The cluster ids and geo codes of built entries, each string kept once: an Entry points at its two
-// (200,000 entries of 20 clusters name some 30 strings). Strings are added by the building threads, under
-// the lock, and never changed or removed, so whoever holds the Labels may read a string it was given on any
-// thread without the lock. A HostBlock holds the Labels its entries point into; a full build starts new ones.
+// The cluster ids and geo codes of built entries, each string kept once and numbered: an Entry holds the
+// numbers of its two (200,000 entries of 20 clusters name some 30 strings). Strings are added by the
+// building threads, under the lock, and never changed or removed; whoever was given a number may read its
+// string on any thread without the lock. Number 0 is "". A HostBlock holds the Labels its entries number
+// into; a full build starts new ones.
 class Labels {
 public:
-    static const std::string& none();  // "", for entries not built from a view
-    const std::string* get(std::string_view s) GLBD_EXCLUDES(mu_);
+    static constexpr uint32_t kChunk = 1024, kChunks = 4096;  // up to 4M strings
+    Labels();
+    static const Labels& empty();
+    // The number of `s`, given now if it has none; throws std::runtime_error when all are given.
+    uint32_t get(std::string_view s) GLBD_EXCLUDES(mu_);
+    [[nodiscard]] const std::string& at(uint32_t i) const { return chunks_[i / kChunk][i % kChunk]; }
 
 private:
     struct Hash {
@@ -64,27 +70,24 @@ private:
         size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
     };
     Mutex mu_;
-    std::unordered_set<std::string, Hash, NameEq> set_ GLBD_GUARDED_BY(mu_);
+    std::unordered_map<std::string_view, uint32_t, Hash> numbers_ GLBD_GUARDED_BY(mu_);  // views into chunks_
+    uint32_t size_ GLBD_GUARDED_BY(mu_) = 0;
+    // Written under the lock before a number in them is given out; read without it (see above).
+    std::array<std::unique_ptr<std::string[]>, kChunks> chunks_;
 };
 
-// One cluster's entry of a host: what the admin API and the answer counters name. What the resolver
-// reads at query time is the host's plan (below).
+// One cluster's entry of a host: what the admin API and the answer counters name (Host::cluster() and
+// geo() give its strings). What the resolver reads at query time is the host's plan (below).
 struct Entry {
-    const std::string* cluster_id = &Labels::none();  // in the host's Labels
-    const std::string* geo_code = &Labels::none();    // "" = none
+    uint32_t cluster = 0;  // in the host's Labels
+    uint32_t geo = 0;      // 0: none
     uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
     uint16_t weight = 0;
-    bool default_geo = false;
-    bool load_balanced = false;  // the cluster gave loadBalancing for this host
-    bool usable = false;         // alive and at least one healthy endpoint
-    [[nodiscard]] const std::string& cluster() const { return *cluster_id; }
-    [[nodiscard]] const std::string& geo() const { return *geo_code; }
-    bool operator==(const Entry& o) const {
-        return cluster() == o.cluster() && geo() == o.geo() && counter == o.counter && weight == o.weight &&
-               default_geo == o.default_geo && load_balanced == o.load_balanced && usable == o.usable;
-    }
+    bool default_geo : 1 = false;
+    bool load_balanced : 1 = false;  // the cluster gave loadBalancing for this host
+    bool usable : 1 = false;         // alive and at least one healthy endpoint
 };
-static_assert(sizeof(Entry) == 32);
+static_assert(sizeof(Entry) == 16);
 
 struct Host {
     std::string name;  // wire form
@@ -92,7 +95,11 @@ struct Host {
     bool simple = true;  // no entry has loadBalancing: the answer is every alive cluster's endpoints
     std::vector<Entry> entries;
     uint32_t counter = kNoCounter;  // simple hosts: id of its answers counter
-    bool operator==(const Host&) const = default;
+    const Labels* labels = &Labels::empty();  // what entries number into (its HostBlock holds them)
+    [[nodiscard]] const std::string& cluster(const Entry& e) const { return labels->at(e.cluster); }
+    [[nodiscard]] const std::string& geo(const Entry& e) const { return labels->at(e.geo); }
+    // Equal by value: the same name, TTL and entries naming the same strings (wherever they are numbered).
+    bool operator==(const Host& o) const;
 };
 
 // A host's answer plan: everything answering it reads, in one block that follows the host's name in its
