@@ -60,7 +60,7 @@ uint64_t now_ms() {
 }
 
 Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
-    config.hosts = {};  // the daemon's (set_own_hosts): not kept twice
+    std::vector<conf::Host>().swap(config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room
     networked = config.peers.has_value();
     MutexLock lock(mu);
     if (networked) sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
@@ -240,7 +240,7 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     stop();
     MutexLock lock(mu);
     config = c;
-    config.hosts = {};
+    std::vector<conf::Host>().swap(config.hosts);
     networked = config.peers.has_value();
     sync_key = networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))
                          : nullptr;
