@@ -4,6 +4,8 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -95,14 +97,23 @@ void Daemon::request_rebuild() {
 void Daemon::rebuild() {
     try {
         uint64_t start = uv_hrtime();
-        sync_->set_own_hosts(local_view(config_, checker_->states()).hosts);
+        auto states = checker_->states();
+        bool same = own_made_for_ == hosts_generation_ && states.size() == own_health_.size() &&
+                    std::equal(states.begin(), states.end(), own_health_.begin(),
+                               [](const auto& a, const auto& b) { return a.first == b.first && a.second.healthy == b.second; });
+        if (!same) {
+            sync_->set_own_hosts(local_view(config_, states).hosts);
+            own_made_for_ = hosts_generation_;
+            own_health_.clear();
+            for (const auto& [key, st] : states) own_health_.emplace_hint(own_health_.end(), key, st.healthy);
+        }
         uint32_t serial = 0;
         auto view = sync_->shared_view(&serial);
         auto snap = builder_.build(config_, view, geo_, next_serial(serial),
                                    [this](const std::string& host, const std::string& cluster) { return counter_ids_.id(host, cluster); });
         snap->cookie_secret = cookie_secret_;
         publisher_.publish(snap);
-        if (kube_ && kube_->controller()) kube_->update_statuses(checker_->states());
+        if (kube_ && kube_->controller()) kube_->update_statuses(states);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
         last_build_cost_us_ = (uv_hrtime() - start) / 1000;
@@ -157,6 +168,7 @@ bool Daemon::reload() {
         spdlog::warn("reload: the kubernetes section changed; it takes effect at the next restart");
     }
     config_ = std::move(next);
+    ++hosts_generation_;
     if (kube_) file_hosts_ = config_.hosts;  // what merge_kubernetes() starts from
     if (kube_) {
         kube_->set_zones(config_.zones);

@@ -105,6 +105,11 @@ private:
     uv_timer_t rebuild_timer_{};
     uv_timer_t reclaim_timer_{};
     uint64_t last_build_ms_ = 0;
+    // This cluster's part of the view is made again (from config_.hosts and the endpoints' health) only when
+    // either changed: at 10,000 hosts it is 10,000 entries to make and compare, at every rebuild.
+    uint64_t hosts_generation_ = 0;  // bumped wherever config_.hosts changes
+    uint64_t own_made_for_ = UINT64_MAX;
+    std::map<health::Key, bool> own_health_;  // what the last one was made with
     uint64_t last_build_cost_us_ = 0;
 };
 

@@ -37,6 +37,7 @@ void Daemon::merge_kubernetes() {
     }
     shadowed_ = std::move(shadowed);
     config_.hosts = std::move(hosts);
+    ++hosts_generation_;
     c.hosts.clear();
     c.source.clear();
     kube_counts_ = std::move(c);
