@@ -37,6 +37,13 @@ wait_for 10 bash -c "[[ \$(dig @$A -p $P +short shop.hc.test A | sort | tr '\n' 
 for i in 1 2 3; do [[ $(answers $A $P shop.hc.test A | tr '\n' ' ') == "$T1 $T2 " ]] || fail "repeated question"; done
 pass "both healthy targets answered"
 
+# Probes close with a reset: no probe connection is left in TIME_WAIT, on glbd's side or the target's (an
+# orderly close left one per probe for a minute: some 120,000 at 10,000 endpoints every 5 s).
+sleep 1.5  # three more rounds
+tw=$(ss -Htan state time-wait "( sport = :$TP or dport = :$TP )" | wc -l)
+(( tw == 0 )) || fail "$tw probe connection(s) in TIME_WAIT"
+pass "probe connections end with a reset: none in TIME_WAIT"
+
 # One target stops.
 serial0=$(answers $A $P hc.test SOA | awk '{print $3}')
 kill -TERM "$PID_t2"; wait "$PID_t2" 2>/dev/null || true
