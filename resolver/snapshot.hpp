@@ -303,6 +303,7 @@ using CounterIds = std::function<uint32_t(const std::string& host, const std::st
 class SnapshotBuilder {
 public:
     static constexpr size_t kParallelFrom = 2048;
+    static constexpr size_t kInOrderFrom = 256;  // hosts built in the clusters' list order (see build())
     static constexpr size_t kMaxThreads = 4;
     // At most `threads` threads (and no more than the CPUs the process may run on) build one snapshot.
     explicit SnapshotBuilder(size_t threads = kMaxThreads) : threads_(std::max<size_t>(threads, 1)) {}
