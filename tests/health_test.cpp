@@ -58,7 +58,10 @@ protected:
 pid_t Probes::pid_ = -1;
 
 std::string host(const std::string& name, const std::string& endpoint, const std::string& check) {
-    return "  - name: " + name + "\n    endpoints: [" + endpoint + "]\n    healthCheck: {interval: 300ms, timeout: 700ms, failureThreshold: 1, " + check + "}\n";
+    // One round decides (failureThreshold 1) and no second round comes while the test reads the first (10 s):
+    // a round every 300 ms let a later probe, timed out on a busy machine, overwrite a first success. The
+    // 3 s timeout leaves a loaded machine (sanitizers, ctest -j) room; only /hang waits it out.
+    return "  - name: " + name + "\n    endpoints: [" + endpoint + "]\n    healthCheck: {interval: 10s, timeout: 3s, failureThreshold: 1, " + check + "}\n";
 }
 
 const std::string kConfig = std::string(R"(cluster: {id: hc}
