@@ -1,7 +1,9 @@
 // Health probes against real local targets (tests/tools/targets.py on 127.0.0.41), hysteresis and
 // overrides.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <spawn.h>
@@ -31,6 +33,14 @@ std::string dir() { return ::testing::TempDir() + "/glbd-health-" + std::to_stri
 class Probes : public ::testing::Test {
 protected:
     static void SetUpTestSuite() {
+        // ctest runs each test in a process of its own, and two at once (-j): the suite's targets listen on
+        // fixed ports, so one suite's process at a time holds them (a lock file, waited for up to 60 s).
+        // Without it the second bound nothing, and its test was skipped, unseen.
+        lock_ = open((::testing::TempDir() + "/glbd-health-targets.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+        ASSERT_GE(lock_, 0);
+        int locked = -1;
+        for (int i = 0; i < 1200 && (locked = flock(lock_, LOCK_EX | LOCK_NB)) != 0; ++i) std::this_thread::sleep_for(50ms);
+        ASSERT_EQ(locked, 0) << "another test held the targets' ports for 60 s";
         std::string d = dir();
         std::filesystem::create_directories(d);
         std::string openssl = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.hc.test "
@@ -52,10 +62,13 @@ protected:
     static void TearDownTestSuite() {
         if (pid_ > 0) kill(pid_, SIGTERM), waitpid(pid_, nullptr, 0);
         std::filesystem::remove_all(dir());
+        if (lock_ >= 0) close(lock_);  // the ports are free again
     }
     static pid_t pid_;
+    static int lock_;
 };
 pid_t Probes::pid_ = -1;
+int Probes::lock_ = -1;
 
 std::string host(const std::string& name, const std::string& endpoint, const std::string& check) {
     // One round decides (failureThreshold 1) and no second round comes while the test reads the first (10 s):
