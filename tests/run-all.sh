@@ -2,7 +2,7 @@
 # The whole test suite: a release-like build, an ASan+UBSan build and a ThreadSanitizer build (clang, so that
 # its thread-safety analysis runs over every file too), each running every test (unit, system, fuzz-corpus
 # replay; the -O0 ASan build leaves out those labelled heavy) with ctest; after the first, the .deb and the
-# container image (tests/package), and every fuzz target for GLBD_FUZZ_SECONDS (25). Exit non-zero on any
+# container image (tests/package), and every fuzz target for GLBD_FUZZ_SECONDS (15). Exit non-zero on any
 # failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,8 +19,8 @@ bash tests/package/deb.sh build || [[ $? == 77 ]]  # 77: skipped (podman or lint
 echo "== image (podman, no registry)"
 bash tests/package/image.sh || [[ $? == 77 ]]
 
-echo "== fuzz (libFuzzer with ASan + UBSan, ${GLBD_FUZZ_SECONDS:-25} s per target)"
-bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-25}"
+echo "== fuzz (libFuzzer with ASan + UBSan, ${GLBD_FUZZ_SECONDS:-15} s per target)"
+bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-15}"
 
 echo "== build (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGLBD_SANITIZE=ON >/dev/null
