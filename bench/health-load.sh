@@ -4,13 +4,16 @@
 # then with an HTTP (or TCP) check of every endpoint every INTERVAL. For each run: glbd's CPU while only
 # probing (no DNS load), then dnsperf at a fixed rate (latency, and glbd's CPU under both).
 #   bash bench/health-load.sh [--endpoints 200] [--interval 1s] [--protocol HTTP|TCP] [--duration 10] [--glbd PATH]
+#                             [--target keepalive|close]
+# The HTTP target keeps connections open between requests (HTTP/1.1, as Envoy and most servers do), or with
+# --target close answers HTTP/1.0 and closes after each one.
 # Everything runs in a network namespace of its own (unshare -n, so root): the endpoints are 127.1.x.y and
 # one target server answers them all on 0.0.0.0:18060, which nothing outside the namespace can reach.
 # Needs dnsperf and python3. glbd is pinned to CPU 1; dnsperf and the target server to CPU 0, the target server
 # at the lowest priority so that it takes dnsperf's CPU as little as it can (on two cores it must share one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-N=200 INTERVAL=1s PROTO=HTTP DURATION=10 GLBD=build/glbd
+N=200 INTERVAL=1s PROTO=HTTP DURATION=10 GLBD=build/glbd TARGET=keepalive
 args=("$@")
 while (($#)); do
   case $1 in
@@ -19,6 +22,7 @@ while (($#)); do
     --protocol) PROTO=$2; shift ;;
     --duration) DURATION=$2; shift ;;
     --glbd) GLBD=$2; shift ;;
+    --target) TARGET=$2; shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
   shift
@@ -38,18 +42,26 @@ case $INTERVAL in *ms) SETTLE=$(( ${INTERVAL%ms} / 1000 + 1 )) ;; *s) SETTLE=${I
 endpoint() { echo "127.1.$(( $1 / 250 )).$(( $1 % 250 + 1 ))"; }
 
 # The targets: 200 to every HTTP request, or a TCP accept, for any address (the namespace's own loopback).
-taskset -c 0 nice -n 19 python3 - "$WORK/ready" "$WORK/served" <<'PY' &
+taskset -c 0 nice -n 19 python3 - "$WORK/ready" "$WORK/served" "$WORK/connections" "$TARGET" <<'PY' &
 import asyncio, sys
-served = 0
+served = connections = 0
+keepalive = sys.argv[4] == "keepalive"
 async def handle(reader, writer):
-    global served
+    global served, connections
+    connections += 1
     try:
-        await asyncio.wait_for(reader.read(4096), 2)
-        writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
-        await writer.drain()
+        while True:  # one request a turn (a probe's GET has no body)
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
+            served += 1
+            if keepalive and b"HTTP/1.1" in head.split(b"\r\n", 1)[0]:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+                continue
+            writer.write(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+            break
     except Exception:
         pass
-    served += 1
     writer.close()
 async def main():
     server = await asyncio.start_server(handle, "0.0.0.0", 18060, backlog=4096)
@@ -58,6 +70,8 @@ async def main():
         await asyncio.sleep(1)
         with open(sys.argv[2], "w") as f:
             f.write(str(served))
+        with open(sys.argv[3], "w") as f:
+            f.write(str(connections))
 asyncio.run(main())
 PY
 PIDS+=($!)
@@ -89,40 +103,44 @@ config() {  # $1 = 1 for health checks
 }
 for ((h = 0; h < HOSTS; h++)); do echo "app$h.bench.test A"; done > "$WORK/queries"
 
+probe_counts() { curl -s "http://$A:9360/metrics" | awk '/^glbd_health_probes_total/ {p += $2} /^glbd_health_probe_failures_total/ {f += $2} END {printf "%d %d\n", p, f}'; }
 ticks() { read -r -a f <<<"$(cut -d')' -f2- "/proc/$1/stat")"; echo $(( f[11] + f[12] )); }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 run() {  # $1 = label, $2 = health flag
   config "$2" > "$WORK/glbd.yaml"
   taskset -c 1 "$GLBD" serve -c "$WORK/glbd.yaml" 2>"$WORK/run.log" &
-  local pid=$! t0 c0 t1 c1 idle busy served0 served1
+  local pid=$! t0 c0 t1 c1 idle busy served0 served1 conn0 conn1
   for _ in $(seq 200); do
     dig +time=1 +tries=1 +short @$A -p $P app0.bench.test A 2>/dev/null | grep -q '^127\.' && break
     sleep 0.05
   done
   sleep $(( 2 * SETTLE ))  # past the second round: probes now come evenly
-  served0=$(cat "$WORK/served" 2>/dev/null || echo 0)
+  local probes0 failures0 probes failures
+  read -r probes0 failures0 < <(probe_counts)
+  served0=$(cat "$WORK/served" 2>/dev/null || echo 0) conn0=$(cat "$WORK/connections" 2>/dev/null || echo 0)
   t0=$(now_ms); c0=$(ticks $pid)
   sleep "$DURATION"
   t1=$(now_ms); c1=$(ticks $pid)
-  served1=$(cat "$WORK/served" 2>/dev/null || echo 0)
-  local probes failures
-  read -r probes failures < <(curl -s "http://$A:9360/metrics" | awk '/^glbd_health_probes_total/ {p += $2} /^glbd_health_probe_failures_total/ {f += $2} END {printf "%d %d\n", p, f}')
+  served1=$(cat "$WORK/served" 2>/dev/null || echo 0) conn1=$(cat "$WORK/connections" 2>/dev/null || echo 0)
+  read -r probes failures < <(probe_counts)
+  probes=$((probes - probes0)) failures=$((failures - failures0))
   idle=$(awk -v c=$((c1 - c0)) -v hz=$HZ -v ms=$((t1 - t0)) 'BEGIN {printf "%.1f", 100 * c / hz / (ms / 1000)}')
-  local rate=$(( (served1 - served0) * 1000 / (t1 - t0) ))
+  local rate=$(( (served1 - served0) * 1000 / (t1 - t0) )) crate=$(( (conn1 - conn0) * 1000 / (t1 - t0) ))
   t0=$(now_ms); c0=$(ticks $pid)
   taskset -c 0 dnsperf -s $A -p $P -d "$WORK/queries" -l "$DURATION" -c 4 -Q 20000 >"$WORK/perf" 2>&1
   t1=$(now_ms); c1=$(ticks $pid)
   busy=$(awk -v c=$((c1 - c0)) -v hz=$HZ -v ms=$((t1 - t0)) 'BEGIN {printf "%.1f", 100 * c / hz / (ms / 1000)}')
+  local qps lat sd lost rss
+  rss=$(awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' /proc/$pid/status)
   kill $pid; wait $pid 2>/dev/null || true
-  local qps lat sd lost
   qps=$(awk '/Queries per second/ {print $4}' "$WORK/perf")
   lat=$(awk '/Average Latency/ {printf "%.0f", $4 * 1e6}' "$WORK/perf")
   sd=$(awk '/Latency StdDev/ {printf "%.0f", $4 * 1e6}' "$WORK/perf")
   lost=$(awk '/Queries lost/ {print $3}' "$WORK/perf")
-  printf '| %s | %s/s | %s of %s | %s%% | %s | %s us | %s us | %s | %s%% |\n' "$1" "$rate" "$failures" "$probes" "$idle" "$qps" "$lat" "$sd" "$lost" "$busy"
+  printf '| %s | %s/s | %s/s | %s of %s | %s%% | %s | %s us | %s us | %s | %s%% | %s MB |\n' "$1" "$rate" "$crate" "$failures" "$probes" "$idle" "$qps" "$lat" "$sd" "$lost" "$busy" "$rss"
 }
-echo "| run ($HOSTS hosts x 10 endpoints) | probes served | probes failed (glbd) | glbd CPU, probing only | queries/s | avg latency | latency sd | lost | glbd CPU under load |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| run ($HOSTS hosts x 10 endpoints, target: $TARGET) | probes served | connections opened | probes failed (glbd, in the window) | glbd CPU, probing only | queries/s | avg latency | latency sd | lost | glbd CPU under load | glbd peak RSS |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 run "no health checks" 0
 run "$N endpoints, $PROTO every $INTERVAL" 1

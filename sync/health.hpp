@@ -45,6 +45,8 @@ class Checker {
 public:
     // The probing thread's nice value, above the DNS threads' (0): on a shared core, answers go first.
     static constexpr int kProbeNice = 10;
+    // HTTP(S) targets per libcurl multi handle (each its own pool of kept-alive connections).
+    static constexpr size_t kTargetsPerMulti = 16;
     // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes.
     Checker(const conf::Config& config, std::function<void()> on_change, const States& previous = {});
     ~Checker();

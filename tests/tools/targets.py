@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Health-check targets for the tests: real HTTP, HTTPS and TCP servers on loopback addresses.
 
-    targets.py --http ADDR:PORT --https ADDR:PORT --cert C --key K --tcp ADDR:PORT --log FILE --ready FILE
+    targets.py --http ADDR:PORT --http11 ADDR:PORT --https ADDR:PORT --cert C --key K --tcp ADDR:PORT
+               --log FILE --ready FILE
+
+--http and --https answer HTTP/1.0 and close the connection after each request; --http11 answers HTTP/1.1
+and keeps it open for the next (as Envoy and most servers do).
 
 HTTP(S) paths:  /healthz -> 200   /status/NNN -> NNN   /hang -> accepts and never answers
                 /created -> 201   anything else -> 404
-Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "headers"}.
+Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "peer", "headers"}
+(peer: the client's port, which tells connections apart).
 --ready is written once every listener is bound. Runs until killed.
 """
 import argparse
@@ -36,6 +41,7 @@ class Handler(BaseHTTPRequestHandler):
             "path": self.path,
             "host": self.headers.get("Host"),
             "sni": getattr(self.server, "last_sni", None),
+            "peer": self.client_address[1],
             "headers": {k: v for k, v in self.headers.items()},
         }
         with LOCK, open(self.server.log_path, "a") as f:
@@ -58,15 +64,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+class Handler11(Handler):
+    protocol_version = "HTTP/1.1"
+
+
 class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
 
-def serve_http(addr, log_path, tls=None):
+def serve_http(addr, log_path, tls=None, handler=Handler):
     host, port = split(addr)
     Server.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    srv = Server((host, port), Handler)
+    srv = Server((host, port), handler)
     srv.log_path = log_path
     srv.last_sni = None
     if tls:
@@ -99,6 +109,7 @@ def serve_tcp(addr):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--http", action="append", default=[])
+    ap.add_argument("--http11", action="append", default=[])
     ap.add_argument("--https", action="append", default=[])
     ap.add_argument("--tcp", action="append", default=[])
     ap.add_argument("--cert")
@@ -108,6 +119,8 @@ def main():
     a = ap.parse_args()
     for addr in a.http:
         serve_http(addr, a.log)
+    for addr in a.http11:
+        serve_http(addr, a.log, handler=Handler11)
     for addr in a.https:
         serve_http(addr, a.log, (a.cert, a.key))
     for addr in a.tcp:
