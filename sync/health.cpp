@@ -78,7 +78,6 @@ struct Checker::Impl {
     };
     static constexpr size_t kIdleProbes = 64;
     static constexpr uint64_t kSlotMs = 10;
-    static constexpr uint64_t kFirstRoundPerSecond = 2000;
     struct TcpProbe {
         uv_tcp_t tcp{};
         uv_connect_t req{};

@@ -47,6 +47,8 @@ public:
     static constexpr int kProbeNice = 10;
     // HTTP(S) targets per libcurl multi handle (each its own pool of kept-alive connections).
     static constexpr size_t kTargetsPerMulti = 16;
+    // At most this many first probes a second: a first round of more endpoints takes longer than a second.
+    static constexpr uint64_t kFirstRoundPerSecond = 2000;
     // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes.
     Checker(const conf::Config& config, std::function<void()> on_change, const States& previous = {});
     ~Checker();

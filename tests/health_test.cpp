@@ -312,7 +312,7 @@ hosts:
 
 // `n` TCP listeners on 127.0.<octet>.1..n:<port> (non-blocking), for probes to arrive at; fewer when one
 // cannot be made (the caller checks the count).
-std::vector<int> listen_on(uint32_t octet, uint16_t port, int n) {
+std::vector<int> listen_on(uint32_t octet, uint16_t port, int n, int backlog = 16) {
     std::vector<int> fds;
     for (int i = 1; i <= n; ++i) {
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -322,7 +322,7 @@ std::vector<int> listen_on(uint32_t octet, uint16_t port, int n) {
         a.sin_family = AF_INET;
         a.sin_port = htons(port);
         a.sin_addr.s_addr = htonl((127u << 24) | (octet << 8) | static_cast<uint32_t>(i));
-        if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, 16) != 0) {
+        if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, backlog) != 0) {
             ADD_FAILURE() << "cannot listen on 127.0." << octet << "." << i << ":" << port;
             if (fd >= 0) close(fd);
             continue;
@@ -379,6 +379,32 @@ TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
     EXPECT_EQ(first, kEndpoints);  // every first round within about a second
     EXPECT_GE(later, kEndpoints);  // at least one later round each
     EXPECT_GE(later_second_half, 3) << later << " later probes, none in the second half of the interval";
+}
+
+// More endpoints than a first round should probe in one second (kFirstRoundPerSecond): the first round takes
+// longer instead of coming as one burst (10,000 probes in a second left thousands unanswered by a busy target,
+// each a false "unhealthy"). 2,500 hosts with as many different checks of one address: 2,500 probes, about
+// 2,000 in the first second, the rest in the next quarter; all of them in the first second would be the burst.
+TEST(ProbeSchedule, AFirstRoundOfManyEndpointsIsPaced) {
+    constexpr int kTargets = 2500;
+    static_assert(kTargets > static_cast<int>(health::Checker::kFirstRoundPerSecond));
+    std::vector<int> listeners = listen_on(81, 18081, 1, 4096);
+    ASSERT_EQ(listeners.size(), 1u);
+    std::string config = kScheduleConfig;
+    for (int i = 0; i < kTargets; ++i) {  // each its own check (its own timeout), so its own probe
+        config += "  - {name: p" + std::to_string(i) + ".ps.test, endpoints: [127.0.81.1], healthCheck: {protocol: TCP, port: 18081, interval: 20s, timeout: " +
+                  std::to_string(1000 + i) + "ms}}\n";
+    }
+    health::Checker checker(test::config_from(config), nullptr);
+    ASSERT_EQ(checker.targets(), static_cast<size_t>(kTargets));
+    auto t0 = std::chrono::steady_clock::now();
+    checker.start();
+    auto probes = collect_probes(listeners, t0, 4000ms);
+    checker.stop();
+    close(listeners[0]);
+    size_t in_first_second = std::count_if(probes.begin(), probes.end(), [](const auto& p) { return p.first < 1000; });
+    EXPECT_EQ(probes.size(), static_cast<size_t>(kTargets));
+    EXPECT_LE(in_first_second, 2200u) << "the first round came as one burst";  // about 2,000 (binomial, sd 20)
 }
 
 // A reload or a DNSRecord event starts a new checker with what the last one learnt: each endpoint it knew
