@@ -140,6 +140,7 @@ struct Checker::Impl {
     States states GLBD_GUARDED_BY(mu);  // published copy
     size_t unknown = 0;
     std::atomic<bool> first_round{false};
+    std::atomic<uint64_t> changes{0};  // health_changes()
 
     Impl(const conf::Config& config, std::function<void()> cb, const States& previous) : on_change(std::move(cb)) {
         std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -366,6 +367,7 @@ struct Checker::Impl {
             for (const auto& key : t->keys) {
                 EndpointHealth& st = states[key];
                 bool st_known = st.known;
+                if (!st_known || st.healthy != t->hysteresis.healthy) changes.fetch_add(1, std::memory_order_release);
                 st.probes++;
                 if (!ok) st.failures++;
                 st.reason = ok ? "ok" : t->reason;
@@ -597,6 +599,7 @@ States Checker::states() const {
     return impl_->states;
 }
 bool Checker::first_round_done() const { return impl_->first_round.load(); }
+uint64_t Checker::health_changes() const { return impl_->changes.load(std::memory_order_acquire); }
 size_t Checker::targets() const { return impl_->targets.size(); }
 
 }  // namespace glbd::health

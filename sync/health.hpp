@@ -60,6 +60,9 @@ public:
     [[nodiscard]] States states() const;
     [[nodiscard]] bool first_round_done() const;
     [[nodiscard]] size_t targets() const;
+    // How many times an endpoint's state went from unknown to known or flipped (not probe rounds): while it
+    // stays the same, so do the healthy bits that states() would give. Bumped before on_change runs.
+    [[nodiscard]] uint64_t health_changes() const;
 
     struct Impl;
 

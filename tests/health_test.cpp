@@ -107,6 +107,38 @@ health::States run_round(const conf::Config& c) {
     return s;
 }
 
+// health_changes() counts endpoints' states becoming known or flipping, not probe rounds: equal results round
+// after round leave it alone (the daemon makes this cluster's view again only when it moves).
+TEST_F(Probes, HealthChangesCountFlipsNotRounds) {
+    const std::string config = std::string(R"(cluster: {id: hc}
+listen: {dns: ["127.0.0.41:5341"]}
+zones:
+  - origin: hc.test
+    nameservers: [{name: ns.hc.test, addresses: [127.0.0.41]}]
+hosts:
+  - {name: up.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18043, interval: 200ms, timeout: 2s}}
+  - {name: down.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18049, interval: 200ms, timeout: 2s, failureThreshold: 1}}
+)");
+    health::Checker checker(test::config_from(config), nullptr);
+    EXPECT_EQ(checker.health_changes(), 0u);
+    checker.start();
+    for (int i = 0; i < 200 && !checker.first_round_done(); ++i) std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(checker.first_round_done());
+    uint64_t after_first = checker.health_changes();
+    EXPECT_EQ(after_first, 2u);  // each endpoint's first result
+    auto before = checker.states();
+    for (int i = 0; i < 100 && checker.states().at({"up.hc.test", "127.0.0.41"}).probes < before.at({"up.hc.test", "127.0.0.41"}).probes + 3; ++i) {
+        std::this_thread::sleep_for(50ms);
+    }
+    auto s = checker.states();
+    checker.stop();
+    EXPECT_GE(s.at({"up.hc.test", "127.0.0.41"}).probes, before.at({"up.hc.test", "127.0.0.41"}).probes + 3);
+    EXPECT_GE(s.at({"down.hc.test", "127.0.0.41"}).probes, 2u);
+    EXPECT_TRUE(s.at({"up.hc.test", "127.0.0.41"}).healthy);
+    EXPECT_FALSE(s.at({"down.hc.test", "127.0.0.41"}).healthy);
+    EXPECT_EQ(checker.health_changes(), after_first) << "rounds with the same results counted as changes";
+}
+
 // One probe for every host that names the same endpoint with the same check (for HTTP, the same Host name).
 TEST_F(Probes, HostsNamingTheSameEndpointShareOneProbe) {
     const std::string config = std::string(R"(cluster: {id: hc}

@@ -5,6 +5,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <optional>
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
@@ -78,6 +79,7 @@ void Daemon::start_checker(const health::States& previous) {
     if (checker_) checker_->stop();
     // Runs on the checker's thread: only wake the control loop.
     checker_ = std::make_unique<health::Checker>(config_, [this] { uv_async_send(&changed_); }, previous);
+    ++checker_generation_;
     if (checker_->targets() > 0) {
         spdlog::info("health: probing {} endpoint(s)", checker_->targets());
         checker_->start();
@@ -97,15 +99,14 @@ void Daemon::request_rebuild() {
 void Daemon::rebuild() {
     try {
         uint64_t start = uv_hrtime();
-        auto states = checker_->states();
-        bool same = own_made_for_ == hosts_generation_ && states.size() == own_health_.size() &&
-                    std::equal(states.begin(), states.end(), own_health_.begin(),
-                               [](const auto& a, const auto& b) { return a.first == b.first && a.second.healthy == b.second; });
-        if (!same) {
-            sync_->set_own_hosts(local_view(config_, states).hosts);
-            own_made_for_ = hosts_generation_;
-            own_health_.clear();
-            for (const auto& [key, st] : states) own_health_.emplace_hint(own_health_.end(), key, st.healthy);
+        // This cluster's view again only when its hosts or their health changed. The count is read before
+        // the states: a change between the two is in the states, and makes the next rebuild do it again.
+        OwnViewMadeFor now{hosts_generation_, checker_generation_, checker_->health_changes()};
+        std::optional<health::States> states;
+        if (now != own_made_for_) {
+            states = checker_->states();
+            sync_->set_own_hosts(local_view(config_, *states).hosts);
+            own_made_for_ = now;
         }
         uint32_t serial = 0;
         auto view = sync_->shared_view(&serial);
@@ -113,7 +114,7 @@ void Daemon::rebuild() {
                                    [this](const std::string& host, const std::string& cluster) { return counter_ids_.id(host, cluster); });
         snap->cookie_secret = cookie_secret_;
         publisher_.publish(snap);
-        if (kube_ && kube_->controller()) kube_->update_statuses(states);
+        if (kube_ && kube_->controller()) kube_->update_statuses(states ? *states : checker_->states());
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
         last_build_cost_us_ = (uv_hrtime() - start) / 1000;

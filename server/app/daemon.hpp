@@ -108,8 +108,13 @@ private:
     // This cluster's part of the view is made again (from config_.hosts and the endpoints' health) only when
     // either changed: at 10,000 hosts it is 10,000 entries to make and compare, at every rebuild.
     uint64_t hosts_generation_ = 0;  // bumped wherever config_.hosts changes
-    uint64_t own_made_for_ = UINT64_MAX;
-    std::map<health::Key, bool> own_health_;  // what the last one was made with
+    uint64_t checker_generation_ = 0;  // bumped with each new health checker
+    // What this cluster's view in the sync store was last made from: hosts, checker, its health changes.
+    struct OwnViewMadeFor {
+        uint64_t hosts = UINT64_MAX, checker = 0, health = 0;
+        bool operator==(const OwnViewMadeFor&) const = default;
+    };
+    OwnViewMadeFor own_made_for_;
     uint64_t last_build_cost_us_ = 0;
 };
 
