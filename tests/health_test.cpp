@@ -77,13 +77,16 @@ std::string host(const std::string& name, const std::string& endpoint, const std
     return "  - name: " + name + "\n    endpoints: [" + endpoint + "]\n    healthCheck: {interval: 10s, timeout: 3s, failureThreshold: 1, " + check + "}\n";
 }
 
-const std::string kConfig = std::string(R"(cluster: {id: hc}
+// The Probes tests' config, up to its hosts.
+const char* kProbesHead = R"(cluster: {id: hc}
 listen: {dns: ["127.0.0.41:5341"]}
 zones:
   - origin: hc.test
     nameservers: [{name: ns.hc.test, addresses: [127.0.0.41]}]
 hosts:
-)") + host("ok.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz, headers: {X-Probe: glbd, X-Team: dns}") +
+)";
+
+const std::string kConfig = std::string(kProbesHead) + host("ok.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz, headers: {X-Probe: glbd, X-Team: dns}") +
     host("status500.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /status/500") +
     host("wrongpath.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /nope") +
     host("created.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /created") +
@@ -110,15 +113,9 @@ health::States run_round(const conf::Config& c) {
 // health_changes() counts endpoints' states becoming known or flipping, not probe rounds: equal results round
 // after round leave it alone (the daemon makes this cluster's view again only when it moves).
 TEST_F(Probes, HealthChangesCountFlipsNotRounds) {
-    const std::string config = std::string(R"(cluster: {id: hc}
-listen: {dns: ["127.0.0.41:5341"]}
-zones:
-  - origin: hc.test
-    nameservers: [{name: ns.hc.test, addresses: [127.0.0.41]}]
-hosts:
-  - {name: up.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18043, interval: 200ms, timeout: 2s}}
+    const std::string config = std::string(kProbesHead) + R"(  - {name: up.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18043, interval: 200ms, timeout: 2s}}
   - {name: down.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18049, interval: 200ms, timeout: 2s, failureThreshold: 1}}
-)");
+)";
     health::Checker checker(test::config_from(config), nullptr);
     EXPECT_EQ(checker.health_changes(), 0u);
     checker.start();
@@ -141,13 +138,7 @@ hosts:
 
 // One probe for every host that names the same endpoint with the same check (for HTTP, the same Host name).
 TEST_F(Probes, HostsNamingTheSameEndpointShareOneProbe) {
-    const std::string config = std::string(R"(cluster: {id: hc}
-listen: {dns: ["127.0.0.41:5341"]}
-zones:
-  - origin: hc.test
-    nameservers: [{name: ns.hc.test, addresses: [127.0.0.41]}]
-hosts:
-)") + host("a.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +
+    const std::string config = std::string(kProbesHead) + host("a.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +
         host("b.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +            // shares a's probe
         host("c.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +
         host("\"*.c.hc.test\"", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +  // probes c.hc.test too
