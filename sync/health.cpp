@@ -186,8 +186,8 @@ struct Checker::Impl {
         uv_loop_init(&loop);
         uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->shutdown(); });
         wake.data = this;
-        // HTTP(S) probes keep their connection for the next round (keep-alive, as Envoy's health checks do): a
-        // new TCP connection (and TLS handshake) per probe was most of probing's CPU, on both sides. A multi's
+        // HTTP(S) probes keep their connection for the next round (keep-alive, as Envoy's health checks do),
+        // sparing both sides a TCP connection (and a TLS handshake) per probe. A multi's
         // pool holds a connection for each of its targets' addresses (twice as many as targets: a hostname
         // endpoint may have several); libcurl's default (4 per transfer in progress) would close nearly all
         // of them between rounds. A failed or timed-out exchange closes its connection, so the next probe
@@ -219,8 +219,9 @@ struct Checker::Impl {
         for (auto& t : targets) {
             uv_timer_init(&loop, &t->timer);
             t->timer.data = t.get();
-            // The first round soon (readiness waits for it), spread over a second (first_span); the later ones each at
-            // its own point of the interval, so that many endpoints are probed evenly, not in a burst per interval.
+            // The first round soon (readiness waits for it), spread over a second (first_span); the later ones
+            // each at its own point of the interval, so that many endpoints are probed evenly, not in a burst
+            // per interval.
             // An endpoint the checker before this one knew (a reload, a DNSRecord event) goes on at its own
             // pace: its next round when it is due, not all of them again in the first second.
             auto interval = static_cast<uint64_t>(t->hc.interval.count());
@@ -229,9 +230,11 @@ struct Checker::Impl {
                 t->first_ms = t->last_round_ms + interval - now;
                 t->phase_ms = t->first_ms;  // the later rounds every interval from this one
             } else {
-                // Points on a 10 ms grid (kSlotMs): the loop wakes once for the probes of a slot, not once for each
-                // (10,000 endpoints every 5 s: 100 wake-ups a second instead of 2,000, 20 probes each).
-                auto slot = [&](uint64_t span) { return std::uniform_int_distribution<uint64_t>(0, (span - 1) / kSlotMs)(rng) * kSlotMs; };
+                // Points on a 10 ms grid (kSlotMs): the loop wakes once for the probes of a slot, not once
+                // for each (10,000 endpoints every 5 s: 100 wake-ups a second instead of 2,000, 20 probes each).
+                auto slot = [&](uint64_t span) {
+                    return std::uniform_int_distribution<uint64_t>(0, (span - 1) / kSlotMs)(rng) * kSlotMs;
+                };
                 t->first_ms = slot(std::min<uint64_t>(interval, first_span));
                 t->phase_ms = slot(interval);
             }
@@ -367,7 +370,8 @@ struct Checker::Impl {
             for (const auto& key : t->keys) {
                 EndpointHealth& st = states[key];
                 bool st_known = st.known;
-                if (!st_known || st.healthy != t->hysteresis.healthy) changes.fetch_add(1, std::memory_order_release);
+                bool changed = !st_known || st.healthy != t->hysteresis.healthy;
+                if (changed) changes.fetch_add(1, std::memory_order_release);
                 st.probes++;
                 if (!ok) st.failures++;
                 st.reason = ok ? "ok" : t->reason;
@@ -382,7 +386,8 @@ struct Checker::Impl {
         }
         if (flipped || !was_known) {
             size_t more = t->keys.size() - 1;
-            std::string who = t->keys.front().first + (more ? " (and " + std::to_string(more) + " more hosts)" : "");
+            std::string who = t->keys.front().first;
+            if (more) who += " (and " + std::to_string(more) + " more hosts)";
             if (flipped) {
                 spdlog::warn("health: {} {} {} -> {} ({})", who, t->endpoint, before ? "healthy" : "unhealthy",
                              t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
