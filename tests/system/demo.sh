@@ -4,7 +4,7 @@ source "$(dirname "$0")/lib.sh"
 "$GLBD" demo >"$WORK/demo.log" 2>&1 &
 DEMO=$!
 PIDS+=("$DEMO")
-wait_for 45 grep -q "Stop with Ctrl-C" "$WORK/demo.log" || fail "the demo did not print its banner"
+wait_for 75 grep -q "Stop with Ctrl-C" "$WORK/demo.log" || fail "the demo did not print its banner"
 grep -q "did not converge" "$WORK/demo.log" && fail "the demo reports no convergence"
 for s in 127.0.0.11 127.0.0.12 127.0.0.13; do
     q $s 5300 shop.glb.example.test A +subnet=10.1.0.0/16 | contains 'flags: qr aa;' || fail "$s: not authoritative"
