@@ -4,11 +4,13 @@
 
 #include <pwd.h>
 #include <unistd.h>
+#include <yaml-cpp/exceptions.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -40,7 +42,7 @@ bool valid_cidr(const std::string& cidr) {
 }
 
 // cluster.location: {lat: DEGREES, lon: DEGREES}.
-std::optional<Coordinates> read_location(Reader& r, const YAML::Node& n, const std::string& path) {
+std::optional<Coordinates> read_location(Reader& r, const Node& n, const std::string& path) {
     Section s(r, n, path, {"lat", "lon"});
     if (!s) return std::nullopt;
     Coordinates c;
@@ -64,7 +66,7 @@ std::optional<Coordinates> read_location(Reader& r, const YAML::Node& n, const s
     return ok ? std::optional<Coordinates>(c) : std::nullopt;
 }
 
-void read_cluster(Reader& r, const YAML::Node& root, Config& c) {
+void read_cluster(Reader& r, const Node& root, Config& c) {
     auto n = root["cluster"];
     if (!n) return r.error(root, "cluster.id", "required");
     Section s(r, n, "cluster", {"id", "instance", "location"});
@@ -86,7 +88,7 @@ void read_cluster(Reader& r, const YAML::Node& root, Config& c) {
     }
 }
 
-void read_listen(Reader& r, const YAML::Node& root, Config& c) {
+void read_listen(Reader& r, const Node& root, Config& c) {
     auto n = root["listen"];
     if (!n) return r.error(root, "listen.dns", "required");
     Section s(r, n, "listen", {"dns", "udpPayloadSize", "tcpMaxConnections", "tcpMaxConnectionsPerSource",
@@ -113,7 +115,7 @@ void read_listen(Reader& r, const YAML::Node& root, Config& c) {
     s.duration("tcpIdleTimeout", Millis{100}, Millis{600'000}, l.tcp_idle_timeout);
 }
 
-void read_admin(Reader& r, const YAML::Node& n, Config& c) {
+void read_admin(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "admin", {"listen", "token"});
     if (!s) return;
     if (auto v = s.str("token")) c.admin.token = *v;
@@ -125,28 +127,28 @@ void read_admin(Reader& r, const YAML::Node& n, Config& c) {
     }
 }
 
-void read_geo_networks(Reader& r, const YAML::Node& nets, GeoIp& g) {
-    if (!nets.IsMap()) return r.error(nets, "geoip.networks", "must be a mapping of CIDR to geo code");
+void read_geo_networks(Reader& r, const Node& nets, GeoIp& g) {
+    if (!nets.is_map()) return r.error(nets, "geoip.networks", "must be a mapping of CIDR to geo code");
     std::set<std::string> seen;
-    for (auto it = nets.begin(); it != nets.end(); ++it) {
-        std::string cidr = it->first.Scalar();
+    for (auto [k, v] : nets.pairs()) {
+        const std::string& cidr = k.scalar();
         std::string path = "geoip.networks." + cidr;
         if (!valid_cidr(cidr)) {
-            r.error(it->first, path, "not a CIDR network (address/prefix with no host bits set)");
+            r.error(k, path, "not a CIDR network (address/prefix with no host bits set)");
             continue;
         }
-        if (!seen.insert(cidr).second) r.error(it->first, path, "duplicate network");
-        auto code = r.str(it->second, path);
+        if (!seen.insert(cidr).second) r.error(k, path, "duplicate network");
+        auto code = r.str(v, path);
         if (!code) continue;
         if (!is_custom_geo_code(*code)) {
-            r.error(it->second, path, "geo code must be 1..32 of [A-Za-z0-9_-], got \"" + *code + "\"");
+            r.error(v, path, "geo code must be 1..32 of [A-Za-z0-9_-], got \"" + *code + "\"");
             continue;
         }
         g.networks.push_back({cidr, *code});
     }
 }
 
-void read_geoip(Reader& r, const YAML::Node& n, Config& c) {
+void read_geoip(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "geoip", {"database", "networks", "verify", "signingKey", "fallback"});
     if (!s) return;
     GeoIp& g = c.geoip;
@@ -164,7 +166,7 @@ void read_geoip(Reader& r, const YAML::Node& n, Config& c) {
     if (auto nets = s["networks"]) read_geo_networks(r, nets, g);
 }
 
-void read_kubernetes(Reader& r, const YAML::Node& n, Config& c) {
+void read_kubernetes(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "kubernetes", {"mode", "apiServer", "kubeconfig", "namespaces", "resync"});
     if (!s) return;
     Kubernetes k;
@@ -217,7 +219,7 @@ void read_secret(Reader& r, Section& key, TsigKey& out) {
     out.secret = *value;
 }
 
-void read_peer_key(Reader& r, const YAML::Node& peers, Peers& p) {
+void read_peer_key(Reader& r, const Node& peers, Peers& p) {
     auto n = peers["key"];
     if (!n) return r.error(peers, "peers.key", "required");
     Section key(r, n, "peers.key", {"name", "algorithm", "secret", "secretFile"});
@@ -234,7 +236,7 @@ void read_peer_key(Reader& r, const YAML::Node& peers, Peers& p) {
     read_secret(r, key, p.key);
 }
 
-void read_peers(Reader& r, const YAML::Node& n, Config& c) {
+void read_peers(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "peers", {"key", "members", "syncInterval", "deadAfter", "forgetAfter"});
     if (!s) return;
     Peers p;
@@ -258,7 +260,7 @@ void read_peers(Reader& r, const YAML::Node& n, Config& c) {
     c.peers = p;
 }
 
-void read_log(Reader& r, const YAML::Node& n, Config& c) {
+void read_log(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "log", {"level", "format"});
     if (!s) return;
     // A bad value is kept: the error stops the load anyway, and the message names it.
@@ -266,7 +268,7 @@ void read_log(Reader& r, const YAML::Node& n, Config& c) {
     if (auto v = s.choice("format", {"text", "json"})) c.log.format = *v;
 }
 
-void read_rate_limit(Reader& r, const YAML::Node& n, Config& c) {
+void read_rate_limit(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "rateLimit", {"responsesPerSecond", "slip", "ipv4PrefixLength", "ipv6PrefixLength"});
     if (!s) return;
     s.integer("responsesPerSecond", 0, 1000000, c.rate_limit.responses_per_second);
@@ -275,9 +277,9 @@ void read_rate_limit(Reader& r, const YAML::Node& n, Config& c) {
     s.integer("ipv6PrefixLength", 16, 128, c.rate_limit.ipv6_prefix);
 }
 
-void read_config(Reader& r, const YAML::Node& root, Config& c) {
+void read_config(Reader& r, const Node& root, Config& c) {
     c.source = r.file();
-    if (!root.IsDefined() || root.IsNull()) return r.error(root, "", "the config is empty");
+    if (!root.defined() || root.is_null()) return r.error(root, "", "the config is empty");
     Section s(r, root, "", {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers",
                             "kubernetes", "stateDir", "log", "user", "rateLimit"});
     if (!s) return;
@@ -323,13 +325,14 @@ LoadResult load_text(const std::string& text, const std::string& name) {
         result.errors.push_back(Error{name, 0, 0, "", "the config is larger than 16 MiB"});
         return result;
     }
-    YAML::Node root;
+    std::unique_ptr<Document> doc;
     try {
-        root = YAML::Load(text);
+        doc = std::make_unique<Document>(text);
     } catch (const YAML::Exception& e) {
         result.errors.push_back(Error{name, e.mark.line + 1, e.mark.column + 1, "", "YAML: " + e.msg});
         return result;
     }
+    Node root = doc->root();
     Config config;
     try {
         Reader r(name, result.errors);

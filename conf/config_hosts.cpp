@@ -15,7 +15,7 @@ namespace {
 constexpr int64_t kMaxTtl = 2147483647;
 
 // A domain name in the canonical text form (lower case, no trailing dot); nullopt (error recorded) if bad.
-std::optional<std::string> domain_name(Reader& r, const YAML::Node& n, const std::string& path, bool root_ok) {
+std::optional<std::string> domain_name(Reader& r, const Node& n, const std::string& path, bool root_ok) {
     auto s = r.str(n, path);
     if (!s) return std::nullopt;
     auto w = wire::name_to_wire(*s);
@@ -34,7 +34,7 @@ std::string read_file(const std::string& path, bool& ok) {
     return ss.str();
 }
 
-void read_soa(Reader& r, const YAML::Node& n, const std::string& path, Zone& zone) {
+void read_soa(Reader& r, const Node& n, const std::string& path, Zone& zone) {
     Section s(r, n, path, {"mname", "rname", "refresh", "retry", "expire", "minimum"});
     if (!s) return;
     for (auto [key, out] : {std::pair{"mname", &zone.soa.mname}, std::pair{"rname", &zone.soa.rname}}) {
@@ -49,7 +49,7 @@ void read_soa(Reader& r, const YAML::Node& n, const std::string& path, Zone& zon
     s.integer("minimum", 0, kMaxTtl, zone.soa.minimum);
 }
 
-void read_nameservers(Reader& r, const YAML::Node& n, const std::string& path, Zone& zone) {
+void read_nameservers(Reader& r, const Node& n, const std::string& path, Zone& zone) {
     if (!r.seq(n, path)) return;
     for (size_t i = 0; i < n.size(); ++i) {
         Section s(r, n[i], Reader::index(path, i), {"name", "addresses"});
@@ -90,7 +90,7 @@ void read_records(Reader& r, Section& s, Zone& zone, std::vector<StaticRecord>& 
         }
     }
     if (auto text = s.str("records")) {
-        int first = s["records"].Mark().line + 1;  // a block scalar's text starts on the line after its indicator
+        int first = s["records"].line() + 1;  // a block scalar's text starts on the line after its indicator
         parse_zone_text(r, *text, s.at("records"), first, zone, apex_ns);
     }
 }
@@ -118,7 +118,7 @@ void read_zone(Reader& r, Section& s, std::set<std::string>& origins, Config& c)
     c.zones.push_back(std::move(zone));
 }
 
-void read_load_balancing(Reader& r, const YAML::Node& n, const std::string& path, const Config& c, Host& host) {
+void read_load_balancing(Reader& r, const Node& n, const std::string& path, const Config& c, Host& host) {
     Section s(r, n, path, {"weight", "geo", "defaultGeo"});
     if (!s) return;
     LoadBalancing lb;
@@ -137,7 +137,7 @@ void read_load_balancing(Reader& r, const YAML::Node& n, const std::string& path
     host.load_balancing = lb;
 }
 
-void read_health_check(Reader& r, const YAML::Node& n, const std::string& path, Host& host) {
+void read_health_check(Reader& r, const Node& n, const std::string& path, Host& host) {
     Section s(r, n, path, {"protocol", "port", "path", "interval", "timeout", "failureThreshold",
                            "successThreshold", "expectedStatus", "headers", "insecureSkipVerify"});
     if (!s) return;
@@ -166,12 +166,12 @@ void read_health_check(Reader& r, const YAML::Node& n, const std::string& path, 
         }
     }
     if (auto v = s["headers"]) {
-        if (!v.IsMap()) {
+        if (!v.is_map()) {
             s.error("headers", "must be a mapping of header name to value");
         } else {
-            for (auto it = v.begin(); it != v.end(); ++it) {
-                if (auto val = r.str(it->second, s.at("headers") + "." + it->first.Scalar())) {
-                    hc.headers.emplace_back(it->first.Scalar(), *val);
+            for (auto [hk, hv] : v.pairs()) {
+                if (auto val = r.str(hv, s.at("headers") + "." + hk.scalar())) {
+                    hc.headers.emplace_back(hk.scalar(), *val);
                 }
             }
         }
@@ -180,7 +180,7 @@ void read_health_check(Reader& r, const YAML::Node& n, const std::string& path, 
     host.health_check = hc;
 }
 
-void read_endpoints(Reader& r, const YAML::Node& eps, const std::string& path, Host& host) {
+void read_endpoints(Reader& r, const Node& eps, const std::string& path, Host& host) {
     if (!r.seq(eps, path)) return;
     for (size_t k = 0; k < eps.size(); ++k) {
         std::string ep = Reader::index(path, k);
@@ -218,7 +218,7 @@ void read_host(Reader& r, Section& s, std::set<std::string>& names, Config& c) {
 
 }  // namespace
 
-void read_zones(Reader& r, const YAML::Node& n, Config& c) {
+void read_zones(Reader& r, const Node& n, Config& c) {
     if (!r.seq(n, "zones")) return;
     if (n.size() == 0) r.error(n, "zones", "needs at least one zone");
     std::set<std::string> origins;
@@ -228,7 +228,7 @@ void read_zones(Reader& r, const YAML::Node& n, Config& c) {
     }
 }
 
-void read_hosts(Reader& r, const YAML::Node& n, Config& c) {
+void read_hosts(Reader& r, const Node& n, Config& c) {
     if (!r.seq(n, "hosts")) return;
     std::set<std::string> names;
     c.hosts.reserve(c.hosts.size() + n.size());  // no room to grow left over (10,000 hosts: 1.6 MB)

@@ -1,4 +1,4 @@
-// conf/reader.cpp — typed reads of YAML nodes, each problem recorded with its location.
+// conf/reader.cpp — typed reads of the document's nodes, each problem recorded with its location.
 #include "conf/reader.hpp"
 
 #include <algorithm>
@@ -56,9 +56,8 @@ std::optional<Millis> parse_duration(std::string_view s) {
     return Millis{total};
 }
 
-void Reader::error(const YAML::Node& at, const std::string& path, std::string message) {
-    YAML::Mark m = at.Mark();
-    errors_.push_back(Error{file_, m.line >= 0 ? m.line + 1 : 0, m.column >= 0 ? m.column + 1 : 0, path,
+void Reader::error(const Node& at, const std::string& path, std::string message) {
+    errors_.push_back(Error{file_, at.line() >= 0 ? at.line() + 1 : 0, at.column() >= 0 ? at.column() + 1 : 0, path,
                             std::move(message)});
 }
 
@@ -66,46 +65,46 @@ void Reader::error_at_line(int line, const std::string& path, std::string messag
     errors_.push_back(Error{file_, line, 1, path, std::move(message)});
 }
 
-bool Reader::map(const YAML::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
-    if (!n.IsMap()) {
+bool Reader::map(const Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
+    if (!n.is_map()) {
         error(n, path, std::string("must be a mapping, got ") + kind(n));
         return false;
     }
     std::set<std::string> seen;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-        std::string key = it->first.Scalar();
+    for (auto [k, v] : n.pairs()) {
+        const std::string& key = k.scalar();
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-            error(it->first, join(path, key), "unknown key");
+            error(k, join(path, key), "unknown key");
         } else if (!seen.insert(key).second) {
-            error(it->first, join(path, key), "duplicate key");
+            error(k, join(path, key), "duplicate key");
         }
     }
     return true;
 }
 
-bool Reader::seq(const YAML::Node& n, const std::string& path) {
-    if (!n.IsSequence()) {
+bool Reader::seq(const Node& n, const std::string& path) {
+    if (!n.is_sequence()) {
         error(n, path, std::string("must be a list, got ") + kind(n));
         return false;
     }
     return true;
 }
 
-std::optional<std::string> Reader::str(const YAML::Node& n, const std::string& path) {
-    if (!n.IsScalar()) {
+std::optional<std::string> Reader::str(const Node& n, const std::string& path) {
+    if (!n.is_scalar()) {
         error(n, path, std::string("must be a string, got ") + kind(n));
         return std::nullopt;
     }
-    return n.Scalar();
+    return n.scalar();
 }
 
-std::optional<int64_t> Reader::integer(const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi) {
+std::optional<int64_t> Reader::integer(const Node& n, const std::string& path, int64_t lo, int64_t hi) {
     auto bad = [&] {
         error(n, path, "must be an integer " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + shown(n));
         return std::nullopt;
     };
-    if (!n.IsScalar()) return bad();
-    const std::string& s = n.Scalar();
+    if (!n.is_scalar()) return bad();
+    const std::string& s = n.scalar();
     if (s.empty() || s.size() > 18) return bad();
     size_t i = (s[0] == '-') ? 1 : 0;
     if (i == s.size()) return bad();
@@ -117,9 +116,9 @@ std::optional<int64_t> Reader::integer(const YAML::Node& n, const std::string& p
     return v;
 }
 
-std::optional<bool> Reader::boolean(const YAML::Node& n, const std::string& path) {
-    if (n.IsScalar()) {
-        const std::string& s = n.Scalar();
+std::optional<bool> Reader::boolean(const Node& n, const std::string& path) {
+    if (n.is_scalar()) {
+        const std::string& s = n.scalar();
         if (s == "true" || s == "True" || s == "TRUE") return true;
         if (s == "false" || s == "False" || s == "FALSE") return false;
     }
@@ -127,9 +126,9 @@ std::optional<bool> Reader::boolean(const YAML::Node& n, const std::string& path
     return std::nullopt;
 }
 
-std::optional<Millis> Reader::duration(const YAML::Node& n, const std::string& path, Millis lo, Millis hi) {
+std::optional<Millis> Reader::duration(const Node& n, const std::string& path, Millis lo, Millis hi) {
     std::optional<Millis> d;
-    if (n.IsScalar()) d = parse_duration(n.Scalar());
+    if (n.is_scalar()) d = parse_duration(n.scalar());
     if (!d) {
         error(n, path, "must be a duration such as 500ms, 5s or 1m, got " + shown(n));
         return std::nullopt;
@@ -142,7 +141,7 @@ std::optional<Millis> Reader::duration(const YAML::Node& n, const std::string& p
     return d;
 }
 
-std::optional<SockAddr> Reader::sockaddr(const YAML::Node& n, const std::string& path, bool names) {
+std::optional<SockAddr> Reader::sockaddr(const Node& n, const std::string& path, bool names) {
     auto s = str(n, path);
     if (!s) return std::nullopt;
     SockAddr a;
@@ -178,13 +177,15 @@ std::optional<SockAddr> Reader::sockaddr(const YAML::Node& n, const std::string&
     return a;
 }
 
-const char* Reader::kind(const YAML::Node& n) {
-    switch (n.Type()) {
-        case YAML::NodeType::Map: return "a mapping";
-        case YAML::NodeType::Sequence: return "a list";
-        case YAML::NodeType::Null: return "nothing";
-        default: return "a scalar";
+const char* Reader::kind(const Node& n) {
+    switch (n.kind()) {
+        case Node::Kind::map: return "a mapping";
+        case Node::Kind::sequence: return "a list";
+        case Node::Kind::scalar: return "a scalar";
+        case Node::Kind::null:
+        case Node::Kind::undefined: break;
     }
+    return "nothing";
 }
 
 std::optional<std::string> Section::choice(const char* key, std::initializer_list<std::string_view> choices) {

@@ -2,7 +2,7 @@
 // Internal to conf/: the section readers in config.cpp and config_hosts.cpp use it.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
+#include "conf/document.hpp"
 
 #include <initializer_list>
 #include <optional>
@@ -25,25 +25,25 @@ class Reader {
 public:
     Reader(std::string file, std::vector<Error>& errors) : file_(std::move(file)), errors_(errors) {}
 
-    void error(const YAML::Node& at, const std::string& path, std::string message);
+    void error(const Node& at, const std::string& path, std::string message);
     void error_at_line(int line, const std::string& path, std::string message);
 
     // A map whose keys must come from `allowed`; unknown and duplicate keys are errors.
-    bool map(const YAML::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed);
-    bool seq(const YAML::Node& n, const std::string& path);
-    std::optional<std::string> str(const YAML::Node& n, const std::string& path);
-    std::optional<int64_t> integer(const YAML::Node& n, const std::string& path, int64_t lo, int64_t hi);
-    std::optional<bool> boolean(const YAML::Node& n, const std::string& path);
-    std::optional<Millis> duration(const YAML::Node& n, const std::string& path, Millis lo, Millis hi);
+    bool map(const Node& n, const std::string& path, std::initializer_list<std::string_view> allowed);
+    bool seq(const Node& n, const std::string& path);
+    std::optional<std::string> str(const Node& n, const std::string& path);
+    std::optional<int64_t> integer(const Node& n, const std::string& path, int64_t lo, int64_t hi);
+    std::optional<bool> boolean(const Node& n, const std::string& path);
+    std::optional<Millis> duration(const Node& n, const std::string& path, Millis lo, Millis hi);
     // "1.2.3.4:53", "[::1]:53"; host names allowed when `names` is set.
-    std::optional<SockAddr> sockaddr(const YAML::Node& n, const std::string& path, bool names);
+    std::optional<SockAddr> sockaddr(const Node& n, const std::string& path, bool names);
 
     static std::string join(const std::string& path, std::string_view key) {
         return path.empty() ? std::string(key) : path + "." + std::string(key);
     }
     static std::string index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
-    static const char* kind(const YAML::Node& n);
-    static std::string shown(const YAML::Node& n) { return n.IsScalar() ? "\"" + n.Scalar() + "\"" : kind(n); }
+    static const char* kind(const Node& n);
+    static std::string shown(const Node& n) { return n.is_scalar() ? "\"" + n.scalar() + "\"" : kind(n); }
 
     const std::string& file() const { return file_; }
     std::vector<Error>& errors() { return errors_; }
@@ -57,12 +57,12 @@ private:
 // was when the key is absent or its value is bad (the error is recorded).
 class Section {
 public:
-    Section(Reader& r, const YAML::Node& n, std::string path, std::initializer_list<std::string_view> keys)
+    Section(Reader& r, const Node& n, std::string path, std::initializer_list<std::string_view> keys)
         : r_(r), n_(n), path_(std::move(path)), ok_(r.map(n, path_, keys)) {}
 
     explicit operator bool() const { return ok_; }
-    YAML::Node operator[](const char* key) const { return n_[key]; }
-    const YAML::Node& node() const { return n_; }
+    Node operator[](const char* key) const { return n_[key]; }
+    const Node& node() const { return n_; }
     [[nodiscard]] std::string at(std::string_view key) const { return Reader::join(path_, key); }
     const std::string& path() const { return path_; }
 
@@ -96,14 +96,14 @@ public:
 
 private:
     Reader& r_;
-    YAML::Node n_;
+    Node n_;
     std::string path_;
     bool ok_;
 };
 
 // The section readers, one file each group (config.cpp: the server; config_hosts.cpp: zones and hosts).
-void read_zones(Reader& r, const YAML::Node& n, Config& c);
-void read_hosts(Reader& r, const YAML::Node& n, Config& c);
+void read_zones(Reader& r, const Node& n, Config& c);
+void read_hosts(Reader& r, const Node& n, Config& c);
 
 // Parses zone-file text with ldns (zone_file.cpp); records land in `zone` (SOA fields merged) and apex NS
 // records in `apex_ns`. Errors name `path` and the line, counted from `first_line`.

@@ -1,0 +1,102 @@
+// conf/document — a YAML document as a small read-only tree, built from yaml-cpp's parser events.
+//
+// yaml-cpp parses; its own node tree is not used: for a config of 10,000 hosts (1.5 MB of YAML, as
+// bench/scale.sh writes it) that tree took 88 MB and 750 ms to build and free, the parser's events alone
+// 8 MB and 160-290 ms, on a machine where a page fault costs 11-15 us. Here a node is one slot in the document's arena: its kind, its place (line, column),
+// its scalar text, and its children (a map's as key, value, key, value ...). An alias is the anchored
+// node itself, shared, never copied (no "billion laughs"). Handles (`Node`) are two pointers' worth and
+// valid while their `Document` lives; a handle to nothing (a missing key) is `!defined()`.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glbd::conf {
+
+class Node {
+public:
+    enum class Kind : unsigned char { undefined, null, scalar, sequence, map };
+    struct Data {
+        Kind kind = Kind::undefined;
+        int line = -1, column = -1;  // 0-based, as yaml-cpp counts; -1: no place (a missing node)
+        std::string text;            // a scalar's
+        std::vector<const Data*> items;  // a sequence's elements; a map's keys and values, alternating
+    };
+
+    Node() = default;
+    explicit Node(const Data* d) : d_(d) {}
+
+    Kind kind() const { return d_ ? d_->kind : Kind::undefined; }
+    bool defined() const { return kind() != Kind::undefined; }
+    bool is_null() const { return kind() == Kind::null; }
+    bool is_scalar() const { return kind() == Kind::scalar; }
+    bool is_sequence() const { return kind() == Kind::sequence; }
+    bool is_map() const { return kind() == Kind::map; }
+    explicit operator bool() const { return defined(); }
+
+    // A scalar's text; empty for anything else.
+    const std::string& scalar() const { return d_ && d_->kind == Kind::scalar ? d_->text : empty(); }
+    int line() const { return d_ ? d_->line : -1; }
+    int column() const { return d_ ? d_->column : -1; }
+
+    // A sequence's elements or a map's pairs; 0 for anything else.
+    size_t size() const;
+    // The i-th element of a sequence; undefined past the end or when this is not a sequence.
+    Node operator[](size_t i) const;
+    Node operator[](int i) const { return i < 0 ? Node() : (*this)[static_cast<size_t>(i)]; }
+    // The value of the first pair whose key is the scalar `key`; undefined when there is none or this is
+    // not a map.
+    Node operator[](std::string_view key) const;
+    Node operator[](const char* key) const { return (*this)[std::string_view(key)]; }
+
+    // A map's pairs, in document order (duplicates kept: the reader reports them).
+    struct Pairs;
+    Pairs pairs() const;
+
+private:
+    static const std::string& empty();
+    const Data* d_ = nullptr;
+};
+
+struct NodePair {
+    Node first, second;
+};
+
+struct Node::Pairs {
+    class Iterator {
+    public:
+        explicit Iterator(const Data* const* p) : p_(p) {}
+        NodePair operator*() const { return NodePair{Node(p_[0]), Node(p_[1])}; }
+        Iterator& operator++() { return p_ += 2, *this; }
+        bool operator!=(const Iterator& o) const { return p_ != o.p_; }
+
+    private:
+        const Data* const* p_;
+    };
+    const Data* const* b;
+    const Data* const* e;
+    Iterator begin() const { return Iterator(b); }
+    Iterator end() const { return Iterator(e); }
+};
+
+// The first document of a YAML text. Throws YAML::ParserException (with its mark) on bad YAML; an empty
+// text is a null root.
+class Document {
+public:
+    explicit Document(const std::string& text);
+    Document(const Document&) = delete;
+    Document& operator=(const Document&) = delete;
+
+    Node root() const { return Node(root_); }
+    size_t nodes() const { return arena_.size(); }
+
+private:
+    friend class DocumentBuilder;
+    std::deque<Node::Data> arena_;  // stable addresses while it grows
+    const Node::Data* root_ = nullptr;
+};
+
+}  // namespace glbd::conf

@@ -1,0 +1,110 @@
+// conf::Document: the tree the config reader walks, built from yaml-cpp's parser events.
+#include <yaml-cpp/exceptions.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "conf/config.hpp"
+#include "conf/document.hpp"
+
+using glbd::conf::Document;
+using glbd::conf::Node;
+
+TEST(Document, KindsAndPlacesAreYamlCppsOwn) {
+    Document d("a: 1\nb:\n  - x\n  - {c: \"y\"}\nn: ~\ne:\nq: \"null\"\n");
+    Node root = d.root();
+    ASSERT_TRUE(root.is_map());
+    EXPECT_EQ(root.size(), 5u);
+    EXPECT_TRUE(root["a"].is_scalar());
+    EXPECT_EQ(root["a"].scalar(), "1");
+    EXPECT_EQ(root["a"].line(), 0);
+    EXPECT_EQ(root["a"].column(), 3);
+    Node b = root["b"];
+    ASSERT_TRUE(b.is_sequence());
+    EXPECT_EQ(b.size(), 2u);
+    EXPECT_EQ(b[0].scalar(), "x");
+    EXPECT_EQ(b[0].line(), 2);
+    EXPECT_EQ(b[0].column(), 4);
+    EXPECT_TRUE(b[1].is_map());
+    EXPECT_EQ(b[1]["c"].scalar(), "y");
+    EXPECT_EQ(b[1].line(), 3);
+    // Plain ~ and an empty value are null; a quoted "null" is the string.
+    EXPECT_TRUE(root["n"].is_null());
+    EXPECT_TRUE(root["e"].is_null());
+    EXPECT_TRUE(root["e"].defined());
+    EXPECT_TRUE(root["q"].is_scalar());
+    EXPECT_EQ(root["q"].scalar(), "null");
+}
+
+TEST(Document, WhatIsNotThereIsUndefinedAndHarmless) {
+    Document d("a: [1, 2]\ns: text\n");
+    Node root = d.root();
+    EXPECT_FALSE(root["missing"]);
+    EXPECT_FALSE(root["missing"]["deeper"]);
+    EXPECT_FALSE(root["a"][2]);
+    EXPECT_FALSE(root["a"]["key"]);  // a list has no keys
+    EXPECT_FALSE(root["s"]["key"]);  // nor has a scalar (yaml-cpp's own tree throws here)
+    EXPECT_FALSE(root["s"][0]);
+    EXPECT_EQ(root["s"].size(), 0u);
+    EXPECT_EQ(root["a"].scalar(), "");
+    EXPECT_EQ(root["missing"].line(), -1);
+    int pairs = 0;
+    for (auto p : root["a"].pairs()) pairs += p.first.defined();
+    EXPECT_EQ(pairs, 0);
+}
+
+TEST(Document, DuplicateKeysStayForTheReaderToReport) {
+    Document d("k: first\nother: 1\nk: second\n");
+    std::string keys;
+    for (auto [k, v] : d.root().pairs()) keys += k.scalar() + "=" + v.scalar() + " ";
+    EXPECT_EQ(keys, "k=first other=1 k=second ");
+    EXPECT_EQ(d.root()["k"].scalar(), "first");
+}
+
+TEST(Document, AnAliasIsTheAnchoredNodeNotACopy) {
+    // Nine levels of nine aliases: a tree copied per alias would hold 9^9 nodes.
+    std::string text = "l0: &l0 [x, x, x, x, x, x, x, x, x]\n";
+    for (int i = 1; i <= 9; ++i) {
+        text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " [";
+        for (int k = 0; k < 9; ++k) text += (k ? ", *l" : "*l") + std::to_string(i - 1);
+        text += "]\n";
+    }
+    Document d(text);
+    EXPECT_LT(d.nodes(), 200u);
+    Node top = d.root()["l9"];
+    ASSERT_EQ(top.size(), 9u);
+    EXPECT_EQ(top[8][8][8][8][8][8][8][8][8][8].scalar(), "x");
+}
+
+TEST(Document, EmptyTextIsANullRootAndBadYamlThrowsWithItsPlace) {
+    EXPECT_TRUE(Document("").root().is_null());
+    EXPECT_TRUE(Document("# only a comment\n").root().is_null());
+    try {
+        Document d("a: [1, 2\nb: 3\n");
+        FAIL() << "parsed";
+    } catch (const YAML::ParserException& e) {
+        EXPECT_GE(e.mark.line, 0);
+    }
+    EXPECT_THROW(Document("a: *nowhere\n"), YAML::ParserException);
+}
+
+TEST(Document, OnlyTheFirstDocumentCounts) {
+    Document d("a: 1\n---\nb: 2\n");
+    EXPECT_EQ(d.root()["a"].scalar(), "1");
+    EXPECT_FALSE(d.root()["b"]);
+}
+
+// The reader over this tree still places each problem: line and column of the value, or of the key when
+// the key is the problem.
+TEST(Document, ConfigErrorsKeepTheirPlaces) {
+    auto r = glbd::conf::load_text("cluster: {id: eu-1, instance: a}\nlisten:\n  dns: [\"127.0.0.1:53\"]\n"
+                                   "zones:\n  - origin: glb.example.com\n    nameservers: [{name: ns.glb.example.com, addresses: [192.0.2.1]}]\n"
+                                   "hosts:\n  - name: a.glb.example.com\n    ttl: many\n    bogus: 1\n    endpoints: [192.0.2.10]\n",
+                                   "t.yaml");
+    std::string all;
+    for (const auto& e : r.errors) all += e.str() + "\n";
+    ASSERT_EQ(r.errors.size(), 2u) << all;
+    EXPECT_NE(all.find("t.yaml:9:10: hosts[0].ttl: must be an integer"), std::string::npos) << all;
+    EXPECT_NE(all.find("t.yaml:10:5: hosts[0].bogus: unknown key"), std::string::npos) << all;
+}
