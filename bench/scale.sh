@@ -67,7 +67,7 @@ with open(f"{d}/glbd.yaml", "w") as f:
 origins = []  # as glbd writes them (format 2: hosts as rows)
 for c in range(1, clusters):
     origins.append({"cluster": f"c{c:02d}", "instance": "bench", "version": now, "heartbeat": now, "overrides": {},
-                    "hosts": [[f"h{h}.glb.example.test", 60, [[t, True] for t in endpoints(c, h)], [100 + c, geo(c), False]]
+                    "hostCount": hosts, "hosts": [[f"h{h}.glb.example.test", 60, [[t, True] for t in endpoints(c, h)], [100 + c, geo(c), False]]
                               for h in range(hosts)]})
 with open(f"{d}/state/state.json", "w") as f:
     json.dump({"format": 2, "saved": now, "origins": origins}, f, separators=(",", ":"))

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace glbd::sync {
@@ -39,6 +40,8 @@ void put_state(std::string& out, const InstanceState& s) {
     out += ',', put_key(out, "incarnation"), out += std::to_string(s.incarnation);
     out += ',', put_key(out, "version"), out += std::to_string(s.version);
     out += ',', put_key(out, "heartbeat"), out += std::to_string(s.heartbeat);
+    // The count first, so a reader holds the hosts in one array of the right size (no growing, no copies).
+    out += ',', put_key(out, "hostCount"), out += std::to_string(s.hosts.size());
     out += ',', put_key(out, "hosts"), out += '[';
     for (size_t i = 0; i < s.hosts.size(); ++i) {  // [name, ttl, [[target, healthy], ...], [weight, geo, defaultGeo]]
         const HostEntry& h = s.hosts[i];
@@ -120,6 +123,7 @@ private:
     uint32_t item_ = 0;  // in a row: the place of the next value
     std::vector<uint32_t> item_stack_;
     InstanceState cur_;
+    uint64_t host_count_ = 0;  // the origin's "hostCount", when it came before its "hosts"
     std::string override_target_;
     OverrideEntry override_{};
 
@@ -159,6 +163,7 @@ private:
                 else if (key_ == "version") cur_.version = number(v, UINT64_MAX), seen_ |= 4;
                 else if (key_ == "incarnation") cur_.incarnation = number(v, UINT64_MAX);
                 else if (key_ == "heartbeat") cur_.heartbeat = number(v, UINT64_MAX);
+                else if (key_ == "hostCount") host_count_ = number(v, UINT64_MAX);  // a hint: capped, never trusted
                 else if (key_ == "location") {
                     std::string where = text(v);
                     cur_.location = parse_location(where);
@@ -245,12 +250,13 @@ private:
                     break;
                 case In::origins:
                     if (!object) bad("an origin is not an object");
-                    cur_ = InstanceState{}, next = In::origin;
+                    cur_ = InstanceState{}, host_count_ = 0, next = In::origin;
                     break;
                 case In::origin:
                     if (key_ == "hosts") {
                         if (object) bad("\"hosts\" is not an array");
                         cur_.hosts.clear(), seen_ |= 8, next = In::hosts;
+                        cur_.hosts.reserve(std::min<uint64_t>(host_count_, ReportLimits::kMaxHosts));
                     } else if (key_ == "overrides") {
                         if (!object) bad("\"overrides\" is not an object");
                         cur_.overrides.clear(), seen_ |= 16, next = In::overrides;

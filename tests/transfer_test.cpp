@@ -463,6 +463,35 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     EXPECT_EQ(read[0].incarnation, 7u);
 }
 
+// Each origin says how many hosts follow ("hostCount"), so the reader sizes its list once. The count is a
+// hint: a file whose count is wrong, or has none (earlier versions), reads the hosts that are there, in a
+// list no larger than they need.
+TEST(StateDir, TheHostCountSizesTheListAndIsOnlyAHint) {
+    InstanceState s;
+    s.cluster = "us", s.instance = "b", s.version = 1;
+    for (int i = 0; i < 3; ++i) s.hosts.push_back(HostEntry{"h" + std::to_string(i) + ".glb.test", 30, std::nullopt, {{"192.0.2.1", true}}});
+    std::stringstream file;
+    write_state_file(file, {s}, 1);
+    EXPECT_NE(file.str().find(R"("hostCount":3,"hosts":[)"), std::string::npos) << file.str();
+    auto back = read_state_file(file);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].hosts, s.hosts);
+    EXPECT_EQ(back[0].hosts.vec().capacity(), 3u);
+    auto with_count = [](const std::string& count) {
+        std::stringstream in(R"({"format":2,"saved":1,"origins":[{"cluster":"us","instance":"b","version":1,)" + count +
+                             R"("hosts":[["a.glb.test",60,[]],["b.glb.test",60,[]]],"overrides":{}}]})");
+        return read_state_file(in);
+    };
+    for (const char* count : {R"("hostCount":99999999999,)", R"("hostCount":1,)", R"("hostCount":0,)", ""}) {
+        auto read = with_count(count);
+        ASSERT_EQ(read.size(), 1u) << count;
+        ASSERT_EQ(read[0].hosts.size(), 2u) << count;
+        EXPECT_EQ(read[0].hosts[1].host, "b.glb.test") << count;
+        EXPECT_EQ(read[0].hosts.vec().capacity(), 2u) << count;
+    }
+    EXPECT_THROW(with_count(R"("hostCount":"many",)"), std::exception);
+}
+
 // What is wrong is named: the field missing, the value of the wrong type, where the text stops being JSON.
 TEST(StateDir, AMalformedFileSaysWhatIsWrong) {
     auto error_of = [](const std::string& text) -> std::string {
