@@ -170,8 +170,8 @@ bool Daemon::reload() {
     }
     config_ = std::move(next);
     ++hosts_generation_;
-    if (kube_) file_hosts_ = config_.hosts;  // what merge_kubernetes() starts from
     if (kube_) {
+        file_hosts_ = config_.hosts;  // what merge_kubernetes() starts from
         kube_->set_zones(config_.zones);
         merge_kubernetes();
     }

@@ -212,8 +212,9 @@ uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::
 
 // Waits (serving the targets) until every server answers every geo from the merged view, with every
 // endpoint's first health check passed; false after 60 s (under ThreadSanitizer beside other tests: 6-17 s,
-// once over 30 s in CI). The targets are served between any two questions: a question waits up to 100 ms, and a target that went unserved for longer than a probe's timeout would
-// fail its probe (on a loaded machine, with sanitizers, the servers answer slowly).
+// once over 30 s in CI). The targets are served between any two questions: a question waits up to
+// 100 ms, and a target that went unserved for longer than a probe's timeout would fail its probe (on a
+// loaded machine, with sanitizers, the servers answer slowly).
 bool wait_converged(uv_loop_t* loop) {
     auto converged = [loop] {
         for (const auto& c : kClusters) {
