@@ -75,6 +75,10 @@ TEST(Document, AnAliasIsTheAnchoredNodeNotACopy) {
     Node top = d.root()["l9"];
     ASSERT_EQ(top.size(), 9u);
     EXPECT_EQ(top[8][8][8][8][8][8][8][8][8][8].scalar(), "x");
+    // An alias inside the node it names is a cycle: walking it by keys goes round, never copies.
+    Document loop("a: &x {b: *x, v: 1}\n");
+    EXPECT_EQ(loop.nodes(), 6u);  // the root, a, the map, b, v, 1: the alias adds none
+    EXPECT_EQ(loop.root()["a"]["b"]["b"]["b"]["v"].scalar(), "1");
 }
 
 TEST(Document, EmptyTextIsANullRootAndBadYamlThrowsWithItsPlace) {
