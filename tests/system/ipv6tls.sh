@@ -29,7 +29,9 @@ python3 "$(dirname "$0")/../tools/targets.py" --https "[::1]:$TLS" --http "[::1]
 PIDS+=($!)
 wait_for 10 test -e "$WORK/t.ready" || fail "targets did not start"
 
-hc="interval: 500ms, timeout: 400ms, failureThreshold: 1"
+# A probe's timeout well above the Python target's TLS handshake on a busy machine (under ThreadSanitizer
+# beside other tests, 400 ms timed out now and then): what is tested is which certificates pass, not speed.
+hc="interval: 500ms, timeout: 2s, failureThreshold: 1"
 cat > "$WORK/a.yaml" <<YAML
 cluster: {id: a, instance: a-0}
 listen: {dns: ["$A:$PA", "[::1]:$PA"]}
@@ -78,8 +80,10 @@ for h in s["hosts"]:
 wait_for 20 bash -c "[[ \$(curl -s -g http://[::1]:$AP/healthz) == ok ]]" || fail "admin on [::1] not answering"
 wait_for 20 bash -c "$(declare -f state health_of); AP=$AP; [[ \$(health_of good.v6.test) == True* && \$(health_of plain.v6.test) == True* ]]" \
     || fail "verified HTTPS or IPv6 HTTP target not healthy: good: $(health_of good.v6.test) plain: $(health_of plain.v6.test)"
+# insecureSkipVerify: healthy at some point (without it, the untrusted name fails every probe).
+wait_for 20 bash -c "$(declare -f state health_of); AP=$AP; [[ \$(health_of skip.v6.test) == True* ]]" \
+    || fail "insecureSkipVerify did not accept the certificate: $(health_of skip.v6.test)"
 [[ $(health_of bad.v6.test) == False* ]] || fail "a certificate for another name was accepted: $(health_of bad.v6.test)"
-[[ $(health_of skip.v6.test) == True* ]] || fail "insecureSkipVerify did not accept the certificate: $(health_of skip.v6.test)"
 grep -q "health: bad.v6.test ::1 .*TLS error" "$WORK/a.log" || fail "no TLS error logged for the wrong name: $(grep bad.v6 "$WORK/a.log" | tail -2)"
 pass "HTTPS checks verify the name: good healthy, bad unhealthy ($(grep -o 'bad.v6.test ::1 .*' "$WORK/a.log" | head -1)), skip healthy; IPv6 HTTP target healthy"
 
