@@ -40,7 +40,7 @@ class Handler(BaseHTTPRequestHandler):
             "proto": "https" if isinstance(self.connection, ssl.SSLSocket) else "http",
             "path": self.path,
             "host": self.headers.get("Host"),
-            "sni": getattr(self.server, "last_sni", None),
+            "sni": getattr(self.connection, "sni", None),
             "peer": self.client_address[1],
             "headers": {k: v for k, v in self.headers.items()},
         }
@@ -78,13 +78,15 @@ def serve_http(addr, log_path, tls=None, handler=Handler):
     Server.address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
     srv = Server((host, port), handler)
     srv.log_path = log_path
-    srv.last_sni = None
     if tls:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(tls[0], tls[1])
 
+        # The name is kept on the connection's own socket: handshakes happen one after another in the
+        # accepting thread, requests later in their own threads, so a name kept on the server was the
+        # last handshake's, not always this request's.
         def sni(sock, name, _ctx):
-            srv.last_sni = name
+            sock.sni = name
 
         ctx.sni_callback = sni
         srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
