@@ -7,31 +7,33 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
+phase() { printf "== %s (at %dm%02ds)\n" "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 
-echo "== build (RelWithDebInfo)"
+phase "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$JOBS"
-echo "== test (RelWithDebInfo)"
+phase "test (RelWithDebInfo)"
 ctest --test-dir build -j"$JOBS" --output-on-failure
 
-echo "== package (.deb: lintian, installed into Debian 12)"
+phase "package (.deb: lintian, installed into Debian 12)"
 bash tests/package/deb.sh build || [[ $? == 77 ]]  # 77: skipped (podman or lintian missing)
-echo "== image (podman, no registry)"
+phase "image (podman, no registry)"
 bash tests/package/image.sh || [[ $? == 77 ]]
 
-echo "== fuzz (libFuzzer with ASan + UBSan, ${GLBD_FUZZ_SECONDS:-15} s per target)"
+phase "fuzz (libFuzzer with ASan + UBSan, ${GLBD_FUZZ_SECONDS:-15} s per target)"
 bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-15}"
 
-echo "== build (ASan + UBSan)"
+phase "build (ASan + UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGLBD_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$JOBS"
-echo "== test (ASan + UBSan)"
+phase "test (ASan + UBSan)"
 # Less the tests labelled heavy (system.bigsync): at -O0 its 20 MB stateDir alone takes minutes to load.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$JOBS" --output-on-failure -LE heavy
 
-echo "== build (ThreadSanitizer, clang)"
+phase "build (ThreadSanitizer, clang)"
 CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLBD_TSAN=ON >/dev/null
 cmake --build build-tsan -j"$JOBS"
-echo "== test (ThreadSanitizer)"
+phase "test (ThreadSanitizer)"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -j"$JOBS" --output-on-failure
+phase "done"
