@@ -74,12 +74,12 @@ void Store::set_own(const InstanceState& own, uint64_t now_ms) {
     k.changed_generation = ++generation_;
 }
 
-void Store::load(const InstanceState& s, uint64_t now_ms) {
+void Store::load(InstanceState&& s, uint64_t now_ms) {
     if (s.origin() == own_) return;
     Known& k = known_[s.origin()];
     if (k.state.version > s.version) return;
     k.changed_generation = ++generation_;
-    k.state = s;
+    k.state = std::move(s);
     k.last_heard_ms = now_ms;  // a loaded cluster counts as just heard: it gets a full deadAfter
 }
 

@@ -67,8 +67,8 @@ public:
     Merge merge(const InstanceState& report, uint64_t age_ms, uint64_t now_ms);
     // Sets this instance's own state (never overwritten by peers).
     void set_own(const InstanceState& own, uint64_t now_ms);
-    // Loads a report as just heard (stateDir at start).
-    void load(const InstanceState& s, uint64_t now_ms);
+    // Loads a report as just heard (stateDir at start); the report moves into the store.
+    void load(InstanceState&& s, uint64_t now_ms);
     // A heartbeat without data (the origin did not change since the puller's generation): moves the
     // heartbeat only.
     // Returns true when the report's version is newer than what is known (a full pull is needed).
