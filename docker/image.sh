@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Builds the glbd image without a registry: Debian 12 base images made locally with debootstrap when
 # `debian:12` is not present (kept in the engine's storage, so the next run reuses them), then the
-# Dockerfile with --pull=never. Uses podman, else docker.
-#   bash docker/image.sh [--tag glbd:dev] [--mirror URL] [--save FILE.tar] [--base-only]
+# Dockerfile with --pull=never: from the source tree, or with --deb from a .deb already made (nothing
+# compiled). Uses podman, else docker.
+#   bash docker/image.sh [--tag glbd:dev] [--mirror URL] [--save FILE.tar] [--base-only] [--deb FILE.deb]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TAG=glbd:dev MIRROR=http://deb.debian.org/debian SAVE="" BASE_ONLY=0
+TAG=glbd:dev MIRROR=http://deb.debian.org/debian SAVE="" BASE_ONLY=0 DEB=""
 while (($#)); do
   case $1 in
     --tag) TAG=$2; shift ;;
     --mirror) MIRROR=$2; shift ;;
     --save) SAVE=$2; shift ;;
     --base-only) BASE_ONLY=1 ;;
+    --deb) DEB=$(realpath "$2"); shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
   shift
@@ -60,7 +62,16 @@ fi
 start=$(date +%s)
 pull=(--pull=never)
 [[ $ENGINE == docker ]] && pull=()  # docker build has no --pull=never; it uses a local image when there is one
-$ENGINE build "${pull[@]}" --network host -f docker/Dockerfile -t "$TAG" . >/dev/null
+if [[ -n $DEB ]]; then
+  # The package stands in for the Dockerfile's build stage (a named build context of that name, which
+  # podman and docker's BuildKit both take), so the build stage is not run; the context is empty.
+  debs=$(mktemp -d) context=$(mktemp -d)
+  trap 'rm -rf "$debs" "$context"' EXIT
+  cp "$DEB" "$debs/glbd.deb"
+  $ENGINE build "${pull[@]}" --network host --build-context build="$debs" -f docker/Dockerfile -t "$TAG" "$context"
+else
+  $ENGINE build "${pull[@]}" --network host -f docker/Dockerfile -t "$TAG" .
+fi >/dev/null
 echo "image.sh: built $TAG in $(( $(date +%s) - start )) s, $($ENGINE image inspect --format '{{.Size}}' "$TAG") bytes"
 if [[ -n $SAVE ]]; then
   $ENGINE save -o "$SAVE" "$TAG"

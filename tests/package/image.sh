@@ -3,8 +3,15 @@
 # networking on 127.0.0.230, the image must pass `glbd check` on a mounted config, answer over UDP and TCP on
 # port 53 as the non-root user glbd (10053) holding only CAP_NET_BIND_SERVICE, stop gracefully (exit 0) on
 # `podman stop`, leave no anonymous volume behind, and stay under 100 MB.
+# With --deb-from BUILD (tests/run-all.sh: the tree whose package the phase before has checked) the image
+# installs that tree's .deb (CPack) instead of compiling glbd again in the Dockerfile's build stage; the
+# build stage's package list is then checked against .ci/deps: every library CI builds with is installed
+# there too, so the stage that is not run cannot lack one.
+#   bash tests/package/image.sh [--deb-from BUILD]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+DEB_FROM=""
+[[ ${1:-} == --deb-from ]] && DEB_FROM=$2
 command -v podman >/dev/null || { echo "SKIP: podman is not installed"; exit 77; }
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/docker/podman/containers.conf}
 TAG=glbd:test NAME=glbd-image-test ADDR=127.0.0.230
@@ -15,7 +22,19 @@ trap cleanup EXIT
 
 volumes_before=$(podman volume ls -q | wc -l)
 start=$(date +%s)
-bash docker/image.sh --tag "$TAG"
+if [[ -n $DEB_FROM ]]; then
+  # The build stage installs what CI's own build needs, less what only the tests use.
+  stage=$(sed -n '/^FROM debian:12 AS build/,/^FROM /p' docker/Dockerfile | sed -n '/apt-get install/,/rm -rf/p')
+  for p in $(sed -n '/^PACKAGES=(/,/^)/p' .ci/deps | grep -oE '\b(lib[a-z0-9.+-]+-dev|nlohmann-json3-dev|build-essential|cmake|pkg-config)\b'); do
+    case $p in libgtest-dev|libgmock-dev|libclang-rt-*) continue ;; esac
+    grep -qw -- "$p" <<<"$stage" || fail "docker/Dockerfile's build stage does not install $p (.ci/deps does)"
+  done
+  echo "ok: the Dockerfile's build stage installs every build dependency .ci/deps has"
+  (cd "$DEB_FROM" && cpack -G DEB -B "$WORK/deb" >/dev/null)
+  bash docker/image.sh --tag "$TAG" --deb "$(ls "$WORK"/deb/glbd_*.deb)"
+else
+  bash docker/image.sh --tag "$TAG"
+fi
 echo "image built (base images included when missing) in $(( $(date +%s) - start )) s"
 
 cat > "$WORK/glbd.yaml" <<YAML
