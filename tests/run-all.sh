@@ -8,13 +8,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
+# ctest runs one test more than there are cores: system tests spend part of their time waiting on the
+# servers they start (measured on 2 cores: the release phase 183 -> 143 s, ThreadSanitizer 275 -> 230 s).
+TEST_JOBS=$((JOBS + 1))
 phase() { printf "== %s (at %dm%02ds)\n" "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 phase "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$JOBS"
 phase "test (RelWithDebInfo)"
-ctest --test-dir build -j"$JOBS" --output-on-failure
+ctest --test-dir build -j"$TEST_JOBS" --output-on-failure
 
 phase "package (.deb: lintian, installed into Debian 12)"
 bash tests/package/deb.sh build || [[ $? == 77 ]]  # 77: skipped (podman or lintian missing)
@@ -28,11 +31,11 @@ phase "fuzz (libFuzzer, ${GLBD_FUZZ_SECONDS:-15} s per target)"
 GLBD_FUZZ_BUILD=build-asan bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-15}"
 phase "test (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -j"$JOBS" --output-on-failure
+  ctest --test-dir build-asan -j"$TEST_JOBS" --output-on-failure
 
 phase "build (ThreadSanitizer, clang)"
 CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLBD_TSAN=ON >/dev/null
 cmake --build build-tsan -j"$JOBS"
 phase "test (ThreadSanitizer)"
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -j"$JOBS" --output-on-failure
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -j"$TEST_JOBS" --output-on-failure
 phase "done"
