@@ -8,9 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
-# ctest runs one test more than there are cores: system tests spend part of their time waiting on the
-# servers they start (measured on 2 cores: the release phase 183 -> 143 s, ThreadSanitizer 275 -> 230 s).
-TEST_JOBS=$((JOBS + 1))
+# ctest runs as many tests as there are cores. One more was faster (2 cores: the release phase 183 -> 143 s,
+# ThreadSanitizer 275 -> 230 s) but its second run lost system.kube in the ASan phase (a delete after a
+# restart without the API server not applied within 40 s), not yet explained: see the issue notes.
+TEST_JOBS=$JOBS
 phase() { printf "== %s (at %dm%02ds)\n" "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 phase "build (RelWithDebInfo)"
