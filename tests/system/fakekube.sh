@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fake API server the Kubernetes tests use (tools/fakekube.py) is driven here with the real kubectl, over
 # TLS with a bearer token, to show it behaves as an API server does for what glbd relies on: discovery,
-# apply (create, then a merge patch), get, label, a status merge patch that leaves spec alone, watch, delete,
+# apply (create, then a merge patch), get, label, a status merge patch that leaves spec alone, watch (also
+# from a list's resourceVersion, across deletes and relabels made before it opened), delete,
 # and a rotated token refused in its old form.
 source "$(dirname "$0")/lib.sh"
 # kubectl is not a Debian package: where it is missing the test is reported skipped (ctest exit code 77).
@@ -44,10 +45,30 @@ wait_for 10 bash -c "(( \$(wc -l < '$WORK/watch.out') >= 5 ))" || fail "kubectl 
 [[ $(head -2 "$WORK/watch.out" | tr '\n' ' ') == "shop 192.0.2.10 shop 192.0.2.10 " ]] || fail "watch: $(cat "$WORK/watch.out")"
 grep -q "shop 192.0.2.11" "$WORK/watch.out" || fail "watch missed the change: $(cat "$WORK/watch.out")"
 kill $watcher 2>/dev/null || true
+
+# A watch from a list's resourceVersion gets every change made after that list, judged by the object before
+# and after each change (as the API server's watch cache does), also for objects gone or relabelled by the
+# time the watch opens: a client that lists, then watches, must not miss a delete made between the two.
+rec() {  # NAME LABEL
+    printf 'apiVersion: kuadrant.io/v1alpha1\nkind: DNSRecord\nmetadata: {name: %s, namespace: gw, labels: {zone: %s}}\n' "$1" "$2"
+    printf 'spec: {rootHost: %s.glb.example.com, endpoints: [{dnsName: %s.glb.example.com, recordType: A, targets: [192.0.2.1]}]}\n---\n' "$1" "$1"
+}
+{ rec gone z; rec moved z; rec joined other; rec stays z; } | kubectl apply --validate=false -f - >/dev/null || fail "apply for the watch"
+api=/apis/kuadrant.io/v1alpha1/dnsrecords
+listed=$(kubectl get --raw "$api?labelSelector=zone%3Dz")
+rv=$(python3 -c 'import json,sys; l=json.load(sys.stdin); print(l["metadata"]["resourceVersion"], *sorted(o["metadata"]["name"] for o in l["items"]))' <<<"$listed")
+[[ ${rv#* } == "gone moved stays" ]] || fail "list with a selector: $rv"
+rv=${rv%% *}
+kubectl delete dnsrecord gone -n gw >/dev/null || fail "delete"
+kubectl label dnsrecord moved -n gw zone=other --overwrite >/dev/null || fail "relabel out"
+kubectl label dnsrecord joined -n gw zone=z --overwrite >/dev/null || fail "relabel in"
+events=$(kubectl get --raw "$api?watch=1&resourceVersion=$rv&labelSelector=zone%3Dz&timeoutSeconds=1" |
+    python3 -c 'import json,sys; print(" ".join(e["type"] + ":" + e["object"]["metadata"]["name"] for e in map(json.loads, sys.stdin) if e["type"] != "BOOKMARK"))')
+[[ $events == "DELETED:gone DELETED:moved ADDED:joined" ]] || fail "watch from the list's resourceVersion $rv: $events"
 echo "token-k-2" > "$WORK/k/token.new"
 cp "$WORK/k/token" "$WORK/k/token.old"
 mv "$WORK/k/token.new" "$WORK/k/token"   # the server now wants the new token; kubectl reads its tokenFile anew
 kubectl get dnsrecords -A >/dev/null 2>&1 || fail "the rotated token (re-read from tokenFile) was refused"
 curl -sk -H "Authorization: Bearer $(cat "$WORK/k/token.old")" "https://$K:$KP/apis/kuadrant.io/v1alpha1/dnsrecords" |
     grep -q '"code": 401' || fail "the old token was accepted"
-pass "kubectl against fakekube: discovery, apply (create, patch), get, label selectors, status patch, watch, delete, token rotation"
+pass "kubectl against fakekube: discovery, apply (create, patch), get, label selectors, status patch, watch (also from a list's resourceVersion), delete, token rotation"

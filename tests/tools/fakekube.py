@@ -32,7 +32,7 @@ class Store:
     def __init__(self, state_file):
         self.lock = threading.Condition()
         self.objects = {}  # (namespace, name) -> object
-        self.events = []   # (resourceVersion, type, object), oldest first
+        self.events = []   # (resourceVersion, type, object, previous object or None), oldest first
         self.rv = 1000
         self.oldest = 0    # watches from below this get 410
         self.expired = 0   # bumped by /fake/expire
@@ -55,10 +55,10 @@ class Store:
             import os
             os.replace(self.state_file + ".tmp", self.state_file)
 
-    def record(self, kind, obj):  # with the lock held
+    def record(self, kind, obj, prev=None):  # with the lock held; prev: the object before (DELETED: itself)
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
-        self.events.append((self.rv, kind, json.loads(json.dumps(obj))))
+        self.events.append((self.rv, kind, json.loads(json.dumps(obj)), prev))
         self.save()
         self.lock.notify_all()
 
@@ -234,7 +234,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, cur)
             if method == "DELETE":
                 del self.store.objects[key]
-                self.store.record("DELETED", cur)
+                self.store.record("DELETED", cur, json.loads(json.dumps(cur)))
                 return self.send_json(200, cur)
             if method in ("PATCH", "PUT"):
                 body = self.body()
@@ -254,7 +254,7 @@ class Handler(BaseHTTPRequestHandler):
                 if new.get("status") is None:
                     new.pop("status", None)
                 self.store.objects[key] = new
-                self.store.record("MODIFIED", new)
+                self.store.record("MODIFIED", new, json.loads(json.dumps(cur)))
                 return self.send_json(200, new)
         self.send_json(405, status(405, "MethodNotAllowed", method))
 
@@ -285,12 +285,11 @@ class Handler(BaseHTTPRequestHandler):
 
         with self.store.lock:
             if since == 0:  # "any": the current state as ADDED, then what follows
-                pending = [(self.store.rv, "ADDED", o) for o in self.store.objects.values()]
+                pending = [(self.store.rv, "ADDED", o, None) for o in self.store.objects.values()]
                 since = self.store.rv
             else:
                 pending = []
             expired_at_start = self.store.expired
-            seen = {k for k, o in self.store.objects.items() if visible(o)}
         last_bookmark = time.time()
         try:
             while time.time() < deadline:
@@ -302,16 +301,19 @@ class Handler(BaseHTTPRequestHandler):
                     if not pending:
                         self.store.lock.wait(timeout=0.2)
                         pending += [e for e in self.store.events if e[0] > since]
-                for rv, kind, obj in pending:
-                    key = (obj["metadata"]["namespace"], obj["metadata"]["name"])
+                for rv, kind, obj, prev in pending:
                     since = max(since, rv)
-                    now_visible = visible(obj) and kind != "DELETED"
+                    # As the API server's watch cache does (cacher.go, convertToWatchEvent): each event is
+                    # judged by the object before and after it, never by what exists when the watch opened,
+                    # so a watch from a list's resourceVersion sees a delete made between the two.
+                    now_visible = kind != "DELETED" and visible(obj)
+                    was_visible = prev is not None and visible(prev)
                     if now_visible:
-                        chunk({"type": "MODIFIED" if key in seen and kind != "ADDED" else "ADDED", "object": obj})
-                        seen.add(key)
-                    elif key in seen:
-                        chunk({"type": "DELETED", "object": obj})
-                        seen.discard(key)
+                        chunk({"type": "MODIFIED" if was_visible else "ADDED", "object": obj})
+                    elif was_visible:  # deleted, or no longer selected: the last state it was seen in
+                        gone = json.loads(json.dumps(prev))
+                        gone["metadata"]["resourceVersion"] = str(rv)
+                        chunk({"type": "DELETED", "object": gone})
                 pending = []
                 if bookmarks and time.time() - last_bookmark > 1:
                     chunk({"type": "BOOKMARK", "object": {"kind": KIND, "apiVersion": f"{GROUP}/{VERSION}",
