@@ -12,6 +12,8 @@
 #   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH]
 # Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0
 # (GLBD_CPUS=0,1 lets the measured glbd use both: its full builds then share hosts among two threads).
+# glbd runs with the environment the systemd unit and the image give it (malloc's heap on transparent huge
+# pages); GLIBC_TUNABLES= bash bench/scale.sh measures without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 HOSTS=10000 CLUSTERS=20 DURATION=10 REPEAT=3 GLBD=build-release/glbd
@@ -26,6 +28,7 @@ while (($#)); do
   esac
   shift
 done
+export GLIBC_TUNABLES=${GLIBC_TUNABLES-glibc.malloc.hugetlb=1}
 if [[ $GLBD == build-release/glbd ]]; then
   cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
   cmake --build build-release -j"$(nproc)" --target glbd >/dev/null

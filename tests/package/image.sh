@@ -2,7 +2,7 @@
 # The container image, built and run: docker/image.sh builds it without a registry; then, with host
 # networking on 127.0.0.230, the image must pass `glbd check` on a mounted config, answer over UDP and TCP on
 # port 53 as the non-root user glbd (10053) holding only CAP_NET_BIND_SERVICE, stop gracefully (exit 0) on
-# `podman stop`, leave no anonymous volume behind, and stay under 100 MB.
+# `podman stop`, leave no anonymous volume behind, and stay under 100 MB; glbd runs with malloc's heap on huge pages.
 # With --deb-from BUILD (tests/run-all.sh: the tree whose package the phase before has checked) the image
 # installs that tree's .deb (CPack) instead of compiling glbd again in the Dockerfile's build stage; the
 # build stage's package list is then checked against .ci/deps: every library CI builds with is installed
@@ -71,6 +71,8 @@ echo "ok: answers over UDP and TCP on $ADDR:53"
 caps=$(podman exec "$NAME" grep -E '^Cap(Eff|Prm):' /proc/1/status | awk '{print $2}' | sort -u)
 [[ $caps == 0000000000000400 ]] || fail "capabilities of glbd: $caps (want only cap_net_bind_service, 0x400)"
 echo "ok: runs as glbd (10053:10053) with only cap_net_bind_service"
+cat "/proc/$(podman inspect --format '{{.State.Pid}}' "$NAME")/environ" | tr '\0' '\n' | grep -qx GLIBC_TUNABLES=glibc.malloc.hugetlb=1 ||
+    fail "glbd's malloc does not ask for huge pages (GLIBC_TUNABLES, docker/README.md)"
 
 podman stop -t 10 "$NAME" >/dev/null
 code=$(podman inspect --format '{{.State.ExitCode}}' "$NAME")
