@@ -44,6 +44,16 @@ q $A $P www.example.test A | contains 'flags: qr aa;' || fail "AA flag not set"
 kdig @$A -p $P +tcp shop.example.test A | contains 'status: NOERROR' || fail "kdig over TCP"
 pass "UDP/TCP on IPv4 and IPv6, kdig and dig"
 
+# Each UDP thread (one per core per address) asks for a 100 us scheduler slice (server/net/README.md);
+# Linux 6.12+ grants it, and shows it where the kernel has scheduler debugging (/proc/PID/task/TID/sched).
+IFS=. read -r kmaj kmin _ <<<"$(uname -r)"
+if (( kmaj > 6 || (kmaj == 6 && kmin >= 12) )) && grep -qs '^se.slice' /proc/"$PID_core"/task/*/sched; then
+    short=$(grep -h '^se.slice' /proc/"$PID_core"/task/*/sched | awk '$3 == 100000' | wc -l)
+    cpus=$(getconf _NPROCESSORS_ONLN)  # threads: 0 is one UDP thread per online CPU and address
+    (( short == 2 * cpus )) || fail "$short thread(s) with a 100 us slice, want $(( 2 * cpus )) (UDP threads)"
+    pass "the $short UDP threads run with a 100 us scheduler slice"
+fi
+
 # Pipelining: 50 queries written at once on one TCP connection.
 "$DNSCLIENT" pipeline $A $P 50 www.example.test || fail "pipelining"
 pass "50 pipelined queries"
