@@ -212,8 +212,8 @@ struct DnsServer::UdpWorker {
     mmsghdr in_msgs[kBatch]{}, out_msgs[kBatch]{};
     iovec in_iov[kBatch]{}, out_iov[kBatch]{};
     sockaddr_storage peers[kBatch]{};
-    uint8_t in[kBatch][kUdpIn]{};
-    uint8_t out[kBatch][kUdpOut]{};
+    uint8_t in[kBatch][kUdpIn];  // not cleared: a page is touched when a datagram first needs it
+    uint8_t out[kBatch][kUdpOut];
 
     UdpWorker(DnsServer& s, int socket) : server(s), fd(socket), rrl(s.options_.rrl), reader(s.publisher_) {
         for (int i = 0; i < kBatch; ++i) {
