@@ -103,3 +103,21 @@ TEST(AnswerCache, OtherGenerationClientOrQueryBytesMiss) {
 }
 
 }  // namespace
+
+// The slots start as zeroed memory (so an idle thread's cache costs no resident memory): an untouched slot
+// must not answer any query, whatever the generation (0 included) or the client (the zero address included).
+TEST(AnswerCache, FreshCacheAnswersNothing) {
+    AnswerCache cache;
+    uint8_t out[1500];
+    QueryInfo qi;
+    geo::Address zero{};
+    for (const char* name : {"one.glb.test", "two.glb.test", "x"}) {
+        auto q = make_query(name, 1);
+        for (uint64_t gen : {uint64_t{0}, uint64_t{1}, UINT64_MAX}) {
+            EXPECT_EQ(cache.find(gen, zero, q.data(), q.size(), out, sizeof out, qi), 0u) << name << " gen " << gen;
+            EXPECT_EQ(cache.find(gen, addr("192.0.2.1"), q.data(), q.size(), out, sizeof out, qi), 0u) << name;
+        }
+    }
+    std::vector<uint8_t> header(12, 0);  // the shortest query that is looked up: a bare header
+    EXPECT_EQ(cache.find(0, zero, header.data(), header.size(), out, sizeof out, qi), 0u);
+}

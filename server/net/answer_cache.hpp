@@ -5,13 +5,17 @@
 // and the snapshot; answer() reports in QueryInfo::varies when it also drew a random number (a weighted
 // choice among several entries), and such answers are never kept, so weights hold query by query. The
 // key holds the publisher's generation: a new snapshot (a reload, a health or sync change) is never
-// answered from an older one. Two-way set-associative and fixed-size (allocated once, about 1.4 MB);
+// answered from an older one. Two-way set-associative and fixed-size (allocated once, about 1.4 MB, as
+// zeroed pages the kernel hands out when a slot is first written: an idle thread's cache costs no memory);
 // no lock (one thread).
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <type_traits>
 
 #include "geo/geo.hpp"
 #include "resolver/resolver.hpp"
@@ -25,7 +29,9 @@ public:
     static constexpr size_t kMaxQuery = 128;    // longer queries are not kept
     static constexpr size_t kMaxAnswer = 512;   // nor longer answers
 
-    AnswerCache() : slots_(new Slot[kSets * kWays]) {}
+    AnswerCache() : slots_(static_cast<Slot*>(std::calloc(kSets * kWays, sizeof(Slot)))) {
+        if (!slots_) throw std::bad_alloc();
+    }
 
     // Writes the remembered answer to `query` into `out` (with the query's ID) and returns its length,
     // or 0 when there is none.
@@ -65,10 +71,11 @@ public:
     }
 
 private:
+    // All zero is an empty slot: its qlen 0 matches no query (a query is at least a header long).
     struct Slot {
-        uint64_t generation = UINT64_MAX;  // never a publisher generation in practice
+        uint64_t generation;
         geo::Address from;
-        uint16_t qlen = 0, rlen = 0;
+        uint16_t qlen, rlen;
         QueryInfo info;
         uint8_t query[kMaxQuery];
         uint8_t answer[kMaxAnswer];
@@ -85,7 +92,11 @@ private:
         return static_cast<size_t>(h >> 54) % kSets;
     }
 
-    std::unique_ptr<Slot[]> slots_;
+    static_assert(std::is_trivially_copyable_v<Slot> && std::is_trivially_destructible_v<Slot>, "calloc'd slots");
+    struct Free {
+        void operator()(Slot* p) const { std::free(p); }
+    };
+    std::unique_ptr<Slot[], Free> slots_;
 };
 
 }  // namespace glbd
