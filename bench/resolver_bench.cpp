@@ -34,9 +34,12 @@ GlobalView view(int hosts, int clusters) {
     for (int c = 0; c < clusters; ++c) {
         ClusterView cv{"c" + std::to_string(c), true, {}, std::nullopt};
         for (int h = 0; h < hosts; ++h) {
-            HostEntry he{"h" + std::to_string(h) + ".glb.example.test", 60,
-                         conf::LoadBalancing{static_cast<uint16_t>(100 + c), geos[c % 8], c == 1}, {}};
-            he.endpoints.push_back({"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1), true});
+            HostEntry he{"h" + std::to_string(h) + ".glb.example.test",
+                         60,
+                         conf::LoadBalancing{static_cast<uint16_t>(100 + c), geos[c % 8], c == 1},
+                         {}};
+            he.endpoints.push_back(
+                {"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1), true});
             he.endpoints.push_back({"2001:db8:" + std::to_string(c) + "::" + std::to_string(h + 1), true});
             cv.hosts.push_back(std::move(he));
         }
@@ -96,7 +99,8 @@ void load_balanced(benchmark::State& state, int names) {
     test::QueryOpts o;
     o.ecs = test::ecs_payload("10.1.0.0/16");
     std::vector<std::vector<uint8_t>> queries;
-    for (int i = 0; i < names; ++i) queries.push_back(test::make_query("h" + std::to_string(i * hosts / names) + ".glb.example.test", 1, o));
+    for (int i = 0; i < names; ++i)
+        queries.push_back(test::make_query("h" + std::to_string(i * hosts / names) + ".glb.example.test", 1, o));
     run(state, *s, queries);
 }
 void BM_LoadBalancedEcs(benchmark::State& state) { load_balanced(state, 1); }
@@ -168,8 +172,10 @@ std::vector<geo::Address> random_addresses(bool v6) {
     for (auto& a : out) {
         for (auto& b : a.bytes) b = static_cast<uint8_t>(rng());
         a.family = v6 ? 6 : 4;
-        if (v6) a.bytes[0] = static_cast<uint8_t>(0x20 | (a.bytes[0] & 0x0f));
-        else std::fill(a.bytes.begin() + 4, a.bytes.end(), 0);
+        if (v6)
+            a.bytes[0] = static_cast<uint8_t>(0x20 | (a.bytes[0] & 0x0f));
+        else
+            std::fill(a.bytes.begin() + 4, a.bytes.end(), 0);
     }
     return out;
 }

@@ -77,7 +77,8 @@ void read_cluster(Reader& r, const Node& root, Config& c) {
         c.cluster.id = *v;
     }
     if (auto v = s.str("instance")) {
-        if (!is_instance_name(*v)) s.error("instance", "must be 1..253 characters of [A-Za-z0-9._-], got \"" + *v + "\"");
+        if (!is_instance_name(*v))
+            s.error("instance", "must be 1..253 characters of [A-Za-z0-9._-], got \"" + *v + "\"");
         c.cluster.instance = *v;
     }
     if (auto v = s["location"]) c.cluster.location = read_location(r, v, s.at("location"));
@@ -91,8 +92,9 @@ void read_cluster(Reader& r, const Node& root, Config& c) {
 void read_listen(Reader& r, const Node& root, Config& c) {
     auto n = root["listen"];
     if (!n) return r.error(root, "listen.dns", "required");
-    Section s(r, n, "listen", {"dns", "udpPayloadSize", "tcpMaxConnections", "tcpMaxConnectionsPerSource",
-                               "tcpMaxInflight", "tcpIdleTimeout"});
+    Section s(r, n, "listen",
+              {"dns", "udpPayloadSize", "tcpMaxConnections", "tcpMaxConnectionsPerSource", "tcpMaxInflight",
+               "tcpIdleTimeout"});
     if (!s) return;
     Listen& l = c.listen;
     if (auto dns = s["dns"]; !dns) {
@@ -176,14 +178,15 @@ void read_kubernetes(Reader& r, const Node& n, Config& c) {
     if (auto v = s.str("apiServer")) {
         k.api_server = *v;
         // Plain HTTP only to a loopback address (tests): the bearer token goes there too.
-        bool loopback = v->rfind("http://127.", 0) == 0 || v->rfind("http://[::1]", 0) == 0 ||
-                        v->rfind("http://localhost", 0) == 0;
+        bool loopback =
+            v->rfind("http://127.", 0) == 0 || v->rfind("http://[::1]", 0) == 0 || v->rfind("http://localhost", 0) == 0;
         if (!v->empty() && v->rfind("https://", 0) != 0 && !loopback) {
             s.error("apiServer", "must be an https:// URL (http:// only to a loopback address)");
         }
     }
     if (auto v = s.str("kubeconfig")) k.kubeconfig = *v;
-    if (!k.api_server.empty() && !k.kubeconfig.empty()) r.error(n, "kubernetes", "set apiServer or kubeconfig, not both");
+    if (!k.api_server.empty() && !k.kubeconfig.empty())
+        r.error(n, "kubernetes", "set apiServer or kubeconfig, not both");
     if (auto v = s["namespaces"]; v && r.seq(v, "kubernetes.namespaces")) {
         for (size_t i = 0; i < v.size(); ++i) {
             auto path = Reader::index("kubernetes.namespaces", i);
@@ -280,16 +283,19 @@ void read_rate_limit(Reader& r, const Node& n, Config& c) {
 void read_config(Reader& r, const Node& root, Config& c) {
     c.source = r.file();
     if (!root.defined() || root.is_null()) return r.error(root, "", "the config is empty");
-    Section s(r, root, "", {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers",
-                            "kubernetes", "stateDir", "log", "user", "rateLimit"});
+    Section s(r, root, "",
+              {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers", "kubernetes", "stateDir",
+               "log", "user", "rateLimit"});
     if (!s) return;
     read_cluster(r, root, c);
     read_listen(r, root, c);
     if (auto n = s["admin"]) read_admin(r, n, c);
     s.integer("threads", 0, 256, c.threads);
     if (auto n = s["geoip"]) read_geoip(r, n, c);
-    if (auto n = s["zones"]) read_zones(r, n, c);
-    else r.error(root, "zones", "required: at least one zone");
+    if (auto n = s["zones"])
+        read_zones(r, n, c);
+    else
+        r.error(root, "zones", "required: at least one zone");
     if (auto n = s["hosts"]) read_hosts(r, n, c);
     if (auto n = s["peers"]) read_peers(r, n, c);
     if (auto n = s["kubernetes"]) read_kubernetes(r, n, c);

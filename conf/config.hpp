@@ -104,7 +104,6 @@ struct Peers {
     Millis forget_after{86'400'000};  // an instance not heard from for this long is forgotten
 };
 
-
 // kubernetes: hosts from Kuadrant DNSRecords in this cluster's API server (sync/kube).
 struct Kubernetes {
     enum class Mode { coredns, controller };
@@ -129,7 +128,7 @@ struct Coordinates {
 
 struct Cluster {
     std::string id;
-    std::string instance;  // default: the host name
+    std::string instance;                 // default: the host name
     std::optional<Coordinates> location;  // cluster.location: where its endpoints are (nearest fallback, map)
 };
 
@@ -150,7 +149,7 @@ struct Admin {
 struct GeoIp {
     std::string database;  // a MaxMind DB or a location (libloc) database, told apart by its header
     std::vector<GeoNetwork> networks;
-    bool verify = false;   // a location database must carry a valid signature by signing_key
+    bool verify = false;  // a location database must carry a valid signature by signing_key
     std::string signing_key = "/var/lib/location/signing-key.pem";
     bool nearest = false;  // fallback: nearest (else default): no usable entry for the country or continent
                            // -> the nearest usable geo group by great-circle distance

@@ -39,8 +39,10 @@ void read_soa(Reader& r, const Node& n, const std::string& path, Zone& zone) {
     if (!s) return;
     for (auto [key, out] : {std::pair{"mname", &zone.soa.mname}, std::pair{"rname", &zone.soa.rname}}) {
         if (auto v = s.str(key)) {
-            if (wire::name_to_wire(*v)) *out = *v;
-            else s.error(key, "not a valid domain name: \"" + *v + "\"");
+            if (wire::name_to_wire(*v))
+                *out = *v;
+            else
+                s.error(key, "not a valid domain name: \"" + *v + "\"");
         }
     }
     s.integer("refresh", 0, kMaxTtl, zone.soa.refresh);
@@ -65,8 +67,10 @@ void read_nameservers(Reader& r, const Node& n, const std::string& path, Zone& z
             for (size_t k = 0; k < addrs.size(); ++k) {
                 std::string ap = Reader::index(s.at("addresses"), k);
                 if (auto a = r.str(addrs[k], ap)) {
-                    if (is_ip(*a)) ns.addresses.push_back(*a);
-                    else r.error(addrs[k], ap, "not an IP address: \"" + *a + "\"");
+                    if (is_ip(*a))
+                        ns.addresses.push_back(*a);
+                    else
+                        r.error(addrs[k], ap, "not an IP address: \"" + *a + "\"");
                 }
             }
         }
@@ -138,8 +142,9 @@ void read_load_balancing(Reader& r, const Node& n, const std::string& path, cons
 }
 
 void read_health_check(Reader& r, const Node& n, const std::string& path, Host& host) {
-    Section s(r, n, path, {"protocol", "port", "path", "interval", "timeout", "failureThreshold",
-                           "successThreshold", "expectedStatus", "headers", "insecureSkipVerify"});
+    Section s(r, n, path,
+              {"protocol", "port", "path", "interval", "timeout", "failureThreshold", "successThreshold",
+               "expectedStatus", "headers", "insecureSkipVerify"});
     if (!s) return;
     HealthCheck hc;
     if (auto p = s.choice("protocol", {"HTTP", "HTTPS", "TCP"})) {
@@ -205,12 +210,14 @@ void read_host(Reader& r, Section& s, std::set<std::string>& names, Config& c) {
     host.name = w ? wire::wire_to_name(*w) : "";
     if (!w || !is_lb_host_name(host.name)) return s.error("name", "not a valid host name: \"" + *text + "\"");
     if (!names.insert(host.name).second) s.error("name", "duplicate host " + host.name);
-    bool in_zone = std::any_of(c.zones.begin(), c.zones.end(),
-                               [&](const Zone& z) { return is_subdomain(host.name, z.origin); });
+    bool in_zone =
+        std::any_of(c.zones.begin(), c.zones.end(), [&](const Zone& z) { return is_subdomain(host.name, z.origin); });
     if (!in_zone && !c.zones.empty()) s.error("name", host.name + " is not in any configured zone");
     s.integer("ttl", 0, kMaxTtl, host.ttl);
-    if (auto eps = s["endpoints"]) read_endpoints(r, eps, s.at("endpoints"), host);
-    else r.error(s.node(), s.at("endpoints"), "required");
+    if (auto eps = s["endpoints"])
+        read_endpoints(r, eps, s.at("endpoints"), host);
+    else
+        r.error(s.node(), s.at("endpoints"), "required");
     if (auto lb = s["loadBalancing"]) read_load_balancing(r, lb, s.at("loadBalancing"), c, host);
     if (auto hc = s["healthCheck"]) read_health_check(r, hc, s.at("healthCheck"), host);
     c.hosts.push_back(std::move(host));

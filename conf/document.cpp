@@ -62,7 +62,8 @@ public:
         open_.push_back(&add(m, Node::Kind::sequence, anchor));
     }
     void OnSequenceEnd() override { open_.pop_back(); }
-    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
+                    YAML::EmitterStyle::value) override {
         open_.push_back(&add(m, Node::Kind::map, anchor));
     }
     void OnMapEnd() override { open_.pop_back(); }
@@ -91,7 +92,7 @@ private:
     }
 
     Document& doc_;
-    std::vector<Node::Data*> open_;  // the sequences and maps being filled, innermost last
+    std::vector<Node::Data*> open_;           // the sequences and maps being filled, innermost last
     std::vector<const Node::Data*> anchors_;  // by the parser's anchor number
 };
 

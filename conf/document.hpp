@@ -2,10 +2,10 @@
 //
 // yaml-cpp parses; its own node tree is not used: for a config of 10,000 hosts (1.5 MB of YAML, as
 // bench/scale.sh writes it) that tree took 88 MB and 750 ms to build and free, the parser's events alone
-// 8 MB and 160-290 ms, on a machine where a page fault costs 11-15 us. Here a node is one slot in the document's arena: its kind, its place (line, column),
-// its scalar text, and its children (a map's as key, value, key, value ...). An alias is the anchored
-// node itself, shared, never copied (no "billion laughs"). Handles (`Node`) are two pointers' worth and
-// valid while their `Document` lives; a handle to nothing (a missing key) is `!defined()`.
+// 8 MB and 160-290 ms, on a machine where a page fault costs 11-15 us. Here a node is one slot in the document's arena:
+// its kind, its place (line, column), its scalar text, and its children (a map's as key, value, key, value ...). An
+// alias is the anchored node itself, shared, never copied (no "billion laughs"). Handles (`Node`) are two pointers'
+// worth and valid while their `Document` lives; a handle to nothing (a missing key) is `!defined()`.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +21,8 @@ public:
     enum class Kind : unsigned char { undefined, null, scalar, sequence, map };
     struct Data {
         Kind kind = Kind::undefined;
-        int line = -1, column = -1;  // 0-based, as yaml-cpp counts; -1: no place (a missing node)
-        std::string text;            // a scalar's
+        int line = -1, column = -1;      // 0-based, as yaml-cpp counts; -1: no place (a missing node)
+        std::string text;                // a scalar's
         std::vector<const Data*> items;  // a sequence's elements; a map's keys and values, alternating
     };
 

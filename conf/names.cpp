@@ -10,8 +10,9 @@
 namespace glbd::conf {
 
 bool is_cluster_id(std::string_view s) {
-    return !s.empty() && s.size() <= 63 &&
-           std::all_of(s.begin(), s.end(), [](char ch) { return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-'; });
+    return !s.empty() && s.size() <= 63 && std::all_of(s.begin(), s.end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+    });
 }
 
 bool is_instance_name(std::string_view s) {

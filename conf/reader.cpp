@@ -134,8 +134,9 @@ std::optional<Millis> Reader::duration(const Node& n, const std::string& path, M
         return std::nullopt;
     }
     if (*d < lo || *d > hi) {
-        error(n, path, "must be between " + std::to_string(lo.count()) + "ms and " + std::to_string(hi.count()) +
-                           "ms, got " + shown(n));
+        error(n, path,
+              "must be between " + std::to_string(lo.count()) + "ms and " + std::to_string(hi.count()) + "ms, got " +
+                  shown(n));
         return std::nullopt;
     }
     return d;

@@ -13,8 +13,7 @@ namespace glbd::conf {
 void parse_zone_text(Reader& r, const std::string& text, const std::string& path, int first_line, Zone& zone,
                      std::vector<StaticRecord>& apex_ns) {
     const std::string& origin = zone.origin;
-    std::unique_ptr<FILE, int (*)(FILE*)> fp(fmemopen(const_cast<char*>(text.data()), text.size(), "r"),
-                                             fclose);
+    std::unique_ptr<FILE, int (*)(FILE*)> fp(fmemopen(const_cast<char*>(text.data()), text.size(), "r"), fclose);
     if (!fp) {
         r.error_at_line(first_line, path, "cannot read records");
         return;
@@ -55,8 +54,7 @@ void parse_zone_text(Reader& r, const std::string& text, const std::string& path
         ldns_buffer* buf = ldns_buffer_new(512);
         ldns_rr_rdata2buffer_wire(buf, rr);
         StaticRecord rec{*owner, static_cast<uint16_t>(ldns_rr_get_type(rr)), ldns_rr_ttl(rr),
-                         std::string(reinterpret_cast<const char*>(ldns_buffer_begin(buf)),
-                                     ldns_buffer_position(buf))};
+                         std::string(reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf))};
         ldns_buffer_free(buf);
         if (rec.type == LDNS_RR_TYPE_SOA) {
             if (owner_name != origin) {

@@ -48,7 +48,8 @@ GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& n
         loc_ = std::make_unique<const LocationDb>(database, options.verify, options.signing_key);
     } else if (!database.empty()) {
         if (options.verify) {
-            throw std::runtime_error("geoip.verify: \"" + database + "\" is not a location (libloc) database; only those carry a signature");
+            throw std::runtime_error("geoip.verify: \"" + database +
+                                     "\" is not a location (libloc) database; only those carry a signature");
         }
         int rc = MMDB_open(database.c_str(), MMDB_MODE_MMAP, &mmdb_);
         if (rc != MMDB_SUCCESS) {
@@ -80,8 +81,9 @@ std::string GeoDb::describe() const {
                (loc_->verified() ? "verified" : "not checked (geoip.verify: false)") + "; " + nets;
     }
     if (has_mmdb_) {
-        return std::string("MaxMind DB ") + database_ + " (" + (mmdb_.metadata.database_type ? mmdb_.metadata.database_type : "?") +
-               ", built " + date(static_cast<std::time_t>(mmdb_.metadata.build_epoch)) + "); " + nets;
+        return std::string("MaxMind DB ") + database_ + " (" +
+               (mmdb_.metadata.database_type ? mmdb_.metadata.database_type : "?") + ", built " +
+               date(static_cast<std::time_t>(mmdb_.metadata.build_epoch)) + "); " + nets;
     }
     return "no database; " + nets;
 }
@@ -170,7 +172,8 @@ Location GeoDb::locate_mmdb(const Address& addr, uint8_t trie_prefix, Location l
     sockaddr_storage ss{};
     addr.to_sockaddr(0, ss);
     int err = 0;
-    MMDB_lookup_result_s res = MMDB_lookup_sockaddr(const_cast<MMDB_s*>(&mmdb_), reinterpret_cast<const sockaddr*>(&ss), &err);
+    MMDB_lookup_result_s res =
+        MMDB_lookup_sockaddr(const_cast<MMDB_s*>(&mmdb_), reinterpret_cast<const sockaddr*>(&ss), &err);
     if (err != MMDB_SUCCESS) return loc;
     unsigned netmask = res.netmask;
     if (addr.family == 4 && mmdb_.metadata.ip_version == 6) netmask = netmask >= 96 ? netmask - 96 : 0;

@@ -51,8 +51,11 @@ class GeoDb {
 public:
     // `database` is a MaxMind DB or a location (libloc) database, told apart by its header. Throws
     // std::runtime_error naming the file and the problem (missing, damaged, badly signed).
-    GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks, const DatabaseOptions& options = {});
-    static DatabaseOptions options_of(const conf::Config& c) { return DatabaseOptions{c.geoip.verify, c.geoip.signing_key}; }
+    GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks,
+          const DatabaseOptions& options = {});
+    static DatabaseOptions options_of(const conf::Config& c) {
+        return DatabaseOptions{c.geoip.verify, c.geoip.signing_key};
+    }
     ~GeoDb();
     GeoDb(const GeoDb&) = delete;
     GeoDb& operator=(const GeoDb&) = delete;

@@ -121,7 +121,8 @@ LocationDb::LocationDb(const std::string& path, bool verify, const std::string& 
     auto fail = [&](const std::string& why) { return std::runtime_error("geoip.database \"" + path + "\": " + why); };
     Ref<loc_ctx, loc_unref> ctx;
     if (loc_new(&ctx.p) != 0) throw fail("cannot start libloc");
-    loc_set_log_fn(ctx.p, [](loc_ctx*, int, const char*, int, const char*, const char*, va_list) {});  // errors are ours to report
+    loc_set_log_fn(
+        ctx.p, [](loc_ctx*, int, const char*, int, const char*, const char*, va_list) {});  // errors are ours to report
     File f{std::fopen(path.c_str(), "r")};
     if (!f.f) throw fail(std::strerror(errno));
     Ref<loc_database, loc_database_unref> db;
@@ -129,7 +130,8 @@ LocationDb::LocationDb(const std::string& path, bool verify, const std::string& 
     if (verify) {
         File key{std::fopen(key_path.c_str(), "r")};
         if (!key.f) throw fail("cannot read the signing key \"" + key_path + "\": " + std::strerror(errno));
-        if (loc_database_verify(db.p, key.f) != 0) throw fail("its signature does not verify with \"" + key_path + "\" (unsigned or tampered with)");
+        if (loc_database_verify(db.p, key.f) != 0)
+            throw fail("its signature does not verify with \"" + key_path + "\" (unsigned or tampered with)");
         verified_ = true;
     }
     created_at_ = loc_database_created_at(db.p);
@@ -151,7 +153,8 @@ LocationDb::LocationDb(const std::string& path, bool verify, const std::string& 
     };
     {
         Ref<loc_database_enumerator, loc_database_enumerator_unref> e;
-        if (loc_database_enumerator_new(&e.p, db.p, LOC_DB_ENUMERATE_COUNTRIES, 0) != 0) throw fail("cannot list its countries");
+        if (loc_database_enumerator_new(&e.p, db.p, LOC_DB_ENUMERATE_COUNTRIES, 0) != 0)
+            throw fail("cannot list its countries");
         for (;;) {
             Ref<loc_country, loc_country_unref> c;
             if (loc_database_enumerator_next_country(e.p, &c.p) != 0) throw fail("damaged country table");
@@ -163,7 +166,8 @@ LocationDb::LocationDb(const std::string& path, bool verify, const std::string& 
     Flattener v4(32), v6(128);
     {
         Ref<loc_database_enumerator, loc_database_enumerator_unref> e;
-        if (loc_database_enumerator_new(&e.p, db.p, LOC_DB_ENUMERATE_NETWORKS, 0) != 0) throw fail("cannot list its networks");
+        if (loc_database_enumerator_new(&e.p, db.p, LOC_DB_ENUMERATE_NETWORKS, 0) != 0)
+            throw fail("cannot list its networks");
         for (;;) {
             Ref<loc_network, loc_network_unref> n;
             if (loc_database_enumerator_next_network(e.p, &n.p) != 0) throw fail("damaged network tree");
@@ -208,7 +212,8 @@ LocationDb::Hit LocationDb::lookup(const Address& a) const noexcept {
 size_t LocationDb::bytes() const {
     size_t n = v4_start_.capacity() * sizeof(uint32_t) + v4_country_.capacity() * sizeof(int16_t) +
                v6_start_.capacity() * sizeof(v6_start_[0]) + v6_country_.capacity() * sizeof(int16_t);
-    for (size_t i = 0; i < codes_.size(); ++i) n += sizeof(std::string) * 2 + codes_[i].capacity() + continents_[i].capacity();
+    for (size_t i = 0; i < codes_.size(); ++i)
+        n += sizeof(std::string) * 2 + codes_[i].capacity() + continents_[i].capacity();
     return n;
 }
 

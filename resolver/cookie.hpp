@@ -23,9 +23,9 @@ using Secret = std::array<uint8_t, 16>;
 uint64_t siphash24(const Secret& key, const uint8_t* data, size_t len) noexcept;
 
 constexpr size_t kClientLen = 8;
-constexpr size_t kServerLen = 16;  // RFC 9018
-constexpr uint32_t kMaxAgeS = 3600;  // a server cookie older than an hour is not accepted
-constexpr uint32_t kMaxAheadS = 300; // nor one from more than five minutes in the future
+constexpr size_t kServerLen = 16;     // RFC 9018
+constexpr uint32_t kMaxAgeS = 3600;   // a server cookie older than an hour is not accepted
+constexpr uint32_t kMaxAheadS = 300;  // nor one from more than five minutes in the future
 
 // Writes the 16-byte server cookie for `client_cookie` and `client` at `now_s` into `out`.
 void make_server_cookie(const Secret& secret, const uint8_t* client_cookie, const Address& client, uint32_t now_s,

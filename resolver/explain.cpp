@@ -34,7 +34,8 @@ geo::Address located_address(const ExplainRequest& req) {
         return a;
     }
     geo::Address a = *req.subnet;
-    for (unsigned bit = req.subnet_len; bit < a.bits(); ++bit) a.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+    for (unsigned bit = req.subnet_len; bit < a.bits(); ++bit)
+        a.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
     uint8_t source = req.subnet_len;
     a.unmap(&source);
     return a;
@@ -65,8 +66,10 @@ std::vector<Explanation::Endpoint> endpoints_of(const std::byte* plan, uint32_t 
                 geo::Address addr;
                 addr.family = static_cast<uint8_t>(family);
                 std::memcpy(addr.bytes.data(), plan + from + i * len, len);
-                if (mode == 0) healthy.insert(addr.str());
-                else out.push_back({addr.str(), healthy.count(addr.str()) > 0});
+                if (mode == 0)
+                    healthy.insert(addr.str());
+                else
+                    out.push_back({addr.str(), healthy.count(addr.str()) > 0});
             }
         }
     };
@@ -80,8 +83,7 @@ std::vector<Explanation::Endpoint> endpoints_of(const std::byte* plan, uint32_t 
 }
 
 // The entries a group can answer with: those of its every-entry picks (A and AAAA).
-void candidates_of(const Host& host, const std::byte* plan, const plan::Group& g,
-                   Explanation& e) {
+void candidates_of(const Host& host, const std::byte* plan, const plan::Group& g, Explanation& e) {
     std::set<uint16_t> seen;
     for (int q : {0, 1}) {
         if (g.pick[q][1] == 0) continue;
@@ -90,7 +92,8 @@ void candidates_of(const Host& host, const std::byte* plan, const plan::Group& g
         for (uint32_t i = 0; i < p.count; ++i) {
             if (!seen.insert(choices[i].entry).second || choices[i].entry >= host.entries.size()) continue;
             const Entry& en = host.entries[choices[i].entry];
-            e.candidates.push_back({host.cluster(en), host.geo(en), en.weight, en.usable, endpoints_of(plan, choices[i].answers)});
+            e.candidates.push_back(
+                {host.cluster(en), host.geo(en), en.weight, en.usable, endpoints_of(plan, choices[i].answers)});
         }
     }
 }
@@ -127,11 +130,17 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
         const plan::Group* g = trace.order[i];
         std::string role = trace.role[i];
         std::string result;
-        if (!g) result = "no group";
-        else if (g->entries == 0) result = "no entry";
-        else if (g == choice.group) result = choice.fail_open ? "chosen: none usable anywhere, answered as if healthy" : "chosen", passed = true;
-        else if (passed) result = "not needed";
-        else result = "none usable";
+        if (!g)
+            result = "no group";
+        else if (g->entries == 0)
+            result = "no entry";
+        else if (g == choice.group)
+            result = choice.fail_open ? "chosen: none usable anywhere, answered as if healthy" : "chosen",
+            passed = true;
+        else if (passed)
+            result = "not needed";
+        else
+            result = "none usable";
         e.steps.push_back({role, g ? group_geo(host, plan, *g, role) : "", result});
         if (role == "nearest" && g && g->has_point && e.has_point) {
             e.steps.back().km = geo::distance_km(geo::Point{e.lat, e.lon}, geo::Point{g->lat, g->lon});
@@ -149,9 +158,11 @@ void real_answer(const Snapshot& snap, const std::string& qname, const ExplainRe
     size_t rd = q.begin_rdata();
     if (req.subnet) {
         size_t n = (req.subnet_len + 7u) / 8;
-        q.u16(8), q.u16(static_cast<uint16_t>(4 + n)), q.u16(req.subnet->family == 4 ? 1 : 2), q.u8(req.subnet_len), q.u8(0);
+        q.u16(8), q.u16(static_cast<uint16_t>(4 + n)), q.u16(req.subnet->family == 4 ? 1 : 2), q.u8(req.subnet_len),
+            q.u8(0);
         geo::Address masked = *req.subnet;
-        for (unsigned bit = req.subnet_len; bit < masked.bits(); ++bit) masked.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
+        for (unsigned bit = req.subnet_len; bit < masked.bits(); ++bit)
+            masked.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
         q.bytes(std::string_view(reinterpret_cast<const char*>(masked.bytes.data()), n));
     }
     q.end_rdata(rd);

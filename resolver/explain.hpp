@@ -15,9 +15,9 @@
 namespace glbd {
 
 struct ExplainRequest {
-    std::string name;            // presentation form
-    uint16_t qtype = 1;          // A
-    geo::Address client;         // the resolver's address (ECS absent)
+    std::string name;                    // presentation form
+    uint16_t qtype = 1;                  // A
+    geo::Address client;                 // the resolver's address (ECS absent)
     std::optional<geo::Address> subnet;  // an ECS client subnet: its address and...
     uint8_t subnet_len = 0;              // ...its source prefix length
 };

@@ -42,7 +42,8 @@ public:
     using const_iterator = typename std::vector<T>::const_iterator;
 
     CowVector() = default;
-    CowVector(std::vector<T> v) : p_(v.empty() ? nullptr : std::make_shared<std::vector<T>>(std::move(v))) {}  // NOLINT: implicit
+    CowVector(std::vector<T> v)
+        : p_(v.empty() ? nullptr : std::make_shared<std::vector<T>>(std::move(v))) {}  // NOLINT: implicit
     CowVector(std::initializer_list<T> l) : CowVector(std::vector<T>(l)) {}
 
     [[nodiscard]] const std::vector<T>& vec() const { return p_ ? *p_ : none(); }
@@ -67,7 +68,9 @@ public:
     T& back() { return own().back(); }
     void push_back(T v) { own().push_back(std::move(v)); }
     template <class... A>
-    T& emplace_back(A&&... a) { return own().emplace_back(std::forward<A>(a)...); }
+    T& emplace_back(A&&... a) {
+        return own().emplace_back(std::forward<A>(a)...);
+    }
     void pop_back() { own().pop_back(); }
     iterator erase(iterator first, iterator last) { return own().erase(first, last); }  // from begin(): already own
     iterator erase(iterator at) { return own().erase(at); }

@@ -63,7 +63,6 @@ struct Lookup {
     std::string_view cut;  // delegation point (suffix of the looked-up name)
 };
 
-
 class Responder {
 public:
     Responder(const Snapshot& snap, const uint8_t* q, size_t len, const Client& client, uint8_t* out, size_t cap,
@@ -91,7 +90,8 @@ private:
     void write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const uint8_t* rdata,
                   size_t len);
     // A record whose rdata is one (compressible) name, e.g. a CNAME to a hostname endpoint.
-    void write_name_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, std::string_view target);
+    void write_name_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
+                       std::string_view target);
     void write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set);
     void write_soa(const Zone& z);
     void add_glue(const RRset& set);
@@ -121,8 +121,6 @@ private:
     size_t limit_ = 512;
     const Zone* qzone_ = nullptr;  // the zone of the question name
 };
-
-
 
 size_t Responder::run() {
     if (len_ < kHeaderSize || cap_ < kHeaderSize) return 0;
@@ -327,8 +325,8 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
     finish_rr(rdlen_at);
 }
 
-void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
-                         const uint8_t* rdata, size_t len) {
+void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl, const uint8_t* rdata,
+                         size_t len) {
     if (owner_is_qname) {  // the common case in one piece: pointer, type, class, TTL, length, data
         if (uint8_t* p = w_.reserve(12 + len)) {
             Writer::put16(p, 0xc000 | kHeaderSize);
@@ -414,7 +412,8 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
         mode = a.n4[0] + a.n6[0] > 0 || a.cname[0] != 0 ? 0 : 1;  // the healthy ones, else every one
         if (mode == 1) short_ttl_ = true, info_.fail_open = true;
     } else {
-        select::Choice c = select::choose(plan, [this] { return locate(); }, scope_);
+        select::Choice c = select::choose(
+            plan, [this] { return locate(); }, scope_);
         const plan::Group* g = c.group;
         if (!g) return false;
         const bool fallback = c.fallback, fail_open = c.fail_open;
@@ -487,8 +486,8 @@ Outcome Responder::resolve() {
         const Node& node = *l.ref.node;  // read only when the name is not a host
         std::string_view target;
         bool wrote = false;
-        if (l.ref.host >= 0 && (q_.qtype == type::A || q_.qtype == type::AAAA || q_.qtype == type::ANY ||
-                                q_.qtype == type::CNAME)) {
+        if (l.ref.host >= 0 &&
+            (q_.qtype == type::A || q_.qtype == type::AAAA || q_.qtype == type::ANY || q_.qtype == type::CNAME)) {
             if (info_.host < 0) {  // the first host of a chain is the one counted
                 info_.host = l.ref.host;
                 info_.counter = at<plan::Head>(l.ref.plan, 0).counter;

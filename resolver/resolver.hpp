@@ -38,20 +38,20 @@ struct QueryInfo {
     uint16_t qtype = 0;
     uint8_t rcode = 0;
     bool truncated = false;
-    bool fallback = false;   // answered from a group reached because a preferred one was unusable
-    bool fail_open = false;  // no usable entry anywhere: answered as if all were healthy
-    int host = -1;           // the load-balanced host answered (the first, along a CNAME chain), if any
-    int entry = -1;          // the entry chosen for it (-1 for a simple host)
+    bool fallback = false;          // answered from a group reached because a preferred one was unusable
+    bool fail_open = false;         // no usable entry anywhere: answered as if all were healthy
+    int host = -1;                  // the load-balanced host answered (the first, along a CNAME chain), if any
+    int entry = -1;                 // the entry chosen for it (-1 for a simple host)
     uint32_t counter = kNoCounter;  // that host's (or entry's) answers counter id, if any
-    bool varies = false;     // a random draw chose the answer (or a fresh cookie): the same query may get another one
+    bool varies = false;  // a random draw chose the answer (or a fresh cookie): the same query may get another one
     bool cookie_valid = false;  // the query carried a server cookie we made for its address (RFC 7873)
 };
 
 // Writes the response to `query` into `out` (at most `cap` bytes) and returns its length; 0 means
 // send nothing. UDP answers respect the client's EDNS payload size (512 without EDNS) and the
 // snapshot's udp_payload, truncating with TC=1 when the answer does not fit.
-size_t answer(const Snapshot& snap, const uint8_t* query, size_t len, const Client& client, uint8_t* out,
-              size_t cap, QueryInfo* info = nullptr) noexcept;
+size_t answer(const Snapshot& snap, const uint8_t* query, size_t len, const Client& client, uint8_t* out, size_t cap,
+              QueryInfo* info = nullptr) noexcept;
 
 // Seeds the calling thread's generator for weighted choices (tests use a fixed seed).
 void seed_selection(uint64_t seed) noexcept;

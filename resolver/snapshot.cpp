@@ -17,8 +17,8 @@
 #include <type_traits>
 #include <unordered_set>
 
-#include "resolver/wire/wire.hpp"
 #include "resolver/wire/text.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd {
 namespace {
@@ -41,9 +41,7 @@ RData make_rdata(uint16_t type, std::string wire) {
     switch (type) {
         case wire::type::NS:
         case wire::type::CNAME:
-        case wire::type::PTR:
-            r.names = 1;
-            break;
+        case wire::type::PTR: r.names = 1; break;
         case wire::type::MX:
             if (r.wire.size() > 2) r.name_at[0] = 2, r.names = 1;
             break;
@@ -52,8 +50,7 @@ RData make_rdata(uint16_t type, std::string wire) {
             if (first < 256) r.name_at[1] = static_cast<uint8_t>(first), r.names = 2;
             break;
         }
-        default:
-            break;
+        default: break;
     }
     return r;
 }
@@ -72,7 +69,8 @@ void add_record(Zone& z, const std::string& owner, uint16_t type, uint32_t ttl, 
     RData rd = make_rdata(type, std::move(rdata));
     for (auto& set : n.rrsets) {
         if (set.type == type) {
-            bool dup = std::any_of(set.rdata.begin(), set.rdata.end(), [&](const RData& x) { return x.wire == rd.wire; });
+            bool dup =
+                std::any_of(set.rdata.begin(), set.rdata.end(), [&](const RData& x) { return x.wire == rd.wire; });
             if (!dup) set.rdata.push_back(std::move(rd));
             return;
         }
@@ -85,7 +83,8 @@ std::string soa_rdata(const conf::Zone& cz, uint32_t serial) {
     if (rname.find('.') == std::string::npos) rname += "." + cz.origin;
     std::string out = must_wire(cz.soa.mname) + must_wire(rname);
     for (uint32_t v : {serial, cz.soa.refresh, cz.soa.retry, cz.soa.expire, cz.soa.minimum}) {
-        char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+        char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                     static_cast<char>(v)};
         out.append(b, 4);
     }
     return out;
@@ -99,7 +98,8 @@ void build_soa_tail(Zone& z) {
     size_t pos = 0;
     for (uint8_t& ptr : ptrs) {
         size_t i = pos;  // find the origin at a label boundary of this name
-        while (i < rd.size() && rd.compare(i, z.origin.size(), z.origin) != 0 && rd[i] != 0) i += static_cast<uint8_t>(rd[i]) + 1u;
+        while (i < rd.size() && rd.compare(i, z.origin.size(), z.origin) != 0 && rd[i] != 0)
+            i += static_cast<uint8_t>(rd[i]) + 1u;
         if (i >= rd.size() || rd.compare(i, z.origin.size(), z.origin) != 0) return;
         data.append(rd, pos, i - pos);
         ptr = static_cast<uint8_t>(10 + data.size());
@@ -237,7 +237,7 @@ uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
     uint32_t at = w.put(a);
     bool all_healthy = e.healthy4 == e.v4.size() && e.healthy6 == e.v6.size() && e.cname[0] == e.cname[1];
     for (int mode = 0; mode < 2; ++mode) {  // addresses are copied out byte by byte: no alignment
-        if (mode == 1 && all_healthy) {  // every one is the healthy ones: the same bytes
+        if (mode == 1 && all_healthy) {     // every one is the healthy ones: the same bytes
             a.n4[1] = a.n4[0], a.n6[1] = a.n6[0], a.cname[1] = a.cname[0];
             break;
         }
@@ -291,7 +291,8 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
         if (!d.geo.empty()) {
             g.code = geo::code_key(d.geo);
             g.len = static_cast<uint16_t>(d.geo.size());
-            if (d.geo.size() == 6 && d.geo.compare(0, 4, "GEO-") == 0) g.continent = static_cast<uint16_t>(geo::code_key(d.geo.substr(4)));
+            if (d.geo.size() == 6 && d.geo.compare(0, 4, "GEO-") == 0)
+                g.continent = static_cast<uint16_t>(geo::code_key(d.geo.substr(4)));
             if (d.geo.size() > 8) g.long_code = w.bytes(d.geo.data(), d.geo.size());
             geo::Point p;
             if (nearest && d.location) {
@@ -323,7 +324,8 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
                 w.set(at, pick);
                 // The same pick as one before (every entry healthy, or both families everywhere): that one.
                 uint32_t len = w.size() - at;
-                auto same = std::find_if(written.begin(), written.end(), [&](const auto& p) { return p.second == len && w.same(p.first, at, len); });
+                auto same = std::find_if(written.begin(), written.end(),
+                                         [&](const auto& p) { return p.second == len && w.same(p.first, at, len); });
                 if (same != written.end()) {
                     w.rewind(at);
                     g.pick[qt][mode] = same->first;
@@ -356,7 +358,8 @@ private:
     std::vector<uint32_t> recent_;
 };
 
-Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluster, const HostEntry& he, Endpoints& eps) {
+Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluster, const HostEntry& he,
+                  Endpoints& eps) {
     Entry e;
     e.cluster = labels.get(2 * position, cluster.id);
     e.load_balanced = he.load_balancing.has_value();
@@ -392,7 +395,8 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
     for (size_t i = 0; i < h.entries.size(); ++i) {
         const Entry& e = h.entries[i];
         auto idx = static_cast<uint16_t>(i);
-        if (std::none_of(shapes.begin(), shapes.end(), [&](const auto& s) { return s.first == e.geo && s.second == e.default_geo; })) {
+        if (std::none_of(shapes.begin(), shapes.end(),
+                         [&](const auto& s) { return s.first == e.geo && s.second == e.default_geo; })) {
             shapes.emplace_back(e.geo, e.default_geo);  // one Labels: equal numbers, equal strings
         }
         all.entries.push_back(idx);
@@ -442,7 +446,9 @@ const Labels& Labels::empty() {
 uint32_t Labels::get(std::string_view s) {
     MutexLock lock(mu_);
     if (auto it = numbers_.find(s); it != numbers_.end()) return it->second;
-    if (size_ == kChunk * kChunks) throw std::runtime_error("more than " + std::to_string(kChunk * kChunks) + " distinct cluster ids and geo codes");
+    if (size_ == kChunk * kChunks)
+        throw std::runtime_error("more than " + std::to_string(kChunk * kChunks) +
+                                 " distinct cluster ids and geo codes");
     uint32_t n = size_++;
     auto& chunk = chunks_[n / kChunk];
     if (!chunk) chunk = std::make_unique<std::string[]>(kChunk);
@@ -452,7 +458,9 @@ uint32_t Labels::get(std::string_view s) {
 }
 
 bool Host::operator==(const Host& o) const {
-    if (name != o.name || ttl != o.ttl || simple != o.simple || counter != o.counter || entries.size() != o.entries.size()) return false;
+    if (name != o.name || ttl != o.ttl || simple != o.simple || counter != o.counter ||
+        entries.size() != o.entries.size())
+        return false;
     for (size_t i = 0; i < entries.size(); ++i) {
         const Entry &a = entries[i], &b = o.entries[i];
         if (cluster(a) != o.cluster(b) || geo(a) != o.geo(b) || a.counter != b.counter || a.weight != b.weight ||
@@ -479,7 +487,8 @@ void Zone::freeze(const std::vector<std::pair<const HostBlock*, int>>& hosts) {
     auto slot = [&](const char* name, size_t len, uint64_t h) -> Slot& {
         size_t i = h & mask;
         for (; index[i].node; i = (i + 1) & mask) {
-            if (index[i].hash == h && index[i].name_len == len && std::memcmp(index[i].name, name, len) == 0) return index[i];
+            if (index[i].hash == h && index[i].name_len == len && std::memcmp(index[i].name, name, len) == 0)
+                return index[i];
         }
         index[i].hash = h, index[i].name = name, index[i].name_len = static_cast<uint8_t>(len);
         return index[i];
@@ -511,7 +520,7 @@ void Zone::freeze(const std::vector<std::pair<const HostBlock*, int>>& hosts) {
     memory_.at = m, memory_.size = mapped;
     char* p = static_cast<char*>(m);
     if (huge) {
-        p += (kHuge - reinterpret_cast<uintptr_t>(p) % kHuge) % kHuge;  // 2 MB aligned
+        p += (kHuge - reinterpret_cast<uintptr_t>(p) % kHuge) % kHuge;   // 2 MB aligned
         madvise(p, (total + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);  // before the first touch; a hint only
     }
     std::memcpy(p, index.data(), total);
@@ -525,7 +534,8 @@ const Zone* Snapshot::find_zone(std::string_view qname, unsigned labels) const {
     for (const auto& z : zones) {
         if (z.labels > labels || (best && best->labels >= z.labels)) continue;
         std::string_view suffix = qname.substr(wire::suffix_offset(qname, labels - z.labels));
-        if (suffix.size() == z.origin.size() && wire::same_bytes(suffix.data(), z.origin.data(), suffix.size())) best = &z;
+        if (suffix.size() == z.origin.size() && wire::same_bytes(suffix.data(), z.origin.data(), suffix.size()))
+            best = &z;
     }
     return best;
 }
@@ -567,10 +577,10 @@ private:
 
 // Builds one host from its entries in every cluster (cluster order), or null when its name is not in
 // `zones` (hosts outside our zones are ignored).
-std::shared_ptr<const HostBlock> build_host(const conf::Config& config, const Snapshot& s, const std::string& name,
-                                            const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions,
-                                            SharedIds& counter_ids, const std::shared_ptr<Labels>& labels, LabelCache& cache,
-                                            std::vector<Endpoints>& eps, std::string& plan_bytes) {
+std::shared_ptr<const HostBlock> build_host(
+    const conf::Config& config, const Snapshot& s, const std::string& name,
+    const std::vector<std::pair<const ClusterView*, const HostEntry*>>& contributions, SharedIds& counter_ids,
+    const std::shared_ptr<Labels>& labels, LabelCache& cache, std::vector<Endpoints>& eps, std::string& plan_bytes) {
     auto w = wire::name_to_wire(name);
     if (!w) return nullptr;
     const Zone* zone = s.find_zone(*w);
@@ -698,7 +708,8 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
                 const std::vector<HostEntry>& now = cv->hosts;
                 bool one_list = old->second.view->hosts.same_list(cv->hosts);  // nothing under it changed
                 bool same_places = was.size() == now.size();
-                for (size_t i = 0; !one_list && same_places && i < now.size(); ++i) same_places = was[i].host == now[i].host;
+                for (size_t i = 0; !one_list && same_places && i < now.size(); ++i)
+                    same_places = was[i].host == now[i].host;
                 if (one_list || same_places) {  // the same names in the same places: compare place by place
                     c.places = std::move(old->second.places);
                     c.places.rebase(now);
@@ -731,7 +742,8 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
             std::vector<Endpoints> eps;
             std::string plan_bytes;
         };
-        auto build_one = [&](const NameKey& host, const std::string& name, Scratch& w) -> std::shared_ptr<const HostBlock> {
+        auto build_one = [&](const NameKey& host, const std::string& name,
+                             Scratch& w) -> std::shared_ptr<const HostBlock> {
             w.contributions.clear();
             for (const auto& [id, c] : next) {
                 if (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone) {

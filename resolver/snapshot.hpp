@@ -5,8 +5,8 @@
 
 #include <array>
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -79,8 +79,8 @@ private:
 // One cluster's entry of a host: what the admin API and the answer counters name (Host::cluster() and
 // geo() give its strings). What the resolver reads at query time is the host's plan (below).
 struct Entry {
-    uint32_t cluster = 0;  // in the host's Labels
-    uint32_t geo = 0;      // 0: none
+    uint32_t cluster = 0;           // in the host's Labels
+    uint32_t geo = 0;               // 0: none
     uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
     uint16_t weight = 0;
     bool default_geo : 1 = false;
@@ -94,7 +94,7 @@ struct Host {
     uint32_t ttl = 60;
     bool simple = true;  // no entry has loadBalancing: the answer is every alive cluster's endpoints
     std::vector<Entry> entries;
-    uint32_t counter = kNoCounter;  // simple hosts: id of its answers counter
+    uint32_t counter = kNoCounter;            // simple hosts: id of its answers counter
     const Labels* labels = &Labels::empty();  // what entries number into (its HostBlock holds them)
     [[nodiscard]] const std::string& cluster(const Entry& e) const { return labels->at(e.cluster); }
     [[nodiscard]] const std::string& geo(const Entry& e) const { return labels->at(e.geo); }
@@ -117,7 +117,7 @@ struct alignas(8) Head {
     uint16_t geo_groups = 0;  // the first Groups; the defaultGeo group (if has_default) and all follow
     uint32_t answers = 0;     // simple hosts: every alive cluster's endpoints (Answers)
     uint8_t has_default = 0;
-    uint8_t nearest = 0;  // geoip.fallback: nearest (the geo groups carry points)
+    uint8_t nearest = 0;                  // geoip.fallback: nearest (the geo groups carry points)
     uint8_t pad[6] = {0, 0, 0, 0, 0, 0};  // padding made explicit: a plan's bytes depend on its data alone
 };
 // Group::pick[qtype][mode]: qtype 0 = A (also ANY and CNAME), 1 = AAAA; mode 0 = healthy entries,
@@ -143,7 +143,7 @@ struct Choice {
     uint32_t cumulative = 0;  // running sum of weights
     uint32_t answers = 0;     // the entry's Answers
     uint32_t counter = kNoCounter;
-    uint16_t entry = 0;       // index into Host::entries
+    uint16_t entry = 0;  // index into Host::entries
     uint16_t pad = 0;
 };
 // An entry's (or a simple host's) endpoints by mode: [0] healthy, [1] every one. Each mode's addresses
@@ -165,7 +165,8 @@ struct Answers {
     }
 };
 // No padding anywhere (the sizes are the members' sum): equal plans are equal bytes.
-static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && sizeof(Choice) == 16 && sizeof(Answers) == 16);
+static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && sizeof(Choice) == 16 &&
+              sizeof(Answers) == 16);
 }  // namespace plan
 
 // A host as built: its entries, and its name (wire form) followed by its plan in one buffer, so that
@@ -174,14 +175,14 @@ static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && 
 struct HostBlock {
     Host host;
     std::shared_ptr<const Labels> labels;  // what host.entries point into
-    std::string key;    // the name as the view spells it (HostEntry::host)
-    uint64_t hash = 0;  // wire::name_hash(host.name)
-    size_t zone = 0;    // index into Snapshot::zones
-    std::unique_ptr<uint64_t[]> bytes;  // the name, zero-padded to 8 bytes, then the plan
+    std::string key;                       // the name as the view spells it (HostEntry::host)
+    uint64_t hash = 0;                     // wire::name_hash(host.name)
+    size_t zone = 0;                       // index into Snapshot::zones
+    std::unique_ptr<uint64_t[]> bytes;     // the name, zero-padded to 8 bytes, then the plan
     uint32_t plan_at = 0, plan_len = 0;
-    uint32_t counters = 0;   // above every answers counter id the host uses
-    uint8_t name_len = 0;    // host.name.size()
-    uint8_t below = 0;       // labels below the zone's origin
+    uint32_t counters = 0;  // above every answers counter id the host uses
+    uint8_t name_len = 0;   // host.name.size()
+    uint8_t below = 0;      // labels below the zone's origin
 
     [[nodiscard]] const char* name() const { return reinterpret_cast<const char*>(bytes.get()); }
     [[nodiscard]] const std::byte* plan() const { return reinterpret_cast<const std::byte*>(bytes.get()) + plan_at; }
@@ -285,7 +286,9 @@ struct Snapshot {
     uint32_t counters = 0;
 
     // The zone whose origin is the longest suffix of `qname` (wire, lower case), or null.
-    [[nodiscard]] const Zone* find_zone(std::string_view qname) const { return find_zone(qname, wire::label_count(qname)); }
+    [[nodiscard]] const Zone* find_zone(std::string_view qname) const {
+        return find_zone(qname, wire::label_count(qname));
+    }
     [[nodiscard]] const Zone* find_zone(std::string_view qname, unsigned labels) const;
 };
 

@@ -6,10 +6,10 @@
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <spdlog/spdlog.h>
 #include <uv.h>
 
 #include <algorithm>
@@ -58,7 +58,8 @@ std::once_flag curl_once;
 
 uint64_t steady_ms() {
     return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
 }
 
 }  // namespace
@@ -106,17 +107,17 @@ struct Checker::Impl {
     struct Target {
         Impl* impl = nullptr;
         std::vector<Key> keys;  // (config host name, endpoint) of every host it stands for
-        std::string endpoint;  // config endpoint (key)
-        std::string url_host;  // Host header and SNI
+        std::string endpoint;   // config endpoint (key)
+        std::string url_host;   // Host header and SNI
         conf::HealthCheck hc;
         Hysteresis hysteresis;
         Multi* multi = nullptr;  // HTTP(S): the multi handle its probes run in
         uv_timer_t timer{};
         uv_getaddrinfo_t resolver{};
-        uint64_t first_ms = 0;  // when the first round begins (from start): within a second, or when due
+        uint64_t first_ms = 0;       // when the first round begins (from start): within a second, or when due
         uint64_t last_round_ms = 0;  // steady clock; from the checker before this one, then each round's
-        uint64_t phase_ms = 0;  // where in each interval the later rounds begin: anywhere in it
-        bool phased = false;    // the later rounds are scheduled
+        uint64_t phase_ms = 0;       // where in each interval the later rounds begin: anywhere in it
+        bool phased = false;         // the later rounds are scheduled
         // the round in progress
         bool busy = false;
         int outstanding = 0;
@@ -151,10 +152,12 @@ struct Checker::Impl {
                 // The Host header and SNI matter to HTTP(S) probes only.
                 std::string url_host = h.health_check->protocol == conf::Protocol::tcp ? "" : probe_host_name(h.name);
                 auto& same_place = by_probe[{ep, url_host}];
-                auto found = std::find_if(same_place.begin(), same_place.end(), [&](Target* t) { return t->hc == *h.health_check; });
+                auto found = std::find_if(same_place.begin(), same_place.end(),
+                                          [&](Target* t) { return t->hc == *h.health_check; });
                 Target* shared = found != same_place.end() ? *found : nullptr;
                 EndpointHealth st;
-                if (auto it = previous.find({h.name, ep}); it != previous.end()) st = it->second;  // a reload keeps what was learnt
+                if (auto it = previous.find({h.name, ep}); it != previous.end())
+                    st = it->second;  // a reload keeps what was learnt
                 if (!shared) {
                     auto t = std::make_unique<Target>();
                     t->impl = this;
@@ -238,8 +241,10 @@ struct Checker::Impl {
                 t->first_ms = slot(std::min<uint64_t>(interval, first_span));
                 t->phase_ms = slot(interval);
             }
-            uv_timer_start(&t->timer, [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
-                           t->first_ms, 0);
+            uv_timer_start(
+                &t->timer,
+                [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
+                t->first_ms, 0);
         }
         started = true;
         thread = std::thread([this] {
@@ -270,20 +275,24 @@ struct Checker::Impl {
         auto tcp = tcp_probes;
         for (TcpProbe* p : tcp) finish_tcp(p, false, "stopping");
         for (auto& t : targets) {  // a name still being resolved
-            if (t->busy && t->outstanding == 0 && !is_ip(t->endpoint)) uv_cancel(reinterpret_cast<uv_req_t*>(&t->resolver));
+            if (t->busy && t->outstanding == 0 && !is_ip(t->endpoint))
+                uv_cancel(reinterpret_cast<uv_req_t*>(&t->resolver));
         }
         for (auto& m : multis) {
             curl_multi_cleanup(m->handle);
             m->handle = nullptr;
         }
-        uv_walk(&loop, [](uv_handle_t* h, void*) {
-            if (uv_is_closing(h)) return;
-            if (uv_handle_get_type(h) == UV_POLL) {  // a curl socket's watcher
-                uv_close(h, [](uv_handle_t* x) { delete static_cast<SocketCtx*>(x->data); });
-            } else {
-                uv_close(h, nullptr);
-            }
-        }, nullptr);
+        uv_walk(
+            &loop,
+            [](uv_handle_t* h, void*) {
+                if (uv_is_closing(h)) return;
+                if (uv_handle_get_type(h) == UV_POLL) {  // a curl socket's watcher
+                    uv_close(h, [](uv_handle_t* x) { delete static_cast<SocketCtx*>(x->data); });
+                } else {
+                    uv_close(h, nullptr);
+                }
+            },
+            nullptr);
     }
 
     // ---- rounds
@@ -291,8 +300,10 @@ struct Checker::Impl {
         if (!t->phased) {  // after the first round: every interval, from the target's phase on
             t->phased = true;
             auto interval = static_cast<uint64_t>(t->hc.interval.count());
-            uv_timer_start(&t->timer, [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
-                           t->phase_ms + interval - t->first_ms, interval);
+            uv_timer_start(
+                &t->timer,
+                [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
+                t->phase_ms + interval - t->first_ms, interval);
         }
         begin_round(t);
     }
@@ -313,25 +324,28 @@ struct Checker::Impl {
         t->resolver.data = t;
         addrinfo hints{};
         hints.ai_socktype = SOCK_STREAM;
-        int rc = uv_getaddrinfo(&loop, &t->resolver, [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
-            auto* tg = static_cast<Target*>(req->data);
-            if (tg->impl->stopping) {
+        int rc = uv_getaddrinfo(
+            &loop, &t->resolver,
+            [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
+                auto* tg = static_cast<Target*>(req->data);
+                if (tg->impl->stopping) {
+                    uv_freeaddrinfo(res);
+                    return;
+                }
+                std::set<std::string> addrs;
+                for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
+                    if (Address a; Address::from_sockaddr(ai->ai_addr, a)) addrs.insert(a.str());
+                }
                 uv_freeaddrinfo(res);
-                return;
-            }
-            std::set<std::string> addrs;
-            for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
-                if (Address a; Address::from_sockaddr(ai->ai_addr, a)) addrs.insert(a.str());
-            }
-            uv_freeaddrinfo(res);
-            if (addrs.empty()) {
-                tg->reason = std::string("cannot resolve: ") + (status ? uv_strerror(status) : "no address");
-                tg->impl->finish_round(tg);
-                return;
-            }
-            tg->outstanding = static_cast<int>(addrs.size());
-            for (const auto& a : addrs) tg->impl->probe(tg, a, a.find(':') != std::string::npos, false);
-        }, t->endpoint.c_str(), nullptr, &hints);
+                if (addrs.empty()) {
+                    tg->reason = std::string("cannot resolve: ") + (status ? uv_strerror(status) : "no address");
+                    tg->impl->finish_round(tg);
+                    return;
+                }
+                tg->outstanding = static_cast<int>(addrs.size());
+                for (const auto& a : addrs) tg->impl->probe(tg, a, a.find(':') != std::string::npos, false);
+            },
+            t->endpoint.c_str(), nullptr, &hints);
         if (rc != 0) {
             t->reason = std::string("cannot resolve: ") + uv_strerror(rc);
             finish_round(t);
@@ -414,11 +428,15 @@ struct Checker::Impl {
         uv_tcp_init(&loop, &p->tcp);
         uv_timer_init(&loop, &p->timer);
         p->tcp.data = p->timer.data = p->req.data = p;
-        uv_timer_start(&p->timer, [](uv_timer_t* tm) { finish_tcp(static_cast<TcpProbe*>(tm->data), false, "timeout"); },
-                       static_cast<uint64_t>(t->hc.timeout.count()), 0);
+        uv_timer_start(
+            &p->timer, [](uv_timer_t* tm) { finish_tcp(static_cast<TcpProbe*>(tm->data), false, "timeout"); },
+            static_cast<uint64_t>(t->hc.timeout.count()), 0);
         int rc = uv_tcp_connect(&p->req, &p->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* req, int status) {
             auto* pr = static_cast<TcpProbe*>(req->data);
-            finish_tcp(pr, status == 0, status == UV_ECONNREFUSED ? "connection refused" : status == 0 ? "ok" : uv_strerror(status));
+            finish_tcp(pr, status == 0,
+                       status == UV_ECONNREFUSED ? "connection refused"
+                       : status == 0             ? "ok"
+                                                 : uv_strerror(status));
         });
         if (rc != 0) finish_tcp(p, false, uv_strerror(rc));
     }
@@ -473,16 +491,18 @@ struct Checker::Impl {
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(t->hc.timeout.count()));
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, +[](void*, curl_socket_t fd, curlsocktype) {
-            close_with_reset(fd);
-            return static_cast<int>(CURL_SOCKOPT_OK);
-        });
+        curl_easy_setopt(
+            e, CURLOPT_SOCKOPTFUNCTION, +[](void*, curl_socket_t fd, curlsocktype) {
+                close_with_reset(fd);
+                return static_cast<int>(CURL_SOCKOPT_OK);
+            });
         // No DNS cache: every probe connects to an address we give (CONNECT_TO), and libcurl walks its whole
         // cache after each transfer to prune it: with thousands of endpoints cached that walk was nearly all
         // of the probing's CPU (10,000 endpoints every 5 s took a whole core; bench/health-load.sh).
         curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
         curl_easy_setopt(e, CURLOPT_PROXY, "");  // never through a proxy from the environment
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
+        curl_easy_setopt(
+            e, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
         curl_easy_setopt(e, CURLOPT_ERRORBUFFER, p->error);
         curl_easy_setopt(e, CURLOPT_PRIVATE, p);
         if (t->hc.insecure_skip_verify) {
@@ -550,7 +570,8 @@ struct Checker::Impl {
         if (what == CURL_POLL_REMOVE) {
             if (ctx) {
                 uv_poll_stop(&ctx->poll);
-                uv_close(reinterpret_cast<uv_handle_t*>(&ctx->poll), [](uv_handle_t* h) { delete static_cast<SocketCtx*>(h->data); });
+                uv_close(reinterpret_cast<uv_handle_t*>(&ctx->poll),
+                         [](uv_handle_t* h) { delete static_cast<SocketCtx*>(h->data); });
                 curl_multi_assign(multi->handle, s, nullptr);
             }
             return 0;
@@ -583,12 +604,15 @@ struct Checker::Impl {
         if (timeout_ms < 0) {
             uv_timer_stop(&multi->timer);
         } else {
-            uv_timer_start(&multi->timer, [](uv_timer_t* t) {
-                auto* m = static_cast<Multi*>(t->data);
-                int running = 0;
-                curl_multi_socket_action(m->handle, CURL_SOCKET_TIMEOUT, 0, &running);
-                m->impl->check_multi(m);
-            }, static_cast<uint64_t>(timeout_ms), 0);
+            uv_timer_start(
+                &multi->timer,
+                [](uv_timer_t* t) {
+                    auto* m = static_cast<Multi*>(t->data);
+                    int running = 0;
+                    curl_multi_socket_action(m->handle, CURL_SOCKET_TIMEOUT, 0, &running);
+                    m->impl->check_multi(m);
+                },
+                static_cast<uint64_t>(timeout_ms), 0);
         }
         return 0;
     }

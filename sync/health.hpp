@@ -26,8 +26,8 @@ struct Hysteresis {
 
 struct EndpointHealth {
     bool healthy = true;
-    bool known = false;      // at least one result
-    std::string reason;      // last failure reason, or "ok"
+    bool known = false;  // at least one result
+    std::string reason;  // last failure reason, or "ok"
     uint64_t probes = 0;
     uint64_t failures = 0;
     uint64_t transitions = 0;

@@ -18,8 +18,10 @@ inline std::string printable(const std::string& s) {
     static const char* hex = "0123456789abcdef";
     std::string out;
     for (unsigned char ch : s) {
-        if (ch >= 0x20 && ch < 0x7f && ch != '\\') out += static_cast<char>(ch);
-        else out += std::string("\\x") + hex[ch >> 4] + hex[ch & 15];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+            out += static_cast<char>(ch);
+        else
+            out += std::string("\\x") + hex[ch >> 4] + hex[ch & 15];
     }
     return out;
 }
@@ -65,8 +67,10 @@ private:
         for (auto it = keys_.begin(); it != keys_.end();) {
             const Entry& e = it->second;
             bool ended = now_ms - e.start >= window_ms_;
-            if ((ended && e.left_out == 0) || now_ms - e.last > 60 * window_ms_) it = keys_.erase(it);
-            else ++it;
+            if ((ended && e.left_out == 0) || now_ms - e.last > 60 * window_ms_)
+                it = keys_.erase(it);
+            else
+                ++it;
         }
     }
 

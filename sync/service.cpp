@@ -2,11 +2,10 @@
 
 #include <fcntl.h>
 #include <malloc.h>
-#include <unistd.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <utility>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -14,6 +13,7 @@
 #include <fstream>
 #include <random>
 #include <streambuf>
+#include <utility>
 
 #include "sync/service_impl.hpp"
 #include "sync/state_file.hpp"
@@ -54,16 +54,18 @@ private:
 }  // namespace
 
 uint64_t now_ms() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count());
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
 }
 
 Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
-    std::vector<conf::Host>().swap(config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room
+    std::vector<conf::Host>().swap(
+        config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room
     networked = config.peers.has_value();
     MutexLock lock(mu);
-    if (networked) sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
+    if (networked)
+        sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
     own.cluster = config.cluster.id;
     own.instance = config.cluster.instance;
     own.location = config.cluster.location;
@@ -129,7 +131,8 @@ void Service::Impl::schedule_save() {  // sync thread
     uint64_t now = uv_now(&loop);
     uint64_t gap = std::max<uint64_t>(1000, 4 * last_save_cost_ms);
     uint64_t delay = last_save_ms + gap > now ? last_save_ms + gap - now : 0;
-    uv_timer_start(&save_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->save_now(); }, delay, 0);
+    uv_timer_start(
+        &save_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->save_now(); }, delay, 0);
 }
 
 void Service::Impl::save_now() {  // sync thread
@@ -233,7 +236,9 @@ void Service::Impl::wake_up() {
     if (running) uv_async_send(&wake);
 }
 
-uint64_t Service::Impl::dead_after() const { return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4; }
+uint64_t Service::Impl::dead_after() const {
+    return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4;
+}
 
 // A reload: new members, key, zones or intervals; what is known stays.
 void Service::Impl::reconfigure(const conf::Config& c) {
@@ -242,8 +247,9 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     config = c;
     std::vector<conf::Host>().swap(config.hosts);
     networked = config.peers.has_value();
-    sync_key = networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))
-                         : nullptr;
+    sync_key =
+        networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))
+                  : nullptr;
     self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
     stopping = false;
     closing = false;
@@ -270,8 +276,10 @@ void Service::Impl::start() {
     auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
     round_lead.clear();
     round_rest.clear();
-    uv_timer_start(&pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
-    uv_timer_start(&live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
+    uv_timer_start(
+        &pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
+    uv_timer_start(
+        &live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
     running = true;
     // What changed before the loop ran is written a second from now, as if a write had just been made: at
     // start the control thread is building the first snapshot, and a large view's write (a second of work
@@ -310,9 +318,12 @@ void Service::Impl::on_wake() {
         save_now();
         auto live = exchanges;
         for (Exchange* x : live) finish(x, "stopping");
-        uv_walk(&loop, [](uv_handle_t* h, void*) {
-            if (!uv_is_closing(h)) uv_close(h, nullptr);
-        }, nullptr);
+        uv_walk(
+            &loop,
+            [](uv_handle_t* h, void*) {
+                if (!uv_is_closing(h)) uv_close(h, nullptr);
+            },
+            nullptr);
         return;
     }
     if (notify && members.empty()) {  // not resolved yet: the first round sends it
@@ -365,7 +376,8 @@ void Service::Impl::pull_rest() {
 }
 
 bool Service::Impl::is_own_listen(const std::string& addr) const {
-    return std::any_of(config.listen.dns.begin(), config.listen.dns.end(), [&](const conf::SockAddr& l) { return l.str() == addr; });
+    return std::any_of(config.listen.dns.begin(), config.listen.dns.end(),
+                       [&](const conf::SockAddr& l) { return l.str() == addr; });
 }
 
 void Service::Impl::resolve_members() {
@@ -403,17 +415,21 @@ void Service::Impl::resolve_members() {
         ++*pending;
         addrinfo hints{};
         hints.ai_socktype = SOCK_STREAM;
-        int rc = uv_getaddrinfo(&loop, &r->req, [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
-            auto* rq = static_cast<Req*>(req->data);
-            for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
-                Address a;
-                if (Address::from_sockaddr(ai->ai_addr, a)) rq->set->insert(conf::SockAddr{a.str(), rq->port}.str());
-            }
-            if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
-            uv_freeaddrinfo(res);
-            rq->finish(rq->set, rq->pending);
-            delete rq;
-        }, m.host.c_str(), nullptr, &hints);
+        int rc = uv_getaddrinfo(
+            &loop, &r->req,
+            [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
+                auto* rq = static_cast<Req*>(req->data);
+                for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
+                    Address a;
+                    if (Address::from_sockaddr(ai->ai_addr, a))
+                        rq->set->insert(conf::SockAddr{a.str(), rq->port}.str());
+                }
+                if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
+                uv_freeaddrinfo(res);
+                rq->finish(rq->set, rq->pending);
+                delete rq;
+            },
+            m.host.c_str(), nullptr, &hints);
         if (rc != 0) {
             --*pending;
             delete r;
@@ -448,7 +464,6 @@ void Service::Impl::check_liveness() {
     }
     if (changed && on_change) on_change();
 }
-
 
 Service::Service(const conf::Config& config, std::function<void()> on_change)
     : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
@@ -489,7 +504,8 @@ std::vector<Service::InstanceStatus> Service::instances() const {
     uint64_t now = now_ms();
     std::vector<InstanceStatus> out;
     for (const auto& [o, k] : impl_->store.known()) {
-        out.push_back(InstanceStatus{k, impl_->store.alive(k, now, impl_->dead_after()), o == impl_->store.own_origin()});
+        out.push_back(
+            InstanceStatus{k, impl_->store.alive(k, now, impl_->dead_after()), o == impl_->store.own_origin()});
     }
     return out;
 }
@@ -508,11 +524,12 @@ std::string Service::own_origin() const {
     MutexLock lock(impl_->mu);
     return impl_->own.origin();
 }
-Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
-                                 MoreMessages& more) {
+Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from,
+                                 std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
     return impl_->handle(msg, len, from, out, more);
 }
-Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out) {
+Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from,
+                                 std::vector<std::vector<uint8_t>>& out) {
     MoreMessages more;
     Handled h = impl_->handle(msg, len, from, out, more);
     for (bool again = static_cast<bool>(more); again;) {

@@ -27,7 +27,6 @@
 namespace glbd::sync {
 
 struct Service::Impl {
-
     // Written only by reconfigure() on the control thread while the sync thread is stopped; read by the
     // control and sync threads. The TCP thread reads none of it (it takes the key through current_key()).
     // Without its hosts: this instance's come from the daemon (set_own_hosts), and are not kept twice.
@@ -50,10 +49,10 @@ struct Service::Impl {
     bool save_pending GLBD_GUARDED_BY(mu) = false;
     bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
 
-    SyncCounters counters;  // atomics
-    LogThrottle reject_log;  // TCP thread: rejected requests, per source address and reason
+    SyncCounters counters;              // atomics
+    LogThrottle reject_log;             // TCP thread: rejected requests, per source address and reason
     LogThrottle report_log{1, 60'000};  // sync thread: rejected reports, per peer and origin, once a minute
-    bool running = false;   // control thread: the sync thread is running
+    bool running = false;               // control thread: the sync thread is running
 
     // The sync thread's own: its loop, timers and exchanges (the control thread touches them only in
     // start() and stop(), before the thread starts and after it is joined).
@@ -95,12 +94,12 @@ struct Service::Impl {
         uv_timer_t timer{};
         std::vector<uint8_t> out, in;
         std::shared_ptr<const tsig::Key> key;  // the key the request was signed with
-        std::string mac;  // the request's, then the previous message's
+        std::string mac;                       // the request's, then the previous message's
         int messages = 0, soas = 0, open = 2;
         uint32_t serial = 0;
         size_t total = 0;
         bool done = false;
-        bool changed = false, need_full = false;  // what the reports merged so far did
+        bool changed = false, need_full = false;        // what the reports merged so far did
         std::vector<std::vector<std::string>> records;  // of the message being read
         Decoder decoder;
     };
@@ -136,7 +135,8 @@ struct Service::Impl {
     std::vector<uint8_t> error_response(const ldns_pkt* req, ldns_pkt_rcode rcode);
     static std::vector<uint8_t> wire_of(const ldns_pkt* p);
     // One origin's records for a transfer (false: no longer known), and this instance's origin name.
-    bool encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out) GLBD_EXCLUDES(mu);
+    bool encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out)
+        GLBD_EXCLUDES(mu);
     std::string own_origin_name() const GLBD_EXCLUDES(mu);
     // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about kMessageBudget
     // bytes, each signed (the first with the request's MAC, the next ones chained), written one message at

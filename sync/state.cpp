@@ -106,9 +106,11 @@ namespace {
 // One cluster's view from its instances (the live ones, or all when none is): host fields from the newest
 // report; an endpoint healthy when at least half of the replicas that report it say so. Then the overrides
 // naming the cluster (`overrides`: its entries of the map in force, by target).
-ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const Known*> use, const ClusterOverrides& overrides) {
+ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const Known*> use,
+                          const ClusterOverrides& overrides) {
     ClusterView cv{id, alive, {}, std::nullopt};
-    std::sort(use.begin(), use.end(), [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
+    std::sort(use.begin(), use.end(),
+              [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
     if (!use.empty()) cv.location = use.front()->state.location;
     bool plain = use.size() == 1;  // one report with no host or endpoint twice: a copy
     if (plain) {
@@ -177,7 +179,8 @@ SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
         if (cached != cache_.end() && cached->second.key == key) {
             view = cached->second.view;
         } else {
-            view = std::make_shared<const ClusterView>(merge_cluster(id, !live.empty(), live.empty() ? instances : live, key.overrides));
+            view = std::make_shared<const ClusterView>(
+                merge_cluster(id, !live.empty(), live.empty() ? instances : live, key.overrides));
         }
         out.push_back(view);
         next.emplace(id, Cached{std::move(key), std::move(view)});
@@ -261,13 +264,19 @@ std::string check_report(const Report& r, uint64_t now_ms, bool check_times) {
         // Incarnations are start times in seconds, raised by one at each refutation.
         return "incarnation " + std::to_string(s.incarnation) + " is far ahead of our clock";
     }
-    if (s.version > horizon) return "version " + std::to_string(s.version) + " is ahead of our clock by more than 5 minutes";
-    if (s.heartbeat > horizon) return "heartbeat " + std::to_string(s.heartbeat) + " is ahead of our clock by more than 5 minutes";
-    if (s.hosts.size() > L::kMaxHosts) return std::to_string(s.hosts.size()) + " hosts (at most " + std::to_string(L::kMaxHosts) + ")";
-    if (s.overrides.size() > L::kMaxOverrides) return std::to_string(s.overrides.size()) + " overrides (at most " + std::to_string(L::kMaxOverrides) + ")";
+    if (s.version > horizon)
+        return "version " + std::to_string(s.version) + " is ahead of our clock by more than 5 minutes";
+    if (s.heartbeat > horizon)
+        return "heartbeat " + std::to_string(s.heartbeat) + " is ahead of our clock by more than 5 minutes";
+    if (s.hosts.size() > L::kMaxHosts)
+        return std::to_string(s.hosts.size()) + " hosts (at most " + std::to_string(L::kMaxHosts) + ")";
+    if (s.overrides.size() > L::kMaxOverrides)
+        return std::to_string(s.overrides.size()) + " overrides (at most " + std::to_string(L::kMaxOverrides) + ")";
     for (const auto& h : s.hosts) {
         if (!conf::is_lb_host_name(h.host)) return "bad host name";
-        if (h.endpoints.size() > L::kMaxEndpoints) return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " + std::to_string(L::kMaxEndpoints) + ")";
+        if (h.endpoints.size() > L::kMaxEndpoints)
+            return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " +
+                   std::to_string(L::kMaxEndpoints) + ")";
         for (const auto& ep : h.endpoints) {
             if (!conf::is_endpoint(ep.target)) return h.host + ": bad endpoint";
         }
@@ -327,7 +336,8 @@ std::optional<conf::Coordinates> parse_location(std::string_view v) {
     double lat = 0, lon = 0;
     auto a = std::from_chars(v.data(), v.data() + comma, lat);
     auto b = std::from_chars(v.data() + comma + 1, v.data() + v.size(), lon);
-    if (a.ec != std::errc() || a.ptr != v.data() + comma || b.ec != std::errc() || b.ptr != v.data() + v.size()) return std::nullopt;
+    if (a.ec != std::errc() || a.ptr != v.data() + comma || b.ec != std::errc() || b.ptr != v.data() + v.size())
+        return std::nullopt;
     if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180)) return std::nullopt;
     return conf::Coordinates{static_cast<float>(lat), static_cast<float>(lon)};
 }
@@ -336,9 +346,10 @@ void encode_report(const Report& r, std::vector<std::vector<std::string>>& out) 
     encode_report(r.state, r.state.heartbeat, r.age_ms, r.has_data, out);
 }
 
-void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data, std::vector<std::vector<std::string>>& out) {
-    out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version), kv("heartbeat", heartbeat),
-                   kv("age", age_ms)});
+void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data,
+                   std::vector<std::vector<std::string>>& out) {
+    out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version),
+                   kv("heartbeat", heartbeat), kv("age", age_ms)});
     if (!has_data) {
         out.back().push_back("data=0");
         return;
@@ -436,7 +447,9 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
     if (cur_ && k0 != "origin") {
         for (const auto& str : rec) bytes_ += str.size() + 1;
         if (bytes_ > kMaxReportBytes) {
-            return bad("the report of " + cur_->state.origin() + " is larger than " + std::to_string(kMaxReportBytes >> 20) + " MiB", true);
+            return bad("the report of " + cur_->state.origin() + " is larger than " +
+                           std::to_string(kMaxReportBytes >> 20) + " MiB",
+                       true);
         }
     }
     if (k0 == "glbd-sync") {
@@ -466,8 +479,10 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
             }
             if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
             if (!number(v, n)) return bad("bad " + key);
-            (key == "inc" ? cur_->state.incarnation : key == "version" ? cur_->state.version
-             : key == "heartbeat" ? cur_->state.heartbeat : cur_->age_ms) = n;
+            (key == "inc"         ? cur_->state.incarnation
+             : key == "version"   ? cur_->state.version
+             : key == "heartbeat" ? cur_->state.heartbeat
+                                  : cur_->age_ms) = n;
         }
     } else if (k0 == "host") {
         if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");

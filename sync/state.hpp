@@ -33,7 +33,7 @@ struct InstanceState {
     std::string instance;
     uint64_t version = 0;    // grows with every change of hosts or overrides (the origin's clock, ms)
     uint64_t heartbeat = 0;  // the origin's clock when it last served its state (ms)
-    HostList hosts;  // shared with the cluster views made from it (copy on write)
+    HostList hosts;          // shared with the cluster views made from it (copy on write)
     OverrideMap overrides;
     // Which life of the instance: chosen at start above any it had before (stateDir, or what peers still
     // hold of it). A higher incarnation replaces what is known whole; a lower one is ignored. Version and
@@ -46,7 +46,7 @@ struct InstanceState {
 // What this instance knows of one origin.
 struct Known {
     InstanceState state;
-    uint64_t last_heard_ms = 0;  // local clock: when its heartbeat last moved (directly or relayed)
+    uint64_t last_heard_ms = 0;       // local clock: when its heartbeat last moved (directly or relayed)
     uint32_t changed_generation = 0;  // the store's generation when this origin's data last changed
 };
 
@@ -139,11 +139,11 @@ constexpr size_t kMaxRecordBytes = 8000;
 // What one report may carry, and how far ahead of our clock its times may be. A report beyond them is
 // rejected whole (see check_report) and the others of the same transfer still merge.
 struct ReportLimits {
-    static constexpr size_t kMaxOrigins = 1024;          // origins in one transfer, and known at once
-    static constexpr size_t kMaxHosts = 100'000;         // hosts of one origin
-    static constexpr size_t kMaxEndpoints = 10'000;      // endpoints of one host
-    static constexpr size_t kMaxOverrides = 10'000;      // overrides of one origin
-    static constexpr uint64_t kMaxSkewMs = 5 * 60'000;   // version, heartbeat, override time ahead of now
+    static constexpr size_t kMaxOrigins = 1024;         // origins in one transfer, and known at once
+    static constexpr size_t kMaxHosts = 100'000;        // hosts of one origin
+    static constexpr size_t kMaxEndpoints = 10'000;     // endpoints of one host
+    static constexpr size_t kMaxOverrides = 10'000;     // overrides of one origin
+    static constexpr uint64_t kMaxSkewMs = 5 * 60'000;  // version, heartbeat, override time ahead of now
 };
 // Checks every field of a decoded report by the config's rules (cluster and instance names, host names,
 // endpoints as addresses or names, geo codes, override targets and states) and the limits; "" when it
@@ -159,7 +159,8 @@ std::optional<conf::Coordinates> parse_location(std::string_view v);
 std::vector<std::string> encode_header(const std::string& from);
 void encode_report(const Report& r, std::vector<std::vector<std::string>>& out);
 // The same from a state as it is stored, with the heartbeat and age to send (no copy of the state).
-void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data, std::vector<std::vector<std::string>>& out);
+void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data,
+                   std::vector<std::vector<std::string>>& out);
 // The TXT records' text strings, one vector per record, in zone order (without the SOAs).
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
 // The reader of a transfer's TXT records, one record at a time: each origin's report is handed on as soon as

@@ -29,9 +29,7 @@ void put_string(std::string& out, std::string_view v) {
     out += '"';
 }
 
-void put_key(std::string& out, const char* key) {
-    out += '"', out += key, out += "\":";
-}
+void put_key(std::string& out, const char* key) { out += '"', out += key, out += "\":"; }
 
 void put_state(std::string& out, const InstanceState& s) {
     out += '{';
@@ -86,10 +84,13 @@ public:
     bool null() override { return scalar(Value{}); }
     bool boolean(bool v) override { return scalar(Value{Value::flag_, 0, v, {}}); }
     bool number_integer(number_integer_t v) override {
-        return v < 0 ? scalar(Value{Value::other, 0, false, std::to_string(v)}) : scalar(Value{Value::number_, static_cast<uint64_t>(v), false, {}});
+        return v < 0 ? scalar(Value{Value::other, 0, false, std::to_string(v)})
+                     : scalar(Value{Value::number_, static_cast<uint64_t>(v), false, {}});
     }
     bool number_unsigned(number_unsigned_t v) override { return scalar(Value{Value::number_, v, false, {}}); }
-    bool number_float(number_float_t, const string_t& text) override { return scalar(Value{Value::other, 0, false, text}); }
+    bool number_float(number_float_t, const string_t& text) override {
+        return scalar(Value{Value::other, 0, false, text});
+    }
     bool string(string_t& v) override { return scalar(Value{Value::text_, 0, false, std::move(v)}); }
     bool binary(binary_t&) override { return scalar(Value{}); }
     bool key(string_t& k) override {
@@ -108,8 +109,23 @@ private:
     // Where the parser is: each open object or array, what it is.
     // A host is an object (format 1) or a row (format 2): [name, ttl, [[target, healthy], ...], [weight, geo,
     // defaultGeo]], the last one only when the host has loadBalancing.
-    enum class In { top, origins, origin, hosts, host, balancing, endpoints, endpoint, overrides, override_,
-                    host_row, row_endpoints, endpoint_row, balancing_row, skip };
+    enum class In {
+        top,
+        origins,
+        origin,
+        hosts,
+        host,
+        balancing,
+        endpoints,
+        endpoint,
+        overrides,
+        override_,
+        host_row,
+        row_endpoints,
+        endpoint_row,
+        balancing_row,
+        skip
+    };
     struct Value {
         enum Kind { none, flag_, number_, text_, other } kind = none;
         uint64_t number = 0;
@@ -131,7 +147,10 @@ private:
     static std::string quoted(const std::string& k) { return "\"" + k + "\""; }
     uint64_t number(const Value& v, uint64_t max) const {
         if (v.kind != Value::number_ || v.number > max) {
-            bad(quoted(key_) + ": " + (v.kind == Value::text_ ? "\"" + v.text + "\"" : v.text.empty() ? std::to_string(v.number) : v.text) +
+            bad(quoted(key_) + ": " +
+                (v.kind == Value::text_ ? "\"" + v.text + "\""
+                 : v.text.empty()       ? std::to_string(v.number)
+                                        : v.text) +
                 " is not an integer 0.." + std::to_string(max));
         }
         return v.number;
@@ -158,26 +177,38 @@ private:
                 break;
             case In::origins: bad("an origin is not an object");
             case In::origin:
-                if (key_ == "cluster") cur_.cluster = text(v), seen_ |= 1;
-                else if (key_ == "instance") cur_.instance = text(v), seen_ |= 2;
-                else if (key_ == "version") cur_.version = number(v, UINT64_MAX), seen_ |= 4;
-                else if (key_ == "incarnation") cur_.incarnation = number(v, UINT64_MAX);
-                else if (key_ == "heartbeat") cur_.heartbeat = number(v, UINT64_MAX);
-                else if (key_ == "hostCount") host_count_ = number(v, UINT64_MAX);  // a hint: capped, never trusted
+                if (key_ == "cluster")
+                    cur_.cluster = text(v), seen_ |= 1;
+                else if (key_ == "instance")
+                    cur_.instance = text(v), seen_ |= 2;
+                else if (key_ == "version")
+                    cur_.version = number(v, UINT64_MAX), seen_ |= 4;
+                else if (key_ == "incarnation")
+                    cur_.incarnation = number(v, UINT64_MAX);
+                else if (key_ == "heartbeat")
+                    cur_.heartbeat = number(v, UINT64_MAX);
+                else if (key_ == "hostCount")
+                    host_count_ = number(v, UINT64_MAX);  // a hint: capped, never trusted
                 else if (key_ == "location") {
                     std::string where = text(v);
                     cur_.location = parse_location(where);
                     if (!cur_.location) bad("\"location\": \"" + where + "\" is not \"LAT,LON\"");
-                } else if (key_ == "hosts") bad("\"hosts\" is not an array");
-                else if (key_ == "overrides") bad("\"overrides\" is not an object");
+                } else if (key_ == "hosts")
+                    bad("\"hosts\" is not an array");
+                else if (key_ == "overrides")
+                    bad("\"overrides\" is not an object");
                 break;
             case In::hosts: bad("a host is not an object or a row");
             case In::host_row: {
                 HostEntry& h = cur_.hosts.back();
                 key_ = item_ == 0 ? "host" : item_ == 1 ? "ttl" : "a host row's item " + std::to_string(item_ + 1);
-                if (item_ == 0) h.host = text(v), seen_ |= 1;
-                else if (item_ == 1) h.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
-                else bad(item_ < 4 ? "a host row's item " + std::to_string(item_ + 1) + " is not a list" : "a host row has more than 4 items");
+                if (item_ == 0)
+                    h.host = text(v), seen_ |= 1;
+                else if (item_ == 1)
+                    h.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
+                else
+                    bad(item_ < 4 ? "a host row's item " + std::to_string(item_ + 1) + " is not a list"
+                                  : "a host row has more than 4 items");
                 ++item_;
                 break;
             }
@@ -185,46 +216,64 @@ private:
             case In::endpoint_row: {
                 EndpointState& e = cur_.hosts.back().endpoints.back();
                 key_ = item_ == 0 ? "target" : "healthy";
-                if (item_ == 0) e.target = text(v), seen_ |= 1;
-                else if (item_ == 1) e.healthy = flag(v), seen_ |= 2;
-                else bad("an endpoint row has more than 2 items");
+                if (item_ == 0)
+                    e.target = text(v), seen_ |= 1;
+                else if (item_ == 1)
+                    e.healthy = flag(v), seen_ |= 2;
+                else
+                    bad("an endpoint row has more than 2 items");
                 ++item_;
                 break;
             }
             case In::balancing_row: {
                 auto& lb = *cur_.hosts.back().load_balancing;
                 key_ = item_ == 0 ? "weight" : item_ == 1 ? "geo" : "defaultGeo";
-                if (item_ == 0) lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
-                else if (item_ == 1) lb.geo = text(v), seen_ |= 2;
-                else if (item_ == 2) lb.default_geo = flag(v), seen_ |= 4;
-                else bad("a loadBalancing row has more than 3 items");
+                if (item_ == 0)
+                    lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
+                else if (item_ == 1)
+                    lb.geo = text(v), seen_ |= 2;
+                else if (item_ == 2)
+                    lb.default_geo = flag(v), seen_ |= 4;
+                else
+                    bad("a loadBalancing row has more than 3 items");
                 ++item_;
                 break;
             }
             case In::host:
-                if (key_ == "host") cur_.hosts.back().host = text(v), seen_ |= 1;
-                else if (key_ == "ttl") cur_.hosts.back().ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
-                else if (key_ == "endpoints") bad("\"endpoints\" is not an array");
-                else if (key_ == "loadBalancing") bad("\"loadBalancing\" is not an object");
+                if (key_ == "host")
+                    cur_.hosts.back().host = text(v), seen_ |= 1;
+                else if (key_ == "ttl")
+                    cur_.hosts.back().ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
+                else if (key_ == "endpoints")
+                    bad("\"endpoints\" is not an array");
+                else if (key_ == "loadBalancing")
+                    bad("\"loadBalancing\" is not an object");
                 break;
             case In::balancing: {
                 auto& lb = *cur_.hosts.back().load_balancing;
-                if (key_ == "weight") lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
-                else if (key_ == "geo") lb.geo = text(v), seen_ |= 2;
-                else if (key_ == "defaultGeo") lb.default_geo = flag(v), seen_ |= 4;
+                if (key_ == "weight")
+                    lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
+                else if (key_ == "geo")
+                    lb.geo = text(v), seen_ |= 2;
+                else if (key_ == "defaultGeo")
+                    lb.default_geo = flag(v), seen_ |= 4;
                 break;
             }
             case In::endpoints: bad("an endpoint is not an object");
             case In::endpoint:
-                if (key_ == "target") cur_.hosts.back().endpoints.back().target = text(v), seen_ |= 1;
-                else if (key_ == "healthy") cur_.hosts.back().endpoints.back().healthy = flag(v), seen_ |= 2;
+                if (key_ == "target")
+                    cur_.hosts.back().endpoints.back().target = text(v), seen_ |= 1;
+                else if (key_ == "healthy")
+                    cur_.hosts.back().endpoints.back().healthy = flag(v), seen_ |= 2;
                 break;
             case In::overrides: bad("override " + quoted(key_) + " is not an object");
             case In::override_:
                 if (key_ == "state") {
                     std::string st = text(v);
                     if (st != "up" && st != "down" && st != "auto") bad("override state \"" + st + "\"");
-                    override_.state = st == "up" ? OverrideState::up : st == "down" ? OverrideState::down : OverrideState::automatic;
+                    override_.state = st == "up"     ? OverrideState::up
+                                      : st == "down" ? OverrideState::down
+                                                     : OverrideState::automatic;
                     seen_ |= 1;
                 } else if (key_ == "at") {
                     override_.at_ms = number(v, UINT64_MAX), seen_ |= 2;
@@ -266,13 +315,14 @@ private:
                         bad(quoted(key_) + " is not an integer");
                     }
                     break;
-                case In::hosts:
-                    cur_.hosts.push_back(HostEntry{}), next = object ? In::host : In::host_row;
-                    break;
+                case In::hosts: cur_.hosts.push_back(HostEntry{}), next = object ? In::host : In::host_row; break;
                 case In::host_row:
                     if (object || item_ < 2 || item_ > 3) {
-                        bad(item_ > 3 ? "a host row has more than 4 items" : "a host row's item " + std::to_string(item_ + 1) + " is not " +
-                            (item_ == 0 ? "a name" : item_ == 1 ? "a number" : "a list"));
+                        bad(item_ > 3 ? "a host row has more than 4 items"
+                                      : "a host row's item " + std::to_string(item_ + 1) + " is not " +
+                                            (item_ == 0   ? "a name"
+                                             : item_ == 1 ? "a number"
+                                                          : "a list"));
                     }
                     if (item_ == 2) {
                         cur_.hosts.back().endpoints.clear(), seen_ |= 4, next = In::row_endpoints;
@@ -286,7 +336,8 @@ private:
                     break;
                 case In::endpoint_row:
                 case In::balancing_row:
-                    bad(std::string(at() == In::endpoint_row ? "an endpoint" : "a loadBalancing") + " row holds a list or an object");
+                    bad(std::string(at() == In::endpoint_row ? "an endpoint" : "a loadBalancing") +
+                        " row holds a list or an object");
                 case In::host:
                     if (key_ == "endpoints") {
                         if (object) bad("\"endpoints\" is not an array");
@@ -309,8 +360,8 @@ private:
                 case In::balancing:
                 case In::endpoint:
                 case In::override_:
-                    if (key_ == "weight" || key_ == "geo" || key_ == "defaultGeo" || key_ == "target" || key_ == "healthy" ||
-                        key_ == "state" || key_ == "at") {
+                    if (key_ == "weight" || key_ == "geo" || key_ == "defaultGeo" || key_ == "target" ||
+                        key_ == "healthy" || key_ == "state" || key_ == "at") {
                         bad(quoted(key_) + " is not a plain value");
                     }
                     break;

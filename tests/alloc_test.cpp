@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <new>
 
-#include "resolver/resolver.hpp"
 #include "geo/location_db.hpp"
+#include "resolver/resolver.hpp"
 #include "server/net/answer_cache.hpp"
 #include "tests/dns_util.hpp"
 
@@ -60,15 +60,27 @@ TEST(Allocation, NoHeapAllocationPerQuery) {
     GlobalView view;
     const char* geos[] = {"IE", "US", "GEO-OC"};
     for (int i = 0; i < 3; ++i) {
-        ClusterView cv{geos[i] == std::string("IE") ? "ie" : geos[i] == std::string("US") ? "us" : "oc", true, {}, std::nullopt};
-        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60, conf::LoadBalancing{static_cast<uint16_t>(100 * (i + 1)), geos[i], i == 1},
-                                     {{"10.0.0." + std::to_string(i + 1), true}, {"2001:db8::" + std::to_string(i + 1), true}}});
-        cv.hosts.push_back(HostEntry{"lb.glb.example.test", 60, conf::LoadBalancing{100, geos[i], i == 1},
+        ClusterView cv{geos[i] == std::string("IE")   ? "ie"
+                       : geos[i] == std::string("US") ? "us"
+                                                      : "oc",
+                       true,
+                       {},
+                       std::nullopt};
+        cv.hosts.push_back(
+            HostEntry{"shop.glb.example.test",
+                      60,
+                      conf::LoadBalancing{static_cast<uint16_t>(100 * (i + 1)), geos[i], i == 1},
+                      {{"10.0.0." + std::to_string(i + 1), true}, {"2001:db8::" + std::to_string(i + 1), true}}});
+        cv.hosts.push_back(HostEntry{"lb.glb.example.test",
+                                     60,
+                                     conf::LoadBalancing{100, geos[i], i == 1},
                                      {{"lb-" + std::to_string(i) + ".elb.example-long-provider-name.net", true}}});
-        cv.hosts.push_back(HostEntry{"simple.glb.example.test", 30, std::nullopt, {{"10.1.0." + std::to_string(i + 1), i != 0}}});
+        cv.hosts.push_back(
+            HostEntry{"simple.glb.example.test", 30, std::nullopt, {{"10.1.0." + std::to_string(i + 1), i != 0}}});
         view.push_back(cv);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"192.168.7.0/24", "dc-north"}});
+    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"),
+                                                  std::vector<conf::GeoNetwork>{{"192.168.7.0/24", "dc-north"}});
     uint64_t before_build = g_allocations.load();
     auto snap = build_snapshot(c, view, geo, 1);
     ASSERT_GT(g_allocations.load(), before_build + 10) << "the counting operator new is not in use";
@@ -136,8 +148,8 @@ TEST(Allocation, NoHeapAllocationPerLocationDbLookup) {
         geo::Address a;
         uint32_t v = i * 2654435761u;
         a.family = i % 2 ? 6 : 4;
-        a.bytes = {static_cast<uint8_t>(a.family == 6 ? 0x20 : v >> 24), static_cast<uint8_t>(v >> 16), static_cast<uint8_t>(v >> 8),
-                   static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 3)};
+        a.bytes = {static_cast<uint8_t>(a.family == 6 ? 0x20 : v >> 24), static_cast<uint8_t>(v >> 16),
+                   static_cast<uint8_t>(v >> 8), static_cast<uint8_t>(v), static_cast<uint8_t>(v >> 3)};
         clients.push_back(a);
     }
     for (const auto& a : clients) (void)db.locate(a);  // warm up (thread-local caches are allocated once)

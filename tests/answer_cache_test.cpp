@@ -20,7 +20,8 @@ std::shared_ptr<const Snapshot> snapshot() {
         ClusterView cv{cluster, true, {}, std::nullopt};
         HostEntry two{"two.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}};
         cv.hosts.push_back(two);
-        if (std::string(cluster) == "a") cv.hosts.push_back(HostEntry{"one.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}});
+        if (std::string(cluster) == "a")
+            cv.hosts.push_back(HostEntry{"one.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}});
         view.push_back(cv);
     }
     auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{});
@@ -93,10 +94,10 @@ TEST(AnswerCache, OtherGenerationClientOrQueryBytesMiss) {
     auto q = make_query("static.glb.test", 1);
     EXPECT_FALSE(serve(cache, 7, *s, q, addr("192.0.2.200")).hit);
     EXPECT_TRUE(serve(cache, 7, *s, q, addr("192.0.2.200")).hit);
-    EXPECT_FALSE(serve(cache, 8, *s, q, addr("192.0.2.200")).hit);        // a newer snapshot
-    EXPECT_FALSE(serve(cache, 8, *s, q, addr("192.0.2.201")).hit);        // another client (geo)
+    EXPECT_FALSE(serve(cache, 8, *s, q, addr("192.0.2.200")).hit);  // a newer snapshot
+    EXPECT_FALSE(serve(cache, 8, *s, q, addr("192.0.2.201")).hit);  // another client (geo)
     EXPECT_FALSE(serve(cache, 8, *s, q, addr("2001:db8::1")).hit);
-    auto upper = make_query("STATIC.glb.test", 1);                       // the question is echoed as sent
+    auto upper = make_query("STATIC.glb.test", 1);  // the question is echoed as sent
     auto r = serve(cache, 8, *s, upper, addr("192.0.2.200"));
     EXPECT_FALSE(r.hit);
     EXPECT_NE(std::search(r.bytes.begin(), r.bytes.end(), std::begin("STATIC"), std::end("STATIC") - 1), r.bytes.end());

@@ -34,7 +34,7 @@ std::vector<uint8_t> ecs_payload(const std::string& subnet, uint8_t scope = 0);
 struct Parsed {
     bool ok = false;
     uint16_t id = 0;
-    uint8_t rcode = 0;       // including the extended bits from OPT
+    uint8_t rcode = 0;  // including the extended bits from OPT
     bool aa = false, tc = false, qr = false, rd = false;
     std::string question;
     std::vector<std::string> answer, authority, additional;  // "owner ttl IN TYPE rdata"

@@ -102,10 +102,11 @@ TEST(Document, OnlyTheFirstDocumentCounts) {
 // The reader over this tree still places each problem: line and column of the value, or of the key when
 // the key is the problem.
 TEST(Document, ConfigErrorsKeepTheirPlaces) {
-    auto r = glbd::conf::load_text("cluster: {id: eu-1, instance: a}\nlisten:\n  dns: [\"127.0.0.1:53\"]\n"
-                                   "zones:\n  - origin: glb.example.com\n    nameservers: [{name: ns.glb.example.com, addresses: [192.0.2.1]}]\n"
-                                   "hosts:\n  - name: a.glb.example.com\n    ttl: many\n    bogus: 1\n    endpoints: [192.0.2.10]\n",
-                                   "t.yaml");
+    auto r = glbd::conf::load_text(
+        "cluster: {id: eu-1, instance: a}\nlisten:\n  dns: [\"127.0.0.1:53\"]\n"
+        "zones:\n  - origin: glb.example.com\n    nameservers: [{name: ns.glb.example.com, addresses: [192.0.2.1]}]\n"
+        "hosts:\n  - name: a.glb.example.com\n    ttl: many\n    bogus: 1\n    endpoints: [192.0.2.10]\n",
+        "t.yaml");
     std::string all;
     for (const auto& e : r.errors) all += e.str() + "\n";
     ASSERT_EQ(r.errors.size(), 2u) << all;

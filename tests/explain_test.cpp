@@ -83,10 +83,17 @@ TEST(Explain, AgreesWithTheAnswerPathForRandomClients) {
             }
         }
         // The answer path, asked as dig asks: every address it gives is one the explanation allows.
-        Parsed p = ask(*s, make_query("app.glb.test", 1, [&] { QueryOpts o; o.ecs = ecs_payload(cidr); return o; }()),
+        Parsed p = ask(*s,
+                       make_query("app.glb.test", 1,
+                                  [&] {
+                                      QueryOpts o;
+                                      o.ecs = ecs_payload(cidr);
+                                      return o;
+                                  }()),
                        Transport::udp, "192.0.2.200");
         ASSERT_FALSE(p.answer.empty()) << cidr;
-        for (const auto& rr : p.answer) EXPECT_TRUE(allowed.count("A " + field(rr, 4))) << cidr << " got " << field(rr, 4) << " via " << chosen(e);
+        for (const auto& rr : p.answer)
+            EXPECT_TRUE(allowed.count("A " + field(rr, 4))) << cidr << " got " << field(rr, 4) << " via " << chosen(e);
         for (const auto& a : e.answers) EXPECT_TRUE(allowed.count(a)) << cidr << ": " << a;
         EXPECT_EQ(e.scope, p.ecs_scope) << cidr;
         EXPECT_EQ(e.serial, 7u);
@@ -135,7 +142,8 @@ TEST(Explain, EachStepSaysWhy) {
 }
 
 TEST(Explain, FailOpenWhenNothingIsUsable) {
-    auto s = snapshot({{"ie", "IE", 100, false, {{"192.0.2.10", false}}}, {"us", "US", 100, true, {{"198.51.100.10", false}}}});
+    auto s = snapshot(
+        {{"ie", "IE", 100, false, {{"192.0.2.10", false}}}, {"us", "US", 100, true, {{"198.51.100.10", false}}}});
     Explanation e = explain(*s, subnet("10.1.0.0/16"));
     EXPECT_TRUE(e.fail_open);
     EXPECT_EQ(chosen(e), "country IE");

@@ -134,8 +134,8 @@ TEST(Geo, AddressParseAgreesWithInetPton) {
         EXPECT_EQ(a.family, b.family) << text;
         EXPECT_EQ(a.bytes, b.bytes) << text;
     }
-    for (const char* text : {"", "1.2.3", "1.2.3.256", "01.2.3.4x", "2001:db8::1::2", "example.com", "1.2.3.4/8",
-                             " 1.2.3.4", "[::1]"}) {
+    for (const char* text :
+         {"", "1.2.3", "1.2.3.256", "01.2.3.4x", "2001:db8::1::2", "example.com", "1.2.3.4/8", " 1.2.3.4", "[::1]"}) {
         geo::Address a;
         EXPECT_FALSE(geo::Address::parse(text, a)) << text;
     }

@@ -1,12 +1,12 @@
 // Health probes against real local targets (tests/tools/targets.py on 127.0.0.41), hysteresis and
 // overrides.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <sys/file.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <spawn.h>
+#include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "sync/health.hpp"
-#include "sync/state.hpp"
 #include "sync/local_view.hpp"
+#include "sync/state.hpp"
 #include "tests/dns_util.hpp"
 
 extern char** environ;
@@ -39,18 +39,25 @@ protected:
         lock_ = open((::testing::TempDir() + "/glbd-health-targets.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
         ASSERT_GE(lock_, 0);
         int locked = -1;
-        for (int i = 0; i < 1200 && (locked = flock(lock_, LOCK_EX | LOCK_NB)) != 0; ++i) std::this_thread::sleep_for(50ms);
+        for (int i = 0; i < 1200 && (locked = flock(lock_, LOCK_EX | LOCK_NB)) != 0; ++i)
+            std::this_thread::sleep_for(50ms);
         ASSERT_EQ(locked, 0) << "another test held the targets' ports for 60 s";
         std::string d = dir();
         std::filesystem::create_directories(d);
-        std::string openssl = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.hc.test "
-                              "-addext subjectAltName=DNS:tls-ok.hc.test,DNS:tls-strict.hc.test -keyout " + d +
-                              "/key.pem -out " + d + "/cert.pem 2>/dev/null";
+        std::string openssl =
+            "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.hc.test "
+            "-addext subjectAltName=DNS:tls-ok.hc.test,DNS:tls-strict.hc.test -keyout " +
+            d + "/key.pem -out " + d + "/cert.pem 2>/dev/null";
         ASSERT_EQ(std::system(openssl.c_str()), 0);
         std::string script = std::string(GLBD_TOOLS) + "/targets.py";
-        std::vector<std::string> args = {"python3", script, "--http", "127.0.0.41:18041", "--https", "127.0.0.41:18042",
-                                         "--tcp", "127.0.0.41:18043", "--http", "127.0.0.1:18044", "--cert",
-                                         d + "/cert.pem", "--key", d + "/key.pem", "--log", d + "/requests.log",
+        std::vector<std::string> args = {"python3", script,
+                                         "--http",  "127.0.0.41:18041",
+                                         "--https", "127.0.0.41:18042",
+                                         "--tcp",   "127.0.0.41:18043",
+                                         "--http",  "127.0.0.1:18044",
+                                         "--cert",  d + "/cert.pem",
+                                         "--key",   d + "/key.pem",
+                                         "--log",   d + "/requests.log",
                                          "--ready", d + "/ready"};
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
@@ -74,7 +81,8 @@ std::string host(const std::string& name, const std::string& endpoint, const std
     // One round decides (failureThreshold 1) and no second round comes while the test reads the first (10 s):
     // a round every 300 ms let a later probe, timed out on a busy machine, overwrite a first success. The
     // 3 s timeout leaves a loaded machine (sanitizers, ctest -j) room; only /hang waits it out.
-    return "  - name: " + name + "\n    endpoints: [" + endpoint + "]\n    healthCheck: {interval: 10s, timeout: 3s, failureThreshold: 1, " + check + "}\n";
+    return "  - name: " + name + "\n    endpoints: [" + endpoint +
+           "]\n    healthCheck: {interval: 10s, timeout: 3s, failureThreshold: 1, " + check + "}\n";
 }
 
 // The Probes tests' config, up to its hosts.
@@ -86,7 +94,10 @@ zones:
 hosts:
 )";
 
-const std::string kConfig = std::string(kProbesHead) + host("ok.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz, headers: {X-Probe: glbd, X-Team: dns}") +
+const std::string kConfig =
+    std::string(kProbesHead) +
+    host("ok.hc.test", "127.0.0.41",
+         "protocol: HTTP, port: 18041, path: /healthz, headers: {X-Probe: glbd, X-Team: dns}") +
     host("status500.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /status/500") +
     host("wrongpath.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /nope") +
     host("created.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /created") +
@@ -113,7 +124,9 @@ health::States run_round(const conf::Config& c) {
 // health_changes() counts endpoints' states becoming known or flipping, not probe rounds: equal results round
 // after round leave it alone (the daemon makes this cluster's view again only when it moves).
 TEST_F(Probes, HealthChangesCountFlipsNotRounds) {
-    const std::string config = std::string(kProbesHead) + R"(  - {name: up.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18043, interval: 200ms, timeout: 2s}}
+    const std::string config =
+        std::string(kProbesHead) +
+        R"(  - {name: up.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18043, interval: 200ms, timeout: 2s}}
   - {name: down.hc.test, endpoints: [127.0.0.41], healthCheck: {protocol: TCP, port: 18049, interval: 200ms, timeout: 2s, failureThreshold: 1}}
 )";
     health::Checker checker(test::config_from(config), nullptr);
@@ -124,7 +137,9 @@ TEST_F(Probes, HealthChangesCountFlipsNotRounds) {
     uint64_t after_first = checker.health_changes();
     EXPECT_EQ(after_first, 2u);  // each endpoint's first result
     auto before = checker.states();
-    for (int i = 0; i < 100 && checker.states().at({"up.hc.test", "127.0.0.41"}).probes < before.at({"up.hc.test", "127.0.0.41"}).probes + 3; ++i) {
+    for (int i = 0; i < 100 && checker.states().at({"up.hc.test", "127.0.0.41"}).probes <
+                                   before.at({"up.hc.test", "127.0.0.41"}).probes + 3;
+         ++i) {
         std::this_thread::sleep_for(50ms);
     }
     auto s = checker.states();
@@ -138,12 +153,13 @@ TEST_F(Probes, HealthChangesCountFlipsNotRounds) {
 
 // One probe for every host that names the same endpoint with the same check (for HTTP, the same Host name).
 TEST_F(Probes, HostsNamingTheSameEndpointShareOneProbe) {
-    const std::string config = std::string(kProbesHead) + host("a.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +
-        host("b.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +            // shares a's probe
+    const std::string config =
+        std::string(kProbesHead) + host("a.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +
+        host("b.hc.test", "127.0.0.41", "protocol: TCP, port: 18043") +  // shares a's probe
         host("c.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +
         host("\"*.c.hc.test\"", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +  // probes c.hc.test too
-        host("d.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +  // another Host header
-        host("e.hc.test", "127.0.0.41", "protocol: TCP, port: 18049");              // another port
+        host("d.hc.test", "127.0.0.41", "protocol: HTTP, port: 18041, path: /healthz") +        // another Host header
+        host("e.hc.test", "127.0.0.41", "protocol: TCP, port: 18049");                          // another port
     health::Checker checker(test::config_from(config), nullptr);
     EXPECT_EQ(checker.targets(), 4u);
     checker.start();
@@ -203,7 +219,8 @@ TEST_F(Probes, EveryKindOfTarget) {
     // Host header and SNI are the host name; configured headers arrive.
     EXPECT_TRUE(any_request(log, {"\"proto\": \"http\"", "\"path\": \"/healthz\"", "\"host\": \"ok.hc.test:18041\"",
                                   "\"X-Probe\": \"glbd\"", "\"X-Team\": \"dns\""}));
-    EXPECT_TRUE(any_request(log, {"\"proto\": \"https\"", "\"host\": \"tls-ok.hc.test:18042\"", "\"sni\": \"tls-ok.hc.test\""}));
+    EXPECT_TRUE(any_request(
+        log, {"\"proto\": \"https\"", "\"host\": \"tls-ok.hc.test:18042\"", "\"sni\": \"tls-ok.hc.test\""}));
     EXPECT_TRUE(any_request(log, {"\"host\": \"wild.hc.test:18041\""}));  // a wildcard probes its base name
     EXPECT_TRUE(any_request(log, {"\"host\": \"name.hc.test:18044\""}));
 }
@@ -322,7 +339,6 @@ TEST(Overrides, BadTargetsAndStatesRejected) {
     EXPECT_TRUE(o.empty());
 }
 
-
 // The probe schedule tests' config, up to its hosts (127.0.78.0/24 is theirs).
 const char* kScheduleConfig = R"(
 cluster: {id: c1}
@@ -356,14 +372,17 @@ std::vector<int> listen_on(uint32_t octet, uint16_t port, int n, int backlog = 1
 }
 
 // The probes that arrive at `listeners` until `until` from `t0`: when (ms from t0) and at which listener.
-std::vector<std::pair<int64_t, int>> collect_probes(const std::vector<int>& listeners, std::chrono::steady_clock::time_point t0,
+std::vector<std::pair<int64_t, int>> collect_probes(const std::vector<int>& listeners,
+                                                    std::chrono::steady_clock::time_point t0,
                                                     std::chrono::milliseconds until) {
     std::vector<std::pair<int64_t, int>> seen;
     while (std::chrono::steady_clock::now() - t0 < until) {
         for (size_t i = 0; i < listeners.size(); ++i) {
             for (int c; (c = accept(listeners[i], nullptr, nullptr)) >= 0;) {
-                seen.emplace_back(std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count(),
-                                  static_cast<int>(i));
+                seen.emplace_back(
+                    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+                        .count(),
+                    static_cast<int>(i));
                 close(c);
             }
         }
@@ -415,8 +434,10 @@ TEST(ProbeSchedule, AFirstRoundOfManyEndpointsIsPaced) {
     ASSERT_EQ(listeners.size(), 1u);
     std::string config = kScheduleConfig;
     for (int i = 0; i < kTargets; ++i) {  // each its own check (its own timeout), so its own probe
-        config += "  - {name: p" + std::to_string(i) + ".ps.test, endpoints: [127.0.81.1], healthCheck: {protocol: TCP, port: 18081, interval: 20s, timeout: " +
-                  std::to_string(1000 + i) + "ms}}\n";
+        config +=
+            "  - {name: p" + std::to_string(i) +
+            ".ps.test, endpoints: [127.0.81.1], healthCheck: {protocol: TCP, port: 18081, interval: 20s, timeout: " +
+            std::to_string(1000 + i) + "ms}}\n";
     }
     health::Checker checker(test::config_from(config), nullptr);
     ASSERT_EQ(checker.targets(), static_cast<size_t>(kTargets));
@@ -470,7 +491,8 @@ TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
 
     // The hysteresis carries over: two failures in a row before, one more after, and it is down.
     std::string refused = std::string(kScheduleConfig) +
-                          "  - {name: r.ps.test, endpoints: [127.0.79.30], healthCheck: {protocol: TCP, port: 18077, interval: 1s, timeout: 500ms}}\n";
+                          "  - {name: r.ps.test, endpoints: [127.0.79.30], healthCheck: {protocol: TCP, port: 18077, "
+                          "interval: 1s, timeout: 500ms}}\n";
     health::EndpointHealth two_down;
     two_down.known = true, two_down.healthy = true, two_down.failures_in_a_row = 2;
     health::Checker third(test::config_from(refused), nullptr, {{{"r.ps.test", "127.0.79.30"}, two_down}});
@@ -503,9 +525,10 @@ TEST(ProbeSchedule, TheProbingThreadYieldsToTheOthers) {
         return n;
     };
     int before = niced();
-    health::Checker checker(test::config_from(std::string(kScheduleConfig) +
-                                              "  - {name: a.ps.test, endpoints: [127.0.78.1], healthCheck: {protocol: TCP, port: 18079, interval: 1s}}\n"),
-                            nullptr);
+    health::Checker checker(
+        test::config_from(std::string(kScheduleConfig) + "  - {name: a.ps.test, endpoints: [127.0.78.1], healthCheck: "
+                                                         "{protocol: TCP, port: 18079, interval: 1s}}\n"),
+        nullptr);
     checker.start();
     int during = 0;
     for (int i = 0; i < 100 && during <= before; ++i) {

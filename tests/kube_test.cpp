@@ -41,13 +41,13 @@ json kuadrant_lb(const std::string& root = "shop.glb.example.com") {
     std::string bare = root.rfind("*.", 0) == 0 ? root.substr(2) : root;
     std::string klb = "klb." + bare, target = "2w705o-1ol0jo." + klb;
     return record(root, json::array({
-        endpoint(root, "CNAME", {klb}, 300),
-        endpoint(klb, "CNAME", {"eu." + klb}, 300, {{"geo-code", "GEO-EU"}}, "GEO-EU"),
-        endpoint(klb, "CNAME", {"eu." + klb}, 300, {{"geo-code", "*"}}, "default"),
-        endpoint("eu." + klb, "CNAME", {target}, 60, {{"weight", "120"}}, target),
-        endpoint(target, "A", {"172.18.200.1", "2001:db8::1"}, 60),
-        endpoint("kuadrant-a-shop.glb.example.com", "TXT", {"\"heritage=external-dns\""}, 0),
-    }));
+                            endpoint(root, "CNAME", {klb}, 300),
+                            endpoint(klb, "CNAME", {"eu." + klb}, 300, {{"geo-code", "GEO-EU"}}, "GEO-EU"),
+                            endpoint(klb, "CNAME", {"eu." + klb}, 300, {{"geo-code", "*"}}, "default"),
+                            endpoint("eu." + klb, "CNAME", {target}, 60, {{"weight", "120"}}, target),
+                            endpoint(target, "A", {"172.18.200.1", "2001:db8::1"}, 60),
+                            endpoint("kuadrant-a-shop.glb.example.com", "TXT", {"\"heritage=external-dns\""}, 0),
+                        }));
 }
 
 TEST(KubeRecords, LoadBalancedShapeBecomesOneEntryPerGeo) {
@@ -68,12 +68,14 @@ TEST(KubeRecords, LoadBalancedShapeBecomesOneEntryPerGeo) {
 
 TEST(KubeRecords, CountryGeoExternalHostNameAndNoDefault) {
     std::string klb = "klb.api.glb.example.com";
-    auto r = record("api.glb.example.com", json::array({
-        endpoint("api.glb.example.com", "CNAME", {klb}),
-        endpoint(klb, "CNAME", {"ie." + klb}, 300, {{"geo-code", "IE"}}, "IE"),
-        endpoint(klb, "CNAME", {"us." + klb}, 300, {{"geo-code", "*"}}, "default"),
-        endpoint("ie." + klb, "CNAME", {"abc123.elb.eu-west-1.amazonaws.com"}, 30, {{"weight", "bogus"}}, "x"),
-    }));
+    auto r = record(
+        "api.glb.example.com",
+        json::array({
+            endpoint("api.glb.example.com", "CNAME", {klb}),
+            endpoint(klb, "CNAME", {"ie." + klb}, 300, {{"geo-code", "IE"}}, "IE"),
+            endpoint(klb, "CNAME", {"us." + klb}, 300, {{"geo-code", "*"}}, "default"),
+            endpoint("ie." + klb, "CNAME", {"abc123.elb.eu-west-1.amazonaws.com"}, 30, {{"weight", "bogus"}}, "x"),
+        }));
     auto m = kube::map_record(r, zones());
     ASSERT_EQ(m.error, "");
     ASSERT_EQ(m.hosts.size(), 1u);
@@ -114,7 +116,8 @@ TEST(KubeRecords, HealthCheckTakesKuadrantDefaults) {
 }
 
 TEST(KubeRecords, SimpleRecordIsASimpleHost) {
-    auto r = record("www.glb.example.com", json::array({endpoint("www.glb.example.com", "A", {"192.0.2.7", "192.0.2.8"}, 0)}));
+    auto r = record("www.glb.example.com",
+                    json::array({endpoint("www.glb.example.com", "A", {"192.0.2.7", "192.0.2.8"}, 0)}));
     auto m = kube::map_record(r, zones());
     ASSERT_EQ(m.error, "");
     ASSERT_EQ(m.hosts.size(), 1u);
@@ -218,7 +221,8 @@ users:
 }
 
 TEST(KubeEvents, ParseEventTakesOnlyWellFormedEvents) {
-    auto ev = kube::parse_event(R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"42"}}})");
+    auto ev = kube::parse_event(
+        R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"42"}}})");
     ASSERT_TRUE(ev.ok);
     EXPECT_EQ(ev.type, "MODIFIED");
     EXPECT_EQ(ev.resource_version, "42");
@@ -226,8 +230,9 @@ TEST(KubeEvents, ParseEventTakesOnlyWellFormedEvents) {
     ev = kube::parse_event(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
     ASSERT_TRUE(ev.ok);
     EXPECT_EQ(ev.code, 410);
-    for (const char* bad : {"", "{", "[]", R"({"type":1,"object":{}})", R"({"type":"ADDED"})", R"({"type":"ADDED","object":[]})",
-                            "\xff\xfe", R"({"type":"ADDED","object":{"metadata":{"resourceVersion":7}}})"}) {
+    for (const char* bad :
+         {"", "{", "[]", R"({"type":1,"object":{}})", R"({"type":"ADDED"})", R"({"type":"ADDED","object":[]})",
+          "\xff\xfe", R"({"type":"ADDED","object":{"metadata":{"resourceVersion":7}}})"}) {
         auto e = kube::parse_event(bad);
         if (e.ok) {
             EXPECT_EQ(e.resource_version, "") << bad;  // a number is not a resourceVersion
@@ -256,7 +261,8 @@ TEST(KubeRecords, OtherNamesWithAddressesAreSimpleHostsTxtAndNsAreListed) {
     EXPECT_FALSE(m.hosts[1].load_balancing);
     EXPECT_EQ(m.hosts[2].name, "docs.glb.example.com");
     EXPECT_EQ(m.hosts[2].endpoints, std::vector<std::string>{"docs.example.org"});
-    EXPECT_EQ(m.unserved, (std::vector<std::string>{"_acme-challenge.shop.glb.example.com TXT", "sub.glb.example.com NS"}));
+    EXPECT_EQ(m.unserved,
+              (std::vector<std::string>{"_acme-challenge.shop.glb.example.com TXT", "sub.glb.example.com NS"}));
     // A record of other names only (no endpoint at its root host) is still served.
     auto only = record("shop.glb.example.com", json::array({endpoint("admin.glb.example.com", "A", {"192.0.2.44"})}));
     m = kube::map_record(only, zones());

@@ -52,7 +52,7 @@ int write_db_child(const std::string& out, const std::string& private_key) {
         loc_country_unref(c);
     }
     const std::pair<const char*, const char*> networks[] = {
-        {"10.1.0.0/16", "IE"}, {"10.1.5.0/24", "FR"}, {"10.2.0.0/16", "AU"}, {"10.3.0.0/16", "US"},
+        {"10.1.0.0/16", "IE"},     {"10.1.5.0/24", "FR"},     {"10.2.0.0/16", "AU"}, {"10.3.0.0/16", "US"},
         {"2001:db8:1::/48", "IE"}, {"2001:db8:2::/48", "AU"}, {"10.4.0.0/16", ""}};
     for (auto [net, code] : networks) {
         loc_network* n = nullptr;
@@ -80,8 +80,8 @@ void write_db(const std::string& out, const std::string& private_key = "") {
 
 std::string make_key(const Dir& d) {
     std::string priv = d / "key.pem", pub = d / "pub.pem";
-    std::string cmd = "openssl ecparam -genkey -name secp521r1 -noout -out " + priv + " 2>/dev/null && openssl ec -in " +
-                      priv + " -pubout -out " + pub + " 2>/dev/null";
+    std::string cmd = "openssl ecparam -genkey -name secp521r1 -noout -out " + priv +
+                      " 2>/dev/null && openssl ec -in " + priv + " -pubout -out " + pub + " 2>/dev/null";
     EXPECT_EQ(std::system(cmd.c_str()), 0);
     return priv;
 }
@@ -130,7 +130,7 @@ TEST(LocationDb, CountryContinentAndScope) {
     EXPECT_EQ(locate(db, "2001:db8:2:ffff::1").code, "AU");
     auto outside = locate(db, "192.0.2.1");  // in no network: unknown, the scope of the empty block
     EXPECT_EQ(outside.code, "");
-    EXPECT_EQ(outside.prefix, 1);  // 128.0.0.0/1 holds no network of this database
+    EXPECT_EQ(outside.prefix, 1);                  // 128.0.0.0/1 holds no network of this database
     EXPECT_EQ(locate(db, "10.0.0.1").prefix, 16);  // 10.0.0.0/16 is empty, 10.1.0.0/16 is not
 }
 
@@ -214,14 +214,14 @@ TEST_F(RealDb, WellKnownNetworks) {
         int max_prefix;  // the registered network; the scope may be shorter when its neighbours agree
     };
     const Case cases[] = {
-        {"193.0.0.1", "NL", "EU", 21},          // RIPE NCC
-        {"2001:67c:2e8::1", "NL", "EU", 48},    // RIPE NCC
-        {"198.41.0.4", "US", "NA", 24},         // a.root-servers.net (Verisign)
-        {"202.12.27.33", "JP", "AS", 24},       // m.root-servers.net (WIDE)
-        {"2001:dc3::35", "JP", "AS", 32},       // m.root-servers.net over IPv6
-        {"200.3.14.10", "UY", "SA", 22},        // LACNIC
-        {"203.119.101.61", "AU", "OC", 22},     // APNIC
-        {"196.216.2.1", "ZA", "AF", 23},        // AFRINIC
+        {"193.0.0.1", "NL", "EU", 21},        // RIPE NCC
+        {"2001:67c:2e8::1", "NL", "EU", 48},  // RIPE NCC
+        {"198.41.0.4", "US", "NA", 24},       // a.root-servers.net (Verisign)
+        {"202.12.27.33", "JP", "AS", 24},     // m.root-servers.net (WIDE)
+        {"2001:dc3::35", "JP", "AS", 32},     // m.root-servers.net over IPv6
+        {"200.3.14.10", "UY", "SA", 22},      // LACNIC
+        {"203.119.101.61", "AU", "OC", 22},   // APNIC
+        {"196.216.2.1", "ZA", "AF", 23},      // AFRINIC
     };
     for (const auto& c : cases) {
         auto s = locate(*db_, c.ip);

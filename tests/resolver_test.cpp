@@ -95,7 +95,8 @@ TEST_P(ResolverTable, Answers) {
     EXPECT_EQ(static_cast<int>(p.answer.size()), c.answers) << all;
     EXPECT_EQ(static_cast<int>(p.authority.size()), c.authority) << all;
     EXPECT_EQ(static_cast<int>(p.additional.size()), c.additional) << all;
-    for (const auto& want : c.contains) EXPECT_NE(all.find(want), std::string::npos) << "missing: " << want << "\n" << all;
+    for (const auto& want : c.contains)
+        EXPECT_NE(all.find(want), std::string::npos) << "missing: " << want << "\n" << all;
 }
 
 QueryOpts no_edns() {
@@ -108,47 +109,182 @@ const Case kCases[] = {
     {"A", "www.example.test", 1, 0, true, 1, 0, 0, {"AN www.example.test. 300 IN A 192.0.2.10"}},
     {"AAAA", "www.example.test", 28, 0, true, 1, 0, 0, {"AN www.example.test. 300 IN AAAA 2001:db8::10"}},
     {"CasePreserved", "WwW.ExAmple.TEST", 1, 0, true, 1, 0, 0, {"AN WwW.ExAmple.TEST. 300 IN A 192.0.2.10"}},
-    {"CnameChasedInZone", "alias.example.test", 1, 0, true, 2, 0, 0,
+    {"CnameChasedInZone",
+     "alias.example.test",
+     1,
+     0,
+     true,
+     2,
+     0,
+     0,
      {"AN alias.example.test. 300 IN CNAME www.example.test.", "AN www.example.test. 300 IN A 192.0.2.10"}},
-    {"CnameChainKeepsEachTtl", "chain1.example.test", 1, 0, true, 3, 0, 0,
+    {"CnameChainKeepsEachTtl",
+     "chain1.example.test",
+     1,
+     0,
+     true,
+     3,
+     0,
+     0,
      {"AN chain2.example.test. 60 IN CNAME www.example.test.", "AN www.example.test. 300 IN A"}},
-    {"CnameOutOfZoneNotChased", "outside.example.test", 1, 0, true, 1, 0, 0,
+    {"CnameOutOfZoneNotChased",
+     "outside.example.test",
+     1,
+     0,
+     true,
+     1,
+     0,
+     0,
      {"AN outside.example.test. 300 IN CNAME www.elsewhere.net."}},
     {"CnameQueriedDirectly", "alias.example.test", 5, 0, true, 1, 0, 0, {"AN alias.example.test. 300 IN CNAME"}},
-    {"NxdomainHasSoaWithNegativeTtl", "nope.example.test", 1, 3, true, 0, 1, 0,
+    {"NxdomainHasSoaWithNegativeTtl",
+     "nope.example.test",
+     1,
+     3,
+     true,
+     0,
+     1,
+     0,
      {"NS example.test. 60 IN SOA ns1.example.test. hostmaster.example.test. 3000000001 3600 600 86400 60"}},
     {"NodataHasSoa", "www.example.test", 16, 0, true, 0, 1, 0, {"NS example.test. 60 IN SOA"}},
-    {"ApexNsWithGlue", "example.test", 2, 0, true, 2, 0, 2,
+    {"ApexNsWithGlue",
+     "example.test",
+     2,
+     0,
+     true,
+     2,
+     0,
+     2,
      {"AN example.test. 300 IN NS ns1.example.test.", "AN example.test. 300 IN NS ns.other.net.",
       "AR ns1.example.test. 300 IN A 192.0.2.53", "AR ns1.example.test. 300 IN AAAA 2001:db8::53"}},
     // The snapshot's serial, above 2^31 so that a signed 32-bit encoding would show; how the daemon chooses it
     // (rising on every change and across restarts) is tested with the real binary (system.serial).
-    {"SoaCarriesSnapshotSerial", "example.test", 6, 0, true, 1, 0, 0, {"AN example.test. 300 IN SOA ns1.example.test. hostmaster.example.test. 3000000001 "}},
-    {"MxWithAdditional", "example.test", 15, 0, true, 1, 0, 1,
+    {"SoaCarriesSnapshotSerial",
+     "example.test",
+     6,
+     0,
+     true,
+     1,
+     0,
+     0,
+     {"AN example.test. 300 IN SOA ns1.example.test. hostmaster.example.test. 3000000001 "}},
+    {"MxWithAdditional",
+     "example.test",
+     15,
+     0,
+     true,
+     1,
+     0,
+     1,
      {"AN example.test. 300 IN MX 10 mail.example.test.", "AR mail.example.test. 300 IN A 192.0.2.25"}},
     {"Txt", "txt.example.test", 16, 0, true, 1, 0, 0, {"AN txt.example.test. 300 IN TXT \"hello world\""}},
-    {"SrvWithAdditional", "_sip._tcp.example.test", 33, 0, true, 1, 0, 1,
+    {"SrvWithAdditional",
+     "_sip._tcp.example.test",
+     33,
+     0,
+     true,
+     1,
+     0,
+     1,
      {"IN SRV 10 20 5060 sip.example.test.", "AR sip.example.test. 300 IN A 192.0.2.60"}},
     {"Caa", "caa.example.test", 257, 0, true, 1, 0, 0, {"IN CAA 0 issue \"ca.example.net\""}},
     {"Ptr", "ptr.example.test", 12, 0, true, 1, 0, 0, {"AN ptr.example.test. 300 IN PTR www.example.test."}},
-    {"UnknownTypeRfc3597", "unk.example.test", 65534, 0, true, 1, 0, 0, {"unk.example.test. 300 IN TYPE65534 \\# 4 0a000001"}},
-    {"WildcardSynthesisesOwner", "x.wild.example.test", 1, 0, true, 1, 0, 0, {"AN x.wild.example.test. 300 IN A 192.0.2.77"}},
-    {"WildcardCoversSeveralLabels", "a.b.wild.example.test", 16, 0, true, 1, 0, 0, {"AN a.b.wild.example.test. 300 IN TXT \"wild\""}},
+    {"UnknownTypeRfc3597",
+     "unk.example.test",
+     65534,
+     0,
+     true,
+     1,
+     0,
+     0,
+     {"unk.example.test. 300 IN TYPE65534 \\# 4 0a000001"}},
+    {"WildcardSynthesisesOwner",
+     "x.wild.example.test",
+     1,
+     0,
+     true,
+     1,
+     0,
+     0,
+     {"AN x.wild.example.test. 300 IN A 192.0.2.77"}},
+    {"WildcardCoversSeveralLabels",
+     "a.b.wild.example.test",
+     16,
+     0,
+     true,
+     1,
+     0,
+     0,
+     {"AN a.b.wild.example.test. 300 IN TXT \"wild\""}},
     {"WildcardNodata", "x.wild.example.test", 28, 0, true, 0, 1, 0, {"NS example.test. 60 IN SOA"}},
     {"WildcardBlockedByExistingName", "x.sub.wild.example.test", 1, 3, true, 0, 1, 0, {}},
     {"ExistingNameNotWildcarded", "sub.wild.example.test", 1, 0, true, 0, 1, 0, {}},
     {"EmptyNonTerminalIsNodata", "ent.a.example.test", 1, 0, true, 0, 1, 0, {}},
-    {"DelegationReferral", "www.child.example.test", 1, 0, false, 0, 1, 1,
+    {"DelegationReferral",
+     "www.child.example.test",
+     1,
+     0,
+     false,
+     0,
+     1,
+     1,
      {"NS child.example.test. 300 IN NS ns.child.example.test.", "AR ns.child.example.test. 300 IN A 192.0.2.90"}},
     {"OutsideZonesRefused", "example.com", 1, 5, false, 0, 0, 0, {}},
     {"AxfrRefused", "example.test", 252, 5, false, 0, 0, 0, {}, {}, Transport::tcp},
     {"IxfrRefused", "example.test", 251, 5, false, 0, 0, 0, {}},
-    {"ChaosClassRefused", "example.test", 16, 5, false, 0, 0, 0, {}, [] { QueryOpts o; o.qclass = 3; return o; }()},
-    {"StatusOpcodeNotImp", "example.test", 6, 4, false, 0, 0, 0, {}, [] { QueryOpts o; o.opcode = 2; return o; }()},
-    {"EdnsVersion1Badvers", "www.example.test", 1, 16, false, 0, 0, 0, {}, [] { QueryOpts o; o.version = 1; return o; }()},
+    {"ChaosClassRefused",
+     "example.test",
+     16,
+     5,
+     false,
+     0,
+     0,
+     0,
+     {},
+     [] {
+         QueryOpts o;
+         o.qclass = 3;
+         return o;
+     }()},
+    {"StatusOpcodeNotImp",
+     "example.test",
+     6,
+     4,
+     false,
+     0,
+     0,
+     0,
+     {},
+     [] {
+         QueryOpts o;
+         o.opcode = 2;
+         return o;
+     }()},
+    {"EdnsVersion1Badvers",
+     "www.example.test",
+     1,
+     16,
+     false,
+     0,
+     0,
+     0,
+     {},
+     [] {
+         QueryOpts o;
+         o.version = 1;
+         return o;
+     }()},
     {"AnyIsMinimal", "www.example.test", 255, 0, true, 1, 0, 0, {}},
     {"NoEdnsStillAnswers", "www.example.test", 1, 0, true, 1, 0, 0, {}, no_edns()},
-    {"CnameLoopBounded", "loop1.example.test", 1, 0, true, 8, 0, 0, {"AN loop1.example.test. 300 IN CNAME loop2.example.test."}},
+    {"CnameLoopBounded",
+     "loop1.example.test",
+     1,
+     0,
+     true,
+     8,
+     0,
+     0,
+     {"AN loop1.example.test. 300 IN CNAME loop2.example.test."}},
     {"TcpCarriesBigAnswer", "big.example.test", 16, 0, true, 12, 0, 0, {}, no_edns(), Transport::tcp},
 };
 
@@ -179,8 +315,8 @@ TEST_F(Resolver, OptEchoedWithOurPayloadAndNoUnknownOptions) {
     // The OPT record is the last 11 bytes: no options echoed (RDLENGTH 0).
     EXPECT_EQ(out[n - 2], 0);
     EXPECT_EQ(out[n - 1], 0);
-    EXPECT_EQ(out[n - 11], 0);   // root owner
-    EXPECT_EQ(out[n - 10], 0);   // type 41 high byte
+    EXPECT_EQ(out[n - 11], 0);  // root owner
+    EXPECT_EQ(out[n - 10], 0);  // type 41 high byte
     EXPECT_EQ(out[n - 9], 41);
 }
 
@@ -386,7 +522,8 @@ TEST_F(Cookies, OldOrFutureServerCookieIsNotValid) {
     const auto client = address_of("198.51.100.7");
     uint32_t now = static_cast<uint32_t>(std::time(nullptr));
     uint8_t sc[16];
-    for (auto [when, valid] : {std::pair{now - 3500, true}, {now - 3700, false}, {now + 200, true}, {now + 400, false}}) {
+    for (auto [when, valid] :
+         {std::pair{now - 3500, true}, {now - 3700, false}, {now + 200, true}, {now + 400, false}}) {
         cookie::make_server_cookie(snap_->cookie_secret, client_.data(), client, when, sc);
         QueryInfo qi;
         ask_with(with_server(client_, std::vector<uint8_t>(sc, sc + 16)), "198.51.100.7", &qi);
@@ -399,7 +536,8 @@ TEST_F(Cookies, MalformedCookieOptionIsFormerr) {
         auto p = ask_with(std::vector<uint8_t>(len, 0x42), "198.51.100.7", nullptr);
         EXPECT_EQ(p.rcode, 1) << len;  // FORMERR (RFC 7873 5.2.2)
     }
-    for (size_t len : {8u, 16u, 40u}) EXPECT_EQ(ask_with(std::vector<uint8_t>(len, 0x42), "198.51.100.7", nullptr).rcode, 0) << len;
+    for (size_t len : {8u, 16u, 40u})
+        EXPECT_EQ(ask_with(std::vector<uint8_t>(len, 0x42), "198.51.100.7", nullptr).rcode, 0) << len;
 }
 
 }  // namespace

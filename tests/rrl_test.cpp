@@ -83,8 +83,8 @@ TEST(Rrl, EachKindOfResponseHasItsOwnBucket) {
 TEST(Rrl, Ipv4ClientsShareTheirSlash24) {
     RateLimiter rl(RrlOptions{5, 2, 24, 56});
     EXPECT_EQ(flood(rl, "192.0.2.1", 3).send, 3);
-    EXPECT_EQ(flood(rl, "192.0.2.254", 5).send, 2);   // the same /24: 2 left
-    EXPECT_EQ(flood(rl, "192.0.3.1", 5).send, 5);     // the next /24: its own
+    EXPECT_EQ(flood(rl, "192.0.2.254", 5).send, 2);  // the same /24: 2 left
+    EXPECT_EQ(flood(rl, "192.0.3.1", 5).send, 5);    // the next /24: its own
 }
 
 TEST(Rrl, Ipv6ClientsShareTheirSlash56) {

@@ -14,6 +14,9 @@ JOBS=$(nproc)
 TEST_JOBS=$JOBS
 phase() { printf "== %s (at %dm%02ds)\n" "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 
+phase "style (clang-format)"
+bash tests/style.sh format
+
 phase "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$JOBS"

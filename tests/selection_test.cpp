@@ -51,8 +51,8 @@ QueryOpts ecs(const std::string& subnet) {
 
 Parsed query(const Snapshot& s, const std::string& subnet, uint16_t qtype = 1, QueryInfo* qi = nullptr,
              const std::string& name = "app.glb.test") {
-    return ask(s, make_query(name, qtype, subnet.empty() ? QueryOpts{} : ecs(subnet)), Transport::udp,
-               "192.0.2.200", qi);
+    return ask(s, make_query(name, qtype, subnet.empty() ? QueryOpts{} : ecs(subnet)), Transport::udp, "192.0.2.200",
+               qi);
 }
 
 std::vector<std::string> rdata(const Parsed& p) {
@@ -328,14 +328,14 @@ TEST(Ecs, MalformedIsFormerr) {
         o.ecs = std::move(payload);
         return ask(*s, make_query("app.glb.test", 1, o)).rcode;
     };
-    EXPECT_EQ(send({0, 1, 16, 0, 10, 1}), 0);          // well formed
-    EXPECT_EQ(send({0, 1, 16, 0, 10, 1, 0}), 1);       // address longer than the prefix needs
-    EXPECT_EQ(send({0, 1, 16, 0, 10}), 1);             // shorter
-    EXPECT_EQ(send({0, 1, 12, 0, 10, 0x1f}), 1);       // bits beyond the source prefix set
-    EXPECT_EQ(send({0, 3, 8, 0, 10}), 1);              // unknown family
-    EXPECT_EQ(send({0, 1, 33, 0, 10, 1, 0, 0, 0}), 1); // source prefix longer than IPv4 allows
+    EXPECT_EQ(send({0, 1, 16, 0, 10, 1}), 0);           // well formed
+    EXPECT_EQ(send({0, 1, 16, 0, 10, 1, 0}), 1);        // address longer than the prefix needs
+    EXPECT_EQ(send({0, 1, 16, 0, 10}), 1);              // shorter
+    EXPECT_EQ(send({0, 1, 12, 0, 10, 0x1f}), 1);        // bits beyond the source prefix set
+    EXPECT_EQ(send({0, 3, 8, 0, 10}), 1);               // unknown family
+    EXPECT_EQ(send({0, 1, 33, 0, 10, 1, 0, 0, 0}), 1);  // source prefix longer than IPv4 allows
     EXPECT_EQ(send({0, 2, 129, 0, 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}), 1);
-    EXPECT_EQ(send({0, 1}), 1);                        // truncated option
+    EXPECT_EQ(send({0, 1}), 1);  // truncated option
 }
 
 TEST(Ecs, SourceZeroUsesPacketSourceAndScopeZero) {
@@ -391,7 +391,8 @@ TEST(Selection, WildcardHostBesideStaticNames) {
     EXPECT_TRUE(nodata.answer.empty());
     EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "other.glb.test")),
               (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
-    EXPECT_EQ(rdata(query(*s, "10.3.0.0/16", 1, nullptr, "deep.er.glb.test")), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(rdata(query(*s, "10.3.0.0/16", 1, nullptr, "deep.er.glb.test")),
+              std::vector<std::string>{"198.51.100.10"});
     // The nameserver's own name is not load-balanced either.
     EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "ns1.glb.test")), std::vector<std::string>{"192.0.2.53"});
 }
@@ -475,7 +476,7 @@ TEST(Selection, NearestClusterWhenTheCountryAndContinentHaveNone) {
     EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"}) << "JP's nearest is Oceania";
     EXPECT_EQ(p.ecs_scope, 16);
     EXPECT_EQ(field(p.answer, 0, 1), "60");  // the nearest usable group is no fallback
-    p = query(*s, "10.6.0.0/20");  // BR: nearest is the US
+    p = query(*s, "10.6.0.0/20");            // BR: nearest is the US
     EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
     p = query(*s, "10.1.0.0/16");  // IE has its own group: nearest is not asked
     EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});

@@ -34,23 +34,26 @@ zones:
 // Names the views use: hosts in both zones, nested ones (empty non-terminals), a wildcard, a name that
 // also holds a record, and names outside every zone (ignored).
 const std::vector<std::string> kNames = {
-    "a.glb.test", "b.glb.test", "x.sub.glb.test", "y.sub.glb.test", "sub.glb.test", "*.w.glb.test",
-    "www.glb.test", "a.b.c.glb.test", "c.glb.test", "app.other.test", "q.other.test", "out.example",
-    "n0.glb.test", "n1.glb.test", "n2.glb.test", "n3.glb.test", "n4.glb.test", "n5.glb.test",
+    "a.glb.test",   "b.glb.test",     "x.sub.glb.test", "y.sub.glb.test", "sub.glb.test", "*.w.glb.test",
+    "www.glb.test", "a.b.c.glb.test", "c.glb.test",     "app.other.test", "q.other.test", "out.example",
+    "n0.glb.test",  "n1.glb.test",    "n2.glb.test",    "n3.glb.test",    "n4.glb.test",  "n5.glb.test",
 };
 const std::vector<std::string> kGeos = {"US", "IE", "GEO-EU", "JP", "GEO-OC", ""};
 
 HostEntry random_entry(std::mt19937& rng, const std::string& name) {
     HostEntry h{name, static_cast<uint32_t>(30 + rng() % 3 * 30), std::nullopt, {}};
     if (rng() % 4 != 0) {
-        h.load_balancing = conf::LoadBalancing{static_cast<uint16_t>(rng() % 3 * 50), kGeos[rng() % kGeos.size()], rng() % 3 == 0};
+        h.load_balancing =
+            conf::LoadBalancing{static_cast<uint16_t>(rng() % 3 * 50), kGeos[rng() % kGeos.size()], rng() % 3 == 0};
     }
     size_t n = 1 + rng() % 3;
     for (size_t i = 0; i < n; ++i) {
         switch (rng() % 4) {
             case 0: h.endpoints.push_back({"2001:db8::" + std::to_string(rng() % 20 + 1), rng() % 3 != 0}); break;
             case 1: h.endpoints.push_back({"lb" + std::to_string(rng() % 3) + ".example.net", rng() % 3 != 0}); break;
-            default: h.endpoints.push_back({"10.0." + std::to_string(rng() % 4) + "." + std::to_string(rng() % 50 + 1), rng() % 3 != 0});
+            default:
+                h.endpoints.push_back(
+                    {"10.0." + std::to_string(rng() % 4) + "." + std::to_string(rng() % 50 + 1), rng() % 3 != 0});
         }
     }
     return h;
@@ -81,8 +84,10 @@ void mutate(std::mt19937& rng, ClusterView& c) {
         case 3: {  // a host added (or given anew)
             const std::string& n = kNames[rng() % kNames.size()];
             auto it = std::find_if(c.hosts.begin(), c.hosts.end(), [&](const HostEntry& h) { return h.host == n; });
-            if (it == c.hosts.end()) c.hosts.push_back(random_entry(rng, n));
-            else *it = random_entry(rng, n);
+            if (it == c.hosts.end())
+                c.hosts.push_back(random_entry(rng, n));
+            else
+                *it = random_entry(rng, n);
             break;
         }
         case 4: c.alive = !c.alive; break;
@@ -110,8 +115,9 @@ void expect_same_snapshot(const Snapshot& inc, const Snapshot& full) {
         EXPECT_TRUE(it->second->host == b->host) << wire::wire_to_name(b->host.name);
         EXPECT_EQ(it->second->plan_bytes(), b->plan_bytes()) << wire::wire_to_name(b->host.name);
     }
-    std::vector<std::string> probe = {"glb.test", "other.test", "ns1.glb.test", "deep.sub.glb.test", "missing.glb.test",
-                                      "w.glb.test", "b.c.glb.test", "c.glb.test", "zz.other.test"};
+    std::vector<std::string> probe = {"glb.test",          "other.test",       "ns1.glb.test",
+                                      "deep.sub.glb.test", "missing.glb.test", "w.glb.test",
+                                      "b.c.glb.test",      "c.glb.test",       "zz.other.test"};
     probe.insert(probe.end(), kNames.begin(), kNames.end());
     for (const auto& name : probe) {
         auto w = wire::name_to_wire(name);
@@ -151,7 +157,8 @@ TEST(SnapshotBuilder, EachBuildFromTheLastIsTheFirstBuildOfTheSameView) {
     for (unsigned seed = 1; seed <= 8; ++seed) {
         std::mt19937 rng(seed);
         std::vector<std::shared_ptr<const ClusterView>> view;
-        for (const char* id : {"c1", "c2", "c3", "c4", "c5"}) view.push_back(std::make_shared<const ClusterView>(random_cluster(rng, id)));
+        for (const char* id : {"c1", "c2", "c3", "c4", "c5"})
+            view.push_back(std::make_shared<const ClusterView>(random_cluster(rng, id)));
         SnapshotBuilder builder;
         Counters counters;
         size_t partial = 0;
@@ -164,7 +171,9 @@ TEST(SnapshotBuilder, EachBuildFromTheLastIsTheFirstBuildOfTheSameView) {
                 view[i] = std::make_shared<const ClusterView>(std::move(c));
             }
             if (rng() % 25 == 0 && view.size() > 2) view.erase(view.begin() + static_cast<long>(rng() % view.size()));
-            if (rng() % 25 == 0) view.push_back(std::make_shared<const ClusterView>(random_cluster(rng, "c" + std::to_string(6 + step))));
+            if (rng() % 25 == 0)
+                view.push_back(
+                    std::make_shared<const ClusterView>(random_cluster(rng, "c" + std::to_string(6 + step))));
             auto inc = builder.build(config, view, nullptr, static_cast<uint32_t>(step), counters.fn());
             if (!builder.last().full) ++partial;
             auto full = SnapshotBuilder().build(config, view, nullptr, static_cast<uint32_t>(step), counters.fn());
@@ -217,8 +226,12 @@ TEST(SnapshotBuilder, OneFlipBuildsOneHost) {
     for (int c = 0; c < 5; ++c) {
         ClusterView cv{"c" + std::to_string(c), true, {}, std::nullopt};
         for (int h = 0; h < 1000; ++h) {
-            cv.hosts.push_back(HostEntry{"h" + std::to_string(h) + ".glb.test", 60, std::nullopt,
-                                         {{"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1), true}}});
+            cv.hosts.push_back(HostEntry{
+                "h" + std::to_string(h) + ".glb.test",
+                60,
+                std::nullopt,
+                {{"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1),
+                  true}}});
         }
         view.push_back(std::make_shared<const ClusterView>(std::move(cv)));
     }
@@ -276,8 +289,11 @@ TEST(AnswerIds, OneIdPerPairKeptAndListedInNameOrder) {
     EXPECT_EQ(ids.find("a.glb.test", "all"), AnswerIds::kNone);  // both names known, not the pair
     EXPECT_EQ(ids.find("c.glb.test", "eu"), AnswerIds::kNone);
     std::vector<std::string> listed;
-    ids.each_sorted([&](const std::string& h, const std::string& c, uint32_t id) { listed.push_back(h + "/" + c + "=" + std::to_string(id)); });
-    EXPECT_EQ(listed, (std::vector<std::string>{"a.glb.test/eu=2", "a.glb.test/us=1", "b.glb.test/all=3", "b.glb.test/eu=0"}));
+    ids.each_sorted([&](const std::string& h, const std::string& c, uint32_t id) {
+        listed.push_back(h + "/" + c + "=" + std::to_string(id));
+    });
+    EXPECT_EQ(listed,
+              (std::vector<std::string>{"a.glb.test/eu=2", "a.glb.test/us=1", "b.glb.test/all=3", "b.glb.test/eu=0"}));
 }
 
 // The pairs' table grows many times over: every id stays its pair's, found again, and a pair of two known

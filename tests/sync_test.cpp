@@ -1,8 +1,8 @@
 // sync/: merging reports (versions, heartbeats, relays, replicas, overrides), the `_glbd.` codec, TSIG.
 #include <gtest/gtest.h>
 
-#include "sync/service.hpp"
 #include <functional>
+#include "sync/service.hpp"
 
 #include "sync/log_throttle.hpp"
 #include "sync/state.hpp"
@@ -252,7 +252,8 @@ TEST(Codec, ClusterLocationTravelsWithTheOrigin) {
     EXPECT_EQ(*out[0].state.location, *a.location);  // the same float on both sides: answers agree
     EXPECT_FALSE(out[1].state.location);
     // Off the globe or not two numbers: the transfer is refused, not half-read.
-    for (const char* bad : {"loc=91,0", "loc=0,180.5", "loc=1", "loc=1,2,3", "loc=nan,1", "loc=,", "loc=1e999,0", "loc= 1,2"}) {
+    for (const char* bad :
+         {"loc=91,0", "loc=0,180.5", "loc=1", "loc=1,2,3", "loc=nan,1", "loc=,", "loc=1e999,0", "loc= 1,2"}) {
         out.clear();
         EXPECT_FALSE(decode({{"origin=eu/a", bad}}, from, out, err)) << bad;
     }
@@ -307,7 +308,8 @@ TEST(Decoder, AReportOverItsLimitIsCutOffAndTheOnesBeforeItCount) {
 TEST(Decoder, MoreOriginsThanTheLimitInOneTransferAreCutOff) {
     Decoder d;
     std::vector<Report> done;
-    for (size_t i = 0; i < ReportLimits::kMaxOrigins; ++i) ASSERT_TRUE(d.add({"origin=c" + std::to_string(i) + "/a"}, done));
+    for (size_t i = 0; i < ReportLimits::kMaxOrigins; ++i)
+        ASSERT_TRUE(d.add({"origin=c" + std::to_string(i) + "/a"}, done));
     EXPECT_FALSE(d.add({"origin=one-too-many/a"}, done));
     EXPECT_TRUE(d.over_limit());
     EXPECT_EQ(done.size(), ReportLimits::kMaxOrigins - 1);
@@ -339,7 +341,7 @@ TEST(Store, HeartbeatOnlyMovesLivenessAndAsksForNewerData) {
     EXPECT_TRUE(heard);
     EXPECT_EQ(st.generation(), g);  // heartbeats are not data
     EXPECT_TRUE(cluster(st.view(5000, 3000), "eu")->alive);
-    EXPECT_FALSE(cluster(st.view(5000, 3000), "eu")->hosts.empty());  // data kept
+    EXPECT_FALSE(cluster(st.view(5000, 3000), "eu")->hosts.empty());             // data kept
     EXPECT_TRUE(st.merge_heartbeat(inst("eu", "x", 11, 300), 0, 2600, &heard));  // newer version: pull it
     EXPECT_TRUE(st.merge_heartbeat(inst("us", "y", 1, 1), 0, 2600, &heard));     // unknown origin
 }
@@ -408,7 +410,8 @@ TEST(Tsig, ClaimedFudgeIsCappedAt300Seconds) {
     EXPECT_EQ(svc.verify_request(wide.data(), wide.size(), now + 1000), Service::Auth::badtime);
     EXPECT_EQ(svc.verify_request(wide.data(), wide.size(), now - 1000), Service::Auth::badtime);
     auto narrow = signed_axfr("glb-sync.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=", 10);
-    EXPECT_EQ(svc.verify_request(narrow.data(), narrow.size(), now + 60), Service::Auth::badtime);  // its own fudge holds
+    EXPECT_EQ(svc.verify_request(narrow.data(), narrow.size(), now + 60),
+              Service::Auth::badtime);  // its own fudge holds
     EXPECT_TRUE(glbd::tsig::hmac_works());
 }
 
@@ -430,7 +433,8 @@ TEST(LogThrottle, FewLinesPerKeyAndSecondAndTheRestReported) {
     LogThrottle t(2);
     uint64_t left = 99;
     int logged = 0;
-    for (int i = 0; i < 1000; ++i) logged += t.allow("10.0.0.1 unsigned", 5000 + static_cast<uint64_t>(i % 1000), &left);
+    for (int i = 0; i < 1000; ++i)
+        logged += t.allow("10.0.0.1 unsigned", 5000 + static_cast<uint64_t>(i % 1000), &left);
     EXPECT_EQ(logged, 2);
     EXPECT_TRUE(t.allow("10.0.0.2 unsigned", 5999, &left));  // another key has its own lines
     EXPECT_EQ(left, 0u);
@@ -461,7 +465,8 @@ TEST(LogThrottle, AWindowBeginsWithItsFirstLineNotAtTheClocksTurn) {
 }
 
 InstanceState life(uint64_t incarnation, uint64_t version, uint64_t heartbeat, const std::string& ep) {
-    InstanceState s{"us", "b", version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, {{ep, true}}}}, {}, incarnation};
+    InstanceState s{"us", "b",        version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, {{ep, true}}}},
+                    {},   incarnation};
     return s;
 }
 
@@ -511,8 +516,10 @@ TEST(CheckReport, EveryFieldByTheConfigRules) {
     const uint64_t now = 1'000'000'000;
     auto ok = [&](InstanceState s) { return check_report(Report{std::move(s), 0, true}, now); };
     InstanceState good = life(1, now, now, "192.0.2.1");
-    good.hosts.push_back(HostEntry{"*.w.glb.test", 60, conf::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});
-    good.hosts.push_back(HostEntry{"c.glb.test", 60, conf::LoadBalancing{5, "dc_west-1", false}, {{"2001:db8::1", false}}});
+    good.hosts.push_back(
+        HostEntry{"*.w.glb.test", 60, conf::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});
+    good.hosts.push_back(
+        HostEntry{"c.glb.test", 60, conf::LoadBalancing{5, "dc_west-1", false}, {{"2001:db8::1", false}}});
     good.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::down, now};
     EXPECT_EQ(ok(good), "");
     struct Case {
@@ -529,12 +536,21 @@ TEST(CheckReport, EveryFieldByTheConfigRules) {
         {"host with a space", [](InstanceState& s) { s.hosts[0].host = "a b.glb.test"; }, "bad host name"},
         {"host in capitals", [](InstanceState& s) { s.hosts[0].host = "A.glb.test"; }, "bad host name"},
         {"wildcard inside", [](InstanceState& s) { s.hosts[0].host = "a.*.glb.test"; }, "bad host name"},
-        {"endpoint with a quote", [](InstanceState& s) { s.hosts[0].endpoints[0].target = "192.0.2.1\""; }, "bad endpoint"},
+        {"endpoint with a quote", [](InstanceState& s) { s.hosts[0].endpoints[0].target = "192.0.2.1\""; },
+         "bad endpoint"},
         {"endpoint 300.1.1.1", [](InstanceState& s) { s.hosts[0].endpoints[0].target = "300.1.1.1"; }, "bad endpoint"},
         {"geo with 0xff", [](InstanceState& s) { s.hosts[1].load_balancing->geo = "X\xffY"; }, "bad geo code"},
-        {"too many endpoints", [](InstanceState& s) { s.hosts[0].endpoints.resize(ReportLimits::kMaxEndpoints + 1, {"192.0.2.1", true}); }, "endpoints"},
+        {"too many endpoints",
+         [](InstanceState& s) {
+             s.hosts[0].endpoints.resize(ReportLimits::kMaxEndpoints + 1, {"192.0.2.1", true});
+         },
+         "endpoints"},
         {"override target with a quote", [](InstanceState& s) { s.overrides["us/\"x\""] = {}; }, "bad override target"},
-        {"override 6 minutes ahead", [&](InstanceState& s) { s.overrides["us"] = OverrideEntry{OverrideState::down, now + 360'000}; }, "override time"},
+        {"override 6 minutes ahead",
+         [&](InstanceState& s) {
+             s.overrides["us"] = OverrideEntry{OverrideState::down, now + 360'000};
+         },
+         "override time"},
     };
     for (const auto& c : cases) {
         InstanceState s = good;

@@ -60,7 +60,8 @@ std::unique_ptr<Request> request(const char* qtype, std::optional<uint32_t> ixfr
     ldns_pkt* p = ldns_pkt_new();
     ldns_pkt_set_id(p, 0x4242);
     ldns_rr* q = nullptr;
-    EXPECT_EQ(ldns_rr_new_question_frm_str(&q, (std::string("_glbd. IN ") + qtype).c_str(), nullptr, nullptr), LDNS_STATUS_OK);
+    EXPECT_EQ(ldns_rr_new_question_frm_str(&q, (std::string("_glbd. IN ") + qtype).c_str(), nullptr, nullptr),
+              LDNS_STATUS_OK);
     ldns_pkt_push_rr(p, LDNS_SECTION_QUESTION, q);
     if (notify) ldns_pkt_set_opcode(p, LDNS_PACKET_NOTIFY), ldns_pkt_set_aa(p, true);
     if (ixfr_serial) {
@@ -136,7 +137,9 @@ Zone read_zone(const std::vector<std::vector<uint8_t>>& msgs) {
         ldns_rr_list* an = ldns_pkt_answer(p);
         for (size_t i = 0; i < ldns_rr_list_rr_count(an); ++i) {
             const ldns_rr* rr = ldns_rr_list_rr(an, i);
-            std::string type = ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA ? "SOA" : ldns_rr_get_type(rr) == LDNS_RR_TYPE_TXT ? "TXT" : "?";
+            std::string type = ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA   ? "SOA"
+                               : ldns_rr_get_type(rr) == LDNS_RR_TYPE_TXT ? "TXT"
+                                                                          : "?";
             if (z.first_type.empty()) z.first_type = type;
             z.last_type = type;
             if (type == "SOA") z.soa_serials.push_back(ldns_rdf2native_int32(ldns_rr_rdf(rr, 2)));
@@ -171,7 +174,8 @@ struct TempDir : test::TempDir {
 std::string us_origin(uint64_t version, const std::string& weight = "50", const std::string& ttl = "30") {
     return R"({"cluster":"us","instance":"b","version":)" + std::to_string(version) + R"(,"heartbeat":)" +
            std::to_string(version) + R"(,"overrides":{},"hosts":[{"host":"shop.glb.test","ttl":)" + ttl +
-           R"(,"loadBalancing":{"weight":)" + weight + R"(,"geo":"US","defaultGeo":true},"endpoints":[{"target":"198.51.100.1","healthy":true}]}]})";
+           R"(,"loadBalancing":{"weight":)" + weight +
+           R"(,"geo":"US","defaultGeo":true},"endpoints":[{"target":"198.51.100.1","healthy":true}]}]})";
 }
 
 TEST(Transfer, LargeStateIsManyMessagesChainedAndEachVerifiesWithLdns) {
@@ -364,9 +368,9 @@ TEST(StateDir, RestoresPeersAndOwnOverridesAndBeginsANewLife) {
     TempDir dir;
     uint64_t future = now_ms() + 3'600'000;  // our last version, saved before a clock step back
     uint64_t saved_incarnation = now_ms() / 1000 + 3600;
-    dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) +
-              R"(,{"cluster":"eu","instance":"a","incarnation":)" + std::to_string(saved_incarnation) + R"(,"version":)" +
-              std::to_string(future) + R"(,"heartbeat":1,"overrides":{"us/198.51.100.1":{"state":"down","at":77}},"hosts":[]}]})");
+    dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) + R"(,{"cluster":"eu","instance":"a","incarnation":)" +
+              std::to_string(saved_incarnation) + R"(,"version":)" + std::to_string(future) +
+              R"(,"heartbeat":1,"overrides":{"us/198.51.100.1":{"state":"down","at":77}},"hosts":[]}]})");
     Service svc(test::config_from(config(dir.path)), nullptr);
     auto overrides = svc.overrides();
     ASSERT_EQ(overrides.count("us/198.51.100.1"), 1u);
@@ -411,7 +415,9 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     InstanceState s;
     s.cluster = "us", s.instance = "b", s.version = 1000, s.heartbeat = 1200, s.incarnation = 7;
     s.location = conf::Coordinates{53.3498f, -6.2603f};
-    s.hosts.push_back(HostEntry{"app.glb.test", 30, conf::LoadBalancing{50, "GEO-EU", true},
+    s.hosts.push_back(HostEntry{"app.glb.test",
+                                30,
+                                conf::LoadBalancing{50, "GEO-EU", true},
                                 {{"192.0.2.1", true}, {"lb.example.net", false}, {"2001:db8::1", true}}});
     s.hosts.push_back(HostEntry{"*.w.glb.test", 60, std::nullopt, {}});
     s.overrides["us"] = OverrideEntry{OverrideState::down, 99};
@@ -420,8 +426,11 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     write_state_file(file, {s, s}, 1);
     // Format 2: a header, and each host as a row.
     EXPECT_EQ(file.str().rfind(R"({"format":2,"saved":1,"origins":[)", 0), 0u) << file.str();
-    EXPECT_NE(file.str().find(R"(["app.glb.test",30,[["192.0.2.1",true],["lb.example.net",false],["2001:db8::1",true]],[50,"GEO-EU",true]])"),
-              std::string::npos) << file.str();
+    EXPECT_NE(
+        file.str().find(
+            R"(["app.glb.test",30,[["192.0.2.1",true],["lb.example.net",false],["2001:db8::1",true]],[50,"GEO-EU",true]])"),
+        std::string::npos)
+        << file.str();
     auto back = read_state_file(file);
     ASSERT_EQ(back.size(), 2u);
     for (const auto& b : back) {
@@ -469,7 +478,8 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
 TEST(StateDir, TheHostCountSizesTheListAndIsOnlyAHint) {
     InstanceState s;
     s.cluster = "us", s.instance = "b", s.version = 1;
-    for (int i = 0; i < 3; ++i) s.hosts.push_back(HostEntry{"h" + std::to_string(i) + ".glb.test", 30, std::nullopt, {{"192.0.2.1", true}}});
+    for (int i = 0; i < 3; ++i)
+        s.hosts.push_back(HostEntry{"h" + std::to_string(i) + ".glb.test", 30, std::nullopt, {{"192.0.2.1", true}}});
     std::stringstream file;
     write_state_file(file, {s}, 1);
     EXPECT_NE(file.str().find(R"("hostCount":3,"hosts":[)"), std::string::npos) << file.str();
@@ -504,22 +514,30 @@ TEST(StateDir, AMalformedFileSaysWhatIsWrong) {
         return "";
     };
     auto origin = [](const std::string& inside) { return R"({"saved":1,"origins":[{)" + inside + "}]}"; };
-    EXPECT_NE(error_of(origin(R"("instance":"b","version":1,"hosts":[],"overrides":{})")).find("no \"cluster\""), std::string::npos);
-    EXPECT_NE(error_of(origin(R"("cluster":"us","instance":"b","version":1,"overrides":{})")).find("no \"hosts\""), std::string::npos);
-    EXPECT_NE(error_of(origin(R"("cluster":"us","instance":"b","version":1,"hosts":[{"host":"a.glb.test","endpoints":[]}],"overrides":{})"))
-                  .find("a host has no \"ttl\""), std::string::npos);
-    EXPECT_NE(error_of(origin(R"("cluster":7,"instance":"b","version":1,"hosts":[],"overrides":{})")).find("\"cluster\" is not a string"),
+    EXPECT_NE(error_of(origin(R"("instance":"b","version":1,"hosts":[],"overrides":{})")).find("no \"cluster\""),
+              std::string::npos);
+    EXPECT_NE(error_of(origin(R"("cluster":"us","instance":"b","version":1,"overrides":{})")).find("no \"hosts\""),
+              std::string::npos);
+    EXPECT_NE(
+        error_of(
+            origin(
+                R"("cluster":"us","instance":"b","version":1,"hosts":[{"host":"a.glb.test","endpoints":[]}],"overrides":{})"))
+            .find("a host has no \"ttl\""),
+        std::string::npos);
+    EXPECT_NE(error_of(origin(R"("cluster":7,"instance":"b","version":1,"hosts":[],"overrides":{})"))
+                  .find("\"cluster\" is not a string"),
               std::string::npos);
     EXPECT_NE(error_of(R"({"saved":1,"origins":[{"cluster":"us")").find("byte"), std::string::npos);  // cut short
     EXPECT_NE(error_of(R"({"saved":1,"origins":[]} trailing)").find("byte"), std::string::npos);
     EXPECT_NE(error_of("[1,2]").find("not a JSON object"), std::string::npos);
     EXPECT_NE(error_of(R"({"saved":1})").find("no \"origins\""), std::string::npos);
-    EXPECT_NE(error_of(origin("\"cluster\":\"u\xff\",\"instance\":\"b\",\"version\":1,\"hosts\":[],\"overrides\":{}")), "");  // not UTF-8
+    EXPECT_NE(error_of(origin("\"cluster\":\"u\xff\",\"instance\":\"b\",\"version\":1,\"hosts\":[],\"overrides\":{}")),
+              "");  // not UTF-8
     EXPECT_EQ(error_of(R"({"saved":1,"origins":[]})"), "");
     // Format 2's rows: each item in its place, and a format this glbd does not know refused by name.
     auto row = [&](const std::string& host) {
-        return error_of(R"({"format":2,"saved":1,"origins":[{"cluster":"us","instance":"b","version":1,"hosts":[)" + host +
-                        R"(],"overrides":{}}]})");
+        return error_of(R"({"format":2,"saved":1,"origins":[{"cluster":"us","instance":"b","version":1,"hosts":[)" +
+                        host + R"(],"overrides":{}}]})");
     };
     EXPECT_EQ(row(R"(["a.glb.test",60,[["192.0.2.1",true]],[100,"IE",false]])"), "");
     EXPECT_EQ(row(R"(["a.glb.test",60,[]])"), "");
@@ -527,13 +545,16 @@ TEST(StateDir, AMalformedFileSaysWhatIsWrong) {
     EXPECT_NE(row(R"(["a.glb.test","60",[]])").find("\"ttl\""), std::string::npos);
     EXPECT_NE(row(R"([60,"a.glb.test",[]])").find("\"host\" is not a string"), std::string::npos);
     EXPECT_NE(row(R"(["a.glb.test",60,[["192.0.2.1"]]])").find("an endpoint has no \"healthy\""), std::string::npos);
-    EXPECT_NE(row(R"(["a.glb.test",60,[["192.0.2.1",1]]])").find("\"healthy\" is not true or false"), std::string::npos);
-    EXPECT_NE(row(R"(["a.glb.test",60,[],[70000,"IE",false]])").find("\"weight\": 70000 is not an integer 0..65535"), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[["192.0.2.1",1]]])").find("\"healthy\" is not true or false"),
+              std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[],[70000,"IE",false]])").find("\"weight\": 70000 is not an integer 0..65535"),
+              std::string::npos);
     EXPECT_NE(row(R"(["a.glb.test",60,[],[100,"IE"]])").find("loadBalancing has no \"defaultGeo\""), std::string::npos);
     EXPECT_NE(row(R"(["a.glb.test",60,[],[100,"IE",false],[]])").find("more than 4 items"), std::string::npos);
     EXPECT_NE(row(R"(["a.glb.test",60,{}])").find("not a list"), std::string::npos);
     EXPECT_NE(row(R"(7)").find("a host is not an object or a row"), std::string::npos);
-    EXPECT_NE(error_of(R"({"format":3,"saved":1,"origins":[]})").find("format 3 is newer than this glbd reads (2)"), std::string::npos);
+    EXPECT_NE(error_of(R"({"format":3,"saved":1,"origins":[]})").find("format 3 is newer than this glbd reads (2)"),
+              std::string::npos);
 }
 
 // A byte that is not printable ASCII (none should reach the store: names are checked) is written as \u00XX,
@@ -553,11 +574,11 @@ TEST(StateDir, BytesThatAreNotTextAreEscaped) {
 // truncated value.
 TEST(StateDir, WrongTypesAndOutOfRangeNumbersIgnoreTheWholeFile) {
     const std::vector<std::string> bad = {
-        us_origin(1000, "70000"),         // weight over 65535 (a silent cast would make it 4464)
-        us_origin(1000, "-1"),            // negative weight
-        us_origin(1000, "\"heavy\""),     // weight of the wrong type
+        us_origin(1000, "70000"),             // weight over 65535 (a silent cast would make it 4464)
+        us_origin(1000, "-1"),                // negative weight
+        us_origin(1000, "\"heavy\""),         // weight of the wrong type
         us_origin(1000, "50", "4294967296"),  // ttl over 32 bits
-        us_origin(1000, "50", "1.5"),     // ttl not an integer
+        us_origin(1000, "50", "1.5"),         // ttl not an integer
         R"({"cluster":"us","instance":"b","version":"1000","hosts":[],"overrides":{}})",
         R"({"cluster":"us","instance":"b","version":1000,"hosts":[],"overrides":{"us":{"state":"sideways","at":1}}})",
         R"({"cluster":"us","instance":"b","version":1000,"hosts":{},"overrides":{}})",
@@ -582,7 +603,8 @@ TEST(Transfer, HostWithFiveThousandEndpointsArrivesWhole) {
     Service svc(test::config_from(config()), nullptr);
     HostEntry big{"big.glb.test", 60, conf::LoadBalancing{1, "IE", false}, {}};
     for (int i = 0; i < 5000; ++i) {
-        big.endpoints.push_back(EndpointState{"2001:db8:" + std::to_string(i / 4096) + "::" + std::to_string(i % 4096 + 1), i % 7 != 0});
+        big.endpoints.push_back(
+            EndpointState{"2001:db8:" + std::to_string(i / 4096) + "::" + std::to_string(i % 4096 + 1), i % 7 != 0});
     }
     svc.set_own_hosts({big});
     auto req = request("AXFR");

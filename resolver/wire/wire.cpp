@@ -5,7 +5,6 @@
 
 namespace glbd::wire {
 
-
 size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out, size_t* out_len, unsigned* labels) {
     // Check the label structure, then copy the whole name lower-casing eight bytes at a time: a
     // length byte is at most 63, never an upper-case letter, so it passes through unchanged.

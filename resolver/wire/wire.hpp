@@ -10,13 +10,13 @@
 namespace glbd::wire {
 
 namespace type {
-constexpr uint16_t A = 1, NS = 2, CNAME = 5, SOA = 6, PTR = 12, MX = 15, TXT = 16, AAAA = 28, SRV = 33,
-                   DNAME = 39, OPT = 41, DS = 43, IXFR = 251, AXFR = 252, MAILB = 253, MAILA = 254, ANY = 255;
+constexpr uint16_t A = 1, NS = 2, CNAME = 5, SOA = 6, PTR = 12, MX = 15, TXT = 16, AAAA = 28, SRV = 33, DNAME = 39,
+                   OPT = 41, DS = 43, IXFR = 251, AXFR = 252, MAILB = 253, MAILA = 254, ANY = 255;
 }
 namespace rcode {
 constexpr uint8_t NOERROR = 0, FORMERR = 1, SERVFAIL = 2, NXDOMAIN = 3, NOTIMP = 4, REFUSED = 5, NOTAUTH = 9;
 constexpr uint16_t BADVERS = 16;
-}
+}  // namespace rcode
 constexpr uint16_t kClassIn = 1;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxName = 255;
@@ -73,7 +73,8 @@ inline bool same_bytes(const char* a, const char* b, size_t n) {
 
 inline uint16_t get16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }
 inline uint32_t get32(const uint8_t* p) {
-    return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3];
+    return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 |
+           p[3];
 }
 
 // Reads an uncompressed name at `pos` into `out` (lower-cased wire form). Returns the length of the
@@ -136,11 +137,19 @@ public:
         return p;
     }
     static void put16(uint8_t* p, uint16_t v) { p[0] = static_cast<uint8_t>(v >> 8), p[1] = static_cast<uint8_t>(v); }
-    static void put32(uint8_t* p, uint32_t v) { put16(p, static_cast<uint16_t>(v >> 16)), put16(p + 2, static_cast<uint16_t>(v)); }
+    static void put32(uint8_t* p, uint32_t v) {
+        put16(p, static_cast<uint16_t>(v >> 16)), put16(p + 2, static_cast<uint16_t>(v));
+    }
 
-    void u8(uint8_t v) { if (uint8_t* p = reserve(1)) *p = v; }
-    void u16(uint16_t v) { if (uint8_t* p = reserve(2)) put16(p, v); }
-    void u32(uint32_t v) { if (uint8_t* p = reserve(4)) put32(p, v); }
+    void u8(uint8_t v) {
+        if (uint8_t* p = reserve(1)) *p = v;
+    }
+    void u16(uint16_t v) {
+        if (uint8_t* p = reserve(2)) put16(p, v);
+    }
+    void u32(uint32_t v) {
+        if (uint8_t* p = reserve(4)) put32(p, v);
+    }
     void bytes(const void* p, size_t n);
     // Writes an uncompressed wire name, compressing against names already in the message.
     void name(std::string_view wire);
@@ -158,7 +167,9 @@ public:
     void set_cap(size_t cap) { cap_ = cap; }
     // Returns to an earlier position (a record that did not fit); forgets names written after it.
     void rewind(size_t pos);
-    void patch16(size_t at, uint16_t v) { buf_[at] = static_cast<uint8_t>(v >> 8), buf_[at + 1] = static_cast<uint8_t>(v); }
+    void patch16(size_t at, uint16_t v) {
+        buf_[at] = static_cast<uint8_t>(v >> 8), buf_[at + 1] = static_cast<uint8_t>(v);
+    }
     uint8_t* data() { return buf_; }
 
 private:

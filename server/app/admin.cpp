@@ -114,7 +114,8 @@ struct Parser {
     bool feed(const char* data, size_t n) {
         if (complete || error_status) return false;
         http_parser_execute(&parser, &settings, data, n);
-        if (!complete && !error_status && HTTP_PARSER_ERRNO(&parser) != HPE_OK && HTTP_PARSER_ERRNO(&parser) != HPE_PAUSED) {
+        if (!complete && !error_status && HTTP_PARSER_ERRNO(&parser) != HPE_OK &&
+            HTTP_PARSER_ERRNO(&parser) != HPE_PAUSED) {
             error_status = 400;
         }
         return !complete && !error_status;
@@ -202,18 +203,20 @@ struct Server::Impl {
             return;
         }
         // A slow or silent client gets kRequestTimeoutMs in all, then the connection is closed.
-        uv_timer_start(&c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->impl->close(static_cast<Conn*>(t->data)); },
-                       kRequestTimeoutMs, 0);
-        uv_read_start(reinterpret_cast<uv_stream_t*>(&c->tcp),
-                      [](uv_handle_t*, size_t, uv_buf_t* buf) {
-                          static char scratch[16384];
-                          *buf = uv_buf_init(scratch, sizeof scratch);
-                      },
-                      [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-                          auto* conn = static_cast<Conn*>(s->data);
-                          if (n < 0) return conn->impl->close(conn);
-                          if (n > 0 && !conn->parser.feed(buf->base, static_cast<size_t>(n))) conn->impl->respond(conn);
-                      });
+        uv_timer_start(
+            &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->impl->close(static_cast<Conn*>(t->data)); },
+            kRequestTimeoutMs, 0);
+        uv_read_start(
+            reinterpret_cast<uv_stream_t*>(&c->tcp),
+            [](uv_handle_t*, size_t, uv_buf_t* buf) {
+                static char scratch[16384];
+                *buf = uv_buf_init(scratch, sizeof scratch);
+            },
+            [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+                auto* conn = static_cast<Conn*>(s->data);
+                if (n < 0) return conn->impl->close(conn);
+                if (n > 0 && !conn->parser.feed(buf->base, static_cast<size_t>(n))) conn->impl->respond(conn);
+            });
     }
 
     void respond(Conn* c) {
@@ -238,15 +241,16 @@ struct Server::Impl {
                 r.body = std::string("internal error: ") + e.what() + "\n";
             }
         }
-        c->out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) + "\r\nContent-Type: " + r.content_type +
-                 "\r\nContent-Length: " + std::to_string(r.body.size()) +
+        c->out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) +
+                 "\r\nContent-Type: " + r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
                  "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n";
         for (const auto& [name, value] : r.headers) c->out += name + ": " + value + "\r\n";
         c->out += "Connection: close\r\n\r\n";
         if (c->parser.req.method != "HEAD") c->out += r.body;
         uv_buf_t b = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
-        if (uv_write(&c->write, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1,
-                     [](uv_write_t* w, int) { static_cast<Conn*>(w->data)->impl->close(static_cast<Conn*>(w->data)); }) != 0) {
+        if (uv_write(&c->write, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1, [](uv_write_t* w, int) {
+                static_cast<Conn*>(w->data)->impl->close(static_cast<Conn*>(w->data));
+            }) != 0) {
             close(c);
         }
     }
@@ -305,8 +309,8 @@ bool authorized(const Request& request, const std::string& token) {
 
 bool parse_override(const std::string& body, std::string& target, std::string& state) {
     auto j = nlohmann::json::parse(body, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("target") || !j.contains("state") || !j["target"].is_string() ||
-        !j["state"].is_string()) {
+    if (j.is_discarded() || !j.is_object() || !j.contains("target") || !j.contains("state") ||
+        !j["target"].is_string() || !j["state"].is_string()) {
         return false;
     }
     target = j["target"].get<std::string>();

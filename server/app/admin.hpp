@@ -8,8 +8,8 @@
 
 #include <functional>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,8 +20,8 @@ namespace glbd::admin {
 
 struct Request {
     std::string method;
-    std::string path;   // without the query string
-    std::string query;  // after '?', as sent (see query_param)
+    std::string path;                            // without the query string
+    std::string query;                           // after '?', as sent (see query_param)
     std::map<std::string, std::string> headers;  // lower-case names
     std::string body;
 };

@@ -55,7 +55,9 @@ std::vector<uint32_t> AnswerIds::sorted() const {
     auto host_rank = ranks(host_names_), cluster_rank = ranks(cluster_names_);
     std::vector<uint32_t> ids(pairs_.size());
     std::iota(ids.begin(), ids.end(), 0u);
-    auto key = [&](uint32_t i) { return uint64_t{host_rank[pairs_[i] >> 32]} << 32 | cluster_rank[pairs_[i] & 0xffffffffu]; };
+    auto key = [&](uint32_t i) {
+        return uint64_t{host_rank[pairs_[i] >> 32]} << 32 | cluster_rank[pairs_[i] & 0xffffffffu];
+    };
     std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
     return ids;
 }

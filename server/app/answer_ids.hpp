@@ -32,7 +32,7 @@ private:
     [[nodiscard]] std::vector<uint32_t> sorted() const;
     std::unordered_map<std::string, uint32_t> hosts_, clusters_;
     std::vector<const std::string*> host_names_, cluster_names_;  // the maps' keys, by number (nodes do not move)
-    [[nodiscard]] size_t slot_of(uint64_t pair) const;  // the pair's slot, or the empty one where it would go
+    [[nodiscard]] size_t slot_of(uint64_t pair) const;            // the pair's slot, or the empty one where it would go
     void grow();
     std::vector<uint32_t> slots_;  // ids (kNone: empty), by the pair's hash
     std::vector<uint64_t> pairs_;  // host number << 32 | cluster number, by id

@@ -15,11 +15,11 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cstring>
-#include <filesystem>
-#include <ctime>
-#include <nlohmann/json.hpp>
 #include <openssl/rand.h>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include <random>
 
@@ -78,7 +78,8 @@ uint32_t Daemon::next_serial(uint32_t of_view) {
 void Daemon::start_checker(const health::States& previous) {
     if (checker_) checker_->stop();
     // Runs on the checker's thread: only wake the control loop.
-    checker_ = std::make_unique<health::Checker>(config_, [this] { uv_async_send(&changed_); }, previous);
+    checker_ = std::make_unique<health::Checker>(
+        config_, [this] { uv_async_send(&changed_); }, previous);
     ++checker_generation_;
     if (checker_->targets() > 0) {
         spdlog::info("health: probing {} endpoint(s)", checker_->targets());
@@ -92,7 +93,8 @@ void Daemon::request_rebuild() {
     // At least kMinRebuild apart, and never more than a third of the time spent building.
     auto min_gap = std::max(static_cast<uint64_t>(kMinRebuild.count()), 2 * last_build_cost_us_ / 1000);
     uint64_t delay = last_build_ms_ + min_gap > now ? last_build_ms_ + min_gap - now : 0;
-    uv_timer_start(&rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->rebuild(); }, delay, 0);
+    uv_timer_start(
+        &rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->rebuild(); }, delay, 0);
 }
 
 // This instance's hosts with their health go to the sync store; the snapshot is built from the merge.
@@ -110,8 +112,9 @@ void Daemon::rebuild() {
         }
         uint32_t serial = 0;
         auto view = sync_->shared_view(&serial);
-        auto snap = builder_.build(config_, view, geo_, next_serial(serial),
-                                   [this](const std::string& host, const std::string& cluster) { return counter_ids_.id(host, cluster); });
+        auto snap = builder_.build(
+            config_, view, geo_, next_serial(serial),
+            [this](const std::string& host, const std::string& cluster) { return counter_ids_.id(host, cluster); });
         snap->cookie_secret = cookie_secret_;
         publisher_.publish(snap);
         if (kube_ && kube_->controller()) kube_->update_statuses(states ? *states : checker_->states());
@@ -152,7 +155,8 @@ bool Daemon::reload() {
     std::shared_ptr<const geo::GeoDb> geo;
     try {
         // Everything that can fail (the geo database, the zones) before touching the running state.
-        geo = std::make_shared<const geo::GeoDb>(next.geoip.database, next.geoip.networks, geo::GeoDb::options_of(next));
+        geo =
+            std::make_shared<const geo::GeoDb>(next.geoip.database, next.geoip.networks, geo::GeoDb::options_of(next));
         build_snapshot(next, {local_view(next, {})}, geo, serial_);  // a zone that cannot be built fails here
     } catch (const std::exception& e) {
         ++reloads_failed_;
@@ -201,7 +205,8 @@ bool Daemon::drop_privileges() {
             return false;
         }
         if (made && chown(config_.state_dir.c_str(), pw->pw_uid, pw->pw_gid) != 0) {
-            spdlog::error("stateDir {}: cannot give it to user {}: {}", config_.state_dir, config_.user, std::strerror(errno));
+            spdlog::error("stateDir {}: cannot give it to user {}: {}", config_.state_dir, config_.user,
+                          std::strerror(errno));
             return false;
         }
     }
@@ -211,7 +216,8 @@ bool Daemon::drop_privileges() {
     }
     spdlog::info("running as user {} (uid {}, gid {})", config_.user, pw->pw_uid, pw->pw_gid);
     if (!config_.state_dir.empty() && access(config_.state_dir.c_str(), W_OK | X_OK) != 0) {
-        spdlog::warn("stateDir {} is not writable by user {}: state will not be saved", config_.state_dir, config_.user);
+        spdlog::warn("stateDir {} is not writable by user {}: state will not be saved", config_.state_dir,
+                     config_.user);
     }
     return true;
 }
@@ -221,8 +227,9 @@ bool Daemon::drop_privileges() {
 int Daemon::run(const std::string& banner) {
     init_loop();
     if (config_.peers && !tsig::hmac_works()) {
-        spdlog::error("HMAC-SHA256 does not work in this OpenSSL (check OPENSSL_CONF and its providers): peers cannot be "
-                      "authenticated, refusing to start");
+        spdlog::error(
+            "HMAC-SHA256 does not work in this OpenSSL (check OPENSSL_CONF and its providers): peers cannot be "
+            "authenticated, refusing to start");
         return 2;
     }
     if (int rc = make_sources()) return rc;
@@ -244,13 +251,16 @@ void Daemon::init_loop() {
     // Snapshots the query threads let go of are freed here, not on their threads.
     uv_timer_init(loop_, &reclaim_timer_);
     reclaim_timer_.data = this;
-    uv_timer_start(&reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, kLetGoMs, kLetGoMs);
+    uv_timer_start(
+        &reclaim_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->publisher_.reclaim(); }, kLetGoMs,
+        kLetGoMs);
 }
 
 // The geo database, the sync service and the Kubernetes source (seeded from stateDir).
 int Daemon::make_sources() {
     try {
-        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip.database, config_.geoip.networks, geo::GeoDb::options_of(config_));
+        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip.database, config_.geoip.networks,
+                                                  geo::GeoDb::options_of(config_));
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
         uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->apply_kubernetes(); });
         kube_changed_.data = this;
@@ -315,7 +325,8 @@ int Daemon::start_serving() {
     std::string addrs;
     for (const auto& a : config_.listen.dns) addrs += (addrs.empty() ? "" : ", ") + a.str();
     spdlog::info("glbd serving {} zone(s) for cluster {} (instance {}) on {} (UDP and TCP), serial {}",
-                 config_.zones.size(), config_.cluster.id, config_.cluster.instance, addrs, publisher_.current()->serial);
+                 config_.zones.size(), config_.cluster.id, config_.cluster.instance, addrs,
+                 publisher_.current()->serial);
     if (config_.peers) {
         spdlog::info("sync: {} member(s), every {} ms, dead after {} ms", config_.peers->members.size(),
                      config_.peers->sync_interval.count(), config_.peers->dead_after.count());
@@ -333,7 +344,8 @@ void Daemon::wait_for_signal() {
         uv_signal_init(loop_, s);
         s->data = this;
     }
-    uv_signal_start(&hup, [](uv_signal_t* s, int) { static_cast<Daemon*>(s->data)->reload(); }, SIGHUP);
+    uv_signal_start(
+        &hup, [](uv_signal_t* s, int) { static_cast<Daemon*>(s->data)->reload(); }, SIGHUP);
     auto stop = [](uv_signal_t* s, int signum) {
         spdlog::info("signal {}: stopping", signum);
         uv_stop(s->loop);

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
@@ -18,8 +18,8 @@
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
 #include "resolver/snapshot.hpp"
-#include "server/app/answer_ids.hpp"
 #include "server/app/admin.hpp"
+#include "server/app/answer_ids.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/server.hpp"
 #include "sync/health.hpp"
@@ -51,8 +51,8 @@ public:
     [[nodiscard]] std::string metrics() const;
     [[nodiscard]] std::string state_json() const;
     [[nodiscard]] nlohmann::json hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const;
-    [[nodiscard]] nlohmann::json endpoints_json(const ClusterView& cv, const HostEntry& h, const sync::OverrideMap& in_force,
-                                                const health::States& probes) const;
+    [[nodiscard]] nlohmann::json endpoints_json(const ClusterView& cv, const HostEntry& h,
+                                                const sync::OverrideMap& in_force, const health::States& probes) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;
     [[nodiscard]] bool ready() const;
 
@@ -107,7 +107,7 @@ private:
     uint64_t last_build_ms_ = 0;
     // This cluster's part of the view is made again (from config_.hosts and the endpoints' health) only when
     // either changed: at 10,000 hosts it is 10,000 entries to make and compare, at every rebuild.
-    uint64_t hosts_generation_ = 0;  // bumped wherever config_.hosts changes
+    uint64_t hosts_generation_ = 0;    // bumped wherever config_.hosts changes
     uint64_t checker_generation_ = 0;  // bumped with each new health checker
     // What this cluster's view in the sync store was last made from: hosts, checker, its health changes.
     struct OwnViewMadeFor {

@@ -1,30 +1,35 @@
-// The admin endpoint's routes: / (the status page), /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides.
+// The admin endpoint's routes: / (the status page), /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT
+// /v1/overrides.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <sstream>
 
-#include "server/app/daemon.hpp"
 #include "geo/points.hpp"
 #include "resolver/explain.hpp"
+#include "server/app/daemon.hpp"
 #include "server/app/page/page.hpp"
 #include "sync/state.hpp"
 
 namespace glbd {
 namespace {
 
-const char* kRcodes[kCountedRcodes] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED", "YXDOMAIN", "YXRRSET",
-                         "NXRRSET", "NOTAUTH", "NOTZONE", "RCODE11", "RCODE12", "RCODE13", "RCODE14", "RCODE15",
-                         "BADVERS", "RCODE17", "RCODE18", "RCODE19", "RCODE20", "RCODE21", "RCODE22", "OTHER"};
+const char* kRcodes[kCountedRcodes] = {"NOERROR",  "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP",  "REFUSED",
+                                       "YXDOMAIN", "YXRRSET", "NXRRSET",  "NOTAUTH",  "NOTZONE", "RCODE11",
+                                       "RCODE12",  "RCODE13", "RCODE14",  "RCODE15",  "BADVERS", "RCODE17",
+                                       "RCODE18",  "RCODE19", "RCODE20",  "RCODE21",  "RCODE22", "OTHER"};
 static_assert(std::size(kRcodes) == kCountedRcodes);
 
 // A Prometheus label value: backslash, quote and newline escaped.
 std::string esc(const std::string& v) {
     std::string o;
     for (char c : v) {
-        if (c == '\\' || c == '"') o += '\\', o += c;
-        else if (c == '\n') o += "\\n";
-        else o += c;
+        if (c == '\\' || c == '"')
+            o += '\\', o += c;
+        else if (c == '\n')
+            o += "\\n";
+        else
+            o += c;
     }
     return o;
 }
@@ -65,49 +70,71 @@ void dns_metrics(Metrics& m, const DnsServer& server, const AnswerIds& counter_i
     for (int t = 0; t < 2; ++t) {
         for (size_t rc = 0; rc < kCountedRcodes; ++rc) {
             uint64_t v = c.rcode[t][rc].load();
-            if (v || rc == 0) m.sample("glbd_queries_total", std::string("transport=\"") + transports[t] + "\",rcode=\"" + kRcodes[rc] + "\"", static_cast<double>(v));
+            if (v || rc == 0)
+                m.sample("glbd_queries_total",
+                         std::string("transport=\"") + transports[t] + "\",rcode=\"" + kRcodes[rc] + "\"",
+                         static_cast<double>(v));
         }
     }
     m.family("glbd_queries_by_type_total", "counter", "DNS queries answered, by transport and query type.");
     for (int t = 0; t < 2; ++t) {
         for (int q = 0; q < ServerCounters::kQtypes; ++q) {
-            m.sample("glbd_queries_by_type_total", std::string("transport=\"") + transports[t] + "\",qtype=\"" + ServerCounters::qtype_name(q) + "\"",
+            m.sample("glbd_queries_by_type_total",
+                     std::string("transport=\"") + transports[t] + "\",qtype=\"" + ServerCounters::qtype_name(q) + "\"",
                      static_cast<double>(c.qtype[t][q].load()));
         }
     }
-    m.family("glbd_queries_dropped_total", "counter", "Messages not answered (malformed beyond a reply, or responses).");
-    for (int t = 0; t < 2; ++t) m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"", static_cast<double>(c.dropped[t].load()));
-    m.one("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).", static_cast<double>(c.truncated.load()));
-    m.some("glbd_rrl_limited_total", "counter", "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.",
+    m.family("glbd_queries_dropped_total", "counter",
+             "Messages not answered (malformed beyond a reply, or responses).");
+    for (int t = 0; t < 2; ++t)
+        m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"",
+                 static_cast<double>(c.dropped[t].load()));
+    m.one("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).",
+          static_cast<double>(c.truncated.load()));
+    m.some("glbd_rrl_limited_total", "counter",
+           "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.",
            {{"action=\"slip\"", static_cast<double>(c.rrl_slipped.load())},
             {"action=\"drop\"", static_cast<double>(c.rrl_dropped.load())}});
-    m.one("glbd_fallback_answers_total", "counter", "Answers from a geo group reached because a preferred group had no usable entry.", static_cast<double>(c.fallback.load()));
-    m.one("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).", static_cast<double>(c.fail_open.load()));
-    m.family("glbd_answers_total", "counter", "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
+    m.one("glbd_fallback_answers_total", "counter",
+          "Answers from a geo group reached because a preferred group had no usable entry.",
+          static_cast<double>(c.fallback.load()));
+    m.one("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).",
+          static_cast<double>(c.fail_open.load()));
+    m.family("glbd_answers_total", "counter",
+             "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
     {
         auto counts = server.answers(counter_ids.size());
         counter_ids.each_sorted([&](const std::string& host, const std::string& cluster, uint32_t id) {
             uint64_t v = id < counts.size() ? counts[id] : 0;
-            m.sample("glbd_answers_total", "host=\"" + esc(host) + "\",cluster=\"" + esc(cluster) + "\"", static_cast<double>(v));
+            m.sample("glbd_answers_total", "host=\"" + esc(host) + "\",cluster=\"" + esc(cluster) + "\"",
+                     static_cast<double>(v));
         });
     }
-    m.family("glbd_answer_duration_seconds", "histogram", "Time to answer a UDP query, from receipt to the answer being ready.");
+    m.family("glbd_answer_duration_seconds", "histogram",
+             "Time to answer a UDP query, from receipt to the answer being ready.");
     uint64_t cumulative = 0;
     for (int b = 0; b < ServerCounters::kBuckets; ++b) {
         cumulative += c.duration_bucket[b].load();
         std::ostringstream le;
-        if (b == ServerCounters::kBuckets - 1) le << "+Inf"; else le << ServerCounters::kBucketUs[b] / 1e6;
+        if (b == ServerCounters::kBuckets - 1)
+            le << "+Inf";
+        else
+            le << ServerCounters::kBucketUs[b] / 1e6;
         m.sample("glbd_answer_duration_seconds_bucket", "le=\"" + le.str() + "\"", static_cast<double>(cumulative));
     }
     m.sample("glbd_answer_duration_seconds_sum", "", static_cast<double>(c.duration_sum_ns.load()) / 1e9);
     m.sample("glbd_answer_duration_seconds_count", "", static_cast<double>(c.duration_count.load()));
-    m.one("glbd_tcp_connections_total", "counter", "TCP connections accepted.", static_cast<double>(c.tcp_connections.load()));
+    m.one("glbd_tcp_connections_total", "counter", "TCP connections accepted.",
+          static_cast<double>(c.tcp_connections.load()));
     m.some("glbd_tcp_refused_total", "counter", "TCP connections closed at once, by reason.",
            {{"reason=\"full\"", static_cast<double>(c.tcp_refused.load())},
             {"reason=\"per_source\"", static_cast<double>(c.tcp_source_refused.load())}});
-    m.one("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.", static_cast<double>(c.tcp_evicted.load()));
-    m.one("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.", static_cast<double>(c.tcp_rejected_closed.load()));
-    m.one("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.", static_cast<double>(c.tcp_idle_closed.load()));
+    m.one("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.",
+          static_cast<double>(c.tcp_evicted.load()));
+    m.one("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.",
+          static_cast<double>(c.tcp_rejected_closed.load()));
+    m.one("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.",
+          static_cast<double>(c.tcp_idle_closed.load()));
 }
 
 void kube_metrics(Metrics& m, const kube::Source& kube, const kube::Source::Collected& counts, uint64_t shadowed) {
@@ -116,13 +143,17 @@ void kube_metrics(Metrics& m, const kube::Source& kube, const kube::Source::Coll
            {{"state=\"valid\"", static_cast<double>(counts.valid)},
             {"state=\"invalid\"", static_cast<double>(counts.invalid)},
             {"state=\"other_zone\"", static_cast<double>(counts.other_zone)}});
-    m.one("glbd_kubernetes_hosts_shadowed_total", "counter", "Hosts named by a DNSRecord and by the config file (the file's served).", static_cast<double>(shadowed));
+    m.one("glbd_kubernetes_hosts_shadowed_total", "counter",
+          "Hosts named by a DNSRecord and by the config file (the file's served).", static_cast<double>(shadowed));
     m.one("glbd_kubernetes_events_total", "counter", "Watch events applied.", static_cast<double>(ks.events));
-    m.one("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).", static_cast<double>(ks.relists));
-    m.one("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).", static_cast<double>(ks.errors));
+    m.one("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).",
+          static_cast<double>(ks.relists));
+    m.one("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).",
+          static_cast<double>(ks.errors));
     m.one("glbd_kubernetes_synced", "gauge", "1 once every watch has listed.", ks.synced ? 1 : 0);
     m.family("glbd_kubernetes_last_event_age_seconds", "gauge", "Seconds since the last event or list.");
-    double age = ks.last_event_ms ? static_cast<double>(sync::now_ms() - std::min(sync::now_ms(), ks.last_event_ms)) / 1000 : -1;
+    double age =
+        ks.last_event_ms ? static_cast<double>(sync::now_ms() - std::min(sync::now_ms(), ks.last_event_ms)) / 1000 : -1;
     m.sample("glbd_kubernetes_last_event_age_seconds", "", age);
 }
 
@@ -131,7 +162,8 @@ void health_metrics(Metrics& m, const health::Checker& checker) {
     auto per_endpoint = [&](const char* name, const char* type, const char* help, auto value) {
         m.family(name, type, help);
         for (const auto& [k, st] : probes) {
-            m.sample(name, "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"", static_cast<double>(value(st)));
+            m.sample(name, "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"",
+                     static_cast<double>(value(st)));
         }
     };
     per_endpoint("glbd_health_probes_total", "counter", "Health probes run, by host and endpoint.",
@@ -149,30 +181,41 @@ void sync_metrics(Metrics& m, const sync::Service& sync) {
     uint64_t now = sync::now_ms();
     auto peers = sync.peers();
     m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
-    for (const auto& p : peers) m.sample("glbd_sync_exchanges_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.exchanges));
+    for (const auto& p : peers)
+        m.sample("glbd_sync_exchanges_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.exchanges));
     m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
-    for (const auto& p : peers) m.sample("glbd_sync_failures_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.failures));
+    for (const auto& p : peers)
+        m.sample("glbd_sync_failures_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.failures));
     m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
     for (const auto& p : peers) m.sample("glbd_sync_peer_up", "peer=\"" + esc(p.address) + "\"", p.reachable ? 1 : 0);
     m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
     for (const auto& p : peers) {
-        if (p.last_ok_ms) m.sample("glbd_sync_lag_seconds", "peer=\"" + esc(p.address) + "\"", static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
+        if (p.last_ok_ms)
+            m.sample("glbd_sync_lag_seconds", "peer=\"" + esc(p.address) + "\"",
+                     static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
     }
-    m.family("glbd_sync_last_heard_seconds", "gauge", "Time since each known instance was last heard, directly or relayed.");
+    m.family("glbd_sync_last_heard_seconds", "gauge",
+             "Time since each known instance was last heard, directly or relayed.");
     for (const auto& k : sync.known()) {
-        m.sample("glbd_sync_last_heard_seconds", "origin=\"" + esc(k.state.origin()) + "\"", static_cast<double>(now - std::min(now, k.last_heard_ms)) / 1000.0);
+        m.sample("glbd_sync_last_heard_seconds", "origin=\"" + esc(k.state.origin()) + "\"",
+                 static_cast<double>(now - std::min(now, k.last_heard_ms)) / 1000.0);
     }
     m.some("glbd_sync_rejected_total", "counter", "Sync requests rejected, by reason.",
            {{"reason=\"unsigned\"", static_cast<double>(sc.rejected_unsigned.load())},
             {"reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load())},
             {"reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load())},
             {"reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load())}});
-    m.one("glbd_sync_reports_rejected_total", "counter", "Peer reports (one origin's state) rejected by validation or limits.", static_cast<double>(sc.rejected_reports.load()));
-    m.one("glbd_sync_oversized_total", "counter", "Transfers cut off at a report over 64 MiB or past 1,024 origins.", static_cast<double>(sc.oversized.load()));
+    m.one("glbd_sync_reports_rejected_total", "counter",
+          "Peer reports (one origin's state) rejected by validation or limits.",
+          static_cast<double>(sc.rejected_reports.load()));
+    m.one("glbd_sync_oversized_total", "counter", "Transfers cut off at a report over 64 MiB or past 1,024 origins.",
+          static_cast<double>(sc.oversized.load()));
     m.one("glbd_sync_reports_received_total", "counter",
-          "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every peer.",
+          "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every "
+          "peer.",
           static_cast<double>(sc.reports_received.load()));
-    m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.", static_cast<double>(sc.served.load()));
+    m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.",
+          static_cast<double>(sc.served.load()));
 }
 
 }  // namespace
@@ -241,11 +284,15 @@ std::string Daemon::metrics() const {
     m.some("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.",
            {{"result=\"ok\"", static_cast<double>(reloads_ok_)},
             {"result=\"failed\"", static_cast<double>(reloads_failed_)}});
-    m.one("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.", publisher_.current() ? publisher_.current()->serial : 0);
-    m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.", static_cast<double>(last_build_cost_us_) / 1e6);
-    m.one("glbd_snapshot_hosts_built", "gauge", "Hosts the last snapshot built (a change builds only the hosts it touches; the rest are shared).",
+    m.one("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.",
+          publisher_.current() ? publisher_.current()->serial : 0);
+    m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.",
+          static_cast<double>(last_build_cost_us_) / 1e6);
+    m.one("glbd_snapshot_hosts_built", "gauge",
+          "Hosts the last snapshot built (a change builds only the hosts it touches; the rest are shared).",
           static_cast<double>(builder_.last().built));
-    m.one("glbd_snapshot_hosts", "gauge", "Load-balanced hosts in the snapshot being served.", static_cast<double>(builder_.last().hosts));
+    m.one("glbd_snapshot_hosts", "gauge", "Load-balanced hosts in the snapshot being served.",
+          static_cast<double>(builder_.last().hosts));
     m.one("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.", ready() ? 1 : 0);
     return m.str();
 }
@@ -275,7 +322,11 @@ json peers_json(const sync::Service& sync, uint64_t now) {
     auto known = sync.known();
     json peers = json::array();
     for (const auto& p : sync.peers()) {
-        json jp{{"address", p.address}, {"id", p.origin}, {"alive", p.reachable}, {"exchanges", p.exchanges}, {"failures", p.failures}};
+        json jp{{"address", p.address},
+                {"id", p.origin},
+                {"alive", p.reachable},
+                {"exchanges", p.exchanges},
+                {"failures", p.failures}};
         jp["lastSeenMsAgo"] = p.last_ok_ms ? json(now - std::min(now, p.last_ok_ms)) : json(nullptr);
         for (const auto& k : known) {
             if (k.state.origin() == p.origin) jp["version"] = k.state.version;
@@ -286,8 +337,8 @@ json peers_json(const sync::Service& sync, uint64_t now) {
     return peers;
 }
 
-json clusters_json(const GlobalView& view, const std::vector<sync::Service::InstanceStatus>& statuses, const sync::OverrideMap& in_force,
-                   uint64_t now) {
+json clusters_json(const GlobalView& view, const std::vector<sync::Service::InstanceStatus>& statuses,
+                   const sync::OverrideMap& in_force, uint64_t now) {
     json clusters = json::array();
     for (const auto& cv : view) {
         json instances = json::array();
@@ -295,12 +346,19 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
             const sync::Known& k = st.known;
             if (k.state.cluster != cv.id) continue;
             uint64_t ago = now - std::min(now, k.last_heard_ms);
-            instances.push_back({{"instance", k.state.instance}, {"version", k.state.version}, {"lastHeardMsAgo", st.self ? 0 : ago},
-                                 {"alive", st.alive}, {"self", st.self}});
+            instances.push_back({{"instance", k.state.instance},
+                                 {"version", k.state.version},
+                                 {"lastHeardMsAgo", st.self ? 0 : ago},
+                                 {"alive", st.alive},
+                                 {"self", st.self}});
         }
         auto ov = in_force.find(cv.id);
-        clusters.push_back({{"id", cv.id}, {"alive", cv.alive}, {"instances", instances}, {"location", cluster_location(cv)},
-                            {"override", ov != in_force.end() ? json(sync::state_name(ov->second.state)) : json(nullptr)}});
+        clusters.push_back(
+            {{"id", cv.id},
+             {"alive", cv.alive},
+             {"instances", instances},
+             {"location", cluster_location(cv)},
+             {"override", ov != in_force.end() ? json(sync::state_name(ov->second.state)) : json(nullptr)}});
     }
     return clusters;
 }
@@ -317,7 +375,8 @@ nlohmann::json Daemon::endpoints_json(const ClusterView& cv, const HostEntry& h,
         je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
         if (cv.id == config_.cluster.id) {
             if (auto it = probes.find({h.host, ep.target}); it != probes.end()) {
-                je["probe"] = {{"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
+                je["probe"] = {
+                    {"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
             }
         }
         eps.push_back(je);
@@ -337,7 +396,10 @@ nlohmann::json Daemon::hosts_json(const GlobalView& view, const sync::OverrideMa
     std::map<std::string, json> hosts;
     for (const auto& cv : view) {
         for (const auto& h : cv.hosts) {
-            json entry{{"cluster", cv.id}, {"alive", cv.alive}, {"ttl", h.ttl}, {"endpoints", endpoints_json(cv, h, in_force, probes)}};
+            json entry{{"cluster", cv.id},
+                       {"alive", cv.alive},
+                       {"ttl", h.ttl},
+                       {"endpoints", endpoints_json(cv, h, in_force, probes)}};
             if (cv.id == config_.cluster.id) {
                 // Where this cluster's entry comes from: the config file, or a DNSRecord (namespace/name).
                 auto src = host_source_.find(h.host);
@@ -350,7 +412,8 @@ nlohmann::json Daemon::hosts_json(const GlobalView& view, const sync::OverrideMa
                 entry["answers"] = answers(h.host, cv.id);
             }
             auto& jh = hosts[h.host];
-            if (jh.is_null()) jh = {{"name", h.host}, {"loadBalanced", h.load_balancing.has_value()}, {"entries", json::array()}};
+            if (jh.is_null())
+                jh = {{"name", h.host}, {"loadBalanced", h.load_balancing.has_value()}, {"entries", json::array()}};
             jh["entries"].push_back(entry);
         }
     }
@@ -369,16 +432,26 @@ std::string Daemon::state_json() const {
     for (const auto& [target, e] : in_force) overrides[target] = sync::state_name(e.state);
     GlobalView view = sync_->view();
     auto snap = publisher_.current();
-    json out{{"cluster", config_.cluster.id}, {"instance", config_.cluster.instance}, {"serial", snap ? snap->serial : 0},
-             {"ready", ready()}, {"peers", peers_json(*sync_, now)}, {"clusters", clusters_json(view, sync_->instances(), in_force, now)},
-             {"hosts", hosts_json(view, in_force)}, {"overrides", overrides}};
+    json out{
+        {"cluster", config_.cluster.id},       {"instance", config_.cluster.instance},
+        {"serial", snap ? snap->serial : 0},   {"ready", ready()},
+        {"peers", peers_json(*sync_, now)},    {"clusters", clusters_json(view, sync_->instances(), in_force, now)},
+        {"hosts", hosts_json(view, in_force)}, {"overrides", overrides}};
     if (kube_) {
         auto ks = kube_->stats();
-        out["kubernetes"] = {{"mode", kube_->controller() ? "controller" : "coredns"}, {"selector", kube_->label_selector()},
-                             {"synced", ks.synced}, {"events", ks.events}, {"relists", ks.relists}, {"errors", ks.errors},
-                             {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
-                             {"records", {{"valid", kube_counts_.valid}, {"invalid", kube_counts_.invalid}, {"otherZone", kube_counts_.other_zone}}},
-                             {"statusesWritten", kube_->statuses_written()}};
+        out["kubernetes"] = {
+            {"mode", kube_->controller() ? "controller" : "coredns"},
+            {"selector", kube_->label_selector()},
+            {"synced", ks.synced},
+            {"events", ks.events},
+            {"relists", ks.relists},
+            {"errors", ks.errors},
+            {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
+            {"records",
+             {{"valid", kube_counts_.valid},
+              {"invalid", kube_counts_.invalid},
+              {"otherZone", kube_counts_.other_zone}}},
+            {"statusesWritten", kube_->statuses_written()}};
     }
     // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
@@ -433,7 +506,8 @@ admin::Response Daemon::explain_route(const std::string& query) const {
     for (const auto& c : e.candidates) {
         json eps = json::array();
         for (const auto& ep : c.endpoints) eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
-        candidates.push_back({{"cluster", c.cluster}, {"geo", c.geo}, {"weight", c.weight}, {"usable", c.usable}, {"endpoints", eps}});
+        candidates.push_back(
+            {{"cluster", c.cluster}, {"geo", c.geo}, {"weight", c.weight}, {"usable", c.usable}, {"endpoints", eps}});
     }
     json out{{"name", req.name}, {"type", type}, {"serial", e.serial}};
     if (client) out["client"] = *client;
@@ -442,10 +516,13 @@ admin::Response Daemon::explain_route(const std::string& query) const {
         out["error"] = e.error;
     } else {
         out["zone"] = e.zone, out["host"] = e.host, out["loadBalanced"] = e.load_balanced;
-        out["location"] = e.located ? json{{"country", e.country}, {"continent", e.continent}, {"prefix", e.prefix}, {"from", e.located_by}}
-                                    : json(nullptr);
+        out["location"] =
+            e.located
+                ? json{{"country", e.country}, {"continent", e.continent}, {"prefix", e.prefix}, {"from", e.located_by}}
+                : json(nullptr);
         if (e.located && e.has_point) {
-            out["location"]["point"] = {{"lat", e.lat}, {"lon", e.lon}, {"from", e.point_from_database ? e.located_by : "country"}};
+            out["location"]["point"] = {
+                {"lat", e.lat}, {"lon", e.lon}, {"from", e.point_from_database ? e.located_by : "country"}};
         }
         out["steps"] = steps, out["fallback"] = e.fallback, out["failOpen"] = e.fail_open;
         out["candidates"] = candidates;

@@ -28,7 +28,8 @@ void Daemon::merge_kubernetes() {
             // The file wins; said once per host while it lasts.
             if (shadowed.insert(h.name).second && !shadowed_.count(h.name)) {
                 ++kube_shadowed_total_;
-                spdlog::warn("kubernetes: {} (DNSRecord {}) is also in {}: serving the file's", h.name, c.source[h.name], path_);
+                spdlog::warn("kubernetes: {} (DNSRecord {}) is also in {}: serving the file's", h.name,
+                             c.source[h.name], path_);
             }
             continue;
         }

@@ -11,8 +11,8 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "geo/location_db.hpp"
 #include "conf/config.hpp"
+#include "geo/location_db.hpp"
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
@@ -51,9 +51,9 @@ bool has_location_db() { return geo::is_location_db(kLocationDb); }
 std::string config_for(const Cluster& c, const std::string& secret, const std::string& dir) {
     std::string eps;
     for (const char* e : c.endpoints) eps += std::string(eps.empty() ? "" : ", ") + e;
-    std::string out = std::string("cluster: {id: ") + c.id + ", instance: " + c.id + "-demo}\n" +
-                      "listen: {dns: [\"" + c.server + ":" + std::to_string(kDnsPort) + "\"]}\n" +
-                      "admin: {listen: \"" + c.server + ":9153\"}\n" +
+    std::string out = std::string("cluster: {id: ") + c.id + ", instance: " + c.id + "-demo}\n" + "listen: {dns: [\"" +
+                      c.server + ":" + std::to_string(kDnsPort) + "\"]}\n" + "admin: {listen: \"" + c.server +
+                      ":9153\"}\n" +
                       "threads: 1\n"
                       "geoip:\n  networks:\n    10.1.0.0/16: IE\n    10.3.0.0/16: US\n    10.2.0.0/16: GEO-OC\n" +
                       (has_location_db() ? std::string("  database: ") + kLocationDb + "\n" : std::string()) +
@@ -61,20 +61,22 @@ std::string config_for(const Cluster& c, const std::string& secret, const std::s
     for (const auto& k : kClusters) {
         out += std::string("      - {name: ns-") + k.id + ".glb.example.test, addresses: [" + k.server + "]}\n";
     }
-    out += "    records: |\n"
-           "      @      IN MX    10 mail\n"
-           "      mail   IN A     192.0.2.25\n"
-           "      www    IN CNAME shop\n"
-           "      info   IN TXT   \"glbd demo zone\"\n"
-           "      *.apps IN A     192.0.2.99\n"
-           "hosts:\n"
-           "  - name: shop.glb.example.test\n    ttl: 60\n    endpoints: [" + eps + "]\n" +
-           "    loadBalancing: " + c.lb + "\n" +
-           "    healthCheck: {protocol: HTTP, port: " + std::to_string(kTargetPort) +
-           ", path: /healthz, interval: 1s, timeout: 500ms, failureThreshold: 2}\n" +
-           "  - name: api.glb.example.test\n    ttl: 30\n    endpoints: [" + c.endpoints[0] + "]\n" +
-           "peers:\n  key: {name: glb-demo, secret: \"" + secret + "\"}\n  members:\n";
-    for (const auto& k : kClusters) out += std::string("    - address: \"") + k.server + ":" + std::to_string(kDnsPort) + "\"\n";
+    out +=
+        "    records: |\n"
+        "      @      IN MX    10 mail\n"
+        "      mail   IN A     192.0.2.25\n"
+        "      www    IN CNAME shop\n"
+        "      info   IN TXT   \"glbd demo zone\"\n"
+        "      *.apps IN A     192.0.2.99\n"
+        "hosts:\n"
+        "  - name: shop.glb.example.test\n    ttl: 60\n    endpoints: [" +
+        eps + "]\n" + "    loadBalancing: " + c.lb + "\n" +
+        "    healthCheck: {protocol: HTTP, port: " + std::to_string(kTargetPort) +
+        ", path: /healthz, interval: 1s, timeout: 500ms, failureThreshold: 2}\n" +
+        "  - name: api.glb.example.test\n    ttl: 30\n    endpoints: [" + c.endpoints[0] + "]\n" +
+        "peers:\n  key: {name: glb-demo, secret: \"" + secret + "\"}\n  members:\n";
+    for (const auto& k : kClusters)
+        out += std::string("    - address: \"") + k.server + ":" + std::to_string(kDnsPort) + "\"\n";
     out += "  syncInterval: 1s\n  deadAfter: 5s\nstateDir: " + dir + "/state-" + c.id + "\n";
     return out;
 }
@@ -108,29 +110,32 @@ struct Targets {
         auto* client = new uv_tcp_t;
         uv_tcp_init(server->loop, client);
         if (uv_accept(server, reinterpret_cast<uv_stream_t*>(client)) != 0) {
-            uv_close(reinterpret_cast<uv_handle_t*>(client), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+            uv_close(reinterpret_cast<uv_handle_t*>(client),
+                     [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
             return;
         }
-        uv_read_start(reinterpret_cast<uv_stream_t*>(client),
-                      [](uv_handle_t*, size_t, uv_buf_t* buf) {
-                          static char scratch[4096];
-                          *buf = uv_buf_init(scratch, sizeof scratch);
-                      },
-                      [](uv_stream_t* s, ssize_t n, const uv_buf_t*) {
-                          if (n < 0) {
-                              uv_close(reinterpret_cast<uv_handle_t*>(s), [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-                              return;
-                          }
-                          static const char kReply[] = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
-                          auto* w = new uv_write_t;
-                          uv_buf_t b = uv_buf_init(const_cast<char*>(kReply), sizeof kReply - 1);
-                          uv_read_stop(s);
-                          uv_write(w, s, &b, 1, [](uv_write_t* req, int) {
-                              uv_close(reinterpret_cast<uv_handle_t*>(req->handle),
-                                       [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-                              delete req;
-                          });
-                      });
+        uv_read_start(
+            reinterpret_cast<uv_stream_t*>(client),
+            [](uv_handle_t*, size_t, uv_buf_t* buf) {
+                static char scratch[4096];
+                *buf = uv_buf_init(scratch, sizeof scratch);
+            },
+            [](uv_stream_t* s, ssize_t n, const uv_buf_t*) {
+                if (n < 0) {
+                    uv_close(reinterpret_cast<uv_handle_t*>(s),
+                             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+                    return;
+                }
+                static const char kReply[] = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
+                auto* w = new uv_write_t;
+                uv_buf_t b = uv_buf_init(const_cast<char*>(kReply), sizeof kReply - 1);
+                uv_read_stop(s);
+                uv_write(w, s, &b, 1, [](uv_write_t* req, int) {
+                    uv_close(reinterpret_cast<uv_handle_t*>(req->handle),
+                             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
+                    delete req;
+                });
+            });
     }
 };
 
@@ -218,8 +223,8 @@ uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::
 bool wait_converged(uv_loop_t* loop) {
     auto converged = [loop] {
         for (const auto& c : kClusters) {
-            for (auto [subnet, want] : {std::pair{"10.1.0.0", "127.0.1.11 127.0.1.12"}, std::pair{"10.3.0.0", "127.0.1.21"},
-                                        std::pair{"10.2.0.0", "127.0.1.31"}}) {
+            for (auto [subnet, want] : {std::pair{"10.1.0.0", "127.0.1.11 127.0.1.12"},
+                                        std::pair{"10.3.0.0", "127.0.1.21"}, std::pair{"10.2.0.0", "127.0.1.31"}}) {
                 uv_run(loop, UV_RUN_NOWAIT);
                 if (ask(c.server, "shop.glb.example.test", subnet) != want) return false;
             }
@@ -238,7 +243,8 @@ bool wait_converged(uv_loop_t* loop) {
 void print_guide(const std::vector<uv_process_t*>& children, const std::string& secret, const std::string& dir) {
     std::string located;
     if (has_location_db()) {
-        located = std::string("\nReal networks are placed by Debian's location database (") + kLocationDb + "):\n\n"
+        located = std::string("\nReal networks are placed by Debian's location database (") + kLocationDb +
+                  "):\n\n"
                   "  dig @127.0.0.12 -p 5300 shop.glb.example.test A +subnet=1.1.1.0/24     # AU, Oceania -> oc\n"
                   "  dig @127.0.0.13 -p 5300 shop.glb.example.test A +subnet=193.0.0.0/21   # NL, no EU entry -> us\n";
     }
@@ -271,9 +277,8 @@ The shared state, readable with the key:
 
 Configs and logs: %s. Stop with Ctrl-C.
 )",
-                children[0]->pid, children[1]->pid, children[2]->pid,
-                located.c_str(),
-                children[0]->pid, secret.c_str(), dir.c_str());
+                children[0]->pid, children[1]->pid, children[2]->pid, located.c_str(), children[0]->pid, secret.c_str(),
+                dir.c_str());
     std::fflush(stdout);
 }
 

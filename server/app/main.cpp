@@ -1,8 +1,8 @@
 // glbd command line: serve, check, demo, keygen.
 #include <malloc.h>
 
-#include <csignal>
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "geo/geo.hpp"
-#include "server/app/status.hpp"
 #include "conf/config.hpp"
+#include "geo/geo.hpp"
 #include "resolver/wire/text.hpp"
 #include "server/app/daemon.hpp"
+#include "server/app/status.hpp"
 
 namespace glbd {
 int run_demo(const std::string& self);
@@ -116,23 +116,33 @@ int main(int argc, char** argv) {
     if (cmd == "status" || cmd == "probe") {
         std::string admin = "127.0.0.1:9153", path = "/healthz";
         for (size_t i = 0; i < args.size(); ++i) {
-            if (args[i] == "--admin" && i + 1 < args.size()) admin = args[++i];
-            else if (args[i].rfind("--admin=", 0) == 0) admin = args[i].substr(8);
-            else if (cmd == "probe" && args[i] == "--path" && i + 1 < args.size()) path = args[++i];
-            else return usage_error(cmd + ": unknown argument \"" + args[i] + "\"");
+            if (args[i] == "--admin" && i + 1 < args.size())
+                admin = args[++i];
+            else if (args[i].rfind("--admin=", 0) == 0)
+                admin = args[i].substr(8);
+            else if (cmd == "probe" && args[i] == "--path" && i + 1 < args.size())
+                path = args[++i];
+            else
+                return usage_error(cmd + ": unknown argument \"" + args[i] + "\"");
         }
         const char* token = std::getenv("GLBD_ADMIN_TOKEN");
-        return cmd == "status" ? glbd::run_status(admin, token ? token : "") : glbd::run_probe(admin, path, token ? token : "");
+        return cmd == "status" ? glbd::run_status(admin, token ? token : "")
+                               : glbd::run_probe(admin, path, token ? token : "");
     }
     if (cmd == "explain") {
         if (args.empty() || args[0].rfind("--", 0) == 0) return usage_error("explain: give a NAME");
         std::string admin = "127.0.0.1:9153", query = "name=" + escape(args[0]);
         for (size_t i = 1; i < args.size(); ++i) {
-            if (args[i] == "--admin" && i + 1 < args.size()) admin = args[++i];
-            else if (args[i] == "--client" && i + 1 < args.size()) query += "&client=" + escape(args[++i]);
-            else if (args[i] == "--subnet" && i + 1 < args.size()) query += "&subnet=" + escape(args[++i]);
-            else if (args[i] == "--type" && i + 1 < args.size()) query += "&type=" + escape(args[++i]);
-            else return usage_error("explain: unknown argument \"" + args[i] + "\"");
+            if (args[i] == "--admin" && i + 1 < args.size())
+                admin = args[++i];
+            else if (args[i] == "--client" && i + 1 < args.size())
+                query += "&client=" + escape(args[++i]);
+            else if (args[i] == "--subnet" && i + 1 < args.size())
+                query += "&subnet=" + escape(args[++i]);
+            else if (args[i] == "--type" && i + 1 < args.size())
+                query += "&type=" + escape(args[++i]);
+            else
+                return usage_error("explain: unknown argument \"" + args[i] + "\"");
         }
         const char* token = std::getenv("GLBD_ADMIN_TOKEN");
         return glbd::run_explain(admin, query, token ? token : "");

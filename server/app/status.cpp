@@ -47,7 +47,8 @@ std::string ago(const nlohmann::json& ms) {
 }  // namespace
 
 // GET url with an optional bearer token: the HTTP status (0 when there was no answer) and the body.
-long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body, std::string& error) {
+long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body,
+              std::string& error) {
     CURL* c = curl_easy_init();
     curl_slist* headers = nullptr;
     if (!token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
@@ -85,9 +86,11 @@ std::string render_status(const std::string& admin, const std::string& state_jso
     for (const auto& cl : s.at("clusters")) {
         bool first = true;
         for (const auto& in : cl.at("instances")) {
-            rows.push_back({first ? cl.at("id").get<std::string>() : "", first ? (cl.at("alive").get<bool>() ? "yes" : "DEAD") : "",
+            rows.push_back({first ? cl.at("id").get<std::string>() : "",
+                            first ? (cl.at("alive").get<bool>() ? "yes" : "DEAD") : "",
                             in.at("instance").get<std::string>(), in.at("alive").get<bool>() ? "yes" : "DEAD",
-                            in.at("self").get<bool>() ? "(this instance)" : ago(in.at("lastHeardMsAgo")), in.at("version").dump()});
+                            in.at("self").get<bool>() ? "(this instance)" : ago(in.at("lastHeardMsAgo")),
+                            in.at("version").dump()});
             first = false;
         }
     }
@@ -96,8 +99,9 @@ std::string render_status(const std::string& admin, const std::string& state_jso
         out += "\nPEERS\n";
         rows = {{"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LAST ERROR"}};
         for (const auto& p : s.at("peers")) {
-            rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(), p.at("alive").get<bool>() ? "yes" : "NO",
-                            ago(p.at("lastSeenMsAgo")), p.at("exchanges").dump(), p.at("failures").dump(),
+            rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(),
+                            p.at("alive").get<bool>() ? "yes" : "NO", ago(p.at("lastSeenMsAgo")),
+                            p.at("exchanges").dump(), p.at("failures").dump(),
                             p.contains("lastError") ? p.at("lastError").get<std::string>() : ""});
         }
         table(out, rows);
@@ -118,7 +122,8 @@ std::string render_status(const std::string& admin, const std::string& state_jso
             }
             std::string cluster = e.at("cluster").get<std::string>() + (e.at("alive").get<bool>() ? "" : " (dead)");
             rows.push_back({first ? h.at("name").get<std::string>() : "", cluster,
-                            e.contains("geo") ? e.at("geo").get<std::string>() : "-", e.contains("weight") ? e.at("weight").dump() : "-",
+                            e.contains("geo") ? e.at("geo").get<std::string>() : "-",
+                            e.contains("weight") ? e.at("weight").dump() : "-",
                             e.contains("defaultGeo") && e.at("defaultGeo").get<bool>() ? "yes" : "",
                             e.contains("source") ? e.at("source").get<std::string>() : "", eps});
             first = false;
@@ -129,11 +134,11 @@ std::string render_status(const std::string& admin, const std::string& state_jso
         const auto& k = s.at("kubernetes");
         const auto& r = k.at("records");
         out += "\nKUBERNETES\n" + k.at("mode").get<std::string>() + " mode" +
-               (k.at("selector").get<std::string>().empty() ? "" : " (" + k.at("selector").get<std::string>() + ")") + ", " +
-               (k.at("synced").get<bool>() ? "synced" : "NOT SYNCED") + "; DNSRecords: " + r.at("valid").dump() + " served, " +
-               r.at("invalid").dump() + " invalid, " + r.at("otherZone").dump() + " not ours; " + k.at("events").dump() +
-               " events, " + k.at("relists").dump() + " lists, " + k.at("errors").dump() + " errors; last event " +
-               ago(k.at("lastEventMsAgo")) + "\n";
+               (k.at("selector").get<std::string>().empty() ? "" : " (" + k.at("selector").get<std::string>() + ")") +
+               ", " + (k.at("synced").get<bool>() ? "synced" : "NOT SYNCED") + "; DNSRecords: " + r.at("valid").dump() +
+               " served, " + r.at("invalid").dump() + " invalid, " + r.at("otherZone").dump() + " not ours; " +
+               k.at("events").dump() + " events, " + k.at("relists").dump() + " lists, " + k.at("errors").dump() +
+               " errors; last event " + ago(k.at("lastEventMsAgo")) + "\n";
     }
     return out;
 }
@@ -158,16 +163,22 @@ int run_status(const std::string& admin, const std::string& token) {
 std::string render_explain(const std::string& explain_json) {
     auto j = nlohmann::json::parse(explain_json);
     std::string out = j.at("name").get<std::string>() + " " + j.at("type").get<std::string>();
-    if (j.contains("subnet")) out += " for a client in " + j["subnet"].get<std::string>();
-    else if (j.contains("client")) out += " for client " + j["client"].get<std::string>();
+    if (j.contains("subnet"))
+        out += " for a client in " + j["subnet"].get<std::string>();
+    else if (j.contains("client"))
+        out += " for client " + j["client"].get<std::string>();
     out += " (serial " + std::to_string(j.at("serial").get<uint64_t>()) + ")\n";
     if (j.contains("error")) return out + "  " + j["error"].get<std::string>() + "\n";
     out += "  host " + j.at("host").get<std::string>() + " in zone " + j.at("zone").get<std::string>() +
            (j.at("loadBalanced").get<bool>() ? ", load-balanced\n" : ", simple (every cluster)\n");
     if (const auto& loc = j.at("location"); !loc.is_null()) {
-        out += "  located in " + (loc.at("country").get<std::string>().empty() ? std::string("(unknown)") : loc["country"].get<std::string>()) +
-               (loc.at("continent").get<std::string>().empty() ? "" : ", continent " + loc["continent"].get<std::string>()) +
-               " by " + loc.at("from").get<std::string>() + " (network /" + std::to_string(loc.at("prefix").get<int>()) + ")\n";
+        out += "  located in " +
+               (loc.at("country").get<std::string>().empty() ? std::string("(unknown)")
+                                                             : loc["country"].get<std::string>()) +
+               (loc.at("continent").get<std::string>().empty() ? ""
+                                                               : ", continent " + loc["continent"].get<std::string>()) +
+               " by " + loc.at("from").get<std::string>() + " (network /" +
+               std::to_string(loc.at("prefix").get<int>()) + ")\n";
     }
     std::vector<std::vector<std::string>> steps{{"GROUP", "GEO", "RESULT"}};
     for (const auto& s : j.at("steps")) {
@@ -179,9 +190,11 @@ std::string render_explain(const std::string& explain_json) {
     std::vector<std::vector<std::string>> cands{{"CLUSTER", "GEO", "WEIGHT", "USABLE", "ENDPOINTS"}};
     for (const auto& c : j.at("candidates")) {
         std::string eps;
-        for (const auto& e : c.at("endpoints")) eps += (eps.empty() ? "" : " ") + e.at("target").get<std::string>() + (e.at("healthy").get<bool>() ? "" : "(down)");
-        cands.push_back({c.at("cluster").get<std::string>(), c.at("geo").get<std::string>(), std::to_string(c.at("weight").get<int>()),
-                         c.at("usable").get<bool>() ? "yes" : "no", eps});
+        for (const auto& e : c.at("endpoints"))
+            eps += (eps.empty() ? "" : " ") + e.at("target").get<std::string>() +
+                   (e.at("healthy").get<bool>() ? "" : "(down)");
+        cands.push_back({c.at("cluster").get<std::string>(), c.at("geo").get<std::string>(),
+                         std::to_string(c.at("weight").get<int>()), c.at("usable").get<bool>() ? "yes" : "no", eps});
     }
     out += "\n";
     table(out, cands);
@@ -189,8 +202,10 @@ std::string render_explain(const std::string& explain_json) {
     std::string records;
     for (const auto& rec : a.at("records")) records += (records.empty() ? "" : ", ") + rec.get<std::string>();
     out += "\n  answer now: " + a.at("rcode").get<std::string>() + (records.empty() ? "" : ": " + records) + ", TTL " +
-           std::to_string(a.at("ttl").get<int>()) + (j.contains("subnet") ? ", ECS scope /" + std::to_string(a.at("ecsScope").get<int>()) : "") +
-           (j.at("fallback").get<bool>() ? " (fallback)" : "") + (j.at("failOpen").get<bool>() ? " (fail-open)" : "") + "\n";
+           std::to_string(a.at("ttl").get<int>()) +
+           (j.contains("subnet") ? ", ECS scope /" + std::to_string(a.at("ecsScope").get<int>()) : "") +
+           (j.at("fallback").get<bool>() ? " (fallback)" : "") + (j.at("failOpen").get<bool>() ? " (fail-open)" : "") +
+           "\n";
     return out;
 }
 

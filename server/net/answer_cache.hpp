@@ -26,8 +26,8 @@ namespace glbd {
 class AnswerCache {
 public:
     static constexpr size_t kSets = 1024, kWays = 2;  // a set's newest answer first
-    static constexpr size_t kMaxQuery = 128;    // longer queries are not kept
-    static constexpr size_t kMaxAnswer = 512;   // nor longer answers
+    static constexpr size_t kMaxQuery = 128;          // longer queries are not kept
+    static constexpr size_t kMaxAnswer = 512;         // nor longer answers
 
     AnswerCache() : slots_(static_cast<Slot*>(std::calloc(kSets * kWays, sizeof(Slot)))) {
         if (!slots_) throw std::bad_alloc();

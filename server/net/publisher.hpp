@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "sync/mutex.hpp"
 #include "resolver/snapshot.hpp"
+#include "sync/mutex.hpp"
 
 namespace glbd {
 

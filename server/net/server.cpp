@@ -68,8 +68,8 @@ int bind_socket(const conf::SockAddr& a, int type) {
     if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
         int e = errno;
         close(fd);
-        throw std::runtime_error(std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() +
-                                 ": " + std::strerror(e));
+        throw std::runtime_error(std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() + ": " +
+                                 std::strerror(e));
     }
     if (type == SOCK_STREAM && listen(fd, 1024) != 0) {
         int e = errno;
@@ -95,12 +95,11 @@ void check_unshared(const conf::SockAddr& a, int type) {
     int e = errno;
     close(fd);
     if (rc != 0) {
-        throw std::runtime_error(std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() + ": " +
-                                 (e == EADDRINUSE ? "already in use by another socket (another glbd?)" : std::strerror(e)));
+        throw std::runtime_error(
+            std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() + ": " +
+            (e == EADDRINUSE ? "already in use by another socket (another glbd?)" : std::strerror(e)));
     }
 }
-
-
 
 }  // namespace
 
@@ -112,7 +111,8 @@ ServerOptions ServerOptions::from(const conf::Config& c) {
     o.tcp_max_per_source = c.listen.tcp_max_per_source;
     o.tcp_max_inflight = c.listen.tcp_max_inflight;
     o.tcp_idle_timeout = c.listen.tcp_idle_timeout;
-    o.rrl = RrlOptions{c.rate_limit.responses_per_second, c.rate_limit.slip, c.rate_limit.ipv4_prefix, c.rate_limit.ipv6_prefix};
+    o.rrl = RrlOptions{c.rate_limit.responses_per_second, c.rate_limit.slip, c.rate_limit.ipv4_prefix,
+                       c.rate_limit.ipv6_prefix};
     return o;
 }
 
@@ -136,7 +136,8 @@ int ServerCounters::qtype_index(uint16_t t) {
 }
 
 const char* ServerCounters::qtype_name(int i) {
-    static const char* names[kQtypes] = {"A", "AAAA", "CNAME", "MX", "TXT", "NS", "SOA", "SRV", "CAA", "PTR", "ANY", "XFR", "other"};
+    static const char* names[kQtypes] = {"A",   "AAAA", "CNAME", "MX",  "TXT", "NS",   "SOA",
+                                         "SRV", "CAA",  "PTR",   "ANY", "XFR", "other"};
     return names[i];
 }
 
@@ -179,10 +180,18 @@ void ServerCounters::add(const ServerCounters& o) {
     }
     for (size_t i = 0; i < kOutcomes; ++i) sum(outcome[i], o.outcome[i]);
     for (int i = 0; i < kBuckets; ++i) sum(duration_bucket[i], o.duration_bucket[i]);
-    for (auto [to, from] : {std::pair{&truncated, &o.truncated}, {&fallback, &o.fallback}, {&fail_open, &o.fail_open},
-                            {&tcp_connections, &o.tcp_connections}, {&rrl_slipped, &o.rrl_slipped}, {&rrl_dropped, &o.rrl_dropped}, {&tcp_refused, &o.tcp_refused},
-                            {&tcp_idle_closed, &o.tcp_idle_closed}, {&tcp_evicted, &o.tcp_evicted},
-                            {&tcp_source_refused, &o.tcp_source_refused}, {&tcp_rejected_closed, &o.tcp_rejected_closed}, {&duration_count, &o.duration_count},
+    for (auto [to, from] : {std::pair{&truncated, &o.truncated},
+                            {&fallback, &o.fallback},
+                            {&fail_open, &o.fail_open},
+                            {&tcp_connections, &o.tcp_connections},
+                            {&rrl_slipped, &o.rrl_slipped},
+                            {&rrl_dropped, &o.rrl_dropped},
+                            {&tcp_refused, &o.tcp_refused},
+                            {&tcp_idle_closed, &o.tcp_idle_closed},
+                            {&tcp_evicted, &o.tcp_evicted},
+                            {&tcp_source_refused, &o.tcp_source_refused},
+                            {&tcp_rejected_closed, &o.tcp_rejected_closed},
+                            {&duration_count, &o.duration_count},
                             {&duration_sum_ns, &o.duration_sum_ns}}) {
         sum(*to, *from);
     }
@@ -314,7 +323,8 @@ void DnsServer::bind() {
         check_unshared(a, SOCK_STREAM);
     }
     for (unsigned t = 0; t < options_.threads; ++t) {
-        for (const auto& a : options_.listen) udp_.push_back(std::make_unique<UdpWorker>(*this, bind_socket(a, SOCK_DGRAM)));
+        for (const auto& a : options_.listen)
+            udp_.push_back(std::make_unique<UdpWorker>(*this, bind_socket(a, SOCK_DGRAM)));
     }
     tcp_ = std::make_unique<TcpWorker>(*this);
     for (const auto& a : options_.listen) tcp_->fds.push_back(bind_socket(a, SOCK_STREAM));

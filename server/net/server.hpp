@@ -47,7 +47,8 @@ public:
     void reserve(uint32_t ids) {
         if (ids <= reserved_) return;
         for (uint32_t c = 0; c < (ids + kChunk - 1) / kChunk && c < kChunks; ++c) {
-            if (!chunks_[c].load(std::memory_order_relaxed)) chunks_[c].store(new std::atomic<uint64_t>[kChunk](), std::memory_order_release);
+            if (!chunks_[c].load(std::memory_order_relaxed))
+                chunks_[c].store(new std::atomic<uint64_t>[kChunk](), std::memory_order_release);
         }
         reserved_ = ids;
     }

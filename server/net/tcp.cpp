@@ -42,7 +42,8 @@ void DnsServer::TcpWorker::start() {
     wake.data = this;
     uv_timer_init(&loop, &let_go);
     let_go.data = this;
-    uv_timer_start(&let_go, [](uv_timer_t* t) { static_cast<TcpWorker*>(t->data)->reader.get(); }, kLetGoMs, kLetGoMs);
+    uv_timer_start(
+        &let_go, [](uv_timer_t* t) { static_cast<TcpWorker*>(t->data)->reader.get(); }, kLetGoMs, kLetGoMs);
     thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
 }
 
@@ -120,7 +121,9 @@ bool DnsServer::TcpWorker::evict_one(const Conn* keep) {
     Conn* oldest = nullptr;
     for (Conn* c : conns) {
         if (c == keep || c->closing || c->trusted) continue;
-        if (!oldest || std::pair(c->answered_any, c->last_active) < std::pair(oldest->answered_any, oldest->last_active)) oldest = c;
+        if (!oldest ||
+            std::pair(c->answered_any, c->last_active) < std::pair(oldest->answered_any, oldest->last_active))
+            oldest = c;
     }
     if (oldest) close(oldest);
     return oldest != nullptr;
@@ -129,11 +132,14 @@ bool DnsServer::TcpWorker::evict_one(const Conn* keep) {
 void DnsServer::TcpWorker::touch(Conn* c) {
     c->last_active = uv_now(&loop);
     auto ms = static_cast<uint64_t>(server.options_.tcp_idle_timeout.count());
-    uv_timer_start(&c->idle, [](uv_timer_t* t) {
-        auto* conn = static_cast<Conn*>(t->data);
-        bump(conn->worker->counters.tcp_idle_closed);
-        conn->worker->close(conn);
-    }, ms, 0);
+    uv_timer_start(
+        &c->idle,
+        [](uv_timer_t* t) {
+            auto* conn = static_cast<Conn*>(t->data);
+            bump(conn->worker->counters.tcp_idle_closed);
+            conn->worker->close(conn);
+        },
+        ms, 0);
 }
 
 void DnsServer::TcpWorker::set_reading(Conn* c, bool on) {

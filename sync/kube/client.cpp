@@ -22,11 +22,12 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr size_t kMaxEventBytes = 32u << 20;   // one watch event (a DNSRecord is a few KiB)
-constexpr size_t kMaxListBytes = 512u << 20;   // one list
+constexpr size_t kMaxEventBytes = 32u << 20;  // one watch event (a DNSRecord is a few KiB)
+constexpr size_t kMaxListBytes = 512u << 20;  // one list
 
 int64_t wall_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 std::string read_file(const std::string& path) {
@@ -85,14 +86,16 @@ ApiAccess from_kubeconfig(const std::string& file) {
     ApiAccess a;
     a.server = str(cluster, "server");
     a.ca_file = relative_to(file, str(cluster, "certificate-authority"));
-    if (auto d = str(cluster, "certificate-authority-data"); !d.empty()) a.ca_data = decode64(d, "certificate-authority-data");
+    if (auto d = str(cluster, "certificate-authority-data"); !d.empty())
+        a.ca_data = decode64(d, "certificate-authority-data");
     a.namespace_ = str(ctx, "namespace");
     if (user) {
         a.token = str(user, "token");
         a.token_file = relative_to(file, str(user, "tokenFile"));
         a.cert_file = relative_to(file, str(user, "client-certificate"));
         a.key_file = relative_to(file, str(user, "client-key"));
-        if (auto d = str(user, "client-certificate-data"); !d.empty()) a.cert_data = decode64(d, "client-certificate-data");
+        if (auto d = str(user, "client-certificate-data"); !d.empty())
+            a.cert_data = decode64(d, "client-certificate-data");
         if (auto d = str(user, "client-key-data"); !d.empty()) a.key_data = decode64(d, "client-key-data");
     }
     if (a.server.empty()) throw std::runtime_error("kubeconfig " + file + ": cluster has no server");
@@ -123,7 +126,9 @@ ApiAccess ApiAccess::from(const conf::Kubernetes& k, const std::string& sa_dir) 
     }
     const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
     const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
-    if (!host || !*host) throw std::runtime_error("not in a cluster (KUBERNETES_SERVICE_HOST unset): set kubernetes.apiServer or kubeconfig");
+    if (!host || !*host)
+        throw std::runtime_error(
+            "not in a cluster (KUBERNETES_SERVICE_HOST unset): set kubernetes.apiServer or kubeconfig");
     std::string h = host;
     if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
     a.server = "https://" + h + ":" + (port && *port ? port : "443");
@@ -133,7 +138,10 @@ ApiAccess ApiAccess::from(const conf::Kubernetes& k, const std::string& sa_dir) 
 
 Watcher::Watcher(ApiAccess access, std::string path, std::string label_selector, std::function<void()> on_change,
                  std::chrono::milliseconds resync)
-    : access_(std::move(access)), path_(std::move(path)), selector_(std::move(label_selector)), on_change_(std::move(on_change)),
+    : access_(std::move(access)),
+      path_(std::move(path)),
+      selector_(std::move(label_selector)),
+      on_change_(std::move(on_change)),
       resync_(resync) {}
 
 Watcher::~Watcher() { stop(); }
@@ -214,7 +222,8 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, patch_body->c_str());
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(patch_body->size()));
     }
-    if (std::string t = bearer(); !t.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + t).c_str());
+    if (std::string t = bearer(); !t.empty())
+        headers = curl_slist_append(headers, ("Authorization: Bearer " + t).c_str());
     size_t total = 0;
     bool too_big = false;
     Result verdict = Result::ok;
@@ -312,8 +321,8 @@ Watcher::Result Watcher::list() {
         if (std::string k = key_of(item); !k.empty()) fresh[k] = std::move(item);
     }
     resource_version_.clear();
-    if (auto m = list.find("metadata"); m != list.end() && m->is_object() && m->contains("resourceVersion") &&
-                                       (*m)["resourceVersion"].is_string()) {
+    if (auto m = list.find("metadata");
+        m != list.end() && m->is_object() && m->contains("resourceVersion") && (*m)["resourceVersion"].is_string()) {
         resource_version_ = (*m)["resourceVersion"].get<std::string>();
     }
     {
@@ -332,7 +341,8 @@ Watcher::Result Watcher::watch() {
     static thread_local std::mt19937 rng{std::random_device{}()};
     int timeout_s = std::uniform_int_distribution<int>(300, 600)(rng);
     if (resync_.count() > 0) timeout_s = std::max(1, std::min(timeout_s, static_cast<int>(resync_.count() / 1000)));
-    std::string url = access_.server + path_ + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(timeout_s);
+    std::string url =
+        access_.server + path_ + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(timeout_s);
     if (!resource_version_.empty()) url += "&resourceVersion=" + resource_version_;
     if (!selector_.empty()) {
         char* esc = curl_easy_escape(nullptr, selector_.c_str(), static_cast<int>(selector_.size()));
@@ -358,7 +368,8 @@ WatchEvent parse_event(std::string_view line) {
     ev.type = type->get<std::string>();
     if (auto code = obj->find("code"); code != obj->end() && code->is_number_integer()) ev.code = code->get<long>();
     if (auto m = obj->find("metadata"); m != obj->end() && m->is_object()) {
-        if (auto rv = m->find("resourceVersion"); rv != m->end() && rv->is_string()) ev.resource_version = rv->get<std::string>();
+        if (auto rv = m->find("resourceVersion"); rv != m->end() && rv->is_string())
+            ev.resource_version = rv->get<std::string>();
     }
     ev.object = std::move(*obj);
     return ev;
@@ -387,8 +398,10 @@ void Watcher::handle_line(const std::string& line, Result& verdict) {
     }
     {
         MutexLock lock(mu_);
-        if (ev.type == "DELETED") objects_.erase(key);
-        else objects_[key] = std::move(ev.object);
+        if (ev.type == "DELETED")
+            objects_.erase(key);
+        else
+            objects_[key] = std::move(ev.object);
     }
     if (!ev.resource_version.empty()) resource_version_ = ev.resource_version;
     stats_.events.fetch_add(1);
@@ -425,14 +438,16 @@ void Watcher::run() {
             continue;  // a watch that ended normally is opened again from where it was
         }
         if (r == Result::gone) {
-            spdlog::info("kubernetes: {}: resourceVersion {} expired (410): listing again", describe(), resource_version_);
+            spdlog::info("kubernetes: {}: resourceVersion {} expired (410): listing again", describe(),
+                         resource_version_);
             need_list = true;
             continue;
         }
         stats_.errors.fetch_add(1);
         if (r == Result::unauthorized) token_.clear();  // read the token file again: it may have rotated
         if (error_ != last_logged) {
-            spdlog::warn("kubernetes: {}: {}; retrying in {} ms (what is known stays served)", describe(), error_, backoff.count());
+            spdlog::warn("kubernetes: {}: {}; retrying in {} ms (what is known stays served)", describe(), error_,
+                         backoff.count());
             last_logged = error_;
         }
         wait(backoff);

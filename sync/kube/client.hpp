@@ -28,15 +28,16 @@ namespace glbd::kube {
 
 // Where the API server is and how to prove who we are.
 struct ApiAccess {
-    std::string server;                          // "https://host:port" (IPv6 bracketed), or http:// to loopback
-    std::string ca_file, ca_data;                // the server's CA: a PEM file or PEM text
-    std::string token, token_file;               // bearer token, or a file holding it (re-read: tokens rotate)
+    std::string server;             // "https://host:port" (IPv6 bracketed), or http:// to loopback
+    std::string ca_file, ca_data;   // the server's CA: a PEM file or PEM text
+    std::string token, token_file;  // bearer token, or a file holding it (re-read: tokens rotate)
     std::string cert_file, key_file, cert_data, key_data;  // a client certificate
-    std::string namespace_;                      // the context's or the service account's namespace
+    std::string namespace_;                                // the context's or the service account's namespace
     // From the config: a kubeconfig file (its current context), an explicit URL (with the service account's
     // token and CA when present), or in-cluster (KUBERNETES_SERVICE_HOST/PORT and the service account files
     // under `sa_dir`). Throws std::runtime_error naming what is missing or wrong.
-    static ApiAccess from(const conf::Kubernetes& k, const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+    static ApiAccess from(const conf::Kubernetes& k,
+                          const std::string& sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount");
 };
 
 struct WatchStats {

@@ -80,12 +80,15 @@ std::optional<conf::HealthCheck> health_check(const json& spec, bool wildcard, s
     }
     if (std::string path = str_at(h, "path"); !path.empty()) hc.path = path;
     if (std::string proto = str_at(h, "protocol"); !proto.empty()) {
-        if (proto == "HTTP") hc.protocol = conf::Protocol::http;
-        else if (proto != "HTTPS") return error = "spec.healthCheck.protocol must be HTTP or HTTPS", std::nullopt;
+        if (proto == "HTTP")
+            hc.protocol = conf::Protocol::http;
+        else if (proto != "HTTPS")
+            return error = "spec.healthCheck.protocol must be HTTP or HTTPS", std::nullopt;
     }
     if (std::string iv = str_at(h, "interval"); !iv.empty()) {
         auto d = conf::parse_duration(iv);
-        if (!d || d->count() < 1000) return error = "spec.healthCheck.interval is not a duration of 1s or more", std::nullopt;
+        if (!d || d->count() < 1000)
+            return error = "spec.healthCheck.interval is not a duration of 1s or more", std::nullopt;
         hc.interval = *d;
     }
     if (auto f = h.find("failureThreshold"); f != h.end() && f->is_number_integer()) {
@@ -126,7 +129,8 @@ std::string resolve_target(const std::string& target, const std::string& klb, co
 std::string geo_of(const std::string& code) {
     if (code.rfind("GEO-", 0) == 0) return code;  // a continent, as glbd writes it
     std::string up = code;
-    std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    std::transform(up.begin(), up.end(), up.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
     return up;
 }
 
@@ -181,8 +185,8 @@ std::string map_load_balanced(const std::string& host, const std::string& klb, c
     return "";
 }
 
-std::string map_simple(const std::string& host, const std::vector<Endpoint>& eps, const std::optional<conf::HealthCheck>& hc,
-                       Mapped& m) {
+std::string map_simple(const std::string& host, const std::vector<Endpoint>& eps,
+                       const std::optional<conf::HealthCheck>& hc, Mapped& m) {
     conf::Host h;
     h.name = host;
     h.ttl = 0;
@@ -221,18 +225,23 @@ std::string map_other_names(const std::string& root, const std::string& klb, con
     std::vector<std::string> names;
     for (const auto& e : eps) {
         const std::string& n = e.name;
-        bool chain = n == klb || (n.size() > klb.size() && n.compare(n.size() - klb.size() - 1, klb.size() + 1, "." + klb) == 0);
+        bool chain =
+            n == klb || (n.size() > klb.size() && n.compare(n.size() - klb.size() - 1, klb.size() + 1, "." + klb) == 0);
         if (n == root || chain || n.rfind("kuadrant-", 0) == 0) continue;
         if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     }
     for (const auto& n : names) {
-        if (!std::any_of(zones.begin(), zones.end(), [&](const conf::Zone& z) { return conf::is_subdomain(n, z.origin); })) continue;
+        if (!std::any_of(zones.begin(), zones.end(),
+                         [&](const conf::Zone& z) { return conf::is_subdomain(n, z.origin); }))
+            continue;
         if (!conf::is_lb_host_name(n)) return "\"" + n + "\" is not a valid host name";
         std::vector<Endpoint> own;
         for (const auto& e : eps) {
             if (e.name != n) continue;
-            if (e.type == "A" || e.type == "AAAA" || e.type == "CNAME") own.push_back(e);
-            else m.unserved.push_back(n + " " + e.type);
+            if (e.type == "A" || e.type == "AAAA" || e.type == "CNAME")
+                own.push_back(e);
+            else
+                m.unserved.push_back(n + " " + e.type);
         }
         if (own.empty()) continue;
         for (auto& e : own) e.provider.clear();  // weights or geo codes outside the chain mean nothing here
@@ -270,7 +279,8 @@ Mapped map_record(const json& record, const std::vector<conf::Zone>& zones) {
         if (!conf::is_lb_host_name(root)) return m.error = "spec.rootHost \"" + root + "\" is not a valid host name", m;
         bool wildcard = root.rfind("*.", 0) == 0;
         std::string bare = wildcard ? root.substr(2) : root;
-        if (!std::any_of(zones.begin(), zones.end(), [&](const conf::Zone& z) { return conf::is_subdomain(bare, z.origin); })) {
+        if (!std::any_of(zones.begin(), zones.end(),
+                         [&](const conf::Zone& z) { return conf::is_subdomain(bare, z.origin); })) {
             return m.out_of_zone = true, m;
         }
         std::vector<Endpoint> eps;
@@ -284,7 +294,9 @@ Mapped map_record(const json& record, const std::vector<conf::Zone>& zones) {
         bool root_has_address = std::any_of(eps.begin(), eps.end(), [&](const Endpoint& e) {
             return e.name == root && (e.type == "A" || e.type == "AAAA" || e.type == "CNAME");
         });
-        std::string err = lb ? map_load_balanced(root, klb, eps, hc, m) : root_has_address ? map_simple(root, eps, hc, m) : "";
+        std::string err = lb                 ? map_load_balanced(root, klb, eps, hc, m)
+                          : root_has_address ? map_simple(root, eps, hc, m)
+                                             : "";
         if (err.empty()) err = map_other_names(root, klb, eps, zones, m);
         if (err.empty() && m.hosts.empty()) err = "no A, AAAA or CNAME endpoint for " + root;
         if (!err.empty()) m.hosts.clear(), m.error = err;

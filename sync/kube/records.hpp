@@ -12,11 +12,11 @@
 namespace glbd::kube {
 
 struct Mapped {
-    std::vector<conf::Host> hosts;  // this cluster's entries (several for one host when it has several geos)
+    std::vector<conf::Host> hosts;      // this cluster's entries (several for one host when it has several geos)
     std::vector<std::string> unserved;  // "name TYPE" of endpoints glbd does not serve (TXT, NS: not yet)
-    std::string error;              // why the record could not be mapped ("" when it could)
-    bool out_of_zone = false;       // not ours (not an error): its rootHost lies in none of glbd's zones, or it
-                                    // is delegated, or labelled kuadrant.io/authoritative-record
+    std::string error;                  // why the record could not be mapped ("" when it could)
+    bool out_of_zone = false;           // not ours (not an error): its rootHost lies in none of glbd's zones, or it
+                                        // is delegated, or labelled kuadrant.io/authoritative-record
 };
 
 // "namespace/name" of an object, or "" when it has none.

@@ -35,11 +35,12 @@ Source::Source(const conf::Config& config, std::function<void()> on_change) : zo
     controller_ = k.mode == conf::Kubernetes::Mode::controller;
     if (controller_) writer_ = std::make_unique<Watcher>(access, "", "", nullptr);
     if (k.namespaces.empty()) {
-        watchers_.push_back(std::make_unique<Watcher>(access, std::string(kResource) + "/dnsrecords", selector_, on_change, k.resync));
+        watchers_.push_back(
+            std::make_unique<Watcher>(access, std::string(kResource) + "/dnsrecords", selector_, on_change, k.resync));
     }
     for (const auto& ns : k.namespaces) {
-        watchers_.push_back(std::make_unique<Watcher>(access, std::string(kResource) + "/namespaces/" + ns + "/dnsrecords",
-                                                      selector_, on_change, k.resync));
+        watchers_.push_back(std::make_unique<Watcher>(
+            access, std::string(kResource) + "/namespaces/" + ns + "/dnsrecords", selector_, on_change, k.resync));
     }
 }
 
@@ -74,9 +75,10 @@ std::string now_rfc3339() {
     return buf;
 }
 
-nlohmann::json condition(const char* type, bool ok, const std::string& reason, const std::string& message, int64_t generation) {
-    return {{"type", type}, {"status", ok ? "True" : "False"}, {"reason", reason}, {"message", message},
-            {"observedGeneration", generation}, {"lastTransitionTime", now_rfc3339()}};
+nlohmann::json condition(const char* type, bool ok, const std::string& reason, const std::string& message,
+                         int64_t generation) {
+    return {{"type", type},       {"status", ok ? "True" : "False"},  {"reason", reason},
+            {"message", message}, {"observedGeneration", generation}, {"lastTransitionTime", now_rfc3339()}};
 }
 
 // Whether the record already shows `want` (times aside). Fields of another type than expected (someone
@@ -91,8 +93,9 @@ bool shows(const nlohmann::json& obj, const nlohmann::json& want) try {
         bool found = false;
         for (const auto& h : *have) {
             if (!h.is_object()) continue;
-            found |= h.value("type", "") == w["type"] && h.value("status", "") == w["status"] && h.value("reason", "") == w["reason"] &&
-                     h.value("message", "") == w["message"] && h.value("observedGeneration", int64_t{-1}) == w["observedGeneration"];
+            found |= h.value("type", "") == w["type"] && h.value("status", "") == w["status"] &&
+                     h.value("reason", "") == w["reason"] && h.value("message", "") == w["message"] &&
+                     h.value("observedGeneration", int64_t{-1}) == w["observedGeneration"];
         }
         if (!found) return false;
     }
@@ -134,10 +137,16 @@ void Source::update_statuses(const health::States& health) {
                         if (it != health.end() && it->second.known) ++known, healthy += it->second.healthy;
                     }
                 }
-                if (known == 0) conds.push_back(condition("Healthy", false, "Unknown", "no probe result yet", gen));
-                else if (healthy == total) conds.push_back(condition("Healthy", true, "AllChecksPassed", "all endpoints healthy", gen));
-                else if (healthy > 0) conds.push_back(condition("Healthy", true, "PartiallyHealthy", std::to_string(healthy) + " of " + std::to_string(total) + " endpoints healthy", gen));
-                else conds.push_back(condition("Healthy", false, "HealthChecksFailed", "no endpoint healthy", gen));
+                if (known == 0)
+                    conds.push_back(condition("Healthy", false, "Unknown", "no probe result yet", gen));
+                else if (healthy == total)
+                    conds.push_back(condition("Healthy", true, "AllChecksPassed", "all endpoints healthy", gen));
+                else if (healthy > 0)
+                    conds.push_back(condition(
+                        "Healthy", true, "PartiallyHealthy",
+                        std::to_string(healthy) + " of " + std::to_string(total) + " endpoints healthy", gen));
+                else
+                    conds.push_back(condition("Healthy", false, "HealthChecksFailed", "no endpoint healthy", gen));
             }
             nlohmann::json status = {{"observedGeneration", gen}, {"conditions", conds}};
             if (!shows(obj, status)) want[key] = std::move(status);
@@ -200,7 +209,9 @@ Source::Collected Source::collect() {
                 if (logged_.insert(id).second) {
                     std::string what;
                     for (const auto& u : m.unserved) what += (what.empty() ? "" : ", ") + u;
-                    spdlog::info("kubernetes: DNSRecord {}: not served (TXT and NS are not served from DNSRecords yet): {}", key, what);
+                    spdlog::info(
+                        "kubernetes: DNSRecord {}: not served (TXT and NS are not served from DNSRecords yet): {}", key,
+                        what);
                 }
             }
             for (auto& h : m.hosts) {
@@ -211,7 +222,8 @@ Source::Collected Source::collect() {
     }
     // Forget what is no longer there, so that the set stays as small as the records.
     std::erase_if(logged_, [&](const std::string& id) { return !still_bad.count(id); });
-    std::stable_sort(c.hosts.begin(), c.hosts.end(), [](const conf::Host& a, const conf::Host& b) { return a.name < b.name; });
+    std::stable_sort(c.hosts.begin(), c.hosts.end(),
+                     [](const conf::Host& a, const conf::Host& b) { return a.name < b.name; });
     return c;
 }
 

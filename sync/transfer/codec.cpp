@@ -7,7 +7,7 @@
 namespace glbd::sync {
 
 bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
-                   uint32_t& serial) {
+                            uint32_t& serial) {
     if (len < 12) return false;
     size_t start = wire::skip_questions(m, len, wire::kHeaderSize, wire::get16(m + 4));
     wire::Records records(m, len, start);

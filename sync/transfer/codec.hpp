@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "geo/geo.hpp"
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
-#include "geo/geo.hpp"
 #include "sync/state.hpp"
 
 #include <ldns/ldns.h>  // last: it defines a `bool` macro
@@ -31,7 +31,7 @@ namespace glbd::sync {
 bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
                             uint32_t& serial);
 
-inline constexpr size_t kMessageBudget = 32000;      // split transfers into messages of about this size
+inline constexpr size_t kMessageBudget = 32000;  // split transfers into messages of about this size
 inline constexpr uint16_t kOpNotify = 4;
 
 using PktPtr = std::unique_ptr<ldns_pkt, void (*)(ldns_pkt*)>;
@@ -57,16 +57,13 @@ inline std::string ip_of(const std::string& addr) {  // "1.2.3.4:53" / "[::1]:53
     return addr.substr(0, addr.rfind(':'));
 }
 
-
 // A DNS message written straight to wire: header, an optional `_glbd.` question, then records, written in
 // section order (answer, authority, additional).
 class Message {
 public:
     enum class Section : uint8_t { answer, authority, additional };
 
-    Message(uint16_t id, uint16_t flags) {
-        b_.u16(id), b_.u16(flags), b_.u16(0), b_.u16(0), b_.u16(0), b_.u16(0);
-    }
+    Message(uint16_t id, uint16_t flags) { b_.u16(id), b_.u16(flags), b_.u16(0), b_.u16(0), b_.u16(0), b_.u16(0); }
     void question(uint16_t qtype) {
         name(kSyncZone), b_.u16(qtype), b_.u16(wire::kClassIn);
         qd_ = 1;
@@ -105,7 +102,8 @@ private:
 // of the peer's state we have (the authority SOA's serial; 0: none) and which versions we hold (`have`
 // strings: origin@version/incarnation) so that the peer sends only what we lack.
 // `relay` false adds "relay=0": data for the server's own origin only, heartbeats for the others.
-std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have, bool relay = true);
+std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have,
+                                  bool relay = true);
 constexpr std::string_view kOwnOnly = "relay=0";
 
 }  // namespace glbd::sync

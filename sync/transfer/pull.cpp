@@ -63,7 +63,8 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
     x->impl = this, x->addr = addr, x->notify = notify;
     exchanges.insert(x);
     x->relay = !notify && (addr == round_lead || want_relay.count(addr));
-    std::vector<uint8_t> wire = notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[addr], held_versions(), x->relay);
+    std::vector<uint8_t> wire =
+        notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[addr], held_versions(), x->relay);
     x->key = key;
     x->mac = tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
     x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
@@ -79,14 +80,17 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
         if (int rc = bind_source(&x->tcp, *source); rc != 0) {
             uint64_t left_out = 0;
             if (report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
-                spdlog::warn("sync: cannot send from {}: {}; the kernel picks the source", source->str(), uv_strerror(rc));
+                spdlog::warn("sync: cannot send from {}: {}; the kernel picks the source", source->str(),
+                             uv_strerror(rc));
             }
         }
     }
     uv_timer_init(&loop, &x->timer);
     x->tcp.data = x->timer.data = x->conn.data = x->write.data = x;
     auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
-    uv_timer_start(&x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout, timeout);  // reset by each message (uv_timer_again)
+    uv_timer_start(
+        &x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout,
+        timeout);  // reset by each message (uv_timer_again)
     int rc = uv_tcp_connect(&x->conn, &x->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* c, int status) {
         auto* ex = static_cast<Exchange*>(c->data);
         if (ex->done) return;
@@ -96,21 +100,22 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
             auto* e = static_cast<Exchange*>(w->data);
             if (st != 0 && !e->done) finish(e, uv_strerror(st));
         });
-        uv_read_start(reinterpret_cast<uv_stream_t*>(&ex->tcp),
-                      [](uv_handle_t*, size_t suggested, uv_buf_t* buf) {
-                          buf->base = new char[suggested];
-                          buf->len = suggested;
-                      },
-                      [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-                          auto* e = static_cast<Exchange*>(s->data);
-                          if (n > 0 && !e->done) {
-                              e->in.insert(e->in.end(), buf->base, buf->base + n);
-                              e->impl->on_data(e);
-                          } else if (n < 0 && !e->done) {
-                              finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
-                          }
-                          delete[] buf->base;
-                      });
+        uv_read_start(
+            reinterpret_cast<uv_stream_t*>(&ex->tcp),
+            [](uv_handle_t*, size_t suggested, uv_buf_t* buf) {
+                buf->base = new char[suggested];
+                buf->len = suggested;
+            },
+            [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+                auto* e = static_cast<Exchange*>(s->data);
+                if (n > 0 && !e->done) {
+                    e->in.insert(e->in.end(), buf->base, buf->base + n);
+                    e->impl->on_data(e);
+                } else if (n < 0 && !e->done) {
+                    finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
+                }
+                delete[] buf->base;
+            });
     });
     if (rc != 0) finish(x, uv_strerror(rc));
 }
@@ -121,7 +126,8 @@ std::vector<std::string> Service::Impl::held_versions() {
     MutexLock lock(mu);
     size_t bytes = 0;
     for (const auto& [origin, k] : store.known()) {
-        std::string v = "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
+        std::string v =
+            "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
         if (v.size() > 255) continue;
         if ((bytes += v.size() + 1) > 60000) break;
         have.push_back(std::move(v));
@@ -140,17 +146,20 @@ void Service::Impl::on_data(Exchange* x) {
         x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
         if (msg.size() < 12) return finish(x, "malformed response");
         if ((msg[3] & 0xf) != 0) {
-            return finish(x, std::string("peer answered ") + ((msg[3] & 0xf) == 9 ? "NOTAUTH (key mismatch?)" : "an error"));
+            return finish(
+                x, std::string("peer answered ") + ((msg[3] & 0xf) == 9 ? "NOTAUTH (key mismatch?)" : "an error"));
         }
         std::string mac;
-        auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0, static_cast<uint64_t>(std::time(nullptr)), &mac);
+        auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0,
+                               static_cast<uint64_t>(std::time(nullptr)), &mac);
         if (st != tsig::Status::ok) return finish(x, "bad TSIG on the response");
         x->mac = mac;
         ++x->messages;
         if (x->notify) return finish(x, "");
         uv_timer_again(&x->timer);  // the timeout is for a silent peer, not for a large view
         x->records.clear();
-        if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial)) return finish(x, "malformed response");
+        if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial))
+            return finish(x, "malformed response");
         std::vector<Report> ready;
         for (const auto& rec : x->records) {
             if (!x->decoder.add(rec, ready)) break;
@@ -167,15 +176,17 @@ void Service::Impl::on_data(Exchange* x) {
 
 bool Service::Impl::in_our_zones(const std::string& host) const {
     std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
-    return std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) { return conf::is_subdomain(h, z.origin); });
+    return std::any_of(config.zones.begin(), config.zones.end(),
+                       [&](const conf::Zone& z) { return conf::is_subdomain(h, z.origin); });
 }
 
 // A peer holds this instance's origin from a life at least as new as ours (we restarted without
 // stateDir, perhaps with the clock set back): begin a newer life at once, so that peers take it.
 void Service::Impl::refute(const InstanceState& heard) {
-    if (heard.incarnation < own.incarnation || (heard.incarnation == own.incarnation && heard.version <= own.version)) return;
-    spdlog::info("sync: peers hold this instance at incarnation {} version {}; taking incarnation {}", heard.incarnation,
-                 heard.version, heard.incarnation + 1);
+    if (heard.incarnation < own.incarnation || (heard.incarnation == own.incarnation && heard.version <= own.version))
+        return;
+    spdlog::info("sync: peers hold this instance at incarnation {} version {}; taking incarnation {}",
+                 heard.incarnation, heard.version, heard.incarnation + 1);
     own.incarnation = heard.incarnation + 1;
     own.version = 0;
     bump_own();
@@ -206,14 +217,16 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
             counters.rejected_reports.fetch_add(1);
             uint64_t left_out = 0;
             if (report_log.allow("full", now, &left_out)) {
-                spdlog::warn("sync: not taking {} from {}: {} instances known already", printable(r.state.origin()), x->addr,
-                             ReportLimits::kMaxOrigins);
+                spdlog::warn("sync: not taking {} from {}: {} instances known already", printable(r.state.origin()),
+                             x->addr, ReportLimits::kMaxOrigins);
             }
             continue;
         }
         auto& hosts = r.state.hosts;
         size_t before = hosts.size();
-        hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }), hosts.end());
+        hosts.erase(
+            std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }),
+            hosts.end());
         if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
             spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
         }
@@ -275,7 +288,8 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
             st.last_error.clear();
             st.last_ok_ms = now_ms();
         } else {
-            if (st.reachable || st.failures == 0) spdlog::warn("sync: peer {} down: {} failed: {}", x->addr, x->notify ? "notify" : "pull", error);
+            if (st.reachable || st.failures == 0)
+                spdlog::warn("sync: peer {} down: {} failed: {}", x->addr, x->notify ? "notify" : "pull", error);
             st.reachable = false;
             st.failures++;
             st.last_error = error;
@@ -292,8 +306,10 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
     if (!x->notify && impl->pull_again.erase(x->addr) && error.empty()) impl->exchange(x->addr, false);
     if (!x->notify && x->addr == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
     uv_timer_stop(&x->timer);
-    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer))) uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);
-    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->tcp))) uv_close(reinterpret_cast<uv_handle_t*>(&x->tcp), closed);
+    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer)))
+        uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);
+    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->tcp)))
+        uv_close(reinterpret_cast<uv_handle_t*>(&x->tcp), closed);
 }
 
 }  // namespace glbd::sync

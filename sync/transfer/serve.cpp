@@ -9,7 +9,8 @@
 namespace glbd::sync {
 
 // ---- serving (TCP thread)
-Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac) {
+Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s,
+                                    std::string* mac) {
     switch (tsig::verify(wire, len, key, "", false, now_s, mac)) {
         case tsig::Status::ok: return Auth::ok;
         case tsig::Status::unsigned_: return Auth::unsigned_;
@@ -19,8 +20,8 @@ Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, s
     }
 }
 
-Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
-                                       MoreMessages& more) {
+Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from,
+                                       std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
     if (!networked || len < 12) return Handled::not_ours;
     uint16_t opcode = (msg[2] >> 3) & 0xf;
     ldns_pkt* raw = nullptr;
@@ -36,13 +37,19 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
     if (!key) return Handled::not_ours;
     Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
     if (a != Auth::ok) {
-        const char* why = a == Auth::unsigned_ ? "unsigned" : a == Auth::badkey ? "unknown key" : a == Auth::badsig ? "bad signature" : "stale signature";
-        (a == Auth::unsigned_ ? counters.rejected_unsigned : a == Auth::badkey ? counters.rejected_badkey
-         : a == Auth::badsig ? counters.rejected_badsig : counters.rejected_badtime).fetch_add(1);
+        const char* why = a == Auth::unsigned_ ? "unsigned"
+                          : a == Auth::badkey  ? "unknown key"
+                          : a == Auth::badsig  ? "bad signature"
+                                               : "stale signature";
+        (a == Auth::unsigned_ ? counters.rejected_unsigned
+         : a == Auth::badkey  ? counters.rejected_badkey
+         : a == Auth::badsig  ? counters.rejected_badsig
+                              : counters.rejected_badtime)
+            .fetch_add(1);
         uint64_t left_out = 0;
         if (reject_log.allow(peer + " " + why, now_ms(), &left_out)) {
-            spdlog::warn("sync: rejected {} request from {}: {}{}", opcode == kOpNotify ? "NOTIFY" : "transfer", peer, why,
-                         left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+            spdlog::warn("sync: rejected {} request from {}: {}{}", opcode == kOpNotify ? "NOTIFY" : "transfer", peer,
+                         why, left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
         }
         out.push_back(error_response(req.get(), a == Auth::unsigned_ ? LDNS_RCODE_REFUSED : LDNS_RCODE_NOTAUTH));
         return Handled::rejected;
@@ -65,7 +72,8 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
         std::optional<uint32_t> known_serial;
         ldns_rr_list* auth = ldns_pkt_authority(req.get());
         if (ldns_rr_get_type(q) == LDNS_RR_TYPE_IXFR && ldns_rr_list_rr_count(auth) == 1 &&
-            ldns_rr_get_type(ldns_rr_list_rr(auth, 0)) == LDNS_RR_TYPE_SOA && ldns_rr_rd_count(ldns_rr_list_rr(auth, 0)) == 7) {
+            ldns_rr_get_type(ldns_rr_list_rr(auth, 0)) == LDNS_RR_TYPE_SOA &&
+            ldns_rr_rd_count(ldns_rr_list_rr(auth, 0)) == 7) {
             known_serial = ldns_rdf2native_int32(ldns_rr_rdf(ldns_rr_list_rr(auth, 0), 2));
         }
         // The versions the puller already holds ("have=cluster/instance@version/incarnation"): those need no
@@ -128,10 +136,17 @@ public:
         std::string name;
         bool data;
     };
-    TransferWriter(Service::Impl& impl, std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, std::string req_mac,
-                   uint32_t generation, std::vector<Origin> origins)
-        : impl_(impl), key_(std::move(key)), id_(id), qtype_(qtype), prior_(std::move(req_mac)), generation_(generation),
-          origins_(std::move(origins)), msg_(id, 0x8400), now_s_(static_cast<uint64_t>(std::time(nullptr))) {
+    TransferWriter(Service::Impl& impl, std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
+                   std::string req_mac, uint32_t generation, std::vector<Origin> origins)
+        : impl_(impl),
+          key_(std::move(key)),
+          id_(id),
+          qtype_(qtype),
+          prior_(std::move(req_mac)),
+          generation_(generation),
+          origins_(std::move(origins)),
+          msg_(id, 0x8400),
+          now_s_(static_cast<uint64_t>(std::time(nullptr))) {
         msg_.question(qtype_);
         msg_.soa(generation_);
         if (qtype_ != wire::type::SOA) pending_.push_back(encode_header(impl_.own_origin_name()));
@@ -173,7 +188,8 @@ private:
             return "o" + std::to_string(origin_n_) + "." + kSyncZone;
         }
         if (origin_n_ == 0) return kSyncZone;
-        return (rec[0].rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item_) + ".o" + std::to_string(origin_n_) + "." + kSyncZone;
+        return (rec[0].rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item_) + ".o" +
+               std::to_string(origin_n_) + "." + kSyncZone;
     }
     void flush(std::vector<uint8_t>& out) {
         out = msg_.finish();
@@ -211,12 +227,14 @@ bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vec
     const Known& k = it->second;
     uint64_t now = now_ms();
     bool own_one = origin == store.own_origin();
-    encode_report(k.state, own_one ? now : k.state.heartbeat, own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms, data, out);
+    encode_report(k.state, own_one ? now : k.state.heartbeat,
+                  own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms, data, out);
     return true;
 }
 
-MoreMessages Service::Impl::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, const std::string& req_mac,
-                                     std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have, bool own_only) {
+MoreMessages Service::Impl::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
+                                     const std::string& req_mac, std::optional<uint32_t> known_serial,
+                                     const std::map<std::string, Held>& have, bool own_only) {
     std::vector<TransferWriter::Origin> origins;
     uint32_t generation;
     {
@@ -231,12 +249,15 @@ MoreMessages Service::Impl::transfer(std::shared_ptr<const tsig::Key> key, uint1
             // Data only for the origins that changed after the puller's serial and that it does not say it holds.
             bool data = !since || newer(k.changed_generation, serial);
             auto it = have.find(origin);
-            if (it != have.end() && it->second.incarnation == k.state.incarnation && it->second.version >= k.state.version) data = false;
+            if (it != have.end() && it->second.incarnation == k.state.incarnation &&
+                it->second.version >= k.state.version)
+                data = false;
             if (own_only && origin != own_origin) data = false;  // a heartbeat: the puller asks its origin
             origins.push_back({origin, data});
         }
     }
-    auto writer = std::make_shared<TransferWriter>(*this, std::move(key), id, qtype, req_mac, generation, std::move(origins));
+    auto writer =
+        std::make_shared<TransferWriter>(*this, std::move(key), id, qtype, req_mac, generation, std::move(origins));
     return [writer](std::vector<uint8_t>& next) { return writer->next(next); };
 }
 

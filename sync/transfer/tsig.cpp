@@ -139,10 +139,11 @@ Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string&
     unsigned_msg[0] = static_cast<uint8_t>(original_id >> 8), unsigned_msg[1] = static_cast<uint8_t>(original_id);
     uint16_t ar = static_cast<uint16_t>(counts[3] - 1);
     unsigned_msg[10] = static_cast<uint8_t>(ar >> 8), unsigned_msg[11] = static_cast<uint8_t>(ar);
-    std::string expected = digest(key, prior_mac, unsigned_msg.data(), unsigned_msg.size(), signed_at, fudge,
-                                  timers_only, error, other);
+    std::string expected =
+        digest(key, prior_mac, unsigned_msg.data(), unsigned_msg.size(), signed_at, fudge, timers_only, error, other);
     // An empty MAC (HMAC could not be computed) never matches, not even an empty one: fail closed.
-    if (expected.empty() || expected.size() != mac.size() || CRYPTO_memcmp(expected.data(), mac.data(), mac.size()) != 0) {
+    if (expected.empty() || expected.size() != mac.size() ||
+        CRYPTO_memcmp(expected.data(), mac.data(), mac.size()) != 0) {
         return Status::badsig;
     }
     // The signer chose the fudge it signed; we accept at most kMaxFudge of clock difference whatever it says.

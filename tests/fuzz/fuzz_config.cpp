@@ -27,8 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     static const std::string zone = "/tmp/glbd-fuzz-" + std::to_string(getpid()) + ".zone";
     std::ofstream(zone, std::ios::binary | std::ios::trunc) << text;
-    const std::string head = "cluster: {id: f}\nlisten: {dns: [\"127.0.0.1:53\"]}\nzones:\n  - origin: fuzz.test\n"
-                             "    nameservers: [{name: ns.fuzz.test, addresses: [192.0.2.53]}]\n";
+    const std::string head =
+        "cluster: {id: f}\nlisten: {dns: [\"127.0.0.1:53\"]}\nzones:\n  - origin: fuzz.test\n"
+        "    nameservers: [{name: ns.fuzz.test, addresses: [192.0.2.53]}]\n";
     check(head + "    file: " + zone + "\n");
     std::string records = "    records: |\n";
     for (size_t p = 0; p <= text.size();) {

@@ -32,7 +32,8 @@ void check(const nlohmann::json& object) {
         for (const auto& ep : h.endpoints) {
             if (!conf::is_endpoint(ep)) __builtin_trap();
         }
-        if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo)) __builtin_trap();
+        if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo))
+            __builtin_trap();
     }
 }
 

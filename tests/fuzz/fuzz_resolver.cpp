@@ -29,13 +29,17 @@ zones:
     const char* geos[] = {"IE", "US", "GEO-OC", "dc-north-long"};
     for (int i = 0; i < 4; ++i) {
         ClusterView cv{std::string("c") + char('0' + i), i != 2, {}, std::nullopt};
-        std::vector<EndpointState> eps = {{"10.0.0." + std::to_string(i + 1), i != 0}, {"2001:db8::" + std::to_string(i + 1), true}};
+        std::vector<EndpointState> eps = {{"10.0.0." + std::to_string(i + 1), i != 0},
+                                          {"2001:db8::" + std::to_string(i + 1), true}};
         if (i == 3) eps = {{"edge.example.net", true}};  // a hostname endpoint: answered with a CNAME
-        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60, conf::LoadBalancing{static_cast<uint16_t>(i * 50), geos[i], i == 1}, eps});
+        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60,
+                                     conf::LoadBalancing{static_cast<uint16_t>(i * 50), geos[i], i == 1}, eps});
         cv.hosts.push_back(HostEntry{"*.apps.glb.example.test", 30, std::nullopt, {{"lb.example.net", true}}});
         v.push_back(cv);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(test::fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{{"10.9.0.0/16", "GEO-EU"}, {"10.8.0.0/16", "dc-north-long"}});
+    auto geo = std::make_shared<const geo::GeoDb>(
+        test::fixture_path("test.mmdb"),
+        std::vector<conf::GeoNetwork>{{"10.9.0.0/16", "GEO-EU"}, {"10.8.0.0/16", "dc-north-long"}});
     return build_snapshot(c, v, geo, 1);
 }
 

@@ -15,9 +15,9 @@
 #include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
+#include "sync/transfer/codec.hpp"  // last: ldns defines a `bool` macro
 #include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
-#include "sync/transfer/codec.hpp"  // last: ldns defines a `bool` macro
 
 using namespace glbd;
 
@@ -50,7 +50,8 @@ void merge_and_dump(const std::vector<std::vector<std::string>>& records) {
     sync::Store store;
     store.set_own(sync::InstanceState{"eu", "a", 1, 1, {}, {}, 0}, 5000);
     for (const auto& r : reports) {
-        r.has_data ? (void)store.merge(r.state, r.age_ms, 5000) : (void)store.merge_heartbeat(r.state, r.age_ms, 5000, nullptr);
+        r.has_data ? (void)store.merge(r.state, r.age_ms, 5000)
+                   : (void)store.merge_heartbeat(r.state, r.age_ms, 5000, nullptr);
     }
     (void)store.view(5000, 3000);
     (void)store.overrides();
@@ -88,7 +89,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 listen: {dns: ["127.0.0.1:5399"]}
 zones: [{origin: glb.test, nameservers: [{name: ns.glb.test, addresses: [127.0.0.1]}]}]
 peers:
-  key: {name: glb-sync, secret: ")") + kSecret + "\"}\n"), nullptr);
+  key: {name: glb-sync, secret: ")") + kSecret + "\"}\n"),
+                                                  nullptr);
     static auto key = tsig::Key::from("glb-sync", kSecret);
     geo::Address from = test::address_of("127.0.0.9");
     std::vector<std::vector<uint8_t>> out;

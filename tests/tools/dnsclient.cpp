@@ -22,15 +22,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <chrono>
 #include <optional>
 #include <random>
-#include <thread>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/dns_util.hpp"
@@ -163,7 +163,8 @@ int pipeline(const char* host, int port, int n, const std::string& name) {
     }
     close(fd);
     for (int i = 0; i < n; ++i) {
-        if (!ids.count(static_cast<uint16_t>(1000 + i))) return std::fprintf(stderr, "no answer for id %d\n", 1000 + i), 1;
+        if (!ids.count(static_cast<uint16_t>(1000 + i)))
+            return std::fprintf(stderr, "no answer for id %d\n", 1000 + i), 1;
     }
     std::printf("pipeline: %d queries on one connection, %zu distinct answers\n", n, ids.size());
     return 0;
@@ -184,7 +185,8 @@ int slowread(const char* host, int port, int n, const std::string& name, uint16_
         if (!r.ok || r.rcode != 0 || r.answer.empty() || r.tc) return std::fprintf(stderr, "bad answer %d\n", i), 1;
         if (r.id != 2000 + i) return std::fprintf(stderr, "answer %d has id %d: out of order\n", i, r.id), 1;
         if (i == 0) records = r.answer.size();
-        if (r.answer.size() != records) return std::fprintf(stderr, "answer %d has %zu records\n", i, r.answer.size()), 1;
+        if (r.answer.size() != records)
+            return std::fprintf(stderr, "answer %d has %zu records\n", i, r.answer.size()), 1;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     close(fd);
@@ -215,7 +217,8 @@ int fake_peer(const char* host, int port, int n, const char* key, const char* se
     while (std::fgets(line, sizeof line, f)) {
         if (line[0] == '\n' || line[0] == '#') continue;
         ldns_rr* rr = nullptr;
-        if (ldns_rr_new_frm_str(&rr, line, 0, nullptr, nullptr) != LDNS_STATUS_OK) return std::fprintf(stderr, "bad record: %s", line), 2;
+        if (ldns_rr_new_frm_str(&rr, line, 0, nullptr, nullptr) != LDNS_STATUS_OK)
+            return std::fprintf(stderr, "bad record: %s", line), 2;
         records.push_back(rr);
     }
     std::fclose(f);
@@ -230,7 +233,8 @@ int fake_peer(const char* host, int port, int n, const char* key, const char* se
         size_t mlen = 0;
         if (read_full(fd, lenb, 2) && read_full(fd, buf, mlen = static_cast<size_t>(lenb[0] << 8 | lenb[1])) &&
             ldns_wire2pkt(&req, buf, mlen) == LDNS_STATUS_OK && ldns_pkt_tsig(req) &&
-            ldns_pkt_tsig_verify(req, buf, mlen, key, secret, nullptr) && ldns_pkt_get_opcode(req) == LDNS_PACKET_QUERY) {
+            ldns_pkt_tsig_verify(req, buf, mlen, key, secret, nullptr) &&
+            ldns_pkt_get_opcode(req) == LDNS_PACKET_QUERY) {
             ldns_pkt* resp = ldns_pkt_new();
             ldns_pkt_set_id(resp, ldns_pkt_id(req));
             ldns_pkt_set_qr(resp, true);
@@ -278,11 +282,14 @@ int catch_requests(const char* host, int port, int n, const char* key, const cha
             if (ldns_wire2pkt(&p, buf, mlen) == LDNS_STATUS_OK) {
                 bool ok = ldns_pkt_tsig(p) && ldns_pkt_tsig_verify(p, buf, mlen, key, secret, nullptr);
                 int opcode = ldns_pkt_get_opcode(p);
-                int qtype = ldns_rr_list_rr_count(ldns_pkt_question(p)) ? ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_question(p), 0)) : 0;
+                int qtype = ldns_rr_list_rr_count(ldns_pkt_question(p))
+                                ? ldns_rr_get_type(ldns_rr_list_rr(ldns_pkt_question(p), 0))
+                                : 0;
                 std::printf("opcode=%d qtype=%d tsig=%s\n", opcode, qtype, ok ? "ok" : "BAD");
                 std::fflush(stdout);
                 if (ok && opcode == LDNS_PACKET_NOTIFY) notify_ok = true;
-                if (ok && opcode == LDNS_PACKET_QUERY && (qtype == LDNS_RR_TYPE_IXFR || qtype == LDNS_RR_TYPE_AXFR)) transfer_ok = true;
+                if (ok && opcode == LDNS_PACKET_QUERY && (qtype == LDNS_RR_TYPE_IXFR || qtype == LDNS_RR_TYPE_AXFR))
+                    transfer_ok = true;
                 ldns_pkt_free(p);
             }
         }
@@ -334,7 +341,8 @@ std::vector<uint8_t> hostile(std::mt19937& rng, int kind) {
             return v;
         }
         case 5: {  // random bit flips in a valid query
-            for (int i = 0; i < 1 + static_cast<int>(rng() % 4); ++i) base[rng() % base.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
+            for (int i = 0; i < 1 + static_cast<int>(rng() % 4); ++i)
+                base[rng() % base.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
             return base;
         }
         default: {  // impossible counts
@@ -420,8 +428,10 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
         ssize_t r = recv(fd, buf, sizeof buf, 0);
         if (r < 12) continue;
         auto a = parse(buf, static_cast<size_t>(r));
-        if (a.tc) ++truncated;
-        else if (a.rcode == 0 && !a.answer.empty()) ++full;
+        if (a.tc)
+            ++truncated;
+        else if (a.rcode == 0 && !a.answer.empty())
+            ++full;
     }
     close(fd);
     std::printf("full=%d truncated=%d none=%d seconds=%ld\n", full, truncated, n - full - truncated, seconds);
@@ -430,8 +440,8 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
 
 int connect_from(const char* host, int port, const char* source);
 
-// Opens N TCP connections (from sources 127.0.7.x) and keeps them idle; once all are connected, creates READY (so the test can act
-// while they are open). Reports how many the server closed "at once" (sooner than AT_ONCE_MS after all
+// Opens N TCP connections (from sources 127.0.7.x) and keeps them idle; once all are connected, creates READY (so the
+// test can act while they are open). Reports how many the server closed "at once" (sooner than AT_ONCE_MS after all
 // were connected: over its cap) and when the last of the others closed (its idle timeout), counted from
 // the same moment.
 int idle(const char* host, int port, int n, const char* ready, long at_once_ms) {
@@ -457,8 +467,10 @@ int idle(const char* host, int port, int n, const char* ready, long at_once_ms) 
             if (p.fd >= 0 && p.revents) {
                 --open;
                 p.fd = -p.fd - 1;  // ignored by poll from now on
-                if (ms < at_once_ms) ++closed_at_once;
-                else last_ms = ms;
+                if (ms < at_once_ms)
+                    ++closed_at_once;
+                else
+                    last_ms = ms;
             }
         }
     }
@@ -543,7 +555,10 @@ int squat(const char* host, int port, int n, int per, int seconds, bool reconnec
         if (slots[static_cast<size_t>(i)].fd < 0) return std::fprintf(stderr, "connect %d failed\n", i), 2;
     }
     long closed = 0, closed_fast = 0, longest = 0;
-    auto life = [&](const Slot& s) { return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - s.opened).count()); };
+    auto life = [&](const Slot& s) {
+        return static_cast<long>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - s.opened).count());
+    };
     auto end = clock::now() + std::chrono::seconds(seconds), next_write = clock::now();
     while (clock::now() < end) {
         if (clock::now() >= next_write) {
@@ -591,23 +606,29 @@ int main(int argc, char** argv) {
         return garbage(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), static_cast<unsigned>(std::atoi(argv[5])));
     }
     if (cmd == "burst" && (argc == 7 || argc == 8)) {
-        return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6], argc == 8 && std::string(argv[7]) == "cookie");
+        return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6],
+                     argc == 8 && std::string(argv[7]) == "cookie");
     }
     if (cmd == "slowread" && argc == 8) {
-        return slowread(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], static_cast<uint16_t>(std::atoi(argv[6])),
-                        std::atoi(argv[7]));
+        return slowread(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5],
+                        static_cast<uint16_t>(std::atoi(argv[6])), std::atoi(argv[7]));
     }
-    if (cmd == "catch" && argc == 7) return catch_requests(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6]);
-    if (cmd == "idle" && argc == 7) return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], std::atol(argv[6]));
-    if (cmd == "peer" && argc == 8) return fake_peer(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6], argv[7]);
+    if (cmd == "catch" && argc == 7)
+        return catch_requests(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6]);
+    if (cmd == "idle" && argc == 7)
+        return idle(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], std::atol(argv[6]));
+    if (cmd == "peer" && argc == 8)
+        return fake_peer(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5], argv[6], argv[7]);
     if (cmd == "syncflood" && argc == 5) return syncflood(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
     if (cmd == "squat" && argc == 8) {
         return squat(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoi(argv[6]),
                      std::string(argv[7]) == "1");
     }
-    std::fprintf(stderr, "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
-                         "       burst ADDR PORT SOURCE N NAME [cookie] | idle ADDR PORT N READY AT_ONCE_MS |\n"
-                         "       slowread ADDR PORT N NAME QTYPE PAUSE_MS | catch ADDR PORT N KEY SECRET |\n"
-                         "       peer ADDR PORT N KEY SECRET FILE | syncflood ADDR PORT SECONDS | squat ADDR PORT N PER SECONDS RECONNECT\n");
+    std::fprintf(stderr,
+                 "usage: dnsclient pipeline ADDR PORT N NAME | garbage ADDR PORT COUNT SEED |\n"
+                 "       burst ADDR PORT SOURCE N NAME [cookie] | idle ADDR PORT N READY AT_ONCE_MS |\n"
+                 "       slowread ADDR PORT N NAME QTYPE PAUSE_MS | catch ADDR PORT N KEY SECRET |\n"
+                 "       peer ADDR PORT N KEY SECRET FILE | syncflood ADDR PORT SECONDS | squat ADDR PORT N PER "
+                 "SECONDS RECONNECT\n");
     return 2;
 }

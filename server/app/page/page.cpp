@@ -22,7 +22,8 @@ std::string inline_hash(std::string_view tag) {
     std::string_view body = kPage.substr(from + open.size(), to - from - open.size());
     unsigned char digest[SHA256_DIGEST_LENGTH];
     SHA256(reinterpret_cast<const unsigned char*>(body.data()), body.size(), digest);
-    return "'sha256-" + wire::base64_encode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest)) + "'";
+    return "'sha256-" + wire::base64_encode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest)) +
+           "'";
 }
 
 }  // namespace
@@ -32,9 +33,10 @@ const admin::Response& status_page() {
         admin::Response r;
         r.content_type = "text/html; charset=utf-8";
         r.body = std::string(kPage);
-        r.headers.emplace_back("Content-Security-Policy",
-                               "default-src 'none'; script-src " + inline_hash("script") + "; style-src " + inline_hash("style") +
-                                   "; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+        r.headers.emplace_back(
+            "Content-Security-Policy",
+            "default-src 'none'; script-src " + inline_hash("script") + "; style-src " + inline_hash("style") +
+                "; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
         r.headers.emplace_back("X-Frame-Options", "DENY");
         r.headers.emplace_back("Referrer-Policy", "no-referrer");
         return r;

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Style checks over every C++ file in git: `format` fails when clang-format (the root's .clang-format) would
+# change one; `tidy BUILD` runs clang-tidy (the root's .clang-tidy) on every project source in BUILD's
+# compile_commands.json and fails on any finding. Both use Debian 12's clang 14 tools.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-format}
+case "$what" in
+  format)
+    mapfile -t files < <(git ls-files '*.cpp' '*.hpp')
+    if ! out=$(clang-format --dry-run --Werror "${files[@]}" 2>&1); then
+      printf '%s\n' "$out" | grep -E '^[^ ].*: (error|warning):' | sed 's/: error: code should be clang-formatted.*//' | sort -u | head -40
+      echo "style: files above are not formatted: run clang-format -i on them" >&2
+      exit 1
+    fi
+    echo "style: ${#files[@]} files formatted"
+    ;;
+  *)
+    echo "usage: $0 format" >&2
+    exit 2
+    ;;
+esac
