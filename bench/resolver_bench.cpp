@@ -49,7 +49,7 @@ GlobalView view(int hosts, int clusters) {
 }
 
 std::shared_ptr<const geo::GeoDb> geodb() {
-    return std::make_shared<const geo::GeoDb>(test::fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{});
+    return std::make_shared<const geo::GeoDb>(test::fixture_path("test.mmdb"), std::vector<geo::Network>{});
 }
 
 // Answers the queries in turn, one per iteration.

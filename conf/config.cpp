@@ -22,24 +22,6 @@
 namespace glbd::conf {
 namespace {
 
-bool is_loopback(const std::string& host) { return host == "::1" || host.rfind("127.", 0) == 0; }
-
-bool valid_cidr(const std::string& cidr) {
-    auto slash = cidr.find('/');
-    if (slash == std::string::npos) return false;
-    std::string addr = cidr.substr(0, slash), len = cidr.substr(slash + 1);
-    if (len.empty() || len.size() > 3 || !std::all_of(len.begin(), len.end(), ::isdigit)) return false;
-    int prefix = std::stoi(len);
-    Address a;
-    if (!Address::parse(addr, a)) return false;
-    const uint8_t* buf = a.bytes.data();
-    int bytes = a.family == 4 ? 4 : 16;
-    if (prefix > bytes * 8) return false;
-    for (int bit = prefix; bit < bytes * 8; ++bit) {
-        if (buf[bit / 8] & (0x80 >> (bit % 8))) return false;
-    }
-    return true;
-}
 
 // cluster.location: {lat: DEGREES, lon: DEGREES}.
 std::optional<Coordinates> read_location(Reader& r, const Node& n, const std::string& path) {
@@ -104,7 +86,7 @@ void read_listen(Reader& r, const Node& root, Config& c) {
         std::set<std::string> seen;
         for (size_t i = 0; i < dns.size(); ++i) {
             auto path = Reader::index("listen.dns", i);
-            if (auto a = r.sockaddr(dns[i], path, false)) {
+            if (auto a = r.socket_address(dns[i], path)) {
                 if (!seen.insert(a->str()).second) r.error(dns[i], path, "duplicate listen address " + a->str());
                 l.dns.push_back(*a);
             }
@@ -122,8 +104,8 @@ void read_admin(Reader& r, const Node& n, Config& c) {
     if (!s) return;
     if (auto v = s.str("token")) c.admin.token = *v;
     if (auto v = s["listen"]) {
-        c.admin.listen = r.sockaddr(v, "admin.listen", false);
-        if (c.admin.listen && c.admin.token.empty() && !is_loopback(c.admin.listen->host)) {
+        c.admin.listen = r.socket_address(v, "admin.listen");
+        if (c.admin.listen && c.admin.token.empty() && !c.admin.listen->address.is_loopback()) {
             r.error(v, "admin.token", "required when admin.listen is not a loopback address");
         }
     }
@@ -135,7 +117,8 @@ void read_geo_networks(Reader& r, const Node& nets, GeoIp& g) {
     for (auto [k, v] : nets.pairs()) {
         const std::string& cidr = k.scalar();
         std::string path = "geoip.networks." + cidr;
-        if (!valid_cidr(cidr)) {
+        Prefix network;
+        if (!Prefix::parse(cidr, network)) {
             r.error(k, path, "not a CIDR network (address/prefix with no host bits set)");
             continue;
         }
@@ -146,7 +129,7 @@ void read_geo_networks(Reader& r, const Node& nets, GeoIp& g) {
             r.error(v, path, "geo code must be 1..32 of [A-Za-z0-9_-], got \"" + *code + "\"");
             continue;
         }
-        g.networks.push_back({cidr, *code});
+        g.networks.push_back({network, *code});
     }
 }
 

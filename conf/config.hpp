@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/base/address.hpp"
+
 namespace glbd::conf {
 
 using Millis = std::chrono::milliseconds;
@@ -24,8 +26,9 @@ struct Error {
     [[nodiscard]] std::string str() const;
 };
 
+// A peer member: an address or a DNS name, and a port.
 struct SockAddr {
-    std::string host;  // numeric address, or a DNS name where allowed (peers.members)
+    std::string host;  // numeric address, or a DNS name
     uint16_t port = 53;
     [[nodiscard]] std::string str() const;  // "1.2.3.4:53" or "[::1]:53"
     // As a socket address; throws std::runtime_error when `host` is not numeric.
@@ -115,7 +118,7 @@ struct Kubernetes {
 };
 
 struct GeoNetwork {
-    std::string cidr;
+    Prefix network;
     std::string code;
 };
 
@@ -133,7 +136,7 @@ struct Cluster {
 };
 
 struct Listen {
-    std::vector<SockAddr> dns;
+    std::vector<SocketAddress> dns;
     uint16_t udp_payload = 1232;          // udpPayloadSize: the largest UDP answer we send
     unsigned tcp_max_connections = 1000;  // beyond it a connection that never had an answer is closed
     unsigned tcp_max_per_source = 16;     // connections from one client address (IPv6: its /64)
@@ -142,7 +145,7 @@ struct Listen {
 };
 
 struct Admin {
-    std::optional<SockAddr> listen;
+    std::optional<SocketAddress> listen;
     std::string token;
 };
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 #include "conf/config.hpp"
 #include "resolver/wire/text.hpp"
 

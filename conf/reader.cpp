@@ -178,6 +178,14 @@ std::optional<SockAddr> Reader::sockaddr(const Node& n, const std::string& path,
     return a;
 }
 
+std::optional<SocketAddress> Reader::socket_address(const Node& n, const std::string& path) {
+    auto a = sockaddr(n, path, false);
+    SocketAddress out;
+    if (!a || !Address::parse(a->host, out.address)) return std::nullopt;
+    out.port = a->port;
+    return out;
+}
+
 const char* Reader::kind(const Node& n) {
     switch (n.kind()) {
         case Node::Kind::map: return "a mapping";

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 #include "conf/config.hpp"
 
 namespace glbd::conf {
@@ -37,6 +37,8 @@ public:
     std::optional<Millis> duration(const Node& n, const std::string& path, Millis lo, Millis hi);
     // "1.2.3.4:53", "[::1]:53"; host names allowed when `names` is set.
     std::optional<SockAddr> sockaddr(const Node& n, const std::string& path, bool names);
+    // A numeric address and port (a listen address).
+    std::optional<SocketAddress> socket_address(const Node& n, const std::string& path);
 
     static std::string join(const std::string& path, std::string_view key) {
         return path.empty() ? std::string(key) : path + "." + std::string(key);

@@ -29,20 +29,15 @@ std::array<uint8_t, 16> key_of(const Address& a) {
 inline int bit_at(const std::array<uint8_t, 16>& k, unsigned i) { return (k[i / 8] >> (7 - i % 8)) & 1; }
 }  // namespace
 
-GeoDb::GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks, const DatabaseOptions& options)
+GeoDb::GeoDb(const std::string& database, const std::vector<Network>& networks, const DatabaseOptions& options)
     : database_(database) {
     static std::atomic<uint64_t> next_id{1};
     id_ = next_id.fetch_add(1);
     trie_.emplace_back();
     for (const auto& n : networks) {
-        auto slash = n.cidr.find('/');
-        Address a;
-        if (slash == std::string::npos || !Address::parse(std::string_view(n.cidr).substr(0, slash), a)) {
-            throw std::runtime_error("geoip.networks: bad network " + n.cidr);
-        }
-        unsigned prefix = static_cast<unsigned>(std::stoul(n.cidr.substr(slash + 1)));
+        const Address& a = n.prefix.address;
         codes_.push_back(n.code);
-        insert(a, a.family == 4 ? prefix + 96 : prefix, static_cast<int32_t>(codes_.size() - 1));
+        insert(a, a.family == 4 ? n.prefix.length + 96u : n.prefix.length, static_cast<int32_t>(codes_.size() - 1));
     }
     if (!database.empty() && is_location_db(database)) {
         loc_ = std::make_unique<const LocationDb>(database, options.verify, options.signing_key);

@@ -1,6 +1,7 @@
 // geo/ — a binary client address (or ECS subnet) in, a location out: {code, continent, prefix}.
-// Sources, in order: geoip.networks (longest prefix wins), then a MaxMind DB. Read-only after open(),
-// so any number of threads may call locate() at once; locate() never allocates or formats strings.
+// Sources, in order: the operator's networks (longest prefix wins), then a database: a location (libloc)
+// database or a MaxMind DB. Read-only once constructed, so any number of threads may call locate() at
+// once; locate() never allocates or formats strings.
 #pragma once
 
 #include <maxminddb.h>
@@ -12,12 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/address.hpp"
-#include "conf/config.hpp"
+#include "resolver/base/address.hpp"
 
 namespace glbd::geo {
 
-using glbd::Address;  // conf/address.hpp
+using glbd::Address;  // resolver/base/address.hpp
 
 // Up to the first 8 bytes of a code, for comparing codes with one integer test (codes hold no NUL).
 inline uint64_t code_key(std::string_view s) {
@@ -42,6 +42,12 @@ struct Location {
 
 class LocationDb;
 
+// An operator's network and the code its clients get (geoip.networks).
+struct Network {
+    Prefix prefix;
+    std::string code;
+};
+
 struct DatabaseOptions {
     bool verify = false;  // a location database must be signed by signing_key (a MaxMind DB cannot be)
     std::string signing_key = "/var/lib/location/signing-key.pem";
@@ -51,11 +57,8 @@ class GeoDb {
 public:
     // `database` is a MaxMind DB or a location (libloc) database, told apart by its header. Throws
     // std::runtime_error naming the file and the problem (missing, damaged, badly signed).
-    GeoDb(const std::string& database, const std::vector<conf::GeoNetwork>& networks,
+    GeoDb(const std::string& database, const std::vector<Network>& networks,
           const DatabaseOptions& options = {});
-    static DatabaseOptions options_of(const conf::Config& c) {
-        return DatabaseOptions{c.geoip.verify, c.geoip.signing_key};
-    }
     ~GeoDb();
     GeoDb(const GeoDb&) = delete;
     GeoDb& operator=(const GeoDb&) = delete;

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 
 namespace glbd::geo {
 

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 
 namespace glbd::cookie {
 

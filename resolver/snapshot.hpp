@@ -22,7 +22,7 @@
 #include "resolver/cookie.hpp"
 #include "resolver/global_view.hpp"
 #include "resolver/wire/wire.hpp"
-#include "sync/mutex.hpp"
+#include "resolver/base/mutex.hpp"
 
 namespace glbd {
 

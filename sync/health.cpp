@@ -1,7 +1,7 @@
 #include "sync/health.hpp"
 
-#include "conf/address.hpp"
-#include "sync/mutex.hpp"
+#include "resolver/base/address.hpp"
+#include "resolver/base/mutex.hpp"
 
 #include <arpa/inet.h>
 #include <curl/curl.h>

@@ -377,7 +377,7 @@ void Service::Impl::pull_rest() {
 
 bool Service::Impl::is_own_listen(const std::string& addr) const {
     return std::any_of(config.listen.dns.begin(), config.listen.dns.end(),
-                       [&](const conf::SockAddr& l) { return l.str() == addr; });
+                       [&](const SocketAddress& l) { return l.str() == addr; });
 }
 
 void Service::Impl::resolve_members() {

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "sync/log_throttle.hpp"
-#include "sync/mutex.hpp"
+#include "resolver/base/log_throttle.hpp"
+#include "resolver/base/mutex.hpp"
 #include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/transfer/codec.hpp"

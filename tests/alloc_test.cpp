@@ -80,7 +80,7 @@ TEST(Allocation, NoHeapAllocationPerQuery) {
         view.push_back(cv);
     }
     auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"),
-                                                  std::vector<conf::GeoNetwork>{{"192.168.7.0/24", "dc-north"}});
+                                                  networks_of({{"192.168.7.0/24", "dc-north"}}));
     uint64_t before_build = g_allocations.load();
     auto snap = build_snapshot(c, view, geo, 1);
     ASSERT_GT(g_allocations.load(), before_build + 10) << "the counting operator new is not in use";

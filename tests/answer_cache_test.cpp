@@ -24,7 +24,7 @@ std::shared_ptr<const Snapshot> snapshot() {
             cv.hosts.push_back(HostEntry{"one.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}});
         view.push_back(cv);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{});
+    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<geo::Network>{});
     return build_snapshot(c, view, geo, 1);
 }
 

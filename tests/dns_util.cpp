@@ -90,6 +90,22 @@ geo::Address address_of(const std::string& text) {
     return a;
 }
 
+geo::Network network_of(const std::string& cidr, const std::string& code) {
+    size_t slash = cidr.find('/');
+    if (slash == std::string::npos) throw std::runtime_error("bad network " + cidr);
+    geo::Network n;
+    n.prefix.address = address_of(cidr.substr(0, slash));
+    n.prefix.length = static_cast<uint8_t>(std::stoi(cidr.substr(slash + 1)));
+    n.code = code;
+    return n;
+}
+
+std::vector<geo::Network> networks_of(const std::vector<std::pair<std::string, std::string>>& cidr_code) {
+    std::vector<geo::Network> out;
+    for (const auto& [cidr, code] : cidr_code) out.push_back(network_of(cidr, code));
+    return out;
+}
+
 std::vector<uint8_t> ecs_payload(const std::string& subnet, uint8_t scope) {
     auto slash = subnet.find('/');
     geo::Address a = address_of(subnet.substr(0, slash));

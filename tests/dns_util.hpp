@@ -52,6 +52,11 @@ Parsed parse(const uint8_t* data, size_t len);
 // An address for a test input, parsed by the C library's inet_pton (never by the code under test).
 geo::Address address_of(const std::string& text);
 
+// A geoip network for a test input ("10.1.0.0/16"), its address parsed by inet_pton.
+geo::Network network_of(const std::string& cidr, const std::string& code);
+// Networks, as network_of() makes each.
+std::vector<geo::Network> networks_of(const std::vector<std::pair<std::string, std::string>>& cidr_code);
+
 // Answers one query against a snapshot, from `source` (default 192.0.2.200) over `transport`.
 Parsed ask(const Snapshot& snap, const std::vector<uint8_t>& query, Transport t = Transport::udp,
            const std::string& source = "192.0.2.200", QueryInfo* info = nullptr);

@@ -31,7 +31,7 @@ std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries) {
         cv.hosts.push_back(he);
         view.push_back(cv);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<conf::GeoNetwork>{});
+    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<geo::Network>{});
     return build_snapshot(c, view, geo, 7);
 }
 

@@ -137,7 +137,7 @@ TEST(LocationDb, CountryContinentAndScope) {
 TEST(LocationDb, NetworksOfTheConfigWin) {
     Dir d;
     write_db(d / "small.db");
-    geo::GeoDb db(d / "small.db", {{"10.1.5.0/25", "dc-north"}});
+    geo::GeoDb db(d / "small.db", test::networks_of({{"10.1.5.0/25", "dc-north"}}));
     EXPECT_EQ(locate(db, "10.1.5.1").code, "dc-north");
     EXPECT_EQ(locate(db, "10.1.5.200").code, "FR");
     EXPECT_EQ(locate(db, "10.1.5.200").prefix, 25);

@@ -106,7 +106,7 @@ TEST(Publisher, IdleQueryThreadsLetGoOfAReplacedSnapshot) {
     std::weak_ptr<const Snapshot> weak = first;
     pub.publish(std::move(first));
     ServerOptions o;
-    o.listen = {conf::SockAddr{"127.0.80.1", 18080}};
+    o.listen = {SocketAddress{test::address_of("127.0.80.1"), 18080}};
     DnsServer server(pub, o);
     server.bind();
     server.start();

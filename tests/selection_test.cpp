@@ -26,7 +26,7 @@ struct E {
 
 std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const std::string& host = "app.glb.test",
                                          uint32_t ttl = 60,
-                                         std::vector<conf::GeoNetwork> networks = {{"192.168.7.0/24", "dc-north"}},
+                                         std::vector<geo::Network> networks = networks_of({{"192.168.7.0/24", "dc-north"}}),
                                          const CounterIds& counter_ids = {}, bool nearest = false) {
     auto c = config_from(kGlbTestConfig);
     c.geoip.nearest = nearest;
@@ -125,7 +125,7 @@ TEST(Selection, LongCustomCodesSharingEightBytes) {
     auto w = world();
     w.push_back({"north1", "dc-north-1", 100, false, {{"192.0.2.71", true}}});
     w.push_back({"north2", "dc-north-2", 100, false, {{"192.0.2.72", true}}});
-    auto s = snapshot(w, "app.glb.test", 60, {{"192.168.7.0/24", "dc-north-1"}, {"192.168.8.0/24", "dc-north-2"}});
+    auto s = snapshot(w, "app.glb.test", 60, networks_of({{"192.168.7.0/24", "dc-north-1"}, {"192.168.8.0/24", "dc-north-2"}}));
     EXPECT_EQ(rdata(query(*s, "192.168.7.0/24")), std::vector<std::string>{"192.0.2.71"});
     EXPECT_EQ(rdata(query(*s, "192.168.8.0/24")), std::vector<std::string>{"192.0.2.72"});
 }
@@ -465,7 +465,7 @@ std::vector<E> spread(bool oc_up = true, bool us_up = true) {
 }
 
 std::shared_ptr<const Snapshot> nearest_snapshot(const std::vector<E>& entries, bool nearest = true) {
-    return snapshot(entries, "app.glb.test", 60, {{"192.168.7.0/24", "dc-north"}}, {}, nearest);
+    return snapshot(entries, "app.glb.test", 60, networks_of({{"192.168.7.0/24", "dc-north"}}), {}, nearest);
 }
 
 TEST(Selection, NearestClusterWhenTheCountryAndContinentHaveNone) {

@@ -4,7 +4,7 @@
 #include <functional>
 #include "sync/service.hpp"
 
-#include "sync/log_throttle.hpp"
+#include "resolver/base/log_throttle.hpp"
 #include "sync/state.hpp"
 #include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"

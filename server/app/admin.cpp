@@ -1,6 +1,6 @@
 #include "server/app/admin.hpp"
 
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -144,7 +144,7 @@ struct Server::Impl {
     };
 
     uv_loop_t* loop;
-    conf::SockAddr listen;
+    SocketAddress listen;
     std::string token;
     Handler handler;
     uv_tcp_t server{};
@@ -153,7 +153,7 @@ struct Server::Impl {
 
     void start() {
         sockaddr_storage ss{};
-        listen.to_sockaddr(ss);  // throws naming the address when it is not numeric
+        listen.to_sockaddr(ss);
         uv_tcp_init(loop, &server);
         server.data = this;
         int rc = uv_tcp_bind(&server, reinterpret_cast<sockaddr*>(&ss), 0);
@@ -228,11 +228,11 @@ struct Server::Impl {
         } else if (!is_public(c->parser.req) && !authorized(c->parser.req, token)) {
             r.status = 401;
             r.body = "a bearer token is required\n";
-        } else if (token.empty() && !host_allowed(c->parser.req, listen)) {
+        } else if (token.empty() && !host_allowed(c->parser.req)) {
             // Without a token only loopback is listened on; a page in a browser could still reach it by a DNS
             // name that resolves to loopback (DNS rebinding): such names are refused.
             r.status = 421;
-            r.body = "the Host header must be an IP address, localhost or " + listen.host + "\n";
+            r.body = "the Host header must be an IP address or localhost\n";
         } else {
             try {
                 r = handler(c->parser.req);
@@ -269,13 +269,13 @@ struct Server::Impl {
     }
 };
 
-Server::Server(uv_loop_t* loop, const conf::SockAddr& listen, std::string token, Handler handler)
+Server::Server(uv_loop_t* loop, const SocketAddress& listen, std::string token, Handler handler)
     : impl_(std::make_unique<Impl>(Impl{loop, listen, std::move(token), std::move(handler), {}, false, {}})) {}
 Server::~Server() { impl_->stop(); }
 void Server::start() { impl_->start(); }
 void Server::stop() { impl_->stop(); }
 
-bool host_allowed(const Request& request, const conf::SockAddr& listen) {
+bool host_allowed(const Request& request) {
     auto it = request.headers.find("host");
     if (it == request.headers.end()) return true;  // HTTP/1.0 without Host: not a browser
     std::string host = it->second;
@@ -286,7 +286,7 @@ bool host_allowed(const Request& request, const conf::SockAddr& listen) {
         host = host.substr(0, colon);
     }
     for (auto& ch : host) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return Address::is_ip(host) || host == "localhost" || host == listen.host;
+    return Address::is_ip(host) || host == "localhost";
 }
 
 bool is_public(const Request& request) {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "resolver/base/address.hpp"
 
 namespace glbd::admin {
 
@@ -41,7 +41,7 @@ using Handler = std::function<Response(const Request&)>;
 
 class Server {
 public:
-    Server(uv_loop_t* loop, const conf::SockAddr& listen, std::string token, Handler handler);
+    Server(uv_loop_t* loop, const SocketAddress& listen, std::string token, Handler handler);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
@@ -64,9 +64,9 @@ struct ParseResult {
 };
 ParseResult parse_request(const std::string& bytes);
 
-// Whether the request's Host header names this endpoint: an IP address, localhost or the listen host (any
+// Whether the request's Host header names this endpoint by address: an IP address or localhost (any
 // port). Checked when there is no token, against DNS rebinding.
-bool host_allowed(const Request& request, const conf::SockAddr& listen);
+bool host_allowed(const Request& request);
 
 // Whether the request may be answered without the token: GET or HEAD of `/`, the status page, which is
 // static and holds no data (it asks for the token and sends it with each of its API calls).

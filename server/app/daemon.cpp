@@ -24,6 +24,7 @@
 #include <random>
 
 #include "resolver/global_view.hpp"
+#include "server/app/options.hpp"
 #include "sync/local_view.hpp"
 
 namespace glbd {
@@ -155,8 +156,7 @@ bool Daemon::reload() {
     std::shared_ptr<const geo::GeoDb> geo;
     try {
         // Everything that can fail (the geo database, the zones) before touching the running state.
-        geo =
-            std::make_shared<const geo::GeoDb>(next.geoip.database, next.geoip.networks, geo::GeoDb::options_of(next));
+        geo = open_geo(next);
         build_snapshot(next, {local_view(next, {})}, geo, serial_);  // a zone that cannot be built fails here
     } catch (const std::exception& e) {
         ++reloads_failed_;
@@ -165,8 +165,7 @@ bool Daemon::reload() {
     }
     ++reloads_ok_;
     bool same_listen = next.listen.dns.size() == config_.listen.dns.size() &&
-                       std::equal(config_.listen.dns.begin(), config_.listen.dns.end(), next.listen.dns.begin(),
-                                  [](const auto& a, const auto& b) { return a.str() == b.str(); });
+                       std::equal(config_.listen.dns.begin(), config_.listen.dns.end(), next.listen.dns.begin());
     if (!same_listen) spdlog::warn("reload: listen addresses changed; they take effect at the next restart");
     auto previous = checker_->states();
     if (static_cast<bool>(next.kubernetes) != static_cast<bool>(config_.kubernetes)) {
@@ -259,8 +258,7 @@ void Daemon::init_loop() {
 // The geo database, the sync service and the Kubernetes source (seeded from stateDir).
 int Daemon::make_sources() {
     try {
-        geo_ = std::make_shared<const geo::GeoDb>(config_.geoip.database, config_.geoip.networks,
-                                                  geo::GeoDb::options_of(config_));
+        geo_ = open_geo(config_);
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
         uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->apply_kubernetes(); });
         kube_changed_.data = this;
@@ -284,7 +282,7 @@ int Daemon::make_sources() {
 int Daemon::open_sockets() {
     // Everything that needs root (sockets, the state directory) happens first; then privileges are
     // dropped, and only then does any thread start or any file get written.
-    server_ = std::make_unique<DnsServer>(publisher_, ServerOptions::from(config_));
+    server_ = std::make_unique<DnsServer>(publisher_, server_options(config_));
     server_->set_tcp_hook(sync::sync_zone_wire(), [this](const uint8_t* msg, size_t len, const geo::Address& from,
                                                          std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
         switch (sync_->handle(msg, len, from, out, more)) {

@@ -15,6 +15,7 @@
 #include "geo/geo.hpp"
 #include "resolver/wire/text.hpp"
 #include "server/app/daemon.hpp"
+#include "server/app/options.hpp"
 #include "server/app/status.hpp"
 
 namespace glbd {
@@ -164,9 +165,7 @@ int main(int argc, char** argv) {
             // The geo database is loaded exactly as serve loads it: a file that serve would refuse fails here.
             std::string geo;
             try {
-                geo = glbd::geo::GeoDb(r.config->geoip.database, r.config->geoip.networks,
-                                       glbd::geo::GeoDb::options_of(*r.config))
-                          .describe();
+                geo = glbd::open_geo(*r.config)->describe();
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "%s: %s\n%s: 1 error(s)\n", path.c_str(), e.what(), path.c_str());
                 return 1;

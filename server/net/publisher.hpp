@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "resolver/snapshot.hpp"
-#include "sync/mutex.hpp"
+#include "resolver/base/mutex.hpp"
 
 namespace glbd {
 

@@ -52,7 +52,7 @@ void ask_short_slice() {
 
 // UDP sockets block (their thread waits in recvmmsg, woken at least every kLetGoMs to notice a stop and to
 // let go of a replaced snapshot); TCP sockets are non-blocking, for libuv.
-int bind_socket(const conf::SockAddr& a, int type) {
+int bind_socket(const SocketAddress& a, int type) {
     sockaddr_storage ss{};
     socklen_t len = a.to_sockaddr(ss);
     int fd = socket(ss.ss_family, type | (type == SOCK_STREAM ? SOCK_NONBLOCK : 0) | SOCK_CLOEXEC, 0);
@@ -83,7 +83,7 @@ int bind_socket(const conf::SockAddr& a, int type) {
 // otherwise let a second glbd (a leftover, or one started twice) silently take a share of the traffic.
 // The probe sets no SO_REUSEPORT, so it cannot bind beside one; SO_REUSEADDR on TCP lets it bind over
 // connections in TIME_WAIT, which an active listener is not.
-void check_unshared(const conf::SockAddr& a, int type) {
+void check_unshared(const SocketAddress& a, int type) {
     sockaddr_storage ss{};
     socklen_t len = a.to_sockaddr(ss);
     int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
@@ -102,19 +102,6 @@ void check_unshared(const conf::SockAddr& a, int type) {
 }
 
 }  // namespace
-
-ServerOptions ServerOptions::from(const conf::Config& c) {
-    ServerOptions o;
-    o.listen = c.listen.dns;
-    o.threads = c.threads ? c.threads : std::max(1u, std::thread::hardware_concurrency());
-    o.tcp_max_connections = c.listen.tcp_max_connections;
-    o.tcp_max_per_source = c.listen.tcp_max_per_source;
-    o.tcp_max_inflight = c.listen.tcp_max_inflight;
-    o.tcp_idle_timeout = c.listen.tcp_idle_timeout;
-    o.rrl = RrlOptions{c.rate_limit.responses_per_second, c.rate_limit.slip, c.rate_limit.ipv4_prefix,
-                       c.rate_limit.ipv6_prefix};
-    return o;
-}
 
 int ServerCounters::qtype_index(uint16_t t) {
     switch (t) {

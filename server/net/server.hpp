@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,22 +13,23 @@
 #include <thread>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "resolver/base/address.hpp"
 #include "resolver/resolver.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/rrl.hpp"
 
 namespace glbd {
 
+// What the network layer is told by the application (server/app builds it from the config's `listen`,
+// `threads` and `rateLimit`).
 struct ServerOptions {
-    std::vector<conf::SockAddr> listen;
+    std::vector<SocketAddress> listen;
     unsigned threads = 1;
     unsigned tcp_max_connections = 1000;
     unsigned tcp_max_per_source = 16;
     unsigned tcp_max_inflight = 100;
-    conf::Millis tcp_idle_timeout{5000};
+    std::chrono::milliseconds tcp_idle_timeout{5000};
     RrlOptions rrl;
-    static ServerOptions from(const conf::Config& c);
 };
 
 // Answers per counter id (Snapshot::counters) of one query thread, in chunks that are added when a

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 #include "conf/config.hpp"
 #include "resolver/wire/text.hpp"
 #include "sync/kube/records.hpp"

@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "conf/config.hpp"
-#include "sync/mutex.hpp"
+#include "resolver/base/mutex.hpp"
 
 namespace glbd::kube {
 

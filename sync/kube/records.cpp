@@ -4,7 +4,7 @@
 #include <cctype>
 #include <map>
 
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 #include "conf/names.hpp"
 
 namespace glbd::kube {

@@ -15,12 +15,6 @@ namespace glbd::sync {
 
 namespace {
 
-bool is_loopback(const Address& a) {
-    if (a.family == 4) return a.bytes[0] == 127;
-    static constexpr std::array<uint8_t, 16> kOne{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    return a.bytes == kOne;
-}
-
 // Binds `tcp` (initialised for the family) to `source` with no port: the port is chosen at connect time
 // with the 4-tuple (IP_BIND_ADDRESS_NO_PORT), so that bound exchanges do not use up the ephemeral ports.
 int bind_source(uv_tcp_t* tcp, const Address& source) {
@@ -36,10 +30,9 @@ int bind_source(uv_tcp_t* tcp, const Address& source) {
 }  // namespace
 
 std::optional<Address> Service::Impl::source_for(const Address& to) const {
-    for (const auto& l : config.listen.dns) {
-        Address a;
-        if (!Address::parse(l.host, a) || a.family != to.family || is_loopback(a) != is_loopback(to)) continue;
-        if (std::all_of(a.bytes.begin(), a.bytes.begin() + a.bits() / 8, [](uint8_t b) { return b == 0; })) continue;
+    for (const SocketAddress& l : config.listen.dns) {
+        const Address& a = l.address;
+        if (a.family != to.family || a.is_loopback() != to.is_loopback() || a.is_unspecified()) continue;
         return a;
     }
     return std::nullopt;

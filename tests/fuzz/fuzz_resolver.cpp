@@ -39,7 +39,7 @@ zones:
     }
     auto geo = std::make_shared<const geo::GeoDb>(
         test::fixture_path("test.mmdb"),
-        std::vector<conf::GeoNetwork>{{"10.9.0.0/16", "GEO-EU"}, {"10.8.0.0/16", "dc-north-long"}});
+        test::networks_of({{"10.9.0.0/16", "GEO-EU"}, {"10.8.0.0/16", "dc-north-long"}}));
     return build_snapshot(c, v, geo, 1);
 }
 

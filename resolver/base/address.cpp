@@ -1,4 +1,4 @@
-#include "conf/address.hpp"
+#include "resolver/base/address.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,6 +42,14 @@ std::string Address::str() const {
     return buf;
 }
 
+bool Address::is_loopback() const {
+    if (family == 4) return bytes[0] == 127;
+    static constexpr std::array<uint8_t, 16> kOne{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return bytes == kOne;
+}
+
+bool Address::is_unspecified() const { return bytes == std::array<uint8_t, 16>{}; }
+
 socklen_t Address::to_sockaddr(uint16_t port, sockaddr_storage& out) const {
     out = sockaddr_storage{};
     if (family == 4) {
@@ -75,6 +83,51 @@ bool Address::from_sockaddr(const sockaddr* sa, Address& out, uint16_t* port) {
         return true;
     }
     return false;
+}
+
+bool Prefix::parse(std::string_view text, Prefix& out, bool strict) {
+    size_t slash = text.find('/');
+    if (slash == std::string_view::npos) return false;
+    std::string_view len = text.substr(slash + 1);
+    if (len.empty() || len.size() > 3) return false;
+    unsigned value = 0;
+    for (char c : len) {
+        if (c < '0' || c > '9') return false;
+        value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    Prefix p;
+    if (!Address::parse(text.substr(0, slash), p.address) || value > p.address.bits()) return false;
+    p.length = static_cast<uint8_t>(value);
+    for (unsigned bit = value; strict && bit < p.address.bits(); ++bit) {
+        if (p.address.bytes[bit / 8] & (0x80 >> (bit % 8))) return false;
+    }
+    out = p;
+    return true;
+}
+
+bool SocketAddress::parse(std::string_view text, SocketAddress& out) {
+    size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || colon + 1 == text.size() || text.size() - colon - 1 > 5) return false;
+    std::string_view host = text.substr(0, colon), port = text.substr(colon + 1);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+        if (host.find(':') == std::string_view::npos) return false;  // brackets hold IPv6 only
+    } else if (host.find(':') != std::string_view::npos) {
+        return false;  // IPv6 needs brackets
+    }
+    unsigned value = 0;
+    for (char c : port) {
+        if (c < '0' || c > '9') return false;
+        value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    if (value > 65535 || !Address::parse(host, out.address)) return false;
+    out.port = static_cast<uint16_t>(value);
+    return true;
+}
+
+std::string SocketAddress::str() const {
+    std::string ip = address.str();
+    return (address.family == 6 ? "[" + ip + "]" : ip) + ":" + std::to_string(port);
 }
 
 }  // namespace glbd

@@ -1,4 +1,4 @@
-// sync/log_throttle — how often one kind of event from one source may be logged: at most `lines` lines
+// resolver/base/log_throttle — how often one kind of event from one source may be logged: at most `lines` lines
 // per key in each window (a second by default). A key's window begins with the event that opens it, not
 // at a boundary of the clock, so "once a minute" never logs twice a few milliseconds apart across a
 // minute's turn. The events left out are counted and reported with the next line logged for that key. At
@@ -10,7 +10,7 @@
 #include <string>
 #include <unordered_map>
 
-namespace glbd::sync {
+namespace glbd {
 
 // `s` for a text log line: bytes outside printable ASCII become \xNN, so a peer's bytes cannot forge
 // lines or break a terminal.
@@ -81,4 +81,4 @@ private:
     std::unordered_map<std::string, Entry> keys_;
 };
 
-}  // namespace glbd::sync
+}  // namespace glbd

@@ -1,4 +1,4 @@
-// sync/mutex — a mutex that clang's thread-safety analysis understands, for every lock in sync/ and
+// resolver/base/mutex — a mutex that clang's thread-safety analysis understands, for every lock in sync/ and
 // server/. Fields a mutex guards are declared GLBD_GUARDED_BY(it) and functions that expect it held
 // GLBD_REQUIRES(it): with clang and -Wthread-safety (on in the clang builds, an error there), touching
 // guarded state without the lock does not compile. With GCC the annotations compile to nothing.

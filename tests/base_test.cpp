@@ -1,0 +1,95 @@
+// resolver/base: the address types every layer shares, judged against the C library (inet_pton, inet_ntop).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "resolver/base/address.hpp"
+#include "tests/dns_util.hpp"
+
+using namespace glbd;
+
+// Address::parse agrees with the C library's inet_pton, and refuses what inet_pton refuses.
+TEST(Address, ParseAgreesWithInetPton) {
+    for (const char* text : {"0.0.0.0", "10.1.2.3", "255.255.255.255", "::", "::1", "2001:db8::10",
+                             "2001:db8:0:0:1:0:0:1", "fe80::1:2:3:4", "::ffff:192.0.2.1"}) {
+        Address a;
+        ASSERT_TRUE(Address::parse(text, a)) << text;
+        Address b = test::address_of(text);
+        EXPECT_EQ(a.family, b.family) << text;
+        EXPECT_EQ(a.bytes, b.bytes) << text;
+    }
+    for (const char* text :
+         {"", "1.2.3", "1.2.3.256", "01.2.3.4x", "2001:db8::1::2", "example.com", "1.2.3.4/8", " 1.2.3.4", "[::1]"}) {
+        Address a;
+        EXPECT_FALSE(Address::parse(text, a)) << text;
+    }
+}
+
+TEST(Address, LoopbackAndUnspecified) {
+    EXPECT_TRUE(test::address_of("127.0.0.1").is_loopback());
+    EXPECT_TRUE(test::address_of("127.255.0.9").is_loopback());
+    EXPECT_TRUE(test::address_of("::1").is_loopback());
+    EXPECT_FALSE(test::address_of("128.0.0.1").is_loopback());
+    EXPECT_FALSE(test::address_of("::2").is_loopback());
+    EXPECT_FALSE(test::address_of("::ffff:127.0.0.1").is_loopback());  // mapped: not unmapped here
+    EXPECT_TRUE(test::address_of("0.0.0.0").is_unspecified());
+    EXPECT_TRUE(test::address_of("::").is_unspecified());
+    EXPECT_FALSE(test::address_of("0.0.0.1").is_unspecified());
+}
+
+// "ip:port" and "[ipv6]:port", as listen addresses and peers are written; anything else is refused.
+TEST(SocketAddress, ParsesAndPrintsBothFamilies) {
+    struct Case {
+        const char* text;
+        const char* ip;
+        uint16_t port;
+    };
+    for (const Case& c : {Case{"192.0.2.1:53", "192.0.2.1", 53}, Case{"[2001:db8::1]:5353", "2001:db8::1", 5353},
+                          Case{"127.0.0.1:0", "127.0.0.1", 0}, Case{"[::1]:65535", "::1", 65535}}) {
+        SocketAddress a;
+        ASSERT_TRUE(SocketAddress::parse(c.text, a)) << c.text;
+        EXPECT_EQ(a.address, test::address_of(c.ip)) << c.text;
+        EXPECT_EQ(a.port, c.port) << c.text;
+        EXPECT_EQ(a.str(), c.text);
+        sockaddr_storage ss{};
+        a.to_sockaddr(ss);
+        SocketAddress back;
+        ASSERT_TRUE(SocketAddress::from_sockaddr(reinterpret_cast<sockaddr*>(&ss), back));
+        EXPECT_EQ(back, a);
+    }
+    for (const char* text : {"", "192.0.2.1", "192.0.2.1:", "192.0.2.1:65536", "192.0.2.1:5x", "2001:db8::1:53",
+                             "[192.0.2.1]:53", "[2001:db8::1]", "host.example:53", "[::1]:+53", "192.0.2.1:123456"}) {
+        SocketAddress a;
+        EXPECT_FALSE(SocketAddress::parse(text, a)) << text;
+    }
+}
+
+TEST(SocketAddress, OrdersByAddressThenPort) {
+    SocketAddress a, b, c;
+    ASSERT_TRUE(SocketAddress::parse("192.0.2.1:53", a));
+    ASSERT_TRUE(SocketAddress::parse("192.0.2.1:54", b));
+    ASSERT_TRUE(SocketAddress::parse("192.0.2.2:53", c));
+    EXPECT_LT(a, b);
+    EXPECT_LT(b, c);
+    EXPECT_EQ(a, a);
+}
+
+// A network has no host bits set; loose parsing (an ECS subnet as a client gives it) allows them.
+TEST(Prefix, NetworksAreStrictUnlessAsked) {
+    Prefix p;
+    ASSERT_TRUE(Prefix::parse("10.1.0.0/16", p));
+    EXPECT_EQ(p.address, test::address_of("10.1.0.0"));
+    EXPECT_EQ(p.length, 16);
+    EXPECT_EQ(p.str(), "10.1.0.0/16");
+    ASSERT_TRUE(Prefix::parse("2001:db8::/32", p));
+    EXPECT_EQ(p.length, 32);
+    ASSERT_TRUE(Prefix::parse("0.0.0.0/0", p));
+    EXPECT_FALSE(Prefix::parse("10.1.2.0/16", p));
+    ASSERT_TRUE(Prefix::parse("10.1.2.0/16", p, false));
+    EXPECT_EQ(p.address, test::address_of("10.1.2.0"));
+    for (const char* text : {"10.1.0.0", "10.1.0.0/33", "2001:db8::/129", "10.1.0.0/", "10.1.0.0/1x", "/8", "x/8",
+                             "10.1.0.0/0008"}) {
+        EXPECT_FALSE(Prefix::parse(text, p, false)) << text;
+    }
+}
