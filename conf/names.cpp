@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <cctype>
 
-#include "resolver/base/address.hpp"
 #include "conf/config.hpp"
+#include "resolver/base/address.hpp"
+#include "resolver/wire/consts.hpp"
 #include "resolver/wire/text.hpp"
 
 namespace glbd::conf {
 
 bool is_cluster_id(std::string_view s) {
-    return !s.empty() && s.size() <= 63 && std::all_of(s.begin(), s.end(), [](char ch) {
+    return !s.empty() && s.size() <= wire::kMaxLabel && std::all_of(s.begin(), s.end(), [](char ch) {
         return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
     });
 }

@@ -152,14 +152,16 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
 // answer() for the query the client would send; its answer records, TTL, ECS scope and rcode.
 void real_answer(const Snapshot& snap, const std::string& qname, const ExplainRequest& req, Explanation& e) {
     wire::Builder q;
-    q.u16(0x4242), q.u16(0), q.u16(1), q.u16(0), q.u16(0), q.u16(1);
+    constexpr uint16_t kId = 0x4242, kPayload = 1232;              // an answer of any size fits (it goes over "TCP")
+    q.u16(kId), q.u16(0), q.u16(1), q.u16(0), q.u16(0), q.u16(1);  // a QUERY, one question, the OPT record
     q.bytes(qname), q.u16(req.qtype), q.u16(wire::kClassIn);
-    q.u8(0), q.u16(wire::type::OPT), q.u16(1232), q.u32(0);
+    q.u8(0), q.u16(wire::type::OPT), q.u16(kPayload), q.u32(0);
     size_t rd = q.begin_rdata();
     if (req.subnet) {
         size_t n = (req.subnet_len + 7u) / 8;
-        q.u16(8), q.u16(static_cast<uint16_t>(4 + n)), q.u16(req.subnet->family == 4 ? 1 : 2), q.u8(req.subnet_len),
-            q.u8(0);
+        q.u16(wire::edns::kOptionEcs), q.u16(static_cast<uint16_t>(4 + n));
+        q.u16(req.subnet->family == 4 ? wire::edns::kFamilyIpv4 : wire::edns::kFamilyIpv6);
+        q.u8(req.subnet_len), q.u8(0);
         geo::Address masked = *req.subnet;
         for (unsigned bit = req.subnet_len; bit < masked.bits(); ++bit)
             masked.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
@@ -169,8 +171,7 @@ void real_answer(const Snapshot& snap, const std::string& qname, const ExplainRe
     uint8_t out[4096];
     QueryInfo info;
     size_t len = answer(snap, q.vec().data(), q.size(), Client{req.client, Transport::tcp}, out, sizeof out, &info);
-    static const char* kRcodes[] = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"};
-    e.rcode = info.rcode < 6 ? kRcodes[info.rcode] : "RCODE" + std::to_string(info.rcode);
+    e.rcode = wire::rcode_name(info.rcode);
     if (len < wire::kHeaderSize) return;
     wire::Records records(out, len, wire::skip_questions(out, len, wire::kHeaderSize, wire::get16(out + 4)));
     wire::Record rr;
@@ -192,7 +193,7 @@ void real_answer(const Snapshot& snap, const std::string& qname, const ExplainRe
         } else if (rr.type == wire::type::OPT && req.subnet) {
             for (size_t p = rr.rdata; p + 4 <= rr.end();) {  // options: code, length, data
                 uint16_t code = wire::get16(out + p), olen = wire::get16(out + p + 2);
-                if (code == 8 && olen >= 4 && p + 4 + olen <= rr.end()) e.scope = out[p + 7];
+                if (code == wire::edns::kOptionEcs && olen >= 4 && p + 4 + olen <= rr.end()) e.scope = out[p + 7];
                 p += 4u + olen;
             }
         }

@@ -19,11 +19,7 @@ namespace {
 using namespace wire;
 using select::at;
 
-constexpr uint16_t kFlagQR = 0x8000, kFlagAA = 0x0400, kFlagTC = 0x0200, kFlagRD = 0x0100, kFlagCD = 0x0010;
-constexpr uint16_t kOptEcs = 8;
-constexpr uint16_t kOptCookie = 10;
 constexpr size_t kCookieOptLen = 4 + cookie::kClientLen + cookie::kServerLen;  // what we send
-constexpr int kMaxChain = 8;
 constexpr uint32_t kShortTtl = 10;
 
 size_t name_len(std::string_view w, size_t at) {
@@ -44,7 +40,7 @@ struct Query {
     // EDNS
     bool edns = false, do_bit = false;
     uint8_t edns_version = 0;
-    uint16_t payload = 512;
+    uint16_t payload = kMaxUdpNoEdns;
     bool ecs = false;
     uint16_t ecs_family = 0;
     uint8_t ecs_source = 0;
@@ -118,7 +114,7 @@ private:
     bool short_ttl_ = false;
     bool located_ = false;
     geo::Location loc_;
-    size_t limit_ = 512;
+    size_t limit_ = kMaxUdpNoEdns;
     const Zone* qzone_ = nullptr;  // the zone of the question name
 };
 
@@ -126,12 +122,12 @@ size_t Responder::run() {
     if (len_ < kHeaderSize || cap_ < kHeaderSize) return 0;
     q_.id = get16(msg_);
     q_.flags = get16(msg_ + 2);
-    if (q_.flags & kFlagQR) return 0;  // never answer a response
+    if (q_.flags & flag::QR) return 0;  // never answer a response
     q_.qdcount = get16(msg_ + 4);
     q_.ancount = get16(msg_ + 6);
     q_.nscount = get16(msg_ + 8);
     q_.arcount = get16(msg_ + 10);
-    rflags_ = static_cast<uint16_t>(kFlagQR | (q_.flags & (0x7800 | kFlagRD | kFlagCD)));
+    rflags_ = static_cast<uint16_t>(flag::QR | (q_.flags & (flag::kOpcodeMask | flag::RD | flag::CD)));
     uint8_t* header = w_.reserve(kHeaderSize);  // fits: cap_ >= kHeaderSize
     std::memcpy(header, msg_, 2);
     std::memset(header + 2, 0, kHeaderSize - 2);
@@ -143,7 +139,7 @@ size_t Responder::run() {
 
 Outcome Responder::parse() {
     // An opcode we do not implement is NOTIMP whatever follows it (RFC 1035 4.1.1), even with no question.
-    if (q_.qdcount != 1) return ((q_.flags >> 11) & 0xf) != 0 ? Outcome::notimp : Outcome::formerr;
+    if (q_.qdcount != 1) return opcode_of(q_.flags) != opcode::QUERY ? Outcome::notimp : Outcome::formerr;
     size_t n = 0;
     size_t used = read_plain_name(msg_, len_, kHeaderSize, q_.qname_buf, &n, &q_.labels);
     if (used == 0 || kHeaderSize + used + 4 > len_) return Outcome::formerr;
@@ -180,22 +176,22 @@ Outcome Responder::parse_additional(size_t pos) {
 
 Outcome Responder::parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint32_t ttl) {
     q_.edns = true;
-    q_.payload = std::max<uint16_t>(payload, 512);
+    q_.payload = std::max<uint16_t>(payload, kMaxUdpNoEdns);
     q_.edns_version = static_cast<uint8_t>(ttl >> 16);
-    q_.do_bit = (ttl & 0x8000) != 0;
+    q_.do_bit = (ttl & edns::kDoBit) != 0;
     size_t p = rdata, end = rdata + rdlen;
     while (p < end) {
         if (p + 4 > end) return Outcome::formerr;
         uint16_t code = get16(msg_ + p), olen = get16(msg_ + p + 2);
         p += 4;
         if (p + olen > end) return Outcome::formerr;
-        if (code == kOptEcs) {
+        if (code == edns::kOptionEcs) {
             // RFC 7871 6: family, source prefix, scope prefix, then exactly ceil(source/8) address bytes
             // with every bit beyond the source prefix zero.
             if (q_.ecs || olen < 4) return Outcome::formerr;
             uint16_t family = get16(msg_ + p);
             uint8_t source = msg_[p + 2];
-            unsigned max_bits = family == 1 ? 32 : family == 2 ? 128 : 0;
+            unsigned max_bits = family == edns::kFamilyIpv4 ? 32 : family == edns::kFamilyIpv6 ? 128 : 0;
             if (max_bits == 0 || source > max_bits) return Outcome::formerr;
             size_t addr_len = (source + 7u) / 8u;
             if (olen != 4 + addr_len) return Outcome::formerr;
@@ -209,7 +205,7 @@ Outcome Responder::parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint3
             q_.ecs_addr_len = static_cast<uint8_t>(addr_len);
             std::memcpy(q_.ecs_addr, a, addr_len);
         }
-        if (code == kOptCookie) {
+        if (code == edns::kOptionCookie) {
             // RFC 7873 5.2.2: a client cookie of 8 bytes, alone or with a server cookie of 8..32.
             if (q_.cookie || !(olen == cookie::kClientLen || (olen >= 16 && olen <= 40))) return Outcome::formerr;
             q_.cookie = true;
@@ -224,10 +220,10 @@ Outcome Responder::parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint3
 
 Outcome Responder::classify() {
     if (q_.edns && q_.edns_version > 0) return Outcome::badvers;
-    if (((q_.flags >> 11) & 0xf) != 0) return Outcome::notimp;  // only QUERY
+    if (opcode_of(q_.flags) != opcode::QUERY) return Outcome::notimp;  // only QUERY
     limit_ = client_.transport == Transport::tcp ? std::min<size_t>(cap_, 65535)
              : q_.edns                           ? std::min<size_t>({q_.payload, snap_.udp_payload, cap_})
-                                                 : std::min<size_t>(512, cap_);
+                                                 : std::min<size_t>(kMaxUdpNoEdns, cap_);
     switch (q_.qtype) {
         case type::AXFR:
         case type::IXFR: return Outcome::refused;
@@ -250,7 +246,7 @@ geo::Location Responder::locate() {
     geo::Address a = client_.address;
     if (q_.ecs && q_.ecs_source > 0) {
         a = geo::Address{};
-        a.family = q_.ecs_family == 1 ? 4 : 6;
+        a.family = q_.ecs_family == edns::kFamilyIpv4 ? 4 : 6;
         std::memcpy(a.bytes.data(), q_.ecs_addr, q_.ecs_addr_len);
         uint8_t source = q_.ecs_source;
         a.unmap(&source);
@@ -329,7 +325,7 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
                          size_t len) {
     if (owner_is_qname) {  // the common case in one piece: pointer, type, class, TTL, length, data
         if (uint8_t* p = w_.reserve(12 + len)) {
-            Writer::put16(p, 0xc000 | kHeaderSize);
+            Writer::put16(p, kCompressionPointer | kHeaderSize);
             Writer::put16(p + 2, type);
             Writer::put16(p + 4, kClassIn);
             Writer::put32(p + 6, ttl);
@@ -358,7 +354,8 @@ void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const R
 void Responder::write_soa(const Zone& z) {
     section_ = 1;
     if (&z == qzone_ && !z.soa_tail.empty()) {  // the origin is in the question: point there
-        const auto ptr = static_cast<uint16_t>(0xc000 | (kHeaderSize + suffix_offset(q_.qname, q_.labels - z.labels)));
+        const auto ptr =
+            static_cast<uint16_t>(kCompressionPointer | (kHeaderSize + suffix_offset(q_.qname, q_.labels - z.labels)));
         if (uint8_t* p = w_.reserve(2 + z.soa_tail.size())) {
             Writer::put16(p, ptr);
             std::memcpy(p + 2, z.soa_tail.data(), z.soa_tail.size());
@@ -465,13 +462,13 @@ Outcome Responder::resolve() {
     const Zone* zone = snap_.find_zone(name, labels);
     if (!zone) return Outcome::refused;
     qzone_ = zone;
-    rflags_ |= kFlagAA;
+    rflags_ |= flag::AA;
     section_ = 0;
-    for (int chain = 0; chain < kMaxChain; ++chain) {
+    for (int chain = 0; chain < kMaxCnameChain; ++chain) {
         Lookup l = lookup(*zone, name, labels);
         if (l.kind == LookupKind::delegation) {
             if (chain > 0) return Outcome::answer;  // the chain leaves our authority: stop there
-            rflags_ &= static_cast<uint16_t>(~kFlagAA);
+            rflags_ &= static_cast<uint16_t>(~flag::AA);
             const RRset* ns = l.ref.node->find(type::NS);
             section_ = 1;
             write_rrset(l.cut, false, *ns);
@@ -534,7 +531,7 @@ size_t Responder::finish(Outcome outcome) {
     bool error = outcome == Outcome::formerr || outcome == Outcome::notimp || outcome == Outcome::refused ||
                  outcome == Outcome::badvers;
     if (error) {
-        rflags_ &= static_cast<uint16_t>(~kFlagAA);
+        rflags_ &= static_cast<uint16_t>(~flag::AA);
         w_.rewind(question_written_ ? question_end_out_ : kHeaderSize);
         counts_[0] = counts_[1] = counts_[2] = 0;
     }
@@ -546,7 +543,7 @@ size_t Responder::finish(Outcome outcome) {
         size_t base = question_written_ ? question_end_out_ : kHeaderSize;
         w_.rewind(base);
         counts_[0] = counts_[1] = counts_[2] = 0;
-        rflags_ |= kFlagTC;
+        rflags_ |= flag::TC;
         info_.truncated = true;
     }
     w_.set_cap(cap_);
@@ -570,10 +567,10 @@ size_t Responder::finish(Outcome outcome) {
             Writer::put16(p + 3, snap_.udp_payload);
             p[5] = static_cast<uint8_t>(ext_rcode_ >> 4);
             p[6] = 0;
-            Writer::put16(p + 7, q_.do_bit ? 0x8000 : 0);
+            Writer::put16(p + 7, q_.do_bit ? edns::kDoBit : 0);
             Writer::put16(p + 9, static_cast<uint16_t>(ecs_len + cookie_len));
             if (ecs) {
-                Writer::put16(p + 11, kOptEcs);
+                Writer::put16(p + 11, edns::kOptionEcs);
                 Writer::put16(p + 13, static_cast<uint16_t>(4 + q_.ecs_addr_len));
                 Writer::put16(p + 15, q_.ecs_family);
                 p[17] = q_.ecs_source;
@@ -582,7 +579,7 @@ size_t Responder::finish(Outcome outcome) {
             }
             if (cookie) {
                 uint8_t* c = p + 11 + ecs_len;
-                Writer::put16(c, kOptCookie);
+                Writer::put16(c, edns::kOptionCookie);
                 Writer::put16(c + 2, static_cast<uint16_t>(cookie::kClientLen + cookie::kServerLen));
                 std::memcpy(c + 4, q_.client_cookie, cookie::kClientLen);
                 std::memcpy(c + 4 + cookie::kClientLen, server_cookie_, cookie::kServerLen);
@@ -591,7 +588,7 @@ size_t Responder::finish(Outcome outcome) {
         ++counts_[2];
     }
     if (w_.overflow()) return 0;
-    uint16_t flags = static_cast<uint16_t>(rflags_ | (rcode_ & 0xf) | (ext_rcode_ & 0xf));
+    uint16_t flags = static_cast<uint16_t>(rflags_ | (rcode_ & flag::kRcodeMask) | (ext_rcode_ & flag::kRcodeMask));
     w_.patch16(2, flags);
     w_.patch16(4, question_written_ ? 1 : 0);
     w_.patch16(6, counts_[0]);

@@ -12,6 +12,9 @@ namespace glbd {
 
 enum class Transport : uint8_t { udp, tcp };
 
+// The longest CNAME chain followed inside our zones for one answer (explain follows the same).
+inline constexpr int kMaxCnameChain = 8;
+
 // What happened to a query, for metrics and tests.
 enum class Outcome : uint8_t {
     answer,      // positive answer (possibly a CNAME chain)

@@ -91,7 +91,7 @@ void Service::Impl::load_state_dir(uint64_t now) {
         std::vector<InstanceState> origins = read_state_file(in);
         size_t n = 0;
         for (auto& s : origins) {
-            if (auto why = check_report(Report{s, 0, true}, now, s.origin() != own.origin()); !why.empty()) {
+            if (auto why = check_report(s, now, s.origin() != own.origin()); !why.empty()) {
                 spdlog::warn("sync: ignoring {} in {}: {}", printable(s.origin()), state_path(), why);
                 continue;
             }

@@ -125,15 +125,10 @@ struct Service::Impl {
     void wake_up();
     uint64_t dead_after() const;
     // ---- serving (TCP thread)
-    struct Held {  // what a puller says it holds of an origin
-        uint64_t version = 0;
-        uint64_t incarnation = 0;
-    };
     static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac);
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
                    MoreMessages& more);
-    std::vector<uint8_t> error_response(const ldns_pkt* req, ldns_pkt_rcode rcode);
-    static std::vector<uint8_t> wire_of(const ldns_pkt* p);
+    void reject(Auth a, bool notify, const std::string& peer);
     // One origin's records for a transfer (false: no longer known), and this instance's origin name.
     bool encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out)
         GLBD_EXCLUDES(mu);

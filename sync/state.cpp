@@ -254,9 +254,8 @@ std::vector<std::string> Store::forget(uint64_t now_ms, uint64_t forget_after_ms
     return gone;
 }
 
-std::string check_report(const Report& r, uint64_t now_ms, bool check_times) {
+std::string check_report(const InstanceState& s, uint64_t now_ms, bool check_times) {
     using L = ReportLimits;
-    const InstanceState& s = r.state;
     if (!conf::is_cluster_id(s.cluster)) return "bad cluster name";
     if (!conf::is_instance_name(s.instance)) return "bad instance name";
     uint64_t horizon = check_times ? now_ms + L::kMaxSkewMs : UINT64_MAX;
@@ -313,17 +312,6 @@ const char* state_name(OverrideState s) {
     return s == OverrideState::up ? "up" : s == OverrideState::down ? "down" : "auto";
 }
 
-// ---- codec
-namespace {
-std::string kv(const std::string& k, const std::string& v) { return k + "=" + v; }
-std::string kv(const std::string& k, uint64_t v) { return k + "=" + std::to_string(v); }
-
-bool number(const std::string& s, uint64_t& out) {
-    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
-}
-}  // namespace
-
 std::string format_location(const conf::Coordinates& c) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.4f,%.4f", static_cast<double>(c.lat), static_cast<double>(c.lon));
@@ -340,198 +328,6 @@ std::optional<conf::Coordinates> parse_location(std::string_view v) {
         return std::nullopt;
     if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180)) return std::nullopt;
     return conf::Coordinates{static_cast<float>(lat), static_cast<float>(lon)};
-}
-
-void encode_report(const Report& r, std::vector<std::vector<std::string>>& out) {
-    encode_report(r.state, r.state.heartbeat, r.age_ms, r.has_data, out);
-}
-
-void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data,
-                   std::vector<std::vector<std::string>>& out) {
-    out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version),
-                   kv("heartbeat", heartbeat), kv("age", age_ms)});
-    if (!has_data) {
-        out.back().push_back("data=0");
-        return;
-    }
-    if (s.location) out.back().push_back("loc=" + format_location(*s.location));
-    for (const auto& h : s.hosts) {
-        std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
-        if (h.load_balancing) {
-            rec.push_back(kv("weight", h.load_balancing->weight));
-            if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
-            if (h.load_balancing->default_geo) rec.push_back("default=1");
-        }
-        // A record stays far below the 65,535 bytes a TXT record can hold: a host with many endpoints goes
-        // on in further records for the same host ("more=1"), which the decoder appends.
-        size_t bytes = 0;
-        for (const auto& ep : h.endpoints) {
-            std::string item = "ep=" + ep.target + (ep.healthy ? " up" : " down");
-            if (bytes + item.size() + 1 > kMaxRecordBytes) {
-                out.push_back(std::move(rec));
-                rec = {kv("host", h.host), "more=1"};
-                bytes = 0;
-            }
-            bytes += item.size() + 1;
-            rec.push_back(std::move(item));
-        }
-        out.push_back(std::move(rec));
-    }
-    for (const auto& [target, e] : s.overrides) {
-        out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
-    }
-}
-
-std::vector<std::string> encode_header(const std::string& from) { return {"glbd-sync=1", kv("from", from)}; }
-
-std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {
-    std::vector<std::vector<std::string>> out;
-    out.push_back(encode_header(from));
-    for (const auto& r : reports) encode_report(r, out);
-    return out;
-}
-
-namespace {
-
-// "key=value" -> {key, value}; no '=': {s, ""}.
-std::pair<std::string, std::string> split(const std::string& s) {
-    auto eq = s.find('=');
-    return eq == std::string::npos ? std::pair<std::string, std::string>{s, ""}
-                                   : std::pair<std::string, std::string>{s.substr(0, eq), s.substr(eq + 1)};
-}
-
-// The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down. Returns what is
-// wrong, or "".
-std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
-    conf::LoadBalancing lb;
-    bool has_lb = false;
-    for (size_t k = 1; k < rec.size(); ++k) {
-        auto [key, v] = split(rec[k]);
-        uint64_t n = 0;
-        if (key == "ttl") {
-            if (!number(v, n) || n > 2147483647) return "bad ttl";
-            h.ttl = static_cast<uint32_t>(n);
-        } else if (key == "weight") {
-            if (!number(v, n) || n > 65535) return "bad weight";
-            lb.weight = static_cast<uint16_t>(n), has_lb = true;
-        } else if (key == "geo") {
-            lb.geo = v, has_lb = true;
-        } else if (key == "default") {
-            lb.default_geo = v == "1", has_lb = true;
-        } else if (key == "ep") {
-            auto sp = v.rfind(' ');
-            if (sp == std::string::npos) return "bad endpoint " + v;
-            std::string st = v.substr(sp + 1);
-            if (st != "up" && st != "down") return "bad endpoint state " + st;
-            h.endpoints.push_back(EndpointState{v.substr(0, sp), st == "up"});
-        }
-    }
-    if (has_lb) h.load_balancing = lb;
-    return "";
-}
-
-}  // namespace
-
-bool Decoder::bad(std::string why, bool limit) {
-    over_limit_ = limit;
-    error_ = "record " + std::to_string(index_ - 1) + ": " + why;
-    cur_.reset();
-    return false;
-}
-
-bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done) {
-    if (!error_.empty()) return false;
-    ++index_;
-    if (rec.empty()) return bad("empty");
-    auto [k0, v0] = split(rec[0]);
-    if (cur_ && k0 != "origin") {
-        for (const auto& str : rec) bytes_ += str.size() + 1;
-        if (bytes_ > kMaxReportBytes) {
-            return bad("the report of " + cur_->state.origin() + " is larger than " +
-                           std::to_string(kMaxReportBytes >> 20) + " MiB",
-                       true);
-        }
-    }
-    if (k0 == "glbd-sync") {
-        if (v0 != "1") return bad("unsupported version " + v0);
-        for (const auto& str : rec) {
-            auto [k, v] = split(str);
-            if (k == "from") from_ = v;
-        }
-    } else if (k0 == "origin") {
-        auto slash = v0.find('/');
-        if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
-        if (++origins_ > ReportLimits::kMaxOrigins) {
-            return bad("more than " + std::to_string(ReportLimits::kMaxOrigins) + " origins in one transfer", true);
-        }
-        if (cur_) done.push_back(std::move(*cur_));
-        cur_.emplace();
-        bytes_ = 0;
-        cur_->state.cluster = v0.substr(0, slash);
-        cur_->state.instance = v0.substr(slash + 1);
-        for (size_t k = 1; k < rec.size(); ++k) {
-            auto [key, v] = split(rec[k]);
-            uint64_t n = 0;
-            if (key == "data" && v == "0") cur_->has_data = false;
-            if (key == "loc") {
-                cur_->state.location = parse_location(v);
-                if (!cur_->state.location) return bad("bad location " + v);
-            }
-            if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
-            if (!number(v, n)) return bad("bad " + key);
-            (key == "inc"         ? cur_->state.incarnation
-             : key == "version"   ? cur_->state.version
-             : key == "heartbeat" ? cur_->state.heartbeat
-                                  : cur_->age_ms) = n;
-        }
-    } else if (k0 == "host") {
-        if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
-        HostEntry h{v0, 60, std::nullopt, {}};
-        if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
-        bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
-        auto& hosts = cur_->state.hosts;
-        if (more) {  // the endpoints of the host the last record began
-            if (hosts.empty() || hosts.back().host != h.host) return bad("more= without its host");
-            auto& eps = hosts.back().endpoints;
-            eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
-        } else {
-            hosts.push_back(std::move(h));
-        }
-    } else if (k0 == "override") {
-        if (!cur_) return bad("override before any origin");
-        OverrideEntry e;
-        for (size_t k = 1; k < rec.size(); ++k) {
-            auto [key, v] = split(rec[k]);
-            if (key == "state") {
-                e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
-                if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
-            } else if (key == "at" && !number(v, e.at_ms)) {
-                return bad("bad override time");
-            }
-        }
-        cur_->state.overrides[v0] = e;
-    }
-    // Unknown record kinds are skipped: a newer peer may send more.
-    return true;
-}
-
-void Decoder::finish(std::vector<Report>& done) {
-    if (cur_ && error_.empty()) done.push_back(std::move(*cur_));
-    cur_.reset();
-}
-
-bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
-            std::string& error) {
-    Decoder d;
-    for (const auto& rec : records) {
-        if (!d.add(rec, out)) {
-            error = d.error();
-            return false;
-        }
-    }
-    d.finish(out);
-    from = d.from();
-    return true;
 }
 
 }  // namespace glbd::sync

@@ -129,13 +129,6 @@ inline const std::string& sync_zone_wire() {
     return wire;
 }
 
-struct Report {
-    InstanceState state;
-    uint64_t age_ms = 0;
-    bool has_data = true;  // false: the origin record only (version, heartbeat, age), "data=0"
-};
-// The largest TXT record encode() writes (a host's endpoints continue in "more=1" records beyond it).
-constexpr size_t kMaxRecordBytes = 8000;
 // What one report may carry, and how far ahead of our clock its times may be. A report beyond them is
 // rejected whole (see check_report) and the others of the same transfer still merge.
 struct ReportLimits {
@@ -145,52 +138,14 @@ struct ReportLimits {
     static constexpr size_t kMaxOverrides = 10'000;     // overrides of one origin
     static constexpr uint64_t kMaxSkewMs = 5 * 60'000;  // version, heartbeat, override time ahead of now
 };
-// Checks every field of a decoded report by the config's rules (cluster and instance names, host names,
-// endpoints as addresses or names, geo codes, override targets and states) and the limits; "" when it
-// may enter the store, else what is wrong. Hosts outside our zones are the caller's to drop.
-// `check_times` false skips the clock checks (this instance's own saved state: its last life's clock may
-// have been wrong, which its new incarnation makes harmless).
-std::string check_report(const Report& r, uint64_t now_ms, bool check_times = true);
+// Checks every field of a decoded report (an origin's state) by the config's rules (cluster and instance names, host
+// names, endpoints as addresses or names, geo codes, override targets and states) and the limits; "" when it may enter
+// the store, else what is wrong. Hosts outside our zones are the caller's to drop. `check_times` false skips the clock
+// checks (this instance's own saved state: its last life's clock may have been wrong, which its new incarnation makes
+// harmless).
+std::string check_report(const InstanceState& s, uint64_t now_ms, bool check_times = true);
 // An origin's cluster.location in its report: "53.3498,-6.2603"; parse_location refuses anything else or a
 // point off the globe.
 std::string format_location(const conf::Coordinates& c);
 std::optional<conf::Coordinates> parse_location(std::string_view v);
-// The records of a transfer's header, and of one origin's report (appended to `out`), as encode() writes them.
-std::vector<std::string> encode_header(const std::string& from);
-void encode_report(const Report& r, std::vector<std::vector<std::string>>& out);
-// The same from a state as it is stored, with the heartbeat and age to send (no copy of the state).
-void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data,
-                   std::vector<std::vector<std::string>>& out);
-// The TXT records' text strings, one vector per record, in zone order (without the SOAs).
-std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
-// The reader of a transfer's TXT records, one record at a time: each origin's report is handed on as soon as
-// the next origin record (or the end) shows it complete, so a reader holds one report, never the transfer.
-class Decoder {
-public:
-    // The most one origin's records may carry (the other limits, in ReportLimits, are checked on the whole
-    // report by check_report): about 100,000 hosts of a few endpoints each.
-    static constexpr size_t kMaxReportBytes = 64u << 20;
-
-    // Reads one record; a report it completes is appended to `done`. False when the record is malformed or
-    // a limit is passed (see error()): the reports handed on before it stay good, nothing more is read.
-    bool add(const std::vector<std::string>& record, std::vector<Report>& done);
-    // The end of the transfer: the last report, if any, is appended to `done`.
-    void finish(std::vector<Report>& done);
-    const std::string& from() const { return from_; }
-    const std::string& error() const { return error_; }
-    size_t origins() const { return origins_; }
-    bool over_limit() const { return over_limit_; }  // the error is a limit passed, not a malformed record
-
-private:
-    bool bad(std::string why, bool limit = false);
-    std::optional<Report> cur_;
-    std::string from_, error_;
-    size_t index_ = 0, origins_ = 0, bytes_ = 0;
-    bool over_limit_ = false;
-};
-
-// Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.
-bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
-            std::string& error);
-
 }  // namespace glbd::sync

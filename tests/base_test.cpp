@@ -5,7 +5,10 @@
 #include <string>
 
 #include "resolver/base/address.hpp"
+#include "resolver/wire/consts.hpp"
 #include "tests/dns_util.hpp"
+
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
 
 using namespace glbd;
 
@@ -88,8 +91,35 @@ TEST(Prefix, NetworksAreStrictUnlessAsked) {
     EXPECT_FALSE(Prefix::parse("10.1.2.0/16", p));
     ASSERT_TRUE(Prefix::parse("10.1.2.0/16", p, false));
     EXPECT_EQ(p.address, test::address_of("10.1.2.0"));
-    for (const char* text : {"10.1.0.0", "10.1.0.0/33", "2001:db8::/129", "10.1.0.0/", "10.1.0.0/1x", "/8", "x/8",
-                             "10.1.0.0/0008"}) {
+    for (const char* text :
+         {"10.1.0.0", "10.1.0.0/33", "2001:db8::/129", "10.1.0.0/", "10.1.0.0/1x", "/8", "x/8", "10.1.0.0/0008"}) {
         EXPECT_FALSE(Prefix::parse(text, p, false)) << text;
     }
+}
+
+// The wire layer's names for types and response codes agree with ldns's (an independent table).
+TEST(WireConsts, NamesAgreeWithLdns) {
+    for (uint16_t t : {wire::type::A, wire::type::NS, wire::type::CNAME, wire::type::SOA, wire::type::TXT,
+                       wire::type::AAAA, wire::type::OPT, wire::type::RRSIG, wire::type::NSEC, wire::type::DNSKEY,
+                       wire::type::AXFR, wire::type::ANY, wire::type::CAA, uint16_t{65000}}) {
+        char* theirs = ldns_rr_type2str(static_cast<ldns_rr_type>(t));
+        EXPECT_EQ(wire::type_name(t), theirs) << t;
+        if (t != 65000) {
+            EXPECT_EQ(wire::type_from_name(theirs), t);
+        }
+        free(theirs);
+    }
+    EXPECT_FALSE(wire::type_from_name("BOGUS"));
+    for (uint16_t rc = 0; rc <= 10; ++rc) {
+        const ldns_lookup_table* l = ldns_lookup_by_id(ldns_rcodes, rc);
+        ASSERT_NE(l, nullptr);
+        std::string theirs = l->name;
+        if (theirs == "NOTIMPL") theirs = "NOTIMP";  // ldns's spelling; dig and IANA's NotImp have NOTIMP
+        EXPECT_EQ(wire::rcode_name(rc), theirs) << rc;
+    }
+    EXPECT_EQ(wire::rcode_name(wire::rcode::BADVERS), "BADVERS");
+    EXPECT_EQ(wire::rcode_name(12), "RCODE12");
+    EXPECT_EQ(wire::opcode_of(wire::opcode_bits(wire::opcode::NOTIFY) | wire::flag::QR | wire::flag::AA),
+              wire::opcode::NOTIFY);
+    EXPECT_EQ(wire::rcode_of(0x8405), wire::rcode::REFUSED);
 }

@@ -6,6 +6,7 @@
 
 #include "resolver/base/log_throttle.hpp"
 #include "sync/state.hpp"
+#include "sync/transfer/codec.hpp"
 #include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
 
@@ -514,7 +515,7 @@ TEST(Store, ForgetsInstancesNotHeardForForgetAfterButNeverItself) {
 
 TEST(CheckReport, EveryFieldByTheConfigRules) {
     const uint64_t now = 1'000'000'000;
-    auto ok = [&](InstanceState s) { return check_report(Report{std::move(s), 0, true}, now); };
+    auto ok = [&](InstanceState s) { return check_report(s, now); };
     InstanceState good = life(1, now, now, "192.0.2.1");
     good.hosts.push_back(
         HostEntry{"*.w.glb.test", 60, conf::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});

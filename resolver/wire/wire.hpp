@@ -7,19 +7,9 @@
 #include <cstring>
 #include <string_view>
 
-namespace glbd::wire {
+#include "resolver/wire/consts.hpp"
 
-namespace type {
-constexpr uint16_t A = 1, NS = 2, CNAME = 5, SOA = 6, PTR = 12, MX = 15, TXT = 16, AAAA = 28, SRV = 33, DNAME = 39,
-                   OPT = 41, DS = 43, IXFR = 251, AXFR = 252, MAILB = 253, MAILA = 254, ANY = 255;
-}
-namespace rcode {
-constexpr uint8_t NOERROR = 0, FORMERR = 1, SERVFAIL = 2, NXDOMAIN = 3, NOTIMP = 4, REFUSED = 5, NOTAUTH = 9;
-constexpr uint16_t BADVERS = 16;
-}  // namespace rcode
-constexpr uint16_t kClassIn = 1;
-constexpr size_t kHeaderSize = 12;
-constexpr size_t kMaxName = 255;
+namespace glbd::wire {
 
 // ASCII lower case, for DNS names (RFC 4343); no locale, inlined.
 inline uint8_t lower(uint8_t c) { return (c >= 'A' && c <= 'Z') ? static_cast<uint8_t>(c | 0x20) : c; }
@@ -154,7 +144,7 @@ public:
     // Writes an uncompressed wire name, compressing against names already in the message.
     void name(std::string_view wire);
     // A pointer to a name already in the message (e.g. the question name at 12).
-    void pointer(uint16_t offset) { u16(static_cast<uint16_t>(0xc000 | offset)); }
+    void pointer(uint16_t offset) { u16(static_cast<uint16_t>(kCompressionPointer | offset)); }
     // Records the labels of a name written by other means (the copied question) for compression.
     // The walk is deferred to the first name() that could use it: most answers never compress.
     void remember_name(size_t offset) {

@@ -7,18 +7,13 @@
 
 #include "geo/points.hpp"
 #include "resolver/explain.hpp"
+#include "resolver/wire/consts.hpp"
 #include "server/app/daemon.hpp"
 #include "server/app/page/page.hpp"
 #include "sync/state.hpp"
 
 namespace glbd {
 namespace {
-
-const char* kRcodes[kCountedRcodes] = {"NOERROR",  "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP",  "REFUSED",
-                                       "YXDOMAIN", "YXRRSET", "NXRRSET",  "NOTAUTH",  "NOTZONE", "RCODE11",
-                                       "RCODE12",  "RCODE13", "RCODE14",  "RCODE15",  "BADVERS", "RCODE17",
-                                       "RCODE18",  "RCODE19", "RCODE20",  "RCODE21",  "RCODE22", "OTHER"};
-static_assert(std::size(kRcodes) == kCountedRcodes);
 
 // A Prometheus label value: backslash, quote and newline escaped.
 std::string esc(const std::string& v) {
@@ -72,7 +67,8 @@ void dns_metrics(Metrics& m, const DnsServer& server, const AnswerIds& counter_i
             uint64_t v = c.rcode[t][rc].load();
             if (v || rc == 0)
                 m.sample("glbd_queries_total",
-                         std::string("transport=\"") + transports[t] + "\",rcode=\"" + kRcodes[rc] + "\"",
+                         std::string("transport=\"") + transports[t] + "\",rcode=\"" +
+                             (rc + 1 < kCountedRcodes ? wire::rcode_name(static_cast<uint16_t>(rc)) : "OTHER") + "\"",
                          static_cast<double>(v));
         }
     }
@@ -474,25 +470,21 @@ admin::Response Daemon::explain_route(const std::string& query) const {
     if (!name || name->empty()) return bad("name is required");
     req.name = *name;
     std::string type = admin::query_param(query, "type").value_or("A");
-    static const std::map<std::string, uint16_t> kTypes{{"A", 1}, {"AAAA", 28}, {"CNAME", 5}, {"ANY", 255}};
-    if (!kTypes.count(type)) return bad("type must be A, AAAA, CNAME or ANY");
-    req.qtype = kTypes.at(type);
+    auto qtype = wire::type_from_name(type);
+    if (!qtype || (*qtype != wire::type::A && *qtype != wire::type::AAAA && *qtype != wire::type::CNAME &&
+                   *qtype != wire::type::ANY)) {
+        return bad("type must be A, AAAA, CNAME or ANY");
+    }
+    req.qtype = *qtype;
     auto client = admin::query_param(query, "client");
     auto subnet = admin::query_param(query, "subnet");
     if (!client && !subnet) return bad("client or subnet is required");
     if (client && !geo::Address::parse(*client, req.client)) return bad("client is not an IP address");
     if (subnet) {
-        auto slash = subnet->find('/');
-        geo::Address a;
-        int len = -1;
-        if (slash != std::string::npos && geo::Address::parse(subnet->substr(0, slash), a) &&
-            subnet->size() - slash - 1 <= 3 && subnet->size() > slash + 1 &&
-            std::all_of(subnet->begin() + static_cast<long>(slash) + 1, subnet->end(), ::isdigit)) {
-            len = std::stoi(subnet->substr(slash + 1));
-        }
-        if (len < 0 || len > static_cast<int>(a.bits())) return bad("subnet is not a CIDR network");
-        req.subnet = a, req.subnet_len = static_cast<uint8_t>(len);
-        if (!client) req.client = a;
+        Prefix p;  // host bits allowed, as a client may send them in ECS (the query masks them)
+        if (!Prefix::parse(*subnet, p, false)) return bad("subnet is not a CIDR network");
+        req.subnet = p.address, req.subnet_len = p.length;
+        if (!client) req.client = p.address;
     }
     auto snap = publisher_.current();
     if (!snap) return r.status = 503, r.body = "no snapshot yet\n", r;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "resolver/wire/consts.hpp"
 #include "server/net/answer_cache.hpp"
 #include "server/net/tcp.hpp"
 
@@ -105,19 +106,19 @@ void check_unshared(const SocketAddress& a, int type) {
 
 int ServerCounters::qtype_index(uint16_t t) {
     switch (t) {
-        case 1: return 0;
-        case 28: return 1;
-        case 5: return 2;
-        case 15: return 3;
-        case 16: return 4;
-        case 2: return 5;
-        case 6: return 6;
-        case 33: return 7;
-        case 257: return 8;
-        case 12: return 9;
-        case 255: return 10;
-        case 251:
-        case 252: return 11;
+        case wire::type::A: return 0;
+        case wire::type::AAAA: return 1;
+        case wire::type::CNAME: return 2;
+        case wire::type::MX: return 3;
+        case wire::type::TXT: return 4;
+        case wire::type::NS: return 5;
+        case wire::type::SOA: return 6;
+        case wire::type::SRV: return 7;
+        case wire::type::CAA: return 8;
+        case wire::type::PTR: return 9;
+        case wire::type::ANY: return 10;
+        case wire::type::IXFR:
+        case wire::type::AXFR: return 11;
         default: return 12;
     }
 }

@@ -2,13 +2,46 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <charconv>
+
 #include "resolver/wire/wire.hpp"
 
 namespace glbd::sync {
 
+namespace {
+
+// A TXT record's character-strings, each handed to `f`; false when one runs past the record.
+template <class F>
+bool each_string(const uint8_t* m, const wire::Record& rr, F&& f) {
+    for (size_t p = rr.rdata; p < rr.end();) {
+        size_t n = m[p];
+        if (p + 1 + n > rr.end()) return false;
+        f(std::string_view(reinterpret_cast<const char*>(m + p + 1), n));
+        p += 1 + n;
+    }
+    return true;
+}
+
+// "have=cluster/instance@version/incarnation" into `have` (a malformed number reads as 0).
+void read_have(std::string_view v, std::map<std::string, Held>& have) {
+    constexpr std::string_view kHave = "have=";
+    size_t at = v.rfind('@');
+    if (v.substr(0, kHave.size()) != kHave || at == std::string_view::npos || at < kHave.size()) return;
+    Held h;
+    std::string_view numbers = v.substr(at + 1);
+    auto r = std::from_chars(numbers.data(), numbers.data() + numbers.size(), h.version);
+    if (r.ptr < numbers.data() + numbers.size() && *r.ptr == '/') {
+        std::from_chars(r.ptr + 1, numbers.data() + numbers.size(), h.incarnation);
+    }
+    have[std::string(v.substr(kHave.size(), at - kHave.size()))] = h;
+}
+
+}  // namespace
+
 bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
                             uint32_t& serial) {
-    if (len < 12) return false;
+    if (len < wire::kHeaderSize) return false;
     size_t start = wire::skip_questions(m, len, wire::kHeaderSize, wire::get16(m + 4));
     wire::Records records(m, len, start);
     wire::Record rr;
@@ -24,22 +57,59 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
             ++soas;
         } else if (type == wire::type::TXT) {
             std::vector<std::string> strings;
-            for (size_t p = rd; p < pos;) {
-                size_t n = m[p];
-                if (p + 1 + n > pos) return false;
-                strings.emplace_back(reinterpret_cast<const char*>(m + p + 1), n);
-                p += 1 + n;
-            }
+            if (!each_string(m, rr, [&](std::string_view v) { strings.emplace_back(v); })) return false;
             txts.push_back(std::move(strings));
         }
     }
     return true;
 }
 
+bool parse_sync_request(const uint8_t* m, size_t len, SyncRequest& out) {
+    if (len < wire::kHeaderSize) return false;
+    const uint16_t flags = wire::get16(m + 2);
+    out = SyncRequest{};
+    out.id = wire::get16(m);
+    out.opcode = wire::opcode_of(flags);
+    if ((flags & wire::flag::QR) || wire::get16(m + 4) != 1) return false;
+    if (out.opcode != wire::opcode::QUERY && out.opcode != wire::opcode::NOTIFY) return false;
+    uint8_t qname[wire::kMaxName];
+    size_t qname_len = 0;
+    size_t pos = wire::read_plain_name(m, len, wire::kHeaderSize, qname, &qname_len);
+    if (pos == 0 || std::string_view(reinterpret_cast<const char*>(qname), qname_len) != sync_zone_wire()) return false;
+    pos += wire::kHeaderSize;
+    if (pos + 4 > len) return false;
+    out.qtype = wire::get16(m + pos), out.qclass = wire::get16(m + pos + 2);
+    wire::Records records(m, len, pos + 4);
+    const unsigned an = wire::get16(m + 6), ns = wire::get16(m + 8), ar = wire::get16(m + 10);
+    wire::Record rr;
+    for (unsigned i = 0; i < an + ns + ar; ++i) {
+        if (!records.next(rr)) return false;
+        if (i >= an && i < an + ns && ns == 1 && out.qtype == wire::type::IXFR && rr.type == wire::type::SOA) {
+            size_t p = wire::skip_name(m, rr.end(), rr.rdata);  // MNAME, RNAME, then the serial
+            p = p ? wire::skip_name(m, rr.end(), p) : 0;
+            if (p != 0 && p + 20 == rr.end()) out.known_serial = wire::get32(m + p);
+        } else if (i >= an + ns && rr.type == wire::type::TXT) {
+            bool ok = each_string(m, rr, [&](std::string_view v) {
+                if (v == kOwnOnly) out.own_only = true;
+                read_have(v, out.have);
+            });
+            if (!ok) return false;
+        }
+    }
+    return true;
+}
+
+std::vector<uint8_t> error_response(const SyncRequest& req, uint8_t rcode) {
+    Message m(req.id, static_cast<uint16_t>(wire::flag::QR | wire::opcode_bits(req.opcode) | rcode));
+    m.question(req.qtype, req.qclass);
+    return m.finish();
+}
+
 std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have, bool relay) {
     uint16_t id = 0;
     RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id);  // on failure, 0: the ID is not security
-    Message m(id, notify ? static_cast<uint16_t>(kOpNotify << 11 | 0x0400) : 0);  // NOTIFY is sent with AA
+    // NOTIFY is sent with AA (RFC 1996 3.7).
+    Message m(id, notify ? static_cast<uint16_t>(wire::opcode_bits(wire::opcode::NOTIFY) | wire::flag::AA) : 0);
     m.question(notify ? wire::type::SOA : wire::type::IXFR);
     if (!notify) {
         m.soa(generation, Message::Section::authority);
@@ -52,6 +122,209 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::v
         }
     }
     return m.finish();
+}
+
+// ---- the `_glbd.` TXT records: reports as key=value strings (docs/sync.md)
+namespace {
+std::string kv(const std::string& k, const std::string& v) { return k + "=" + v; }
+std::string kv(const std::string& k, uint64_t v) { return k + "=" + std::to_string(v); }
+
+bool number(const std::string& s, uint64_t& out) {
+    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+}
+}  // namespace
+
+void encode_report(const Report& r, std::vector<std::vector<std::string>>& out) {
+    encode_report(r.state, r.state.heartbeat, r.age_ms, r.has_data, out);
+}
+
+void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data,
+                   std::vector<std::vector<std::string>>& out) {
+    out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version),
+                   kv("heartbeat", heartbeat), kv("age", age_ms)});
+    if (!has_data) {
+        out.back().push_back("data=0");
+        return;
+    }
+    if (s.location) out.back().push_back("loc=" + format_location(*s.location));
+    for (const auto& h : s.hosts) {
+        std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
+        if (h.load_balancing) {
+            rec.push_back(kv("weight", h.load_balancing->weight));
+            if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
+            if (h.load_balancing->default_geo) rec.push_back("default=1");
+        }
+        // A record stays far below the 65,535 bytes a TXT record can hold: a host with many endpoints goes
+        // on in further records for the same host ("more=1"), which the decoder appends.
+        size_t bytes = 0;
+        for (const auto& ep : h.endpoints) {
+            std::string item = "ep=" + ep.target + (ep.healthy ? " up" : " down");
+            if (bytes + item.size() + 1 > kMaxRecordBytes) {
+                out.push_back(std::move(rec));
+                rec = {kv("host", h.host), "more=1"};
+                bytes = 0;
+            }
+            bytes += item.size() + 1;
+            rec.push_back(std::move(item));
+        }
+        out.push_back(std::move(rec));
+    }
+    for (const auto& [target, e] : s.overrides) {
+        out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
+    }
+}
+
+std::vector<std::string> encode_header(const std::string& from) { return {"glbd-sync=1", kv("from", from)}; }
+
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {
+    std::vector<std::vector<std::string>> out;
+    out.push_back(encode_header(from));
+    for (const auto& r : reports) encode_report(r, out);
+    return out;
+}
+
+namespace {
+
+// "key=value" -> {key, value}; no '=': {s, ""}.
+std::pair<std::string, std::string> split(const std::string& s) {
+    auto eq = s.find('=');
+    return eq == std::string::npos ? std::pair<std::string, std::string>{s, ""}
+                                   : std::pair<std::string, std::string>{s.substr(0, eq), s.substr(eq + 1)};
+}
+
+// The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down. Returns what is
+// wrong, or "".
+std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
+    conf::LoadBalancing lb;
+    bool has_lb = false;
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, v] = split(rec[k]);
+        uint64_t n = 0;
+        if (key == "ttl") {
+            if (!number(v, n) || n > 2147483647) return "bad ttl";
+            h.ttl = static_cast<uint32_t>(n);
+        } else if (key == "weight") {
+            if (!number(v, n) || n > 65535) return "bad weight";
+            lb.weight = static_cast<uint16_t>(n), has_lb = true;
+        } else if (key == "geo") {
+            lb.geo = v, has_lb = true;
+        } else if (key == "default") {
+            lb.default_geo = v == "1", has_lb = true;
+        } else if (key == "ep") {
+            auto sp = v.rfind(' ');
+            if (sp == std::string::npos) return "bad endpoint " + v;
+            std::string st = v.substr(sp + 1);
+            if (st != "up" && st != "down") return "bad endpoint state " + st;
+            h.endpoints.push_back(EndpointState{v.substr(0, sp), st == "up"});
+        }
+    }
+    if (has_lb) h.load_balancing = lb;
+    return "";
+}
+
+}  // namespace
+
+bool Decoder::bad(std::string why, bool limit) {
+    over_limit_ = limit;
+    error_ = "record " + std::to_string(index_ - 1) + ": " + why;
+    cur_.reset();
+    return false;
+}
+
+bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done) {
+    if (!error_.empty()) return false;
+    ++index_;
+    if (rec.empty()) return bad("empty");
+    auto [k0, v0] = split(rec[0]);
+    if (cur_ && k0 != "origin") {
+        for (const auto& str : rec) bytes_ += str.size() + 1;
+        if (bytes_ > kMaxReportBytes) {
+            return bad("the report of " + cur_->state.origin() + " is larger than " +
+                           std::to_string(kMaxReportBytes >> 20) + " MiB",
+                       true);
+        }
+    }
+    if (k0 == "glbd-sync") {
+        if (v0 != "1") return bad("unsupported version " + v0);
+        for (const auto& str : rec) {
+            auto [k, v] = split(str);
+            if (k == "from") from_ = v;
+        }
+    } else if (k0 == "origin") {
+        auto slash = v0.find('/');
+        if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
+        if (++origins_ > ReportLimits::kMaxOrigins) {
+            return bad("more than " + std::to_string(ReportLimits::kMaxOrigins) + " origins in one transfer", true);
+        }
+        if (cur_) done.push_back(std::move(*cur_));
+        cur_.emplace();
+        bytes_ = 0;
+        cur_->state.cluster = v0.substr(0, slash);
+        cur_->state.instance = v0.substr(slash + 1);
+        for (size_t k = 1; k < rec.size(); ++k) {
+            auto [key, v] = split(rec[k]);
+            uint64_t n = 0;
+            if (key == "data" && v == "0") cur_->has_data = false;
+            if (key == "loc") {
+                cur_->state.location = parse_location(v);
+                if (!cur_->state.location) return bad("bad location " + v);
+            }
+            if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
+            if (!number(v, n)) return bad("bad " + key);
+            (key == "inc"         ? cur_->state.incarnation
+             : key == "version"   ? cur_->state.version
+             : key == "heartbeat" ? cur_->state.heartbeat
+                                  : cur_->age_ms) = n;
+        }
+    } else if (k0 == "host") {
+        if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
+        HostEntry h{v0, 60, std::nullopt, {}};
+        if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
+        bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
+        auto& hosts = cur_->state.hosts;
+        if (more) {  // the endpoints of the host the last record began
+            if (hosts.empty() || hosts.back().host != h.host) return bad("more= without its host");
+            auto& eps = hosts.back().endpoints;
+            eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
+        } else {
+            hosts.push_back(std::move(h));
+        }
+    } else if (k0 == "override") {
+        if (!cur_) return bad("override before any origin");
+        OverrideEntry e;
+        for (size_t k = 1; k < rec.size(); ++k) {
+            auto [key, v] = split(rec[k]);
+            if (key == "state") {
+                e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
+                if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
+            } else if (key == "at" && !number(v, e.at_ms)) {
+                return bad("bad override time");
+            }
+        }
+        cur_->state.overrides[v0] = e;
+    }
+    // Unknown record kinds are skipped: a newer peer may send more.
+    return true;
+}
+
+void Decoder::finish(std::vector<Report>& done) {
+    if (cur_ && error_.empty()) done.push_back(std::move(*cur_));
+    cur_.reset();
+}
+
+bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
+            std::string& error) {
+    Decoder d;
+    for (const auto& rec : records) {
+        if (!d.add(rec, out)) {
+            error = d.error();
+            return false;
+        }
+    }
+    d.finish(out);
+    from = d.from();
+    return true;
 }
 
 }  // namespace glbd::sync

@@ -1,6 +1,6 @@
-// sync/transfer/codec — the `_glbd.` zone on the wire, shared by the serving and the pulling side: the
-// message writer for transfers, the reader of a transfer message, and small ldns and address helpers.
-// Internal to sync/.
+// sync/transfer/codec — the `_glbd.` zone on the wire, shared by the serving and the pulling side: reports as
+// TXT records (encode, Decoder), the message writer for transfers and requests, the reader of a transfer
+// message and of a peer's request. Internal to sync/; written and read with the wire layer.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,7 +10,9 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,9 +24,52 @@
 #include "resolver/wire/wire.hpp"
 #include "sync/state.hpp"
 
-#include <ldns/ldns.h>  // last: it defines a `bool` macro
-
 namespace glbd::sync {
+
+struct Report {
+    InstanceState state;
+    uint64_t age_ms = 0;
+    bool has_data = true;  // false: the origin record only (version, heartbeat, age), "data=0"
+};
+// The largest TXT record encode() writes (a host's endpoints continue in "more=1" records beyond it).
+constexpr size_t kMaxRecordBytes = 8000;
+// The records of a transfer's header, and of one origin's report (appended to `out`), as encode() writes them.
+std::vector<std::string> encode_header(const std::string& from);
+void encode_report(const Report& r, std::vector<std::vector<std::string>>& out);
+// The same from a state as it is stored, with the heartbeat and age to send (no copy of the state).
+void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data,
+                   std::vector<std::vector<std::string>>& out);
+// The TXT records' text strings, one vector per record, in zone order (without the SOAs).
+std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
+// The reader of a transfer's TXT records, one record at a time: each origin's report is handed on as soon as
+// the next origin record (or the end) shows it complete, so a reader holds one report, never the transfer.
+class Decoder {
+public:
+    // The most one origin's records may carry (the other limits, in ReportLimits, are checked on the whole
+    // report by check_report): about 100,000 hosts of a few endpoints each.
+    static constexpr size_t kMaxReportBytes = 64u << 20;
+
+    // Reads one record; a report it completes is appended to `done`. False when the record is malformed or
+    // a limit is passed (see error()): the reports handed on before it stay good, nothing more is read.
+    bool add(const std::vector<std::string>& record, std::vector<Report>& done);
+    // The end of the transfer: the last report, if any, is appended to `done`.
+    void finish(std::vector<Report>& done);
+    const std::string& from() const { return from_; }
+    const std::string& error() const { return error_; }
+    size_t origins() const { return origins_; }
+    bool over_limit() const { return over_limit_; }  // the error is a limit passed, not a malformed record
+
+private:
+    bool bad(std::string why, bool limit = false);
+    std::optional<Report> cur_;
+    std::string from_, error_;
+    size_t index_ = 0, origins_ = 0, bytes_ = 0;
+    bool over_limit_ = false;
+};
+
+// Parses the strings of every TXT record of a transfer. Returns false (with `error`) on a malformed one.
+bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
+            std::string& error);
 
 // The pulling side's reading of one transfer message: the SOA serials and every TXT record's strings of
 // its answer section. False when the message is malformed. (Exposed for tests and fuzzing.)
@@ -32,25 +77,6 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
                             uint32_t& serial);
 
 inline constexpr size_t kMessageBudget = 32000;  // split transfers into messages of about this size
-inline constexpr uint16_t kOpNotify = 4;
-
-using PktPtr = std::unique_ptr<ldns_pkt, void (*)(ldns_pkt*)>;
-inline PktPtr make_pkt(ldns_pkt* p) { return PktPtr(p, ldns_pkt_free); }
-
-inline std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (s.empty() || s.back() != '.') s += '.';
-    return s;
-}
-
-inline std::string rdf_text(const ldns_rdf* r) {
-    char* s = ldns_rdf2str(r);
-    std::string out = s ? s : "";
-    free(s);
-    return out;
-}
-
-inline bool is_sync_name(const ldns_rdf* name) { return lower(rdf_text(name)) == kSyncZone; }
 
 inline std::string ip_of(const std::string& addr) {  // "1.2.3.4:53" / "[::1]:53" -> the address part
     if (!addr.empty() && addr[0] == '[') return addr.substr(1, addr.find(']') - 1);
@@ -64,8 +90,8 @@ public:
     enum class Section : uint8_t { answer, authority, additional };
 
     Message(uint16_t id, uint16_t flags) { b_.u16(id), b_.u16(flags), b_.u16(0), b_.u16(0), b_.u16(0), b_.u16(0); }
-    void question(uint16_t qtype) {
-        name(kSyncZone), b_.u16(qtype), b_.u16(wire::kClassIn);
+    void question(uint16_t qtype, uint16_t qclass = wire::kClassIn) {
+        name(kSyncZone), b_.u16(qtype), b_.u16(qclass);
         qd_ = 1;
     }
     void soa(uint32_t serial, Section in = Section::answer) {
@@ -105,5 +131,26 @@ private:
 std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have,
                                   bool relay = true);
 constexpr std::string_view kOwnOnly = "relay=0";
+
+// What a puller says it holds of an origin ("have=cluster/instance@version/incarnation").
+struct Held {
+    uint64_t version = 0;
+    uint64_t incarnation = 0;
+};
+
+// A peer's request as the serving side reads it (with the wire layer: every offset checked).
+struct SyncRequest {
+    uint16_t id = 0;
+    uint8_t opcode = 0;  // wire::opcode::QUERY or NOTIFY
+    uint16_t qtype = 0, qclass = 0;
+    std::optional<uint32_t> known_serial;  // IXFR: the authority SOA's serial, the generation the puller has
+    std::map<std::string, Held> have;      // the versions it holds: those need no data
+    bool own_only = false;                 // "relay=0": data for the server's own origin only
+};
+// Reads a query or NOTIFY whose one question is `_glbd.`; false for anything else (a response, another
+// name or opcode, a malformed message): then the message is not sync's.
+bool parse_sync_request(const uint8_t* msg, size_t len, SyncRequest& out);
+// The answer to `req` with `rcode` and its question only (REFUSED, NOTAUTH), unsigned.
+std::vector<uint8_t> error_response(const SyncRequest& req, uint8_t rcode);
 
 }  // namespace glbd::sync

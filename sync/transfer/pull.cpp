@@ -121,7 +121,7 @@ std::vector<std::string> Service::Impl::held_versions() {
     for (const auto& [origin, k] : store.known()) {
         std::string v =
             "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
-        if (v.size() > 255) continue;
+        if (v.size() > wire::kMaxCharString) continue;
         if ((bytes += v.size() + 1) > 60000) break;
         have.push_back(std::move(v));
     }
@@ -137,10 +137,10 @@ void Service::Impl::on_data(Exchange* x) {
         x->total += len;
         std::vector<uint8_t> msg(x->in.begin() + 2, x->in.begin() + 2 + static_cast<long>(len));
         x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
-        if (msg.size() < 12) return finish(x, "malformed response");
-        if ((msg[3] & 0xf) != 0) {
-            return finish(
-                x, std::string("peer answered ") + ((msg[3] & 0xf) == 9 ? "NOTAUTH (key mismatch?)" : "an error"));
+        if (msg.size() < wire::kHeaderSize) return finish(x, "malformed response");
+        if (uint8_t rcode = wire::rcode_of(wire::get16(msg.data() + 2)); rcode != wire::rcode::NOERROR) {
+            return finish(x, "peer answered " + wire::rcode_name(rcode) +
+                                 (rcode == wire::rcode::NOTAUTH ? " (key mismatch?)" : ""));
         }
         std::string mac;
         auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0,
@@ -193,7 +193,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
     uint64_t now = now_ms();
     for (auto& r : reports) {
         if (r.has_data) counters.reports_received.fetch_add(1);
-        if (auto why = check_report(r, now); !why.empty()) {
+        if (auto why = check_report(r.state, now); !why.empty()) {
             counters.rejected_reports.fetch_add(1);
             uint64_t left_out = 0;
             if (report_log.allow(x->addr + " " + r.state.origin(), now, &left_out)) {

@@ -22,42 +22,24 @@ Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, s
 
 Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from,
                                        std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
-    if (!networked || len < 12) return Handled::not_ours;
-    uint16_t opcode = (msg[2] >> 3) & 0xf;
-    ldns_pkt* raw = nullptr;
-    if (ldns_wire2pkt(&raw, msg, len) != LDNS_STATUS_OK) return Handled::not_ours;
-    PktPtr req = make_pkt(raw);
-    if (ldns_pkt_qr(req.get()) || ldns_rr_list_rr_count(ldns_pkt_question(req.get())) != 1) return Handled::not_ours;
-    const ldns_rr* q = ldns_rr_list_rr(ldns_pkt_question(req.get()), 0);
-    if (!is_sync_name(ldns_rr_owner(q))) return Handled::not_ours;
-    if (opcode != 0 && opcode != kOpNotify) return Handled::not_ours;
+    SyncRequest req;
+    if (!networked || !parse_sync_request(msg, len, req)) return Handled::not_ours;
+    const bool notify = req.opcode == wire::opcode::NOTIFY;
     std::string peer = from.str();
     std::string req_mac;
     auto key = current_key();
     if (!key) return Handled::not_ours;
     Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
     if (a != Auth::ok) {
-        const char* why = a == Auth::unsigned_ ? "unsigned"
-                          : a == Auth::badkey  ? "unknown key"
-                          : a == Auth::badsig  ? "bad signature"
-                                               : "stale signature";
-        (a == Auth::unsigned_ ? counters.rejected_unsigned
-         : a == Auth::badkey  ? counters.rejected_badkey
-         : a == Auth::badsig  ? counters.rejected_badsig
-                              : counters.rejected_badtime)
-            .fetch_add(1);
-        uint64_t left_out = 0;
-        if (reject_log.allow(peer + " " + why, now_ms(), &left_out)) {
-            spdlog::warn("sync: rejected {} request from {}: {}{}", opcode == kOpNotify ? "NOTIFY" : "transfer", peer,
-                         why, left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
-        }
-        out.push_back(error_response(req.get(), a == Auth::unsigned_ ? LDNS_RCODE_REFUSED : LDNS_RCODE_NOTAUTH));
+        reject(a, notify, peer);
+        out.push_back(error_response(req, a == Auth::unsigned_ ? wire::rcode::REFUSED : wire::rcode::NOTAUTH));
         return Handled::rejected;
     }
-    if (opcode == kOpNotify) {
+    if (notify) {
         counters.notifies_received.fetch_add(1);
-        Message resp(ldns_pkt_id(req.get()), static_cast<uint16_t>(0x8000 | kOpNotify << 11 | 0x0400));
-        resp.question(ldns_rr_get_type(q));
+        Message resp(req.id,
+                     static_cast<uint16_t>(wire::flag::QR | wire::opcode_bits(wire::opcode::NOTIFY) | wire::flag::AA));
+        resp.question(req.qtype);
         out.push_back(resp.finish());
         tsig::sign(out.back(), *key, req_mac, false, static_cast<uint64_t>(std::time(nullptr)));
         {
@@ -65,62 +47,33 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
             pull_now.insert(peer);
         }
         wake_up();
-    } else if (ldns_rr_get_type(q) == LDNS_RR_TYPE_AXFR || ldns_rr_get_type(q) == LDNS_RR_TYPE_IXFR ||
-               ldns_rr_get_type(q) == LDNS_RR_TYPE_SOA) {
+    } else if (req.qtype == wire::type::AXFR || req.qtype == wire::type::IXFR || req.qtype == wire::type::SOA) {
         counters.served.fetch_add(1);
-        // IXFR with the generation the puller already has: heartbeats only.
-        std::optional<uint32_t> known_serial;
-        ldns_rr_list* auth = ldns_pkt_authority(req.get());
-        if (ldns_rr_get_type(q) == LDNS_RR_TYPE_IXFR && ldns_rr_list_rr_count(auth) == 1 &&
-            ldns_rr_get_type(ldns_rr_list_rr(auth, 0)) == LDNS_RR_TYPE_SOA &&
-            ldns_rr_rd_count(ldns_rr_list_rr(auth, 0)) == 7) {
-            known_serial = ldns_rdf2native_int32(ldns_rr_rdf(ldns_rr_list_rr(auth, 0), 2));
-        }
-        // The versions the puller already holds ("have=cluster/instance@version/incarnation"): those need no
-        // data.
-        std::map<std::string, Held> have;
-        bool own_only = false;  // "relay=0": data for our own origin only
-        ldns_rr_list* add = ldns_pkt_additional(req.get());
-        for (size_t i = 0; i < ldns_rr_list_rr_count(add); ++i) {
-            const ldns_rr* rr = ldns_rr_list_rr(add, i);
-            if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_TXT) continue;
-            for (size_t k = 0; k < ldns_rr_rd_count(rr); ++k) {
-                const ldns_rdf* r = ldns_rr_rdf(rr, k);
-                if (ldns_rdf_size(r) < 2) continue;
-                std::string v(reinterpret_cast<const char*>(ldns_rdf_data(r)) + 1, ldns_rdf_data(r)[0]);
-                if (v == kOwnOnly) own_only = true;
-                auto at = v.rfind('@');
-                if (v.rfind("have=", 0) != 0 || at == std::string::npos) continue;
-                char* end = nullptr;
-                Held h{std::strtoull(v.c_str() + at + 1, &end, 10), 0};
-                if (*end == '/') h.incarnation = std::strtoull(end + 1, nullptr, 10);
-                have[v.substr(5, at - 5)] = h;
-            }
-        }
-        more = transfer(key, ldns_pkt_id(req.get()), ldns_rr_get_type(q), req_mac, known_serial, have, own_only);
+        // An IXFR with the generation the puller already has gets heartbeats only (see transfer()).
+        std::optional<uint32_t> known = req.qtype == wire::type::IXFR ? req.known_serial : std::nullopt;
+        more = transfer(key, req.id, req.qtype, req_mac, known, req.have, req.own_only);
     } else {
-        out.push_back(error_response(req.get(), LDNS_RCODE_REFUSED));
+        out.push_back(error_response(req, wire::rcode::REFUSED));
     }
     return Handled::answered;
 }
 
-std::vector<uint8_t> Service::Impl::error_response(const ldns_pkt* req, ldns_pkt_rcode rcode) {
-    auto resp = make_pkt(ldns_pkt_new());
-    ldns_pkt_set_id(resp.get(), ldns_pkt_id(req));
-    ldns_pkt_set_qr(resp.get(), true);
-    ldns_pkt_set_opcode(resp.get(), ldns_pkt_get_opcode(req));
-    ldns_pkt_set_rcode(resp.get(), rcode);
-    ldns_pkt_push_rr(resp.get(), LDNS_SECTION_QUESTION, ldns_rr_clone(ldns_rr_list_rr(ldns_pkt_question(req), 0)));
-    return wire_of(resp.get());
-}
-
-std::vector<uint8_t> Service::Impl::wire_of(const ldns_pkt* p) {
-    uint8_t* w = nullptr;
-    size_t n = 0;
-    std::vector<uint8_t> out;
-    if (ldns_pkt2wire(&w, p, &n) == LDNS_STATUS_OK) out.assign(w, w + n);
-    free(w);
-    return out;
+// A request that failed TSIG: counted by reason and logged (throttled per source and reason).
+void Service::Impl::reject(Auth a, bool notify, const std::string& peer) {
+    const char* why = a == Auth::unsigned_ ? "unsigned"
+                      : a == Auth::badkey  ? "unknown key"
+                      : a == Auth::badsig  ? "bad signature"
+                                           : "stale signature";
+    (a == Auth::unsigned_ ? counters.rejected_unsigned
+     : a == Auth::badkey  ? counters.rejected_badkey
+     : a == Auth::badsig  ? counters.rejected_badsig
+                          : counters.rejected_badtime)
+        .fetch_add(1);
+    uint64_t left_out = 0;
+    if (reject_log.allow(peer + " " + why, now_ms(), &left_out)) {
+        spdlog::warn("sync: rejected {} request from {}: {}{}", notify ? "NOTIFY" : "transfer", peer, why,
+                     left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+    }
 }
 
 namespace {
@@ -132,6 +85,7 @@ namespace {
 // one thing a puller relies on. Holds one message and one origin's records.
 class TransferWriter {
 public:
+    static constexpr uint16_t kAnswerFlags = wire::flag::QR | wire::flag::AA;
     struct Origin {
         std::string name;
         bool data;
@@ -145,7 +99,7 @@ public:
           prior_(std::move(req_mac)),
           generation_(generation),
           origins_(std::move(origins)),
-          msg_(id, 0x8400),
+          msg_(id, kAnswerFlags),
           now_s_(static_cast<uint64_t>(std::time(nullptr))) {
         msg_.question(qtype_);
         msg_.soa(generation_);
@@ -195,7 +149,7 @@ private:
         out = msg_.finish();
         prior_ = tsig::sign(out, *key_, prior_, !first_, now_s_);
         first_ = false;
-        msg_ = Message(id_, 0x8400);
+        msg_ = Message(id_, kAnswerFlags);
     }
 
     Service::Impl& impl_;

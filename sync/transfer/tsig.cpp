@@ -14,8 +14,6 @@
 namespace glbd::tsig {
 namespace {
 
-constexpr uint16_t kTypeTsig = 250;
-constexpr uint16_t kClassAny = 255;
 const std::string kAlgorithm = std::string("\x0bhmac-sha256", 12) + std::string(1, '\0');
 
 std::string hmac(const std::string& key, const std::string& data) {
@@ -33,7 +31,7 @@ void variables(wire::Builder& v, const Key& key, uint64_t time, uint16_t fudge, 
                const std::string& other) {
     if (!timers_only) {
         v.bytes(key.name);
-        v.u16(kClassAny);
+        v.u16(wire::kClassAny);
         v.u32(0);  // TTL
         v.bytes(kAlgorithm);
     }
@@ -73,8 +71,8 @@ std::string sign(std::vector<uint8_t>& msg, const Key& key, const std::string& p
     std::string mac = digest(key, prior_mac, msg.data(), msg.size(), now_s, fudge, timers_only, 0, "");
     wire::Builder rr;
     rr.bytes(key.name);
-    rr.u16(kTypeTsig);
-    rr.u16(kClassAny);
+    rr.u16(wire::type::TSIG);
+    rr.u16(wire::kClassAny);
     rr.u32(0);  // TTL
     size_t rdata = rr.begin_rdata();
     rr.bytes(kAlgorithm);
@@ -106,7 +104,7 @@ Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string&
     }
     size_t last = rr.owner, rdata = rr.rdata, rdlen = rr.rdlen;
     uint16_t type = rr.type;
-    if (type != kTypeTsig) return Status::unsigned_;
+    if (type != wire::type::TSIG) return Status::unsigned_;
     // The key name, uncompressed, must be ours; then algorithm, time, fudge, MAC, original ID, error.
     uint8_t name[wire::kMaxName];
     size_t name_len = 0;

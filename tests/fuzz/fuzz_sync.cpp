@@ -15,7 +15,7 @@
 #include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
-#include "sync/transfer/codec.hpp"  // last: ldns defines a `bool` macro
+#include "sync/transfer/codec.hpp"
 #include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
 
@@ -59,7 +59,7 @@ void merge_and_dump(const std::vector<std::vector<std::string>>& records) {
     // throws on them) and it merges like any report.
     sync::Store checked;
     for (const auto& r : reports) {
-        if (!sync::check_report(r, 5000).empty()) continue;
+        if (!sync::check_report(r.state, 5000).empty()) continue;
         try {
             (void)nlohmann::json(r.state.origin()).dump();
             for (const auto& h : r.state.hosts) {
