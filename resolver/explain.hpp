@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "geo/geo.hpp"
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/snapshot.hpp"
 
 namespace glbd {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "geo/geo.hpp"
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/snapshot.hpp"
 
 namespace glbd {
 

@@ -9,7 +9,7 @@
 
 #include "geo/geo.hpp"
 #include "geo/points.hpp"
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/snapshot.hpp"
 
 namespace glbd::select {
 

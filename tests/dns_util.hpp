@@ -9,6 +9,7 @@
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
 #include "resolver/resolver.hpp"
+#include "resolver/snapshot/builder.hpp"
 
 namespace glbd::test {
 

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "resolver/resolver.hpp"
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/builder.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;

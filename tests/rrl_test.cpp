@@ -2,7 +2,7 @@
 // buckets per kind of response, IPv4 /24 and IPv6 /56 grouping, and the shape of a slipped response.
 #include <gtest/gtest.h>
 
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/snapshot.hpp"
 #include "server/net/rrl.hpp"
 #include "tests/dns_util.hpp"
 

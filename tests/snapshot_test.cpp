@@ -7,7 +7,7 @@
 #include <random>
 #include <set>
 
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/builder.hpp"
 #include "resolver/wire/text.hpp"
 #include "server/app/answer_ids.hpp"
 #include "tests/dns_util.hpp"

@@ -17,7 +17,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/builder.hpp"
 #include "server/app/admin.hpp"
 #include "server/app/answer_ids.hpp"
 #include "server/net/publisher.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "resolver/snapshot.hpp"
+#include "resolver/snapshot/snapshot.hpp"
 #include "resolver/base/mutex.hpp"
 
 namespace glbd {

@@ -1,0 +1,280 @@
+#include "resolver/snapshot/builder.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <exception>
+#include <thread>
+
+#include "resolver/snapshot/host.hpp"
+
+namespace glbd {
+namespace {
+
+// A zone's index for `config`: its origins, this cluster's id and the nearest fallback, what every host's
+// plan depends on besides its entries.
+std::string config_key(const conf::Config& config) {
+    std::string key = config.cluster.id + (config.geoip.nearest ? "/n" : "/-");
+    for (const auto& z : config.zones) key += "|" + z.origin;
+    return key;
+}
+
+// The CPUs this process may run on (its affinity: a glbd pinned to one CPU builds on one thread).
+size_t usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+    return std::thread::hardware_concurrency();
+}
+
+}  // namespace
+
+void SnapshotBuilder::Places::build(const std::vector<HostEntry>& hosts) {
+    hosts_ = &hosts;
+    size_t size = 16;
+    while (size < hosts.size() * 3 / 2) size *= 2;  // at most two-thirds full: 8 bytes a slot, one cluster's
+    slots_.assign(size, Slot{});
+    mask_ = size - 1;
+    for (size_t p = 0; p < hosts.size(); ++p) {
+        NameKey name(hosts[p].host);
+        size_t i = name.hash & mask_;
+        auto check = static_cast<uint32_t>(name.hash >> 32);
+        for (; slots_[i].place != kNone; i = (i + 1) & mask_) {
+            if (slots_[i].check == check && hosts[slots_[i].place].host == name.name) break;  // given twice
+        }
+        if (slots_[i].place == kNone) slots_[i] = Slot{check, static_cast<uint32_t>(p)};
+    }
+}
+
+uint32_t SnapshotBuilder::Places::find(const std::vector<HostEntry>& hosts, const NameKey& name) const {
+    if (slots_.empty()) return kNone;
+    for (size_t i = name.hash & mask_;; i = (i + 1) & mask_) {
+        const Slot& s = slots_[i];
+        if (s.place == kNone) return kNone;
+        if (s.check == static_cast<uint32_t>(name.hash >> 32) && hosts[s.place].host == name.name) return s.place;
+    }
+}
+
+void SnapshotBuilder::reset() { full_reset("", false); }
+
+void SnapshotBuilder::full_reset(const std::string& key, bool counted) {
+    clusters_.clear();
+    hosts_.clear();
+    host_at_.clear();
+    config_key_ = key;
+    labels_ = std::make_shared<Labels>();  // what no host holds any more goes with the hosts
+    counted_ = counted;
+}
+
+std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, const SharedView& view,
+                                                 std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                                 const CounterIds& counter_ids) {
+    auto s = std::make_shared<Snapshot>();
+    s->serial = serial;
+    s->geo = std::move(geo);
+    s->udp_payload = config.listen.udp_payload;
+    for (const auto& cz : config.zones) s->zones.push_back(build_zone(cz, serial));
+    begin(config, static_cast<bool>(counter_ids));
+    try {
+        Clusters next;
+        std::vector<NameKey> names = in_list_order(touched_by(view, next), next);
+        build_hosts(config, *s, next, names, counter_ids);
+        clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
+    } catch (...) {
+        full_reset("", false);  // part done: the next build starts over
+        throw;
+    }
+    finish(*s);
+    return s;
+}
+
+// A full build when the config's key or the counting changed (or nothing was built yet), else incremental.
+void SnapshotBuilder::begin(const conf::Config& config, bool counted) {
+    std::string key = config_key(config);
+    last_ = Stats{};
+    last_.full = key != config_key_ || counted != counted_ || clusters_.empty();
+    if (last_.full) full_reset(key, counted);
+}
+
+// Which host names a change touches: every name of a cluster that came, went, or changed its liveness or
+// location; else the names whose entry differs. `next` receives every cluster of `view` with its places.
+SnapshotBuilder::Touched SnapshotBuilder::touched_by(const SharedView& view, Clusters& next) {
+    Touched touched;
+    auto touch_all = [&](const Cluster& c) {
+        c.places.each([&](const NameKey& name, uint32_t) { touched.insert(name); });
+    };
+    for (const auto& cv : view) {
+        auto old = clusters_.find(cv->id);
+        if (old != clusters_.end() && old->second.view == cv) {  // the same object: nothing under it changed
+            next.emplace(cv->id, std::move(old->second));
+            clusters_.erase(old);
+            continue;
+        }
+        Cluster c{cv, {}};
+        if (last_.full || old == clusters_.end() || old->second.view->alive != cv->alive ||
+            old->second.view->location != cv->location) {
+            c.places.build(cv->hosts);
+            touch_all(c);
+            if (old != clusters_.end()) touch_all(old->second);
+        } else {
+            compare(old->second, c, touched);
+        }
+        next.emplace(cv->id, std::move(c));
+    }
+    for (const auto& [id, gone] : clusters_) {  // clusters no longer in the view (the rest changed: done)
+        if (!next.count(id)) touch_all(gone);
+    }
+    return touched;
+}
+
+// One cluster's hosts before (`was`) and now (`now`, whose places are set here): the names whose entry
+// differs, came or went.
+void SnapshotBuilder::compare(Cluster& was_cluster, Cluster& now_cluster, Touched& touched) {
+    const std::vector<HostEntry>& was = was_cluster.view->hosts;
+    const std::vector<HostEntry>& now = now_cluster.view->hosts;
+    bool one_list = was_cluster.view->hosts.same_list(now_cluster.view->hosts);  // nothing under it changed
+    bool same_places = was.size() == now.size();
+    for (size_t i = 0; !one_list && same_places && i < now.size(); ++i) same_places = was[i].host == now[i].host;
+    if (one_list || same_places) {  // the same names in the same places: compare place by place
+        now_cluster.places = std::move(was_cluster.places);
+        now_cluster.places.rebase(now);
+        for (size_t i = 0; !one_list && i < now.size(); ++i) {
+            if (!(was[i] == now[i])) touched.insert(NameKey(now[i].host));
+        }
+        return;
+    }
+    now_cluster.places.build(now);
+    const Places& before = was_cluster.places;
+    now_cluster.places.each([&](const NameKey& name, uint32_t p) {
+        uint32_t q = before.find(was, name);
+        if (q == Places::kNone || !(was[q] == now[p])) touched.insert(name);
+    });
+    before.each([&](const NameKey& name, uint32_t) {
+        if (now_cluster.places.find(now, name) == Places::kNone) touched.insert(name);
+    });
+}
+
+// Many hosts are built in the order of the largest cluster's list, the rest after: each cluster's entries are
+// then read front to back wherever the clusters list their hosts in the same order (as a state file, a
+// transfer or the same DNSPolicy gives them), not one cache miss after another.
+std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::in_list_order(Touched touched, const Clusters& next) {
+    std::vector<NameKey> names;
+    names.reserve(touched.size());
+    if (touched.size() >= kInOrderFrom && !next.empty()) {
+        const ClusterView* largest = nullptr;
+        for (const auto& [id, c] : next) {
+            if (!largest || c.view->hosts.size() > largest->hosts.size()) largest = c.view.get();
+        }
+        for (const HostEntry& he : largest->hosts) {
+            if (NameKey k(he.host); touched.erase(k)) names.push_back(k);
+        }
+    }
+    names.insert(names.end(), touched.begin(), touched.end());
+    return names;
+}
+
+// Each of `names` built again from its entries in every cluster of `next` (or gone from `hosts_` when no
+// cluster names it any more). Many (a full build) are shared out among threads: each builds its share into
+// its places in `built`, and the blocks are applied in order, so the result is the same as with one thread.
+void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s, const Clusters& next,
+                                  const std::vector<NameKey>& names, const CounterIds& counter_ids) {
+    SharedIds ids(counter_ids);
+    auto build_range = [&](size_t from, size_t to, auto&& done) {
+        HostWriter writer(*labels_);
+        Contributions contributions;
+        for (size_t i = from; i < to; ++i) {
+            contributions_of(next, names[i], contributions);
+            std::string name(names[i].name);
+            std::shared_ptr<const HostBlock> b;
+            if (!contributions.empty()) b = writer.build(config, s, name, contributions, ids, labels_);
+            done(i, std::move(name), std::move(b));
+        }
+    };
+    size_t threads = names.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
+    if (threads == 1) {
+        build_range(0, names.size(), [&](size_t, std::string name, auto b) { apply(std::move(name), std::move(b)); });
+        return;
+    }
+    std::vector<std::shared_ptr<const HostBlock>> built(names.size());
+    auto keep = [&](size_t i, std::string, std::shared_ptr<const HostBlock> b) { built[i] = std::move(b); };
+    std::vector<std::thread> helpers;
+    std::vector<std::exception_ptr> failed(threads);
+    for (size_t t = 1; t < threads; ++t) {
+        helpers.emplace_back([&, t] {
+            try {
+                build_range(names.size() * t / threads, names.size() * (t + 1) / threads, keep);
+            } catch (...) {
+                failed[t] = std::current_exception();
+            }
+        });
+    }
+    try {
+        build_range(0, names.size() / threads, keep);
+    } catch (...) {
+        failed[0] = std::current_exception();
+    }
+    for (auto& h : helpers) h.join();
+    for (const auto& f : failed) {
+        if (f) std::rethrow_exception(f);
+    }
+    for (size_t n = 0; n < names.size(); ++n) apply(std::string(names[n].name), std::move(built[n]));
+}
+
+// Each host's entry in every cluster that names it, in cluster order. In list order (see in_list_order) the
+// next hosts' entries are read next: they are asked for now.
+void SnapshotBuilder::contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out) {
+    out.clear();
+    for (const auto& [id, c] : clusters) {
+        if (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone) {
+            const std::vector<HostEntry>& hosts = c.view->hosts;
+            out.emplace_back(c.view.get(), &hosts[p]);
+            if (p + 4 < hosts.size()) __builtin_prefetch(&hosts[p + 4]);
+            if (p + 2 < hosts.size()) {
+                __builtin_prefetch(hosts[p + 2].endpoints.data());
+                __builtin_prefetch(hosts[p + 2].host.data());
+            }
+        }
+    }
+}
+
+// A host built again goes into `hosts_` in its place (or at the end); one no cluster names any more goes.
+void SnapshotBuilder::apply(std::string name, std::shared_ptr<const HostBlock> b) {
+    ++last_.built;
+    auto at = host_at_.find(name);
+    if (b && at != host_at_.end()) {
+        hosts_[at->second] = std::move(b);
+    } else if (b) {
+        host_at_.emplace(std::move(name), hosts_.size());
+        hosts_.push_back(std::move(b));
+    } else if (at != host_at_.end()) {  // gone: the last host takes its place
+        size_t i = at->second;
+        host_at_.erase(at);
+        if (i + 1 != hosts_.size()) {
+            hosts_[i] = std::move(hosts_.back());
+            host_at_[hosts_[i]->key] = i;
+        }
+        hosts_.pop_back();
+    }
+}
+
+// The snapshot's host list and, per zone, its name index over the zone's names and hosts.
+void SnapshotBuilder::finish(Snapshot& s) {
+    s.hosts = hosts_;
+    std::vector<std::vector<std::pair<const HostBlock*, int>>> by_zone(s.zones.size());
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+        const HostBlock& b = *hosts_[i];
+        s.counters = std::max(s.counters, b.counters);
+        by_zone[b.zone].emplace_back(&b, static_cast<int>(i));
+    }
+    for (size_t z = 0; z < s.zones.size(); ++z) s.zones[z].freeze(by_zone[z]);
+    last_.hosts = s.hosts.size();
+}
+
+std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+                                         std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                         const CounterIds& counter_ids) {
+    SnapshotBuilder b;
+    return b.build(config, share(view), std::move(geo), serial, counter_ids);
+}
+
+}  // namespace glbd

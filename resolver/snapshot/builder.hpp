@@ -1,0 +1,127 @@
+// resolver/snapshot/builder — the next snapshot from the config and the global view, each from the one
+// before: only the hosts a change touches are built again (host.hpp), on several threads when there are
+// many; the rest are shared. Control thread only.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "geo/geo.hpp"
+#include "resolver/global_view.hpp"
+#include "resolver/snapshot/host.hpp"
+#include "resolver/snapshot/snapshot.hpp"
+
+namespace glbd {
+
+// Builds snapshots one after another, each from the one before: a host is built again only when a change
+// touches it (its entry in some cluster changed, appeared or went; its cluster's liveness or location
+// changed), every other host's block is shared with the previous snapshot. What decides which clusters
+// changed is the SharedView: a cluster that is the same object as in the last build did not change. A
+// different config (zones, this cluster's id, the nearest fallback) or counting where the last did not
+// builds everything. The result is the same as a first build from the same view (tests/snapshot_test).
+// Control thread only; not thread-safe. A build of kParallelFrom hosts or more (a first build, a reload)
+// shares them out among up to kMaxThreads threads (the calling one and helpers it joins before returning).
+class SnapshotBuilder {
+public:
+    static constexpr size_t kParallelFrom = 2048;
+    static constexpr size_t kInOrderFrom = 256;  // hosts built in the clusters' list order (see build())
+    static constexpr size_t kMaxThreads = 4;
+    // At most `threads` threads (and no more than the CPUs the process may run on) build one snapshot.
+    explicit SnapshotBuilder(size_t threads = kMaxThreads) : threads_(std::max<size_t>(threads, 1)) {}
+    // Throws std::runtime_error on data that cannot be served (then the next build is a full one).
+    std::shared_ptr<Snapshot> build(const conf::Config& config, const SharedView& view,
+                                    std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                    const CounterIds& counter_ids = {});
+    // Forgets everything: the next build is a full one.
+    void reset();
+    // What the last build did.
+    struct Stats {
+        bool full = false;
+        size_t hosts = 0;  // hosts in the snapshot
+        size_t built = 0;  // hosts built (the rest shared)
+    };
+    [[nodiscard]] const Stats& last() const { return last_; }
+
+    // A host name with its hash, computed once: a build looks each name up in every cluster.
+    struct NameKey {
+        std::string_view name;
+        size_t hash;
+        explicit NameKey(std::string_view n) : name(n), hash(std::hash<std::string_view>{}(n)) {}
+        NameKey(std::string_view n, size_t h) : name(n), hash(h) {}
+        bool operator==(const NameKey& o) const { return name == o.name; }
+        struct Hash {
+            size_t operator()(const NameKey& k) const noexcept { return k.hash; }
+        };
+    };
+
+private:
+    // A cluster's host names -> their places in its view's hosts (the first, for a name given twice):
+    // open addressing over (hash, place), the names read from the view itself, so a view with the same
+    // names in the same places (the common change) keeps the table as it is.
+    class Places {
+    public:
+        static constexpr uint32_t kNone = UINT32_MAX;
+        void build(const std::vector<HostEntry>& hosts);
+        [[nodiscard]] uint32_t find(const std::vector<HostEntry>& hosts, const NameKey& name) const;
+        template <class F>
+        void each(F&& f) const {  // f(name, place) for each distinct name, the hosts the table was built over
+            for (const auto& s : slots_) {
+                if (s.place != kNone) f(NameKey((*hosts_)[s.place].host), s.place);
+            }
+        }
+        // The table stays right for another vector with the same names in the same places.
+        void rebase(const std::vector<HostEntry>& hosts) { hosts_ = &hosts; }
+
+    private:
+        const std::vector<HostEntry>* hosts_ = nullptr;
+        struct Slot {
+            uint32_t check = 0;  // the hash's high half (its low bits chose the slot)
+            uint32_t place = kNone;
+        };
+        std::vector<Slot> slots_;
+        size_t mask_ = 0;
+    };
+    struct Cluster {
+        std::shared_ptr<const ClusterView> view;
+        Places places;
+    };
+    using Clusters = std::map<std::string, Cluster, std::less<>>;  // by id: the cluster order
+    using Touched = std::unordered_set<NameKey, NameKey::Hash>;
+    // The steps of build(), in order.
+    void begin(const conf::Config& config, bool counted);
+    Touched touched_by(const SharedView& view, Clusters& next);
+    void compare(Cluster& was, Cluster& now, Touched& touched);
+    std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
+    void build_hosts(const conf::Config& config, const Snapshot& s, const Clusters& next,
+                     const std::vector<NameKey>& names, const CounterIds& counter_ids);
+    static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out);
+    void apply(std::string name, std::shared_ptr<const HostBlock> b);
+    void finish(Snapshot& s);
+    void full_reset(const std::string& key, bool counted);
+
+    Clusters clusters_;
+    // The hosts in our zones (the next snapshot's Snapshot::hosts) and where each is in it.
+    std::vector<std::shared_ptr<const HostBlock>> hosts_;
+    std::unordered_map<std::string, size_t> host_at_;
+    std::string config_key_;
+    std::shared_ptr<Labels> labels_ = std::make_shared<Labels>();  // the entries' cluster ids and geo codes
+    bool counted_ = false;
+    Stats last_;
+    size_t threads_;
+};
+
+// One snapshot from a view, built whole; `counter_ids`, when given, numbers the answer counters (else
+// none are counted). Throws std::runtime_error on data that cannot be served.
+std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+                                         std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
+                                         const CounterIds& counter_ids = {});
+
+}  // namespace glbd

@@ -1,0 +1,338 @@
+#include "resolver/snapshot/host.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <optional>
+#include <type_traits>
+
+#include "geo/points.hpp"
+#include "resolver/wire/text.hpp"
+#include "resolver/wire/wire.hpp"
+
+namespace glbd {
+
+// An entry's (or a simple host's union of) endpoints while its plan is written.
+struct Endpoints {
+    struct Address {
+        std::array<uint8_t, 16> bytes{};
+        bool healthy = true;
+    };
+    std::vector<Address> v4, v6;
+    uint16_t healthy4 = 0, healthy6 = 0;
+    std::string cname[2];  // the first hostname endpoint (healthy / any), wire form; empty when none
+
+    // Empty again, keeping what it allocated (one Endpoints serves entry after entry while a build runs).
+    void reset() {
+        v4.clear(), v6.clear();
+        healthy4 = healthy6 = 0;
+        cname[0].clear(), cname[1].clear();
+    }
+    [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
+    [[nodiscard]] bool has(uint16_t qtype, int mode) const {
+        bool has4 = mode == 0 ? healthy4 > 0 : !v4.empty();
+        bool has6 = mode == 0 ? healthy6 > 0 : !v6.empty();
+        bool cn = !cname[mode].empty();
+        switch (qtype) {
+            case wire::type::A: return has4 || cn;
+            case wire::type::AAAA: return has6 || cn;
+            default: return has4 || has6 || cn;
+        }
+    }
+
+    // Adds an endpoint; an address already there becomes healthy if this one is.
+    void add(const EndpointState& ep, bool alive) {
+        bool healthy = alive && ep.healthy;
+        if (geo::Address ip; geo::Address::parse(ep.target, ip)) {
+            bool is4 = ip.family == 4;
+            auto& list = is4 ? v4 : v6;
+            auto& count = is4 ? healthy4 : healthy6;
+            for (auto& x : list) {
+                if (x.bytes == ip.bytes) {
+                    if (healthy && !x.healthy) x.healthy = true, ++count;
+                    return;
+                }
+            }
+            list.push_back(Address{ip.bytes, healthy});
+            if (healthy) ++count;
+            return;
+        }
+        if (auto w = wire::name_to_wire(ep.target)) {
+            if (cname[1].empty()) cname[1] = *w;
+            if (healthy && cname[0].empty()) cname[0] = *w;
+        }
+    }
+};
+
+namespace {
+
+// Appends one plan to the end of `out` (where every plan of the snapshot is written, one after another),
+// starting 8-byte aligned; each piece at its own alignment; offsets are from the plan's start.
+class PlanWriter {
+public:
+    explicit PlanWriter(std::string& out) : out_(out) {
+        out_.resize((out_.size() + 7) / 8 * 8, '\0');
+        base_ = out_.size();
+    }
+    template <class T>
+    uint32_t put(const T& v) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        uint32_t at = align(alignof(T));
+        out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+        return at;
+    }
+    template <class T>
+    void set(uint32_t at, const T& v) {
+        std::memcpy(out_.data() + base_ + at, &v, sizeof v);
+    }
+    uint32_t bytes(const void* p, size_t n) {
+        auto at = static_cast<uint32_t>(out_.size() - base_);
+        out_.append(static_cast<const char*>(p), n);
+        return at;
+    }
+    uint32_t align(size_t a) {
+        out_.resize(base_ + (out_.size() - base_ + a - 1) / a * a, '\0');
+        return static_cast<uint32_t>(out_.size() - base_);
+    }
+    void rewind(uint32_t at) { out_.resize(base_ + at); }
+    [[nodiscard]] uint32_t size() const { return static_cast<uint32_t>(out_.size() - base_); }
+    [[nodiscard]] bool same(uint32_t a, uint32_t b, uint32_t len) const {
+        return std::memcmp(out_.data() + base_ + a, out_.data() + base_ + b, len) == 0;
+    }
+    // Where the plan is in `out`.
+    [[nodiscard]] std::pair<size_t, size_t> span() const { return {base_, out_.size() - base_}; }
+
+private:
+    std::string& out_;
+    size_t base_ = 0;
+};
+
+uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
+    plan::Answers a;
+    uint32_t at = w.put(a);
+    bool all_healthy = e.healthy4 == e.v4.size() && e.healthy6 == e.v6.size() && e.cname[0] == e.cname[1];
+    for (int mode = 0; mode < 2; ++mode) {  // addresses are copied out byte by byte: no alignment
+        if (mode == 1 && all_healthy) {     // every one is the healthy ones: the same bytes
+            a.n4[1] = a.n4[0], a.n6[1] = a.n6[0], a.cname[1] = a.cname[0];
+            break;
+        }
+        if (mode == 1) a.every = w.size();
+        for (const auto& x : e.v4) {
+            if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 4), ++a.n4[mode];
+        }
+        for (const auto& x : e.v6) {
+            if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 16), ++a.n6[mode];
+        }
+        if (!e.cname[mode].empty()) {
+            auto len = static_cast<uint8_t>(e.cname[mode].size());
+            a.cname[mode] = 1;
+            w.bytes(&len, 1);
+            w.bytes(e.cname[mode].data(), len);
+        }
+    }
+    w.set(at, a);
+    return at;
+}
+
+struct GroupDraft {
+    std::string geo;  // "" for the default and all groups
+    std::vector<uint16_t> entries;
+    std::optional<conf::Coordinates> location;  // a geo group's point when a cluster of it declares one
+};
+
+// The plan of a load-balanced host (see plan:: for the layout).
+void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, const std::vector<GroupDraft>& geo_groups,
+             const GroupDraft& default_group, const GroupDraft& all, bool geo_dependent, bool nearest) {
+    plan::Head head;
+    head.ttl = h.ttl;
+    head.simple = 0;
+    head.geo_dependent = geo_dependent ? 1 : 0;
+    head.geo_groups = static_cast<uint16_t>(geo_groups.size());
+    head.has_default = default_group.entries.empty() ? 0 : 1;
+    head.nearest = nearest ? 1 : 0;
+    w.put(head);
+    std::vector<const GroupDraft*> drafts;
+    for (const auto& g : geo_groups) drafts.push_back(&g);
+    if (head.has_default) drafts.push_back(&default_group);
+    drafts.push_back(&all);
+    std::vector<uint32_t> group_at;
+    for (size_t i = 0; i < drafts.size(); ++i) group_at.push_back(w.put(plan::Group{}));
+    std::vector<uint32_t> answers_at(h.entries.size(), 0);
+    for (size_t gi = 0; gi < drafts.size(); ++gi) {
+        const GroupDraft& d = *drafts[gi];
+        plan::Group g;
+        g.entries = static_cast<uint16_t>(d.entries.size());
+        g.usable = std::any_of(d.entries.begin(), d.entries.end(), [&](uint16_t i) { return h.entries[i].usable; });
+        if (!d.geo.empty()) {
+            g.code = geo::code_key(d.geo);
+            g.len = static_cast<uint16_t>(d.geo.size());
+            if (d.geo.size() == 6 && d.geo.compare(0, 4, "GEO-") == 0)
+                g.continent = static_cast<uint16_t>(geo::code_key(d.geo.substr(4)));
+            if (d.geo.size() > 8) g.long_code = w.bytes(d.geo.data(), d.geo.size());
+            geo::Point p;
+            if (nearest && d.location) {
+                g.has_point = 1, g.lat = d.location->lat, g.lon = d.location->lon;
+            } else if (nearest && geo::point_of(d.geo, p)) {
+                g.has_point = 1, g.lat = p.lat, g.lon = p.lon;
+            }
+        }
+        for (uint16_t i : d.entries) {
+            if (answers_at[i] == 0) answers_at[i] = put_answers(w, eps[i]);
+        }
+        std::vector<std::pair<uint32_t, uint32_t>> written;  // this group's picks so far: where, how long
+        for (int qt = 0; qt < 2; ++qt) {
+            uint16_t qtype = qt == 0 ? wire::type::A : wire::type::AAAA;
+            for (int mode = 0; mode < 2; ++mode) {
+                plan::Pick pick;
+                uint32_t at = w.put(pick);
+                for (uint16_t i : d.entries) {
+                    const Entry& e = h.entries[i];
+                    if ((mode == 0 && !e.usable) || !eps[i].has(qtype, mode)) continue;
+                    pick.total += e.weight;
+                    ++pick.count;
+                    w.put(plan::Choice{pick.total, answers_at[i], e.counter, i, 0});
+                }
+                if (pick.count == 0) {  // nothing can answer: no pick
+                    w.rewind(at);
+                    continue;
+                }
+                w.set(at, pick);
+                // The same pick as one before (every entry healthy, or both families everywhere): that one.
+                uint32_t len = w.size() - at;
+                auto same = std::find_if(written.begin(), written.end(),
+                                         [&](const auto& p) { return p.second == len && w.same(p.first, at, len); });
+                if (same != written.end()) {
+                    w.rewind(at);
+                    g.pick[qt][mode] = same->first;
+                } else {
+                    written.emplace_back(at, len);
+                    g.pick[qt][mode] = at;
+                }
+            }
+        }
+        w.set(group_at[gi], g);
+    }
+    w.set(0, head);
+}
+
+Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluster, const HostEntry& he,
+                  Endpoints& eps) {
+    Entry e;
+    e.cluster = labels.get(2 * position, cluster.id);
+    e.load_balanced = he.load_balancing.has_value();
+    if (he.load_balancing) {
+        e.geo = labels.get(2 * position + 1, he.load_balancing->geo);
+        e.weight = he.load_balancing->weight;
+        e.default_geo = he.load_balancing->default_geo;
+    }
+    for (const auto& ep : he.endpoints) eps.add(ep, true);
+    e.usable = cluster.alive && eps.any_healthy();
+    return e;
+}
+
+// Writes the plan of a host whose entries (and, for a load-balanced one, their counters) are set.
+void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, bool nearest,
+               const Contributions& contributions) {
+    if (h.simple) {
+        Endpoints all;
+        for (const auto& [cluster, he] : contributions) {
+            for (const auto& ep : he->endpoints) all.add(ep, cluster->alive);
+        }
+        plan::Head head;
+        head.ttl = h.ttl;
+        head.counter = h.counter;
+        w.put(head);
+        head.answers = put_answers(w, all);
+        w.set(0, head);
+        return;
+    }
+    std::vector<std::pair<uint32_t, bool>> shapes;  // distinct (geo, defaultGeo)
+    std::vector<GroupDraft> geo_groups;
+    GroupDraft default_group, all;
+    for (size_t i = 0; i < h.entries.size(); ++i) {
+        const Entry& e = h.entries[i];
+        auto idx = static_cast<uint16_t>(i);
+        if (std::none_of(shapes.begin(), shapes.end(),
+                         [&](const auto& s) { return s.first == e.geo && s.second == e.default_geo; })) {
+            shapes.emplace_back(e.geo, e.default_geo);  // one Labels: equal numbers, equal strings
+        }
+        all.entries.push_back(idx);
+        if (e.default_geo) default_group.entries.push_back(idx);
+        if (e.geo == 0) continue;
+        const std::string& geo = h.geo(e);
+        auto g = std::find_if(geo_groups.begin(), geo_groups.end(), [&](const GroupDraft& x) { return x.geo == geo; });
+        if (g == geo_groups.end()) g = geo_groups.insert(geo_groups.end(), GroupDraft{geo, {}, std::nullopt});
+        g->entries.push_back(idx);
+    }
+    // A geo group's point: the cluster.location of its first usable entry's cluster that declares one (cluster
+    // order, the same on every server), else of any of its entries' clusters, else the geo code's own point.
+    for (auto& g : geo_groups) {
+        for (bool usable_only : {true, false}) {
+            for (uint16_t i : g.entries) {
+                const auto& where = contributions[i].first->location;
+                if (!g.location && where && (h.entries[i].usable || !usable_only)) g.location = where;
+            }
+        }
+    }
+    lb_plan(w, h, eps, geo_groups, default_group, all, shapes.size() > 1, nearest);
+}
+
+}  // namespace
+
+HostWriter::HostWriter(Labels& labels) : cache_(labels) {}
+HostWriter::~HostWriter() = default;
+HostWriter::HostWriter(HostWriter&&) noexcept = default;
+
+std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, const Snapshot& s,
+                                                   const std::string& name, const Contributions& contributions,
+                                                   SharedIds& counter_ids, const std::shared_ptr<Labels>& labels) {
+    auto w = wire::name_to_wire(name);
+    if (!w) return nullptr;
+    const Zone* zone = s.find_zone(*w);
+    if (!zone) return nullptr;
+    auto b = std::make_shared<HostBlock>();
+    Host& h = b->host;
+    b->labels = labels;
+    h.labels = labels.get();
+    h.name = std::move(*w);
+    h.ttl = contributions.front().second->ttl;
+    if (eps_.size() < contributions.size()) eps_.resize(contributions.size());  // entries past ours are left unread
+    h.entries.reserve(contributions.size());
+    for (const auto& [cluster, he] : contributions) {
+        if (cluster->id == config.cluster.id) h.ttl = he->ttl;
+        Endpoints& e = eps_[h.entries.size()];
+        e.reset();
+        h.entries.push_back(build_entry(cache_, h.entries.size(), *cluster, *he, e));
+    }
+    h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
+    if (counter_ids) {
+        std::string shown = wire::wire_to_name(h.name);
+        counter_ids.with([&](const CounterIds& number) {
+            if (h.simple) {
+                h.counter = number(shown, "all");
+            } else {
+                for (auto& e : h.entries) e.counter = number(shown, h.cluster(e));
+            }
+        });
+    }
+    plan_bytes_.clear();
+    PlanWriter plan(plan_bytes_);
+    host_plan(plan, h, eps_, config.geoip.nearest, contributions);
+    b->key = name;
+    b->hash = wire::name_hash(h.name);
+    b->name_len = static_cast<uint8_t>(h.name.size());
+    b->below = static_cast<uint8_t>(wire::label_count(h.name) - zone->labels);
+    if (h.counter != kNoCounter) b->counters = h.counter + 1;
+    for (const auto& e : h.entries) {
+        if (e.counter != kNoCounter) b->counters = std::max(b->counters, e.counter + 1);
+    }
+    b->zone = static_cast<size_t>(zone - s.zones.data());
+    b->plan_at = static_cast<uint32_t>((h.name.size() + 7) / 8 * 8);
+    b->plan_len = static_cast<uint32_t>(plan_bytes_.size());
+    b->bytes = std::make_unique<uint64_t[]>((b->plan_at + plan_bytes_.size() + 7) / 8);  // zeroed
+    std::memcpy(b->bytes.get(), h.name.data(), h.name.size());
+    std::memcpy(reinterpret_cast<char*>(b->bytes.get()) + b->plan_at, plan_bytes_.data(), plan_bytes_.size());
+    return b;
+}
+
+}  // namespace glbd

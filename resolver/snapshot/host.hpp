@@ -1,0 +1,80 @@
+// resolver/snapshot/host — one host built: its entries from every cluster that names it, and its name
+// followed by its answer plan (plan.hpp) in one block, a HostBlock. A building thread keeps its buffers and
+// label numbers from one host to the next in a HostWriter; several threads may build hosts at once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "conf/config.hpp"
+#include "resolver/base/mutex.hpp"
+#include "resolver/global_view.hpp"
+#include "resolver/snapshot/snapshot.hpp"
+
+namespace glbd {
+
+// The entries of one host in every cluster that names it, in cluster order.
+using Contributions = std::vector<std::pair<const ClusterView*, const HostEntry*>>;
+
+// The answer counter ids, asked for by every building thread: the numbering (CounterIds: the daemon's
+// AnswerIds hands out ids as it goes and is not thread-safe) is reachable only under the lock, taken once
+// per host.
+class SharedIds {
+public:
+    explicit SharedIds(const CounterIds& ids) : ids_(ids) {}
+    explicit operator bool() const { return static_cast<bool>(ids_); }
+    template <class F>
+    void with(F&& f) GLBD_EXCLUDES(mu_) {
+        MutexLock lock(mu_);
+        f(ids_);
+    }
+
+private:
+    Mutex mu_;
+    const CounterIds& ids_ GLBD_GUARDED_BY(mu_);
+};
+
+// A building thread's labels last used at each entry position: most hosts of a cluster have its entry at
+// the same position with the same geo, so the shared Labels (and their lock) are asked only on a change.
+class LabelCache {
+public:
+    explicit LabelCache(Labels& labels) : labels_(labels) {}
+    uint32_t get(size_t slot, std::string_view s) {
+        if (s.empty()) return 0;
+        if (slot >= recent_.size()) recent_.resize(slot + 1, 0);
+        uint32_t& r = recent_[slot];
+        if (r == 0 || labels_.at(r) != s) r = labels_.get(s);
+        return r;
+    }
+
+private:
+    Labels& labels_;
+    std::vector<uint32_t> recent_;
+};
+
+struct Endpoints;  // host.cpp: an entry's endpoints while its plan is written
+
+// One building thread's scratch: its label cache, endpoint lists and plan buffer, reused host after host.
+class HostWriter {
+public:
+    explicit HostWriter(Labels& labels);
+    ~HostWriter();
+    HostWriter(HostWriter&&) noexcept;
+    HostWriter(const HostWriter&) = delete;
+    HostWriter& operator=(const HostWriter&) = delete;
+
+    // The host `name` (as the view spells it) from its contributions, numbering its entries' strings in
+    // `labels` (which the block keeps); null when the name is in none of `snap`'s zones.
+    std::shared_ptr<const HostBlock> build(const conf::Config& config, const Snapshot& snap, const std::string& name,
+                                           const Contributions& contributions, SharedIds& counter_ids,
+                                           const std::shared_ptr<Labels>& labels);
+
+private:
+    LabelCache cache_;
+    std::vector<Endpoints> eps_;
+    std::string plan_bytes_;
+};
+
+}  // namespace glbd
