@@ -1,4 +1,4 @@
-// resolver/select — the load-balanced choice within a host's plan (plan:: in snapshot.hpp), as pure
+// resolver/select — the load-balanced choice within a host's plan (plan:: in snapshot/plan.hpp), as pure
 // functions: which group answers a client, and the weighted draw within it. Header-only so that answer()
 // inlines them; nothing here allocates, locks or throws.
 #pragma once
@@ -61,7 +61,7 @@ struct Trace {
     bool located = false;
 };
 
-// The group of a host's plan that answers a client (product.md's answer semantics): its country or custom
+// The group of a host's plan that answers a client (docs/answers.md): its country or custom
 // code, then its continent, then (geoip.fallback: nearest) the nearest usable geo group, then the default
 // geo, then every entry; the first with an entry, and of those
 // the first usable one (health fallback); none usable is fail-open, answered from the first. `locate` is

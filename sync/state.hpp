@@ -80,7 +80,7 @@ public:
     // Forgets every origin but our own not heard from since `now_ms - forget_after_ms`; returns them.
     std::vector<std::string> forget(uint64_t now_ms, uint64_t forget_after_ms);
     [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;
-    // The merged global view at `now_ms` (see product.md: replicas, liveness, overrides applied).
+    // The merged global view at `now_ms` (docs/answers.md: replicas, liveness, overrides applied).
     [[nodiscard]] GlobalView view(uint64_t now_ms, uint64_t dead_after_ms) const;
     // The same, shared: a cluster whose instances' data, liveness and overrides did not change since the
     // last call is the same object as then (computed again only when one of them changed).

@@ -1,4 +1,4 @@
-// Load-balanced answers: product.md "Answer semantics" steps 1-8, simple hosts, ECS, weights.
+// Load-balanced answers: docs/answers.md steps 1-8, simple hosts, ECS, weights.
 #include <gtest/gtest.h>
 
 #include <cmath>

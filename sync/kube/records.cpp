@@ -167,7 +167,7 @@ std::string map_load_balanced(const std::string& host, const std::string& klb, c
                 if (std::string err = resolve_target(t, klb, eps, h.endpoints, h.ttl); !err.empty()) return err;
             }
             if (!weighted) {
-                // A missing or bad weight is 0 (product.md); the entry takes its first target's.
+                // A missing or bad weight is 0 (docs/kuadrant.md); the entry takes its first target's.
                 auto w = e.provider.find("weight");
                 long v = w == e.provider.end() ? 0 : std::strtol(w->second.c_str(), nullptr, 10);
                 lb.weight = static_cast<uint16_t>(v > 0 && v <= 65535 ? v : 0);

@@ -1,5 +1,5 @@
-// sync/kube/records — Kuadrant DNSRecords (kuadrant.io/v1alpha1) to glbd hosts, as product.md "Reading
-// Kuadrant DNSRecords" describes. Pure functions on parsed JSON: no I/O, no threads, never throws.
+// sync/kube/records — Kuadrant DNSRecords (kuadrant.io/v1alpha1) to glbd hosts, as docs/kuadrant.md
+// describes. Pure functions on parsed JSON: no I/O, no threads, never throws.
 #pragma once
 
 #include <nlohmann/json.hpp>
