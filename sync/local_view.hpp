@@ -4,7 +4,7 @@
 
 #include "conf/config.hpp"
 #include "resolver/global_view.hpp"
-#include "sync/health.hpp"
+#include "sync/health/checker.hpp"
 
 namespace glbd {
 

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "sync/health.hpp"
+#include "sync/health/checker.hpp"
 #include "sync/local_view.hpp"
 #include "sync/state.hpp"
 #include "tests/dns_util.hpp"

@@ -22,7 +22,7 @@
 #include "server/app/answer_ids.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/server.hpp"
-#include "sync/health.hpp"
+#include "sync/health/checker.hpp"
 #include "sync/kube/source.hpp"
 #include "sync/service.hpp"
 

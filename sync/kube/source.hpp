@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
-#include "sync/health.hpp"
+#include "sync/health/checker.hpp"
 #include "sync/kube/client.hpp"
 
 namespace glbd::kube {

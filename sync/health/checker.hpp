@@ -1,4 +1,5 @@
-// sync/health — probes this cluster's endpoints (see sync/README.md).
+// sync/health/checker — probes this cluster's endpoints on a thread of its own and keeps each endpoint's
+// health with hysteresis (sync/health/README.md). The probes themselves are tcp_probe.* and http_probe.*.
 #pragma once
 
 #include <functional>
@@ -45,8 +46,6 @@ class Checker {
 public:
     // The probing thread's nice value, above the DNS threads' (0): on a shared core, answers go first.
     static constexpr int kProbeNice = 10;
-    // HTTP(S) targets per libcurl multi handle (each its own pool of kept-alive connections).
-    static constexpr size_t kTargetsPerMulti = 16;
     // At most this many first probes a second: a first round of more endpoints takes longer than a second.
     static constexpr uint64_t kFirstRoundPerSecond = 2000;
     // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes.

@@ -1,0 +1,364 @@
+#include "sync/health/checker.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "resolver/base/address.hpp"
+#include "resolver/base/mutex.hpp"
+#include "sync/health/http_probe.hpp"
+#include "sync/health/tcp_probe.hpp"
+
+namespace glbd::health {
+
+using glbd::Address;
+
+bool Hysteresis::record(bool ok) {
+    bool before = healthy;
+    if (!known) {
+        known = true;
+        healthy = ok;
+        failures = ok ? 0 : 1;
+        successes = ok ? 1 : 0;
+        return healthy != before;
+    }
+    if (ok) {
+        failures = 0;
+        if (++successes >= success_threshold) healthy = true;
+    } else {
+        successes = 0;
+        if (++failures >= failure_threshold) healthy = false;
+    }
+    return healthy != before;
+}
+
+std::string probe_host_name(const std::string& host) { return host.rfind("*.", 0) == 0 ? host.substr(2) : host; }
+
+namespace {
+
+uint64_t steady_ms() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+}
+
+}  // namespace
+
+struct Checker::Impl {
+    struct Target;
+
+    // Later rounds begin on a 10 ms grid: the loop wakes once for a slot's probes.
+    static constexpr uint64_t kSlotMs = 10;
+
+    // One probe, shared by every host that names the same endpoint with the same check (and, for HTTP(S),
+    // the same Host name): its result is each of those hosts' result for the endpoint.
+    struct Target {
+        Impl* impl = nullptr;
+        std::vector<Key> keys;  // (config host name, endpoint) of every host it stands for
+        std::string endpoint;   // config endpoint (key)
+        std::string url_host;   // Host header and SNI
+        conf::HealthCheck hc;
+        Hysteresis hysteresis;
+        size_t pool = 0;  // HTTP(S): the pool of connections its probes use (HttpProber)
+        uv_timer_t timer{};
+        uv_getaddrinfo_t resolver{};
+        uint64_t first_ms = 0;       // when the first round begins (from start): within a second, or when due
+        uint64_t last_round_ms = 0;  // steady clock; from the checker before this one, then each round's
+        uint64_t phase_ms = 0;       // where in each interval the later rounds begin: anywhere in it
+        bool phased = false;         // the later rounds are scheduled
+        // the round in progress
+        bool busy = false;
+        int outstanding = 0;
+        bool any_ok = false;
+        std::string reason;
+    };
+
+    std::function<void()> on_change;
+    uv_loop_t loop{};
+    uv_async_t wake{};
+    std::unique_ptr<HttpProber> http;  // made with the loop (start())
+    std::unique_ptr<TcpProber> tcp;
+    std::thread thread;
+    std::vector<std::unique_ptr<Target>> targets;
+    bool stopping = false;
+    bool started = false;
+
+    mutable Mutex mu;
+    States states GLBD_GUARDED_BY(mu);  // published copy
+    size_t unknown = 0;
+    std::atomic<bool> first_round{false};
+    std::atomic<uint64_t> changes{0};  // health_changes()
+
+    Impl(const conf::Config& config, std::function<void()> cb, const States& previous) : on_change(std::move(cb)) {
+        std::map<std::pair<std::string, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
+        for (const auto& h : config.hosts) {
+            if (!h.health_check) continue;
+            for (const auto& ep : h.endpoints) {
+                // The Host header and SNI matter to HTTP(S) probes only.
+                std::string url_host = h.health_check->protocol == conf::Protocol::tcp ? "" : probe_host_name(h.name);
+                auto& same_place = by_probe[{ep, url_host}];
+                auto found = std::find_if(same_place.begin(), same_place.end(),
+                                          [&](Target* t) { return t->hc == *h.health_check; });
+                Target* shared = found != same_place.end() ? *found : nullptr;
+                EndpointHealth st;
+                if (auto it = previous.find({h.name, ep}); it != previous.end())
+                    st = it->second;  // a reload keeps what was learnt
+                if (!shared) {
+                    auto t = std::make_unique<Target>();
+                    t->impl = this;
+                    t->endpoint = ep;
+                    t->url_host = url_host;
+                    t->hc = *h.health_check;
+                    t->hysteresis.failure_threshold = t->hc.failure_threshold;
+                    t->hysteresis.success_threshold = t->hc.success_threshold;
+                    t->hysteresis.known = st.known;
+                    t->hysteresis.healthy = st.healthy;
+                    t->hysteresis.failures = st.failures_in_a_row;
+                    t->hysteresis.successes = st.successes_in_a_row;
+                    t->last_round_ms = st.last_round_ms;
+                    shared = t.get();
+                    same_place.push_back(shared);
+                    targets.push_back(std::move(t));
+                } else if (shared->hysteresis.known) {
+                    st.known = true, st.healthy = shared->hysteresis.healthy;  // what the shared probe knows
+                }
+                shared->keys.emplace_back(h.name, ep);
+                if (!st.known) ++unknown;
+                states[{h.name, ep}] = st;
+            }
+        }
+        first_round = unknown == 0;
+    }
+
+    void start() {
+        uv_loop_init(&loop);
+        uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->shutdown(); });
+        wake.data = this;
+        http = std::make_unique<HttpProber>(&loop);
+        tcp = std::make_unique<TcpProber>(&loop);
+        for (auto& t : targets) {
+            if (t->hc.protocol != conf::Protocol::tcp) t->pool = http->assign_pool();
+        }
+        std::mt19937 rng(std::random_device{}());
+        // The first round over a second, or longer for more than kFirstRoundPerSecond targets: 10,000 probes
+        // in one second left thousands unanswered by a busy target (timeouts, each a false "unhealthy").
+        uint64_t first_span = std::max<uint64_t>(1000, targets.size() * 1000 / kFirstRoundPerSecond);
+        for (auto& t : targets) {
+            uv_timer_init(&loop, &t->timer);
+            t->timer.data = t.get();
+            // The first round soon (readiness waits for it), spread over a second (first_span); the later ones
+            // each at its own point of the interval, so that many endpoints are probed evenly, not in a burst
+            // per interval.
+            // An endpoint the checker before this one knew (a reload, a DNSRecord event) goes on at its own
+            // pace: its next round when it is due, not all of them again in the first second.
+            auto interval = static_cast<uint64_t>(t->hc.interval.count());
+            uint64_t now = steady_ms();
+            if (t->hysteresis.known && t->last_round_ms && t->last_round_ms + interval > now) {
+                t->first_ms = t->last_round_ms + interval - now;
+                t->phase_ms = t->first_ms;  // the later rounds every interval from this one
+            } else {
+                // Points on a 10 ms grid (kSlotMs): the loop wakes once for the probes of a slot, not once
+                // for each (10,000 endpoints every 5 s: 100 wake-ups a second instead of 2,000, 20 probes each).
+                auto slot = [&](uint64_t span) {
+                    return std::uniform_int_distribution<uint64_t>(0, (span - 1) / kSlotMs)(rng) * kSlotMs;
+                };
+                t->first_ms = slot(std::min<uint64_t>(interval, first_span));
+                t->phase_ms = slot(interval);
+            }
+            uv_timer_start(
+                &t->timer,
+                [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
+                t->first_ms, 0);
+        }
+        started = true;
+        thread = std::thread([this] {
+            // Probing yields to answering: at a lower priority than the DNS threads, a core they share
+            // serves queries first (a hint; failing to set it changes nothing else).
+            setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kProbeNice);
+            uv_run(&loop, UV_RUN_DEFAULT);
+        });
+    }
+
+    void stop() {
+        if (!started) return;
+        uv_async_send(&wake);
+        thread.join();
+        uv_loop_close(&loop);
+        started = false;
+    }
+
+    void shutdown() {
+        stopping = true;
+        http->stop();
+        tcp->stop();
+        for (auto& t : targets) {  // a name still being resolved
+            if (t->busy && t->outstanding == 0 && !Address::is_ip(t->endpoint)) {
+                uv_cancel(reinterpret_cast<uv_req_t*>(&t->resolver));
+            }
+        }
+        uv_walk(
+            &loop,
+            [](uv_handle_t* h, void*) {
+                if (!uv_is_closing(h)) uv_close(h, nullptr);
+            },
+            nullptr);
+    }
+
+    // ---- rounds
+    void on_timer(Target* t) {
+        if (!t->phased) {  // after the first round: every interval, from the target's phase on
+            t->phased = true;
+            auto interval = static_cast<uint64_t>(t->hc.interval.count());
+            uv_timer_start(
+                &t->timer,
+                [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
+                t->phase_ms + interval - t->first_ms, interval);
+        }
+        begin_round(t);
+    }
+
+    void begin_round(Target* t) {
+        if (t->busy || stopping) return;
+        t->busy = true;
+        t->last_round_ms = steady_ms();
+        t->outstanding = 0;
+        t->any_ok = false;
+        t->reason.clear();
+        if (Address::is_ip(t->endpoint)) {
+            probe(t, t->endpoint);
+            return;
+        }
+        // A hostname endpoint: resolve, then probe every address.
+        t->resolver.data = t;
+        addrinfo hints{};
+        hints.ai_socktype = SOCK_STREAM;
+        int rc = uv_getaddrinfo(
+            &loop, &t->resolver,
+            [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
+                auto* tg = static_cast<Target*>(req->data);
+                if (tg->impl->stopping) {
+                    uv_freeaddrinfo(res);
+                    return;
+                }
+                std::set<std::string> addrs;
+                for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
+                    if (Address a; Address::from_sockaddr(ai->ai_addr, a)) addrs.insert(a.str());
+                }
+                uv_freeaddrinfo(res);
+                if (addrs.empty()) {
+                    tg->reason = std::string("cannot resolve: ") + (status ? uv_strerror(status) : "no address");
+                    tg->impl->finish_round(tg);
+                    return;
+                }
+                tg->outstanding = static_cast<int>(addrs.size());
+                for (const auto& a : addrs) tg->impl->probe(tg, a, false);
+            },
+            t->endpoint.c_str(), nullptr, &hints);
+        if (rc != 0) {
+            t->reason = std::string("cannot resolve: ") + uv_strerror(rc);
+            finish_round(t);
+        }
+    }
+
+    void probe(Target* t, const std::string& addr, bool count = true) {
+        if (count) ++t->outstanding;
+        Address ip;
+        if (!Address::parse(addr, ip)) return probe_done(t, false, "bad address " + addr);
+        auto done = [this, t](bool ok, const std::string& reason) { probe_done(t, ok, reason); };
+        if (t->hc.protocol == conf::Protocol::tcp) {
+            tcp->probe(ip, t->hc.port, t->hc.timeout, done);
+            return;
+        }
+        HttpRequest r;
+        r.https = t->hc.protocol == conf::Protocol::https;
+        r.host = t->url_host;
+        r.port = t->hc.port;
+        r.path = t->hc.path;
+        r.headers = t->hc.headers;
+        r.expected_status = t->hc.expected_status;
+        r.insecure_skip_verify = t->hc.insecure_skip_verify;
+        r.timeout = t->hc.timeout;
+        http->probe(t->pool, r, ip, done);
+    }
+
+    void probe_done(Target* t, bool ok, const std::string& reason) {
+        if (ok) {
+            t->any_ok = true;
+        } else if (t->reason.empty()) {
+            t->reason = reason;
+        }
+        if (--t->outstanding == 0) finish_round(t);
+    }
+
+    void finish_round(Target* t) {
+        t->busy = false;
+        bool ok = t->any_ok;
+        bool was_known = t->hysteresis.known;
+        bool before = t->hysteresis.healthy;
+        bool flipped = t->hysteresis.record(ok);
+        bool round_complete = false;
+        size_t keyed = 0;
+        {
+            MutexLock lock(mu);
+            keyed = states.size();
+            for (const auto& key : t->keys) {
+                EndpointHealth& st = states[key];
+                bool st_known = st.known;
+                bool changed = !st_known || st.healthy != t->hysteresis.healthy;
+                if (changed) changes.fetch_add(1, std::memory_order_release);
+                st.probes++;
+                if (!ok) st.failures++;
+                st.reason = ok ? "ok" : t->reason;
+                st.known = true;
+                st.healthy = t->hysteresis.healthy;
+                st.failures_in_a_row = t->hysteresis.failures;
+                st.successes_in_a_row = t->hysteresis.successes;
+                st.last_round_ms = t->last_round_ms;
+                if (flipped) st.transitions++;
+                if (!st_known && --unknown == 0) round_complete = true;
+            }
+        }
+        if (flipped || !was_known) {
+            size_t more = t->keys.size() - 1;
+            std::string who = t->keys.front().first;
+            if (more) who += " (and " + std::to_string(more) + " more hosts)";
+            if (flipped) {
+                spdlog::warn("health: {} {} {} -> {} ({})", who, t->endpoint, before ? "healthy" : "unhealthy",
+                             t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
+            } else {
+                spdlog::info("health: {} {} first result: {} ({})", who, t->endpoint,
+                             t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
+            }
+        }
+        if (round_complete) {
+            first_round = true;
+            spdlog::info("health: first round complete ({} probe(s) for {} host endpoint(s))", targets.size(), keyed);
+        }
+        if ((flipped || round_complete) && on_change) on_change();
+    }
+};
+
+Checker::Checker(const conf::Config& config, std::function<void()> on_change, const States& previous)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous)) {}
+Checker::~Checker() { stop(); }
+void Checker::start() { impl_->start(); }
+void Checker::stop() { impl_->stop(); }
+States Checker::states() const {
+    MutexLock lock(impl_->mu);
+    return impl_->states;
+}
+bool Checker::first_round_done() const { return impl_->first_round.load(); }
+uint64_t Checker::health_changes() const { return impl_->changes.load(std::memory_order_acquire); }
+size_t Checker::targets() const { return impl_->targets.size(); }
+
+}  // namespace glbd::health
