@@ -1,6 +1,5 @@
 #include "sync/service.hpp"
 
-#include <fcntl.h>
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -9,50 +8,14 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <random>
-#include <streambuf>
 #include <utility>
 
 #include "sync/service_impl.hpp"
 #include "sync/state_file.hpp"
 
 namespace glbd::sync {
-namespace {
-
-// An ostream's buffer writing to a file descriptor, 64 KiB at a time.
-class FdStreambuf : public std::streambuf {
-public:
-    explicit FdStreambuf(int fd) : fd_(fd), buf_(64 * 1024) { setp(buf_.data(), buf_.data() + buf_.size()); }
-    [[nodiscard]] bool ok() const { return ok_; }
-
-protected:
-    int_type overflow(int_type ch) override {
-        if (!drain()) return traits_type::eof();
-        if (!traits_type::eq_int_type(ch, traits_type::eof())) *pptr() = traits_type::to_char_type(ch), pbump(1);
-        return traits_type::not_eof(ch);
-    }
-    int sync() override { return drain() ? 0 : -1; }
-
-private:
-    bool drain() {
-        for (char* p = pbase(); p < pptr();) {
-            ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return ok_ = false;
-            p += n;
-        }
-        setp(buf_.data(), buf_.data() + buf_.size());
-        return ok_;
-    }
-    int fd_;
-    std::vector<char> buf_;
-    bool ok_ = true;
-};
-
-}  // namespace
-
 uint64_t now_ms() {
     return static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -81,7 +44,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
 }
 
 // ---- stateDir
-std::string Service::Impl::state_path() const { return config.state_dir + "/state.json"; }
+std::string Service::Impl::state_path() const { return config.state_dir + "/" + kStateFileName; }
 
 void Service::Impl::load_state_dir(uint64_t now) {
     if (config.state_dir.empty()) return;
@@ -165,38 +128,10 @@ std::vector<InstanceState> Service::Impl::known_states() const {
     return out;
 }
 
-// {"saved": ms, "origins": [...]}, one origin's JSON at a time.
-// The temporary file is created afresh (O_EXCL: never one that exists; O_NOFOLLOW: never through a link
-// someone put there), readable by glbd's user only, synced, then renamed over state.json, and the directory
-// synced, so that a crash leaves the old file or the new one, whole.
+// {"saved": ms, "origins": [...]}: see state_file.hpp.
 void Service::Impl::write_state(const std::vector<InstanceState>& states) const {
-    std::error_code ec;
-    std::filesystem::create_directories(config.state_dir, ec);
-    std::string tmp = state_path() + ".tmp";
-    ::unlink(tmp.c_str());  // a leftover (or a planted link) goes; unlink never follows a link
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        spdlog::warn("sync: cannot create {}: {}", tmp, std::strerror(errno));
-        return;
-    }
-    FdStreambuf buf(fd);
-    std::ostream out(&buf);
-    write_state_file(out, states, now_ms());
-    out.flush();
-    bool ok = out.good() && buf.ok() && ::fsync(fd) == 0;
-    ok = ::close(fd) == 0 && ok;
-    if (!ok) {
-        spdlog::warn("sync: cannot write {}: {}", tmp, std::strerror(errno));
-        ::unlink(tmp.c_str());
-        return;
-    }
-    if (::rename(tmp.c_str(), state_path().c_str()) != 0) {
-        spdlog::warn("sync: cannot rename {}: {}", tmp, std::strerror(errno));
-        return;
-    }
-    if (int dir = ::open(config.state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
+    if (std::string error; !save_state_file(config.state_dir, states, now_ms(), &error)) {
+        spdlog::warn("sync: {}", error);
     }
 }
 
@@ -274,7 +209,7 @@ void Service::Impl::start() {
     uv_timer_init(&loop, &save_timer);
     pull_timer.data = live_timer.data = save_timer.data = this;
     auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
-    round_lead.clear();
+    round_lead.reset();
     round_rest.clear();
     uv_timer_start(
         &pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
@@ -305,7 +240,7 @@ void Service::Impl::stop() {
 
 void Service::Impl::on_wake() {
     bool stop_now, notify;
-    std::set<std::string> now_pull;
+    std::set<Address> now_pull;
     {
         MutexLock lock(mu);
         stop_now = stopping;
@@ -316,7 +251,8 @@ void Service::Impl::on_wake() {
     }
     if (stop_now) {
         save_now();
-        auto live = exchanges;
+        std::vector<Exchange*> live;
+        for (const auto& [x, owned] : exchanges) live.push_back(x);
         for (Exchange* x : live) finish(x, "stopping");
         uv_walk(
             &loop,
@@ -332,10 +268,12 @@ void Service::Impl::on_wake() {
     } else if (notify) {
         for (const auto& m : members) exchange(m, true);
     }
-    for (const auto& ip : now_pull) {
+    for (const Address& from : now_pull) {  // pull from the member that sent it, or from all when none did
         bool matched = false;
         for (const auto& m : members) {
-            if (ip_of(m) == ip) exchange(m, false), matched = true;
+            if (m.address != from) continue;
+            exchange(m, false);
+            matched = true;
         }
         if (!matched) {
             for (const auto& m : members) exchange(m, false);
@@ -354,8 +292,8 @@ void Service::Impl::round() {
         for (size_t i = 0; i < members.size(); ++i) {
             if (i != lead) round_rest.push_back(members[i]);
         }
-        exchange(round_lead, false);
-        if (!in_flight.count(round_lead + "#p")) pull_rest();  // ended at once, or never began
+        exchange(*round_lead, false);
+        if (!in_flight.count({*round_lead, false})) pull_rest();  // ended at once, or never began
     }
     bool notify;
     {
@@ -369,73 +307,50 @@ void Service::Impl::round() {
 }
 
 void Service::Impl::pull_rest() {
-    round_lead.clear();
-    std::vector<std::string> rest;
+    round_lead.reset();
+    std::vector<SocketAddress> rest;
     rest.swap(round_rest);
     for (const auto& m : rest) exchange(m, false);
 }
 
-bool Service::Impl::is_own_listen(const std::string& addr) const {
-    return std::any_of(config.listen.dns.begin(), config.listen.dns.end(),
-                       [&](const SocketAddress& l) { return l.str() == addr; });
+bool Service::Impl::is_own_listen(const SocketAddress& addr) const {
+    return std::find(config.listen.dns.begin(), config.listen.dns.end(), addr) != config.listen.dns.end();
 }
 
+// The members' addresses, names looked up again (each of their addresses is a member), without this
+// server's own listen addresses and those that answered as this instance.
 void Service::Impl::resolve_members() {
-    auto* fresh = new std::set<std::string>;
-    auto* pending = new int(0);
-    auto finish = [this](std::set<std::string>* set, int* count) {
-        if (--*count > 0) return;
-        std::vector<std::string> next;
-        for (const auto& a : *set) {
+    struct Pending {
+        std::set<SocketAddress> found;
+        int left = 1;  // the lookups under way, and this call until it has started them all
+    };
+    auto pending = std::make_shared<Pending>();
+    auto one_done = [this, pending] {
+        if (--pending->left > 0) return;
+        std::vector<SocketAddress> next;
+        {
             MutexLock lock(mu);
-            if (!is_own_listen(a) && !self_addresses.count(a)) next.push_back(a);
+            for (const auto& a : pending->found) {
+                if (!is_own_listen(a) && !self_addresses.count(a)) next.push_back(a);
+            }
         }
         members = std::move(next);
         --resolving;
-        delete set;
-        delete count;
     };
     ++resolving;
-    *pending = 1;  // released below, after every lookup has been started
     for (const auto& m : config.peers->members) {
-        if (Address::is_ip(m.host)) {
-            fresh->insert(m.str());
+        if (SocketAddress a{{}, m.port}; Address::parse(m.host, a.address)) {
+            pending->found.insert(a);
             continue;
         }
-        struct Req {
-            uv_getaddrinfo_t req;
-            Impl* impl;
-            uint16_t port;
-            std::set<std::string>* set;
-            int* pending;
-            std::function<void(std::set<std::string>*, int*)> finish;
-        };
-        auto* r = new Req{{}, this, m.port, fresh, pending, finish};
-        r->req.data = r;
-        ++*pending;
-        addrinfo hints{};
-        hints.ai_socktype = SOCK_STREAM;
-        int rc = uv_getaddrinfo(
-            &loop, &r->req,
-            [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
-                auto* rq = static_cast<Req*>(req->data);
-                for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
-                    Address a;
-                    if (Address::from_sockaddr(ai->ai_addr, a))
-                        rq->set->insert(conf::SockAddr{a.str(), rq->port}.str());
-                }
-                if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
-                uv_freeaddrinfo(res);
-                rq->finish(rq->set, rq->pending);
-                delete rq;
-            },
-            m.host.c_str(), nullptr, &hints);
-        if (rc != 0) {
-            --*pending;
-            delete r;
-        }
+        ++pending->left;
+        lookup(&loop, m.host, [pending, one_done, port = m.port](int status, const std::vector<Address>& addrs) {
+            for (const auto& a : addrs) pending->found.insert(SocketAddress{a, port});
+            if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
+            one_done();
+        });
     }
-    finish(fresh, pending);
+    one_done();
 }
 
 void Service::Impl::check_liveness() {

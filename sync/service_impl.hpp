@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "resolver/base/log_throttle.hpp"
+#include "resolver/base/lookup.hpp"
 #include "resolver/base/mutex.hpp"
 #include "sync/service.hpp"
 #include "sync/state.hpp"
@@ -39,9 +40,9 @@ struct Service::Impl {
     std::shared_ptr<const tsig::Key> sync_key GLBD_GUARDED_BY(mu);  // swapped whole by a reload
     Store store GLBD_GUARDED_BY(mu);
     InstanceState own GLBD_GUARDED_BY(mu);
-    std::map<std::string, PeerStatus> peer_status GLBD_GUARDED_BY(mu);  // by address
-    std::set<std::string> self_addresses GLBD_GUARDED_BY(mu);           // members that turned out to be this instance
-    std::set<std::string> pull_now GLBD_GUARDED_BY(mu);                 // IPs that sent NOTIFY
+    std::map<SocketAddress, PeerStatus> peer_status GLBD_GUARDED_BY(mu);
+    std::set<SocketAddress> self_addresses GLBD_GUARDED_BY(mu);  // members that turned out to be this instance
+    std::set<Address> pull_now GLBD_GUARDED_BY(mu);              // addresses that sent a NOTIFY
     bool notify_pending GLBD_GUARDED_BY(mu) = false;
     bool own_hosts_set GLBD_GUARDED_BY(mu) = false;
     std::map<std::string, bool> last_alive GLBD_GUARDED_BY(mu);
@@ -61,31 +62,31 @@ struct Service::Impl {
     uv_timer_t pull_timer{}, live_timer{}, save_timer{};
     uint64_t last_save_ms = 0, last_save_cost_ms = 0;
     std::thread thread;
-    bool closing = false;             // the stop was seen: no new exchange
-    std::set<std::string> in_flight;  // addresses with an exchange under way
+    bool closing = false;                                // the stop was seen: no new exchange
+    std::set<std::pair<SocketAddress, bool>> in_flight;  // (peer, notify) of the exchanges under way
     // Peers asked for a pull while one was under way (a NOTIFY during a long transfer): pulled again as soon
     // as it ends, so that a change made during a transfer waits for no syncInterval.
-    std::set<std::string> pull_again;
+    std::set<SocketAddress> pull_again;
     struct Exchange;
-    std::set<Exchange*> exchanges;
-    std::vector<std::string> members;  // resolved addresses, refreshed each round
+    std::map<Exchange*, std::unique_ptr<Exchange>> exchanges;  // until its handles have closed
+    std::vector<SocketAddress> members;                        // resolved addresses, refreshed each round
     // A round pulls one member first (its lead, a different one each round) and the others when that
     // pull ends, so that they ask with what the lead brought: a fresh node learns each origin once, not
     // once from every peer that holds it.
     // The others (and pulls a NOTIFY sets off) ask for the peer's own origin only ("relay=0"), with
     // heartbeats of the rest; a heartbeat newer than what we hold puts the peer in want_relay, whose next
     // pull asks for everything (how news crosses a cut link).
-    std::string round_lead;
-    std::vector<std::string> round_rest;
+    std::optional<SocketAddress> round_lead;
+    std::vector<SocketAddress> round_rest;
     size_t rounds = 0;
-    std::set<std::string> want_relay;
-    std::map<std::string, uint32_t> last_generation;  // per peer address: the serial last received
+    std::set<SocketAddress> want_relay;
+    std::map<SocketAddress, uint32_t> last_generation;  // per peer: the serial last received
     int resolving = 0;
 
     // One TCP exchange with a peer: a transfer of its `_glbd.` zone, or a NOTIFY.
     struct Exchange {
         Impl* impl = nullptr;
-        std::string addr;
+        SocketAddress peer;
         bool notify = false;
         bool relay = false;  // a pull that asked for what the peer relays too (not its own origin only)
         uv_tcp_t tcp{};
@@ -93,8 +94,9 @@ struct Service::Impl {
         uv_write_t write{};
         uv_timer_t timer{};
         std::vector<uint8_t> out, in;
-        std::shared_ptr<const tsig::Key> key;  // the key the request was signed with
-        std::string mac;                       // the request's, then the previous message's
+        std::array<char, 64 * 1024> read_buffer;  // one read at a time per stream: libuv reads into it
+        std::shared_ptr<const tsig::Key> key;     // the key the request was signed with
+        std::string mac;                          // the request's, then the previous message's
         int messages = 0, soas = 0, open = 2;
         uint32_t serial = 0;
         size_t total = 0;
@@ -150,10 +152,10 @@ struct Service::Impl {
     void round();
     // The rest of a round, now (its lead's pull ended, or is still out when the next round begins).
     void pull_rest();
-    bool is_own_listen(const std::string& addr) const;
+    bool is_own_listen(const SocketAddress& addr) const;
     void resolve_members();
     void check_liveness();
-    void exchange(const std::string& addr, bool notify);
+    void exchange(const SocketAddress& peer, bool notify);
     // The address an exchange with `to` leaves from: this server's first DNS listen address of the same
     // family that is not a wildcard and is loopback exactly when `to` is; none (the kernel picks) otherwise.
     [[nodiscard]] std::optional<Address> source_for(const Address& to) const;

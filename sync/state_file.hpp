@@ -1,8 +1,9 @@
 // sync/state_file — the stateDir file (state.json) as text: {"format": 2, "saved": ms, "origins": [one
 // InstanceState each]}. Format 2 writes each host as a row, [name, ttl, [[target, healthy], ...], [weight,
 // geo, defaultGeo]] (the last only with loadBalancing), less than half the bytes of format 1's objects;
-// both are read (a file without "format" is format 1), a newer format is refused by name. Pure functions,
-// no files opened here (sync/service.cpp decides where and when).
+// both are read (a file without "format" is format 1), a newer format is refused by name. The text is made
+// and read by pure functions; save_state_file() writes it into stateDir safely (sync/service.cpp decides
+// when).
 #pragma once
 
 #include <cstdint>
@@ -28,5 +29,11 @@ void write_state_file(std::ostream& out, const std::vector<InstanceState>& state
 // std::exception with the problem when anything in it is malformed, of the wrong type or out of range:
 // the caller then ignores the file whole.
 std::vector<InstanceState> read_state_file(std::istream& in);
+
+constexpr const char* kStateFileName = "state.json";
+// Writes `states` to DIR/state.json so that a crash leaves the old file or the new one, whole (see the
+// definition); false with `error` saying why when it could not.
+bool save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms,
+                     std::string* error);
 
 }  // namespace glbd::sync

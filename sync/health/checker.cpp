@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "resolver/base/address.hpp"
+#include "resolver/base/lookup.hpp"
 #include "resolver/base/mutex.hpp"
 #include "sync/health/http_probe.hpp"
 #include "sync/health/tcp_probe.hpp"
@@ -71,11 +72,11 @@ struct Checker::Impl {
         Hysteresis hysteresis;
         size_t pool = 0;  // HTTP(S): the pool of connections its probes use (HttpProber)
         uv_timer_t timer{};
-        uv_getaddrinfo_t resolver{};
-        uint64_t first_ms = 0;       // when the first round begins (from start): within a second, or when due
-        uint64_t last_round_ms = 0;  // steady clock; from the checker before this one, then each round's
-        uint64_t phase_ms = 0;       // where in each interval the later rounds begin: anywhere in it
-        bool phased = false;         // the later rounds are scheduled
+        uv_getaddrinfo_t* lookup = nullptr;  // a host name endpoint being resolved
+        uint64_t first_ms = 0;               // when the first round begins (from start): within a second, or when due
+        uint64_t last_round_ms = 0;          // steady clock; from the checker before this one, then each round's
+        uint64_t phase_ms = 0;               // where in each interval the later rounds begin: anywhere in it
+        bool phased = false;                 // the later rounds are scheduled
         // the round in progress
         bool busy = false;
         int outstanding = 0;
@@ -201,11 +202,7 @@ struct Checker::Impl {
         stopping = true;
         http->stop();
         tcp->stop();
-        for (auto& t : targets) {  // a name still being resolved
-            if (t->busy && t->outstanding == 0 && !Address::is_ip(t->endpoint)) {
-                uv_cancel(reinterpret_cast<uv_req_t*>(&t->resolver));
-            }
-        }
+        for (auto& t : targets) cancel_lookup(t->lookup);  // a name still being resolved
         uv_walk(
             &loop,
             [](uv_handle_t* h, void*) {
@@ -234,46 +231,26 @@ struct Checker::Impl {
         t->outstanding = 0;
         t->any_ok = false;
         t->reason.clear();
-        if (Address::is_ip(t->endpoint)) {
-            probe(t, t->endpoint);
+        if (Address ip; Address::parse(t->endpoint, ip)) {
+            probe(t, ip);
             return;
         }
         // A hostname endpoint: resolve, then probe every address.
-        t->resolver.data = t;
-        addrinfo hints{};
-        hints.ai_socktype = SOCK_STREAM;
-        int rc = uv_getaddrinfo(
-            &loop, &t->resolver,
-            [](uv_getaddrinfo_t* req, int status, addrinfo* res) {
-                auto* tg = static_cast<Target*>(req->data);
-                if (tg->impl->stopping) {
-                    uv_freeaddrinfo(res);
-                    return;
-                }
-                std::set<std::string> addrs;
-                for (addrinfo* ai = status == 0 ? res : nullptr; ai; ai = ai->ai_next) {
-                    if (Address a; Address::from_sockaddr(ai->ai_addr, a)) addrs.insert(a.str());
-                }
-                uv_freeaddrinfo(res);
-                if (addrs.empty()) {
-                    tg->reason = std::string("cannot resolve: ") + (status ? uv_strerror(status) : "no address");
-                    tg->impl->finish_round(tg);
-                    return;
-                }
-                tg->outstanding = static_cast<int>(addrs.size());
-                for (const auto& a : addrs) tg->impl->probe(tg, a, false);
-            },
-            t->endpoint.c_str(), nullptr, &hints);
-        if (rc != 0) {
-            t->reason = std::string("cannot resolve: ") + uv_strerror(rc);
-            finish_round(t);
-        }
+        t->lookup = lookup(&loop, t->endpoint, [this, t](int status, const std::vector<Address>& addrs) {
+            t->lookup = nullptr;
+            if (stopping) return;
+            if (addrs.empty()) {
+                t->reason = std::string("cannot resolve: ") + (status ? uv_strerror(status) : "no address");
+                finish_round(t);
+                return;
+            }
+            t->outstanding = static_cast<int>(addrs.size());
+            for (const auto& a : addrs) probe(t, a, false);
+        });
     }
 
-    void probe(Target* t, const std::string& addr, bool count = true) {
+    void probe(Target* t, const Address& ip, bool count = true) {
         if (count) ++t->outstanding;
-        Address ip;
-        if (!Address::parse(addr, ip)) return probe_done(t, false, "bad address " + addr);
         auto done = [this, t](bool ok, const std::string& reason) { probe_done(t, ok, reason); };
         if (t->hc.protocol == conf::Protocol::tcp) {
             tcp->probe(ip, t->hc.port, t->hc.timeout, done);

@@ -78,11 +78,6 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
 
 inline constexpr size_t kMessageBudget = 32000;  // split transfers into messages of about this size
 
-inline std::string ip_of(const std::string& addr) {  // "1.2.3.4:53" / "[::1]:53" -> the address part
-    if (!addr.empty() && addr[0] == '[') return addr.substr(1, addr.find(']') - 1);
-    return addr.substr(0, addr.rfind(':'));
-}
-
 // A DNS message written straight to wire: header, an optional `_glbd.` question, then records, written in
 // section order (answer, authority, additional).
 class Message {

@@ -38,26 +38,25 @@ std::optional<Address> Service::Impl::source_for(const Address& to) const {
     return std::nullopt;
 }
 
-void Service::Impl::exchange(const std::string& addr, bool notify) {
-    std::string flight = addr + (notify ? "#n" : "#p");
+void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
     if (closing) return;
-    if (in_flight.count(flight)) {
-        if (!notify) pull_again.insert(addr);
+    if (in_flight.count({peer, notify})) {
+        if (!notify) pull_again.insert(peer);
         return;
     }
     sockaddr_storage ss{};
-    Address ip;
-    if (!Address::parse(ip_of(addr), ip)) return;
-    ip.to_sockaddr(static_cast<uint16_t>(std::stoi(addr.substr(addr.rfind(':') + 1))), ss);
+    peer.to_sockaddr(ss);
+    const Address& ip = peer.address;
     auto key = current_key();
     if (!key) return;  // before anything is registered: an exchange that never begins must not stay "in flight"
-    in_flight.insert(flight);
-    auto* x = new Exchange;
-    x->impl = this, x->addr = addr, x->notify = notify;
-    exchanges.insert(x);
-    x->relay = !notify && (addr == round_lead || want_relay.count(addr));
+    in_flight.insert({peer, notify});
+    auto owned = std::make_unique<Exchange>();
+    Exchange* x = owned.get();
+    exchanges.emplace(x, std::move(owned));
+    x->impl = this, x->peer = peer, x->notify = notify;
+    x->relay = !notify && (peer == round_lead || want_relay.count(peer));
     std::vector<uint8_t> wire =
-        notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[addr], held_versions(), x->relay);
+        notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[peer], held_versions(), x->relay);
     x->key = key;
     x->mac = tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
     x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
@@ -95,9 +94,10 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
         });
         uv_read_start(
             reinterpret_cast<uv_stream_t*>(&ex->tcp),
-            [](uv_handle_t*, size_t suggested, uv_buf_t* buf) {
-                buf->base = new char[suggested];
-                buf->len = suggested;
+            [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+                auto* e = static_cast<Exchange*>(h->data);
+                buf->base = e->read_buffer.data();
+                buf->len = e->read_buffer.size();
             },
             [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
                 auto* e = static_cast<Exchange*>(s->data);
@@ -107,7 +107,6 @@ void Service::Impl::exchange(const std::string& addr, bool notify) {
                 } else if (n < 0 && !e->done) {
                     finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
                 }
-                delete[] buf->base;
             });
     });
     if (rc != 0) finish(x, uv_strerror(rc));
@@ -196,8 +195,9 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
         if (auto why = check_report(r.state, now); !why.empty()) {
             counters.rejected_reports.fetch_add(1);
             uint64_t left_out = 0;
-            if (report_log.allow(x->addr + " " + r.state.origin(), now, &left_out)) {
-                spdlog::warn("sync: rejected the report of {} from {}: {}{}", printable(r.state.origin()), x->addr, why,
+            if (report_log.allow(x->peer.str() + " " + r.state.origin(), now, &left_out)) {
+                spdlog::warn("sync: rejected the report of {} from {}: {}{}", printable(r.state.origin()),
+                             x->peer.str(), why,
                              left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
             }
             continue;
@@ -211,7 +211,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
             uint64_t left_out = 0;
             if (report_log.allow("full", now, &left_out)) {
                 spdlog::warn("sync: not taking {} from {}: {} instances known already", printable(r.state.origin()),
-                             x->addr, ReportLimits::kMaxOrigins);
+                             x->peer.str(), ReportLimits::kMaxOrigins);
             }
             continue;
         }
@@ -232,7 +232,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
         auto m = store.merge(r.state, r.age_ms, now);
         if (m.data_changed) {
             x->changed = true;
-            spdlog::debug("sync: {} version {} from {}", r.state.origin(), r.state.version, x->addr);
+            spdlog::debug("sync: {} version {} from {}", r.state.origin(), r.state.version, x->peer.str());
         }
     }
     // Relayed news is not announced: each origin announces its own changes, and what travels around a cut
@@ -245,17 +245,17 @@ void Service::Impl::complete(Exchange* x) {
     const std::string& from = x->decoder.from();
     {
         MutexLock lock(mu);
-        peer_status[x->addr].origin = printable(from);
+        peer_status[x->peer].origin = printable(from);
         if (from == own.origin()) {
-            self_addresses.insert(x->addr);
-            members.erase(std::remove(members.begin(), members.end(), x->addr), members.end());
+            self_addresses.insert(x->peer);
+            members.erase(std::remove(members.begin(), members.end(), x->peer), members.end());
         }
     }
-    last_generation[x->addr] = x->need_full ? 0 : x->serial;
+    last_generation[x->peer] = x->need_full ? 0 : x->serial;
     if (x->need_full) {
-        want_relay.insert(x->addr);
+        want_relay.insert(x->peer);
     } else if (x->relay) {
-        want_relay.erase(x->addr);
+        want_relay.erase(x->peer);
     }
     finish(x, "");
 }
@@ -269,20 +269,20 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
         uv_async_send(&impl->wake);
         if (impl->on_change) impl->on_change();
     }
-    impl->in_flight.erase(x->addr + (x->notify ? "#n" : "#p"));
+    impl->in_flight.erase({x->peer, x->notify});
     {
         MutexLock lock(impl->mu);
-        PeerStatus& st = impl->peer_status[x->addr];
-        st.address = x->addr;
+        PeerStatus& st = impl->peer_status[x->peer];
+        st.address = x->peer.str();
         st.exchanges++;
         if (error.empty()) {
-            if (!st.reachable) spdlog::info("sync: peer {} up", x->addr);
+            if (!st.reachable) spdlog::info("sync: peer {} up", st.address);
             st.reachable = true;
             st.last_error.clear();
             st.last_ok_ms = now_ms();
         } else {
             if (st.reachable || st.failures == 0)
-                spdlog::warn("sync: peer {} down: {} failed: {}", x->addr, x->notify ? "notify" : "pull", error);
+                spdlog::warn("sync: peer {} down: {} failed: {}", st.address, x->notify ? "notify" : "pull", error);
             st.reachable = false;
             st.failures++;
             st.last_error = error;
@@ -293,11 +293,10 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
         auto* e = static_cast<Exchange*>(h->data);
         if (--e->open == 0) {
             e->impl->exchanges.erase(e);
-            delete e;
         }
     };
-    if (!x->notify && impl->pull_again.erase(x->addr) && error.empty()) impl->exchange(x->addr, false);
-    if (!x->notify && x->addr == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
+    if (!x->notify && impl->pull_again.erase(x->peer) && error.empty()) impl->exchange(x->peer, false);
+    if (!x->notify && x->peer == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
     uv_timer_stop(&x->timer);
     if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer)))
         uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);

@@ -44,7 +44,7 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
         tsig::sign(out.back(), *key, req_mac, false, static_cast<uint64_t>(std::time(nullptr)));
         {
             MutexLock lock(mu);
-            pull_now.insert(peer);
+            pull_now.insert(from);
         }
         wake_up();
     } else if (req.qtype == wire::type::AXFR || req.qtype == wire::type::IXFR || req.qtype == wire::type::SOA) {
