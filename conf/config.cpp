@@ -22,7 +22,6 @@
 namespace glbd::conf {
 namespace {
 
-
 // cluster.location: {lat: DEGREES, lon: DEGREES}.
 std::optional<Coordinates> read_location(Reader& r, const Node& n, const std::string& path) {
     Section s(r, n, path, {"lat", "lon"});
@@ -31,7 +30,11 @@ std::optional<Coordinates> read_location(Reader& r, const Node& n, const std::st
     bool ok = true;
     auto degrees = [&](const char* key, double limit, float& out) {
         auto v = s[key];
-        if (!v) return s.error(key, "required"), void(ok = false);
+        if (!v) {
+            s.error(key, "required");
+            ok = false;
+            return;
+        }
         std::optional<std::string> text = r.str(v, s.at(key));
         double d = 0;
         auto res = text ? std::from_chars(text->data(), text->data() + text->size(), d) : std::from_chars_result{};

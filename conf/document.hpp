@@ -70,7 +70,10 @@ struct Node::Pairs {
     public:
         explicit Iterator(const Data* const* p) : p_(p) {}
         NodePair operator*() const { return NodePair{Node(p_[0]), Node(p_[1])}; }
-        Iterator& operator++() { return p_ += 2, *this; }
+        Iterator& operator++() {
+            p_ += 2;
+            return *this;
+        }
         bool operator!=(const Iterator& o) const { return p_ != o.p_; }
 
     private:

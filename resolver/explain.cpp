@@ -206,13 +206,25 @@ Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
     Explanation e;
     e.serial = snap.serial;
     auto qname = wire::name_to_wire(req.name);
-    if (!qname) return e.error = "not a domain name: \"" + req.name + "\"", e;
+    if (!qname) {
+        e.error = "not a domain name: \"" + req.name + "\"";
+        return e;
+    }
     const Zone* zone = snap.find_zone(*qname);
-    if (!zone) return e.error = req.name + " is in no zone served here", e;
+    if (!zone) {
+        e.error = req.name + " is in no zone served here";
+        return e;
+    }
     e.zone = wire::wire_to_name(zone->origin);
     Zone::Ref ref = find_host(*zone, *qname);
-    if (!ref.node) return e.error = req.name + " does not exist in " + e.zone, e;
-    if (!ref.plan || ref.host < 0) return e.error = req.name + " is a static name, not a load-balanced host", e;
+    if (!ref.node) {
+        e.error = req.name + " does not exist in " + e.zone;
+        return e;
+    }
+    if (!ref.plan || ref.host < 0) {
+        e.error = req.name + " is a static name, not a load-balanced host";
+        return e;
+    }
     const Host& host = snap.hosts[static_cast<size_t>(ref.host)]->host;
     e.host = wire::wire_to_name(host.name);
     const auto& head = at<plan::Head>(ref.plan, 0);

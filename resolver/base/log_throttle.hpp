@@ -37,13 +37,19 @@ public:
         if (now_ms - swept_ >= window_ms_) sweep(now_ms);
         auto it = keys_.find(key);
         if (it == keys_.end()) {
-            if (keys_.size() >= kMaxKeys) return ++overflow_, false;
+            if (keys_.size() >= kMaxKeys) {
+                ++overflow_;
+                return false;
+            }
             it = keys_.emplace(key, Entry{now_ms, 0, 0, now_ms}).first;
         }
         Entry& e = it->second;
         if (now_ms - e.start >= window_ms_) e.start = now_ms, e.lines = 0;  // also when the clock went back
         e.last = now_ms;
-        if (e.lines >= lines_) return ++e.left_out, false;
+        if (e.lines >= lines_) {
+            ++e.left_out;
+            return false;
+        }
         ++e.lines;
         *left_out = e.left_out;
         e.left_out = 0;

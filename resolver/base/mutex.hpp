@@ -4,6 +4,8 @@
 // guarded state without the lock does not compile. With GCC the annotations compile to nothing.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 
 #if defined(__clang__)
@@ -41,6 +43,23 @@ public:
 
 private:
     Mutex& m_;
+};
+
+// A condition variable waited on with a Mutex held (released while waiting): the analysis sees the caller
+// hold the Mutex before and after, so the condition it checks in its own loop is checked under the lock.
+class CondVar {
+public:
+    void wait(Mutex& mu) GLBD_REQUIRES(mu) { cv_.wait(mu); }
+    // False when `deadline` passed first.
+    template <class Clock, class Duration>
+    bool wait_until(Mutex& mu, const std::chrono::time_point<Clock, Duration>& deadline) GLBD_REQUIRES(mu) {
+        return cv_.wait_until(mu, deadline) == std::cv_status::no_timeout;
+    }
+    void notify_all() { cv_.notify_all(); }
+    void notify_one() { cv_.notify_one(); }
+
+private:
+    std::condition_variable_any cv_;
 };
 
 }  // namespace glbd

@@ -23,7 +23,10 @@ public:
         u8(static_cast<uint8_t>(n)), bytes(s.substr(0, n));
     }
     // Starts an RDATA whose length is written by end_rdata().
-    size_t begin_rdata() { return u16(0), b_.size(); }
+    size_t begin_rdata() {
+        u16(0);
+        return b_.size();
+    }
     void end_rdata(size_t start) { patch16(start - 2, static_cast<uint16_t>(b_.size() - start)); }
     void patch16(size_t at, uint16_t v) { b_[at] = static_cast<uint8_t>(v >> 8), b_[at + 1] = static_cast<uint8_t>(v); }
 

@@ -121,7 +121,10 @@ public:
     // Room for `n` more bytes: where to write them (the position moves past them), or null once the
     // message is full. Fixed-size pieces go through one check and plain stores.
     uint8_t* reserve(size_t n) {
-        if (overflow_ || pos_ + n > cap_) return overflow_ = true, nullptr;
+        if (overflow_ || pos_ + n > cap_) {
+            overflow_ = true;
+            return nullptr;
+        }
         uint8_t* p = buf_ + pos_;
         pos_ += n;
         return p;

@@ -487,7 +487,11 @@ admin::Response Daemon::explain_route(const std::string& query) const {
         if (!client) req.client = p.address;
     }
     auto snap = publisher_.current();
-    if (!snap) return r.status = 503, r.body = "no snapshot yet\n", r;
+    if (!snap) {
+        r.status = 503;
+        r.body = "no snapshot yet\n";
+        return r;
+    }
     Explanation e = explain(*snap, req);
     using nlohmann::json;
     json steps = json::array(), candidates = json::array();

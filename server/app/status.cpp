@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "resolver/base/curl.hpp"
+
 namespace glbd {
 namespace {
 
@@ -49,11 +51,16 @@ std::string ago(const nlohmann::json& ms) {
 // GET url with an optional bearer token: the HTTP status (0 when there was no answer) and the body.
 long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body,
               std::string& error) {
-    CURL* c = curl_easy_init();
-    curl_slist* headers = nullptr;
-    if (!token.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + token).c_str());
+    curl::Easy easy = curl::easy();
+    CURL* c = easy.get();
+    if (!c) {
+        error = "cannot make a libcurl handle";
+        return 0;
+    }
+    curl::Slist headers;
+    if (!token.empty()) curl::append(headers, "Authorization: Bearer " + token);
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
@@ -61,8 +68,6 @@ long http_get(const std::string& url, const std::string& token, long timeout_ms,
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    curl_slist_free_all(headers);
     if (rc != CURLE_OK) error = curl_easy_strerror(rc);
     return rc == CURLE_OK ? status : 0;
 }

@@ -3,24 +3,12 @@
 #include <algorithm>
 #include <mutex>
 
+#include "resolver/base/curl.hpp"
+
 namespace glbd::health {
 namespace {
 
 std::once_flag curl_once;
-
-struct EasyFree {
-    void operator()(CURL* e) const { curl_easy_cleanup(e); }
-};
-struct SlistFree {
-    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
-using EasyPtr = std::unique_ptr<CURL, EasyFree>;
-using SlistPtr = std::unique_ptr<curl_slist, SlistFree>;
-
-void append(SlistPtr& list, const std::string& line) {
-    curl_slist* l = curl_slist_append(list.get(), line.c_str());
-    if (l) (void)list.release(), list.reset(l);
-}
 
 }  // namespace
 
@@ -45,8 +33,8 @@ struct HttpProber::Multi {
 // next probe of any target, up to kIdleProbes: a new handle per probe was a third of probing's CPU in
 // malloc, and one kept by each target 5 KB an endpoint.
 struct HttpProber::Probe {
-    EasyPtr easy{curl_easy_init()};
-    SlistPtr headers, connect_to;
+    curl::Easy easy = curl::easy();
+    curl::Slist headers, connect_to;
     Multi* multi = nullptr;
     ProbeDone done;
     std::vector<int> expected;
@@ -97,9 +85,9 @@ void HttpProber::probe(size_t pool, const HttpRequest& r, const Address& address
     p->expected = r.expected_status;
     std::string port = std::to_string(r.port), ip = address.str();
     std::string url = std::string(r.https ? "https" : "http") + "://" + r.host + ":" + port + r.path;
-    append(p->connect_to, r.host + ":" + port + ":" + (address.family == 6 ? "[" + ip + "]" : ip) + ":" + port);
-    for (const auto& [k, v] : r.headers) append(p->headers, k + ": " + v);
-    append(p->headers, "User-Agent: glbd-health");
+    curl::append(p->connect_to, r.host + ":" + port + ":" + (address.family == 6 ? "[" + ip + "]" : ip) + ":" + port);
+    for (const auto& [k, v] : r.headers) curl::append(p->headers, k + ": " + v);
+    curl::append(p->headers, "User-Agent: glbd-health");
     CURL* e = p->easy.get();
     curl_easy_setopt(e, CURLOPT_URL, url.c_str());
     curl_easy_setopt(e, CURLOPT_CONNECT_TO, p->connect_to.get());

@@ -11,8 +11,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "resolver/base/address.hpp"
 #include "conf/config.hpp"
+#include "resolver/base/address.hpp"
+#include "resolver/base/curl.hpp"
+#include "resolver/base/log_throttle.hpp"
 #include "resolver/wire/text.hpp"
 #include "sync/kube/records.hpp"
 
@@ -24,6 +26,15 @@ using namespace std::chrono_literals;
 
 constexpr size_t kMaxEventBytes = 32u << 20;  // one watch event (a DNSRecord is a few KiB)
 constexpr size_t kMaxListBytes = 512u << 20;  // one list
+constexpr size_t kMaxErrorBody = 64u << 10;   // what is kept of an error's body (a Status object), for the log
+constexpr auto kBackoffFirst = 1000ms, kBackoffMax = 30'000ms;  // between failed requests, doubling
+constexpr auto kHealthyFor = 60s;                               // a watch that lasted this long resets the backoff
+constexpr auto kBusyWatch = 500ms;       // a watch the server ends sooner is waited after, as a failure
+constexpr auto kTokenReread = 60'000ms;  // the token file is read again this often (tokens rotate)
+constexpr long kConnectTimeoutMs = 10'000, kListTimeoutMs = 120'000;
+constexpr long kSilentWatchS = 180;  // bookmarks or events come every minute or so: silence is a dead link
+constexpr int kWatchTimeoutMinS = 300, kWatchTimeoutMaxS = 600;  // asked of the server, at random between
+constexpr long kHttpOk = 200, kHttpUnauthorized = 401, kHttpGone = 410;
 
 int64_t wall_ms() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -154,7 +165,7 @@ void Watcher::start() {
 void Watcher::stop() {
     if (!thread_.joinable()) return;
     {
-        std::lock_guard<std::mutex> lock(wait_mu_);
+        MutexLock lock(wait_mu_);
         stopping_ = true;
     }
     wait_cv_.notify_all();
@@ -167,12 +178,14 @@ std::map<std::string, json> Watcher::objects() const {
 }
 
 void Watcher::wait(std::chrono::milliseconds d) {
-    std::unique_lock<std::mutex> lock(wait_mu_);
-    wait_cv_.wait_for(lock, d, [this] { return stopping_.load(); });
+    auto deadline = std::chrono::steady_clock::now() + d;
+    MutexLock lock(wait_mu_);
+    while (!stopping_ && wait_cv_.wait_until(wait_mu_, deadline)) {
+    }
 }
 
 std::string Watcher::bearer() {
-    if (!access_.token_file.empty() && (token_.empty() || wall_ms() - token_read_ms_ > 60'000)) {
+    if (!access_.token_file.empty() && (token_.empty() || wall_ms() - token_read_ms_ > kTokenReread.count())) {
         try {
             token_ = trim(read_file(access_.token_file));
         } catch (const std::exception& e) {
@@ -213,37 +226,44 @@ void apply_tls(CURL* c, const ApiAccess& access, TlsBlobs& b) {
 
 Watcher::Result Watcher::request(const std::string& url, bool streaming, std::string* body, long* status,
                                  const std::string* patch_body) {
-    CURL* c = curl_easy_init();
+    curl::Easy easy = curl::easy();
+    CURL* c = easy.get();
     if (!c) return Result::failed;
-    curl_slist* headers = curl_slist_append(nullptr, "Accept: application/json");
+    curl::Slist headers;
+    curl::append(headers, "Accept: application/json");
     if (patch_body) {
-        headers = curl_slist_append(headers, "Content-Type: application/merge-patch+json");
+        curl::append(headers, "Content-Type: application/merge-patch+json");
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PATCH");
         curl_easy_setopt(c, CURLOPT_POSTFIELDS, patch_body->c_str());
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(patch_body->size()));
     }
-    if (std::string t = bearer(); !t.empty())
-        headers = curl_slist_append(headers, ("Authorization: Bearer " + t).c_str());
+    if (std::string t = bearer(); !t.empty()) curl::append(headers, "Authorization: Bearer " + t);
     size_t total = 0;
     bool too_big = false;
     Result verdict = Result::ok;
     std::function<bool(const char*, size_t)> sink = [&](const char* data, size_t n) {
         total += n;
         if (!streaming) {
-            if (total > kMaxListBytes) return too_big = true, false;
+            if (total > kMaxListBytes) {
+                too_big = true;
+                return false;
+            }
             body->append(data, n);
             return true;
         }
         long code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-        if (code != 200) {  // an error status: keep its body (a Status object) for the log
-            if (body->size() < 65536) body->append(data, std::min<size_t>(n, 65536));
+        if (code != kHttpOk) {  // an error status: keep its body (a Status object) for the log
+            if (body->size() < kMaxErrorBody) body->append(data, std::min(n, kMaxErrorBody));
             return true;
         }
         for (size_t i = 0; i < n; ++i) {
             if (data[i] != '\n') {
                 line_.push_back(data[i]);
-                if (line_.size() > kMaxEventBytes) return too_big = true, false;
+                if (line_.size() > kMaxEventBytes) {
+                    too_big = true;
+                    return false;
+                }
                 continue;
             }
             handle_line(line_, verdict);
@@ -253,35 +273,41 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
         return true;
     };
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &stopping_);
     if (streaming) {
-        // Bookmarks or events come at least every minute or so; a silent connection is a dead one.
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 180L);
+        curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, kSilentWatchS);
     } else {
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 120000L);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, kListTimeoutMs);
     }
     TlsBlobs blobs;
     apply_tls(c, access_, blobs);
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-    curl_slist_free_all(headers);
-    curl_easy_cleanup(c);
     if (stopping_) return Result::stopped;
     if (verdict == Result::gone) return Result::gone;
-    if (*status == 410) return Result::gone;
-    if (*status == 401) return error_ = "401 Unauthorized", Result::unauthorized;
-    if (too_big) return error_ = "response over the size limit", Result::failed;
+    if (*status == kHttpGone) return Result::gone;
+    if (*status == kHttpUnauthorized) {
+        error_ = "401 Unauthorized";
+        return Result::unauthorized;
+    }
+    if (too_big) {
+        error_ = "response over the size limit";
+        return Result::failed;
+    }
     if (verdict == Result::failed) return Result::failed;
-    if (rc != CURLE_OK) return error_ = curl_easy_strerror(rc), Result::failed;
-    if (*status != 200) {
+    if (rc != CURLE_OK) {
+        error_ = curl_easy_strerror(rc);
+        return Result::failed;
+    }
+    if (*status != kHttpOk) {
         error_ = "HTTP " + std::to_string(*status);
         return Result::failed;
     }
@@ -339,7 +365,7 @@ Watcher::Result Watcher::list() {
 
 Watcher::Result Watcher::watch() {
     static thread_local std::mt19937 rng{std::random_device{}()};
-    int timeout_s = std::uniform_int_distribution<int>(300, 600)(rng);
+    int timeout_s = std::uniform_int_distribution<int>(kWatchTimeoutMinS, kWatchTimeoutMaxS)(rng);
     if (resync_.count() > 0) timeout_s = std::max(1, std::min(timeout_s, static_cast<int>(resync_.count() / 1000)));
     std::string url =
         access_.server + path_ + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(timeout_s);
@@ -353,7 +379,7 @@ Watcher::Result Watcher::watch() {
     std::string body;
     long status = 0;
     Result r = request(url, true, &body, &status);
-    if (r == Result::failed && status != 200 && !body.empty()) error_ += ": " + body.substr(0, 200);
+    if (r == Result::failed && status != kHttpOk && !body.empty()) error_ += ": " + printable(body.substr(0, 200));
     return r;
 }
 
@@ -383,7 +409,7 @@ void Watcher::handle_line(const std::string& line, Result& verdict) {
         return;
     }
     if (ev.type == "ERROR") {
-        verdict = ev.code == 410 ? Result::gone : Result::failed;
+        verdict = ev.code == kHttpGone ? Result::gone : Result::failed;
         error_ = "watch ERROR " + std::to_string(ev.code);
         return;
     }
@@ -410,7 +436,7 @@ void Watcher::handle_line(const std::string& line, Result& verdict) {
 }
 
 void Watcher::run() {
-    auto backoff = 1000ms;
+    auto backoff = kBackoffFirst;
     bool need_list = true;
     std::string last_logged;
     while (!stopping_) {
@@ -429,11 +455,11 @@ void Watcher::run() {
             need_list = resync_.count() > 0 && std::chrono::steady_clock::now() - listed_at_ >= resync_;
             last_logged.clear();
             auto lasted = std::chrono::steady_clock::now() - began;
-            if (lasted > 60s) backoff = 1000ms;
-            if (!was_list && lasted < 500ms) {
+            if (lasted > kHealthyFor) backoff = kBackoffFirst;
+            if (!was_list && lasted < kBusyWatch) {
                 // A watch the server ends at once, again and again, must not become a busy loop.
                 wait(backoff);
-                backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+                backoff = std::min(backoff * 2, kBackoffMax);
             }
             continue;  // a watch that ended normally is opened again from where it was
         }
@@ -451,7 +477,7 @@ void Watcher::run() {
             last_logged = error_;
         }
         wait(backoff);
-        backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
+        backoff = std::min(backoff * 2, kBackoffMax);
     }
 }
 

@@ -12,7 +12,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -96,9 +95,9 @@ private:
     std::chrono::steady_clock::time_point listed_at_{};
     WatchStats stats_;
     std::thread thread_;
-    std::atomic<bool> stopping_{false};
-    std::mutex wait_mu_;
-    std::condition_variable wait_cv_;
+    std::atomic<bool> stopping_{false};  // also read by libcurl's progress callback, without the lock
+    Mutex wait_mu_;
+    CondVar wait_cv_;
 
     mutable Mutex mu_;
     std::map<std::string, nlohmann::json> objects_ GLBD_GUARDED_BY(mu_);

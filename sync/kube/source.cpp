@@ -58,7 +58,7 @@ void Source::stop() {
     for (auto& w : watchers_) w->stop();
     if (status_thread_.joinable()) {
         {
-            std::lock_guard<std::mutex> lock(status_mu_);
+            MutexLock lock(status_mu_);
             status_stop_ = true;
         }
         status_cv_.notify_all();
@@ -154,7 +154,7 @@ void Source::update_statuses(const health::States& health) {
     }
     if (want.empty()) return;
     {
-        std::lock_guard<std::mutex> lock(status_mu_);
+        MutexLock lock(status_mu_);
         for (auto& [k, v] : want) pending_[k] = std::move(v);
     }
     status_cv_.notify_all();
@@ -164,8 +164,8 @@ void Source::write_statuses() {
     for (;;) {
         std::map<std::string, nlohmann::json> work;
         {
-            std::unique_lock<std::mutex> lock(status_mu_);
-            status_cv_.wait(lock, [this] { return status_stop_ || !pending_.empty(); });
+            MutexLock lock(status_mu_);
+            while (!status_stop_ && pending_.empty()) status_cv_.wait(status_mu_);
             if (status_stop_) return;
             work.swap(pending_);
         }

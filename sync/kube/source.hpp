@@ -5,7 +5,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "resolver/base/mutex.hpp"
 #include "sync/health/checker.hpp"
 #include "sync/kube/client.hpp"
 
@@ -57,10 +57,10 @@ private:
     bool controller_ = false;
     std::unique_ptr<Watcher> writer_;  // not started: its requests are the status thread's
     std::thread status_thread_;
-    std::mutex status_mu_;
-    std::condition_variable status_cv_;
-    std::map<std::string, nlohmann::json> pending_;  // key -> status to write (guarded by status_mu_)
-    bool status_stop_ = false;                       // (guarded by status_mu_)
+    Mutex status_mu_;
+    CondVar status_cv_;
+    std::map<std::string, nlohmann::json> pending_ GLBD_GUARDED_BY(status_mu_);  // key -> status to write
+    bool status_stop_ GLBD_GUARDED_BY(status_mu_) = false;
     std::atomic<uint64_t> written_{0};
     std::vector<conf::Zone> zones_;
     std::string selector_;

@@ -115,7 +115,10 @@ public:
                 if (!refill()) break;
                 continue;
             }
-            if (msg_.size() > kMessageBudget) return flush(out), true;
+            if (msg_.size() > kMessageBudget) {
+                flush(out);
+                return true;
+            }
             msg_.txt(owner(pending_[at_]), pending_[at_]);
             ++at_;
         }
