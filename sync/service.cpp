@@ -16,12 +16,6 @@
 #include "sync/state_file.hpp"
 
 namespace glbd::sync {
-uint64_t now_ms() {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-}
-
 Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
     std::vector<conf::Host>().swap(
         config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room

@@ -16,6 +16,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
+#include "resolver/base/clock.hpp"
 #include "resolver/global_view.hpp"
 #include "sync/state.hpp"
 
@@ -106,6 +107,15 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-uint64_t now_ms();
+// The wall clock in milliseconds (versions, heartbeats and override times are compared across peers).
+inline uint64_t now_ms() { return wall_ms(); }
+
+}  // namespace glbd::sync
+namespace glbd::metrics {
+class Writer;
+}
+namespace glbd::sync {
+// The service's counters as Prometheus families (sync/metrics.cpp).
+void write_metrics(metrics::Writer& out, const Service& service);
 
 }  // namespace glbd::sync

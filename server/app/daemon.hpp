@@ -27,6 +27,9 @@
 #include "sync/service.hpp"
 
 namespace glbd {
+namespace metrics {
+class Writer;
+}
 
 class Daemon {
 public:
@@ -49,6 +52,7 @@ public:
     // The admin endpoint's routes (control thread).
     admin::Response admin(const admin::Request& req);
     [[nodiscard]] std::string metrics() const;
+    void answer_metrics(metrics::Writer& out) const;
     [[nodiscard]] std::string state_json() const;
     [[nodiscard]] nlohmann::json hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const;
     [[nodiscard]] nlohmann::json endpoints_json(const ClusterView& cv, const HostEntry& h,

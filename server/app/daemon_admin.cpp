@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "geo/points.hpp"
+#include "resolver/base/metrics.hpp"
 #include "resolver/explain.hpp"
 #include "resolver/wire/consts.hpp"
 #include "server/app/daemon.hpp"
@@ -13,208 +14,21 @@
 #include "sync/state.hpp"
 
 namespace glbd {
-namespace {
+namespace {}  // namespace
 
-// A Prometheus label value: backslash, quote and newline escaped.
-std::string esc(const std::string& v) {
-    std::string o;
-    for (char c : v) {
-        if (c == '\\' || c == '"')
-            o += '\\', o += c;
-        else if (c == '\n')
-            o += "\\n";
-        else
-            o += c;
-    }
-    return o;
-}
-
-class Metrics {
-public:
-    void family(const char* name, const char* type, const char* help) {
-        out_ << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
-    }
-    // A family of one sample without labels.
-    void one(const char* name, const char* type, const char* help, double v) {
-        family(name, type, help);
-        sample(name, "", v);
-    }
-    // A family of a few samples, each with its labels.
-    void some(const char* name, const char* type, const char* help,
-              std::initializer_list<std::pair<const char*, double>> samples) {
-        family(name, type, help);
-        for (const auto& [labels, v] : samples) sample(name, labels, v);
-    }
-    void sample(const std::string& name, const std::string& labels, double v) {
-        out_ << name;
-        if (!labels.empty()) out_ << "{" << labels << "}";
-        out_ << " " << v << "\n";
-    }
-    std::string str() const { return out_.str(); }
-
-private:
-    std::ostringstream out_;
-};
-
-// The DNS server's counters: queries, answers by host and cluster, latency, TCP.
-void dns_metrics(Metrics& m, const DnsServer& server, const AnswerIds& counter_ids) {
-    auto totals = server.totals();
-    const ServerCounters& c = *totals;
-    const char* transports[] = {"udp", "tcp"};
-    m.family("glbd_queries_total", "counter", "DNS queries answered, by transport and response code.");
-    for (int t = 0; t < 2; ++t) {
-        for (size_t rc = 0; rc < kCountedRcodes; ++rc) {
-            uint64_t v = c.rcode[t][rc].load();
-            if (v || rc == 0)
-                m.sample("glbd_queries_total",
-                         std::string("transport=\"") + transports[t] + "\",rcode=\"" +
-                             (rc + 1 < kCountedRcodes ? wire::rcode_name(static_cast<uint16_t>(rc)) : "OTHER") + "\"",
-                         static_cast<double>(v));
-        }
-    }
-    m.family("glbd_queries_by_type_total", "counter", "DNS queries answered, by transport and query type.");
-    for (int t = 0; t < 2; ++t) {
-        for (int q = 0; q < ServerCounters::kQtypes; ++q) {
-            m.sample("glbd_queries_by_type_total",
-                     std::string("transport=\"") + transports[t] + "\",qtype=\"" + ServerCounters::qtype_name(q) + "\"",
-                     static_cast<double>(c.qtype[t][q].load()));
-        }
-    }
-    m.family("glbd_queries_dropped_total", "counter",
-             "Messages not answered (malformed beyond a reply, or responses).");
-    for (int t = 0; t < 2; ++t)
-        m.sample("glbd_queries_dropped_total", std::string("transport=\"") + transports[t] + "\"",
-                 static_cast<double>(c.dropped[t].load()));
-    m.one("glbd_responses_truncated_total", "counter", "UDP answers sent truncated (TC=1).",
-          static_cast<double>(c.truncated.load()));
-    m.some("glbd_rrl_limited_total", "counter",
-           "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.",
-           {{"action=\"slip\"", static_cast<double>(c.rrl_slipped.load())},
-            {"action=\"drop\"", static_cast<double>(c.rrl_dropped.load())}});
-    m.one("glbd_fallback_answers_total", "counter",
-          "Answers from a geo group reached because a preferred group had no usable entry.",
-          static_cast<double>(c.fallback.load()));
-    m.one("glbd_failopen_answers_total", "counter", "Answers given as if every endpoint were healthy (nothing usable).",
-          static_cast<double>(c.fail_open.load()));
+// Load-balanced answers by host and cluster, from the query threads' counts by counter id.
+void Daemon::answer_metrics(metrics::Writer& m) const {
     m.family("glbd_answers_total", "counter",
              "Load-balanced answers by host and chosen cluster (\"all\" for simple hosts).");
     {
-        auto counts = server.answers(counter_ids.size());
-        counter_ids.each_sorted([&](const std::string& host, const std::string& cluster, uint32_t id) {
+        auto counts = server_->answers(counter_ids_.size());
+        counter_ids_.each_sorted([&](const std::string& host, const std::string& cluster, uint32_t id) {
             uint64_t v = id < counts.size() ? counts[id] : 0;
-            m.sample("glbd_answers_total", "host=\"" + esc(host) + "\",cluster=\"" + esc(cluster) + "\"",
+            m.sample("glbd_answers_total", metrics::label("host", host) + "," + metrics::label("cluster", cluster),
                      static_cast<double>(v));
         });
     }
-    m.family("glbd_answer_duration_seconds", "histogram",
-             "Time to answer a UDP query, from receipt to the answer being ready.");
-    uint64_t cumulative = 0;
-    for (int b = 0; b < ServerCounters::kBuckets; ++b) {
-        cumulative += c.duration_bucket[b].load();
-        std::ostringstream le;
-        if (b == ServerCounters::kBuckets - 1)
-            le << "+Inf";
-        else
-            le << ServerCounters::kBucketUs[b] / 1e6;
-        m.sample("glbd_answer_duration_seconds_bucket", "le=\"" + le.str() + "\"", static_cast<double>(cumulative));
-    }
-    m.sample("glbd_answer_duration_seconds_sum", "", static_cast<double>(c.duration_sum_ns.load()) / 1e9);
-    m.sample("glbd_answer_duration_seconds_count", "", static_cast<double>(c.duration_count.load()));
-    m.one("glbd_tcp_connections_total", "counter", "TCP connections accepted.",
-          static_cast<double>(c.tcp_connections.load()));
-    m.some("glbd_tcp_refused_total", "counter", "TCP connections closed at once, by reason.",
-           {{"reason=\"full\"", static_cast<double>(c.tcp_refused.load())},
-            {"reason=\"per_source\"", static_cast<double>(c.tcp_source_refused.load())}});
-    m.one("glbd_tcp_evicted_total", "counter", "TCP connections closed to make room over tcpMaxConnections.",
-          static_cast<double>(c.tcp_evicted.load()));
-    m.one("glbd_tcp_rejected_closed_total", "counter", "TCP connections closed after a rejected sync request.",
-          static_cast<double>(c.tcp_rejected_closed.load()));
-    m.one("glbd_tcp_idle_closed_total", "counter", "TCP connections closed after tcpIdleTimeout.",
-          static_cast<double>(c.tcp_idle_closed.load()));
 }
-
-void kube_metrics(Metrics& m, const kube::Source& kube, const kube::Source::Collected& counts, uint64_t shadowed) {
-    auto ks = kube.stats();
-    m.some("glbd_kubernetes_records", "gauge", "DNSRecords held, by state: valid, invalid (skipped), other_zone.",
-           {{"state=\"valid\"", static_cast<double>(counts.valid)},
-            {"state=\"invalid\"", static_cast<double>(counts.invalid)},
-            {"state=\"other_zone\"", static_cast<double>(counts.other_zone)}});
-    m.one("glbd_kubernetes_hosts_shadowed_total", "counter",
-          "Hosts named by a DNSRecord and by the config file (the file's served).", static_cast<double>(shadowed));
-    m.one("glbd_kubernetes_events_total", "counter", "Watch events applied.", static_cast<double>(ks.events));
-    m.one("glbd_kubernetes_relists_total", "counter", "Lists of DNSRecords (at start and after 410 Gone).",
-          static_cast<double>(ks.relists));
-    m.one("glbd_kubernetes_errors_total", "counter", "Failed requests to the API server (retried with backoff).",
-          static_cast<double>(ks.errors));
-    m.one("glbd_kubernetes_synced", "gauge", "1 once every watch has listed.", ks.synced ? 1 : 0);
-    m.family("glbd_kubernetes_last_event_age_seconds", "gauge", "Seconds since the last event or list.");
-    double age =
-        ks.last_event_ms ? static_cast<double>(sync::now_ms() - std::min(sync::now_ms(), ks.last_event_ms)) / 1000 : -1;
-    m.sample("glbd_kubernetes_last_event_age_seconds", "", age);
-}
-
-void health_metrics(Metrics& m, const health::Checker& checker) {
-    auto probes = checker.states();
-    auto per_endpoint = [&](const char* name, const char* type, const char* help, auto value) {
-        m.family(name, type, help);
-        for (const auto& [k, st] : probes) {
-            m.sample(name, "host=\"" + esc(k.first) + "\",endpoint=\"" + esc(k.second) + "\"",
-                     static_cast<double>(value(st)));
-        }
-    };
-    per_endpoint("glbd_health_probes_total", "counter", "Health probes run, by host and endpoint.",
-                 [](const health::EndpointHealth& st) { return st.probes; });
-    per_endpoint("glbd_health_probe_failures_total", "counter", "Failed health probes, by host and endpoint.",
-                 [](const health::EndpointHealth& st) { return st.failures; });
-    per_endpoint("glbd_health_transitions_total", "counter", "Healthy/unhealthy transitions, by host and endpoint.",
-                 [](const health::EndpointHealth& st) { return st.transitions; });
-    per_endpoint("glbd_endpoint_healthy", "gauge", "1 when the endpoint is healthy by this instance's probes.",
-                 [](const health::EndpointHealth& st) { return st.healthy ? 1 : 0; });
-}
-
-void sync_metrics(Metrics& m, const sync::Service& sync) {
-    const sync::SyncCounters& sc = sync.counters();
-    uint64_t now = sync::now_ms();
-    auto peers = sync.peers();
-    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
-    for (const auto& p : peers)
-        m.sample("glbd_sync_exchanges_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.exchanges));
-    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
-    for (const auto& p : peers)
-        m.sample("glbd_sync_failures_total", "peer=\"" + esc(p.address) + "\"", static_cast<double>(p.failures));
-    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
-    for (const auto& p : peers) m.sample("glbd_sync_peer_up", "peer=\"" + esc(p.address) + "\"", p.reachable ? 1 : 0);
-    m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
-    for (const auto& p : peers) {
-        if (p.last_ok_ms)
-            m.sample("glbd_sync_lag_seconds", "peer=\"" + esc(p.address) + "\"",
-                     static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
-    }
-    m.family("glbd_sync_last_heard_seconds", "gauge",
-             "Time since each known instance was last heard, directly or relayed.");
-    for (const auto& k : sync.known()) {
-        m.sample("glbd_sync_last_heard_seconds", "origin=\"" + esc(k.state.origin()) + "\"",
-                 static_cast<double>(now - std::min(now, k.last_heard_ms)) / 1000.0);
-    }
-    m.some("glbd_sync_rejected_total", "counter", "Sync requests rejected, by reason.",
-           {{"reason=\"unsigned\"", static_cast<double>(sc.rejected_unsigned.load())},
-            {"reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load())},
-            {"reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load())},
-            {"reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load())}});
-    m.one("glbd_sync_reports_rejected_total", "counter",
-          "Peer reports (one origin's state) rejected by validation or limits.",
-          static_cast<double>(sc.rejected_reports.load()));
-    m.one("glbd_sync_oversized_total", "counter", "Transfers cut off at a report over 64 MiB or past 1,024 origins.",
-          static_cast<double>(sc.oversized.load()));
-    m.one("glbd_sync_reports_received_total", "counter",
-          "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every "
-          "peer.",
-          static_cast<double>(sc.reports_received.load()));
-    m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.",
-          static_cast<double>(sc.served.load()));
-}
-
-}  // namespace
 
 bool Daemon::ready() const {
     return serving_ && publisher_.current() && (checker_->targets() == 0 || checker_->first_round_done());
@@ -272,11 +86,14 @@ admin::Response Daemon::admin(const admin::Request& req) {
 }
 
 std::string Daemon::metrics() const {
-    Metrics m;
-    if (server_) dns_metrics(m, *server_, counter_ids_);
-    if (kube_) kube_metrics(m, *kube_, kube_counts_, kube_shadowed_total_);
-    health_metrics(m, *checker_);
-    sync_metrics(m, *sync_);
+    metrics::Writer m;
+    if (server_) {
+        write_metrics(m, *server_->totals());
+        answer_metrics(m);
+    }
+    if (kube_) kube::write_metrics(m, *kube_, kube_counts_, kube_shadowed_total_);
+    health::write_metrics(m, *checker_);
+    sync::write_metrics(m, *sync_);
     m.some("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.",
            {{"result=\"ok\"", static_cast<double>(reloads_ok_)},
             {"result=\"failed\"", static_cast<double>(reloads_failed_)}});

@@ -110,6 +110,12 @@ using MoreMessages = std::function<bool(std::vector<uint8_t>& next)>;  // false:
 using TcpHook = std::function<HookVerdict(const uint8_t* msg, size_t len, const geo::Address& from,
                                           std::vector<std::vector<uint8_t>>& out, MoreMessages& more)>;
 
+namespace metrics {
+class Writer;
+}
+// The counters (a DnsServer's totals()) as Prometheus families (server/net/metrics.cpp).
+void write_metrics(metrics::Writer& out, const ServerCounters& counters);
+
 class DnsServer {
 public:
     DnsServer(Publisher& publisher, ServerOptions options);

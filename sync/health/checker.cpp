@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "resolver/base/address.hpp"
+#include "resolver/base/clock.hpp"
 #include "resolver/base/lookup.hpp"
 #include "resolver/base/mutex.hpp"
 #include "sync/health/http_probe.hpp"
@@ -45,15 +46,7 @@ bool Hysteresis::record(bool ok) {
 
 std::string probe_host_name(const std::string& host) { return host.rfind("*.", 0) == 0 ? host.substr(2) : host; }
 
-namespace {
-
-uint64_t steady_ms() {
-    return static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-            .count());
-}
-
-}  // namespace
+namespace {}  // namespace
 
 struct Checker::Impl {
     struct Target;

@@ -69,6 +69,14 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
+}  // namespace glbd::health
+namespace glbd::metrics {
+class Writer;
+}
+namespace glbd::health {
+// The checker's counters as Prometheus families (sync/health/metrics.cpp).
+void write_metrics(metrics::Writer& out, const Checker& checker);
+
 // The name a host's probes use for the URL, Host header and SNI: a wildcard's base name.
 std::string probe_host_name(const std::string& host);
 

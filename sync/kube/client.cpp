@@ -13,6 +13,7 @@
 
 #include "conf/config.hpp"
 #include "resolver/base/address.hpp"
+#include "resolver/base/clock.hpp"
 #include "resolver/base/curl.hpp"
 #include "resolver/base/log_throttle.hpp"
 #include "resolver/wire/text.hpp"
@@ -35,11 +36,6 @@ constexpr long kConnectTimeoutMs = 10'000, kListTimeoutMs = 120'000;
 constexpr long kSilentWatchS = 180;  // bookmarks or events come every minute or so: silence is a dead link
 constexpr int kWatchTimeoutMinS = 300, kWatchTimeoutMaxS = 600;  // asked of the server, at random between
 constexpr long kHttpOk = 200, kHttpUnauthorized = 401, kHttpGone = 410;
-
-int64_t wall_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 std::string read_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -185,13 +181,14 @@ void Watcher::wait(std::chrono::milliseconds d) {
 }
 
 std::string Watcher::bearer() {
-    if (!access_.token_file.empty() && (token_.empty() || wall_ms() - token_read_ms_ > kTokenReread.count())) {
+    if (!access_.token_file.empty() &&
+        (token_.empty() || static_cast<int64_t>(wall_ms()) - token_read_ms_ > kTokenReread.count())) {
         try {
             token_ = trim(read_file(access_.token_file));
         } catch (const std::exception& e) {
             spdlog::warn("kubernetes: {}", e.what());
         }
-        token_read_ms_ = wall_ms();
+        token_read_ms_ = static_cast<int64_t>(wall_ms());
     }
     return access_.token_file.empty() ? access_.token : token_;
 }
@@ -357,7 +354,7 @@ Watcher::Result Watcher::list() {
     }
     stats_.relists.fetch_add(1);
     listed_at_ = std::chrono::steady_clock::now();
-    stats_.last_event_ms = static_cast<uint64_t>(wall_ms());
+    stats_.last_event_ms = wall_ms();
     stats_.synced = true;
     if (on_change_) on_change_();
     return Result::ok;
@@ -431,7 +428,7 @@ void Watcher::handle_line(const std::string& line, Result& verdict) {
     }
     if (!ev.resource_version.empty()) resource_version_ = ev.resource_version;
     stats_.events.fetch_add(1);
-    stats_.last_event_ms = static_cast<uint64_t>(wall_ms());
+    stats_.last_event_ms = wall_ms();
     if (on_change_) on_change_();
 }
 

@@ -68,6 +68,15 @@ private:
     std::set<std::string> logged_;  // "key@resourceVersion" of invalid records already logged
 };
 
+}  // namespace glbd::kube
+namespace glbd::metrics {
+class Writer;
+}
+namespace glbd::kube {
+// The source's counters as Prometheus families (sync/kube/metrics.cpp); `shadowed`: hosts the config file
+// named too (the daemon counts them).
+void write_metrics(metrics::Writer& out, const Source& source, const Source::Collected& counts, uint64_t shadowed);
+
 // The label selector of coredns mode for these zones.
 std::string coredns_selector(const std::vector<conf::Zone>& zones);
 

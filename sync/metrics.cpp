@@ -1,0 +1,52 @@
+// The sync service's counters as Prometheus families: exchanges and failures per peer, lag, last heard per
+// origin, rejected requests and reports, transfers served.
+#include <algorithm>
+
+#include "resolver/base/metrics.hpp"
+#include "sync/service.hpp"
+
+namespace glbd::sync {
+
+void write_metrics(metrics::Writer& m, const Service& sync) {
+    const SyncCounters& sc = sync.counters();
+    uint64_t now = now_ms();
+    auto peers = sync.peers();
+    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
+    for (const auto& p : peers)
+        m.sample("glbd_sync_exchanges_total", metrics::label("peer", p.address), static_cast<double>(p.exchanges));
+    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
+    for (const auto& p : peers)
+        m.sample("glbd_sync_failures_total", metrics::label("peer", p.address), static_cast<double>(p.failures));
+    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
+    for (const auto& p : peers) m.sample("glbd_sync_peer_up", metrics::label("peer", p.address), p.reachable ? 1 : 0);
+    m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
+    for (const auto& p : peers) {
+        if (p.last_ok_ms)
+            m.sample("glbd_sync_lag_seconds", metrics::label("peer", p.address),
+                     static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
+    }
+    m.family("glbd_sync_last_heard_seconds", "gauge",
+             "Time since each known instance was last heard, directly or relayed.");
+    for (const auto& k : sync.known()) {
+        m.sample("glbd_sync_last_heard_seconds", metrics::label("origin", k.state.origin()),
+                 static_cast<double>(now - std::min(now, k.last_heard_ms)) / 1000.0);
+    }
+    m.some("glbd_sync_rejected_total", "counter", "Sync requests rejected, by reason.",
+           {{"reason=\"unsigned\"", static_cast<double>(sc.rejected_unsigned.load())},
+            {"reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load())},
+            {"reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load())},
+            {"reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load())}});
+    m.one("glbd_sync_reports_rejected_total", "counter",
+          "Peer reports (one origin's state) rejected by validation or limits.",
+          static_cast<double>(sc.rejected_reports.load()));
+    m.one("glbd_sync_oversized_total", "counter", "Transfers cut off at a report over 64 MiB or past 1,024 origins.",
+          static_cast<double>(sc.oversized.load()));
+    m.one("glbd_sync_reports_received_total", "counter",
+          "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every "
+          "peer.",
+          static_cast<double>(sc.reports_received.load()));
+    m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.",
+          static_cast<double>(sc.served.load()));
+}
+
+}  // namespace glbd::sync
