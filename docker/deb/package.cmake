@@ -1,5 +1,5 @@
-# The .deb (CPack's DEB generator): `cpack --config build/CPackConfig.cmake` after a build, or
-# docker/deb/build.sh. CPack rather than debhelper: it packages the build CI has just tested (no second
+# The .deb (CPack's DEB generator): `cpack --config build/CPackConfig.cmake` after a build (tests/package/deb.sh
+# does it and checks the result). CPack rather than debhelper: it packages the build CI has just tested (no second
 # build), needs no top-level debian/ folder, and still computes Depends with dpkg-shlibdeps.
 set(GLBD_DEB_DIR ${CMAKE_SOURCE_DIR}/docker/deb)
 set(GLBD_DEB_GEN ${CMAKE_BINARY_DIR}/deb)

@@ -2,7 +2,6 @@
 
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -12,6 +11,7 @@
 #include <stdexcept>
 
 #include "conf/config.hpp"
+#include "conf/document.hpp"
 #include "resolver/base/address.hpp"
 #include "resolver/base/clock.hpp"
 #include "resolver/base/curl.hpp"
@@ -57,18 +57,15 @@ std::string relative_to(const std::string& file, const std::string& path) {
     return slash == std::string::npos ? path : file.substr(0, slash + 1) + path;
 }
 
-const YAML::Node named(const YAML::Node& list, const std::string& name, const char* what) {
-    if (list && list.IsSequence()) {
-        for (const auto& item : list) {
-            if (item["name"] && item["name"].as<std::string>() == name) return item[what];
-        }
+// The `what` of the item of `list` whose name is `name` (a kubeconfig's clusters, users and contexts).
+conf::Node named(const conf::Node& list, const std::string& name, const char* what) {
+    for (size_t i = 0; i < list.size() && list.is_sequence(); ++i) {
+        if (list[i]["name"].is_scalar() && list[i]["name"].scalar() == name) return list[i][what];
     }
-    return YAML::Node();
+    return {};
 }
 
-std::string str(const YAML::Node& n, const char* key) {
-    return n && n[key] && n[key].IsScalar() ? n[key].as<std::string>() : std::string();
-}
+std::string str(const conf::Node& n, const char* key) { return n[key].scalar(); }
 
 std::string decode64(const std::string& text, const char* what) {
     auto d = wire::base64_decode(text);
@@ -77,18 +74,19 @@ std::string decode64(const std::string& text, const char* what) {
 }
 
 ApiAccess from_kubeconfig(const std::string& file) {
-    YAML::Node root;
+    std::unique_ptr<conf::Document> doc;
     try {
-        root = YAML::LoadFile(file);
+        doc = std::make_unique<conf::Document>(read_file(file));
     } catch (const std::exception& e) {
         throw std::runtime_error("kubeconfig " + file + ": " + e.what());
     }
+    conf::Node root = doc->root();
     std::string ctx_name = str(root, "current-context");
     if (ctx_name.empty()) throw std::runtime_error("kubeconfig " + file + ": no current-context");
-    YAML::Node ctx = named(root["contexts"], ctx_name, "context");
+    conf::Node ctx = named(root["contexts"], ctx_name, "context");
     if (!ctx) throw std::runtime_error("kubeconfig " + file + ": no context " + ctx_name);
-    YAML::Node cluster = named(root["clusters"], str(ctx, "cluster"), "cluster");
-    YAML::Node user = named(root["users"], str(ctx, "user"), "user");
+    conf::Node cluster = named(root["clusters"], str(ctx, "cluster"), "cluster");
+    conf::Node user = named(root["users"], str(ctx, "user"), "user");
     if (!cluster) throw std::runtime_error("kubeconfig " + file + ": no cluster " + str(ctx, "cluster"));
     ApiAccess a;
     a.server = str(cluster, "server");
