@@ -312,7 +312,7 @@ void cross_check(const Config& c, std::vector<Error>& errors) {
 
 LoadResult load_text(const std::string& text, const std::string& name) {
     LoadResult result;
-    constexpr size_t kMaxConfig = 16 * 1024 * 1024;
+    constexpr size_t kMaxConfig = size_t{16} << 20;
     if (text.size() > kMaxConfig) {
         result.errors.push_back(Error{name, 0, 0, "", "the config is larger than 16 MiB"});
         return result;

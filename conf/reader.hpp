@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "resolver/base/address.hpp"
 #include "conf/config.hpp"
+#include "resolver/base/address.hpp"
 
 namespace glbd::conf {
 

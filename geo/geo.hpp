@@ -57,8 +57,7 @@ class GeoDb {
 public:
     // `database` is a MaxMind DB or a location (libloc) database, told apart by its header. Throws
     // std::runtime_error naming the file and the problem (missing, damaged, badly signed).
-    GeoDb(const std::string& database, const std::vector<Network>& networks,
-          const DatabaseOptions& options = {});
+    GeoDb(const std::string& database, const std::vector<Network>& networks, const DatabaseOptions& options = {});
     ~GeoDb();
     GeoDb(const GeoDb&) = delete;
     GeoDb& operator=(const GeoDb&) = delete;

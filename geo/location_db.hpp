@@ -40,7 +40,7 @@ public:
     [[nodiscard]] const std::string& vendor() const { return vendor_; }
     [[nodiscard]] bool verified() const { return verified_; }
 
-    __extension__ typedef unsigned __int128 U128;
+    __extension__ typedef unsigned __int128 U128;  // NOLINT(modernize-use-using): __extension__ wants a typedef
 
 private:
     // Each family's address space as ranges: range i runs from start[i] to start[i + 1] - 1 (the last to

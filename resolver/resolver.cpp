@@ -358,7 +358,7 @@ void Responder::write_soa(const Zone& z) {
             static_cast<uint16_t>(kCompressionPointer | (kHeaderSize + suffix_offset(q_.qname, q_.labels - z.labels)));
         if (uint8_t* p = w_.reserve(2 + z.soa_tail.size())) {
             Writer::put16(p, ptr);
-            std::memcpy(p + 2, z.soa_tail.data(), z.soa_tail.size());
+            std::memcpy(p + 2, z.soa_tail.data(), z.soa_tail.size());  // NOLINT(bugprone-not-null-terminated-result)
             for (uint8_t at : z.soa_tail_ptrs) Writer::put16(p + 2 + at, ptr);
         }
         count(section_);

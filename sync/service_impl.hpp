@@ -94,9 +94,9 @@ struct Service::Impl {
         uv_write_t write{};
         uv_timer_t timer{};
         std::vector<uint8_t> out, in;
-        std::array<char, 64 * 1024> read_buffer;  // one read at a time per stream: libuv reads into it
-        std::shared_ptr<const tsig::Key> key;     // the key the request was signed with
-        std::string mac;                          // the request's, then the previous message's
+        std::array<char, size_t{64} << 10> read_buffer;  // one read at a time per stream: libuv reads into it
+        std::shared_ptr<const tsig::Key> key;            // the key the request was signed with
+        std::string mac;                                 // the request's, then the previous message's
         int messages = 0, soas = 0, open = 2;
         uint32_t serial = 0;
         size_t total = 0;

@@ -132,11 +132,11 @@ inline const std::string& sync_zone_wire() {
 // What one report may carry, and how far ahead of our clock its times may be. A report beyond them is
 // rejected whole (see check_report) and the others of the same transfer still merge.
 struct ReportLimits {
-    static constexpr size_t kMaxOrigins = 1024;         // origins in one transfer, and known at once
-    static constexpr size_t kMaxHosts = 100'000;        // hosts of one origin
-    static constexpr size_t kMaxEndpoints = 10'000;     // endpoints of one host
-    static constexpr size_t kMaxOverrides = 10'000;     // overrides of one origin
-    static constexpr uint64_t kMaxSkewMs = 5 * 60'000;  // version, heartbeat, override time ahead of now
+    static constexpr size_t kMaxOrigins = 1024;                   // origins in one transfer, and known at once
+    static constexpr size_t kMaxHosts = 100'000;                  // hosts of one origin
+    static constexpr size_t kMaxEndpoints = 10'000;               // endpoints of one host
+    static constexpr size_t kMaxOverrides = 10'000;               // overrides of one origin
+    static constexpr uint64_t kMaxSkewMs = uint64_t{5} * 60'000;  // version, heartbeat, override time ahead of now
 };
 // Checks every field of a decoded report (an origin's state) by the config's rules (cluster and instance names, host
 // names, endpoints as addresses or names, geo codes, override targets and states) and the limits; "" when it may enter

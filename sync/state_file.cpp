@@ -18,7 +18,7 @@ namespace {
 // An ostream's buffer writing to a file descriptor, 64 KiB at a time.
 class FdStreambuf : public std::streambuf {
 public:
-    explicit FdStreambuf(int fd) : fd_(fd), buf_(64 * 1024) { setp(buf_.data(), buf_.data() + buf_.size()); }
+    explicit FdStreambuf(int fd) : fd_(fd), buf_(size_t{64} << 10) { setp(buf_.data(), buf_.data() + buf_.size()); }
     [[nodiscard]] bool ok() const { return ok_; }
 
 protected:

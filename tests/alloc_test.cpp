@@ -79,8 +79,8 @@ TEST(Allocation, NoHeapAllocationPerQuery) {
             HostEntry{"simple.glb.example.test", 30, std::nullopt, {{"10.1.0." + std::to_string(i + 1), i != 0}}});
         view.push_back(cv);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"),
-                                                  networks_of({{"192.168.7.0/24", "dc-north"}}));
+    auto geo =
+        std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), networks_of({{"192.168.7.0/24", "dc-north"}}));
     uint64_t before_build = g_allocations.load();
     auto snap = build_snapshot(c, view, geo, 1);
     ASSERT_GT(g_allocations.load(), before_build + 10) << "the counting operator new is not in use";

@@ -20,6 +20,8 @@ bash tests/style.sh format
 phase "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$JOBS"
+phase "tidy (clang-tidy over the release tree's compile commands)"
+bash tests/style.sh tidy build
 phase "test (RelWithDebInfo)"
 ctest --test-dir build -j"$TEST_JOBS" --output-on-failure
 

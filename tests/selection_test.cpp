@@ -24,10 +24,10 @@ struct E {
     std::optional<conf::Coordinates> location = std::nullopt;  // its cluster's cluster.location
 };
 
-std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries, const std::string& host = "app.glb.test",
-                                         uint32_t ttl = 60,
-                                         std::vector<geo::Network> networks = networks_of({{"192.168.7.0/24", "dc-north"}}),
-                                         const CounterIds& counter_ids = {}, bool nearest = false) {
+std::shared_ptr<const Snapshot> snapshot(
+    const std::vector<E>& entries, const std::string& host = "app.glb.test", uint32_t ttl = 60,
+    std::vector<geo::Network> networks = networks_of({{"192.168.7.0/24", "dc-north"}}),
+    const CounterIds& counter_ids = {}, bool nearest = false) {
     auto c = config_from(kGlbTestConfig);
     c.geoip.nearest = nearest;
     GlobalView view;
@@ -125,7 +125,8 @@ TEST(Selection, LongCustomCodesSharingEightBytes) {
     auto w = world();
     w.push_back({"north1", "dc-north-1", 100, false, {{"192.0.2.71", true}}});
     w.push_back({"north2", "dc-north-2", 100, false, {{"192.0.2.72", true}}});
-    auto s = snapshot(w, "app.glb.test", 60, networks_of({{"192.168.7.0/24", "dc-north-1"}, {"192.168.8.0/24", "dc-north-2"}}));
+    auto s = snapshot(w, "app.glb.test", 60,
+                      networks_of({{"192.168.7.0/24", "dc-north-1"}, {"192.168.8.0/24", "dc-north-2"}}));
     EXPECT_EQ(rdata(query(*s, "192.168.7.0/24")), std::vector<std::string>{"192.0.2.71"});
     EXPECT_EQ(rdata(query(*s, "192.168.8.0/24")), std::vector<std::string>{"192.0.2.72"});
 }

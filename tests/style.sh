@@ -15,8 +15,21 @@ case "$what" in
     fi
     echo "style: ${#files[@]} files formatted"
     ;;
+  tidy)
+    build=${2:?usage: $0 tidy BUILD}
+    # The product's sources (not tests): every file of BUILD's compile_commands.json under these folders.
+    out=$(run-clang-tidy -p "$build" -j "$(nproc)" -quiet -extra-arg=-Wno-unknown-warning-option \
+      "$(pwd)/(conf|geo|resolver|server|sync)/" 2>&1 | sed 's/\x1b\[[0-9;]*m//g') || true
+    findings=$(printf '%s\n' "$out" | grep -E ': (warning|error): ' | sort -u || true)
+    if [[ -n "$findings" ]]; then
+      printf '%s\n' "$findings"
+      echo "style: clang-tidy: $(printf '%s\n' "$findings" | wc -l) finding(s) (.clang-tidy)" >&2
+      exit 1
+    fi
+    echo "style: clang-tidy: no findings"
+    ;;
   *)
-    echo "usage: $0 format" >&2
+    echo "usage: $0 format | tidy BUILD" >&2
     exit 2
     ;;
 esac

@@ -36,7 +36,7 @@ struct Address {
     socklen_t to_sockaddr(uint16_t port, sockaddr_storage& out) const;
     // The address (and port) of an AF_INET or AF_INET6 socket address; false for another family.
     static bool from_sockaddr(const sockaddr* sa, Address& out, uint16_t* port = nullptr);
-    auto operator<=>(const Address&) const = default;
+    auto operator<=>(const Address&) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 on <=>
 };
 
 // A network: an address and a prefix length ("10.1.0.0/16", "2001:db8::/32").
@@ -61,7 +61,7 @@ struct SocketAddress {
     static bool from_sockaddr(const sockaddr* sa, SocketAddress& out) {
         return Address::from_sockaddr(sa, out.address, &out.port);
     }
-    auto operator<=>(const SocketAddress&) const = default;
+    auto operator<=>(const SocketAddress&) const = default;  // NOLINT(modernize-use-nullptr): as above
 };
 
 }  // namespace glbd

@@ -192,11 +192,13 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
     };
     size_t threads = names.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
     if (threads == 1) {
-        build_range(0, names.size(), [&](size_t, std::string name, auto b) { apply(std::move(name), std::move(b)); });
+        build_range(0, names.size(), [&](size_t, std::string&& name, std::shared_ptr<const HostBlock>&& b) {
+            apply(std::move(name), std::move(b));
+        });
         return;
     }
     std::vector<std::shared_ptr<const HostBlock>> built(names.size());
-    auto keep = [&](size_t i, std::string, std::shared_ptr<const HostBlock> b) { built[i] = std::move(b); };
+    auto keep = [&](size_t i, std::string&&, std::shared_ptr<const HostBlock>&& b) { built[i] = std::move(b); };
     std::vector<std::thread> helpers;
     std::vector<std::exception_ptr> failed(threads);
     for (size_t t = 1; t < threads; ++t) {

@@ -152,6 +152,7 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
     head.nearest = nearest ? 1 : 0;
     w.put(head);
     std::vector<const GroupDraft*> drafts;
+    drafts.reserve(geo_groups.size() + 2);
     for (const auto& g : geo_groups) drafts.push_back(&g);
     if (head.has_default) drafts.push_back(&default_group);
     drafts.push_back(&all);

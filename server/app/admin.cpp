@@ -16,8 +16,8 @@
 namespace glbd::admin {
 namespace {
 
-constexpr size_t kMaxHeaderBytes = 16 * 1024;
-constexpr size_t kMaxBody = 64 * 1024;
+constexpr size_t kMaxHeaderBytes = size_t{16} << 10;
+constexpr size_t kMaxBody = size_t{64} << 10;
 constexpr uint64_t kRequestTimeoutMs = 10000;
 constexpr size_t kMaxConnections = 64;
 constexpr size_t kMaxConnectionsPerSource = 16;  // one client cannot hold every slot

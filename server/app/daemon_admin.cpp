@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "geo/points.hpp"
@@ -314,7 +315,7 @@ admin::Response Daemon::explain_route(const std::string& query) const {
     json steps = json::array(), candidates = json::array();
     for (const auto& s : e.steps) {
         steps.push_back({{"group", s.role}, {"geo", s.geo}, {"result", s.result}});
-        if (s.km >= 0) steps.back()["km"] = static_cast<long>(s.km + 0.5);
+        if (s.km >= 0) steps.back()["km"] = std::lround(s.km);
     }
     for (const auto& c : e.candidates) {
         json eps = json::array();

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "resolver/snapshot/snapshot.hpp"
 #include "resolver/base/mutex.hpp"
+#include "resolver/snapshot/snapshot.hpp"
 
 namespace glbd {
 

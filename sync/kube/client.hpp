@@ -47,7 +47,7 @@ struct WatchStats {
 
 // One line of a watch stream. `ok` is false for anything that is not an object with a string "type" and an
 // object "object"; `code` is an ERROR event's status code (410: Gone).
-struct WatchEvent {
+struct WatchEvent {  // NOLINT(bugprone-exception-escape): nlohmann::json members, noexcept in fact
     bool ok = false;
     std::string type;
     nlohmann::json object;

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <map>
 
-#include "resolver/base/address.hpp"
 #include "conf/names.hpp"
+#include "resolver/base/address.hpp"
 
 namespace glbd::kube {
 namespace {

@@ -28,7 +28,7 @@ std::string coredns_selector(const std::vector<conf::Zone>& zones) {
     return s + ")";
 }
 
-Source::Source(const conf::Config& config, std::function<void()> on_change) : zones_(config.zones) {
+Source::Source(const conf::Config& config, const std::function<void()>& on_change) : zones_(config.zones) {
     const conf::Kubernetes& k = *config.kubernetes;
     ApiAccess access = ApiAccess::from(k);
     if (k.mode == conf::Kubernetes::Mode::coredns) selector_ = coredns_selector(zones_);

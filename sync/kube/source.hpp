@@ -23,7 +23,7 @@ namespace glbd::kube {
 class Source {
 public:
     // Throws std::runtime_error when the API server cannot be located (no kubeconfig, not in a cluster).
-    Source(const conf::Config& config, std::function<void()> on_change);
+    Source(const conf::Config& config, const std::function<void()>& on_change);
     ~Source();
     void start();
     void stop();

@@ -225,7 +225,7 @@ std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
 
 }  // namespace
 
-bool Decoder::bad(std::string why, bool limit) {
+bool Decoder::bad(const std::string& why, bool limit) {
     over_limit_ = limit;
     error_ = "record " + std::to_string(index_ - 1) + ": " + why;
     cur_.reset();

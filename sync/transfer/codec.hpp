@@ -60,7 +60,7 @@ public:
     bool over_limit() const { return over_limit_; }  // the error is a limit passed, not a malformed record
 
 private:
-    bool bad(std::string why, bool limit = false);
+    bool bad(const std::string& why, bool limit = false);
     std::optional<Report> cur_;
     std::string from_, error_;
     size_t index_ = 0, origins_ = 0, bytes_ = 0;
