@@ -215,112 +215,134 @@ private:
                 }
                 break;
             case In::origins: bad("an origin is not an object");
-            case In::origin:
-                if (key_ == "cluster")
-                    cur_.cluster = text(v), seen_ |= 1;
-                else if (key_ == "instance")
-                    cur_.instance = text(v), seen_ |= 2;
-                else if (key_ == "version")
-                    cur_.version = number(v, UINT64_MAX), seen_ |= 4;
-                else if (key_ == "incarnation")
-                    cur_.incarnation = number(v, UINT64_MAX);
-                else if (key_ == "heartbeat")
-                    cur_.heartbeat = number(v, UINT64_MAX);
-                else if (key_ == "hostCount")
-                    host_count_ = number(v, UINT64_MAX);  // a hint: capped, never trusted
-                else if (key_ == "location") {
-                    std::string where = text(v);
-                    cur_.location = parse_location(where);
-                    if (!cur_.location) bad("\"location\": \"" + where + "\" is not \"LAT,LON\"");
-                } else if (key_ == "hosts")
-                    bad("\"hosts\" is not an array");
-                else if (key_ == "overrides")
-                    bad("\"overrides\" is not an object");
-                break;
+            case In::origin: origin_field(v); break;
             case In::hosts: bad("a host is not an object or a row");
-            case In::host_row: {
-                HostEntry& h = cur_.hosts.back();
-                key_ = item_ == 0 ? "host" : item_ == 1 ? "ttl" : "a host row's item " + std::to_string(item_ + 1);
-                if (item_ == 0)
-                    h.host = text(v), seen_ |= 1;
-                else if (item_ == 1)
-                    h.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
-                else
-                    bad(item_ < 4 ? "a host row's item " + std::to_string(item_ + 1) + " is not a list"
-                                  : "a host row has more than 4 items");
-                ++item_;
-                break;
-            }
+            case In::host_row: host_row_item(v); break;
             case In::row_endpoints: bad("an endpoint is not a row");
-            case In::endpoint_row: {
-                EndpointState& e = cur_.hosts.back().endpoints.back();
-                key_ = item_ == 0 ? "target" : "healthy";
-                if (item_ == 0)
-                    e.target = text(v), seen_ |= 1;
-                else if (item_ == 1)
-                    e.healthy = flag(v), seen_ |= 2;
-                else
-                    bad("an endpoint row has more than 2 items");
-                ++item_;
-                break;
-            }
-            case In::balancing_row: {
-                auto& lb = *cur_.hosts.back().load_balancing;
-                key_ = item_ == 0 ? "weight" : item_ == 1 ? "geo" : "defaultGeo";
-                if (item_ == 0)
-                    lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
-                else if (item_ == 1)
-                    lb.geo = text(v), seen_ |= 2;
-                else if (item_ == 2)
-                    lb.default_geo = flag(v), seen_ |= 4;
-                else
-                    bad("a loadBalancing row has more than 3 items");
-                ++item_;
-                break;
-            }
-            case In::host:
-                if (key_ == "host")
-                    cur_.hosts.back().host = text(v), seen_ |= 1;
-                else if (key_ == "ttl")
-                    cur_.hosts.back().ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
-                else if (key_ == "endpoints")
-                    bad("\"endpoints\" is not an array");
-                else if (key_ == "loadBalancing")
-                    bad("\"loadBalancing\" is not an object");
-                break;
-            case In::balancing: {
-                auto& lb = *cur_.hosts.back().load_balancing;
-                if (key_ == "weight")
-                    lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
-                else if (key_ == "geo")
-                    lb.geo = text(v), seen_ |= 2;
-                else if (key_ == "defaultGeo")
-                    lb.default_geo = flag(v), seen_ |= 4;
-                break;
-            }
+            case In::endpoint_row: endpoint_row_item(v); break;
+            case In::balancing_row: balancing_row_item(v); break;
+            case In::host: host_field(v); break;
+            case In::balancing: balancing_field(v); break;
             case In::endpoints: bad("an endpoint is not an object");
-            case In::endpoint:
-                if (key_ == "target")
-                    cur_.hosts.back().endpoints.back().target = text(v), seen_ |= 1;
-                else if (key_ == "healthy")
-                    cur_.hosts.back().endpoints.back().healthy = flag(v), seen_ |= 2;
-                break;
+            case In::endpoint: endpoint_field(v); break;
             case In::overrides: bad("override " + quoted(key_) + " is not an object");
-            case In::override_:
-                if (key_ == "state") {
-                    std::string st = text(v);
-                    if (st != "up" && st != "down" && st != "auto") bad("override state \"" + st + "\"");
-                    override_.state = st == "up"     ? OverrideState::up
-                                      : st == "down" ? OverrideState::down
-                                                     : OverrideState::automatic;
-                    seen_ |= 1;
-                } else if (key_ == "at") {
-                    override_.at_ms = number(v, UINT64_MAX), seen_ |= 2;
-                }
-                break;
+            case In::override_: override_field(v); break;
             case In::skip: break;
         }
         return true;
+    }
+
+    // A value of an origin object (format 1 and 2).
+    void origin_field(Value& v) {
+        if (key_ == "cluster") {
+            cur_.cluster = text(v), seen_ |= 1;
+        } else if (key_ == "instance") {
+            cur_.instance = text(v), seen_ |= 2;
+        } else if (key_ == "version") {
+            cur_.version = number(v, UINT64_MAX), seen_ |= 4;
+        } else if (key_ == "incarnation") {
+            cur_.incarnation = number(v, UINT64_MAX);
+        } else if (key_ == "heartbeat") {
+            cur_.heartbeat = number(v, UINT64_MAX);
+        } else if (key_ == "hostCount") {
+            host_count_ = number(v, UINT64_MAX);  // a hint: capped, never trusted
+        } else if (key_ == "location") {
+            std::string where = text(v);
+            cur_.location = parse_location(where);
+            if (!cur_.location) bad("\"location\": \"" + where + "\" is not \"LAT,LON\"");
+        } else if (key_ == "hosts") {
+            bad("\"hosts\" is not an array");
+        } else if (key_ == "overrides") {
+            bad("\"overrides\" is not an object");
+        }
+    }
+
+    // Format 2's rows: [name, ttl, [endpoints], [loadBalancing]].
+    void host_row_item(Value& v) {
+        HostEntry& h = cur_.hosts.back();
+        key_ = item_ == 0 ? "host" : item_ == 1 ? "ttl" : "a host row's item " + std::to_string(item_ + 1);
+        if (item_ == 0) {
+            h.host = text(v), seen_ |= 1;
+        } else if (item_ == 1) {
+            h.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
+        } else {
+            bad(item_ < 4 ? "a host row's item " + std::to_string(item_ + 1) + " is not a list"
+                          : "a host row has more than 4 items");
+        }
+        ++item_;
+    }
+
+    void endpoint_row_item(Value& v) {  // [target, healthy]
+        EndpointState& e = cur_.hosts.back().endpoints.back();
+        key_ = item_ == 0 ? "target" : "healthy";
+        if (item_ == 0) {
+            e.target = text(v), seen_ |= 1;
+        } else if (item_ == 1) {
+            e.healthy = flag(v), seen_ |= 2;
+        } else {
+            bad("an endpoint row has more than 2 items");
+        }
+        ++item_;
+    }
+
+    void balancing_row_item(Value& v) {  // [weight, geo, defaultGeo]
+        auto& lb = *cur_.hosts.back().load_balancing;
+        key_ = item_ == 0 ? "weight" : item_ == 1 ? "geo" : "defaultGeo";
+        if (item_ == 0) {
+            lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
+        } else if (item_ == 1) {
+            lb.geo = text(v), seen_ |= 2;
+        } else if (item_ == 2) {
+            lb.default_geo = flag(v), seen_ |= 4;
+        } else {
+            bad("a loadBalancing row has more than 3 items");
+        }
+        ++item_;
+    }
+
+    // Format 1's objects.
+    void host_field(Value& v) {
+        if (key_ == "host") {
+            cur_.hosts.back().host = text(v), seen_ |= 1;
+        } else if (key_ == "ttl") {
+            cur_.hosts.back().ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
+        } else if (key_ == "endpoints") {
+            bad("\"endpoints\" is not an array");
+        } else if (key_ == "loadBalancing") {
+            bad("\"loadBalancing\" is not an object");
+        }
+    }
+
+    void balancing_field(Value& v) {
+        auto& lb = *cur_.hosts.back().load_balancing;
+        if (key_ == "weight") {
+            lb.weight = static_cast<uint16_t>(number(v, 65535)), seen_ |= 1;
+        } else if (key_ == "geo") {
+            lb.geo = text(v), seen_ |= 2;
+        } else if (key_ == "defaultGeo") {
+            lb.default_geo = flag(v), seen_ |= 4;
+        }
+    }
+
+    void endpoint_field(Value& v) {
+        if (key_ == "target") {
+            cur_.hosts.back().endpoints.back().target = text(v), seen_ |= 1;
+        } else if (key_ == "healthy") {
+            cur_.hosts.back().endpoints.back().healthy = flag(v), seen_ |= 2;
+        }
+    }
+
+    void override_field(Value& v) {
+        if (key_ == "state") {
+            std::string st = text(v);
+            if (st != "up" && st != "down" && st != "auto") bad("override state \"" + st + "\"");
+            override_.state = st == "up"     ? OverrideState::up
+                              : st == "down" ? OverrideState::down
+                                             : OverrideState::automatic;
+            seen_ |= 1;
+        } else if (key_ == "at") {
+            override_.at_ms = number(v, UINT64_MAX), seen_ |= 2;
+        }
     }
 
     bool open(bool object) {
@@ -329,83 +351,7 @@ private:
             if (!object) bad("the file is not a JSON object");
             next = In::top;
         } else {
-            switch (at()) {
-                case In::top:
-                    if (key_ == "origins") {
-                        if (object) bad("\"origins\" is not an array");
-                        next = In::origins, saw_origins = true;
-                    }
-                    break;
-                case In::origins:
-                    if (!object) bad("an origin is not an object");
-                    cur_ = InstanceState{}, host_count_ = 0, next = In::origin;
-                    break;
-                case In::origin:
-                    if (key_ == "hosts") {
-                        if (object) bad("\"hosts\" is not an array");
-                        cur_.hosts.clear(), seen_ |= 8, next = In::hosts;
-                        cur_.hosts.reserve(std::min<uint64_t>(host_count_, ReportLimits::kMaxHosts));
-                    } else if (key_ == "overrides") {
-                        if (!object) bad("\"overrides\" is not an object");
-                        cur_.overrides.clear(), seen_ |= 16, next = In::overrides;
-                    } else if (key_ == "cluster" || key_ == "instance" || key_ == "location") {
-                        bad(quoted(key_) + " is not a string");
-                    } else if (key_ == "version" || key_ == "incarnation" || key_ == "heartbeat") {
-                        bad(quoted(key_) + " is not an integer");
-                    }
-                    break;
-                case In::hosts: cur_.hosts.push_back(HostEntry{}), next = object ? In::host : In::host_row; break;
-                case In::host_row:
-                    if (object || item_ < 2 || item_ > 3) {
-                        bad(item_ > 3 ? "a host row has more than 4 items"
-                                      : "a host row's item " + std::to_string(item_ + 1) + " is not " +
-                                            (item_ == 0   ? "a name"
-                                             : item_ == 1 ? "a number"
-                                                          : "a list"));
-                    }
-                    if (item_ == 2) {
-                        cur_.hosts.back().endpoints.clear(), seen_ |= 4, next = In::row_endpoints;
-                    } else {
-                        cur_.hosts.back().load_balancing = conf::LoadBalancing{}, next = In::balancing_row;
-                    }
-                    break;
-                case In::row_endpoints:
-                    if (object) bad("an endpoint is not a row");
-                    cur_.hosts.back().endpoints.push_back(EndpointState{}), next = In::endpoint_row;
-                    break;
-                case In::endpoint_row:
-                case In::balancing_row:
-                    bad(std::string(at() == In::endpoint_row ? "an endpoint" : "a loadBalancing") +
-                        " row holds a list or an object");
-                case In::host:
-                    if (key_ == "endpoints") {
-                        if (object) bad("\"endpoints\" is not an array");
-                        cur_.hosts.back().endpoints.clear(), seen_ |= 4, next = In::endpoints;
-                    } else if (key_ == "loadBalancing") {
-                        if (!object) bad("\"loadBalancing\" is not an object");
-                        cur_.hosts.back().load_balancing = conf::LoadBalancing{}, next = In::balancing;
-                    } else if (key_ == "host" || key_ == "ttl") {
-                        bad(quoted(key_) + " is not a " + (key_ == "host" ? "string" : "number"));
-                    }
-                    break;
-                case In::endpoints:
-                    if (!object) bad("an endpoint is not an object");
-                    cur_.hosts.back().endpoints.push_back(EndpointState{}), next = In::endpoint;
-                    break;
-                case In::overrides:
-                    if (!object) bad("override " + quoted(key_) + " is not an object");
-                    override_target_ = key_, override_ = OverrideEntry{}, next = In::override_;
-                    break;
-                case In::balancing:
-                case In::endpoint:
-                case In::override_:
-                    if (key_ == "weight" || key_ == "geo" || key_ == "defaultGeo" || key_ == "target" ||
-                        key_ == "healthy" || key_ == "state" || key_ == "at") {
-                        bad(quoted(key_) + " is not a plain value");
-                    }
-                    break;
-                case In::skip: break;
-            }
+            next = child(object);
         }
         stack_.push_back(next);
         seen_stack_.push_back(seen_);
@@ -413,6 +359,99 @@ private:
         item_stack_.push_back(item_);
         item_ = 0;
         return true;
+    }
+
+    // What an object (or, `object` false, an array) opened at the current place is.
+    In child(bool object) {
+        switch (at()) {
+            case In::top:
+                if (key_ != "origins") return In::skip;
+                if (object) bad("\"origins\" is not an array");
+                saw_origins = true;
+                return In::origins;
+            case In::origins:
+                if (!object) bad("an origin is not an object");
+                cur_ = InstanceState{}, host_count_ = 0;
+                return In::origin;
+            case In::origin: return origin_child(object);
+            case In::hosts: cur_.hosts.push_back(HostEntry{}); return object ? In::host : In::host_row;
+            case In::host_row: return host_row_child(object);
+            case In::row_endpoints:
+                if (object) bad("an endpoint is not a row");
+                cur_.hosts.back().endpoints.push_back(EndpointState{});
+                return In::endpoint_row;
+            case In::endpoint_row:
+            case In::balancing_row:
+                bad(std::string(at() == In::endpoint_row ? "an endpoint" : "a loadBalancing") +
+                    " row holds a list or an object");
+            case In::host: return host_child(object);
+            case In::endpoints:
+                if (!object) bad("an endpoint is not an object");
+                cur_.hosts.back().endpoints.push_back(EndpointState{});
+                return In::endpoint;
+            case In::overrides:
+                if (!object) bad("override " + quoted(key_) + " is not an object");
+                override_target_ = key_, override_ = OverrideEntry{};
+                return In::override_;
+            case In::balancing:
+            case In::endpoint:
+            case In::override_:
+                if (key_ == "weight" || key_ == "geo" || key_ == "defaultGeo" || key_ == "target" ||
+                    key_ == "healthy" || key_ == "state" || key_ == "at") {
+                    bad(quoted(key_) + " is not a plain value");
+                }
+                return In::skip;
+            case In::skip: return In::skip;
+        }
+        return In::skip;
+    }
+
+    In origin_child(bool object) {
+        if (key_ == "hosts") {
+            if (object) bad("\"hosts\" is not an array");
+            cur_.hosts.clear(), seen_ |= 8;
+            cur_.hosts.reserve(std::min<uint64_t>(host_count_, ReportLimits::kMaxHosts));
+            return In::hosts;
+        }
+        if (key_ == "overrides") {
+            if (!object) bad("\"overrides\" is not an object");
+            cur_.overrides.clear(), seen_ |= 16;
+            return In::overrides;
+        }
+        if (key_ == "cluster" || key_ == "instance" || key_ == "location") bad(quoted(key_) + " is not a string");
+        if (key_ == "version" || key_ == "incarnation" || key_ == "heartbeat") bad(quoted(key_) + " is not an integer");
+        return In::skip;
+    }
+
+    In host_row_child(bool object) {
+        if (object || item_ < 2 || item_ > 3) {
+            bad(item_ > 3 ? "a host row has more than 4 items"
+                          : "a host row's item " + std::to_string(item_ + 1) + " is not " +
+                                (item_ == 0   ? "a name"
+                                 : item_ == 1 ? "a number"
+                                              : "a list"));
+        }
+        if (item_ == 2) {
+            cur_.hosts.back().endpoints.clear(), seen_ |= 4;
+            return In::row_endpoints;
+        }
+        cur_.hosts.back().load_balancing = conf::LoadBalancing{};
+        return In::balancing_row;
+    }
+
+    In host_child(bool object) {
+        if (key_ == "endpoints") {
+            if (object) bad("\"endpoints\" is not an array");
+            cur_.hosts.back().endpoints.clear(), seen_ |= 4;
+            return In::endpoints;
+        }
+        if (key_ == "loadBalancing") {
+            if (!object) bad("\"loadBalancing\" is not an object");
+            cur_.hosts.back().load_balancing = conf::LoadBalancing{};
+            return In::balancing;
+        }
+        if (key_ == "host" || key_ == "ttl") bad(quoted(key_) + " is not a " + (key_ == "host" ? "string" : "number"));
+        return In::skip;
     }
 
     // The object or array ends: check what it must hold, hand it to its parent.

@@ -91,6 +91,72 @@ int keygen(const std::string& name) {
     return 0;
 }
 
+// glbd status / glbd probe: clients of a server's admin endpoint.
+int admin_client(const std::string& cmd, const std::vector<std::string>& args) {
+    std::string admin = "127.0.0.1:9153", path = "/healthz";
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--admin" && i + 1 < args.size()) {
+            admin = args[++i];
+        } else if (args[i].rfind("--admin=", 0) == 0) {
+            admin = args[i].substr(8);
+        } else if (cmd == "probe" && args[i] == "--path" && i + 1 < args.size()) {
+            path = args[++i];
+        } else {
+            return usage_error(cmd + ": unknown argument \"" + args[i] + "\"");
+        }
+    }
+    const char* token = std::getenv("GLBD_ADMIN_TOKEN");
+    return cmd == "status" ? glbd::run_status(admin, token ? token : "")
+                           : glbd::run_probe(admin, path, token ? token : "");
+}
+
+int explain_command(const std::vector<std::string>& args) {
+    if (args.empty() || args[0].rfind("--", 0) == 0) return usage_error("explain: give a NAME");
+    std::string admin = "127.0.0.1:9153", query = "name=" + escape(args[0]);
+    for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--admin" && i + 1 < args.size()) {
+            admin = args[++i];
+        } else if (args[i] == "--client" && i + 1 < args.size()) {
+            query += "&client=" + escape(args[++i]);
+        } else if (args[i] == "--subnet" && i + 1 < args.size()) {
+            query += "&subnet=" + escape(args[++i]);
+        } else if (args[i] == "--type" && i + 1 < args.size()) {
+            query += "&type=" + escape(args[++i]);
+        } else {
+            return usage_error("explain: unknown argument \"" + args[i] + "\"");
+        }
+    }
+    const char* token = std::getenv("GLBD_ADMIN_TOKEN");
+    return glbd::run_explain(admin, query, token ? token : "");
+}
+
+// glbd check / glbd serve: the same load of the config file; check stops there (after loading the geo
+// database exactly as serve would: a file that serve would refuse fails here).
+int config_command(const std::string& cmd, const std::vector<std::string>& args) {
+    std::string path = config_arg(args);
+    if (path.empty()) return usage_error(cmd + " needs --config FILE");
+    auto r = load_or_report(path);
+    if (!r.config) {
+        std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), r.errors.size());
+        return 1;
+    }
+    if (cmd == "check") {
+        std::string geo;
+        try {
+            geo = glbd::open_geo(*r.config)->describe();
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: %s\n%s: 1 error(s)\n", path.c_str(), e.what(), path.c_str());
+            return 1;
+        }
+        std::printf("%s: ok (%zu zone(s), %zu host(s); geo: %s)\n", path.c_str(), r.config->zones.size(),
+                    r.config->hosts.size(), geo.c_str());
+        return 0;
+    }
+    glbd::setup_logging(r.config->log.level, r.config->log.format);
+    glbd::Daemon daemon(std::move(*r.config), path);
+    return daemon.run();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,69 +180,13 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (cmd == "keygen") return keygen(args.empty() ? "glb-sync" : args[0]);
-    if (cmd == "status" || cmd == "probe") {
-        std::string admin = "127.0.0.1:9153", path = "/healthz";
-        for (size_t i = 0; i < args.size(); ++i) {
-            if (args[i] == "--admin" && i + 1 < args.size())
-                admin = args[++i];
-            else if (args[i].rfind("--admin=", 0) == 0)
-                admin = args[i].substr(8);
-            else if (cmd == "probe" && args[i] == "--path" && i + 1 < args.size())
-                path = args[++i];
-            else
-                return usage_error(cmd + ": unknown argument \"" + args[i] + "\"");
-        }
-        const char* token = std::getenv("GLBD_ADMIN_TOKEN");
-        return cmd == "status" ? glbd::run_status(admin, token ? token : "")
-                               : glbd::run_probe(admin, path, token ? token : "");
-    }
-    if (cmd == "explain") {
-        if (args.empty() || args[0].rfind("--", 0) == 0) return usage_error("explain: give a NAME");
-        std::string admin = "127.0.0.1:9153", query = "name=" + escape(args[0]);
-        for (size_t i = 1; i < args.size(); ++i) {
-            if (args[i] == "--admin" && i + 1 < args.size())
-                admin = args[++i];
-            else if (args[i] == "--client" && i + 1 < args.size())
-                query += "&client=" + escape(args[++i]);
-            else if (args[i] == "--subnet" && i + 1 < args.size())
-                query += "&subnet=" + escape(args[++i]);
-            else if (args[i] == "--type" && i + 1 < args.size())
-                query += "&type=" + escape(args[++i]);
-            else
-                return usage_error("explain: unknown argument \"" + args[i] + "\"");
-        }
-        const char* token = std::getenv("GLBD_ADMIN_TOKEN");
-        return glbd::run_explain(admin, query, token ? token : "");
-    }
+    if (cmd == "status" || cmd == "probe") return admin_client(cmd, args);
+    if (cmd == "explain") return explain_command(args);
     if (cmd == "demo") {
         std::error_code ec;
         std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
         return glbd::run_demo(ec ? argv[0] : self);
     }
-    if (cmd == "check" || cmd == "serve") {
-        std::string path = config_arg(args);
-        if (path.empty()) return usage_error(cmd + " needs --config FILE");
-        auto r = load_or_report(path);
-        if (!r.config) {
-            std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), r.errors.size());
-            return 1;
-        }
-        if (cmd == "check") {
-            // The geo database is loaded exactly as serve loads it: a file that serve would refuse fails here.
-            std::string geo;
-            try {
-                geo = glbd::open_geo(*r.config)->describe();
-            } catch (const std::exception& e) {
-                std::fprintf(stderr, "%s: %s\n%s: 1 error(s)\n", path.c_str(), e.what(), path.c_str());
-                return 1;
-            }
-            std::printf("%s: ok (%zu zone(s), %zu host(s); geo: %s)\n", path.c_str(), r.config->zones.size(),
-                        r.config->hosts.size(), geo.c_str());
-            return 0;
-        }
-        glbd::setup_logging(r.config->log.level, r.config->log.format);
-        glbd::Daemon daemon(std::move(*r.config), path);
-        return daemon.run();
-    }
+    if (cmd == "check" || cmd == "serve") return config_command(cmd, args);
     return usage_error("unknown command \"" + cmd + "\"");
 }

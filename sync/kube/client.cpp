@@ -107,11 +107,6 @@ ApiAccess from_kubeconfig(const std::string& file) {
     return a;
 }
 
-size_t on_body(char* data, size_t size, size_t n, void* user) {
-    auto* sink = static_cast<std::function<bool(const char*, size_t)>*>(user);
-    return (*sink)(data, size * n) ? size * n : 0;  // 0 aborts the transfer
-}
-
 int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
     return static_cast<std::atomic<bool>*>(user)->load() ? 1 : 0;
 }
@@ -219,6 +214,55 @@ void apply_tls(CURL* c, const ApiAccess& access, TlsBlobs& b) {
 
 }  // namespace
 
+// Where a response's bytes go: a list into `body` (bounded), a watch's event stream line by line into
+// handle_line(), an error's body (a Status object) into `body` for the log.
+struct Watcher::Body {
+    Watcher* watcher;
+    CURL* curl;
+    bool streaming;
+    std::string* body;
+    Result* verdict;
+    size_t total = 0;
+    bool too_big = false;
+
+    bool take(const char* data, size_t n) {
+        total += n;
+        if (!streaming) {
+            if (total > kMaxListBytes) {
+                too_big = true;
+                return false;
+            }
+            body->append(data, n);
+            return true;
+        }
+        long code = 0;
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+        if (code != kHttpOk) {
+            if (body->size() < kMaxErrorBody) body->append(data, std::min(n, kMaxErrorBody));
+            return true;
+        }
+        std::string& line = watcher->line_;
+        for (size_t i = 0; i < n; ++i) {
+            if (data[i] != '\n') {
+                line.push_back(data[i]);
+                if (line.size() > kMaxEventBytes) {
+                    too_big = true;
+                    return false;
+                }
+                continue;
+            }
+            watcher->handle_line(line, *verdict);
+            line.clear();
+            if (*verdict == Result::gone || *verdict == Result::failed) return false;
+        }
+        return true;
+    }
+};
+
+size_t Watcher::on_body(char* data, size_t size, size_t n, void* user) {
+    return static_cast<Body*>(user)->take(data, size * n) ? size * n : 0;  // 0 aborts the transfer
+}
+
 Watcher::Result Watcher::request(const std::string& url, bool streaming, std::string* body, long* status,
                                  const std::string* patch_body) {
     curl::Easy easy = curl::easy();
@@ -233,40 +277,8 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(patch_body->size()));
     }
     if (std::string t = bearer(); !t.empty()) curl::append(headers, "Authorization: Bearer " + t);
-    size_t total = 0;
-    bool too_big = false;
     Result verdict = Result::ok;
-    std::function<bool(const char*, size_t)> sink = [&](const char* data, size_t n) {
-        total += n;
-        if (!streaming) {
-            if (total > kMaxListBytes) {
-                too_big = true;
-                return false;
-            }
-            body->append(data, n);
-            return true;
-        }
-        long code = 0;
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-        if (code != kHttpOk) {  // an error status: keep its body (a Status object) for the log
-            if (body->size() < kMaxErrorBody) body->append(data, std::min(n, kMaxErrorBody));
-            return true;
-        }
-        for (size_t i = 0; i < n; ++i) {
-            if (data[i] != '\n') {
-                line_.push_back(data[i]);
-                if (line_.size() > kMaxEventBytes) {
-                    too_big = true;
-                    return false;
-                }
-                continue;
-            }
-            handle_line(line_, verdict);
-            line_.clear();
-            if (verdict == Result::gone || verdict == Result::failed) return false;
-        }
-        return true;
-    };
+    Body sink{this, c, streaming, body, &verdict};
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -293,7 +305,7 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
         error_ = "401 Unauthorized";
         return Result::unauthorized;
     }
-    if (too_big) {
+    if (sink.too_big) {
         error_ = "response over the size limit";
         return Result::failed;
     }

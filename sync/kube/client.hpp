@@ -85,6 +85,8 @@ private:
     Result request(const std::string& url, bool streaming, std::string* body, long* status,
                    const std::string* patch_body = nullptr);
     void handle_line(const std::string& line, Result& verdict);
+    struct Body;
+    static size_t on_body(char* data, size_t size, size_t n, void* user);
     std::string bearer();
     void wait(std::chrono::milliseconds d);
 
