@@ -13,6 +13,7 @@
 #include "resolver/resolver.hpp"
 #include "server/net/answer_cache.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/view_builder.hpp"
 
 namespace {
 std::atomic<uint64_t> g_allocations{0};
@@ -57,32 +58,27 @@ zones:
 
 TEST(Allocation, NoHeapAllocationPerQuery) {
     auto c = config_from(kConfig);
-    GlobalView view;
+    ViewBuilder view;
     const char* geos[] = {"IE", "US", "GEO-OC"};
+    const char* ids[] = {"ie", "us", "oc"};
     for (int i = 0; i < 3; ++i) {
-        ClusterView cv{geos[i] == std::string("IE")   ? "ie"
-                       : geos[i] == std::string("US") ? "us"
-                                                      : "oc",
-                       true,
-                       {},
-                       std::nullopt};
-        cv.hosts.push_back(
-            HostEntry{"shop.glb.example.test",
-                      60,
-                      conf::LoadBalancing{static_cast<uint16_t>(100 * (i + 1)), geos[i], i == 1},
-                      {{"10.0.0." + std::to_string(i + 1), true}, {"2001:db8::" + std::to_string(i + 1), true}}});
-        cv.hosts.push_back(HostEntry{"lb.glb.example.test",
-                                     60,
-                                     conf::LoadBalancing{100, geos[i], i == 1},
-                                     {{"lb-" + std::to_string(i) + ".elb.example-long-provider-name.net", true}}});
-        cv.hosts.push_back(
-            HostEntry{"simple.glb.example.test", 30, std::nullopt, {{"10.1.0." + std::to_string(i + 1), i != 0}}});
-        view.push_back(cv);
+        std::string n = std::to_string(i + 1);
+        view.add("shop.glb.example.test", {ids[i],
+                                           geos[i],
+                                           static_cast<uint16_t>(100 * (i + 1)),
+                                           i == 1,
+                                           {{"10.0.0." + n, true}, {"2001:db8::" + n, true}}});
+        view.add("lb.glb.example.test", {ids[i],
+                                         geos[i],
+                                         100,
+                                         i == 1,
+                                         {{"lb-" + std::to_string(i) + ".elb.example-long-provider-name.net", true}}});
+        view.add("simple.glb.example.test",
+                 TestEntry{ids[i], "", 100, false, {{"10.1.0." + n, i != 0}}, true, false, std::nullopt, 30});
     }
-    auto geo =
-        std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), networks_of({{"192.168.7.0/24", "dc-north"}}));
+    auto networks = networks_of({{"192.168.7.0/24", "dc-north"}});
     uint64_t before_build = g_allocations.load();
-    auto snap = build_snapshot(c, view, geo, 1);
+    auto snap = view.snapshot(c, networks);
     ASSERT_GT(g_allocations.load(), before_build + 10) << "the counting operator new is not in use";
 
     QueryOpts ie, au, v6, no_edns;

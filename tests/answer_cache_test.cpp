@@ -6,6 +6,7 @@
 
 #include "server/net/answer_cache.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/view_builder.hpp"
 
 using namespace glbd;
 using namespace glbd::test;
@@ -14,18 +15,11 @@ namespace {
 
 // Host one.glb.test: one cluster per geo (a fixed answer); two.glb.test: two clusters in one geo.
 std::shared_ptr<const Snapshot> snapshot() {
-    auto c = config_from(kGlbTestConfig);
-    GlobalView view;
-    for (auto [cluster, ip] : {std::pair{"a", "192.0.2.10"}, std::pair{"b", "192.0.2.20"}}) {
-        ClusterView cv{cluster, true, {}, std::nullopt};
-        HostEntry two{"two.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}};
-        cv.hosts.push_back(two);
-        if (std::string(cluster) == "a")
-            cv.hosts.push_back(HostEntry{"one.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{ip, true}}});
-        view.push_back(cv);
-    }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<geo::Network>{});
-    return build_snapshot(c, view, geo, 1);
+    ViewBuilder view;
+    view.add("two.glb.test",
+             {{"a", "IE", 100, true, {{"192.0.2.10", true}}}, {"b", "IE", 100, true, {{"192.0.2.20", true}}}});
+    view.add("one.glb.test", {"a", "IE", 100, true, {{"192.0.2.10", true}}});
+    return view.snapshot(config_from(kGlbTestConfig));
 }
 
 geo::Address addr(const char* text) { return test::address_of(text); }

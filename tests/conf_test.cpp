@@ -209,7 +209,8 @@ TEST(Conf, MissingFileNamed) {
 }
 
 TEST(Conf, ZoneFileMergedAndErrorsNameIt) {
-    std::string path = ::testing::TempDir() + "/extra.zone";
+    test::TempDir dir;
+    std::string path = dir / "extra.zone";
     {
         std::ofstream f(path);
         f << "$TTL 120\napi IN A 192.0.2.44\nbroken IN A 1.2.3\n";

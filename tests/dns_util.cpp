@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "geo/geo.hpp"
 
@@ -196,6 +197,15 @@ std::string field(const std::vector<std::string>& section, size_t i, int index) 
         return "";
     }
     return field(section[i], index);
+}
+
+bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit, std::chrono::milliseconds step) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() >= deadline) return done();
+        std::this_thread::sleep_for(step);
+    }
+    return true;
 }
 
 TempDir::TempDir() {

@@ -1,7 +1,9 @@
 // Test helpers: queries built by hand (independent of the server's writer), responses parsed with ldns.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,6 +84,11 @@ std::string field(const std::string& rr, int index);
 std::string field(const std::vector<std::string>& section, size_t i, int index);
 
 std::string fixture_path(const std::string& name);
+
+// Polls `done` every `step` until it is true or `limit` has passed; its last answer. Tests wait for an event
+// this way, with a limit well above the time it should take, never with a fixed sleep.
+bool wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit = std::chrono::seconds(10),
+              std::chrono::milliseconds step = std::chrono::milliseconds(10));
 
 // A fresh directory under /tmp, removed with everything in it at the end of the scope.
 struct TempDir {

@@ -8,31 +8,17 @@
 #include "resolver/resolver.hpp"
 #include "server/app/admin.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/view_builder.hpp"
 
 using namespace glbd;
 using namespace glbd::test;
 
 namespace {
 
-struct E {
-    std::string cluster, geo;
-    uint16_t weight = 100;
-    bool default_geo = false;
-    std::vector<std::pair<std::string, bool>> endpoints;  // target, healthy
-};
+using E = TestEntry;
 
 std::shared_ptr<const Snapshot> snapshot(const std::vector<E>& entries) {
-    auto c = config_from(kGlbTestConfig);
-    GlobalView view;
-    for (const auto& e : entries) {
-        ClusterView cv{e.cluster, true, {}, std::nullopt};
-        HostEntry he{"app.glb.test", 60, conf::LoadBalancing{e.weight, e.geo, e.default_geo}, {}};
-        for (const auto& [t, h] : e.endpoints) he.endpoints.push_back(EndpointState{t, h});
-        cv.hosts.push_back(he);
-        view.push_back(cv);
-    }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), std::vector<geo::Network>{});
-    return build_snapshot(c, view, geo, 7);
+    return ViewBuilder().add("app.glb.test", entries).snapshot(config_from(kGlbTestConfig), {}, 7);
 }
 
 // Two weighted Irish clusters (one with an endpoint down), the US as the default geo, Oceania, Germany down.
@@ -49,11 +35,9 @@ std::vector<E> world() {
 ExplainRequest subnet(const std::string& cidr, uint16_t qtype = 1) {
     ExplainRequest r;
     r.name = "app.glb.test", r.qtype = qtype;
-    auto slash = cidr.find('/');
-    geo::Address a;
-    EXPECT_TRUE(geo::Address::parse(cidr.substr(0, slash), a));
-    r.subnet = a, r.subnet_len = static_cast<uint8_t>(std::stoi(cidr.substr(slash + 1)));
-    EXPECT_TRUE(geo::Address::parse("192.0.2.200", r.client));
+    geo::Network n = network_of(cidr, "");  // inet_pton, not the code under test
+    r.subnet = n.prefix.address, r.subnet_len = n.prefix.length;
+    r.client = address_of("192.0.2.200");
     return r;
 }
 

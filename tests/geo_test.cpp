@@ -106,7 +106,8 @@ TEST(Geo, MissingDatabaseIsAnError) {
 }
 
 TEST(Geo, CorruptDatabaseIsAnError) {
-    std::string path = ::testing::TempDir() + "/corrupt.mmdb";
+    test::TempDir dir;
+    std::string path = dir / "corrupt.mmdb";
     {
         std::ofstream f(path, std::ios::binary);
         f << std::string(4096, '\x5a');

@@ -28,7 +28,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string dir() { return ::testing::TempDir() + "/glbd-health-" + std::to_string(getpid()); }
+std::unique_ptr<test::TempDir> suite_dir;  // the Probes suite's targets' certificates and request log
+std::string dir() { return suite_dir->path; }
 
 class Probes : public ::testing::Test {
 protected:
@@ -38,12 +39,10 @@ protected:
         // Without it the second bound nothing, and its test was skipped, unseen.
         lock_ = open((::testing::TempDir() + "/glbd-health-targets.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
         ASSERT_GE(lock_, 0);
-        int locked = -1;
-        for (int i = 0; i < 1200 && (locked = flock(lock_, LOCK_EX | LOCK_NB)) != 0; ++i)
-            std::this_thread::sleep_for(50ms);
-        ASSERT_EQ(locked, 0) << "another test held the targets' ports for 60 s";
+        bool locked = test::wait_for([&] { return flock(lock_, LOCK_EX | LOCK_NB) == 0; }, 60s, 50ms);
+        ASSERT_TRUE(locked) << "another test held the targets' ports for 60 s";
+        suite_dir = std::make_unique<test::TempDir>();
         std::string d = dir();
-        std::filesystem::create_directories(d);
         std::string openssl =
             "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=tls.hc.test "
             "-addext subjectAltName=DNS:tls-ok.hc.test,DNS:tls-strict.hc.test -keyout " +
@@ -63,12 +62,11 @@ protected:
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
         ASSERT_EQ(posix_spawnp(&pid_, "python3", nullptr, nullptr, argv.data(), environ), 0);
-        for (int i = 0; i < 200 && !std::filesystem::exists(d + "/ready"); ++i) std::this_thread::sleep_for(50ms);
-        ASSERT_TRUE(std::filesystem::exists(d + "/ready")) << "targets did not start";
+        ASSERT_TRUE(test::wait_for([&] { return std::filesystem::exists(d + "/ready"); })) << "targets did not start";
     }
     static void TearDownTestSuite() {
         if (pid_ > 0) kill(pid_, SIGTERM), waitpid(pid_, nullptr, 0);
-        std::filesystem::remove_all(dir());
+        suite_dir.reset();
         if (lock_ >= 0) close(lock_);  // the ports are free again
     }
     static pid_t pid_;
@@ -114,7 +112,7 @@ const std::string kConfig =
 health::States run_round(const conf::Config& c) {
     health::Checker checker(c, nullptr);
     checker.start();
-    for (int i = 0; i < 200 && !checker.first_round_done(); ++i) std::this_thread::sleep_for(50ms);
+    test::wait_for([&] { return checker.first_round_done(); });
     EXPECT_TRUE(checker.first_round_done());
     auto s = checker.states();
     checker.stop();
@@ -132,16 +130,15 @@ TEST_F(Probes, HealthChangesCountFlipsNotRounds) {
     health::Checker checker(test::config_from(config), nullptr);
     EXPECT_EQ(checker.health_changes(), 0u);
     checker.start();
-    for (int i = 0; i < 200 && !checker.first_round_done(); ++i) std::this_thread::sleep_for(50ms);
+    test::wait_for([&] { return checker.first_round_done(); });
     ASSERT_TRUE(checker.first_round_done());
     uint64_t after_first = checker.health_changes();
     EXPECT_EQ(after_first, 2u);  // each endpoint's first result
     auto before = checker.states();
-    for (int i = 0; i < 100 && checker.states().at({"up.hc.test", "127.0.0.41"}).probes <
-                                   before.at({"up.hc.test", "127.0.0.41"}).probes + 3;
-         ++i) {
-        std::this_thread::sleep_for(50ms);
-    }
+    test::wait_for([&] {
+        return checker.states().at({"up.hc.test", "127.0.0.41"}).probes >=
+               before.at({"up.hc.test", "127.0.0.41"}).probes + 3;
+    });
     auto s = checker.states();
     checker.stop();
     EXPECT_GE(s.at({"up.hc.test", "127.0.0.41"}).probes, before.at({"up.hc.test", "127.0.0.41"}).probes + 3);
@@ -163,7 +160,7 @@ TEST_F(Probes, HostsNamingTheSameEndpointShareOneProbe) {
     health::Checker checker(test::config_from(config), nullptr);
     EXPECT_EQ(checker.targets(), 4u);
     checker.start();
-    for (int i = 0; i < 200 && !checker.first_round_done(); ++i) std::this_thread::sleep_for(50ms);
+    test::wait_for([&] { return checker.first_round_done(); });
     ASSERT_TRUE(checker.first_round_done());
     auto s = checker.states();
     checker.stop();
@@ -498,10 +495,10 @@ TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
     health::Checker third(test::config_from(refused), nullptr, {{{"r.ps.test", "127.0.79.30"}, two_down}});
     third.start();
     health::EndpointHealth now;
-    for (int i = 0; i < 300 && now.probes == 0; ++i) {
+    test::wait_for([&] {
         now = third.states().at({"r.ps.test", "127.0.79.30"});
-        std::this_thread::sleep_for(10ms);
-    }
+        return now.probes > 0;
+    });
     third.stop();
     ASSERT_EQ(now.probes, 1u);
     EXPECT_FALSE(now.healthy) << "the third failure in a row did not take it down: " << now.reason;
@@ -531,10 +528,10 @@ TEST(ProbeSchedule, TheProbingThreadYieldsToTheOthers) {
         nullptr);
     checker.start();
     int during = 0;
-    for (int i = 0; i < 100 && during <= before; ++i) {
+    test::wait_for([&] {
         during = niced();
-        std::this_thread::sleep_for(10ms);
-    }
+        return during > before;
+    });
     checker.stop();
     EXPECT_EQ(during, before + 1);
 }

@@ -113,11 +113,10 @@ TEST(Publisher, IdleQueryThreadsLetGoOfAReplacedSnapshot) {
     ASSERT_TRUE(query_once(SOCK_DGRAM));
     ASSERT_TRUE(query_once(SOCK_STREAM));  // both threads have read the first snapshot
     pub.publish(snapshot(2));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!weak.expired() && std::chrono::steady_clock::now() < deadline) {
+    test::wait_for([&] {
         pub.reclaim();
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
+        return weak.expired();
+    });
     EXPECT_TRUE(weak.expired()) << "a query thread still holds the replaced snapshot";
     server.stop();
 }

@@ -7,40 +7,27 @@
 #include "resolver/explain.hpp"
 #include "resolver/resolver.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/view_builder.hpp"
 
 using namespace glbd;
 using namespace glbd::test;
 
 namespace {
 
-struct E {
-    std::string cluster;
-    std::string geo;
-    uint16_t weight = 100;
-    bool default_geo = false;
-    std::vector<std::pair<std::string, bool>> endpoints;  // target, healthy
-    bool alive = true;
-    bool load_balanced = true;
-    std::optional<conf::Coordinates> location = std::nullopt;  // its cluster's cluster.location
-};
+using E = TestEntry;
 
 std::shared_ptr<const Snapshot> snapshot(
     const std::vector<E>& entries, const std::string& host = "app.glb.test", uint32_t ttl = 60,
-    std::vector<geo::Network> networks = networks_of({{"192.168.7.0/24", "dc-north"}}),
+    const std::vector<geo::Network>& networks = networks_of({{"192.168.7.0/24", "dc-north"}}),
     const CounterIds& counter_ids = {}, bool nearest = false) {
     auto c = config_from(kGlbTestConfig);
     c.geoip.nearest = nearest;
-    GlobalView view;
-    for (const auto& e : entries) {
-        ClusterView cv{e.cluster, e.alive, {}, e.location};
-        HostEntry he{host, ttl, std::nullopt, {}};
-        if (e.load_balanced) he.load_balancing = conf::LoadBalancing{e.weight, e.geo, e.default_geo};
-        for (const auto& [t, h] : e.endpoints) he.endpoints.push_back(EndpointState{t, h});
-        cv.hosts.push_back(he);
-        view.push_back(cv);
+    ViewBuilder view;
+    for (E e : entries) {
+        e.ttl = ttl;
+        view.add(host, e);
     }
-    auto geo = std::make_shared<const geo::GeoDb>(fixture_path("test.mmdb"), networks);
-    return build_snapshot(c, view, geo, 1, counter_ids);
+    return view.snapshot(c, networks, 1, counter_ids);
 }
 
 QueryOpts ecs(const std::string& subnet) {
@@ -530,9 +517,9 @@ TEST(Selection, NearestIsExplained) {
     auto s = nearest_snapshot(spread(false));
     ExplainRequest r;
     r.name = "app.glb.test";
-    ASSERT_TRUE(geo::Address::parse("10.5.0.0", *(r.subnet = geo::Address{})));
+    r.subnet = address_of("10.5.0.0");
     r.subnet_len = 16;
-    ASSERT_TRUE(geo::Address::parse("192.0.2.200", r.client));
+    r.client = address_of("192.0.2.200");
     Explanation e = explain(*s, r);
     ASSERT_EQ(e.steps.size(), 5u);
     EXPECT_EQ(e.steps[2].role, "nearest");

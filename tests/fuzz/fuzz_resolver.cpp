@@ -6,6 +6,7 @@
 
 #include "resolver/resolver.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/view_builder.hpp"
 
 #include <ldns/ldns.h>  // last: it defines a `bool` macro
 
@@ -25,22 +26,21 @@ zones:
       ns.child IN A   192.0.2.90
       @      IN MX    10 www
 )");
-    GlobalView v;
+    test::ViewBuilder v;
     const char* geos[] = {"IE", "US", "GEO-OC", "dc-north-long"};
     for (int i = 0; i < 4; ++i) {
-        ClusterView cv{std::string("c") + char('0' + i), i != 2, {}, std::nullopt};
-        std::vector<EndpointState> eps = {{"10.0.0." + std::to_string(i + 1), i != 0},
-                                          {"2001:db8::" + std::to_string(i + 1), true}};
-        if (i == 3) eps = {{"edge.example.net", true}};  // a hostname endpoint: answered with a CNAME
-        cv.hosts.push_back(HostEntry{"shop.glb.example.test", 60,
-                                     conf::LoadBalancing{static_cast<uint16_t>(i * 50), geos[i], i == 1}, eps});
-        cv.hosts.push_back(HostEntry{"*.apps.glb.example.test", 30, std::nullopt, {{"lb.example.net", true}}});
-        v.push_back(cv);
+        test::TestEntry e{std::string("c") + char('0' + i),
+                          geos[i],
+                          static_cast<uint16_t>(i * 50),
+                          i == 1,
+                          {{"10.0.0." + std::to_string(i + 1), i != 0}, {"2001:db8::" + std::to_string(i + 1), true}}};
+        if (i == 3) e.endpoints = {{"edge.example.net", true}};  // a hostname endpoint: answered with a CNAME
+        e.alive = i != 2;
+        v.add("shop.glb.example.test", e);
+        v.add("*.apps.glb.example.test",
+              test::TestEntry{e.cluster, "", 100, false, {{"lb.example.net", true}}, e.alive, false, std::nullopt, 30});
     }
-    auto geo = std::make_shared<const geo::GeoDb>(
-        test::fixture_path("test.mmdb"),
-        test::networks_of({{"10.9.0.0/16", "GEO-EU"}, {"10.8.0.0/16", "dc-north-long"}}));
-    return build_snapshot(c, v, geo, 1);
+    return v.snapshot(c, test::networks_of({{"10.9.0.0/16", "GEO-EU"}, {"10.8.0.0/16", "dc-north-long"}}));
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

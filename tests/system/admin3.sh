@@ -15,11 +15,7 @@ geoip: {database: $FIXTURES/test.mmdb}
 zones: [{origin: adm3.test, nameservers: [{name: ns.adm3.test, addresses: [${ADDR[ie]}]}]}]
 hosts:
   - {name: shop.adm3.test, ttl: 60, endpoints: ${EPS[$c]}, loadBalancing: ${LB[$c]}}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}, {address: "${ADDR[oc]}:$P"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "${ADDR[ie]}:$P" "${ADDR[us]}:$P" "${ADDR[oc]}:$P")
 YAML
 start_glbd $c "$WORK/$c.yaml"
 done

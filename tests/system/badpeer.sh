@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 A=127.0.0.212 PEER=127.0.0.213 P=5512 ADMIN=127.0.0.212:9512
 mkdir -p "$WORK/state"
+# deadAfter 60s: the fake peer's heartbeat never moves, and liveness is not what this test is about.
 cat > "$WORK/a.yaml" <<YAML
 cluster: {id: a, instance: a-0}
 listen: {dns: ["$A:$P"]}
@@ -14,11 +15,7 @@ stateDir: $WORK/state
 zones: [{origin: bad.test, nameservers: [{name: ns.bad.test, addresses: [$A]}]}]
 hosts:
   - {name: app.bad.test, endpoints: [192.0.2.1], loadBalancing: {weight: 1, geo: IE}}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "$A:$P"}, {address: "$PEER:$P"}]
-  syncInterval: 300ms
-  deadAfter: 60s    # the fake peer's heartbeat never moves: liveness is not what this test is about
+$(peers_yaml --interval 300ms --dead 60s "$A:$P" "$PEER:$P")
 YAML
 future=$(( ($(date +%s) + 3600) * 1000 )) now=$(( $(date +%s) * 1000 ))
 cat > "$WORK/peer.zone" <<ZONE

@@ -36,11 +36,7 @@ rateLimit: {responsesPerSecond: 0}
 geoip: {database: $FIXTURES/test.mmdb}
 zones: [{origin: big.test, nameservers: [{name: ns.big.test, addresses: [$A]}]}]
 hosts: [{name: own.big.test, endpoints: [192.0.2.1]}]
-peers:
-  key: {name: big, secret: "$TSIG_SECRET"}
-  members: [{address: "$4:$P"}]
-  syncInterval: 1s
-  deadAfter: 1h
+$(peers_yaml --key big --interval 1s --dead 1h "$4:$P")
 ${5:+stateDir: $5}
 YAML
 }

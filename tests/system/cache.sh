@@ -24,10 +24,7 @@ hosts:
   - name: lb.cache.test
     endpoints: [192.0.2.10]
     loadBalancing: {weight: 100, geo: IE, defaultGeo: true}
-peers:
-  key: {name: cache, secret: "Y2FjaGVjYWNoZWNhY2hlY2FjaGVjYWNoZWNhY2hlY2E="}
-  members: []
-  deadAfter: 1h
+$(peers_yaml --key cache --secret "Y2FjaGVjYWNoZWNhY2hlY2FjaGVjYWNoZWNhY2hlY2E=" --dead 1h)
 stateDir: $WORK/state
 YAML
 }

@@ -26,10 +26,7 @@ hosts:
   - name: shop.glb.explain.test
     endpoints: [192.0.2.11]
     loadBalancing: {weight: 30, geo: IE}
-peers:
-  key: {name: explain, secret: "$(head -c 32 /dev/urandom | base64)"}
-  members: []
-  deadAfter: 1h
+$(peers_yaml --key explain --secret "$(head -c 32 /dev/urandom | base64)" --dead 1h)
 stateDir: $WORK/state
 YAML
 start_glbd e "$WORK/glbd.yaml"

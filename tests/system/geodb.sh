@@ -23,10 +23,7 @@ geoip: {database: $1, verify: ${2:-true}}
 zones: [{origin: geo.test, nameservers: [{name: ns.geo.test, addresses: [$A]}]}]
 hosts:
   - {name: eu.geo.test, endpoints: [192.0.2.1], loadBalancing: {weight: 1, geo: GEO-EU}}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: []
-  deadAfter: 1h
+$(peers_yaml --dead 1h)
 stateDir: $WORK/state
 YAML
 }

@@ -43,11 +43,7 @@ hosts:
   - {name: skip.v6.test, endpoints: ["::1"], healthCheck: {protocol: HTTPS, port: $TLS, path: /healthz, insecureSkipVerify: true, $hc}}
   - {name: plain.v6.test, endpoints: ["::1"], healthCheck: {protocol: HTTP, port: $HTTP, path: /healthz, $hc}}
   - {name: elb.v6.test, endpoints: [lb-1.elb.example.net]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "[::1]:$PA"}, {address: "[::1]:$PB"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "[::1]:$PA" "[::1]:$PB")
 YAML
 cat > "$WORK/b.yaml" <<YAML
 cluster: {id: b, instance: b-0}
@@ -55,11 +51,7 @@ listen: {dns: ["[::1]:$PB"]}
 zones: [{origin: v6.test, nameservers: [{name: ns.v6.test, addresses: ["::1"]}]}]
 hosts:
   - {name: onlyb.v6.test, endpoints: ["2001:db8::b"]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "[::1]:$PA"}, {address: "[::1]:$PB"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "[::1]:$PA" "[::1]:$PB")
 YAML
 start_glbd a "$WORK/a.yaml"
 start_glbd b "$WORK/b.yaml"

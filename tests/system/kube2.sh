@@ -17,11 +17,7 @@ admin: {listen: "${ADDR[$c]}:9498"}
 geoip: {database: $FIXTURES/test.mmdb}
 zones: [{origin: $Z, nameservers: [{name: ns-ie.$Z, addresses: [${ADDR[ie]}]}, {name: ns-us.$Z, addresses: [${ADDR[us]}]}]}]
 kubernetes: {kubeconfig: $WORK/$c/kubeconfig, resync: 1s}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}]
-  syncInterval: 500ms
-  deadAfter: 5s
+$(peers_yaml --interval 500ms --dead 5s "${ADDR[ie]}:$P" "${ADDR[us]}:$P")
 YAML
 done
 record() {  # CLUSTER ADDRESS: that cluster's DNSRecord for shop, as kuadrant-operator writes it

@@ -10,6 +10,7 @@ declare -A ADDR=([a]=127.0.0.248 [b]=127.0.0.249 [c]=127.0.0.250 [d]=127.0.0.251
 declare -A EP=([a]=192.0.2.1 [b]=192.0.2.2 [c]=192.0.2.3 [d]=192.0.2.4)
 ADMIN=127.0.0.251:9546
 config() {
+    # syncInterval 60s: the first round and NOTIFYs only; what d learns, its first round brought.
     cat > "$WORK/$1.yaml" <<YAML
 cluster: {id: $1, instance: $1-0}
 listen: {dns: ["${ADDR[$1]}:$P"]}
@@ -17,11 +18,7 @@ $([[ $1 == d ]] && echo "admin: {listen: \"$ADMIN\"}")
 zones: [{origin: once.test, nameservers: [{name: ns.once.test, addresses: [${ADDR[a]}]}]}]
 hosts:
   - {name: $1.once.test, endpoints: [${EP[$1]}]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "${ADDR[a]}:$P"}, {address: "${ADDR[b]}:$P"}, {address: "${ADDR[c]}:$P"}, {address: "${ADDR[d]}:$P"}]
-  syncInterval: 60s   # the first round and NOTIFYs only: what d learns, its first round brought
-  deadAfter: 120s
+$(peers_yaml --interval 60s --dead 120s "${ADDR[a]}:$P" "${ADDR[b]}:$P" "${ADDR[c]}:$P" "${ADDR[d]}:$P")
 YAML
 }
 sees() { [[ $(dig @${ADDR[$1]} -p $P +short $2.once.test A) == "$3" ]]; }

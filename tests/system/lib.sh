@@ -200,6 +200,27 @@ run_fakekube() {
     wait_for 10 test -e "$d/ready" || fail "fakekube $name did not start: $(cat "$d/log")"
 }
 
+# peers_yaml [--key NAME] [--secret SECRET] [--interval D] [--dead D] MEMBER...: a config's `peers:` block,
+# signed with this run's key (glb-sync, $TSIG_SECRET) unless told otherwise; each MEMBER an "address:port"
+# (or "name:port"); none: an empty list. The one place system tests write it.
+peers_yaml() {
+    local name=glb-sync secret=$TSIG_SECRET interval="" dead="" members=""
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --key) name=$2; shift 2 ;;
+            --secret) secret=$2; shift 2 ;;
+            --interval) interval=$2; shift 2 ;;
+            --dead) dead=$2; shift 2 ;;
+            *) members+="${members:+, }{address: \"$1\"}"; shift ;;
+        esac
+    done
+    echo "peers:"
+    echo "  key: {name: $name, secret: \"$secret\"}"
+    echo "  members: [$members]"
+    if [[ -n $interval ]]; then echo "  syncInterval: $interval"; fi
+    if [[ -n $dead ]]; then echo "  deadAfter: $dead"; fi
+}
+
 # pair_configs ZONE A B PORT LISTEN_EXTRA A_EXTRA_LINE: configs $WORK/a.yaml and $WORK/b.yaml for two peers a
 # (at A) and b (at B) serving ZONE, each with one host app-<name>.ZONE (a: 192.0.2.1, b: 192.0.2.2), synced
 # every 500 ms with this run's key, dead after 3 s. LISTEN_EXTRA is added to both listen maps (", key: v");
@@ -216,11 +237,7 @@ $([[ $n == a ]] && echo "$a_extra")
 zones: [{origin: $zone, nameservers: [{name: ns.$zone, addresses: [$a]}]}]
 hosts:
   - {name: app-$n.$zone, endpoints: [$ip]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "$a:$port"}, {address: "$b:$port"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "$a:$port" "$b:$port")
 YAML
     done
 }

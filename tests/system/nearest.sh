@@ -30,11 +30,7 @@ zones:
       - {name: ns-us.near.test, addresses: [${ADDR[us]}]}
 hosts:
   - {name: shop.near.test, ttl: 60, endpoints: [$ep], loadBalancing: $lb}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "${ADDR[ie]}:$P" "${ADDR[us]}:$P")
 YAML
 }
 config ie

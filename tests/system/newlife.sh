@@ -7,19 +7,15 @@
 source "$(dirname "$0")/lib.sh"
 A=127.0.0.175 B=127.0.0.176 OLD=127.0.0.177 P=5475
 for n in a b; do
-    addr=$A members="[{address: \"$A:$P\"}, {address: \"$B:$P\"}]"
-    [[ $n == b ]] && addr=$B members="[{address: \"$A:$P\"}, {address: \"$B:$P\"}, {address: \"$OLD:$P\"}]"
+    addr=$A members=("$A:$P" "$B:$P")
+    [[ $n == b ]] && addr=$B members=("$A:$P" "$B:$P" "$OLD:$P")
 cat > "$WORK/$n.yaml" <<YAML
 cluster: {id: $n, instance: $n-0}
 listen: {dns: ["$addr:$P"]}
 zones: [{origin: life.test, nameservers: [{name: ns.life.test, addresses: [$A]}]}]
 hosts:
   - {name: app-$n.life.test, endpoints: [192.0.2.$([[ $n == a ]] && echo 1 || echo 2)]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: $members
-  syncInterval: 300ms
-  deadAfter: 30s
+$(peers_yaml --interval 300ms --dead 30s "${members[@]}")
 YAML
 done
 ahead_s=$(( $(date +%s) + 200 ))

@@ -8,6 +8,7 @@ source "$(dirname "$0")/lib.sh"
 P=5545 ADMIN=127.0.0.245:9545
 declare -A ADDR=([a]=127.0.0.245 [b]=127.0.0.246 [c]=127.0.0.247)
 config() {  # NAME ENDPOINT
+    # syncInterval 60s: no round in this test's time but the first; what moves, a NOTIFY moved.
     cat > "$WORK/$1.yaml" <<YAML
 cluster: {id: $1, instance: $1-0}
 listen: {dns: ["${ADDR[$1]}:$P"]}
@@ -15,11 +16,7 @@ $([[ $1 == a ]] && echo "admin: {listen: \"$ADMIN\"}")
 zones: [{origin: ns.test, nameservers: [{name: ns.ns.test, addresses: [${ADDR[a]}]}]}]
 hosts:
   - {name: $1.ns.test, endpoints: [$2]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "${ADDR[a]}:$P"}, {address: "${ADDR[b]}:$P"}, {address: "${ADDR[c]}:$P"}]
-  syncInterval: 60s   # no round in this test's time but the first: what moves, a NOTIFY moved
-  deadAfter: 120s
+$(peers_yaml --interval 60s --dead 120s "${ADDR[a]}:$P" "${ADDR[b]}:$P" "${ADDR[c]}:$P")
 YAML
 }
 sees() { [[ $(dig @${ADDR[$1]} -p $P +short $2.ns.test A) == "$3" ]]; }

@@ -30,10 +30,7 @@ hosts:
   - name: shop.glb.page.test
     endpoints: [192.0.2.11]
     loadBalancing: {weight: 100, geo: IE}
-peers:
-  key: {name: page, secret: "$(head -c 32 /dev/urandom | base64)"}
-  members: [{address: "$PEER"}]
-  deadAfter: 1h
+$(peers_yaml --key page --secret "$(head -c 32 /dev/urandom | base64)" --dead 1h "$PEER")
 stateDir: $WORK/state
 YAML
 start_glbd p "$WORK/glbd.yaml"

@@ -9,19 +9,15 @@ declare -A IP=([a]=192.0.2.171 [b]=192.0.2.172 [c]=192.0.2.173)
 K1=$TSIG_SECRET K2=$(head -c 32 /dev/urandom | base64)
 config() {  # NAME KEY MEMBERS... [ENDPOINT]
     local n=$1 key=$2 ep=${IP[$1]}; shift 2
-    local members="" m
-    for m in "$@"; do members+="{address: \"${ADDR[$m]}:$P\"}, "; done
+    local members=() m
+    for m in "$@"; do members+=("${ADDR[$m]}:$P"); done
     cat > "$WORK/$n.yaml" <<YAML
 cluster: {id: $n, instance: $n-0}
 listen: {dns: ["${ADDR[$n]}:$P"]}
 zones: [{origin: rp.test, nameservers: [{name: ns.rp.test, addresses: [${ADDR[a]}]}]}]
 hosts:
   - {name: $n.rp.test, endpoints: [${EP_OVERRIDE:-$ep}]}
-peers:
-  key: {name: glb-sync, secret: "$key"}
-  members: [${members%, }]
-  syncInterval: 500ms
-  deadAfter: 30s
+$(peers_yaml --secret "$key" --interval 500ms --dead 30s "${members[@]}")
 YAML
 }
 sees() {  # SERVER NAME WANT

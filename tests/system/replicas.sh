@@ -25,11 +25,7 @@ geoip: {database: $FIXTURES/test.mmdb}
 zones: [{origin: rep.test, nameservers: [{name: ns.rep.test, addresses: [$R1]}]}]
 hosts:
 $4
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "eu-replicas.glbd.test:$P"}, {address: "$US:$P"}, {address: "$OC:$P"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "eu-replicas.glbd.test:$P" "$US:$P" "$OC:$P")
 YAML
 }
 EU_HOSTS="  - name: shop.rep.test

@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 P=5480
 NODES=(a b c d)
 declare -A ADDR=([a]=127.0.0.181 [b]=127.0.0.182 [c]=127.0.0.183 [d]=127.0.0.184)
-members="[{address: \"${ADDR[a]}:$P\"}, {address: \"${ADDR[b]}:$P\"}, {address: \"${ADDR[c]}:$P\"}, {address: \"${ADDR[d]}:$P\"}]"
+members=("${ADDR[a]}:$P" "${ADDR[b]}:$P" "${ADDR[c]}:$P" "${ADDR[d]}:$P")
 i=0
 for n in "${NODES[@]}"; do
     i=$((i + 1))
@@ -19,11 +19,7 @@ zones:
       www IN A 192.0.2.200
 hosts:
   - {name: app.serial.test, endpoints: [192.0.2.$i]}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: $members
-  syncInterval: 300ms
-  deadAfter: 5s
+$(peers_yaml --interval 300ms --dead 5s "${members[@]}")
 YAML
 done
 # Started in different seconds: a serial from each server's own clock would differ.

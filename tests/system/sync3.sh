@@ -33,11 +33,7 @@ hosts:
     endpoints: $eps
     loadBalancing: $lb
 $hc
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "${ADDR[ie]}:$P"}, {address: "${ADDR[us]}:$P"}, {address: "${ADDR[oc]}:$P"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "${ADDR[ie]}:$P" "${ADDR[us]}:$P" "${ADDR[oc]}:$P")
 YAML
 }
 for c in ie us oc; do config $c; done

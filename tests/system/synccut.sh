@@ -10,9 +10,9 @@ declare -A IP=([a]=192.0.2.91 [b]=192.0.2.92 [c]=192.0.2.93)
 # a reaches b only at B_VIA (a proxy to b), b reaches a only at A_VIA.
 A_VIA=127.0.0.97 B_VIA=127.0.0.98
 declare -A MEMBERS=(
-    [a]="[{address: \"${ADDR[a]}:$P\"}, {address: \"$B_VIA:$P\"}, {address: \"${ADDR[c]}:$P\"}]"
-    [b]="[{address: \"$A_VIA:$P\"}, {address: \"${ADDR[b]}:$P\"}, {address: \"${ADDR[c]}:$P\"}]"
-    [c]="[{address: \"${ADDR[a]}:$P\"}, {address: \"${ADDR[b]}:$P\"}, {address: \"${ADDR[c]}:$P\"}]")
+    [a]="${ADDR[a]}:$P $B_VIA:$P ${ADDR[c]}:$P"
+    [b]="$A_VIA:$P ${ADDR[b]}:$P ${ADDR[c]}:$P"
+    [c]="${ADDR[a]}:$P ${ADDR[b]}:$P ${ADDR[c]}:$P")
 for n in a b c; do
 cat > "$WORK/$n.yaml" <<YAML
 cluster: {id: $n, instance: $n-0}
@@ -23,11 +23,7 @@ hosts:
   - name: app.cut.test
     endpoints: [${IP[$n]}]
     loadBalancing: {weight: 100, geo: ${GEO[$n]}}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: ${MEMBERS[$n]}
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s ${MEMBERS[$n]})
 YAML
 done
 start_proxy() {  # NAME LISTEN TARGET

@@ -16,11 +16,7 @@ hosts:
   - name: app.state.test
     endpoints: [${IP[$n]}]
     loadBalancing: {weight: 100, geo: ${GEO[$n]}}
-peers:
-  key: {name: glb-sync, secret: "$TSIG_SECRET"}
-  members: [{address: "${ADDR[a]}:$P"}, {address: "${ADDR[b]}:$P"}]
-  syncInterval: 500ms
-  deadAfter: 3s
+$(peers_yaml --interval 500ms --dead 3s "${ADDR[a]}:$P" "${ADDR[b]}:$P")
 stateDir: $WORK/state-$n
 YAML
 done
