@@ -1,5 +1,7 @@
-// The answer pipeline: parse -> classify -> lookup (answer section) -> authority -> additional -> finish.
-// Each stage returns a typed Outcome; nothing here allocates, locks or throws. The load-balanced choice is
+// The answer pipeline, run() in four stages: parse (header, question, EDNS: ECS, cookie) -> classify (opcode,
+// class, meta types, size limit) -> resolve (zone, lookup, CNAME chain, the load-balanced choice; the answer,
+// authority and additional sections) -> finish (rcode, OPT, truncation). Each of the first three returns a
+// typed Outcome; nothing here allocates, locks or throws. The load-balanced choice is
 // select.hpp's. The stages stay in this one file, with internal linkage, on purpose: the compiler inlines
 // each into the one call per query; split into two files with an external class they cost 8-15% more per
 // query (bench/resolver_bench, measured when this file was split and joined again). Hence its length.

@@ -1,6 +1,6 @@
 // sync/state — what one glbd instance knows of every instance (its own and, directly or relayed, its
-// peers'), how reports merge into the global view, and the `_glbd.` zone that carries them.
-// Pure data and functions: no sockets, no threads (sync/peers.* drives them).
+// peers'), how reports merge into the global view, overrides. Pure data and functions: no sockets, no
+// threads (sync/service.* drives them; transfer/codec.* carries reports as the `_glbd.` zone).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// server/admin — the HTTP admin endpoint (admin.listen) on the control thread's libuv loop, parsed with
+// server/app/admin — the HTTP admin endpoint (admin.listen) on the control thread's libuv loop, parsed with
 // libhttp-parser. Bounded: 16 KiB of headers (431), 64 KiB of body (413), 10 s per request, 64
 // connections. A bearer token, when set, is required on every request but the static page's (is_public).
 // Routes are the daemon's.

@@ -1,4 +1,4 @@
-// server/daemon — the running process on the control thread (the main thread's libuv loop): it owns the
+// server/app/daemon — the running process on the control thread (the main thread's libuv loop): it owns the
 // config, the health checker and the sync service, builds snapshots from the merged view and publishes
 // them. Health and sync wake it through a uv_async from their own threads; rebuilds are coalesced to
 // at most one every kMinRebuild. Query threads only ever see published snapshots.

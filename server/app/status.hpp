@@ -1,4 +1,4 @@
-// server/status — the command line's view of a running server: `glbd status` and `glbd probe` read its
+// server/app/status — the command line's view of a running server: `glbd status` and `glbd probe` read its
 // admin endpoint over HTTP (libcurl) and print for a person or a probe.
 #pragma once
 

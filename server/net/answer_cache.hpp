@@ -1,4 +1,4 @@
-// server/answer_cache — one UDP thread's memory of its recent answers, so a repeated query costs a
+// server/net/answer_cache — one UDP thread's memory of its recent answers, so a repeated query costs a
 // lookup and a copy instead of a resolution.
 //
 // A response depends only on the query's bytes after its ID, the client's address (geo without ECS)

@@ -1,4 +1,4 @@
-// server/publisher — hands the current Snapshot to query threads without a lock on their path.
+// server/net/publisher — hands the current Snapshot to query threads without a lock on their path.
 // publish() stores the next snapshot and bumps a generation counter; each reader checks the counter
 // (one atomic load) and only when it moved takes the mutex to copy the new pointer. A reader hands the
 // snapshot it lets go of back to the publisher, and reclaim() frees those on the publishing thread: a

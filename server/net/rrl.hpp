@@ -1,4 +1,4 @@
-// server/rrl — response rate limiting for UDP, as NSD and Knot do it: per client prefix (/24 IPv4, /56
+// server/net/rrl — response rate limiting for UDP, as NSD and Knot do it: per client prefix (/24 IPv4, /56
 // IPv6 by default) and kind of response, at most `rate` responses a second; of the limited ones every
 // `slip`-th is sent truncated (TC=1: a real client retries over TCP), the others are dropped. One table
 // per UDP worker (no sharing, no locks); a fixed-size table whose collisions only make limiting coarser.

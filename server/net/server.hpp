@@ -1,4 +1,4 @@
-// server/ — bytes and sockets. UDP: per worker, one thread per listen address with its own
+// server/net/server — bytes and sockets. UDP: per worker, one thread per listen address with its own
 // SO_REUSEPORT socket, blocking in recvmmsg and answering in batches with sendmmsg. TCP (RFC 7766): one
 // thread with its own libuv loop, 2-byte framing, pipelining, a cap on connections and on unwritten answers per
 // connection, and an idle timeout. Knows nothing of DNS policy: every message goes to answer().

@@ -1,4 +1,4 @@
-// sync/tsig — TSIG (RFC 8945, hmac-sha256) on raw DNS messages: sign by appending the TSIG record,
+// sync/transfer/tsig — TSIG (RFC 8945, hmac-sha256) on raw DNS messages: sign by appending the TSIG record,
 // verify by recomputing the MAC. Works on wire bytes so that large transfers need no packet objects.
 #pragma once
 
