@@ -23,8 +23,8 @@ using Contributions = std::vector<std::pair<const ClusterView*, const HostEntry*
 // per host.
 class SharedIds {
 public:
-    explicit SharedIds(const CounterIds& ids) : ids_(ids) {}
-    explicit operator bool() const { return static_cast<bool>(ids_); }
+    explicit SharedIds(const CounterIds& ids) : counted_(static_cast<bool>(ids)), ids_(ids) {}
+    explicit operator bool() const { return counted_; }
     template <class F>
     void with(F&& f) GLBD_EXCLUDES(mu_) {
         MutexLock lock(mu_);
@@ -33,6 +33,7 @@ public:
 
 private:
     Mutex mu_;
+    const bool counted_;  // whether there is a numbering at all (fixed at construction)
     const CounterIds& ids_ GLBD_GUARDED_BY(mu_);
 };
 
