@@ -85,12 +85,15 @@ struct HealthCheck {
     bool operator==(const HealthCheck&) const = default;
 };
 
+// One entry of this cluster for a load-balanced name. A cluster may give a name several entries (several
+// gateways, each its own geo, weight and endpoints), told apart by `entry`.
 struct Host {
     std::string name;  // fqdn, lower case, may start with "*."
     uint32_t ttl = 60;
     std::vector<std::string> endpoints;  // IPv4, IPv6 or host names (no trailing dot)
     std::optional<LoadBalancing> load_balancing;
     std::optional<HealthCheck> health_check;
+    std::string entry;  // "" for a name's only entry; else what names it (a gateway, a DNSRecord's target)
 };
 
 struct TsigKey {

@@ -2,6 +2,7 @@
 // load-balanced hosts (endpoints, loadBalancing, healthCheck).
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -201,7 +202,14 @@ void read_endpoints(Reader& r, const Node& eps, const std::string& path, Host& h
     }
 }
 
-void read_host(Reader& r, Section& s, std::set<std::string>& names, Config& c) {
+// A host's names and entries seen so far: each (name, entry) once, and a name given twice needs an entry in
+// each of its listings.
+struct Seen {
+    std::set<std::pair<std::string, std::string>> entries;
+    std::map<std::string, bool> unnamed;  // name -> whether a listing of it had no entry
+};
+
+void read_host(Reader& r, Section& s, Seen& seen, Config& c) {
     if (!s["name"]) return r.error(s.node(), s.at("name"), "required");
     auto text = s.str("name");
     if (!text) return;
@@ -209,7 +217,20 @@ void read_host(Reader& r, Section& s, std::set<std::string>& names, Config& c) {
     Host host;
     host.name = w ? wire::wire_to_name(*w) : "";
     if (!w || !is_lb_host_name(host.name)) return s.error("name", "not a valid host name: \"" + *text + "\"");
-    if (!names.insert(host.name).second) s.error("name", "duplicate host " + host.name);
+    if (auto e = s.str("entry")) {
+        if (!is_instance_name(*e)) {
+            s.error("entry", "must be 1..253 characters of [A-Za-z0-9._-], got \"" + *e + "\"");
+        } else {
+            host.entry = *e;
+        }
+    }
+    auto [listed, first] = seen.unnamed.try_emplace(host.name, host.entry.empty());
+    if (!seen.entries.insert({host.name, host.entry}).second) {
+        s.error("name", "duplicate host " + host.name + (host.entry.empty() ? "" : " entry " + host.entry));
+    } else if (!first && (listed->second || host.entry.empty())) {
+        s.error("name", "host " + host.name + " is listed more than once: give each listing its own entry");
+    }
+    listed->second = listed->second || host.entry.empty();
     bool in_zone =
         std::any_of(c.zones.begin(), c.zones.end(), [&](const Zone& z) { return is_subdomain(host.name, z.origin); });
     if (!in_zone && !c.zones.empty()) s.error("name", host.name + " is not in any configured zone");
@@ -237,11 +258,12 @@ void read_zones(Reader& r, const Node& n, Config& c) {
 
 void read_hosts(Reader& r, const Node& n, Config& c) {
     if (!r.seq(n, "hosts")) return;
-    std::set<std::string> names;
+    Seen seen;
     c.hosts.reserve(c.hosts.size() + n.size());  // no room to grow left over (10,000 hosts: 1.6 MB)
     for (size_t i = 0; i < n.size(); ++i) {
-        Section s(r, n[i], Reader::index("hosts", i), {"name", "ttl", "endpoints", "loadBalancing", "healthCheck"});
-        if (s) read_host(r, s, names, c);
+        Section s(r, n[i], Reader::index("hosts", i),
+                  {"name", "entry", "ttl", "endpoints", "loadBalancing", "healthCheck"});
+        if (s) read_host(r, s, seen, c);
     }
 }
 

@@ -92,8 +92,8 @@ void candidates_of(const Host& host, const std::byte* plan, const plan::Group& g
         for (uint32_t i = 0; i < p.count; ++i) {
             if (!seen.insert(choices[i].entry).second || choices[i].entry >= host.entries.size()) continue;
             const Entry& en = host.entries[choices[i].entry];
-            e.candidates.push_back(
-                {host.cluster(en), host.geo(en), en.weight, en.usable, endpoints_of(plan, choices[i].answers)});
+            e.candidates.push_back({host.cluster(en), host.geo(en), host.key(en), en.weight, en.usable,
+                                    endpoints_of(plan, choices[i].answers)});
         }
     }
 }
@@ -231,7 +231,7 @@ Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
     e.load_balanced = !head.simple;
     if (head.simple) {
         e.steps.push_back({"simple", "", "every alive cluster's endpoints (no entry has loadBalancing)"});
-        e.candidates.push_back({"all", "", 0, true, endpoints_of(ref.plan, head.answers)});
+        e.candidates.push_back({"all", "", "", 0, true, endpoints_of(ref.plan, head.answers)});
     } else {
         explain_groups(snap, host, ref.plan, req, e);
     }

@@ -49,6 +49,7 @@ struct Explanation {
     };
     struct Candidate {
         std::string cluster, geo;
+        std::string entry;  // its name in its cluster ("" for a cluster's only entry)
         unsigned weight = 0;
         bool usable = false;
         std::vector<Endpoint> endpoints;

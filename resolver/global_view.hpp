@@ -21,12 +21,17 @@ struct EndpointState {
     bool operator==(const EndpointState&) const = default;
 };
 
+// One cluster's entry for a load-balanced name. A cluster may have several entries for one name (several
+// gateways), told apart by `entry`; a cluster's list keeps them together (sorted by host, then entry).
 struct HostEntry {
     std::string host;  // the load-balanced name, lower case, may start with "*."
     uint32_t ttl = 60;
     std::optional<conf::LoadBalancing> load_balancing;  // absent: a simple host
     std::vector<EndpointState> endpoints;
+    std::string entry = {};  // "" for a name's only entry in its cluster; else its name upstream
     bool operator==(const HostEntry&) const = default;
+    // The order of a cluster's list: by host name, then entry.
+    [[nodiscard]] bool before(const HostEntry& o) const { return host != o.host ? host < o.host : entry < o.entry; }
 };
 
 // A vector whose copies share one buffer until one of them is changed (copy on write): an origin's hosts in
@@ -97,6 +102,8 @@ private:
 };
 
 using HostList = CowVector<HostEntry>;
+// Puts a cluster's entries in their order (by host, then entry) unless they are in it already.
+void order_entries(HostList& hosts);
 
 struct ClusterView {
     std::string id;

@@ -440,7 +440,7 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
     } else if ((qtype == type::AAAA || qtype == type::ANY) && a.n6[mode] > 0) {
         atype = type::AAAA, addr = plan + a.v6(answers, mode), count = a.n6[mode], len = 16;
     }
-    uint32_t ttl = short_ttl_ ? std::min(h.ttl, kShortTtl) : h.ttl;
+    uint32_t ttl = short_ttl_ ? std::min(a.ttl, kShortTtl) : a.ttl;
     if (atype != 0) {
         for (unsigned i = 0; i < count; ++i, addr += len) {
             write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr), len);

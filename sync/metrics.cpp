@@ -39,6 +39,9 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
     m.one("glbd_sync_reports_rejected_total", "counter",
           "Peer reports (one origin's state) rejected by validation or limits.",
           static_cast<double>(sc.rejected_reports.load()));
+    m.one("glbd_sync_hosts_rejected_total", "counter",
+          "Hosts left out of peer reports by validation or limits (the rest of each report is taken).",
+          static_cast<double>(sc.rejected_hosts.load()));
     m.one("glbd_sync_oversized_total", "counter", "Transfers cut off at a report over 64 MiB or past 1,024 origins.",
           static_cast<double>(sc.oversized.load()));
     m.one("glbd_sync_reports_received_total", "counter",

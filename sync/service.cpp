@@ -48,9 +48,14 @@ void Service::Impl::load_state_dir(uint64_t now) {
         std::vector<InstanceState> origins = read_state_file(in);
         size_t n = 0;
         for (auto& s : origins) {
-            if (auto why = check_report(s, now, s.origin() != own.origin()); !why.empty()) {
-                spdlog::warn("sync: ignoring {} in {}: {}", printable(s.origin()), state_path(), why);
+            CheckResult checked = check_report(s, now, s.origin() != own.origin());
+            if (!checked.error.empty()) {
+                spdlog::warn("sync: ignoring {} in {}: {}", printable(s.origin()), state_path(), checked.error);
                 continue;
+            }
+            if (checked.dropped) {
+                spdlog::warn("sync: {} host(s) of {} in {} left out: {}", checked.dropped, printable(s.origin()),
+                             state_path(), printable(checked.dropped_why));
             }
             if (s.origin() == own.origin()) {
                 // Our own overrides survive a restart; a new life begins above the saved one, so its

@@ -254,41 +254,87 @@ std::vector<std::string> Store::forget(uint64_t now_ms, uint64_t forget_after_ms
     return gone;
 }
 
-std::string check_report(const InstanceState& s, uint64_t now_ms, bool check_times) {
+namespace {
+
+// What is wrong with one host of a report by the config's rules, or "".
+std::string host_problem(const HostEntry& h) {
     using L = ReportLimits;
-    if (!conf::is_cluster_id(s.cluster)) return "bad cluster name";
-    if (!conf::is_instance_name(s.instance)) return "bad instance name";
+    if (!conf::is_lb_host_name(h.host)) return "bad host name";
+    if (!h.entry.empty() && !conf::is_instance_name(h.entry)) return h.host + ": bad entry name";
+    if (h.endpoints.size() > L::kMaxEndpoints) {
+        return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " +
+               std::to_string(L::kMaxEndpoints) + ")";
+    }
+    for (const auto& ep : h.endpoints) {
+        if (!conf::is_endpoint(ep.target)) return h.host + ": bad endpoint";
+    }
+    if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo) &&
+        !conf::is_custom_geo_code(h.load_balancing->geo)) {
+        return h.host + ": bad geo code";
+    }
+    return "";
+}
+
+}  // namespace
+
+CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
+    using L = ReportLimits;
+    CheckResult r;
+    auto refuse = [&](std::string why) {
+        r.error = std::move(why);
+        return r;
+    };
+    if (!conf::is_cluster_id(s.cluster)) return refuse("bad cluster name");
+    if (!conf::is_instance_name(s.instance)) return refuse("bad instance name");
     uint64_t horizon = check_times ? now_ms + L::kMaxSkewMs : UINT64_MAX;
     if (check_times && s.incarnation > now_ms / 1000 + L::kMaxSkewMs / 1000 + 1'000'000) {
         // Incarnations are start times in seconds, raised by one at each refutation.
-        return "incarnation " + std::to_string(s.incarnation) + " is far ahead of our clock";
+        return refuse("incarnation " + std::to_string(s.incarnation) + " is far ahead of our clock");
     }
-    if (s.version > horizon)
-        return "version " + std::to_string(s.version) + " is ahead of our clock by more than 5 minutes";
-    if (s.heartbeat > horizon)
-        return "heartbeat " + std::to_string(s.heartbeat) + " is ahead of our clock by more than 5 minutes";
-    if (s.hosts.size() > L::kMaxHosts)
-        return std::to_string(s.hosts.size()) + " hosts (at most " + std::to_string(L::kMaxHosts) + ")";
-    if (s.overrides.size() > L::kMaxOverrides)
-        return std::to_string(s.overrides.size()) + " overrides (at most " + std::to_string(L::kMaxOverrides) + ")";
-    for (const auto& h : s.hosts) {
-        if (!conf::is_lb_host_name(h.host)) return "bad host name";
-        if (h.endpoints.size() > L::kMaxEndpoints)
-            return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " +
-                   std::to_string(L::kMaxEndpoints) + ")";
-        for (const auto& ep : h.endpoints) {
-            if (!conf::is_endpoint(ep.target)) return h.host + ": bad endpoint";
-        }
-        if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo) &&
-            !conf::is_custom_geo_code(h.load_balancing->geo)) {
-            return h.host + ": bad geo code";
-        }
+    if (s.version > horizon) {
+        return refuse("version " + std::to_string(s.version) + " is ahead of our clock by more than 5 minutes");
+    }
+    if (s.heartbeat > horizon) {
+        return refuse("heartbeat " + std::to_string(s.heartbeat) + " is ahead of our clock by more than 5 minutes");
+    }
+    if (s.hosts.size() > L::kMaxHosts) {
+        return refuse(std::to_string(s.hosts.size()) + " hosts (at most " + std::to_string(L::kMaxHosts) + ")");
+    }
+    if (s.overrides.size() > L::kMaxOverrides) {
+        return refuse(std::to_string(s.overrides.size()) + " overrides (at most " + std::to_string(L::kMaxOverrides) +
+                      ")");
     }
     for (const auto& [target, e] : s.overrides) {
-        if (!is_override_target(target)) return "bad override target";
-        if (e.at_ms > horizon) return "override time ahead of our clock by more than 5 minutes";
+        if (!is_override_target(target)) return refuse("bad override target");
+        if (e.at_ms > horizon) return refuse("override time ahead of our clock by more than 5 minutes");
     }
-    return "";
+    // A host that breaks a rule, or one (host, entry) given twice, is left out; the rest of the report stands.
+    const std::vector<HostEntry>& hosts = s.hosts;
+    std::vector<size_t> bad;
+    std::unordered_set<std::string> seen;
+    for (size_t i = 0; i < hosts.size(); ++i) {
+        std::string why = host_problem(hosts[i]);
+        if (why.empty() && !seen.insert(hosts[i].host + '\0' + hosts[i].entry).second) {
+            why = hosts[i].host + ": entry \"" + hosts[i].entry + "\" given twice";
+        }
+        if (why.empty()) continue;
+        if (bad.empty()) r.dropped_why = why;
+        bad.push_back(i);
+    }
+    if (!bad.empty()) {
+        std::vector<HostEntry> kept;
+        kept.reserve(hosts.size() - bad.size());
+        for (size_t i = 0, k = 0; i < hosts.size(); ++i) {
+            if (k < bad.size() && bad[k] == i) {
+                ++k;
+                continue;
+            }
+            kept.push_back(hosts[i]);
+        }
+        s.hosts = std::move(kept);
+        r.dropped = bad.size();
+    }
+    return r;
 }
 
 std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms) {

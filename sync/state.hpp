@@ -138,12 +138,18 @@ struct ReportLimits {
     static constexpr size_t kMaxOverrides = 10'000;               // overrides of one origin
     static constexpr uint64_t kMaxSkewMs = uint64_t{5} * 60'000;  // version, heartbeat, override time ahead of now
 };
-// Checks every field of a decoded report (an origin's state) by the config's rules (cluster and instance names, host
-// names, endpoints as addresses or names, geo codes, override targets and states) and the limits; "" when it may enter
-// the store, else what is wrong. Hosts outside our zones are the caller's to drop. `check_times` false skips the clock
-// checks (this instance's own saved state: its last life's clock may have been wrong, which its new incarnation makes
-// harmless).
-std::string check_report(const InstanceState& s, uint64_t now_ms, bool check_times = true);
+// Checks every field of a decoded report (an origin's state) by the config's rules: the cluster and instance
+// names, its times, override targets and the limits refuse the report whole (`error`); a host that breaks
+// a rule (its name, entry, endpoints as addresses or names, geo code, a limit) or repeats a (host, entry) is
+// left out of `s` and counted, and the rest may enter the store. Hosts outside our zones are the caller's
+// to drop. `check_times` false skips the clock checks (this instance's own saved state: its last life's
+// clock may have been wrong, which its new incarnation makes harmless).
+struct CheckResult {
+    std::string error;        // the report is refused: why ("" when it may enter the store)
+    size_t dropped = 0;       // hosts left out of it
+    std::string dropped_why;  // the first of those: why
+};
+CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times = true);
 // An origin's cluster.location in its report: "53.3498,-6.2603"; parse_location refuses anything else or a
 // point off the globe.
 std::string format_location(const conf::Coordinates& c);

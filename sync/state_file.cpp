@@ -80,7 +80,9 @@ void put_state(std::string& out, const InstanceState& s) {
     // The count first, so a reader holds the hosts in one array of the right size (no growing, no copies).
     out += ',', put_key(out, "hostCount"), out += std::to_string(s.hosts.size());
     out += ',', put_key(out, "hosts"), out += '[';
-    for (size_t i = 0; i < s.hosts.size(); ++i) {  // [name, ttl, [[target, healthy], ...], [weight, geo, defaultGeo]]
+    // [name, ttl, [[target, healthy], ...], [weight, geo, defaultGeo] or null, entry], the last two only when
+    // there is one of them.
+    for (size_t i = 0; i < s.hosts.size(); ++i) {
         const HostEntry& h = s.hosts[i];
         if (i) out += ',';
         out += '[', put_string(out, h.host), out += ',', out += std::to_string(h.ttl), out += ",[";
@@ -93,7 +95,10 @@ void put_state(std::string& out, const InstanceState& s) {
             out += ",[", out += std::to_string(h.load_balancing->weight), out += ',';
             put_string(out, h.load_balancing->geo);
             out += h.load_balancing->default_geo ? ",true]" : ",false]";
+        } else if (!h.entry.empty()) {
+            out += ",null";
         }
+        if (!h.entry.empty()) out += ',', put_string(out, h.entry);
         out += ']';
     }
     out += "],";
@@ -257,17 +262,25 @@ private:
         }
     }
 
-    // Format 2's rows: [name, ttl, [endpoints], [loadBalancing]].
+    // Format 2's rows: [name, ttl, [endpoints], [loadBalancing]]; format 3 adds the entry, with null for
+    // the loadBalancing of a simple host: [name, ttl, [endpoints], [loadBalancing] or null, entry].
     void host_row_item(Value& v) {
         HostEntry& h = cur_.hosts.back();
-        key_ = item_ == 0 ? "host" : item_ == 1 ? "ttl" : "a host row's item " + std::to_string(item_ + 1);
+        key_ = item_ == 0   ? "host"
+               : item_ == 1 ? "ttl"
+               : item_ == 4 ? "entry"
+                            : "a host row's item " + std::to_string(item_ + 1);
         if (item_ == 0) {
             h.host = text(v), seen_ |= 1;
         } else if (item_ == 1) {
             h.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
+        } else if (item_ == 3 && v.kind == Value::none) {
+            // no loadBalancing (a simple host's entry)
+        } else if (item_ == 4) {
+            h.entry = text(v);
         } else {
             bad(item_ < 4 ? "a host row's item " + std::to_string(item_ + 1) + " is not a list"
-                          : "a host row has more than 4 items");
+                          : "a host row has more than 5 items");
         }
         ++item_;
     }
@@ -300,10 +313,12 @@ private:
         ++item_;
     }
 
-    // Format 1's objects.
+    // Format 1's objects (and "entry" since format 3).
     void host_field(Value& v) {
         if (key_ == "host") {
             cur_.hosts.back().host = text(v), seen_ |= 1;
+        } else if (key_ == "entry") {
+            cur_.hosts.back().entry = text(v);
         } else if (key_ == "ttl") {
             cur_.hosts.back().ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
         } else if (key_ == "endpoints") {
@@ -425,10 +440,11 @@ private:
 
     In host_row_child(bool object) {
         if (object || item_ < 2 || item_ > 3) {
-            bad(item_ > 3 ? "a host row has more than 4 items"
+            bad(item_ > 4 ? "a host row has more than 5 items"
                           : "a host row's item " + std::to_string(item_ + 1) + " is not " +
                                 (item_ == 0   ? "a name"
                                  : item_ == 1 ? "a number"
+                                 : item_ == 4 ? "a string"
                                               : "a list"));
         }
         if (item_ == 2) {

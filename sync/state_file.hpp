@@ -1,7 +1,8 @@
-// sync/state_file — the stateDir file (state.json) as text: {"format": 2, "saved": ms, "origins": [one
+// sync/state_file — the stateDir file (state.json) as text: {"format": 3, "saved": ms, "origins": [one
 // InstanceState each]}. Format 2 writes each host as a row, [name, ttl, [[target, healthy], ...], [weight,
-// geo, defaultGeo]] (the last only with loadBalancing), less than half the bytes of format 1's objects;
-// both are read (a file without "format" is format 1), a newer format is refused by name. The text is made
+// geo, defaultGeo]] (the last only with loadBalancing), less than half the bytes of format 1's objects; format
+// 3 adds the entry's name, [..., [weight, geo, defaultGeo] or null, entry], when it has one. All three are
+// read (a file without "format" is format 1), a newer format is refused by name. The text is made
 // and read by pure functions; save_state_file() writes it into stateDir safely (sync/service.cpp decides
 // when).
 #pragma once
@@ -16,7 +17,9 @@
 
 namespace glbd::sync {
 
-constexpr unsigned kStateFileFormat = 2;  // what write_state_file writes; read_state_file reads 1 and 2
+// What write_state_file writes; read_state_file reads 1, 2 and 3. Format 3 gives a host row its entry (a cluster
+// may hold several entries of one name).
+constexpr unsigned kStateFileFormat = 3;
 
 // One origin as a JSON object. Never throws: a byte that is not printable ASCII (a peer's report is data, not
 // text we vouch for; the store holds checked names, so none is expected) is written as \u00XX.

@@ -91,11 +91,11 @@ TEST(Conf, GoodConfigLoadsEveryField) {
 }
 
 // Replaces the first occurrence of `from` in the good config.
-std::string with(const std::string& from, const std::string& to) {
-    std::string s = kGood;
-    auto at = s.find(from);
-    if (at == std::string::npos) throw std::runtime_error("no '" + from + "' in the good config");
-    return s.replace(at, from.size(), to);
+// `text` with its first `from` replaced by `to` (the good config when not given).
+std::string with(const std::string& from, const std::string& to, std::string text = kGood) {
+    auto at = text.find(from);
+    if (at == std::string::npos) throw std::runtime_error("no '" + from + "' in the config");
+    return text.replace(at, from.size(), to);
 }
 
 struct Bad {
@@ -121,6 +121,19 @@ TEST(Conf, NearestFallback) {
     auto r = conf::load_text(yaml, "glbd.yaml");
     ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
     EXPECT_TRUE(r.config->geoip.nearest);
+}
+
+// A cluster may give one name several entries (two gateways), each listing named by its entry.
+TEST(Conf, TwoEntriesOfOneHost) {
+    auto r =
+        conf::load_text(with("    ttl: 60\n", "    ttl: 60\n    entry: gw-1\n",
+                             with("name: \"*.apps.glb.example.com\"", "name: shop.glb.example.com\n    entry: gw-2")),
+                        "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    ASSERT_EQ(r.config->hosts.size(), 2u);
+    EXPECT_EQ(r.config->hosts[0].entry, "gw-1");
+    EXPECT_EQ(r.config->hosts[1].entry, "gw-2");
+    EXPECT_EQ(r.config->hosts[1].name, "shop.glb.example.com");
 }
 
 TEST(Conf, ClusterLocation) {
@@ -163,6 +176,15 @@ const Bad kBad[] = {
      "hosts[0].loadBalancing.defaultGeo: defaultGeo needs a geo"},
     {"DuplicateHost", with("name: \"*.apps.glb.example.com\"", "name: shop.glb.example.com"),
      "glbd.yaml:37:11: hosts[1].name: duplicate host shop.glb.example.com"},
+    {"SecondListingWithoutEntry",
+     with("name: \"*.apps.glb.example.com\"", "name: shop.glb.example.com\n    entry: gw-2"),
+     "hosts[1].name: host shop.glb.example.com is listed more than once: give each listing its own entry"},
+    {"SameEntryTwice",
+     with("    ttl: 60\n", "    ttl: 60\n    entry: gw-1\n",
+          with("name: \"*.apps.glb.example.com\"", "name: shop.glb.example.com\n    entry: gw-1")),
+     "hosts[1].name: duplicate host shop.glb.example.com entry gw-1"},
+    {"EntryWithASpace", with("    ttl: 60\n", "    ttl: 60\n    entry: \"gw 1\"\n"),
+     "hosts[0].entry: must be 1..253 characters of [A-Za-z0-9._-], got \"gw 1\""},
     {"SecretNotBase64", with("c2VjcmV0c2VjcmV0c2VjcmV0", "not base64!"),
      "glbd.yaml:41:57: peers.key.secret: the TSIG secret is not valid base64"},
     {"DuplicateListen", with("\"[::1]:5353\"", "\"127.0.0.1:5353\""),

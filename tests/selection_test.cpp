@@ -92,6 +92,42 @@ TEST(Selection, AllWhenNoDefault) {
     EXPECT_EQ(seen.size(), 3u);  // every cluster is reachable from "all"
 }
 
+// One cluster with two entries for a host (two gateways: Irish addresses, and a US load balancer's name):
+// each is an entry of its own, with its own geo, weight and TTL. Merged into one, a US client got the Irish
+// addresses.
+TEST(Selection, TwoEntriesOfOneClusterStayApart) {
+    ViewBuilder view;
+    E ie{"c", "IE", 100, false, {{"192.0.2.10", true}, {"192.0.2.11", true}}};
+    ie.ttl = 30;
+    E us{"c", "US", 40, true, {{"elb.example.net", true}}};
+    us.ttl = 90;
+    view.add("app.glb.test", ie);
+    view.add("app.glb.test", us);
+    view.add("app.glb.test", E{"oc", "GEO-OC", 100, false, {{"203.0.113.10", true}}});
+    // The entries' names as a cluster's list gives them (HostEntry::entry).
+    GlobalView v = view.view();
+    v[0].hosts[0].entry = "gw-ie", v[0].hosts[1].entry = "elb.example.net";
+    auto c = config_from(kGlbTestConfig);
+    auto s = build_snapshot(c, v, test_geo(), 1);
+    auto irish = query(*s, "10.1.0.0/16");
+    EXPECT_EQ(rdata(irish), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(field(irish.answer, 0, 1), "30");
+    auto american = query(*s, "10.3.0.0/16");
+    ASSERT_EQ(american.answer.size(), 1u);
+    EXPECT_EQ(field(american.answer, 0, 3), "CNAME");
+    EXPECT_EQ(field(american.answer, 0, 4), "elb.example.net.");
+    EXPECT_EQ(field(american.answer, 0, 1), "90");
+    auto aussie = query(*s, "10.2.0.0/16");
+    EXPECT_EQ(rdata(aussie), std::vector<std::string>{"203.0.113.10"});
+    // Explain names each entry of the group it chose.
+    ExplainRequest r;
+    r.name = "app.glb.test", r.subnet = address_of("10.3.0.0"), r.subnet_len = 16, r.client = address_of("192.0.2.200");
+    Explanation e = explain(*s, r);
+    ASSERT_EQ(e.candidates.size(), 1u);
+    EXPECT_EQ(e.candidates[0].cluster, "c");
+    EXPECT_EQ(e.candidates[0].entry, "elb.example.net");
+}
+
 TEST(Selection, UnknownLocationUsesDefault) {
     auto s = snapshot(world());
     auto p = query(*s, "10.9.0.0/16");  // not in the database

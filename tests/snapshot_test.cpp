@@ -64,6 +64,10 @@ ClusterView random_cluster(std::mt19937& rng, const std::string& id) {
     if (rng() % 2) c.location = conf::Coordinates{static_cast<float>(rng() % 90), static_cast<float>(rng() % 180)};
     for (const auto& n : kNames) {
         if (rng() % 3 != 0) c.hosts.push_back(random_entry(rng, n));
+        if (rng() % 5 == 0) {  // a second entry of the name (another gateway of the cluster)
+            c.hosts.push_back(random_entry(rng, n));
+            c.hosts.back().entry = "gw" + std::to_string(rng() % 3);
+        }
     }
     return c;
 }
@@ -95,8 +99,14 @@ void mutate(std::mt19937& rng, ClusterView& c) {
         case 6:  // the same hosts in another order
             std::shuffle(c.hosts.begin(), c.hosts.end(), rng);
             break;
-        case 7:  // a TTL
-            if (HostEntry* h = pick()) h->ttl += 1;
+        case 7:  // a TTL, or an entry's name
+            if (HostEntry* h = pick()) {
+                if (rng() % 2) {
+                    h->ttl += 1;
+                } else {
+                    h->entry = h->entry.empty() ? "gw" + std::to_string(rng() % 3) : "";
+                }
+            }
             break;
         default:  // nothing changed, but the cluster is a new object
             break;

@@ -83,17 +83,31 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     s.hosts.push_back(HostEntry{"*.w.glb.test", 60, std::nullopt, {}});
     s.overrides["us"] = OverrideEntry{OverrideState::down, 99};
     s.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::up, 100};
+    // A cluster with two entries of one name (two gateways), and a simple host's entry with a name.
+    InstanceState entries = s;
+    entries.hosts.push_back(HostEntry{
+        "two.glb.test", 60, conf::LoadBalancing{10, "IE", false}, {{"192.0.2.7", true}}, "gw-a.klb.two.glb.test"});
+    entries.hosts.push_back(HostEntry{
+        "two.glb.test", 60, conf::LoadBalancing{20, "US", true}, {{"elb.example.net", true}}, "elb.example.net"});
+    entries.hosts.push_back(HostEntry{"simple.glb.test", 60, std::nullopt, {{"192.0.2.8", true}}, "named"});
     std::stringstream file;
-    write_state_file(file, {s, s}, 1);
-    // Format 2: a header, and each host as a row.
-    EXPECT_EQ(file.str().rfind(R"({"format":2,"saved":1,"origins":[)", 0), 0u) << file.str();
+    write_state_file(file, {s, entries}, 1);
+    // Format 3: a header, and each host as a row; an entry's name last.
+    EXPECT_EQ(file.str().rfind(R"({"format":3,"saved":1,"origins":[)", 0), 0u) << file.str();
     EXPECT_NE(
         file.str().find(
             R"(["app.glb.test",30,[["192.0.2.1",true],["lb.example.net",false],["2001:db8::1",true]],[50,"GEO-EU",true]])"),
         std::string::npos)
         << file.str();
+    EXPECT_NE(file.str().find(R"(["two.glb.test",60,[["192.0.2.7",true]],[10,"IE",false],"gw-a.klb.two.glb.test"])"),
+              std::string::npos)
+        << file.str();
+    EXPECT_NE(file.str().find(R"(["simple.glb.test",60,[["192.0.2.8",true]],null,"named"])"), std::string::npos)
+        << file.str();
     auto back = read_state_file(file);
     ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(back[1].hosts, entries.hosts);
+    back.pop_back();
     for (const auto& b : back) {
         EXPECT_EQ(b.cluster, s.cluster);
         EXPECT_EQ(b.instance, s.instance);
@@ -211,10 +225,11 @@ TEST(StateDir, AMalformedFileSaysWhatIsWrong) {
     EXPECT_NE(row(R"(["a.glb.test",60,[],[70000,"IE",false]])").find("\"weight\": 70000 is not an integer 0..65535"),
               std::string::npos);
     EXPECT_NE(row(R"(["a.glb.test",60,[],[100,"IE"]])").find("loadBalancing has no \"defaultGeo\""), std::string::npos);
-    EXPECT_NE(row(R"(["a.glb.test",60,[],[100,"IE",false],[]])").find("more than 4 items"), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[],[100,"IE",false],[]])").find("item 5 is not a string"), std::string::npos);
+    EXPECT_NE(row(R"(["a.glb.test",60,[],null,"e",1])").find("more than 5 items"), std::string::npos);
     EXPECT_NE(row(R"(["a.glb.test",60,{}])").find("not a list"), std::string::npos);
     EXPECT_NE(row(R"(7)").find("a host is not an object or a row"), std::string::npos);
-    EXPECT_NE(error_of(R"({"format":3,"saved":1,"origins":[]})").find("format 3 is newer than this glbd reads (2)"),
+    EXPECT_NE(error_of(R"({"format":4,"saved":1,"origins":[]})").find("format 4 is newer than this glbd reads (3)"),
               std::string::npos);
 }
 

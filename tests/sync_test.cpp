@@ -513,39 +513,36 @@ TEST(Store, ForgetsInstancesNotHeardForForgetAfterButNeverItself) {
     EXPECT_EQ(store.known().count("eu/a"), 1u);
 }
 
+// What breaks a rule about the origin (names, times, overrides, limits) refuses the report; a host that breaks
+// one is left out and the rest of the report stands (one bad DNSRecord of a cluster must not withdraw the
+// cluster's other hosts everywhere).
 TEST(CheckReport, EveryFieldByTheConfigRules) {
     const uint64_t now = 1'000'000'000;
-    auto ok = [&](InstanceState s) { return check_report(s, now); };
     InstanceState good = life(1, now, now, "192.0.2.1");
     good.hosts.push_back(
         HostEntry{"*.w.glb.test", 60, conf::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});
     good.hosts.push_back(
         HostEntry{"c.glb.test", 60, conf::LoadBalancing{5, "dc_west-1", false}, {{"2001:db8::1", false}}});
     good.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::down, now};
-    EXPECT_EQ(ok(good), "");
+    const size_t all = good.hosts.size();
+    {
+        InstanceState s = good;
+        CheckResult r = check_report(s, now);
+        EXPECT_EQ(r.error, "");
+        EXPECT_EQ(r.dropped, 0u);
+        EXPECT_EQ(s.hosts.size(), all);
+    }
     struct Case {
         const char* what;
         std::function<void(InstanceState&)> spoil;
         const char* why;
     };
-    std::vector<Case> cases = {
+    std::vector<Case> refused = {
         {"cluster with 0xff", [](InstanceState& s) { s.cluster = "ev\xffl"; }, "bad cluster name"},
         {"cluster in capitals", [](InstanceState& s) { s.cluster = "US"; }, "bad cluster name"},
         {"instance with a newline", [](InstanceState& s) { s.instance = "b\nforged log line"; }, "bad instance name"},
         {"version 2^64-1", [](InstanceState& s) { s.version = UINT64_MAX; }, "version"},
         {"heartbeat 6 minutes ahead", [&](InstanceState& s) { s.heartbeat = now + 360'000; }, "heartbeat"},
-        {"host with a space", [](InstanceState& s) { s.hosts[0].host = "a b.glb.test"; }, "bad host name"},
-        {"host in capitals", [](InstanceState& s) { s.hosts[0].host = "A.glb.test"; }, "bad host name"},
-        {"wildcard inside", [](InstanceState& s) { s.hosts[0].host = "a.*.glb.test"; }, "bad host name"},
-        {"endpoint with a quote", [](InstanceState& s) { s.hosts[0].endpoints[0].target = "192.0.2.1\""; },
-         "bad endpoint"},
-        {"endpoint 300.1.1.1", [](InstanceState& s) { s.hosts[0].endpoints[0].target = "300.1.1.1"; }, "bad endpoint"},
-        {"geo with 0xff", [](InstanceState& s) { s.hosts[1].load_balancing->geo = "X\xffY"; }, "bad geo code"},
-        {"too many endpoints",
-         [](InstanceState& s) {
-             s.hosts[0].endpoints.resize(ReportLimits::kMaxEndpoints + 1, {"192.0.2.1", true});
-         },
-         "endpoints"},
         {"override target with a quote", [](InstanceState& s) { s.overrides["us/\"x\""] = {}; }, "bad override target"},
         {"override 6 minutes ahead",
          [&](InstanceState& s) {
@@ -553,14 +550,42 @@ TEST(CheckReport, EveryFieldByTheConfigRules) {
          },
          "override time"},
     };
-    for (const auto& c : cases) {
+    for (const auto& c : refused) {
         InstanceState s = good;
         c.spoil(s);
-        EXPECT_NE(ok(s).find(c.why), std::string::npos) << c.what << ": " << ok(s);
+        CheckResult r = check_report(s, now);
+        EXPECT_NE(r.error.find(c.why), std::string::npos) << c.what << ": " << r.error;
+    }
+    std::vector<Case> left_out = {
+        {"host with a space", [](InstanceState& s) { s.hosts[1].host = "a b.glb.test"; }, "bad host name"},
+        {"host in capitals", [](InstanceState& s) { s.hosts[1].host = "A.glb.test"; }, "bad host name"},
+        {"wildcard inside", [](InstanceState& s) { s.hosts[1].host = "a.*.glb.test"; }, "bad host name"},
+        {"endpoint with a quote", [](InstanceState& s) { s.hosts[1].endpoints[0].target = "192.0.2.1\""; },
+         "bad endpoint"},
+        {"endpoint 300.1.1.1", [](InstanceState& s) { s.hosts[1].endpoints[0].target = "300.1.1.1"; }, "bad endpoint"},
+        {"geo with 0xff", [](InstanceState& s) { s.hosts[1].load_balancing->geo = "X\xffY"; }, "bad geo code"},
+        {"entry with a newline", [](InstanceState& s) { s.hosts[1].entry = "gw\nforged"; }, "bad entry name"},
+        {"too many endpoints",
+         [](InstanceState& s) {
+             s.hosts[1].endpoints.resize(ReportLimits::kMaxEndpoints + 1, {"192.0.2.1", true});
+         },
+         "endpoints"},
+        {"one entry given twice", [](InstanceState& s) { s.hosts[1] = s.hosts[0]; }, "given twice"},
+    };
+    for (const auto& c : left_out) {
+        InstanceState s = good;
+        c.spoil(s);
+        std::string kept_name = s.hosts[0].host;
+        CheckResult r = check_report(s, now);
+        EXPECT_EQ(r.error, "") << c.what;
+        EXPECT_EQ(r.dropped, 1u) << c.what;
+        EXPECT_NE(r.dropped_why.find(c.why), std::string::npos) << c.what << ": " << r.dropped_why;
+        ASSERT_EQ(s.hosts.size(), all - 1) << c.what;
+        EXPECT_EQ(s.hosts[0].host, kept_name) << c.what;
     }
     InstanceState ahead = good;
     ahead.version = now + 299'000;  // within the 5 minutes
-    EXPECT_EQ(ok(ahead), "");
+    EXPECT_EQ(check_report(ahead, now).error, "");
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ void SnapshotBuilder::Places::build(const std::vector<HostEntry>& hosts) {
     size_t size = 16;
     while (size < hosts.size() * 3 / 2) size *= 2;  // at most two-thirds full: 8 bytes a slot, one cluster's
     slots_.assign(size, Slot{});
+    next_.clear();
     mask_ = size - 1;
     for (size_t p = 0; p < hosts.size(); ++p) {
         NameKey name(hosts[p].host);
@@ -42,7 +43,15 @@ void SnapshotBuilder::Places::build(const std::vector<HostEntry>& hosts) {
         for (; slots_[i].place != kNone; i = (i + 1) & mask_) {
             if (slots_[i].check == check && hosts[slots_[i].place].host == name.name) break;  // given twice
         }
-        if (slots_[i].place == kNone) slots_[i] = Slot{check, static_cast<uint32_t>(p)};
+        if (slots_[i].place == kNone) {
+            slots_[i] = Slot{check, static_cast<uint32_t>(p)};
+            continue;
+        }
+        // Another entry of a name: chained after the name's last place.
+        if (next_.empty()) next_.assign(hosts.size(), kNone);
+        uint32_t last = slots_[i].place;
+        while (next_[last] != kNone) last = next_[last];
+        next_[last] = static_cast<uint32_t>(p);
     }
 }
 
@@ -147,7 +156,11 @@ void SnapshotBuilder::compare(Cluster& was_cluster, Cluster& now_cluster, Touche
     const Places& before = was_cluster.places;
     now_cluster.places.each([&](const NameKey& name, uint32_t p) {
         uint32_t q = before.find(was, name);
-        if (q == Places::kNone || !(was[q] == now[p])) touched.insert(name);
+        // Every entry of the name, in order: the same ones, or the name is touched.
+        for (; p != Places::kNone && q != Places::kNone; p = now_cluster.places.next(p), q = before.next(q)) {
+            if (!(was[q] == now[p])) break;
+        }
+        if (p != Places::kNone || q != Places::kNone) touched.insert(name);
     });
     before.each([&](const NameKey& name, uint32_t) {
         if (now_cluster.places.find(now, name) == Places::kNone) touched.insert(name);
@@ -227,7 +240,7 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
 void SnapshotBuilder::contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out) {
     out.clear();
     for (const auto& [id, c] : clusters) {
-        if (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone) {
+        for (uint32_t p = c.places.find(c.view->hosts, host); p != Places::kNone; p = c.places.next(p)) {
             const std::vector<HostEntry>& hosts = c.view->hosts;
             out.emplace_back(c.view.get(), &hosts[p]);
             if (p + 4 < hosts.size()) __builtin_prefetch(&hosts[p + 4]);

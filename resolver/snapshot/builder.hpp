@@ -70,7 +70,10 @@ private:
     public:
         static constexpr uint32_t kNone = UINT32_MAX;
         void build(const std::vector<HostEntry>& hosts);
+        // The first place of `name`, and after `place` the next place of the same name (several entries of one
+        // cluster for a name, in list order); kNone past the last.
         [[nodiscard]] uint32_t find(const std::vector<HostEntry>& hosts, const NameKey& name) const;
+        [[nodiscard]] uint32_t next(uint32_t place) const { return next_.empty() ? kNone : next_[place]; }
         template <class F>
         void each(F&& f) const {  // f(name, place) for each distinct name, the hosts the table was built over
             for (const auto& s : slots_) {
@@ -87,6 +90,7 @@ private:
             uint32_t place = kNone;
         };
         std::vector<Slot> slots_;
+        std::vector<uint32_t> next_;  // place -> the next place of its name (made at the first name given twice)
         size_t mask_ = 0;
     };
     struct Cluster {

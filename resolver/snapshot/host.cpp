@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 #include <type_traits>
+#include <unordered_map>
 
 #include "geo/points.hpp"
 #include "resolver/wire/text.hpp"
@@ -19,14 +20,25 @@ struct Endpoints {
         bool healthy = true;
     };
     std::vector<Address> v4, v6;
-    uint16_t healthy4 = 0, healthy6 = 0;
-    std::string cname[2];  // the first hostname endpoint (healthy / any), wire form; empty when none
+    uint32_t healthy4 = 0, healthy6 = 0;  // counts that cannot wrap (the plan keeps at most kMaxAddresses)
+    std::string cname[2];                 // the first hostname endpoint (healthy / any), wire form; empty when none
+    uint32_t ttl = 60;
+    // Past kLinearUpTo addresses of a family, where each one is in its list (a hash of its bytes): adding
+    // n endpoints costs O(n), not O(n^2).
+    static constexpr size_t kLinearUpTo = 16;
+    struct Index {
+        std::unordered_map<std::string_view, uint32_t> at;  // views into the list's bytes
+        const Address* base = nullptr;                      // the list's storage when `at` was made
+    };
+    Index where[2];
 
     // Empty again, keeping what it allocated (one Endpoints serves entry after entry while a build runs).
     void reset() {
         v4.clear(), v6.clear();
         healthy4 = healthy6 = 0;
         cname[0].clear(), cname[1].clear();
+        where[0] = {}, where[1] = {};
+        ttl = 60;
     }
     [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
     [[nodiscard]] bool has(uint16_t qtype, int mode) const {
@@ -47,19 +59,45 @@ struct Endpoints {
             bool is4 = ip.family == 4;
             auto& list = is4 ? v4 : v6;
             auto& count = is4 ? healthy4 : healthy6;
-            for (auto& x : list) {
-                if (x.bytes == ip.bytes) {
-                    if (healthy && !x.healthy) x.healthy = true, ++count;
-                    return;
-                }
+            if (Address* x = find(list, where[is4 ? 0 : 1], ip.bytes)) {
+                if (healthy && !x->healthy) x->healthy = true, ++count;
+                return;
             }
             list.push_back(Address{ip.bytes, healthy});
             if (healthy) ++count;
+            index(list, where[is4 ? 0 : 1]);
             return;
         }
         if (auto w = wire::name_to_wire(ep.target)) {
             if (cname[1].empty()) cname[1] = *w;
             if (healthy && cname[0].empty()) cname[0] = *w;
+        }
+    }
+
+private:
+    static std::string_view key(const Address& a) {
+        return {reinterpret_cast<const char*>(a.bytes.data()), a.bytes.size()};
+    }
+    static Address* find(std::vector<Address>& list, const Index& index, const std::array<uint8_t, 16>& bytes) {
+        if (list.size() <= kLinearUpTo) {
+            for (auto& x : list) {
+                if (x.bytes == bytes) return &x;
+            }
+            return nullptr;
+        }
+        auto it = index.at.find({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+        return it == index.at.end() ? nullptr : &list[it->second];
+    }
+    // After an address was added: the index, once the list is past kLinearUpTo (made again whole when the
+    // list's storage moved, since the keys point into it).
+    static void index(std::vector<Address>& list, Index& index) {
+        if (list.size() <= kLinearUpTo) return;
+        if (index.base != list.data()) {
+            index.at.clear();
+            for (uint32_t i = 0; i < list.size(); ++i) index.at.emplace(key(list[i]), i);
+            index.base = list.data();
+        } else {
+            index.at.emplace(key(list.back()), static_cast<uint32_t>(list.size() - 1));
         }
     }
 };
@@ -109,6 +147,7 @@ private:
 
 uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
     plan::Answers a;
+    a.ttl = e.ttl;
     uint32_t at = w.put(a);
     bool all_healthy = e.healthy4 == e.v4.size() && e.healthy6 == e.v6.size() && e.cname[0] == e.cname[1];
     for (int mode = 0; mode < 2; ++mode) {  // addresses are copied out byte by byte: no alignment
@@ -118,10 +157,14 @@ uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
         }
         if (mode == 1) a.every = w.size();
         for (const auto& x : e.v4) {
-            if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 4), ++a.n4[mode];
+            if ((mode == 1 || x.healthy) && a.n4[mode] < plan::Answers::kMaxAddresses) {
+                w.bytes(x.bytes.data(), 4), ++a.n4[mode];
+            }
         }
         for (const auto& x : e.v6) {
-            if (mode == 1 || x.healthy) w.bytes(x.bytes.data(), 16), ++a.n6[mode];
+            if ((mode == 1 || x.healthy) && a.n6[mode] < plan::Answers::kMaxAddresses) {
+                w.bytes(x.bytes.data(), 16), ++a.n6[mode];
+            }
         }
         if (!e.cname[mode].empty()) {
             auto len = static_cast<uint8_t>(e.cname[mode].size());
@@ -219,10 +262,13 @@ void lb_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, co
 Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluster, const HostEntry& he,
                   Endpoints& eps) {
     Entry e;
-    e.cluster = labels.get(2 * position, cluster.id);
+    e.cluster = labels.get(3 * position, cluster.id);
+    e.key = labels.get(3 * position + 2, he.entry);
+    e.ttl = he.ttl;
+    eps.ttl = he.ttl;
     e.load_balanced = he.load_balancing.has_value();
     if (he.load_balancing) {
-        e.geo = labels.get(2 * position + 1, he.load_balancing->geo);
+        e.geo = labels.get(3 * position + 1, he.load_balancing->geo);
         e.weight = he.load_balancing->weight;
         e.default_geo = he.load_balancing->default_geo;
     }
@@ -236,6 +282,7 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
                const Contributions& contributions) {
     if (h.simple) {
         Endpoints all;
+        all.ttl = h.ttl;
         for (const auto& [cluster, he] : contributions) {
             for (const auto& ep : he->endpoints) all.add(ep, cluster->alive);
         }
@@ -296,11 +343,12 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
     b->labels = labels;
     h.labels = labels.get();
     h.name = std::move(*w);
+    // A simple host's TTL: the least of its entries' (the same on every server, whichever cluster it is).
     h.ttl = contributions.front().second->ttl;
     if (eps_.size() < contributions.size()) eps_.resize(contributions.size());  // entries past ours are left unread
     h.entries.reserve(contributions.size());
     for (const auto& [cluster, he] : contributions) {
-        if (cluster->id == config.cluster.id) h.ttl = he->ttl;
+        h.ttl = std::min(h.ttl, he->ttl);
         Endpoints& e = eps_[h.entries.size()];
         e.reset();
         h.entries.push_back(build_entry(cache_, h.entries.size(), *cluster, *he, e));

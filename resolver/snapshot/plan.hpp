@@ -59,10 +59,14 @@ struct Choice {
 // (0: the same as mode 0's, as when every endpoint is healthy). Offsets are from the plan's start; `self`
 // is where this header is.
 struct Answers {
+    // At most kMaxAddresses of each family and mode (the builder keeps the first ones): no message holds
+    // more (a TCP message of 64 KiB holds some 4,000 A records), and a count never wraps.
+    static constexpr uint16_t kMaxAddresses = 4096;
     uint16_t n4[2] = {0, 0}, n6[2] = {0, 0};
     uint8_t cname[2] = {0, 0};  // 1: the mode has a host name endpoint
     uint16_t pad = 0;
     uint32_t every = 0;
+    uint32_t ttl = 60;  // the entry's TTL (a simple host's: the host's)
     [[nodiscard]] uint32_t v4(uint32_t self, int mode) const {
         return mode == 1 && every != 0 ? every : self + static_cast<uint32_t>(sizeof(Answers));
     }
@@ -73,7 +77,7 @@ struct Answers {
 };
 // No padding anywhere (the sizes are the members' sum): equal plans are equal bytes.
 static_assert(sizeof(Head) == 24 && sizeof(Group) == 48 && sizeof(Pick) == 8 && sizeof(Choice) == 16 &&
-              sizeof(Answers) == 16);
+              sizeof(Answers) == 20);
 }  // namespace plan
 
 }  // namespace glbd

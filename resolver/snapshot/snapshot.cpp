@@ -36,8 +36,9 @@ bool Host::operator==(const Host& o) const {
         return false;
     for (size_t i = 0; i < entries.size(); ++i) {
         const Entry &a = entries[i], &b = o.entries[i];
-        if (cluster(a) != o.cluster(b) || geo(a) != o.geo(b) || a.counter != b.counter || a.weight != b.weight ||
-            a.default_geo != b.default_geo || a.load_balanced != b.load_balanced || a.usable != b.usable) {
+        if (cluster(a) != o.cluster(b) || geo(a) != o.geo(b) || key(a) != o.key(b) || a.ttl != b.ttl ||
+            a.counter != b.counter || a.weight != b.weight || a.default_geo != b.default_geo ||
+            a.load_balanced != b.load_balanced || a.usable != b.usable) {
             return false;
         }
     }

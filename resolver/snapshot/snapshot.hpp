@@ -51,15 +51,17 @@ private:
 // One cluster's entry of a host: what the admin API and the answer counters name (Host::cluster() and
 // geo() give its strings). What the resolver reads at query time is the host's plan (below).
 struct Entry {
-    uint32_t cluster = 0;           // in the host's Labels
-    uint32_t geo = 0;               // 0: none
+    uint32_t cluster = 0;  // in the host's Labels
+    uint32_t geo = 0;      // 0: none
+    uint32_t key = 0;      // the entry's name in its cluster (HostEntry::entry), 0: ""
+    uint32_t ttl = 60;
     uint32_t counter = kNoCounter;  // id of its answers counter (see Snapshot::counters)
     uint16_t weight = 0;
     bool default_geo : 1 = false;
     bool load_balanced : 1 = false;  // the cluster gave loadBalancing for this host
     bool usable : 1 = false;         // alive and at least one healthy endpoint
 };
-static_assert(sizeof(Entry) == 16);
+static_assert(sizeof(Entry) == 24);
 
 struct Host {
     std::string name;  // wire form
@@ -70,6 +72,7 @@ struct Host {
     const Labels* labels = &Labels::empty();  // what entries number into (its HostBlock holds them)
     [[nodiscard]] const std::string& cluster(const Entry& e) const { return labels->at(e.cluster); }
     [[nodiscard]] const std::string& geo(const Entry& e) const { return labels->at(e.geo); }
+    [[nodiscard]] const std::string& key(const Entry& e) const { return labels->at(e.key); }
     // Equal by value: the same name, TTL and entries naming the same strings (wherever they are numbered).
     bool operator==(const Host& o) const;
 };

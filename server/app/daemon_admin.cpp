@@ -214,6 +214,7 @@ nlohmann::json Daemon::hosts_json(const GlobalView& view, const sync::OverrideMa
                        {"alive", cv.alive},
                        {"ttl", h.ttl},
                        {"endpoints", endpoints_json(cv, h, in_force, probes)}};
+            if (!h.entry.empty()) entry["entry"] = h.entry;
             if (cv.id == config_.cluster.id) {
                 // Where this cluster's entry comes from: the config file, or a DNSRecord (namespace/name).
                 auto src = host_source_.find(h.host);
@@ -322,6 +323,7 @@ admin::Response Daemon::explain_route(const std::string& query) const {
         for (const auto& ep : c.endpoints) eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
         candidates.push_back(
             {{"cluster", c.cluster}, {"geo", c.geo}, {"weight", c.weight}, {"usable", c.usable}, {"endpoints", eps}});
+        if (!c.entry.empty()) candidates.back()["entry"] = c.entry;
     }
     json out{{"name", req.name}, {"type", type}, {"serial", e.serial}};
     if (client) out["client"] = *client;

@@ -13,7 +13,7 @@ void Daemon::merge_kubernetes() {
         for (const HostEntry& h : kube_seed_) {
             std::vector<std::string> targets;
             for (const auto& ep : h.endpoints) targets.push_back(ep.target);
-            conf::Host host{h.host, h.ttl, std::move(targets), h.load_balancing, std::nullopt};
+            conf::Host host{h.host, h.ttl, std::move(targets), h.load_balancing, std::nullopt, h.entry};
             c.source.emplace(h.host, "stateDir");
             c.hosts.push_back(std::move(host));
         }

@@ -126,6 +126,7 @@ std::string render_status(const std::string& admin, const std::string& state_jso
                 }
             }
             std::string cluster = e.at("cluster").get<std::string>() + (e.at("alive").get<bool>() ? "" : " (dead)");
+            if (e.contains("entry")) cluster += " [" + e.at("entry").get<std::string>() + "]";
             rows.push_back({first ? h.at("name").get<std::string>() : "", cluster,
                             e.contains("geo") ? e.at("geo").get<std::string>() : "-",
                             e.contains("weight") ? e.at("weight").dump() : "-",
@@ -198,8 +199,10 @@ std::string render_explain(const std::string& explain_json) {
         for (const auto& e : c.at("endpoints"))
             eps += (eps.empty() ? "" : " ") + e.at("target").get<std::string>() +
                    (e.at("healthy").get<bool>() ? "" : "(down)");
-        cands.push_back({c.at("cluster").get<std::string>(), c.at("geo").get<std::string>(),
-                         std::to_string(c.at("weight").get<int>()), c.at("usable").get<bool>() ? "yes" : "no", eps});
+        cands.push_back({c.at("cluster").get<std::string>() +
+                             (c.contains("entry") ? " [" + c.at("entry").get<std::string>() + "]" : ""),
+                         c.at("geo").get<std::string>(), std::to_string(c.at("weight").get<int>()),
+                         c.at("usable").get<bool>() ? "yes" : "no", eps});
     }
     out += "\n";
     table(out, cands);

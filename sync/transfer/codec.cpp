@@ -150,6 +150,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     if (s.location) out.back().push_back("loc=" + format_location(*s.location));
     for (const auto& h : s.hosts) {
         std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
+        if (!h.entry.empty()) rec.push_back(kv("entry", h.entry));  // older decoders skip it
         if (h.load_balancing) {
             rec.push_back(kv("weight", h.load_balancing->weight));
             if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
@@ -163,6 +164,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
             if (bytes + item.size() + 1 > kMaxRecordBytes) {
                 out.push_back(std::move(rec));
                 rec = {kv("host", h.host), "more=1"};
+                if (!h.entry.empty()) rec.push_back(kv("entry", h.entry));
                 bytes = 0;
             }
             bytes += item.size() + 1;
@@ -209,6 +211,8 @@ std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
             lb.weight = static_cast<uint16_t>(n), has_lb = true;
         } else if (key == "geo") {
             lb.geo = v, has_lb = true;
+        } else if (key == "entry") {
+            h.entry = v;
         } else if (key == "default") {
             lb.default_geo = v == "1", has_lb = true;
         } else if (key == "ep") {
@@ -284,7 +288,9 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
         bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
         auto& hosts = cur_->state.hosts;
         if (more) {  // the endpoints of the host the last record began
-            if (hosts.empty() || hosts.back().host != h.host) return bad("more= without its host");
+            if (hosts.empty() || hosts.back().host != h.host || hosts.back().entry != h.entry) {
+                return bad("more= without its host");
+            }
             auto& eps = hosts.back().endpoints;
             eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
         } else {

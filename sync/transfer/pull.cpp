@@ -192,15 +192,25 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
     uint64_t now = now_ms();
     for (auto& r : reports) {
         if (r.has_data) counters.reports_received.fetch_add(1);
-        if (auto why = check_report(r.state, now); !why.empty()) {
+        CheckResult checked = check_report(r.state, now);
+        if (!checked.error.empty()) {
             counters.rejected_reports.fetch_add(1);
             uint64_t left_out = 0;
             if (report_log.allow(x->peer.str() + " " + r.state.origin(), now, &left_out)) {
                 spdlog::warn("sync: rejected the report of {} from {}: {}{}", printable(r.state.origin()),
-                             x->peer.str(), why,
+                             x->peer.str(), printable(checked.error),
                              left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
             }
             continue;
+        }
+        if (checked.dropped) {
+            counters.rejected_hosts.fetch_add(checked.dropped);
+            uint64_t left_out = 0;
+            if (report_log.allow(x->peer.str() + " hosts " + r.state.origin(), now, &left_out)) {
+                spdlog::warn("sync: left out {} host(s) of {} from {}: {}{}", checked.dropped,
+                             printable(r.state.origin()), x->peer.str(), printable(checked.dropped_why),
+                             left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+            }
         }
         if (r.state.origin() == own.origin()) {
             refute(r.state);
