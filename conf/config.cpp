@@ -154,12 +154,55 @@ void read_geoip(Reader& r, const Node& n, Config& c) {
     if (auto nets = s["networks"]) read_geo_networks(r, nets, g);
 }
 
+// kubernetes.owners: namespace -> the names its records may publish.
+void read_owners(Reader& r, const Node& n, Kubernetes& k) {
+    if (!n.is_map()) return r.error(n, "kubernetes.owners", "must be a mapping of namespace to a list of names");
+    for (auto [key, names] : n.pairs()) {
+        const std::string& ns = key.scalar();
+        std::string path = "kubernetes.owners." + ns;
+        if (!is_cluster_id(ns)) r.error(key, path, "not a namespace name: \"" + ns + "\"");
+        if (!r.seq(names, path)) continue;
+        auto& list = k.owners[ns];
+        for (size_t i = 0; i < names.size(); ++i) {
+            auto name = r.str(names[i], Reader::index(path, i));
+            if (!name) continue;
+            std::string lower = *name;
+            std::transform(lower.begin(), lower.end(), lower.begin(),
+                           [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+            if (!lower.empty() && lower.back() == '.') lower.pop_back();
+            if (!is_host_name(lower)) {
+                r.error(names[i], Reader::index(path, i), "not a host name: \"" + *name + "\"");
+                continue;
+            }
+            list.push_back(lower);
+        }
+    }
+}
+
+void read_deny_networks(Reader& r, const Node& n, Kubernetes& k) {
+    if (!r.seq(n, "kubernetes.denyNetworks")) return;
+    for (size_t i = 0; i < n.size(); ++i) {
+        auto path = Reader::index("kubernetes.denyNetworks", i);
+        auto cidr = r.str(n[i], path);
+        Prefix p;
+        if (cidr && !Prefix::parse(*cidr, p)) {
+            r.error(n[i], path, "not a CIDR network (address/prefix with no host bits set)");
+        } else if (cidr) {
+            k.deny_networks.push_back(p);
+        }
+    }
+}
+
 void read_kubernetes(Reader& r, const Node& n, Config& c) {
-    Section s(r, n, "kubernetes", {"mode", "apiServer", "kubeconfig", "namespaces", "resync"});
+    Section s(r, n, "kubernetes",
+              {"mode", "apiServer", "kubeconfig", "namespaces", "resync", "owners", "group", "insecureHealthChecks",
+               "denyNetworks"});
     if (!s) return;
     Kubernetes k;
-    if (auto m = s.choice("mode", {"coredns", "controller"})) {
-        k.mode = *m == "controller" ? Kubernetes::Mode::controller : Kubernetes::Mode::coredns;
+    if (auto m = s.choice("mode", {"coredns", "delegate", "controller"})) {
+        k.mode = *m == "controller" ? Kubernetes::Mode::controller
+                 : *m == "delegate" ? Kubernetes::Mode::delegate
+                                    : Kubernetes::Mode::coredns;
     }
     if (auto v = s.str("apiServer")) {
         k.api_server = *v;
@@ -183,6 +226,14 @@ void read_kubernetes(Reader& r, const Node& n, Config& c) {
         }
     }
     s.duration("resync", Millis{0}, Millis{86'400'000}, k.resync);
+    if (auto v = s["owners"]) read_owners(r, v, k);
+    if (auto v = s.str("group")) {
+        k.group = *v;
+        if (v->size() > 253 || v->find_first_of(";&= \t\r\n") != std::string::npos)
+            s.error("group", "a group name may not hold ';', '&', '=' or spaces, and is at most 253 bytes");
+    }
+    s.boolean("insecureHealthChecks", k.insecure_health_checks);
+    if (auto v = s["denyNetworks"]) read_deny_networks(r, v, k);
     c.kubernetes = std::move(k);
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -112,12 +113,20 @@ struct Peers {
 
 // kubernetes: hosts from Kuadrant DNSRecords in this cluster's API server (sync/kube).
 struct Kubernetes {
-    enum class Mode { coredns, controller };
+    // coredns: what Kuadrant's CoreDNS plugin serves (labelled kuadrant.io/coredns-zone-name); delegate: this
+    // cluster's spec.delegate records; controller: every record under glbd's zones, glbd writing status.
+    enum class Mode { coredns, delegate, controller };
     Mode mode = Mode::coredns;
     std::string api_server;               // "" = in cluster (service account), else a URL
     std::string kubeconfig;               // or a kubeconfig file
     std::vector<std::string> namespaces;  // empty: every namespace
     Millis resync{0};                     // 0: watch only
+    // owners: namespace -> the names (and what lies below them) its records may publish; empty: any name
+    // under a record's own rootHost.
+    std::map<std::string, std::vector<std::string>> owners;
+    std::string group;                   // this cluster's failover group; "" = the records' status.group
+    bool insecure_health_checks = true;  // as dns-operator's --insecure-health-checks
+    std::vector<Prefix> deny_networks;   // record endpoints in these networks are refused
 };
 
 struct GeoNetwork {

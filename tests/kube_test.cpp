@@ -1,5 +1,10 @@
-// Kuadrant DNSRecords to glbd hosts (sync/kube/records): the shapes kuadrant-operator generates.
+// Kuadrant DNSRecords to glbd entries and static records (sync/kube/records), on records made by
+// tests/tools/kuadrant_records.py from upstream's generation code (tests/fixtures/kuadrant), and the
+// hostile cases a record's author may try.
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 
 #include "sync/kube/records.hpp"
 #include "tests/dns_util.hpp"
@@ -9,265 +14,421 @@ using json = nlohmann::json;
 
 namespace {
 
-std::vector<conf::Zone> zones() {
+constexpr const char* kZone = "glb.example.com";
+
+conf::Zone zone(const std::string& origin) {
     conf::Zone z;
-    z.origin = "glb.example.com";
-    return {z};
+    z.origin = origin;
+    z.nameservers = {{"ns1." + origin, {"127.0.0.1"}}, {"ns2." + origin, {"127.0.0.2"}}};
+    return z;
 }
 
-json endpoint(const std::string& name, const std::string& type, std::vector<std::string> targets, int ttl = 60,
-              std::vector<std::pair<std::string, std::string>> provider = {}, const std::string& set_id = "") {
-    json e = {{"dnsName", name}, {"recordType", type}, {"recordTTL", ttl}, {"targets", targets}};
-    if (!set_id.empty()) e["setIdentifier"] = set_id;
-    if (!provider.empty()) {
-        e["providerSpecific"] = json::array();
-        for (auto& [k, v] : provider) e["providerSpecific"].push_back({{"name", k}, {"value", v}});
+kube::MapOptions options(kube::Mode mode = kube::Mode::coredns) {
+    kube::MapOptions o;
+    o.mode = mode;
+    o.zones = {zone(kZone), zone("example.net")};
+    return o;
+}
+
+// The records of a fixture, by name.
+std::map<std::string, kube::Record> fixture(const std::string& scenario) {
+    std::ifstream in(std::string(GLBD_FIXTURES) + "/kuadrant/" + scenario + ".json");
+    std::stringstream text;
+    text << in.rdbuf();
+    json list = json::parse(text.str());
+    std::map<std::string, kube::Record> out;
+    for (const auto& item : list["items"]) out[item["metadata"]["name"]] = kube::read_record(item, item.dump().size());
+    return out;
+}
+
+kube::Record only(const std::string& scenario) {
+    auto all = fixture(scenario);
+    EXPECT_EQ(all.size(), 1u);
+    return all.begin()->second;
+}
+
+const conf::Host* entry(const kube::Mapped& m, const std::string& name, const std::string& key) {
+    for (const auto& h : m.hosts) {
+        if (h.name == name && h.entry == key) return &h;
     }
-    return e;
+    return nullptr;
 }
 
-json record(const std::string& root, json endpoints, json extra_spec = json::object()) {
-    json r = {{"apiVersion", "kuadrant.io/v1alpha1"},
-              {"kind", "DNSRecord"},
-              {"metadata", {{"name", "shop-api"}, {"namespace", "gateways"}}},
-              {"spec", {{"rootHost", root}, {"endpoints", endpoints}}}};
-    for (auto& [k, v] : extra_spec.items()) r["spec"][k] = v;
+std::string refusals(const kube::Mapped& m) {
+    std::string s;
+    for (const auto& r : m.refused) s += r.name + ": " + r.why + "\n";
+    return s;
+}
+
+TEST(KubeRecords, PrimaryMergeOfThreeClustersGivesAnEntryPerGateway) {
+    auto recs = fixture("primary-three-clusters");
+    int delegating = 0;
+    const kube::Record* auth = nullptr;
+    for (const auto& [name, r] : recs) {
+        kube::Mapped m = kube::map_record(r, options());
+        if (r.delegate) {
+            ++delegating;
+            EXPECT_TRUE(m.not_ours) << name;  // not labelled: the plugin does not serve them either
+        } else {
+            auth = &r;
+        }
+    }
+    EXPECT_EQ(delegating, 3);
+    ASSERT_NE(auth, nullptr);
+    EXPECT_TRUE(auth->authoritative);
+    kube::Mapped m = kube::map_record(*auth, options());
+    ASSERT_EQ(m.error, "");
+    EXPECT_EQ(refusals(m), "");
+    ASSERT_EQ(m.hosts.size(), 3u);
+    EXPECT_TRUE(m.records.empty());  // the registry's TXT records are not served
+    const std::string api = std::string("api.") + kZone;
+    const conf::Host* eu = entry(m, api, "2n8thi-qjxntp.klb.api.glb.example.com");
+    const conf::Host* us1 = entry(m, api, "27va7k-qjxntp.klb.api.glb.example.com");
+    const conf::Host* us2 = entry(m, api, "a1b2c3-us-2.elb.us-east-1.amazonaws.com");
+    ASSERT_TRUE(eu && us1 && us2);
+    EXPECT_EQ(eu->endpoints, (std::vector<std::string>{"172.18.200.1", "2001:db8:e0::1"}));
+    EXPECT_EQ(eu->load_balancing, (conf::LoadBalancing{120, "GEO-EU", true}));
+    EXPECT_EQ(us1->endpoints, std::vector<std::string>{"172.18.201.1"});
+    EXPECT_EQ(us1->load_balancing, (conf::LoadBalancing{120, "US", false}));
+    EXPECT_EQ(us2->endpoints, std::vector<std::string>{"a1b2c3-us-2.elb.us-east-1.amazonaws.com"});
+    EXPECT_EQ(us2->load_balancing, (conf::LoadBalancing{40, "US", false}));
+    for (const auto* h : {eu, us1, us2}) {
+        EXPECT_EQ(h->ttl, 60u);  // the leaf's recordTTL, not the CNAMEs' 300
+        // An authoritative record carries no healthCheck: each cluster's dns-operator probed its own
+        // gateways and wrote only what it found healthy.
+        EXPECT_FALSE(h->health_check);
+    }
+    EXPECT_EQ(m.names, std::vector<std::string>{api});
+}
+
+TEST(KubeRecords, TwoGatewaysOfOneClusterStayTwoEntries) {
+    kube::Mapped m = kube::map_record(only("two-gateways"), options());
+    ASSERT_EQ(m.error, "");
+    ASSERT_EQ(m.hosts.size(), 2u) << refusals(m);
+    const conf::Host* ie = nullptr;
+    const conf::Host* us = nullptr;
+    for (const auto& h : m.hosts) (h.load_balancing->geo == "IE" ? ie : us) = &h;
+    ASSERT_TRUE(ie && us);
+    EXPECT_EQ(ie->endpoints, std::vector<std::string>{"172.18.210.1"});
+    EXPECT_TRUE(ie->load_balancing->default_geo);
+    EXPECT_EQ(us->load_balancing->geo, "US");
+    EXPECT_EQ(us->endpoints, std::vector<std::string>{"shop-us.elb.us-east-1.amazonaws.com"});
+    EXPECT_NE(ie->entry, us->entry);
+}
+
+TEST(KubeRecords, WildcardListenerSharesTheChainWithoutALoop) {
+    kube::Record r = only("wildcard");
+    EXPECT_EQ(r.root_host, std::string("apps.") + kZone);  // GetRootHost() drops "*."
+    kube::Mapped m = kube::map_record(r, options());
+    ASSERT_EQ(m.error, "");
+    EXPECT_EQ(refusals(m), "");
+    ASSERT_EQ(m.hosts.size(), 2u);
+    std::set<std::string> names;
+    for (const auto& h : m.hosts) {
+        names.insert(h.name);
+        EXPECT_EQ(h.endpoints, (std::vector<std::string>{"172.18.200.1", "2001:db8:e0::1"}));
+        EXPECT_EQ(h.load_balancing->geo, "GEO-EU");
+        EXPECT_EQ(h.entry, m.hosts[0].entry);
+    }
+    EXPECT_EQ(names, (std::set<std::string>{"*.apps.glb.example.com", "apps.glb.example.com"}));
+}
+
+TEST(KubeRecords, SimplePolicyIsASimpleHost) {
+    auto recs = fixture("simple");
+    std::vector<conf::Host> hosts;
+    for (const auto& [name, r] : recs) {
+        kube::Mapped m = kube::map_record(r, options());
+        ASSERT_EQ(m.error, "") << name;
+        hosts.insert(hosts.end(), m.hosts.begin(), m.hosts.end());
+    }
+    ASSERT_EQ(hosts.size(), 2u);
+    std::sort(hosts.begin(), hosts.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    EXPECT_EQ(hosts[0].name, "docs.glb.example.com");
+    EXPECT_EQ(hosts[0].endpoints, std::vector<std::string>{"docs-lb.example.org"});
+    EXPECT_EQ(hosts[1].name, "www.glb.example.com");
+    EXPECT_EQ(hosts[1].endpoints, (std::vector<std::string>{"172.18.220.1", "172.18.220.2"}));
+    for (const auto& h : hosts) {
+        EXPECT_FALSE(h.load_balancing);
+        EXPECT_EQ(h.entry, "");
+        EXPECT_EQ(h.ttl, 60u);
+    }
+}
+
+TEST(KubeRecords, GeoCodeOnPlainRecordsMakesEntries) {
+    kube::Mapped m = kube::map_record(only("geo-plain"), options());
+    ASSERT_EQ(m.error, "");
+    ASSERT_EQ(m.hosts.size(), 2u) << refusals(m);
+    const conf::Host* eu = entry(m, "plain.glb.example.com", "GEO-EU");
+    const conf::Host* na = entry(m, "plain.glb.example.com", "GEO-NA");
+    ASSERT_TRUE(eu && na);
+    EXPECT_EQ(eu->endpoints, std::vector<std::string>{"192.0.2.11"});
+    EXPECT_EQ(eu->load_balancing->geo, "GEO-EU");
+    EXPECT_EQ(na->load_balancing->geo, "GEO-NA");
+    EXPECT_EQ(eu->ttl, 300u);
+}
+
+TEST(KubeRecords, NsWithGlueAndTxtAreStaticRecords) {
+    kube::Mapped m = kube::map_record(only("ns-txt"), options());
+    ASSERT_EQ(m.error, "");
+    EXPECT_EQ(refusals(m), "");
+    EXPECT_TRUE(m.hosts.empty());
+    std::vector<kube::StaticRecord> want = {
+        {"sub.team.glb.example.com", "NS", 300, {"ns1.sub.team.glb.example.com", "ns.elsewhere.example.org"}},
+        {"ns1.sub.team.glb.example.com", "A", 300, {"192.0.2.53"}},
+        {"_acme-challenge.team.glb.example.com", "TXT", 120, {"token-1234"}},
+        {"team.glb.example.com", "TXT", 300, {"v=spf1 -all"}},
+    };
+    EXPECT_EQ(m.records, want);
+}
+
+TEST(KubeRecords, ZoneSetUpRecordMatchingChangesNothingElseIsRefusedPerName) {
+    kube::Mapped m = kube::map_record(only("zone-setup-matching"), options());
+    ASSERT_EQ(m.error, "");
+    EXPECT_EQ(refusals(m), "");
+    ASSERT_EQ(m.hosts.size(), 1u);  // the *.<zone> listener beside it
+    EXPECT_EQ(m.hosts[0].name, "*.glb.example.com");
+    EXPECT_TRUE(m.records.empty());
+
+    m = kube::map_record(only("zone-setup-other"), options());
+    ASSERT_EQ(m.error, "");
+    EXPECT_EQ(refusals(m),
+              "glb.example.com: its NS set differs from zones[].nameservers\n"
+              "ns1.glb.example.com: its addresses differ from zones[].nameservers\n");
+    ASSERT_EQ(m.hosts.size(), 1u);
+    EXPECT_EQ(m.hosts[0].name, "*.glb.example.com");
+}
+
+TEST(KubeRecords, ActiveGroupsTxtIsServed) {
+    kube::Mapped m = kube::map_record(only("active-groups"), options());
+    ASSERT_EQ(m.error, "");
+    ASSERT_EQ(m.records.size(), 1u);
+    EXPECT_EQ(m.records[0].name, "kuadrant-active-groups.glb.example.com");
+    EXPECT_EQ(m.records[0].targets, std::vector<std::string>{"version=1;groups=primary-eu&&primary-us"});
+}
+
+TEST(KubeRecords, SecondZoneServedOnlyWhenItIsGlbds) {
+    kube::Record r = only("second-zone");
+    EXPECT_EQ(kube::map_record(r, options()).hosts.size(), 1u);
+    kube::MapOptions one = options();
+    one.zones.pop_back();
+    EXPECT_TRUE(kube::map_record(r, one).not_ours);
+}
+
+TEST(KubeRecords, OlderVersionsAndNewerStatusFieldsRead) {
+    kube::Mapped m = kube::map_record(only("v014-labelled"), options());
+    ASSERT_EQ(m.error, "");
+    ASSERT_EQ(m.hosts.size(), 1u);
+    EXPECT_EQ(m.hosts[0].load_balancing->geo, "US");
+
+    kube::Record s = only("status-016");
+    EXPECT_EQ(s.group, "primary-eu");
+    EXPECT_EQ(s.generation, 0);  // not in the fixture: the API server sets it
+    EXPECT_EQ(s.status["observedGeneration"], 3);
+    EXPECT_EQ(kube::map_record(s, options()).hosts.size(), 1u);
+}
+
+TEST(KubeRecords, ModesSelectTheirRecords) {
+    auto recs = fixture("primary-three-clusters");
+    size_t delegate = 0, controller = 0;
+    for (const auto& [name, r] : recs) {
+        delegate += !kube::map_record(r, options(kube::Mode::delegate)).not_ours;
+        controller += !kube::map_record(r, options(kube::Mode::controller)).not_ours;
+    }
+    EXPECT_EQ(delegate, 3u);    // the spec.delegate records, not the authoritative one
+    EXPECT_EQ(controller, 0u);  // neither delegated nor authoritative records
+    kube::Mapped m = kube::map_record(recs.at("api-gw-api-eu-1"), options(kube::Mode::delegate));
+    ASSERT_EQ(m.hosts.size(), 1u) << refusals(m);
+    const conf::Host& h = m.hosts[0];
+    EXPECT_EQ(h.load_balancing->geo, "GEO-EU");
+    // The DNSPolicy's healthCheck, with Kuadrant's semantics.
+    ASSERT_TRUE(h.health_check);
+    EXPECT_EQ(h.health_check->protocol, conf::Protocol::https);
+    EXPECT_EQ(h.health_check->port, 8443);
+    EXPECT_EQ(h.health_check->path, "/healthz");
+    EXPECT_EQ(h.health_check->interval, conf::Millis{10'000});
+    EXPECT_EQ(h.health_check->failure_threshold, 4u);  // unhealthy after more than 3 failures
+    EXPECT_EQ(h.health_check->timeout, conf::Millis{3000});
+    EXPECT_EQ(h.health_check->expected_status, (std::vector<int>{200, 201}));
+    EXPECT_TRUE(h.health_check->insecure_skip_verify);  // dns-operator's default
+    kube::MapOptions verify = options(kube::Mode::delegate);
+    verify.insecure_health_checks = false;
+    m = kube::map_record(recs.at("api-gw-api-eu-1"), verify);
+    EXPECT_FALSE(m.hosts.at(0).health_check->insecure_skip_verify);
+}
+
+// --- the author is not trusted
+
+json record(const std::string& root, json endpoints, json health = nullptr) {
+    json r = {
+        {"metadata", {{"name", "r"}, {"namespace", "team-a"}, {"labels", {{"kuadrant.io/coredns-zone-name", kZone}}}}},
+        {"spec", {{"rootHost", root}, {"endpoints", endpoints}}}};
+    if (!health.is_null()) r["spec"]["healthCheck"] = health;
     return r;
 }
 
-// What kuadrant-operator writes for one cluster in GEO-EU that is also the default geo, weight 120, with two
-// gateway addresses, one of them IPv6 in an A-typed endpoint.
-json kuadrant_lb(const std::string& root = "shop.glb.example.com") {
-    std::string bare = root.rfind("*.", 0) == 0 ? root.substr(2) : root;
-    std::string klb = "klb." + bare, target = "2w705o-1ol0jo." + klb;
-    return record(root, json::array({
-                            endpoint(root, "CNAME", {klb}, 300),
-                            endpoint(klb, "CNAME", {"eu." + klb}, 300, {{"geo-code", "GEO-EU"}}, "GEO-EU"),
-                            endpoint(klb, "CNAME", {"eu." + klb}, 300, {{"geo-code", "*"}}, "default"),
-                            endpoint("eu." + klb, "CNAME", {target}, 60, {{"weight", "120"}}, target),
-                            endpoint(target, "A", {"172.18.200.1", "2001:db8::1"}, 60),
-                            endpoint("kuadrant-a-shop.glb.example.com", "TXT", {"\"heritage=external-dns\""}, 0),
-                        }));
+json a(const std::string& name, std::vector<std::string> targets) {
+    return {{"dnsName", name}, {"recordType", "A"}, {"recordTTL", 60}, {"targets", targets}};
 }
 
-TEST(KubeRecords, LoadBalancedShapeBecomesOneEntryPerGeo) {
-    auto m = kube::map_record(kuadrant_lb(), zones());
+}  // namespace
+namespace glbd::kube {
+void PrintTo(const StaticRecord& s, std::ostream* out) {
+    *out << s.name << " " << s.type << " " << s.ttl;
+    for (const auto& t : s.targets) *out << " " << t;
+}
+}  // namespace glbd::kube
+namespace {
+
+kube::Mapped map(const json& obj, const kube::MapOptions& o = options()) {
+    return kube::map_record(kube::read_record(obj, obj.dump().size()), o);
+}
+
+TEST(KubeRecords, NamesOutsideTheRootHostApexAndNameServersAreRefused) {
+    kube::Mapped m = map(record("shop.glb.example.com",
+                                {a("shop.glb.example.com", {"192.0.2.1"}), a("bank.glb.example.com", {"192.0.2.66"}),
+                                 a("glb.example.com", {"192.0.2.66"}), a("ns1.glb.example.com", {"192.0.2.66"}),
+                                 a("www.example.org", {"192.0.2.66"})}));
     ASSERT_EQ(m.error, "");
     ASSERT_EQ(m.hosts.size(), 1u);
-    const auto& h = m.hosts[0];
-    EXPECT_EQ(h.name, "shop.glb.example.com");
-    EXPECT_EQ(h.ttl, 60u);  // the leaf's TTL, not the CNAMEs'
-    ASSERT_TRUE(h.load_balancing);
-    EXPECT_EQ(h.load_balancing->geo, "GEO-EU");
-    EXPECT_EQ(h.load_balancing->weight, 120);
-    EXPECT_TRUE(h.load_balancing->default_geo);
-    EXPECT_EQ(h.endpoints, (std::vector<std::string>{"172.18.200.1", "2001:db8::1"}));
-    EXPECT_FALSE(h.health_check);
-    EXPECT_EQ(kube::key_of(kuadrant_lb()), "gateways/shop-api");
+    EXPECT_EQ(m.hosts[0].name, "shop.glb.example.com");
+    EXPECT_EQ(refusals(m),
+              "bank.glb.example.com: outside its rootHost shop.glb.example.com\n"
+              "glb.example.com: the zone apex is this glbd's\n"
+              "ns1.glb.example.com: its addresses differ from zones[].nameservers\n"
+              "www.example.org: not in a zone of this glbd\n");
 }
 
-TEST(KubeRecords, CountryGeoExternalHostNameAndNoDefault) {
-    std::string klb = "klb.api.glb.example.com";
-    auto r = record(
-        "api.glb.example.com",
-        json::array({
-            endpoint("api.glb.example.com", "CNAME", {klb}),
-            endpoint(klb, "CNAME", {"ie." + klb}, 300, {{"geo-code", "IE"}}, "IE"),
-            endpoint(klb, "CNAME", {"us." + klb}, 300, {{"geo-code", "*"}}, "default"),
-            endpoint("ie." + klb, "CNAME", {"abc123.elb.eu-west-1.amazonaws.com"}, 30, {{"weight", "bogus"}}, "x"),
-        }));
-    auto m = kube::map_record(r, zones());
-    ASSERT_EQ(m.error, "");
+TEST(KubeRecords, OwnersLimitANamespacesNames) {
+    kube::MapOptions o = options();
+    o.owners = {{"team-a", {"a.glb.example.com"}}, {"team-b", {"shop.glb.example.com"}}};
+    kube::Mapped m = map(record("shop.glb.example.com", {a("shop.glb.example.com", {"192.0.2.1"})}), o);
+    EXPECT_TRUE(m.hosts.empty());
+    EXPECT_EQ(refusals(m), "shop.glb.example.com: not among the names kubernetes.owners gives namespace team-a\n");
+    m = map(record("x.a.glb.example.com", {a("x.a.glb.example.com", {"192.0.2.1"})}), o);
+    EXPECT_EQ(m.hosts.size(), 1u);
+    o.owners = {{"team-b", {"shop.glb.example.com"}}};
+    m = map(record("x.a.glb.example.com", {a("x.a.glb.example.com", {"192.0.2.1"})}), o);
+    EXPECT_EQ(refusals(m), "x.a.glb.example.com: namespace team-a owns no names (kubernetes.owners)\n");
+}
+
+TEST(KubeRecords, ProbePathCannotNameAnotherHostOrPort) {
+    json hc = {{"path", "@localhost:18081/metrics"}, {"port", 443}};
+    kube::Mapped m = map(record("shop.glb.example.com", {a("shop.glb.example.com", {"192.0.2.1"})}, hc));
+    EXPECT_TRUE(m.hosts.empty());
+    EXPECT_EQ(refusals(m), "shop.glb.example.com: spec.healthCheck.path must start with / or ?\n");
+    hc["path"] = "?probe=1";
+    m = map(record("shop.glb.example.com", {a("shop.glb.example.com", {"192.0.2.1"})}, hc));
     ASSERT_EQ(m.hosts.size(), 1u);
-    EXPECT_EQ(m.hosts[0].load_balancing->geo, "IE");
-    EXPECT_FALSE(m.hosts[0].load_balancing->default_geo);  // the default points at another cluster's geo
-    EXPECT_EQ(m.hosts[0].load_balancing->weight, 0);       // a bad weight is 0
-    EXPECT_EQ(m.hosts[0].endpoints, std::vector<std::string>{"abc123.elb.eu-west-1.amazonaws.com"});
-}
-
-TEST(KubeRecords, WildcardIsServedButNeverProbed) {
-    auto r = kuadrant_lb("*.apps.glb.example.com");
-    r["spec"]["healthCheck"] = {{"path", "/healthz"}};
-    auto m = kube::map_record(r, zones());
-    ASSERT_EQ(m.error, "");
-    ASSERT_EQ(m.hosts.size(), 1u);
-    EXPECT_EQ(m.hosts[0].name, "*.apps.glb.example.com");
-    EXPECT_FALSE(m.hosts[0].health_check);
-}
-
-TEST(KubeRecords, HealthCheckTakesKuadrantDefaults) {
-    auto r = kuadrant_lb();
-    r["spec"]["healthCheck"] = {{"path", "/healthz"}, {"port", 8443}};
-    auto m = kube::map_record(r, zones());
-    ASSERT_EQ(m.error, "");
-    ASSERT_TRUE(m.hosts[0].health_check);
-    const auto& hc = *m.hosts[0].health_check;
-    EXPECT_EQ(hc.protocol, conf::Protocol::https);
-    EXPECT_EQ(hc.port, 8443);
-    EXPECT_EQ(hc.path, "/healthz");
-    EXPECT_EQ(hc.interval.count(), 300000);
-    EXPECT_EQ(hc.failure_threshold, 5u);
-    r["spec"]["healthCheck"] = {{"protocol", "HTTP"}, {"interval", "10s"}, {"failureThreshold", 2}};
-    m = kube::map_record(r, zones());
-    ASSERT_EQ(m.error, "");
-    EXPECT_EQ(m.hosts[0].health_check->protocol, conf::Protocol::http);
+    EXPECT_EQ(m.hosts[0].health_check->path, "?probe=1");
     EXPECT_EQ(m.hosts[0].health_check->port, 443);
-    EXPECT_EQ(m.hosts[0].health_check->interval.count(), 10000);
 }
 
-TEST(KubeRecords, SimpleRecordIsASimpleHost) {
-    auto r = record("www.glb.example.com",
-                    json::array({endpoint("www.glb.example.com", "A", {"192.0.2.7", "192.0.2.8"}, 0)}));
-    auto m = kube::map_record(r, zones());
-    ASSERT_EQ(m.error, "");
+TEST(KubeRecords, DeniedNetworksAreLeftOut) {
+    kube::MapOptions o = options();
+    Prefix lo, ll;
+    ASSERT_TRUE(Prefix::parse("127.0.0.0/8", lo));
+    ASSERT_TRUE(Prefix::parse("169.254.0.0/16", ll));
+    o.deny = {lo, ll};
+    kube::Mapped m =
+        map(record("shop.glb.example.com", {a("shop.glb.example.com", {"127.0.0.1", "192.0.2.1", "169.254.1.1"}),
+                                            a("x.shop.glb.example.com", {"127.0.0.5"})}),
+            o);
     ASSERT_EQ(m.hosts.size(), 1u);
-    EXPECT_FALSE(m.hosts[0].load_balancing);
-    EXPECT_EQ(m.hosts[0].ttl, 60u);  // 0 or missing: 60
-    EXPECT_EQ(m.hosts[0].endpoints, (std::vector<std::string>{"192.0.2.7", "192.0.2.8"}));
+    EXPECT_EQ(m.hosts[0].endpoints, std::vector<std::string>{"192.0.2.1"});
+    EXPECT_EQ(refusals(m), "x.shop.glb.example.com: every address is in kubernetes.denyNetworks\n");
 }
 
-TEST(KubeRecords, OtherZonesAndDelegatedRecordsAreNotOurs) {
-    auto m = kube::map_record(kuadrant_lb("shop.other.example.net"), zones());
-    EXPECT_TRUE(m.out_of_zone);
+TEST(KubeRecords, RecordsOverTheLimitsAreRefusedWhole) {
+    std::vector<std::string> many(kube::RecordLimits::kMaxTargets + 1, "192.0.2.1");
+    kube::Mapped m = map(record("shop.glb.example.com", {a("shop.glb.example.com", many)}));
+    EXPECT_NE(m.error.find("10001 targets (at most 10000)"), std::string::npos) << m.error;
+    EXPECT_TRUE(m.hosts.empty());
+
+    json eps = json::array();
+    for (size_t i = 0; i <= kube::RecordLimits::kMaxEndpoints; ++i)
+        eps.push_back(a("shop.glb.example.com", {"192.0.2.1"}));
+    m = map(record("shop.glb.example.com", eps));
+    EXPECT_NE(m.error.find("2001 endpoints (at most 2000)"), std::string::npos) << m.error;
+
+    // 70,000 targets spread over endpoints of one entry: the entry's addresses are counted once merged.
+    json spread = json::array();
+    for (int e = 0; e < 7; ++e) {
+        std::vector<std::string> t;
+        for (int i = 0; i < 10'000; ++i)
+            t.push_back("10." + std::to_string(e) + "." + std::to_string(i / 256) + "." + std::to_string(i % 256));
+        spread.push_back(a("shop.glb.example.com", t));
+    }
+    m = map(record("shop.glb.example.com", spread));  // ~930 KB: over the object limit
+    EXPECT_NE(m.error.find("bytes (at most 262144)"), std::string::npos) << m.error;
+    // Were it read anyway, the entry's addresses are counted merged, and that name refused.
+    m = kube::map_record(kube::read_record(record("shop.glb.example.com", spread), 0), options());
     EXPECT_EQ(m.error, "");
     EXPECT_TRUE(m.hosts.empty());
-    auto d = kuadrant_lb();
-    d["spec"]["delegate"] = true;
-    EXPECT_TRUE(kube::map_record(d, zones()).out_of_zone);
+    EXPECT_EQ(refusals(m), "shop.glb.example.com: 70000 addresses (at most 10000)\n");
 }
 
-TEST(KubeRecords, BadRecordsGetAReasonNeverAnException) {
-    auto bad_geo = kuadrant_lb();
-    bad_geo["spec"]["endpoints"][1]["providerSpecific"][0]["value"] = "GEO-XX";
-    EXPECT_NE(kube::map_record(bad_geo, zones()).error.find("unknown geo code"), std::string::npos);
-    auto bad_ip = kuadrant_lb();
-    bad_ip["spec"]["endpoints"][4]["targets"][0] = "172.18.200.300";
-    EXPECT_NE(kube::map_record(bad_ip, zones()).error.find("not an IP address"), std::string::npos);
-    for (json r : {json::object(), json{{"spec", 5}}, json{{"spec", {{"rootHost", 7}}}},
-                   json{{"spec", {{"rootHost", "a.glb.example.com"}, {"endpoints", "x"}}}},
-                   json{{"spec", {{"rootHost", "a b.glb.example.com"}}}},
-                   json{{"spec", {{"rootHost", "a.glb.example.com"}, {"endpoints", {{{"dnsName", 5}}}}}}},
-                   json{{"spec", {{"rootHost", "a.glb.example.com"}, {"healthCheck", {{"port", 70000}}}}}}}) {
-        auto m = kube::map_record(r, zones());
-        EXPECT_NE(m.error, "") << r.dump();
-        EXPECT_TRUE(m.hosts.empty());
+TEST(KubeRecords, AnObjectOverTheSizeLimitKeepsItsNameOnly) {
+    json r = record("shop.glb.example.com", {a("shop.glb.example.com", {"192.0.2.1"})});
+    r["metadata"]["annotations"] = {{"pad", std::string(kube::RecordLimits::kMaxObjectBytes, 'x')}};
+    kube::Record rec = kube::read_record_text(r.dump());
+    EXPECT_EQ(rec.key(), "team-a/r");
+    EXPECT_TRUE(rec.endpoints.empty());
+    EXPECT_NE(rec.error.find("bytes (at most 262144)"), std::string::npos) << rec.error;
+    EXPECT_NE(kube::map_record(rec, options()).error, "");
+}
+
+TEST(KubeRecords, ConflictingDataAtANameIsRefused) {
+    json cname = {{"dnsName", "x.shop.glb.example.com"}, {"recordType", "CNAME"}, {"targets", {"y.example.org"}}};
+    json txt = {{"dnsName", "x.shop.glb.example.com"}, {"recordType", "TXT"}, {"targets", {"hello"}}};
+    json txt2 = {{"dnsName", "shop.glb.example.com"}, {"recordType", "TXT"}, {"targets", {"hello"}}};
+    json mx = {{"dnsName", "m.shop.glb.example.com"}, {"recordType", "MX"}, {"targets", {"10 mx.example.org"}}};
+    kube::Mapped m =
+        map(record("shop.glb.example.com", {cname, txt, a("shop.glb.example.com", {"192.0.2.1"}), txt2, mx}));
+    EXPECT_EQ(refusals(m),
+              "x.shop.glb.example.com: a CNAME beside other data\n"
+              "shop.glb.example.com: NS or TXT beside a host's addresses\n"
+              "m.shop.glb.example.com: record type MX is not served\n");
+    EXPECT_TRUE(m.hosts.empty());
+    EXPECT_TRUE(m.records.empty());
+}
+
+TEST(KubeRecords, BelowADelegationOnlyGlue) {
+    json ns = {
+        {"dnsName", "sub.shop.glb.example.com"}, {"recordType", "NS"}, {"targets", {"ns1.sub.shop.glb.example.com"}}};
+    json cname = {{"dnsName", "www.sub.shop.glb.example.com"}, {"recordType", "CNAME"}, {"targets", {"y.example.org"}}};
+    kube::Mapped m =
+        map(record("shop.glb.example.com", {ns, a("ns1.sub.shop.glb.example.com", {"192.0.2.53"}), cname}));
+    EXPECT_EQ(refusals(m), "www.sub.shop.glb.example.com: CNAME below the delegation sub.shop.glb.example.com\n");
+    std::vector<kube::StaticRecord> want = {{"sub.shop.glb.example.com", "NS", 60, {"ns1.sub.shop.glb.example.com"}},
+                                            {"ns1.sub.shop.glb.example.com", "A", 60, {"192.0.2.53"}}};
+    EXPECT_EQ(m.records, want);
+}
+
+TEST(KubeRecords, RegistryTxtIsRecognised) {
+    kube::Endpoint e;
+    e.name = "kuadrant-5vi0vatq-cname-api.glb.example.com", e.type = "TXT";
+    e.targets = {"\"heritage=external-dns,external-dns/owner=x,external-dns/version=1\""};
+    EXPECT_TRUE(kube::is_registry_txt(e));
+    e.targets = {"heritage=external-dns,external-dns/owner=x"};
+    EXPECT_TRUE(kube::is_registry_txt(e));
+    e.targets = {"v=spf1 -all"};
+    EXPECT_FALSE(kube::is_registry_txt(e));
+    e.name = "api.glb.example.com";
+    e.targets = {"\"heritage=external-dns,external-dns/owner=x\""};
+    EXPECT_FALSE(kube::is_registry_txt(e));  // not the registry's name shape: served
+}
+
+TEST(KubeRecords, MalformedObjectsGiveAReasonNeverAThrow) {
+    for (const char* text :
+         {"", "null", "[]", "{}", R"({"metadata":{"name":"x"}})",
+          R"({"metadata":{"name":"x","namespace":"n"},"spec":{"endpoints":{}}})",
+          R"({"metadata":{"name":"x","namespace":"n"},"spec":{"endpoints":[{"dnsName":7}]}})",
+          R"({"metadata":{"name":"x","namespace":"n"},"spec":{"endpoints":[{"dnsName":"a.b","targets":[1]}]}})"}) {
+        kube::Record r = kube::read_record_text(text);
+        EXPECT_NE(r.error, "") << text;
+        kube::MapOptions o = options(kube::Mode::controller);
+        EXPECT_TRUE(kube::map_record(r, o).hosts.empty()) << text;
     }
-}
-
-}  // namespace
-
-// ---- where the API server is (sync/kube/client: ApiAccess)
-#include <cstdlib>
-#include <fstream>
-
-#include "sync/kube/client.hpp"
-
-namespace {
-
-void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-TEST(KubeAccess, InClusterUsesTheServiceAccountAndBracketsIpv6) {
-    test::TempDir sa;
-    write(sa / "token", "tok\n");
-    write(sa / "ca.crt", "-----BEGIN CERTIFICATE-----\n");
-    write(sa / "namespace", "glbd\n");
-    setenv("KUBERNETES_SERVICE_HOST", "2001:db8::1", 1);
-    setenv("KUBERNETES_SERVICE_PORT", "6443", 1);
-    auto a = kube::ApiAccess::from(conf::Kubernetes{}, sa.path);
-    EXPECT_EQ(a.server, "https://[2001:db8::1]:6443");
-    EXPECT_EQ(a.token_file, sa / "token");  // a file: re-read, tokens rotate
-    EXPECT_EQ(a.ca_file, sa / "ca.crt");
-    EXPECT_EQ(a.namespace_, "glbd");
-    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
-    unsetenv("KUBERNETES_SERVICE_PORT");
-    EXPECT_EQ(kube::ApiAccess::from(conf::Kubernetes{}, sa.path).server, "https://10.96.0.1:443");
-    unsetenv("KUBERNETES_SERVICE_HOST");
-    EXPECT_THROW(kube::ApiAccess::from(conf::Kubernetes{}, sa.path), std::runtime_error);  // not in a cluster
-    conf::Kubernetes url;
-    url.api_server = "http://127.0.0.1:8080";
-    EXPECT_EQ(kube::ApiAccess::from(url, sa.path).server, "http://127.0.0.1:8080");
-}
-
-TEST(KubeAccess, KubeconfigCurrentContextWithEmbeddedCaAndClientCertificate) {
-    test::TempDir d;
-    write(d / "config", R"(apiVersion: v1
-kind: Config
-current-context: two
-contexts:
-  - {name: one, context: {cluster: a, user: ua}}
-  - {name: two, context: {cluster: b, user: ub, namespace: web}}
-clusters:
-  - {name: a, cluster: {server: "https://a.example:6443"}}
-  - {name: b, cluster: {server: "https://[2001:db8::2]:6443", certificate-authority-data: Q0EtUEVN}}
-users:
-  - {name: ua, user: {token: nope}}
-  - {name: ub, user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ, tokenFile: tok}}
-)");
-    conf::Kubernetes k;
-    k.kubeconfig = d / "config";
-    auto a = kube::ApiAccess::from(k, d.path);
-    EXPECT_EQ(a.server, "https://[2001:db8::2]:6443");
-    EXPECT_EQ(a.ca_data, "CA-PEM");
-    EXPECT_EQ(a.cert_data, "CERT");
-    EXPECT_EQ(a.key_data, "KEY");
-    EXPECT_EQ(a.token_file, d / "tok");  // relative to the kubeconfig's folder
-    EXPECT_EQ(a.token, "");
-    EXPECT_EQ(a.namespace_, "web");
-    write(d / "bad", "current-context: missing\ncontexts: []\n");
-    k.kubeconfig = d / "bad";
-    EXPECT_THROW(kube::ApiAccess::from(k, d.path), std::runtime_error);
-    k.kubeconfig = d / "absent";
-    EXPECT_THROW(kube::ApiAccess::from(k, d.path), std::runtime_error);
-}
-
-TEST(KubeEvents, ParseEventTakesOnlyWellFormedEvents) {
-    auto ev = kube::parse_event(
-        R"({"type":"MODIFIED","object":{"metadata":{"name":"a","namespace":"n","resourceVersion":"42"}}})");
-    ASSERT_TRUE(ev.ok);
-    EXPECT_EQ(ev.type, "MODIFIED");
-    EXPECT_EQ(ev.resource_version, "42");
-    EXPECT_EQ(kube::key_of(ev.object), "n/a");
-    ev = kube::parse_event(R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})");
-    ASSERT_TRUE(ev.ok);
-    EXPECT_EQ(ev.code, 410);
-    for (const char* bad :
-         {"", "{", "[]", R"({"type":1,"object":{}})", R"({"type":"ADDED"})", R"({"type":"ADDED","object":[]})",
-          "\xff\xfe", R"({"type":"ADDED","object":{"metadata":{"resourceVersion":7}}})"}) {
-        auto e = kube::parse_event(bad);
-        if (e.ok) {
-            EXPECT_EQ(e.resource_version, "") << bad;  // a number is not a resourceVersion
-        }
-    }
-    EXPECT_FALSE(kube::parse_event(R"({"type":"ADDED"})").ok);
-}
-
-}  // namespace
-
-namespace {
-
-TEST(KubeRecords, OtherNamesWithAddressesAreSimpleHostsTxtAndNsAreListed) {
-    auto r = kuadrant_lb();
-    r["spec"]["endpoints"].push_back(endpoint("admin.glb.example.com", "A", {"192.0.2.44"}, 30));
-    r["spec"]["endpoints"].push_back(endpoint("docs.glb.example.com", "CNAME", {"docs.example.org."}, 30));
-    r["spec"]["endpoints"].push_back(endpoint("_acme-challenge.shop.glb.example.com", "TXT", {"token"}, 30));
-    r["spec"]["endpoints"].push_back(endpoint("sub.glb.example.com", "NS", {"ns1.elsewhere.net"}, 30));
-    r["spec"]["endpoints"].push_back(endpoint("x.unrelated.example.net", "A", {"192.0.2.45"}, 30));
-    auto m = kube::map_record(r, zones());
-    ASSERT_EQ(m.error, "");
-    ASSERT_EQ(m.hosts.size(), 3u);  // shop (load-balanced), admin, docs
-    EXPECT_EQ(m.hosts[1].name, "admin.glb.example.com");
-    EXPECT_EQ(m.hosts[1].endpoints, std::vector<std::string>{"192.0.2.44"});
-    EXPECT_EQ(m.hosts[1].ttl, 30u);
-    EXPECT_FALSE(m.hosts[1].load_balancing);
-    EXPECT_EQ(m.hosts[2].name, "docs.glb.example.com");
-    EXPECT_EQ(m.hosts[2].endpoints, std::vector<std::string>{"docs.example.org"});
-    EXPECT_EQ(m.unserved,
-              (std::vector<std::string>{"_acme-challenge.shop.glb.example.com TXT", "sub.glb.example.com NS"}));
-    // A record of other names only (no endpoint at its root host) is still served.
-    auto only = record("shop.glb.example.com", json::array({endpoint("admin.glb.example.com", "A", {"192.0.2.44"})}));
-    m = kube::map_record(only, zones());
-    EXPECT_EQ(m.error, "");
-    ASSERT_EQ(m.hosts.size(), 1u);
 }
 
 }  // namespace

@@ -260,7 +260,17 @@ int Daemon::make_sources() {
     try {
         geo_ = open_geo(config_);
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
-        uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->apply_kubernetes(); });
+        // Record events come in bursts (a list, a rollout): they are applied together, kKubeSettleMs after the
+        // first of them.
+        uv_timer_init(loop_, &kube_timer_);
+        kube_timer_.data = this;
+        uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) {
+            auto* self = static_cast<Daemon*>(a->data);
+            if (uv_is_active(reinterpret_cast<uv_handle_t*>(&self->kube_timer_))) return;
+            uv_timer_start(
+                &self->kube_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->apply_kubernetes(); },
+                kKubeSettleMs, 0);
+        });
         kube_changed_.data = this;
         if (config_.kubernetes) {
             file_hosts_ = config_.hosts;
@@ -358,6 +368,7 @@ void Daemon::shut_down() {
     if (kube_) kube_->stop();
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&kube_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
     if (admin_) admin_->stop();

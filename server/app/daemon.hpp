@@ -96,6 +96,8 @@ private:
     std::set<std::string> shadowed_;                  // hosts both in the file and in a record (file wins)
     uint64_t kube_shadowed_total_ = 0;
     uv_async_t kube_changed_{};
+    uv_timer_t kube_timer_{};  // applies a burst of record events at once
+    static constexpr uint64_t kKubeSettleMs = 100;
     // Answers per (host, cluster): counters that outlive snapshots, wired into each one built.
     // Answer counter ids by (host, cluster), 0..size-1 in order of first use: stable for the process's
     // life, so counts survive rebuilds.

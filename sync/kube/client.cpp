@@ -25,9 +25,9 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr size_t kMaxEventBytes = 32u << 20;  // one watch event (a DNSRecord is a few KiB)
-constexpr size_t kMaxListBytes = 512u << 20;  // one list
-constexpr size_t kMaxErrorBody = 64u << 10;   // what is kept of an error's body (a Status object), for the log
+constexpr size_t kMaxErrorBody = 64u << 10;  // what is kept of an error's body (a Status object), for the log
+constexpr size_t kMaxGetBody = 1u << 20;     // a Secret
+constexpr int kPageSize = 250;               // objects a list page asks for
 constexpr auto kBackoffFirst = 1000ms, kBackoffMax = 30'000ms;  // between failed requests, doubling
 constexpr auto kHealthyFor = 60s;                               // a watch that lasted this long resets the backoff
 constexpr auto kBusyWatch = 500ms;       // a watch the server ends sooner is waited after, as a failure
@@ -161,9 +161,14 @@ void Watcher::stop() {
     thread_.join();
 }
 
-std::map<std::string, json> Watcher::objects() const {
+Changes Watcher::take_changes() {
     MutexLock lock(mu_);
-    return objects_;
+    return std::exchange(changes_, Changes{});
+}
+
+size_t Watcher::size() const {
+    MutexLock lock(mu_);
+    return objects_.size();
 }
 
 void Watcher::wait(std::chrono::milliseconds d) {
@@ -214,47 +219,28 @@ void apply_tls(CURL* c, const ApiAccess& access, TlsBlobs& b) {
 
 }  // namespace
 
-// Where a response's bytes go: a list into `body` (bounded), a watch's event stream line by line into
-// handle_line(), an error's body (a Status object) into `body` for the log.
+// Where a response's bytes go: a list or an event stream into its ObjectStream, anything else (a Status
+// object of an error, a Secret) into `body`, bounded.
 struct Watcher::Body {
-    Watcher* watcher;
     CURL* curl;
-    bool streaming;
+    ObjectStream* stream;
     std::string* body;
-    Result* verdict;
-    size_t total = 0;
-    bool too_big = false;
+    size_t limit;
+    bool too_big = false, bad = false;
 
     bool take(const char* data, size_t n) {
-        total += n;
-        if (!streaming) {
-            if (total > kMaxListBytes) {
-                too_big = true;
-                return false;
-            }
-            body->append(data, n);
-            return true;
-        }
         long code = 0;
         curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-        if (code != kHttpOk) {
-            if (body->size() < kMaxErrorBody) body->append(data, std::min(n, kMaxErrorBody));
-            return true;
+        if (stream && code == kHttpOk) {
+            if (stream->feed({data, n})) return true;
+            bad = true;
+            return false;
         }
-        std::string& line = watcher->line_;
-        for (size_t i = 0; i < n; ++i) {
-            if (data[i] != '\n') {
-                line.push_back(data[i]);
-                if (line.size() > kMaxEventBytes) {
-                    too_big = true;
-                    return false;
-                }
-                continue;
-            }
-            watcher->handle_line(line, *verdict);
-            line.clear();
-            if (*verdict == Result::gone || *verdict == Result::failed) return false;
+        if (body->size() + n > limit) {
+            too_big = true;
+            return false;
         }
+        body->append(data, n);
         return true;
     }
 };
@@ -263,8 +249,10 @@ size_t Watcher::on_body(char* data, size_t size, size_t n, void* user) {
     return static_cast<Body*>(user)->take(data, size * n) ? size * n : 0;  // 0 aborts the transfer
 }
 
-Watcher::Result Watcher::request(const std::string& url, bool streaming, std::string* body, long* status,
+Watcher::Result Watcher::request(const std::string& url, ObjectStream* stream, std::string* body, long* status,
                                  const std::string* patch_body) {
+    bool watching = stream && stream->shape() == ObjectStream::Shape::events;
+    verdict_ = Result::ok;
     curl::Easy easy = curl::easy();
     CURL* c = easy.get();
     if (!c) return Result::failed;
@@ -277,8 +265,7 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
         curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(patch_body->size()));
     }
     if (std::string t = bearer(); !t.empty()) curl::append(headers, "Authorization: Bearer " + t);
-    Result verdict = Result::ok;
-    Body sink{this, c, streaming, body, &verdict};
+    Body sink{c, stream, body, stream ? kMaxErrorBody : kMaxGetBody};
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -288,7 +275,7 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, &stopping_);
-    if (streaming) {
+    if (watching) {
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, kSilentWatchS);
     } else {
@@ -299,7 +286,7 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
     if (stopping_) return Result::stopped;
-    if (verdict == Result::gone) return Result::gone;
+    if (watching && verdict_ == Result::gone) return Result::gone;
     if (*status == kHttpGone) return Result::gone;
     if (*status == kHttpUnauthorized) {
         error_ = "401 Unauthorized";
@@ -309,7 +296,11 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
         error_ = "response over the size limit";
         return Result::failed;
     }
-    if (verdict == Result::failed) return Result::failed;
+    if (sink.bad) {
+        error_ = "malformed response: " + stream->error();
+        return Result::failed;
+    }
+    if (watching && verdict_ == Result::failed) return Result::failed;
     if (rc != CURLE_OK) {
         error_ = curl_easy_strerror(rc);
         return Result::failed;
@@ -324,43 +315,124 @@ Watcher::Result Watcher::request(const std::string& url, bool streaming, std::st
 std::string Watcher::patch(const std::string& path, const std::string& body) {
     std::string reply;
     long status = 0;
-    Result r = request(access_.server + path, false, &reply, &status, &body);
+    Result r = request(access_.server + path, nullptr, &reply, &status, &body);
     if (r == Result::unauthorized) {
         token_.clear();
         reply.clear();
-        r = request(access_.server + path, false, &reply, &status, &body);
+        r = request(access_.server + path, nullptr, &reply, &status, &body);
     }
     return r == Result::ok ? "" : error_;
 }
 
-Watcher::Result Watcher::list() {
-    std::string url = access_.server + path_;
-    if (!selector_.empty()) {
-        char* esc = curl_easy_escape(nullptr, selector_.c_str(), static_cast<int>(selector_.size()));
-        url += std::string("?labelSelector=") + esc;
+std::string Watcher::get(const std::string& path, std::string& body) {
+    long status = 0;
+    body.clear();
+    Result r = request(access_.server + path, nullptr, &body, &status);
+    if (r == Result::unauthorized) {
+        token_.clear();
+        body.clear();
+        r = request(access_.server + path, nullptr, &body, &status);
+    }
+    if (r != Result::ok) body.clear();
+    return r == Result::ok ? "" : error_;
+}
+
+namespace {
+
+std::string with_selector(std::string url, const std::string& selector, char sep) {
+    if (selector.empty()) return url;
+    char* esc = curl_easy_escape(nullptr, selector.c_str(), static_cast<int>(selector.size()));
+    url += sep + std::string("labelSelector=") + esc;
+    curl_free(esc);
+    return url;
+}
+
+// A small JSON object's string field ("" when absent or of another type).
+std::string field(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+namespace {
+
+// A record from a streamed object: whole, or its name (and version) alone when it was too large to keep.
+Record read_object(ObjectStream::Object&& o) {
+    if (o.whole) return read_record_text(o.text);
+    json md = json::parse(o.metadata, nullptr, false);
+    return read_record(json{{"metadata", md.is_object() ? md : json::object()}}, o.bytes);
+}
+
+}  // namespace
+
+RecordPtr Watcher::admit(Record&& r, size_t& held) {
+    if (r.name.empty()) {
+        stats_.bad_events.fetch_add(1);
+        return nullptr;
+    }
+    if (r.error.empty() && held + r.bytes > RecordLimits::kMaxHeldBytes) {
+        r.endpoints.clear(), r.health.reset(), r.status = nullptr;
+        r.error = "the records held pass " + std::to_string(RecordLimits::kMaxHeldBytes >> 20) + " MiB";
+    }
+    if (r.bytes > RecordLimits::kMaxObjectBytes || !r.error.empty()) stats_.over_limit.fetch_add(1);
+    if (r.error.empty()) held += r.bytes;
+    return std::make_shared<const Record>(std::move(r));
+}
+
+Watcher::Result Watcher::list_page(const std::string& cont, std::map<std::string, RecordPtr>& fresh, size_t& bytes,
+                                   std::string& next) {
+    std::string url = access_.server + path_ + "?limit=" + std::to_string(kPageSize);
+    if (!cont.empty()) {
+        char* esc = curl_easy_escape(nullptr, cont.c_str(), static_cast<int>(cont.size()));
+        url += std::string("&continue=") + esc;
         curl_free(esc);
     }
+    url = with_selector(url, selector_, '&');
+    bool done = false;
+    std::string version;
+    next.clear();
+    ObjectStream stream(
+        ObjectStream::Shape::list, RecordLimits::kMaxObjectBytes,
+        [&](ObjectStream::Object&& o) {
+            if (fresh.size() >= RecordLimits::kMaxObjects) {
+                stats_.over_limit.fetch_add(1);
+            } else if (RecordPtr r = admit(read_object(std::move(o)), bytes)) {
+                fresh[r->key()] = std::move(r);
+            }
+        },
+        [&](ObjectStream::Done&& d) {
+            done = true;
+            json md = json::parse(d.metadata, nullptr, false);
+            if (md.is_object()) version = field(md, "resourceVersion"), next = field(md, "continue");
+        });
     std::string body;
     long status = 0;
-    Result r = request(url, false, &body, &status);
+    Result r = request(url, &stream, &body, &status);
+    if (r == Result::failed && status != kHttpOk && !body.empty()) error_ += ": " + printable(body.substr(0, 200));
     if (r != Result::ok) return r;
-    json list = json::parse(body, nullptr, false);
-    if (list.is_discarded() || !list.is_object() || !list.contains("items") || !list["items"].is_array()) {
-        error_ = "the list is not a JSON list object";
+    if (!done) {
+        error_ = "the list ended early";
         return Result::failed;
     }
-    std::map<std::string, json> fresh;
-    for (auto& item : list["items"]) {
-        if (std::string k = key_of(item); !k.empty()) fresh[k] = std::move(item);
-    }
-    resource_version_.clear();
-    if (auto m = list.find("metadata");
-        m != list.end() && m->is_object() && m->contains("resourceVersion") && (*m)["resourceVersion"].is_string()) {
-        resource_version_ = (*m)["resourceVersion"].get<std::string>();
-    }
+    if (next.empty()) resource_version_ = version;  // the list's version is the last page's
+    return Result::ok;
+}
+
+Watcher::Result Watcher::list() {
+    std::map<std::string, RecordPtr> fresh;
+    size_t bytes = 0;
+    std::string cont, next;
+    do {
+        Result r = list_page(cont, fresh, bytes, next);
+        if (r != Result::ok) return r;  // a continue token that expired is 410: the list starts again
+        cont = next;
+    } while (!cont.empty());
     {
         MutexLock lock(mu_);
+        changes_ = Changes{true, fresh};
         objects_ = std::move(fresh);
+        bytes_ = bytes;
     }
     stats_.relists.fetch_add(1);
     listed_at_ = std::chrono::steady_clock::now();
@@ -377,66 +449,60 @@ Watcher::Result Watcher::watch() {
     std::string url =
         access_.server + path_ + "?watch=1&allowWatchBookmarks=true&timeoutSeconds=" + std::to_string(timeout_s);
     if (!resource_version_.empty()) url += "&resourceVersion=" + resource_version_;
-    if (!selector_.empty()) {
-        char* esc = curl_easy_escape(nullptr, selector_.c_str(), static_cast<int>(selector_.size()));
-        url += std::string("&labelSelector=") + esc;
-        curl_free(esc);
-    }
-    line_.clear();
+    url = with_selector(url, selector_, '&');
+    event_object_.reset();
+    ObjectStream stream(
+        ObjectStream::Shape::events, RecordLimits::kMaxObjectBytes,
+        [&](ObjectStream::Object&& o) { event_object_ = std::move(o); },
+        [&](ObjectStream::Done&& d) { handle_event(std::move(d), verdict_); });
     std::string body;
     long status = 0;
-    Result r = request(url, true, &body, &status);
+    Result r = request(url, &stream, &body, &status);
+    stats_.bad_events.fetch_add(stream.bad_lines());
     if (r == Result::failed && status != kHttpOk && !body.empty()) error_ += ": " + printable(body.substr(0, 200));
     return r;
 }
 
-WatchEvent parse_event(std::string_view line) {
-    WatchEvent ev;
-    json j = json::parse(line.begin(), line.end(), nullptr, false);
-    if (!j.is_object()) return ev;
-    auto type = j.find("type");
-    auto obj = j.find("object");
-    if (type == j.end() || !type->is_string() || obj == j.end() || !obj->is_object()) return ev;
-    ev.ok = true;
-    ev.type = type->get<std::string>();
-    if (auto code = obj->find("code"); code != obj->end() && code->is_number_integer()) ev.code = code->get<long>();
-    if (auto m = obj->find("metadata"); m != obj->end() && m->is_object()) {
-        if (auto rv = m->find("resourceVersion"); rv != m->end() && rv->is_string())
-            ev.resource_version = rv->get<std::string>();
-    }
-    ev.object = std::move(*obj);
-    return ev;
-}
-
-void Watcher::handle_line(const std::string& line, Result& verdict) {
-    if (line.empty() || line == "\r") return;
-    WatchEvent ev = parse_event(line);
-    if (!ev.ok) {
+void Watcher::handle_event(ObjectStream::Done&& done, Result& verdict) {
+    std::optional<ObjectStream::Object> o = std::exchange(event_object_, std::nullopt);
+    if (verdict != Result::ok) return;  // the stream is being given up
+    if (!o) {
         stats_.bad_events.fetch_add(1);
         return;
     }
-    if (ev.type == "ERROR") {
-        verdict = ev.code == kHttpGone ? Result::gone : Result::failed;
-        error_ = "watch ERROR " + std::to_string(ev.code);
+    if (done.type == "ERROR") {
+        json status = o->whole ? json::parse(o->text, nullptr, false) : json();
+        auto code = status.is_object() ? status.find("code") : status.end();
+        long c = status.is_object() && code != status.end() && code->is_number_integer() ? code->get<long>() : 0;
+        verdict = c == kHttpGone ? Result::gone : Result::failed;
+        error_ = "watch ERROR " + std::to_string(c);
         return;
     }
-    if (ev.type == "BOOKMARK") {
-        if (!ev.resource_version.empty()) resource_version_ = ev.resource_version;
-        return;
-    }
-    std::string key = key_of(ev.object);
-    if (key.empty() || (ev.type != "ADDED" && ev.type != "MODIFIED" && ev.type != "DELETED")) {
+    if (done.type != "ADDED" && done.type != "MODIFIED" && done.type != "DELETED" && done.type != "BOOKMARK") {
         stats_.bad_events.fetch_add(1);
         return;
     }
+    bool deleted = done.type == "DELETED", bookmark = done.type == "BOOKMARK";
+    if (deleted || bookmark) o->whole = false, o->bytes = 0;  // only the name and version matter
+    Record r = read_object(std::move(*o));
+    if (!r.resource_version.empty()) resource_version_ = r.resource_version;
+    if (bookmark) return;
     {
         MutexLock lock(mu_);
-        if (ev.type == "DELETED")
-            objects_.erase(key);
-        else
-            objects_[key] = std::move(ev.object);
+        std::string key = r.key();
+        auto it = objects_.find(key);
+        if (it != objects_.end() && it->second->error.empty()) bytes_ -= std::min(bytes_, it->second->bytes);
+        if (deleted) {
+            if (it != objects_.end()) objects_.erase(it);
+            changes_.records[key] = nullptr;
+            if (changes_.full) changes_.records.erase(key);
+        } else if (it == objects_.end() && objects_.size() >= RecordLimits::kMaxObjects) {
+            stats_.over_limit.fetch_add(1);
+        } else if (RecordPtr p = admit(std::move(r), bytes_)) {
+            objects_[key] = p;
+            changes_.records[key] = std::move(p);
+        }
     }
-    if (!ev.resource_version.empty()) resource_version_ = ev.resource_version;
     stats_.events.fetch_add(1);
     stats_.last_event_ms = wall_ms();
     if (on_change_) on_change_();
@@ -458,7 +524,7 @@ void Watcher::run() {
         if (r == Result::stopped) break;
         if (r == Result::ok) {
             bool was_list = need_list;
-            if (was_list) spdlog::info("kubernetes: listed {} ({} object(s))", describe(), objects().size());
+            if (was_list) spdlog::info("kubernetes: listed {} ({} object(s))", describe(), size());
             need_list = resync_.count() > 0 && std::chrono::steady_clock::now() - listed_at_ >= resync_;
             last_logged.clear();
             auto lasted = std::chrono::steady_clock::now() - began;

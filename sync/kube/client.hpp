@@ -1,14 +1,14 @@
-// sync/kube/client — a Kubernetes list-and-watch client for one resource path, on its own thread, with libcurl
-// and nlohmann-json. List, then watch from the list's resourceVersion with bookmarks; the event stream is
-// read as lines (an event may span any number of chunks); 410 Gone (as HTTP status or as an ERROR event)
-// relists; errors reconnect with backoff (1 s doubling to 30 s, back to 1 s after a minute of health); each
-// watch asks for a random timeout of 5-10 minutes. The bearer token file is re-read every minute and on 401.
-// What the client holds (the objects by "namespace/name") is read by the control thread through objects();
-// `on_change` runs on the client's thread after each change and must only wake the control thread.
-// Never throws out of its thread; a malformed event is counted and skipped.
+// sync/kube/client — a Kubernetes list-and-watch client for one resource path, on its own thread, with libcurl.
+// List in pages (limit/continue), then watch from the list's resourceVersion with bookmarks; responses are
+// read as they arrive, one object at a time (sync/kube/stream), and each object is kept as a Record (only the
+// fields glbd uses; the JSON is dropped at once). Bounded: an object over RecordLimits::kMaxObjectBytes keeps
+// its name only, and so does one past kMaxHeldBytes of records held; past kMaxObjects none is kept. 410 Gone
+// (as HTTP status or as an ERROR event) relists; errors reconnect with backoff (1 s doubling to 30 s, back to
+// 1 s after a minute of health); each watch asks for a random timeout of 5-10 minutes. The bearer token file
+// is re-read every minute and on 401. The control thread takes what changed with take_changes(); `on_change`
+// runs on the client's thread after each change and must only wake the control thread. Never throws out of
+// its thread; a malformed event is counted and skipped.
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -16,12 +16,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include "conf/config.hpp"
 #include "resolver/base/mutex.hpp"
+#include "sync/kube/records.hpp"
+#include "sync/kube/stream.hpp"
 
 namespace glbd::kube {
 
@@ -41,20 +44,17 @@ struct ApiAccess {
 
 struct WatchStats {
     std::atomic<uint64_t> events{0}, relists{0}, errors{0}, bad_events{0};
+    std::atomic<uint64_t> over_limit{0};     // objects kept as names only (or not at all) by the limits
     std::atomic<uint64_t> last_event_ms{0};  // wall clock of the last event or list
     std::atomic<bool> synced{false};         // a list has completed; the watch is open or reopening
 };
 
-// One line of a watch stream. `ok` is false for anything that is not an object with a string "type" and an
-// object "object"; `code` is an ERROR event's status code (410: Gone).
-struct WatchEvent {  // NOLINT(bugprone-exception-escape): nlohmann::json members, noexcept in fact
-    bool ok = false;
-    std::string type;
-    nlohmann::json object;
-    long code = 0;
-    std::string resource_version;  // the object's metadata.resourceVersion, if a string
+// What changed since the last take_changes(): the records by "namespace/name", null for one deleted; `full`:
+// a list replaced everything, and `records` is all there is.
+struct Changes {
+    bool full = false;
+    std::map<std::string, RecordPtr> records;
 };
-WatchEvent parse_event(std::string_view line);
 
 class Watcher {
 public:
@@ -68,12 +68,16 @@ public:
 
     void start();
     void stop();  // returns once the thread has ended (within about a second)
-    [[nodiscard]] std::map<std::string, nlohmann::json> objects() const;
+    // The records changed since the last call (the first call after a list: all of them). Any thread.
+    Changes take_changes();
+    [[nodiscard]] size_t size() const;
     [[nodiscard]] const WatchStats& stats() const { return stats_; }
     [[nodiscard]] std::string describe() const { return access_.server + path_; }
     // A JSON merge patch (RFC 7386) to `path` (e.g. a record's /status), synchronously. For a Watcher that
     // is not started, used by one thread; "" or what went wrong.
     std::string patch(const std::string& path, const std::string& body);
+    // A GET of `path` (a Secret), synchronously, the same way; "" or what went wrong. `body` at most 1 MiB.
+    std::string get(const std::string& path, std::string& body);
 
     // The result of one request, for the loop and for tests.
     enum class Result { ok, gone, unauthorized, failed, stopped };
@@ -82,9 +86,14 @@ private:
     void run();
     Result list();
     Result watch();
-    Result request(const std::string& url, bool streaming, std::string* body, long* status,
+    Result list_page(const std::string& cont, std::map<std::string, RecordPtr>& fresh, size_t& bytes,
+                     std::string& next);
+    Result request(const std::string& url, ObjectStream* stream, std::string* body, long* status,
                    const std::string* patch_body = nullptr);
-    void handle_line(const std::string& line, Result& verdict);
+    void handle_event(ObjectStream::Done&& done, Result& verdict);
+    // A record as held: whole while `held` (JSON bytes of whole records) stays within kMaxHeldBytes, else its
+    // name only; null without a name.
+    RecordPtr admit(Record&& r, size_t& held);
     struct Body;
     static size_t on_body(char* data, size_t size, size_t n, void* user);
     std::string bearer();
@@ -102,11 +111,14 @@ private:
     CondVar wait_cv_;
 
     mutable Mutex mu_;
-    std::map<std::string, nlohmann::json> objects_ GLBD_GUARDED_BY(mu_);
+    std::map<std::string, RecordPtr> objects_ GLBD_GUARDED_BY(mu_);
+    size_t bytes_ GLBD_GUARDED_BY(mu_) = 0;  // JSON bytes of the whole records held
+    Changes changes_ GLBD_GUARDED_BY(mu_);
 
     // The client thread's own.
     std::string resource_version_;
-    std::string line_;  // the event being read
+    std::optional<ObjectStream::Object> event_object_;  // the object of the event being read
+    Result verdict_ = Result::ok;                       // what the events of the open watch decided
     std::string token_;
     int64_t token_read_ms_ = 0;
     std::string error_;

@@ -14,6 +14,17 @@ void write_metrics(metrics::Writer& m, const Source& kube, const Source::Collect
            {{"state=\"valid\"", static_cast<double>(counts.valid)},
             {"state=\"invalid\"", static_cast<double>(counts.invalid)},
             {"state=\"other_zone\"", static_cast<double>(counts.other_zone)}});
+    m.one("glbd_kubernetes_names_refused", "gauge",
+          "Names the records publish that are refused now (out of scope, contested, conflicting).",
+          static_cast<double>(counts.refused));
+    m.one("glbd_kubernetes_refusals_total", "counter",
+          "Refusals logged: a record refused whole or one of its names, once per record version.",
+          static_cast<double>(kube.refusals_total()));
+    m.one("glbd_kubernetes_records_mapped_total", "counter", "Records mapped (once per resourceVersion).",
+          static_cast<double>(kube.maps_total()));
+    m.one("glbd_kubernetes_objects_over_limit_total", "counter",
+          "Objects kept as a name only (or not at all): over 256 KiB, past 64 MiB held or 20,000 objects.",
+          static_cast<double>(ks.over_limit));
     m.one("glbd_kubernetes_hosts_shadowed_total", "counter",
           "Hosts named by a DNSRecord and by the config file (the file's served).", static_cast<double>(shadowed));
     m.one("glbd_kubernetes_events_total", "counter", "Watch events applied.", static_cast<double>(ks.events));

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
+#include <set>
+#include <unordered_set>
 
 #include "conf/names.hpp"
 #include "resolver/base/address.hpp"
@@ -11,6 +12,9 @@ namespace glbd::kube {
 namespace {
 
 using json = nlohmann::json;
+
+constexpr std::string_view kZoneLabel = "kuadrant.io/coredns-zone-name";
+constexpr std::string_view kAuthoritativeLabel = "kuadrant.io/authoritative-record";
 
 std::string lower_name(std::string s) {
     if (!s.empty() && s.back() == '.') s.pop_back();
@@ -23,286 +27,635 @@ std::string str_at(const json& j, const char* key) {
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-struct Endpoint {
-    std::string name, type, set_id;
-    std::vector<std::string> targets;
-    uint32_t ttl = 0;
-    std::map<std::string, std::string> provider;  // providerSpecific name -> value
-};
+int64_t int_at(const json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
 
-// spec.endpoints, checked for shape; "" or what is wrong.
-std::string read_endpoints(const json& spec, std::vector<Endpoint>& out) {
-    auto it = spec.find("endpoints");
-    if (it == spec.end() || it->is_null()) return "";
-    if (!it->is_array()) return "spec.endpoints is not a list";
-    for (const auto& e : *it) {
-        if (!e.is_object()) return "an endpoint is not an object";
-        Endpoint ep;
-        ep.name = lower_name(str_at(e, "dnsName"));
-        ep.type = str_at(e, "recordType");
-        ep.set_id = str_at(e, "setIdentifier");
-        if (auto t = e.find("recordTTL"); t != e.end() && t->is_number_integer()) {
-            auto v = t->get<int64_t>();
-            ep.ttl = v > 0 && v <= 2147483647 ? static_cast<uint32_t>(v) : 0;
+std::string bare(const std::string& host) { return host.rfind("*.", 0) == 0 ? host.substr(2) : host; }
+
+// metadata: names, version, times, the labels glbd reads.
+void read_metadata(const json& obj, Record& r) {
+    auto md = obj.find("metadata");
+    if (md == obj.end() || !md->is_object()) return;
+    r.name = str_at(*md, "name");
+    r.ns = str_at(*md, "namespace");
+    if (auto rv = md->find("resourceVersion"); rv != md->end())
+        r.resource_version = rv->is_string() ? rv->get<std::string>() : rv->dump();
+    r.created = str_at(*md, "creationTimestamp");
+    r.generation = int_at(*md, "generation");
+    r.deleting = md->contains("deletionTimestamp") && !(*md)["deletionTimestamp"].is_null();
+    if (auto labels = md->find("labels"); labels != md->end() && labels->is_object()) {
+        r.zone_label = str_at(*labels, kZoneLabel.data());
+        r.authoritative = labels->contains(kAuthoritativeLabel);
+    }
+}
+
+// One spec.endpoints item; "" or what is wrong with it.
+std::string read_endpoint(const json& e, Endpoint& ep) {
+    using L = RecordLimits;
+    if (!e.is_object()) return "an endpoint is not an object";
+    ep.name = lower_name(str_at(e, "dnsName"));
+    if (ep.name.empty()) return "an endpoint has no dnsName";
+    if (ep.name.size() > L::kMaxNameBytes) return "a dnsName is longer than 253 bytes";
+    ep.type = str_at(e, "recordType");
+    ep.set_identifier = str_at(e, "setIdentifier");
+    if (ep.set_identifier.size() > L::kMaxTextBytes) return ep.name + ": setIdentifier too long";
+    int64_t ttl = int_at(e, "recordTTL");
+    ep.ttl = ttl > 0 && ttl <= 2147483647 ? static_cast<uint32_t>(ttl) : 0;
+    if (auto t = e.find("targets"); t != e.end() && t->is_array()) {
+        if (t->size() > L::kMaxTargets) {
+            return ep.name + ": " + std::to_string(t->size()) + " targets (at most " + std::to_string(L::kMaxTargets) +
+                   ")";
         }
-        if (auto t = e.find("targets"); t != e.end() && t->is_array()) {
-            for (const auto& x : *t) {
-                if (!x.is_string()) return ep.name + ": a target is not a string";
-                ep.targets.push_back(x.get<std::string>());
-            }
+        ep.targets.reserve(t->size());
+        for (const auto& x : *t) {
+            if (!x.is_string()) return ep.name + ": a target is not a string";
+            if (x.get_ref<const std::string&>().size() > L::kMaxTextBytes) return ep.name + ": a target is too long";
+            ep.targets.push_back(x.get<std::string>());
         }
-        if (auto p = e.find("providerSpecific"); p != e.end() && p->is_array()) {
-            for (const auto& kv : *p) {
-                if (kv.is_object()) ep.provider[str_at(kv, "name")] = str_at(kv, "value");
-            }
+    }
+    if (auto p = e.find("providerSpecific"); p != e.end() && p->is_array()) {
+        for (const auto& kv : *p) {
+            if (!kv.is_object()) continue;
+            std::string name = str_at(kv, "name"), value = str_at(kv, "value");
+            if (value.size() > L::kMaxTextBytes) return ep.name + ": a providerSpecific value is too long";
+            if (name == "weight") ep.weight = value;
+            if (name == "geo-code") ep.geo = value;
         }
-        if (ep.name.empty()) return "an endpoint has no dnsName";
-        out.push_back(std::move(ep));
     }
     return "";
 }
 
-std::optional<conf::HealthCheck> health_check(const json& spec, bool wildcard, std::string& error) {
-    auto it = spec.find("healthCheck");
-    if (it == spec.end() || it->is_null() || wildcard) return std::nullopt;
-    if (!it->is_object()) return error = "spec.healthCheck is not an object", std::nullopt;
-    conf::HealthCheck hc;
-    hc.protocol = conf::Protocol::https;
-    hc.port = 443;
-    hc.path = "/";
-    hc.interval = conf::Millis{300'000};
-    hc.failure_threshold = 5;
-    const json& h = *it;
-    if (auto p = h.find("port"); p != h.end() && p->is_number_integer()) {
-        auto v = p->get<int64_t>();
-        if (v < 1 || v > 65535) return error = "spec.healthCheck.port out of range", std::nullopt;
-        hc.port = static_cast<uint16_t>(v);
-    }
-    if (std::string path = str_at(h, "path"); !path.empty()) hc.path = path;
-    if (std::string proto = str_at(h, "protocol"); !proto.empty()) {
-        if (proto == "HTTP")
-            hc.protocol = conf::Protocol::http;
-        else if (proto != "HTTPS")
-            return error = "spec.healthCheck.protocol must be HTTP or HTTPS", std::nullopt;
-    }
-    if (std::string iv = str_at(h, "interval"); !iv.empty()) {
-        auto d = conf::parse_duration(iv);
-        if (!d || d->count() < 1000)
-            return error = "spec.healthCheck.interval is not a duration of 1s or more", std::nullopt;
-        hc.interval = *d;
-    }
-    if (auto f = h.find("failureThreshold"); f != h.end() && f->is_number_integer()) {
-        auto v = f->get<int64_t>();
-        if (v < 1 || v > 1000) return error = "spec.healthCheck.failureThreshold out of range", std::nullopt;
-        hc.failure_threshold = static_cast<unsigned>(v);
-    }
-    return hc;
-}
-
-// Appends the endpoints `target` stands for: the addresses of its A/AAAA records when it is one of ours
-// (under klb.H'), else the external host name itself. "" or what is wrong.
-std::string resolve_target(const std::string& target, const std::string& klb, const std::vector<Endpoint>& eps,
-                           std::vector<std::string>& out, uint32_t& ttl) {
-    std::string t = lower_name(target);
-    bool ours = t.size() > klb.size() && t.compare(t.size() - klb.size() - 1, klb.size() + 1, "." + klb) == 0;
-    if (!ours) {
-        if (!conf::is_endpoint(t) || Address::is_ip(t)) return "target " + t + " is not a host name";
-        out.push_back(t);
-        return "";
-    }
-    bool found = false;
-    for (const auto& e : eps) {
-        if (e.name != t || (e.type != "A" && e.type != "AAAA")) continue;
-        found = true;
-        if (e.ttl) ttl = e.ttl;
-        for (const auto& a : e.targets) {
-            // Kuadrant may put IPv6 gateway addresses in an A-typed endpoint: any address counts.
-            if (!Address::is_ip(a)) return t + ": " + a + " is not an IP address";
-            Address parsed;
-            Address::parse(a, parsed);
-            out.push_back(parsed.str());
+std::string read_spec(const json& spec, Record& r) {
+    r.root_host = lower_name(str_at(spec, "rootHost"));
+    if (auto d = spec.find("delegate"); d != spec.end() && d->is_boolean()) r.delegate = d->get<bool>();
+    if (auto it = spec.find("endpoints"); it != spec.end() && !it->is_null()) {
+        if (!it->is_array()) return "spec.endpoints is not a list";
+        if (it->size() > RecordLimits::kMaxEndpoints) {
+            return std::to_string(it->size()) + " endpoints (at most " + std::to_string(RecordLimits::kMaxEndpoints) +
+                   ")";
+        }
+        r.endpoints.reserve(it->size());
+        for (const auto& e : *it) {
+            Endpoint ep;
+            if (std::string why = read_endpoint(e, ep); !why.empty()) return why;
+            r.endpoints.push_back(std::move(ep));
         }
     }
-    return found ? "" : "no address records for " + t;
-}
-
-std::string geo_of(const std::string& code) {
-    if (code.rfind("GEO-", 0) == 0) return code;  // a continent, as glbd writes it
-    std::string up = code;
-    std::transform(up.begin(), up.end(), up.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-    return up;
-}
-
-std::string map_load_balanced(const std::string& host, const std::string& klb, const std::vector<Endpoint>& eps,
-                              const std::optional<conf::HealthCheck>& hc, Mapped& m) {
-    std::vector<std::pair<std::string, std::string>> geos;  // (geo code, the geo's name under klb)
-    std::string default_target;
-    for (const auto& e : eps) {
-        if (e.name != klb || e.type != "CNAME") continue;
-        auto g = e.provider.find("geo-code");
-        if (g == e.provider.end() || e.targets.size() != 1) return klb + ": a geo record needs geo-code and one target";
-        std::string target = lower_name(e.targets[0]);
-        if (g->second == "*") {
-            default_target = target;
-            continue;
+    if (auto h = spec.find("healthCheck"); h != spec.end() && !h->is_null()) {
+        if (!h->is_object()) return "spec.healthCheck is not an object";
+        HealthSpec hs;
+        hs.port = int_at(*h, "port");
+        hs.path = str_at(*h, "path");
+        hs.protocol = str_at(*h, "protocol");
+        hs.interval = str_at(*h, "interval");
+        hs.failure_threshold = int_at(*h, "failureThreshold");
+        if (auto ref = h->find("additionalHeadersRef"); ref != h->end() && ref->is_object()) {
+            hs.headers_secret = str_at(*ref, "name");
         }
-        std::string code = geo_of(g->second);
-        if (!conf::is_geo_code(code)) return "unknown geo code \"" + g->second + "\"";
-        geos.emplace_back(code, target);
-    }
-    if (geos.empty() && !default_target.empty()) geos.emplace_back("", default_target);  // only a default
-    if (geos.empty()) return klb + " has no geo records";
-    for (const auto& [code, geo_name] : geos) {
-        conf::Host h;
-        h.name = host;
-        h.ttl = 0;
-        conf::LoadBalancing lb;
-        lb.geo = code;
-        lb.default_geo = geo_name == default_target && !code.empty();
-        bool weighted = false;
-        for (const auto& e : eps) {
-            if (e.name != geo_name || e.type != "CNAME") continue;
-            for (const auto& t : e.targets) {
-                if (std::string err = resolve_target(t, klb, eps, h.endpoints, h.ttl); !err.empty()) return err;
-            }
-            if (!weighted) {
-                // A missing or bad weight is 0 (docs/kuadrant.md); the entry takes its first target's.
-                auto w = e.provider.find("weight");
-                long v = w == e.provider.end() ? 0 : std::strtol(w->second.c_str(), nullptr, 10);
-                lb.weight = static_cast<uint16_t>(v > 0 && v <= 65535 ? v : 0);
-                weighted = true;
-            }
-        }
-        if (h.endpoints.empty()) return geo_name + " has no targets";
-        std::sort(h.endpoints.begin(), h.endpoints.end());
-        h.endpoints.erase(std::unique(h.endpoints.begin(), h.endpoints.end()), h.endpoints.end());
-        if (h.ttl == 0) h.ttl = 60;
-        h.load_balancing = lb;
-        h.health_check = hc;
-        m.hosts.push_back(std::move(h));
+        r.health = hs;
     }
     return "";
 }
 
-std::string map_simple(const std::string& host, const std::vector<Endpoint>& eps,
-                       const std::optional<conf::HealthCheck>& hc, Mapped& m) {
-    conf::Host h;
-    h.name = host;
-    h.ttl = 0;
-    for (const auto& e : eps) {
-        if (e.name != host) continue;
-        if (!e.provider.empty()) return host + ": providerSpecific on a record that is not load-balanced";
-        if (e.type == "A" || e.type == "AAAA") {
-            for (const auto& a : e.targets) {
-                Address parsed;
-                if (!Address::parse(a, parsed)) return host + ": " + a + " is not an IP address";
-                h.endpoints.push_back(parsed.str());
-            }
-        } else if (e.type == "CNAME") {
-            for (const auto& t : e.targets) {
-                std::string name = lower_name(t);
-                if (!conf::is_endpoint(name) || Address::is_ip(name)) return host + ": " + t + " is not a host name";
-                h.endpoints.push_back(name);
-            }
-        } else {
-            continue;  // TXT, NS and the like at the root host are not glbd's to answer
-        }
-        if (e.ttl) h.ttl = e.ttl;
-    }
-    if (h.endpoints.empty()) return "no A, AAAA or CNAME endpoint for " + host;
-    if (h.ttl == 0) h.ttl = 60;
-    h.health_check = hc;
-    m.hosts.push_back(std::move(h));
-    return "";
-}
-
-// Names other than the root host and its klb chain: A/AAAA/CNAME become simple hosts (served, and shared with
-// peers, like any host); TXT and NS are not served yet (listed in m.unserved). Registry TXT records
-// ("kuadrant-" prefixed) are the operator's bookkeeping and ignored.
-std::string map_other_names(const std::string& root, const std::string& klb, const std::vector<Endpoint>& eps,
-                            const std::vector<conf::Zone>& zones, Mapped& m) {
-    std::vector<std::string> names;
-    for (const auto& e : eps) {
-        const std::string& n = e.name;
-        bool chain =
-            n == klb || (n.size() > klb.size() && n.compare(n.size() - klb.size() - 1, klb.size() + 1, "." + klb) == 0);
-        if (n == root || chain || n.rfind("kuadrant-", 0) == 0) continue;
-        if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-    }
-    for (const auto& n : names) {
-        if (!std::any_of(zones.begin(), zones.end(),
-                         [&](const conf::Zone& z) { return conf::is_subdomain(n, z.origin); }))
-            continue;
-        if (!conf::is_lb_host_name(n)) return "\"" + n + "\" is not a valid host name";
-        std::vector<Endpoint> own;
-        for (const auto& e : eps) {
-            if (e.name != n) continue;
-            if (e.type == "A" || e.type == "AAAA" || e.type == "CNAME")
-                own.push_back(e);
-            else
-                m.unserved.push_back(n + " " + e.type);
-        }
-        if (own.empty()) continue;
-        for (auto& e : own) e.provider.clear();  // weights or geo codes outside the chain mean nothing here
-        if (std::string err = map_simple(n, own, std::nullopt, m); !err.empty()) return err;
-    }
-    return "";
+void read_status(const json& obj, Record& r) {
+    auto st = obj.find("status");
+    if (st == obj.end() || !st->is_object()) return;
+    r.group = str_at(*st, "group");
+    json kept = json::object();
+    if (auto g = st->find("observedGeneration"); g != st->end()) kept["observedGeneration"] = *g;
+    if (auto c = st->find("conditions"); c != st->end() && c->is_array() && c->size() <= 16) kept["conditions"] = *c;
+    r.status = std::move(kept);
 }
 
 }  // namespace
 
-std::string key_of(const json& obj) {
-    if (!obj.is_object()) return "";
-    auto meta = obj.find("metadata");
-    if (meta == obj.end() || !meta->is_object()) return "";
-    std::string name = str_at(*meta, "name");
-    return name.empty() ? "" : str_at(*meta, "namespace") + "/" + name;
+Record read_record(const json& obj, size_t bytes) {
+    Record r;
+    r.bytes = bytes;
+    if (!obj.is_object()) {
+        r.error = "not an object";
+        return r;
+    }
+    read_metadata(obj, r);
+    if (r.name.empty()) {
+        r.error = "no metadata.name";
+        return r;
+    }
+    if (bytes > RecordLimits::kMaxObjectBytes) {
+        r.error = "the object is " + std::to_string(bytes) + " bytes (at most " +
+                  std::to_string(RecordLimits::kMaxObjectBytes) + ")";
+        return r;
+    }
+    read_status(obj, r);
+    auto spec = obj.find("spec");
+    if (spec == obj.end() || !spec->is_object()) {
+        r.error = "no spec";
+        return r;
+    }
+    try {
+        if (std::string why = read_spec(*spec, r); !why.empty()) {
+            r.endpoints.clear(), r.health.reset();
+            r.error = why;
+        }
+    } catch (const json::exception& e) {
+        r.endpoints.clear(), r.health.reset();
+        r.error = std::string("malformed: ") + e.what();
+    }
+    return r;
 }
 
-Mapped map_record(const json& record, const std::vector<conf::Zone>& zones) {
-    Mapped m;
-    try {
-        auto spec = record.find("spec");
-        if (spec == record.end() || !spec->is_object()) return m.error = "no spec", m;
-        if (auto d = spec->find("delegate"); d != spec->end() && d->is_boolean() && d->get<bool>()) {
-            return m.out_of_zone = true, m;  // delegated records are another provider's
+Record read_record_text(std::string_view text) {
+    if (text.size() <= RecordLimits::kMaxObjectBytes) {
+        json obj = json::parse(text.begin(), text.end(), nullptr, false);
+        return read_record(obj, text.size());
+    }
+    // Too large to keep: read for its name only, every other top-level key skipped as it is parsed.
+    json::parser_callback_t names_only = [](int depth, json::parse_event_t event, json& parsed) {
+        return !(event == json::parse_event_t::key && depth == 1 && parsed != "metadata");
+    };
+    json obj = json::parse(text.begin(), text.end(), names_only, false);
+    return read_record(obj, text.size());
+}
+
+bool is_registry_txt(const Endpoint& e) {
+    if (e.type != "TXT" || e.name.rfind("kuadrant-", 0) != 0 || e.targets.empty()) return false;
+    return std::all_of(e.targets.begin(), e.targets.end(), [](const std::string& t) {
+        return t.rfind("heritage=external-dns,", 0) == 0 || t.rfind("\"heritage=external-dns,", 0) == 0;
+    });
+}
+
+namespace {
+
+// The rules a record's names are held to, with what refused them.
+class Mapper {
+public:
+    Mapper(const Record& r, const MapOptions& o, Mapped& m) : r_(r), o_(o), m_(m) {}
+
+    void run() {
+        for (const Endpoint& e : r_.endpoints) {
+            if (!is_registry_txt(e)) eps_.push_back(&e);
         }
-        if (auto md = record.find("metadata"); md != record.end() && md->is_object()) {
-            auto labels = md->find("labels");
-            if (labels != md->end() && labels->is_object() && labels->contains("kuadrant.io/authoritative-record")) {
-                return m.out_of_zone = true, m;  // the operator's own aggregate of several records: not an input
+        load_balanced();
+        plain_names();
+        std::set<std::string> names;
+        for (const auto& h : m_.hosts) names.insert(h.name);
+        for (const auto& s : m_.records) names.insert(s.name);
+        m_.names.assign(names.begin(), names.end());
+    }
+
+private:
+    void refuse(const std::string& name, std::string why) {
+        if (std::none_of(m_.refused.begin(), m_.refused.end(), [&](const Refusal& x) { return x.name == name; })) {
+            m_.refused.push_back({name, std::move(why)});
+        }
+    }
+
+    const conf::Zone* zone_of(const std::string& name) const {
+        const conf::Zone* best = nullptr;
+        for (const auto& z : o_.zones) {
+            if (conf::is_subdomain(bare(name), z.origin) && (!best || z.origin.size() > best->origin.size())) best = &z;
+        }
+        return best;
+    }
+
+    // Whether the record's author may publish `name` at all ("" if so, else why).
+    std::string scope_problem(const std::string& name) const {
+        const conf::Zone* z = zone_of(name);
+        if (!z) return "not in a zone of this glbd";
+        if (name == z->origin) return "the zone apex is this glbd's";
+        for (const auto& ns : z->nameservers) {
+            if (ns.name == name) return "the nameserver names are this glbd's";
+        }
+        if (!conf::is_subdomain(bare(name), bare(r_.root_host))) return "outside its rootHost " + r_.root_host;
+        if (!o_.owners.empty()) {
+            auto own = o_.owners.find(r_.ns);
+            if (own == o_.owners.end()) return "namespace " + r_.ns + " owns no names (kubernetes.owners)";
+            bool owned = std::any_of(own->second.begin(), own->second.end(),
+                                     [&](const std::string& suffix) { return conf::is_subdomain(bare(name), suffix); });
+            if (!owned) return "not among the names kubernetes.owners gives namespace " + r_.ns;
+        }
+        return "";
+    }
+
+    // The apex NS set and nameserver glue a zone set-up record publishes: what glbd serves anyway when it
+    // matches zones[].nameservers (nothing to do), refused with the reason when it does not.
+    bool zone_setup(const Endpoint& e) {
+        const conf::Zone* z = zone_of(e.name);
+        if (!z) return false;
+        if (e.name == z->origin && e.type == "NS") {
+            std::set<std::string> want, got;
+            for (const auto& ns : z->nameservers) want.insert(ns.name);
+            for (const auto& t : e.targets) got.insert(lower_name(t));
+            if (got != want) refuse(e.name, "its NS set differs from zones[].nameservers");
+            return true;
+        }
+        for (const auto& ns : z->nameservers) {
+            if (ns.name != e.name || (e.type != "A" && e.type != "AAAA")) continue;
+            std::set<std::string> want, got;
+            for (const auto& a : ns.addresses) want.insert(Address::is_ip(a) ? canonical(a) : a);
+            for (const auto& t : e.targets) got.insert(Address::is_ip(t) ? canonical(t) : t);
+            bool all_known = std::all_of(got.begin(), got.end(), [&](const std::string& a) { return want.count(a); });
+            if (!all_known) refuse(e.name, "its addresses differ from zones[].nameservers");
+            return true;
+        }
+        return false;
+    }
+
+    static std::string canonical(const std::string& ip) {
+        Address a;
+        return Address::parse(ip, a) ? a.str() : ip;
+    }
+
+    bool denied(const Address& a) const {
+        for (const Prefix& p : o_.deny) {
+            if (p.address.family != a.family) continue;
+            bool inside = true;
+            for (unsigned bit = 0; bit < p.length && inside; ++bit) {
+                inside = ((a.bytes[bit / 8] ^ p.address.bytes[bit / 8]) & (0x80 >> (bit % 8))) == 0;
+            }
+            if (inside) return true;
+        }
+        return false;
+    }
+
+    // The addresses of A/AAAA targets (IPv6 may come in an A-typed endpoint), canonical; "" or why not.
+    std::string addresses(const std::vector<const Endpoint*>& eps, std::vector<std::string>& out, uint32_t& ttl) {
+        std::unordered_set<std::string> seen;
+        size_t denied_count = 0;
+        for (const Endpoint* e : eps) {
+            if (e->ttl) ttl = ttl ? std::min(ttl, e->ttl) : e->ttl;
+            for (const auto& t : e->targets) {
+                Address a;
+                if (!Address::parse(t, a)) return e->name + ": " + t + " is not an IP address";
+                if (denied(a)) {
+                    ++denied_count;
+                    continue;
+                }
+                if (seen.insert(a.str()).second) out.push_back(a.str());
             }
         }
-        std::string root = lower_name(str_at(*spec, "rootHost"));
-        if (root.empty()) return m.error = "no spec.rootHost", m;
-        if (!conf::is_lb_host_name(root)) return m.error = "spec.rootHost \"" + root + "\" is not a valid host name", m;
-        bool wildcard = root.rfind("*.", 0) == 0;
-        std::string bare = wildcard ? root.substr(2) : root;
-        if (!std::any_of(zones.begin(), zones.end(),
-                         [&](const conf::Zone& z) { return conf::is_subdomain(bare, z.origin); })) {
-            return m.out_of_zone = true, m;
+        if (out.size() > RecordLimits::kMaxTargets) {
+            return std::to_string(out.size()) + " addresses (at most " + std::to_string(RecordLimits::kMaxTargets) +
+                   ")";
         }
-        std::vector<Endpoint> eps;
-        if (std::string err = read_endpoints(*spec, eps); !err.empty()) return m.error = err, m;
-        auto hc = health_check(*spec, wildcard, m.error);
-        if (!m.error.empty()) return m;
-        const std::string klb = "klb." + bare;
-        bool lb = std::any_of(eps.begin(), eps.end(), [&](const Endpoint& e) {
-            return e.name == root && e.type == "CNAME" && e.targets.size() == 1 && lower_name(e.targets[0]) == klb;
-        });
-        bool root_has_address = std::any_of(eps.begin(), eps.end(), [&](const Endpoint& e) {
-            return e.name == root && (e.type == "A" || e.type == "AAAA" || e.type == "CNAME");
-        });
-        std::string err = lb                 ? map_load_balanced(root, klb, eps, hc, m)
-                          : root_has_address ? map_simple(root, eps, hc, m)
-                                             : "";
-        if (err.empty()) err = map_other_names(root, klb, eps, zones, m);
-        if (err.empty() && m.hosts.empty()) err = "no A, AAAA or CNAME endpoint for " + root;
-        if (!err.empty()) m.hosts.clear(), m.error = err;
+        if (out.empty() && denied_count) return "every address is in kubernetes.denyNetworks";
+        return "";
+    }
+
+    std::vector<const Endpoint*> at(const std::string& name, std::initializer_list<const char*> types) const {
+        std::vector<const Endpoint*> out;
+        for (const Endpoint* e : eps_) {
+            if (e->name != name) continue;
+            if (std::any_of(types.begin(), types.end(), [&](const char* t) { return e->type == t; })) out.push_back(e);
+        }
+        return out;
+    }
+
+    // The record's health check for `host` (none for a wildcard: upstream probes none either); `why` says
+    // what is wrong with it.
+    std::optional<conf::HealthCheck> health_check(const std::string& host, std::string& why) const {
+        if (!r_.health || host.rfind("*.", 0) == 0) return std::nullopt;
+        const HealthSpec& s = *r_.health;
+        conf::HealthCheck hc;
+        hc.protocol = s.protocol == "HTTP" ? conf::Protocol::http : conf::Protocol::https;
+        if (!s.protocol.empty() && s.protocol != "HTTP" && s.protocol != "HTTPS") {
+            why = "spec.healthCheck.protocol must be HTTP or HTTPS";
+            return std::nullopt;
+        }
+        hc.port = KuadrantDefaults::kProbePort;
+        if (s.port < 0 || s.port > 65535) {
+            why = "spec.healthCheck.port out of range";
+            return std::nullopt;
+        }
+        if (s.port != 0) hc.port = static_cast<uint16_t>(s.port);
+        // The path joins the URL after host and port: it must start with "/" or "?" (upstream's schema), so
+        // that no path can name another host or port ("@evil:8080/").
+        hc.path = s.path.empty() ? "/" : s.path;
+        if (hc.path[0] != '/' && hc.path[0] != '?') {
+            why = "spec.healthCheck.path must start with / or ?";
+            return std::nullopt;
+        }
+        hc.interval = conf::Millis{KuadrantDefaults::kProbeIntervalMs};
+        if (!s.interval.empty()) {
+            auto d = conf::parse_duration(s.interval);
+            if (!d || d->count() < 1000) {
+                why = "spec.healthCheck.interval is not a duration of 1s or more";
+                return std::nullopt;
+            }
+            hc.interval = *d;
+        }
+        unsigned failures = KuadrantDefaults::kProbeFailureThreshold;
+        if (s.failure_threshold < 0 || s.failure_threshold > 1000) {
+            why = "spec.healthCheck.failureThreshold out of range";
+            return std::nullopt;
+        }
+        if (s.failure_threshold != 0) failures = static_cast<unsigned>(s.failure_threshold);
+        hc.failure_threshold = failures + 1;  // unhealthy after *more than* failureThreshold failures in a row
+        hc.timeout = conf::Millis{KuadrantDefaults::kProbeTimeoutMs};
+        hc.expected_status = {200, 201};
+        hc.insecure_skip_verify = o_.insecure_health_checks;
+        return hc;
+    }
+
+    void add_host(conf::Host h) {
+        std::string why;
+        h.health_check = health_check(h.name, why);
+        if (!why.empty()) return refuse(h.name, why);
+        m_.hosts.push_back(std::move(h));
+    }
+
+    // H CNAME klb.H': an entry per weighted target of every geo of klb.H' (several H may share one klb name:
+    // a listener for H and one for *.H).
+    void load_balanced() {
+        std::map<std::string, std::vector<std::string>> hosts_of;  // klb name -> the hosts pointing at it
+        for (const Endpoint* e : eps_) {
+            if (e->type == "CNAME" && e->targets.size() == 1 && lower_name(e->targets[0]) == "klb." + bare(e->name)) {
+                auto& list = hosts_of[lower_name(e->targets[0])];
+                if (std::find(list.begin(), list.end(), e->name) == list.end()) list.push_back(e->name);
+                lb_names_.insert(e->name);
+            }
+        }
+        for (const auto& [klb, hosts] : hosts_of) {
+            consumed_.insert(klb);
+            std::vector<conf::Host> entries;
+            std::string why = chain(klb, entries);
+            for (const auto& h : hosts) {
+                if (std::string scope = scope_problem(h); !scope.empty()) {
+                    refuse(h, scope);
+                } else if (!why.empty()) {
+                    refuse(h, why);
+                } else {
+                    for (auto entry : entries) {
+                        entry.name = h;
+                        add_host(std::move(entry));
+                    }
+                }
+            }
+        }
+    }
+
+    // The entries under klb (geo CNAMEs, weighted CNAMEs, A records or an external name); "" or why not.
+    std::string chain(const std::string& klb, std::vector<conf::Host>& entries) {
+        std::map<std::string, std::pair<std::string, bool>> geo_of;  // geo name -> (code, defaultGeo)
+        std::vector<std::string> order;
+        for (const Endpoint* e : at(klb, {"CNAME"})) {
+            if (!e->geo || e->targets.size() != 1) return klb + ": a geo record needs geo-code and one target";
+            std::string g = lower_name(e->targets[0]);
+            auto [it, fresh] = geo_of.try_emplace(g, std::string(), false);
+            if (fresh) order.push_back(g);
+            if (*e->geo == "*") {
+                it->second.second = true;
+                continue;
+            }
+            std::string code = *e->geo;
+            if (code.rfind("GEO-", 0) != 0) std::transform(code.begin(), code.end(), code.begin(), ::toupper);
+            if (!conf::is_geo_code(code)) return "unknown geo code \"" + *e->geo + "\"";
+            if (it->second.first.empty()) it->second.first = code;
+        }
+        if (order.empty()) return klb + " has no geo records";
+        std::set<std::string> targets_seen;
+        for (const std::string& g : order) {
+            consumed_.insert(g);
+            auto [code, is_default] = geo_of[g];
+            for (const Endpoint* w : at(g, {"CNAME"})) {
+                for (const auto& raw : w->targets) {
+                    std::string t = lower_name(raw);
+                    if (!targets_seen.insert(g + " " + t).second) continue;  // merged records repeat endpoints
+                    conf::Host h;
+                    h.entry = t;
+                    h.ttl = w->ttl;
+                    conf::LoadBalancing lb;
+                    lb.geo = code;
+                    lb.default_geo = is_default && !code.empty();
+                    lb.weight = weight(w->weight);
+                    h.load_balancing = lb;
+                    if (std::string why = leaf(klb, t, h); !why.empty()) return why;
+                    if (h.ttl == 0) h.ttl = KuadrantDefaults::kTtl;
+                    entries.push_back(std::move(h));
+                }
+            }
+        }
+        if (entries.empty()) return klb + " has no weighted targets";
+        return "";
+    }
+
+    // A weighted target: a name under klb with A records (its addresses), or an external host name.
+    std::string leaf(const std::string& klb, const std::string& t, conf::Host& h) {
+        if (conf::is_subdomain(t, klb)) {
+            consumed_.insert(t);
+            auto eps = at(t, {"A", "AAAA"});
+            if (eps.empty()) return "no address records for " + t;
+            uint32_t ttl = 0;
+            if (std::string why = addresses(eps, h.endpoints, ttl); !why.empty()) return t + ": " + why;
+            if (ttl) h.ttl = ttl;
+            return "";
+        }
+        if (!conf::is_endpoint(t) || Address::is_ip(t)) return "target " + t + " is not a host name";
+        h.endpoints.push_back(t);
+        return "";
+    }
+
+    static uint16_t weight(const std::optional<std::string>& w) {
+        if (!w || w->empty() || w->size() > 5 || !std::all_of(w->begin(), w->end(), ::isdigit)) return 0;
+        long v = std::stol(*w);
+        return static_cast<uint16_t>(v <= 65535 ? v : 0);  // a missing or bad weight is 0
+    }
+
+    // Every name outside the klb chains: entries (geo-code/weight on plain records), a simple host, NS and TXT
+    // static records.
+    void plain_names() {
+        std::vector<std::string> names;
+        for (const Endpoint* e : eps_) {
+            if (consumed_.count(e->name) || (lb_names_.count(e->name) && e->type == "CNAME")) continue;
+            if (std::find(names.begin(), names.end(), e->name) == names.end()) names.push_back(e->name);
+            const conf::Zone* z = zone_of(e->name);
+            if (e->type == "NS" && z && e->name != z->origin) cuts_.insert(e->name);
+        }
+        for (const auto& name : names) {
+            std::vector<const Endpoint*> all;
+            for (const Endpoint* e : eps_) {
+                if (e->name == name && !zone_setup(*e)) all.push_back(e);
+            }
+            if (all.empty()) continue;
+            if (std::string why = scope_problem(name); !why.empty()) {
+                refuse(name, why);
+                continue;
+            }
+            if (const std::string* cut = cut_above(name)) {
+                glue(name, *cut, all);
+            } else {
+                one_name(name, all);
+            }
+        }
+    }
+
+    // The delegation (an NS name of this record) `name` lies strictly below, or null.
+    const std::string* cut_above(const std::string& name) const {
+        for (const auto& c : cuts_) {
+            if (name != c && conf::is_subdomain(name, c)) return &c;
+        }
+        return nullptr;
+    }
+
+    // Below a delegation only addresses may be published: the glue of its name servers.
+    void glue(const std::string& name, const std::string& cut, const std::vector<const Endpoint*>& all) {
+        for (const Endpoint* e : all) {
+            if (e->type != "A" && e->type != "AAAA") return refuse(name, e->type + " below the delegation " + cut);
+        }
+        for (const Endpoint* e : all) {
+            for (const auto& t : e->targets) {
+                Address a;
+                if (!Address::parse(t, a)) return refuse(name, t + " is not an IP address");
+                if (denied(a)) return refuse(name, t + " is in kubernetes.denyNetworks");
+                StaticRecord s{name, a.family == 4 ? "A" : "AAAA", e->ttl ? e->ttl : KuadrantDefaults::kTtl, {a.str()}};
+                if (std::find(m_.records.begin(), m_.records.end(), s) == m_.records.end()) m_.records.push_back(s);
+            }
+        }
+    }
+
+    void one_name(const std::string& name, const std::vector<const Endpoint*>& all) {
+        std::vector<const Endpoint*> addr, cname, ns, txt;
+        for (const Endpoint* e : all) {
+            if (e->type == "A" || e->type == "AAAA") {
+                addr.push_back(e);
+            } else if (e->type == "CNAME") {
+                cname.push_back(e);
+            } else if (e->type == "NS") {
+                ns.push_back(e);
+            } else if (e->type == "TXT") {
+                txt.push_back(e);
+            } else {
+                return refuse(name, "record type " + e->type + " is not served");
+            }
+        }
+        bool host = !addr.empty() || !cname.empty();
+        if (lb_names_.count(name) && !addr.empty()) return refuse(name, "a load-balanced name with other A records");
+        if (!cname.empty() && (!addr.empty() || !ns.empty() || !txt.empty())) {
+            return refuse(name, "a CNAME beside other data");
+        }
+        if (host && (!ns.empty() || !txt.empty())) return refuse(name, "NS or TXT beside a host's addresses");
+        if (!ns.empty() && !txt.empty()) return refuse(name, "NS beside TXT (a delegation holds no other data)");
+        if (name.rfind("*.", 0) == 0 && (!ns.empty())) return refuse(name, "NS at a wildcard name");
+        if (host) return host_entries(name, addr, cname);
+        for (const Endpoint* e : ns) {
+            StaticRecord s{name, "NS", e->ttl ? e->ttl : KuadrantDefaults::kTtl, {}};
+            for (const auto& t : e->targets) {
+                std::string n = lower_name(t);
+                if (!conf::is_host_name(n)) return refuse(name, "NS target " + t + " is not a host name");
+                s.targets.push_back(n);
+            }
+            if (!s.targets.empty()) m_.records.push_back(std::move(s));
+        }
+        for (const Endpoint* e : txt) {
+            if (e->targets.empty()) continue;
+            m_.records.push_back({name, "TXT", e->ttl ? e->ttl : KuadrantDefaults::kTtl, e->targets});
+        }
+    }
+
+    // A/AAAA/CNAME at a name: with geo-code or weight, each endpoint one entry; without, one simple entry.
+    void host_entries(const std::string& name, const std::vector<const Endpoint*>& addr,
+                      const std::vector<const Endpoint*>& cname) {
+        std::vector<const Endpoint*> all = addr;
+        all.insert(all.end(), cname.begin(), cname.end());
+        bool balanced = std::any_of(all.begin(), all.end(), [](const Endpoint* e) { return e->geo || e->weight; });
+        if (!balanced) {
+            conf::Host h;
+            h.name = name;
+            uint32_t ttl = 0;
+            if (std::string why = addresses(addr, h.endpoints, ttl); !why.empty()) return refuse(name, why);
+            for (const Endpoint* e : cname) {
+                if (e->ttl) ttl = ttl ? std::min(ttl, e->ttl) : e->ttl;
+                for (const auto& t : e->targets) {
+                    std::string n = lower_name(t);
+                    if (!conf::is_endpoint(n) || Address::is_ip(n)) return refuse(name, t + " is not a host name");
+                    if (std::find(h.endpoints.begin(), h.endpoints.end(), n) == h.endpoints.end()) {
+                        h.endpoints.push_back(n);
+                    }
+                }
+            }
+            if (h.endpoints.empty()) return refuse(name, "no targets");
+            h.ttl = ttl ? ttl : KuadrantDefaults::kTtl;
+            return add_host(std::move(h));
+        }
+        std::set<std::string> keys;
+        for (const Endpoint* e : all) {
+            conf::Host h;
+            h.name = name;
+            h.entry = !e->set_identifier.empty() ? e->set_identifier
+                      : e->targets.empty()       ? ""
+                                                 : lower_name(e->targets[0]);
+            if (!keys.insert(h.entry).second) continue;  // the same entry again (merged records)
+            conf::LoadBalancing lb;
+            lb.weight = weight(e->weight);
+            if (e->geo && *e->geo != "*") {
+                std::string code = *e->geo;
+                if (code.rfind("GEO-", 0) != 0) std::transform(code.begin(), code.end(), code.begin(), ::toupper);
+                if (!conf::is_geo_code(code)) return refuse(name, "unknown geo code \"" + *e->geo + "\"");
+                lb.geo = code;
+            }
+            lb.default_geo = e->geo && *e->geo == "*";
+            h.load_balancing = lb;
+            uint32_t ttl = 0;
+            if (e->type == "CNAME") {
+                std::string n = e->targets.size() == 1 ? lower_name(e->targets[0]) : "";
+                if (!conf::is_endpoint(n) || Address::is_ip(n))
+                    return refuse(name, "a CNAME needs one host name target");
+                h.endpoints.push_back(n);
+                ttl = e->ttl;
+            } else if (std::string why = addresses({e}, h.endpoints, ttl); !why.empty()) {
+                return refuse(name, why);
+            }
+            h.ttl = ttl ? ttl : KuadrantDefaults::kTtl;
+            add_host(std::move(h));
+        }
+    }
+
+    const Record& r_;
+    const MapOptions& o_;
+    Mapped& m_;
+    std::vector<const Endpoint*> eps_;  // without the registry's TXT records
+    std::set<std::string> consumed_;    // names of the klb chains
+    std::set<std::string> lb_names_;    // names whose CNAME starts a chain
+    std::set<std::string> cuts_;        // names with NS below a zone's apex: delegations
+};
+
+bool in_zones(const std::string& name, const std::vector<conf::Zone>& zones) {
+    return std::any_of(zones.begin(), zones.end(),
+                       [&](const conf::Zone& z) { return conf::is_subdomain(bare(name), z.origin); });
+}
+
+}  // namespace
+
+Mapped map_record(const Record& r, const MapOptions& o) {
+    Mapped m;
+    switch (o.mode) {
+        case Mode::coredns:
+            m.not_ours = std::none_of(o.zones.begin(), o.zones.end(),
+                                      [&](const conf::Zone& z) { return z.origin == r.zone_label; });
+            break;
+        case Mode::delegate: m.not_ours = !r.delegate || r.authoritative || !in_zones(r.root_host, o.zones); break;
+        case Mode::controller: m.not_ours = r.delegate || r.authoritative || !in_zones(r.root_host, o.zones); break;
+    }
+    if (m.not_ours) return m;
+    if (!r.error.empty()) {
+        m.error = r.error;
+        return m;
+    }
+    if (r.root_host.empty()) {
+        m.error = "no spec.rootHost";
+        return m;
+    }
+    if (!conf::is_lb_host_name(r.root_host)) {
+        m.error = "spec.rootHost \"" + r.root_host + "\" is not a valid host name";
+        return m;
+    }
+    try {
+        Mapper(r, o, m).run();
     } catch (const std::exception& e) {
-        m.hosts.clear();
-        m.error = std::string("malformed record: ") + e.what();
+        m = Mapped{};
+        m.error = std::string("cannot be mapped: ") + e.what();
     }
     return m;
 }

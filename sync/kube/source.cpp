@@ -4,21 +4,19 @@
 
 #include <algorithm>
 #include <ctime>
+#include <unordered_map>
 
-#include "sync/kube/records.hpp"
+#include "conf/names.hpp"
+#include "resolver/base/clock.hpp"
+#include "resolver/wire/text.hpp"
 
 namespace glbd::kube {
 
 namespace {
 constexpr const char* kResource = "/apis/kuadrant.io/v1alpha1";
+constexpr size_t kMaxStatusMessage = 1024;  // a Ready condition's message lists refusals up to this many bytes
 
-// metadata.resourceVersion as text, whatever its JSON type ("" when absent).
-std::string version_of(const nlohmann::json& obj) {
-    auto md = obj.find("metadata");
-    if (md == obj.end() || !md->is_object()) return "";
-    auto rv = md->find("resourceVersion");
-    return rv == md->end() ? "" : rv->dump();
-}
+std::string bare(const std::string& name) { return name.rfind("*.", 0) == 0 ? name.substr(2) : name; }
 }  // namespace
 
 std::string coredns_selector(const std::vector<conf::Zone>& zones) {
@@ -28,26 +26,29 @@ std::string coredns_selector(const std::vector<conf::Zone>& zones) {
     return s + ")";
 }
 
-Source::Source(const conf::Config& config, const std::function<void()>& on_change) : zones_(config.zones) {
+Source::Source(const conf::Config& config, const std::function<void()>& on_change) : on_change_(on_change) {
     const conf::Kubernetes& k = *config.kubernetes;
     ApiAccess access = ApiAccess::from(k);
-    if (k.mode == conf::Kubernetes::Mode::coredns) selector_ = coredns_selector(zones_);
-    controller_ = k.mode == conf::Kubernetes::Mode::controller;
-    if (controller_) writer_ = std::make_unique<Watcher>(access, "", "", nullptr);
-    if (k.namespaces.empty()) {
-        watchers_.push_back(
-            std::make_unique<Watcher>(access, std::string(kResource) + "/dnsrecords", selector_, on_change, k.resync));
-    }
-    for (const auto& ns : k.namespaces) {
-        watchers_.push_back(std::make_unique<Watcher>(
-            access, std::string(kResource) + "/namespaces/" + ns + "/dnsrecords", selector_, on_change, k.resync));
-    }
+    mode_ = k.mode;
+    options_.mode = k.mode;
+    options_.zones = config.zones;
+    options_.owners = k.owners;
+    options_.deny = k.deny_networks;
+    options_.insecure_health_checks = k.insecure_health_checks;
+    if (k.mode == Mode::coredns) selector_ = coredns_selector(config.zones);
+    requests_ = std::make_unique<Watcher>(access, "", "", nullptr);
+    std::vector<std::string> paths;
+    if (k.namespaces.empty()) paths.push_back(std::string(kResource) + "/dnsrecords");
+    for (const auto& ns : k.namespaces) paths.push_back(std::string(kResource) + "/namespaces/" + ns + "/dnsrecords");
+    for (const auto& p : paths)
+        watchers_.push_back(std::make_unique<Watcher>(access, p, selector_, on_change, k.resync));
+    held_.resize(watchers_.size());
 }
 
 Source::~Source() { stop(); }
 
 void Source::start() {
-    if (controller_) status_thread_ = std::thread([this] { write_statuses(); });
+    requests_thread_ = std::thread([this] { run_requests(); });
     for (auto& w : watchers_) {
         spdlog::info("kubernetes: watching {}{}", w->describe(), selector_.empty() ? "" : " (" + selector_ + ")");
         w->start();
@@ -56,14 +57,245 @@ void Source::start() {
 
 void Source::stop() {
     for (auto& w : watchers_) w->stop();
-    if (status_thread_.joinable()) {
+    if (requests_thread_.joinable()) {
         {
-            MutexLock lock(status_mu_);
-            status_stop_ = true;
+            MutexLock lock(requests_mu_);
+            requests_stop_ = true;
         }
-        status_cv_.notify_all();
-        status_thread_.join();
+        requests_cv_.notify_all();
+        requests_thread_.join();
     }
+}
+
+void Source::set_zones(std::vector<conf::Zone> zones) {
+    options_.zones = std::move(zones);
+    remap_ = true;
+}
+
+// Applies what the watchers changed: a record is mapped again only when its resourceVersion (or the options)
+// changed.
+void Source::take_changes() {
+    auto map_into = [this](Held& h, RecordPtr r) {
+        if (r->health && !r->health->headers_secret.empty() && h.record != r) {
+            MutexLock lock(requests_mu_);
+            secrets_.erase(r->ns + "/" + r->health->headers_secret);  // a record changed: its Secret read again
+        }
+        h.mapped = map_record(*r, options_);
+        h.record = std::move(r);
+        ++maps_total_;
+    };
+    for (size_t i = 0; i < watchers_.size(); ++i) {
+        Changes ch = watchers_[i]->take_changes();
+        auto& held = held_[i];
+        if (ch.full) {
+            std::map<std::string, Held> next;
+            for (auto& [key, r] : ch.records) {
+                auto it = held.find(key);
+                bool same = it != held.end() && !r->resource_version.empty() &&
+                            it->second.record->resource_version == r->resource_version;
+                if (same) {
+                    next[key] = std::move(it->second);
+                } else {
+                    map_into(next[key], std::move(r));
+                }
+            }
+            held = std::move(next);
+            continue;
+        }
+        for (auto& [key, r] : ch.records) {
+            if (r) {
+                map_into(held[key], std::move(r));
+            } else {
+                held.erase(key);
+            }
+        }
+    }
+    if (remap_) {
+        for (auto& held : held_) {
+            for (auto& [key, h] : held) map_into(h, h.record);
+        }
+        remap_ = false;
+    }
+}
+
+// Names published by records of two namespaces: the older record's namespace keeps them (both, when
+// kubernetes.owners gives the name to each).
+void Source::settle_names(std::vector<Held*>& live) {
+    struct Claim {
+        const Record* record;
+    };
+    auto older = [](const Record& a, const Record& b) {
+        return a.created != b.created ? a.created < b.created : a.key() < b.key();
+    };
+    std::unordered_map<std::string_view, const Record*> first;
+    for (Held* h : live) {
+        for (const auto& name : h->mapped.names) {
+            auto [it, fresh] = first.try_emplace(name, h->record.get());
+            if (!fresh && older(*h->record, *it->second)) it->second = h->record.get();
+        }
+    }
+    auto owns = [this](const std::string& ns, const std::string& name) {
+        auto it = options_.owners.find(ns);
+        return it != options_.owners.end() &&
+               std::any_of(it->second.begin(), it->second.end(),
+                           [&](const std::string& suffix) { return conf::is_subdomain(bare(name), suffix); });
+    };
+    for (Held* h : live) {
+        h->contested.clear();
+        for (const auto& name : h->mapped.names) {
+            const Record* keeper = first[name];
+            if (keeper->ns == h->record->ns) continue;
+            if (owns(keeper->ns, name) && owns(h->record->ns, name)) continue;  // shared by kubernetes.owners
+            h->contested.push_back({name, "the older DNSRecord " + keeper->key() + " publishes it"});
+        }
+    }
+}
+
+std::optional<std::vector<std::pair<std::string, std::string>>> Source::headers_for(const Record& r, std::string& why) {
+    if (!r.health || r.health->headers_secret.empty()) return std::vector<std::pair<std::string, std::string>>{};
+    std::string key = r.ns + "/" + r.health->headers_secret;
+    bool ask = false;
+    std::optional<std::vector<std::pair<std::string, std::string>>> out;
+    {
+        MutexLock lock(requests_mu_);
+        auto it = secrets_.find(key);
+        if (it == secrets_.end()) {
+            ask = wanted_secrets_.insert(key).second;
+            why = "its additionalHeadersRef Secret " + key + " is being read";
+        } else if (!it->second.error.empty()) {
+            why = it->second.error;
+        } else {
+            out = it->second.headers;
+        }
+    }
+    if (ask) requests_cv_.notify_all();
+    return out;
+}
+
+void Source::emit_hosts(Held& h, Collected& c, Emitted& e) {
+    std::string why;
+    auto headers = headers_for(*h.record, why);
+    std::set<std::string> clash;  // names whose kind another record set first
+    for (const conf::Host& host : h.mapped.hosts) {
+        if (h.refuses(host.name)) continue;
+        // One name is a simple host or load-balanced entries, whichever the older record made it.
+        auto [kind, fresh] = e.balanced.try_emplace(host.name, host.load_balancing.has_value());
+        if (kind->second != host.load_balancing.has_value()) {
+            clash.insert(host.name);
+            continue;
+        }
+        if (!e.entries.insert({host.name, host.entry}).second) {
+            // The same entry again (two records of one namespace for one name): a simple host's endpoints
+            // join the first one's; a load-balanced entry is the first record's.
+            if (!host.load_balancing) merge_simple(c.hosts, host);
+            continue;
+        }
+        conf::Host out = host;
+        if (out.health_check && headers) {
+            out.health_check->headers = *headers;
+        } else if (out.health_check) {
+            out.health_check.reset();  // not probed (as upstream) until its headers can be read
+            if (!why.empty()) e.unprobed.emplace(h.record->key(), why);
+        }
+        c.source.emplace(out.name, h.record->key());
+        c.hosts.push_back(std::move(out));
+    }
+    for (const auto& name : clash) h.contested.push_back({name, "a simple host and load-balanced entries"});
+}
+
+void Source::emit_records(Held& h, Collected& c, const Emitted& e) {
+    for (const StaticRecord& s : h.mapped.records) {
+        if (h.refuses(s.name)) continue;
+        if (e.balanced.count(s.name)) {
+            h.contested.push_back({s.name, s.type + " at a host's name"});
+            continue;
+        }
+        if (std::find(c.records.begin(), c.records.end(), s) != c.records.end()) continue;
+        c.source.emplace(s.name, h.record->key());
+        c.records.push_back(s);
+    }
+}
+
+void Source::merge_simple(std::vector<conf::Host>& hosts, const conf::Host& more) {
+    for (auto& kept : hosts) {
+        if (kept.name != more.name || kept.load_balancing || !kept.entry.empty()) continue;
+        for (const auto& ep : more.endpoints) {
+            if (std::find(kept.endpoints.begin(), kept.endpoints.end(), ep) == kept.endpoints.end())
+                kept.endpoints.push_back(ep);
+        }
+        kept.ttl = std::min(kept.ttl, more.ttl);
+    }
+}
+
+void Source::log_refusals(const Held& h) {
+    const Record& r = *h.record;
+    std::string id = r.key() + "@" + r.resource_version + "@" + std::to_string(h.contested.size());
+    if (!logged_.insert(id).second) return;
+    auto say = [&](const std::string& what) {
+        ++refusals_total_;
+        uint64_t left_out = 0;
+        if (!log_throttle_.allow("refusal", wall_ms(), &left_out)) return;
+        spdlog::warn("kubernetes: DNSRecord {}: {}{}", printable(r.key()), what,
+                     left_out ? " (" + std::to_string(left_out) + " more not logged)" : "");
+    };
+    if (!h.mapped.error.empty()) return say("refused: " + printable(h.mapped.error));
+    for (const auto& x : h.mapped.refused) say(printable(x.name) + " refused: " + printable(x.why));
+    for (const auto& x : h.contested) say(printable(x.name) + " refused: " + printable(x.why));
+}
+
+Source::Collected Source::collect() {
+    take_changes();
+    Collected c;
+    std::vector<Held*> live;
+    for (auto& held : held_) {
+        for (auto& [key, h] : held) {
+            if (h.mapped.not_ours) {
+                ++c.other_zone;
+                continue;
+            }
+            if (!h.mapped.error.empty()) {
+                ++c.invalid;
+                continue;
+            }
+            ++c.valid;
+            live.push_back(&h);
+        }
+    }
+    settle_names(live);
+    // The older records first, so that a name two records of one namespace give is the older one's.
+    std::sort(live.begin(), live.end(), [](const Held* a, const Held* b) {
+        const Record &x = *a->record, &y = *b->record;
+        return x.created != y.created ? x.created < y.created : x.key() < y.key();
+    });
+    Emitted e;
+    for (Held* h : live) emit_hosts(*h, c, e);
+    for (Held* h : live) emit_records(*h, c, e);
+    std::set<std::string> unprobed;
+    for (const auto& [key, why] : e.unprobed) {
+        uint64_t left_out = 0;
+        std::string id = key + "@" + why;
+        if (!unprobed_logged_.count(id) && log_throttle_.allow("unprobed", wall_ms(), &left_out))
+            spdlog::warn("kubernetes: DNSRecord {}: not probed: {}", printable(key), printable(why));
+        unprobed.insert(std::move(id));
+    }
+    unprobed_logged_ = std::move(unprobed);
+    std::set<std::string> seen;
+    for (auto& held : held_) {
+        for (auto& [key, h] : held) {
+            if (h.mapped.not_ours) continue;
+            c.refused += h.mapped.refused.size() + h.contested.size();
+            log_refusals(h);
+            seen.insert(key + "@" + h.record->resource_version + "@" + std::to_string(h.contested.size()));
+        }
+    }
+    std::erase_if(logged_, [&](const std::string& id) { return !seen.count(id); });
+    std::sort(c.hosts.begin(), c.hosts.end(), [](const conf::Host& a, const conf::Host& b) {
+        return a.name != b.name ? a.name < b.name : a.entry < b.entry;
+    });
+    std::sort(c.records.begin(), c.records.end(), [](const StaticRecord& a, const StaticRecord& b) {
+        return a.name != b.name ? a.name < b.name : a.type < b.type;
+    });
+    return c;
 }
 
 namespace {
@@ -71,7 +303,9 @@ namespace {
 std::string now_rfc3339() {
     std::time_t t = std::time(nullptr);
     char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return buf;
 }
 
@@ -81,14 +315,13 @@ nlohmann::json condition(const char* type, bool ok, const std::string& reason, c
             {"message", message}, {"observedGeneration", generation}, {"lastTransitionTime", now_rfc3339()}};
 }
 
-// Whether the record already shows `want` (times aside). Fields of another type than expected (someone
-// else wrote the status) make it "no".
-bool shows(const nlohmann::json& obj, const nlohmann::json& want) try {
-    auto st = obj.find("status");
-    if (st == obj.end() || !st->is_object()) return false;
-    if (st->value("observedGeneration", int64_t{-1}) != want["observedGeneration"].get<int64_t>()) return false;
-    auto have = st->find("conditions");
-    if (have == st->end() || !have->is_array()) return false;
+// Whether the record's status already shows `want` (times aside). Fields of another type than expected
+// (someone else wrote the status) make it "no".
+bool shows(const nlohmann::json& status, const nlohmann::json& want) try {
+    if (!status.is_object()) return false;
+    if (status.value("observedGeneration", int64_t{-1}) != want["observedGeneration"].get<int64_t>()) return false;
+    auto have = status.find("conditions");
+    if (have == status.end() || !have->is_array()) return false;
     for (const auto& w : want["conditions"]) {
         bool found = false;
         for (const auto& h : *have) {
@@ -104,127 +337,133 @@ bool shows(const nlohmann::json& obj, const nlohmann::json& want) try {
     return false;
 }
 
-int64_t generation_of(const nlohmann::json& obj) {
-    auto md = obj.find("metadata");
-    if (md == obj.end() || !md->is_object()) return 0;
-    auto g = md->find("generation");
-    return g != md->end() && g->is_number_integer() ? g->get<int64_t>() : 0;
+// Ready: served, or why not (the record refused whole, or the names refused).
+nlohmann::json ready(const Mapped& m, const std::vector<Refusal>& contested, int64_t gen) {
+    if (!m.error.empty()) return condition("Ready", false, "ValidationError", m.error, gen);
+    if (m.refused.empty() && contested.empty())
+        return condition("Ready", true, "ProviderSuccess", "served by glbd", gen);
+    std::string msg = "served but for: ";
+    bool first = true;
+    for (const auto* list : {&m.refused, &contested}) {
+        for (const auto& r : *list) {
+            std::string part = (first ? "" : "; ") + r.name + ": " + r.why;
+            if (msg.size() + part.size() > kMaxStatusMessage)
+                return condition("Ready", false, "ValidationError", msg + "; ...", gen);
+            msg += part;
+            first = false;
+        }
+    }
+    return condition("Ready", false, "ValidationError", msg, gen);
+}
+
+nlohmann::json healthy(const Mapped& m, const health::States& health, int64_t gen) {
+    size_t healthy = 0, total = 0, known = 0;
+    for (const auto& h : m.hosts) {
+        if (!h.health_check) continue;
+        for (const auto& ep : h.endpoints) {
+            ++total;
+            auto it = health.find({h.name, ep});
+            if (it != health.end() && it->second.known) ++known, healthy += it->second.healthy;
+        }
+    }
+    if (total == 0) return nullptr;
+    if (known == 0) return condition("Healthy", false, "Unknown", "no probe result yet", gen);
+    if (healthy == total) return condition("Healthy", true, "AllChecksPassed", "all endpoints healthy", gen);
+    if (healthy > 0) {
+        return condition("Healthy", true, "PartiallyHealthy",
+                         std::to_string(healthy) + " of " + std::to_string(total) + " endpoints healthy", gen);
+    }
+    return condition("Healthy", false, "HealthChecksFailed", "no endpoint healthy", gen);
 }
 
 }  // namespace
 
 void Source::update_statuses(const health::States& health) {
-    if (!controller_) return;
+    if (!controller()) return;
     std::map<std::string, nlohmann::json> want;
-    for (auto& w : watchers_) {
-        for (const auto& [key, obj] : w->objects()) {
-            Mapped m = map_record(obj, zones_);
-            if (m.out_of_zone) continue;
-            int64_t gen = generation_of(obj);
-            nlohmann::json conds = nlohmann::json::array();
-            if (m.error.empty()) {
-                conds.push_back(condition("Ready", true, "ProviderSuccess", "served by glbd", gen));
-            } else {
-                conds.push_back(condition("Ready", false, "InvalidRecord", m.error, gen));
-            }
-            bool checked = m.error.empty() && !m.hosts.empty() && m.hosts[0].health_check;
-            if (checked) {
-                size_t healthy = 0, total = 0, known = 0;
-                for (const auto& h : m.hosts) {
-                    for (const auto& ep : h.endpoints) {
-                        ++total;
-                        auto it = health.find({h.name, ep});
-                        if (it != health.end() && it->second.known) ++known, healthy += it->second.healthy;
-                    }
-                }
-                if (known == 0)
-                    conds.push_back(condition("Healthy", false, "Unknown", "no probe result yet", gen));
-                else if (healthy == total)
-                    conds.push_back(condition("Healthy", true, "AllChecksPassed", "all endpoints healthy", gen));
-                else if (healthy > 0)
-                    conds.push_back(condition(
-                        "Healthy", true, "PartiallyHealthy",
-                        std::to_string(healthy) + " of " + std::to_string(total) + " endpoints healthy", gen));
-                else
-                    conds.push_back(condition("Healthy", false, "HealthChecksFailed", "no endpoint healthy", gen));
-            }
+    for (const auto& held : held_) {
+        for (const auto& [key, h] : held) {
+            if (h.mapped.not_ours) continue;
+            int64_t gen = h.record->generation;
+            nlohmann::json conds = nlohmann::json::array({ready(h.mapped, h.contested, gen)});
+            if (auto hc = healthy(h.mapped, health, gen); !hc.is_null()) conds.push_back(std::move(hc));
             nlohmann::json status = {{"observedGeneration", gen}, {"conditions", conds}};
-            if (!shows(obj, status)) want[key] = std::move(status);
+            if (!shows(h.record->status, status)) want[key] = std::move(status);
         }
     }
     if (want.empty()) return;
     {
-        MutexLock lock(status_mu_);
+        MutexLock lock(requests_mu_);
         for (auto& [k, v] : want) pending_[k] = std::move(v);
     }
-    status_cv_.notify_all();
+    requests_cv_.notify_all();
 }
 
-void Source::write_statuses() {
+namespace {
+
+// A Secret's data as probe headers (its keys the names, as dns-operator's getAdditionalHeaders); "" or why
+// they cannot be used.
+std::string secret_headers(const std::string& body, std::vector<std::pair<std::string, std::string>>& out) {
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+    if (!j.is_object()) return "not a Secret";
+    auto data = j.find("data");
+    if (data == j.end() || data->is_null()) return "";
+    if (!data->is_object()) return "its data is not a mapping";
+    for (const auto& [k, v] : data->items()) {
+        std::string name = k;
+        while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
+        while (!name.empty() && (name.front() == ' ' || name.front() == '\t')) name.erase(0, 1);
+        bool token = !name.empty() && std::all_of(name.begin(), name.end(),
+                                                  [](unsigned char ch) { return ch > 0x20 && ch < 0x7f && ch != ':'; });
+        if (!token) return "a header name is not a token";
+        auto value = v.is_string() ? wire::base64_decode(v.get<std::string>()) : std::nullopt;
+        if (!value) return "a value is not base64";
+        if (value->find_first_of("\r\n") != std::string::npos) return "a header value holds a line break";
+        out.emplace_back(std::move(name), std::move(*value));
+    }
+    return "";
+}
+
+}  // namespace
+
+void Source::run_requests() {
     for (;;) {
-        std::map<std::string, nlohmann::json> work;
+        std::map<std::string, nlohmann::json> statuses;
+        std::set<std::string> secrets;
         {
-            MutexLock lock(status_mu_);
-            while (!status_stop_ && pending_.empty()) status_cv_.wait(status_mu_);
-            if (status_stop_) return;
-            work.swap(pending_);
+            MutexLock lock(requests_mu_);
+            while (!requests_stop_ && pending_.empty() && wanted_secrets_.empty()) requests_cv_.wait(requests_mu_);
+            if (requests_stop_) return;
+            statuses.swap(pending_);
+            secrets.swap(wanted_secrets_);
         }
-        for (const auto& [key, status] : work) {
+        for (const auto& key : secrets) {
             auto slash = key.find('/');
-            std::string path = "/apis/kuadrant.io/v1alpha1/namespaces/" + key.substr(0, slash) + "/dnsrecords/" +
+            std::string body;
+            std::string err = requests_->get(
+                "/api/v1/namespaces/" + key.substr(0, slash) + "/secrets/" + key.substr(slash + 1), body);
+            Secret s;
+            s.fetched = true;
+            if (err.empty()) err = secret_headers(body, s.headers);
+            if (!err.empty()) s.error = "its additionalHeadersRef Secret " + key + ": " + err, s.headers.clear();
+            {
+                MutexLock lock(requests_mu_);
+                secrets_[key] = std::move(s);  // the headers are never logged
+            }
+            if (on_change_) on_change_();
+        }
+        for (const auto& [key, status] : statuses) {
+            auto slash = key.find('/');
+            std::string path = std::string(kResource) + "/namespaces/" + key.substr(0, slash) + "/dnsrecords/" +
                                key.substr(slash + 1) + "/status";
-            std::string err = writer_->patch(path, nlohmann::json{{"status", status}}.dump());
+            std::string err = requests_->patch(path, nlohmann::json{{"status", status}}.dump());
             if (err.empty()) {
                 written_.fetch_add(1);
             } else {
-                spdlog::warn("kubernetes: cannot write the status of DNSRecord {}: {}", key, err);
+                spdlog::warn("kubernetes: cannot write the status of DNSRecord {}: {}", printable(key), printable(err));
             }
         }
     }
-}
-
-void Source::set_zones(std::vector<conf::Zone> zones) { zones_ = std::move(zones); }
-
-Source::Collected Source::collect() {
-    Collected c;
-    std::set<std::string> still_bad;
-    for (auto& w : watchers_) {
-        for (const auto& [key, obj] : w->objects()) {
-            Mapped m = map_record(obj, zones_);
-            if (m.out_of_zone) {
-                ++c.other_zone;
-                continue;
-            }
-            if (!m.error.empty()) {
-                ++c.invalid;
-                std::string id = key + "@" + version_of(obj);
-                still_bad.insert(id);
-                if (logged_.insert(id).second) spdlog::warn("kubernetes: DNSRecord {} skipped: {}", key, m.error);
-                continue;
-            }
-            ++c.valid;
-            if (!m.unserved.empty()) {
-                std::string id = key + "@unserved@" + version_of(obj);
-                still_bad.insert(id);
-                if (logged_.insert(id).second) {
-                    std::string what;
-                    for (const auto& u : m.unserved) what += (what.empty() ? "" : ", ") + u;
-                    spdlog::info(
-                        "kubernetes: DNSRecord {}: not served (TXT and NS are not served from DNSRecords yet): {}", key,
-                        what);
-                }
-            }
-            for (auto& h : m.hosts) {
-                c.source.emplace(h.name, key);
-                c.hosts.push_back(std::move(h));
-            }
-        }
-    }
-    // Forget what is no longer there, so that the set stays as small as the records.
-    std::erase_if(logged_, [&](const std::string& id) { return !still_bad.count(id); });
-    std::stable_sort(c.hosts.begin(), c.hosts.end(),
-                     [](const conf::Host& a, const conf::Host& b) { return a.name < b.name; });
-    return c;
 }
 
 Source::Stats Source::stats() const {
@@ -232,6 +471,7 @@ Source::Stats Source::stats() const {
     for (const auto& w : watchers_) {
         const WatchStats& ws = w->stats();
         s.events += ws.events, s.relists += ws.relists, s.errors += ws.errors, s.bad_events += ws.bad_events;
+        s.over_limit += ws.over_limit;
         s.last_event_ms = std::max<uint64_t>(s.last_event_ms, ws.last_event_ms);
         s.synced = s.synced && ws.synced;
     }

@@ -1,9 +1,13 @@
-// sync/kube/source — this cluster's hosts from Kuadrant DNSRecords: one Watcher per namespace (or one for
-// the whole cluster), the records selected by the mode (coredns: labelled kuadrant.io/coredns-zone-name with
-// one of glbd's zones; controller: every record whose rootHost lies in glbd's zones), mapped by records.hpp.
-// The watchers run on their threads; collect() runs on the control thread. Never throws after construction.
+// sync/kube/source — this cluster's entries and static records from Kuadrant DNSRecords: one Watcher per
+// namespace (or one for the whole cluster), the records the mode selects (records.hpp, docs/kuadrant.md),
+// mapped once per resourceVersion, so that an event costs the record it changed. Which record keeps a name
+// that records of two namespaces publish is decided here: the older (creationTimestamp, then namespace/name),
+// unless kubernetes.owners gives the name to both. The watchers run on their threads, Secrets (probe headers)
+// and controller mode's status writes on a requests thread; collect() and update_statuses() run on the control
+// thread. Never throws after construction.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -14,9 +18,11 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "resolver/base/log_throttle.hpp"
 #include "resolver/base/mutex.hpp"
 #include "sync/health/checker.hpp"
 #include "sync/kube/client.hpp"
+#include "sync/kube/records.hpp"
 
 namespace glbd::kube {
 
@@ -31,41 +37,82 @@ public:
     void set_zones(std::vector<conf::Zone> zones);
 
     struct Collected {
-        std::vector<conf::Host> hosts;              // sorted by name
-        std::map<std::string, std::string> source;  // host name -> "namespace/name"
+        std::vector<conf::Host> hosts;              // sorted by name, then entry
+        std::vector<StaticRecord> records;          // NS and TXT, sorted by name and type
+        std::map<std::string, std::string> source;  // host or record name -> "namespace/name"
         size_t valid = 0, invalid = 0, other_zone = 0;
+        size_t refused = 0;  // names refused now (a record's, or contested)
     };
-    // Maps every record held now. Each invalid record is logged once per resourceVersion.
+    // What the records held now give. Only records that changed since the last call are mapped again.
+    // Every refusal is logged once per record version (throttled, its bytes escaped) and counted.
     Collected collect();
+    [[nodiscard]] uint64_t refusals_total() const { return refusals_total_; }
+    [[nodiscard]] uint64_t maps_total() const { return maps_total_; }  // records mapped since the start
 
-    // Controller mode: the status each record should have now (Ready from the mapping, Healthy from the
-    // probes of its hosts), written by the status thread with a merge patch to /status when it differs from
-    // what the record shows. Control thread.
+    // Controller mode: the status each record should have now (Ready from the mapping and its refusals,
+    // Healthy from the probes of its hosts), written by the requests thread with a merge patch to /status
+    // when it differs from what the record shows. Control thread.
     void update_statuses(const health::States& health);
-    [[nodiscard]] bool controller() const { return controller_; }
+    [[nodiscard]] bool controller() const { return mode_ == Mode::controller; }
     [[nodiscard]] uint64_t statuses_written() const { return written_.load(); }
 
     struct Stats {
-        uint64_t events = 0, relists = 0, errors = 0, bad_events = 0, last_event_ms = 0;
+        uint64_t events = 0, relists = 0, errors = 0, bad_events = 0, over_limit = 0, last_event_ms = 0;
         bool synced = true;  // every watcher has listed at least once
     };
     [[nodiscard]] Stats stats() const;
     [[nodiscard]] std::string label_selector() const { return selector_; }
 
 private:
-    void write_statuses();  // the status thread
-    bool controller_ = false;
-    std::unique_ptr<Watcher> writer_;  // not started: its requests are the status thread's
-    std::thread status_thread_;
-    Mutex status_mu_;
-    CondVar status_cv_;
-    std::map<std::string, nlohmann::json> pending_ GLBD_GUARDED_BY(status_mu_);  // key -> status to write
-    bool status_stop_ GLBD_GUARDED_BY(status_mu_) = false;
-    std::atomic<uint64_t> written_{0};
-    std::vector<conf::Zone> zones_;
+    struct Held {
+        RecordPtr record;
+        Mapped mapped;
+        std::vector<Refusal> contested;  // names other records keep (an older one of another namespace...)
+        [[nodiscard]] bool refuses(const std::string& name) const {
+            auto is = [&](const Refusal& r) { return r.name == name; };
+            return std::any_of(contested.begin(), contested.end(), is);
+        }
+    };
+    struct Emitted {
+        std::set<std::pair<std::string, std::string>> entries;  // (name, entry) given so far
+        std::map<std::string, bool> balanced;                   // name -> load-balanced (or a simple host)
+        std::map<std::string, std::string> unprobed;            // record -> why its hosts are not probed
+    };
+    struct Secret {
+        bool fetched = false;
+        std::string error;  // why its headers cannot be used ("" when they can)
+        std::vector<std::pair<std::string, std::string>> headers;
+    };
+    void take_changes();
+    void settle_names(std::vector<Held*>& live);
+    void emit_hosts(Held& h, Collected& c, Emitted& e);
+    void emit_records(Held& h, Collected& c, const Emitted& e);
+    static void merge_simple(std::vector<conf::Host>& hosts, const conf::Host& more);
+    void log_refusals(const Held& h);
+    std::optional<std::vector<std::pair<std::string, std::string>>> headers_for(const Record& r, std::string& why);
+    void run_requests();  // the requests thread: Secrets and status patches
+
+    Mode mode_ = Mode::coredns;
+    MapOptions options_;
+    std::function<void()> on_change_;
     std::string selector_;
     std::vector<std::unique_ptr<Watcher>> watchers_;
-    std::set<std::string> logged_;  // "key@resourceVersion" of invalid records already logged
+    std::vector<std::map<std::string, Held>> held_;  // per watcher, by "namespace/name"
+    bool remap_ = false;                             // the options changed: map every record again
+    uint64_t refusals_total_ = 0, maps_total_ = 0;
+    std::set<std::string> logged_;           // "key@resourceVersion@..." of records whose refusals were logged
+    std::set<std::string> unprobed_logged_;  // "key@why" said
+    LogThrottle log_throttle_{5, 1000};
+
+    std::unique_ptr<Watcher> requests_;  // not started: its requests are the requests thread's
+    std::thread requests_thread_;
+    Mutex requests_mu_;
+    CondVar requests_cv_;
+    std::map<std::string, nlohmann::json> pending_ GLBD_GUARDED_BY(requests_mu_);  // key -> status to write
+    std::set<std::string> wanted_secrets_ GLBD_GUARDED_BY(requests_mu_);           // "namespace/name" to read
+    std::map<std::string, Secret> secrets_ GLBD_GUARDED_BY(requests_mu_);
+    bool requests_stop_ GLBD_GUARDED_BY(requests_mu_) = false;
+    std::atomic<uint64_t> written_{0};
 };
 
 }  // namespace glbd::kube

@@ -95,15 +95,17 @@ wait_for 5 bash -c "[[ \$(dig @$A -p $P +short www.$Z A) == 192.0.2.80 ]]" || fa
 [[ -z $(answers $A $P bad.$Z A) ]] || fail "an invalid record is served"
 # glbd answers the name directly (never the klb chain): one query, final addresses.
 [[ $(q $A $P shop.$Z A | grep -c CNAME) == 0 ]] || fail "the klb chain leaked into the answer"
-grep -q "DNSRecord gateways/badgeo skipped: unknown geo code" "$WORK/g.log" || fail "invalid record not logged"
+grep -q "DNSRecord gateways/badgeo: bad.$Z refused: unknown geo code" "$WORK/g.log" || fail "invalid record not logged"
+grep -q "DNSRecord web/stray: www.other.example.net refused: not in a zone of this glbd" "$WORK/g.log" ||
+    fail "a name outside the zones not logged"
 grep -q "file.$Z (DNSRecord web/shadow) is also in" "$WORK/g.log" || fail "shadowed host not logged"
 metrics() { curl -s "http://$ADMIN/metrics"; }
 metric() { metrics | awk -v m="$1" '$1 == m {print $2}'; }
-wait_for 5 bash -c "curl -s http://$ADMIN/metrics | grep -q '^glbd_kubernetes_records{state=\"invalid\"} 1$'" ||
-    fail "records metric: $(metrics | grep glbd_kubernetes_records)"
-[[ $(metric 'glbd_kubernetes_records{state="valid"}') == 5 && $(metric 'glbd_kubernetes_records{state="other_zone"}') == 1 ]] ||
-    fail "records: $(metrics | grep glbd_kubernetes_records)"
-pass "kubectl apply -> answers in $added_ms ms: klb shape (IPv4+IPv6), an ELB target, wildcard, simple; file wins; bad and foreign records skipped"
+wait_for 5 bash -c "curl -s http://$ADMIN/metrics | grep -q '^glbd_kubernetes_names_refused 2$'" ||
+    fail "refused names metric: $(metrics | grep glbd_kubernetes_names_refused)"
+[[ $(metric 'glbd_kubernetes_records{state="valid"}') == 7 && $(metric glbd_kubernetes_refusals_total) == 2 ]] ||
+    fail "records: $(metrics | grep -E 'glbd_kubernetes_(records|refusals)')"
+pass "kubectl apply -> answers in $added_ms ms: klb shape (IPv4+IPv6), an ELB target, wildcard, simple; file wins; a bad geo code and a foreign name refused per name"
 
 # MODIFIED and DELETED.
 sed -i 's/172.18.200.1", "2001:db8::1/172.18.200.9", "2001:db8::1/; s/\["172.18.200.1","2001:db8::1"\]/["172.18.200.9","2001:db8::1"]/' "$WORK/records.yaml"
@@ -129,10 +131,11 @@ done
 python3 - "$WORK/k/state.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-for o in s["objects"]:
-    if o["metadata"]["name"] == "apps":
-        o["spec"]["endpoints"][4]["targets"] = ["172.18.200.22"]
 s["rv"] += 1
+for o in s["objects"]:
+    if o["metadata"]["name"] == "apps":  # changed as the API server changes objects: a new resourceVersion
+        o["spec"]["endpoints"][4]["targets"] = ["172.18.200.22"]
+        o["metadata"]["resourceVersion"] = str(s["rv"])
 json.dump(s, open(sys.argv[1], "w"))
 PY
 relists0=$(metric glbd_kubernetes_relists_total)

@@ -1,0 +1,160 @@
+#include "sync/kube/stream.hpp"
+
+namespace glbd::kube {
+namespace {
+constexpr int kMaxDepth = 512;       // nesting deeper than any Kubernetes object
+constexpr size_t kMaxKeyBytes = 64;  // longer keys are none glbd looks for
+}  // namespace
+
+ObjectStream::ObjectStream(Shape shape, size_t max_object, std::function<void(Object&&)> on_object,
+                           std::function<void(Done&&)> on_done)
+    : shape_(shape), max_object_(max_object), on_object_(std::move(on_object)), on_done_(std::move(on_done)) {}
+
+bool ObjectStream::feed(std::string_view data) {
+    for (char c : data) {
+        step(c);
+        if (bad_ && shape_ == Shape::list) return false;
+    }
+    return true;
+}
+
+void ObjectStream::fail(const char* why) {
+    if (shape_ == Shape::list) {
+        error_ = why;
+    } else {
+        ++bad_lines_;
+    }
+    bad_ = true;
+}
+
+void ObjectStream::reset_top() {
+    depth_ = 0;
+    in_string_ = escape_ = key_open_ = expect_key_ = false;
+    top_key_.clear(), object_key_.clear(), key_.clear();
+    object_depth_ = 0;
+    object_ = Object{};
+    object_meta_ = false;
+    small_.clear();
+    small_open_ = false;
+    done_ = Done{};
+}
+
+void ObjectStream::step(char c) {
+    if (shape_ == Shape::events && c == '\n' && (bad_ || depth_ > 0)) {
+        // An event ends with its line: one cut short is bad, and the next line is the next event.
+        if (!bad_) ++bad_lines_;
+        bad_ = false;
+        reset_top();
+        return;
+    }
+    if (bad_) return;
+    if (depth_ == 0 && c != '{' && c != ' ' && c != '\t' && c != '\r' && c != '\n') return fail("not a JSON object");
+    // Every byte of the object being read (and of its metadata, and of a kept top-level value) is its own.
+    if (object_depth_) {
+        ++object_.bytes;
+        if (object_.whole && object_.text.size() < max_object_) {
+            object_.text.push_back(c);
+        } else if (object_.whole) {
+            object_.whole = false;
+            std::string().swap(object_.text);
+        }
+        if (object_meta_) {
+            if (object_.metadata.size() < kMaxSmall) object_.metadata.push_back(c);
+        }
+    }
+    if (small_open_ && small_.size() < kMaxSmall) small_.push_back(c);
+
+    if (in_string_) {
+        if (escape_) {
+            escape_ = false;
+        } else if (c == '\\') {
+            escape_ = true;
+        } else if (c == '"') {
+            in_string_ = false;
+            if (key_open_) {
+                key_open_ = false;
+                (depth_ == 1 ? top_key_ : object_key_) = key_;
+            } else if (small_open_ && small_depth_ == depth_) {  // a string value kept (an event's type)
+                small_open_ = false;
+                done_.type = small_.size() >= 2 ? small_.substr(1, small_.size() - 2) : "";
+            }
+        } else if (key_open_ && key_.size() < kMaxKeyBytes) {
+            key_.push_back(c);
+        }
+        return;
+    }
+    bool at_top = depth_ == 1, at_object = object_depth_ && depth_ == object_depth_;
+    switch (c) {
+        case ' ':
+        case '\t':
+        case '\r':
+        case '\n': return;
+        case '"':
+            in_string_ = true;
+            if ((at_top || at_object) && expect_key_) {
+                key_open_ = true;
+                key_.clear();
+            } else if (at_top && shape_ == Shape::events && top_key_ == "type") {
+                small_open_ = true, small_depth_ = depth_;
+                small_.assign(1, c);
+            }
+            return;
+        case ':':
+            if (at_top || at_object) expect_key_ = false;
+            return;
+        case ',':
+            if (at_top || at_object) expect_key_ = true;
+            return;
+        case '{':
+        case '[': {
+            if (depth_ == 0 && c != '{') return fail("not a JSON object");
+            if (depth_ >= kMaxDepth) return fail("nested too deep");
+            bool items = shape_ == Shape::list && depth_ == 2 && top_key_ == "items";
+            bool event_object = shape_ == Shape::events && at_top && top_key_ == "object";
+            if ((items || event_object) && c == '{') {
+                object_depth_ = depth_ + 1;
+                object_ = Object{};
+                object_.whole = true;
+                object_.bytes = 1;
+                object_.text.assign(1, c);
+                object_key_.clear();
+            } else if (at_object && object_key_ == "metadata" && c == '{') {
+                object_meta_ = true, meta_depth_ = depth_;
+                object_.metadata.assign(1, c);
+            } else if (at_top && shape_ == Shape::list && top_key_ == "metadata" && c == '{') {
+                small_open_ = true, small_depth_ = depth_;
+                small_.assign(1, c);
+            }
+            ++depth_;
+            expect_key_ = c == '{' && (depth_ == 1 || depth_ == object_depth_);
+            return;
+        }
+        case '}':
+        case ']':
+            if (depth_ == 0) return fail("unbalanced JSON");
+            --depth_;
+            if (object_meta_ && depth_ == meta_depth_) object_meta_ = false;
+            if (small_open_ && depth_ == small_depth_) {
+                small_open_ = false;
+                done_.metadata = std::move(small_);
+                small_.clear();
+            }
+            if (object_depth_ && depth_ == object_depth_ - 1) {
+                object_depth_ = 0;
+                if (object_.metadata.size() >= kMaxSmall) object_.metadata.clear();  // cut short: none
+                on_object_(std::move(object_));
+                object_ = Object{};
+            }
+            if (depth_ == 0) {
+                on_done_(std::move(done_));
+                reset_top();
+                return;
+            }
+            // Back in the top object or the object being read: what follows is a ',' and a key, or the end.
+            expect_key_ = false;
+            return;
+        default: return;  // numbers, true, false, null
+    }
+}
+
+}  // namespace glbd::kube
