@@ -115,10 +115,10 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
     bool plain = use.size() == 1;  // one report with no host or endpoint twice: a copy
     if (plain) {
         const auto& hosts = use.front()->state.hosts;
-        std::unordered_set<std::string_view> names;
+        std::unordered_set<std::string> names;  // host and entry
         names.reserve(hosts.size());
         for (const auto& h : hosts) {
-            plain = plain && names.insert(h.host).second;
+            plain = plain && names.insert(h.host + '\0' + h.entry).second;
             for (size_t i = 0; plain && i < h.endpoints.size(); ++i) {
                 for (size_t j = 0; plain && j < i; ++j) plain = h.endpoints[i].target != h.endpoints[j].target;
             }
@@ -131,9 +131,9 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
         std::vector<std::map<std::string, std::pair<unsigned, unsigned>>> votes;  // healthy, total
         for (const Known* k : use) {
             for (const auto& h : k->state.hosts) {
-                auto [hit, added] = host_index.try_emplace(h.host, cv.hosts.size());
+                auto [hit, added] = host_index.try_emplace(h.host + '\0' + h.entry, cv.hosts.size());
                 if (added) {
-                    cv.hosts.push_back(HostEntry{h.host, h.ttl, h.load_balancing, {}});
+                    cv.hosts.push_back(HostEntry{h.host, h.ttl, h.load_balancing, {}, h.entry});
                     votes.emplace_back();
                 }
                 HostEntry& merged = cv.hosts[hit->second];
@@ -153,6 +153,7 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
             }
         }
     }
+    order_entries(cv.hosts);  // a report out of order (an older or a hostile peer) is put in order here
     apply_overrides(cv, overrides);
     return cv;
 }

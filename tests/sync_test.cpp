@@ -89,6 +89,36 @@ TEST(Store, ReplicasMergeHealthyWhenAtLeastHalfSaySo) {
     EXPECT_FALSE(h["192.0.2.3"]);  // 0 of 2
 }
 
+TEST(Store, EntriesOfOneNameStayApartAlone_AndAcrossReplicas) {
+    auto two = [](const std::string& instance, bool us_healthy) {
+        InstanceState s{"eu", instance, 10, 10, {}, {}};
+        s.hosts.push_back(HostEntry{"shop.glb.test",
+                                    60,
+                                    conf::LoadBalancing{100, "US", false},
+                                    {{"shop-us.elb.example.com", us_healthy}},
+                                    "us-gw"});
+        s.hosts.push_back(
+            HostEntry{"shop.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{"192.0.2.1", true}}, "ie-gw"});
+        return s;
+    };
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(two("r1", false), 0, 1000);
+    auto eu = cluster(st.view(1000, 3000), "eu");
+    ASSERT_TRUE(eu);
+    ASSERT_EQ(eu->hosts.size(), 2u);  // one report: kept as it is, in entry order
+    EXPECT_EQ(eu->hosts[0].entry, "ie-gw");
+    EXPECT_EQ(eu->hosts[1].entry, "us-gw");
+    st.merge(two("r2", true), 0, 1000);  // replicas: merged per entry, never into one
+    eu = cluster(st.view(1000, 3000), "eu");
+    ASSERT_EQ(eu->hosts.size(), 2u);
+    EXPECT_EQ(eu->hosts[0].entry, "ie-gw");
+    EXPECT_EQ(eu->hosts[0].load_balancing->geo, "IE");
+    EXPECT_EQ(eu->hosts[0].endpoints, (std::vector<EndpointState>{{"192.0.2.1", true}}));
+    EXPECT_EQ(eu->hosts[1].entry, "us-gw");
+    EXPECT_EQ(eu->hosts[1].endpoints, (std::vector<EndpointState>{{"shop-us.elb.example.com", true}}));  // 1 of 2
+}
+
 TEST(Store, LosingOneReplicaWithdrawsNothing) {
     Store st;
     st.set_own(inst("me", "a", 1, 1), 0);
