@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -102,6 +103,21 @@ private:
 };
 
 using HostList = CowVector<HostEntry>;
+
+// A static record a cluster publishes (from a DNSRecord: NS below a zone's apex with its glue, TXT), served
+// as zone data by every server whichever cluster it came from, as long as the cluster is known (alive or
+// not: the data does not depend on health). Each is one resource record.
+struct ZoneRecord {
+    std::string name;   // lower case, no trailing dot
+    uint16_t type = 0;  // NS, TXT, or A/AAAA (glue below an NS name)
+    uint32_t ttl = 60;
+    std::vector<std::string> data;  // NS: {target}; A/AAAA: {address}; TXT: its strings
+    bool operator==(const ZoneRecord&) const = default;
+    [[nodiscard]] bool before(const ZoneRecord& o) const {
+        return std::tie(name, type, data, ttl) < std::tie(o.name, o.type, o.data, o.ttl);
+    }
+};
+using RecordList = CowVector<ZoneRecord>;
 // Puts a cluster's entries in their order (by host, then entry) unless they are in it already.
 void order_entries(HostList& hosts);
 
@@ -110,6 +126,7 @@ struct ClusterView {
     bool alive = true;
     HostList hosts;
     std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location as its newest report says
+    RecordList records = {};                                   // its static records (newest report's)
 };
 
 using GlobalView = std::vector<ClusterView>;

@@ -54,8 +54,8 @@ void Service::Impl::load_state_dir(uint64_t now) {
                 continue;
             }
             if (checked.dropped) {
-                spdlog::warn("sync: {} host(s) of {} in {} left out: {}", checked.dropped, printable(s.origin()),
-                             state_path(), printable(checked.dropped_why));
+                spdlog::warn("sync: {} host(s) or record(s) of {} in {} left out: {}", checked.dropped,
+                             printable(s.origin()), state_path(), printable(checked.dropped_why));
             }
             if (s.origin() == own.origin()) {
                 // Our own overrides survive a restart; a new life begins above the saved one, so its
@@ -63,6 +63,7 @@ void Service::Impl::load_state_dir(uint64_t now) {
                 own.overrides = std::move(s.overrides);
                 own.incarnation = std::max(own.incarnation, s.incarnation + 1);
                 saved_own_hosts = std::move(s.hosts);
+                saved_own_records = std::move(s.records);
                 continue;
             }
             store.load(std::move(s), now);
@@ -135,13 +136,15 @@ void Service::Impl::write_state(const std::vector<InstanceState>& states) const 
 }
 
 // ---- own state (control thread)
-void Service::Impl::set_own_hosts(HostList hosts) {
+void Service::Impl::set_own_hosts(HostList hosts, RecordList records) {
     {
         MutexLock lock(mu);
-        bool same = std::as_const(hosts) == std::as_const(own.hosts);
+        bool same =
+            std::as_const(hosts) == std::as_const(own.hosts) && std::as_const(records) == std::as_const(own.records);
         if (same && own_hosts_set) return;
         own_hosts_set = true;
         own.hosts = std::move(hosts);
+        own.records = std::move(records);
         bump_own();
     }
     wake_up();
@@ -388,11 +391,14 @@ void Service::reconfigure(const conf::Config& config) {
     impl_->reconfigure(config);
     impl_->start();
 }
-void Service::set_own_hosts(HostList hosts) { impl_->set_own_hosts(std::move(hosts)); }
+void Service::set_own_hosts(HostList hosts, RecordList records) {
+    impl_->set_own_hosts(std::move(hosts), std::move(records));
+}
 std::string Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);
 }
 std::vector<HostEntry> Service::saved_own_hosts() const { return impl_->saved_own_hosts; }
+RecordList Service::saved_own_records() const { return impl_->saved_own_records; }
 SharedView Service::shared_view(uint32_t* serial) const {
     MutexLock lock(impl_->mu);
     if (serial) {

@@ -57,8 +57,9 @@ public:
     // A reload: the new config's peers, key and zones; what is known is kept.
     void reconfigure(const conf::Config& config);
 
-    // Control thread. This instance's hosts (health applied); bumps the version when they changed.
-    void set_own_hosts(HostList hosts);
+    // Control thread. This instance's hosts (health applied) and static records (from its DNSRecords); bumps
+    // the version when they changed.
+    void set_own_hosts(HostList hosts, RecordList records = {});
     // Control thread. "eu-1" / "eu-1/192.0.2.10", "down" / "up" / "auto"; shared with every peer.
     std::string set_override(const std::string& target, const std::string& state);
     // The merged global view, now, and (if asked) its SOA serial: the newest version of any known origin, in
@@ -74,6 +75,7 @@ public:
     // This instance's hosts as stateDir held them at start (the Kubernetes source serves them until its first
     // list, so that a restart without the API server withdraws nothing).
     [[nodiscard]] std::vector<HostEntry> saved_own_hosts() const;
+    [[nodiscard]] RecordList saved_own_records() const;  // the same for its static records
     // Every known instance with the liveness the view uses (the store's rule, this instance always alive).
     struct InstanceStatus {
         Known known;

@@ -33,6 +33,7 @@ struct Service::Impl {
     // Without its hosts: this instance's come from the daemon (set_own_hosts), and are not kept twice.
     conf::Config config;
     std::vector<HostEntry> saved_own_hosts;  // this instance's hosts as stateDir had them at start (constructor only)
+    RecordList saved_own_records;            // and its static records
     std::atomic<bool> networked{false};
     std::function<void()> on_change;
 
@@ -121,7 +122,7 @@ struct Service::Impl {
     // {"saved": ms, "origins": [...]}, one origin's JSON at a time.
     void write_state(const std::vector<InstanceState>& states) const;
     // ---- own state (control thread)
-    void set_own_hosts(HostList hosts);
+    void set_own_hosts(HostList hosts, RecordList records);
     std::string set_override(const std::string& target, const std::string& state);
     void bump_own() GLBD_REQUIRES(mu);
     void wake_up();

@@ -2,6 +2,8 @@
 
 #include "conf/config.hpp"
 #include "conf/names.hpp"
+#include "resolver/base/address.hpp"
+#include "resolver/wire/consts.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -111,7 +113,7 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
     ClusterView cv{id, alive, {}, std::nullopt};
     std::sort(use.begin(), use.end(),
               [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
-    if (!use.empty()) cv.location = use.front()->state.location;
+    if (!use.empty()) cv.location = use.front()->state.location, cv.records = use.front()->state.records;
     bool plain = use.size() == 1;  // one report with no host or endpoint twice: a copy
     if (plain) {
         const auto& hosts = use.front()->state.hosts;
@@ -276,6 +278,51 @@ std::string host_problem(const HostEntry& h) {
     return "";
 }
 
+// What is wrong with one static record of a report, or "".
+std::string record_problem(const ZoneRecord& z) {
+    if (!conf::is_lb_host_name(z.name)) return "bad record name";
+    if (z.ttl > 2147483647) return z.name + ": bad TTL";
+    bool wildcard = z.name.rfind("*.", 0) == 0;
+    Address a;
+    switch (z.type) {
+        case wire::type::NS:
+            if (wildcard || z.data.size() != 1 || !conf::is_endpoint(z.data[0]) || Address::parse(z.data[0], a))
+                return z.name + ": bad NS record";
+            return "";
+        case wire::type::A:
+        case wire::type::AAAA:
+            if (wildcard || z.data.size() != 1 || !Address::parse(z.data[0], a) ||
+                (a.family == 4) != (z.type == wire::type::A) || a.str() != z.data[0])
+                return z.name + ": bad address record";
+            return "";
+        case wire::type::TXT: {
+            size_t bytes = 0;
+            for (const auto& d : z.data) bytes += d.size() + 1;
+            if (z.data.empty() || bytes > ReportLimits::kMaxRecordData) return z.name + ": bad TXT record";
+            return "";
+        }
+        default: return z.name + ": record type " + std::to_string(z.type) + " is not published";
+    }
+}
+
+// Leaves out the static records that break a rule, or pass the count; returns how many, `why` the first.
+size_t drop_bad_records(InstanceState& s, std::string& why) {
+    const std::vector<ZoneRecord>& list = s.records;
+    std::vector<ZoneRecord> kept;
+    size_t dropped = 0;
+    for (const auto& z : list) {
+        std::string problem = record_problem(z);
+        if (problem.empty() && kept.size() >= ReportLimits::kMaxRecords) problem = "more than 10000 static records";
+        if (problem.empty()) {
+            kept.push_back(z);
+        } else if (dropped++ == 0) {
+            why = problem;
+        }
+    }
+    if (dropped) s.records = std::move(kept);
+    return dropped;
+}
+
 }  // namespace
 
 CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
@@ -334,6 +381,11 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         }
         s.hosts = std::move(kept);
         r.dropped = bad.size();
+    }
+    std::string why;
+    if (size_t n = drop_bad_records(s, why)) {
+        if (r.dropped == 0) r.dropped_why = why;
+        r.dropped += n;
     }
     return r;
 }

@@ -40,6 +40,7 @@ struct InstanceState {
     // heartbeat order reports within one incarnation.
     uint64_t incarnation = 0;
     std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location, when the origin's config sets it
+    RecordList records = {};  // static records (from its DNSRecords), shared with the views (copy on write)
     [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
 };
 
@@ -136,6 +137,8 @@ struct ReportLimits {
     static constexpr size_t kMaxHosts = 100'000;                  // hosts of one origin
     static constexpr size_t kMaxEndpoints = 10'000;               // endpoints of one host
     static constexpr size_t kMaxOverrides = 10'000;               // overrides of one origin
+    static constexpr size_t kMaxRecords = 10'000;                 // static records of one origin
+    static constexpr size_t kMaxRecordData = 8192;                // bytes of one static record's data
     static constexpr uint64_t kMaxSkewMs = uint64_t{5} * 60'000;  // version, heartbeat, override time ahead of now
 };
 // Checks every field of a decoded report (an origin's state) by the config's rules: the cluster and instance
@@ -146,7 +149,7 @@ struct ReportLimits {
 // clock may have been wrong, which its new incarnation makes harmless).
 struct CheckResult {
     std::string error;        // the report is refused: why ("" when it may enter the store)
-    size_t dropped = 0;       // hosts left out of it
+    size_t dropped = 0;       // hosts and static records left out of it
     std::string dropped_why;  // the first of those: why
 };
 CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times = true);

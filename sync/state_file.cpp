@@ -1,5 +1,7 @@
 #include "sync/state_file.hpp"
 
+#include "resolver/wire/consts.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
@@ -113,6 +115,21 @@ void put_state(std::string& out, const InstanceState& s) {
     }
     out += '}';
     if (s.location) out += ',', put_key(out, "location"), put_string(out, format_location(*s.location));
+    if (!s.records.empty()) {  // [name, type, ttl, [data, ...]]; readers before it skip the key
+        out += ',', put_key(out, "records"), out += '[';
+        for (size_t i = 0; i < s.records.size(); ++i) {
+            const ZoneRecord& z = s.records[i];
+            out += i ? ",[" : "[";
+            put_string(out, z.name), out += ',', put_string(out, wire::type_name(z.type));
+            out += ',', out += std::to_string(z.ttl), out += ",[";
+            for (size_t k = 0; k < z.data.size(); ++k) {
+                if (k) out += ',';
+                put_string(out, z.data[k]);
+            }
+            out += "]]";
+        }
+        out += ']';
+    }
     out += '}';
 }
 
@@ -168,6 +185,9 @@ private:
         row_endpoints,
         endpoint_row,
         balancing_row,
+        records,
+        record_row,
+        record_data,
         skip
     };
     struct Value {
@@ -226,6 +246,9 @@ private:
             case In::row_endpoints: bad("an endpoint is not a row");
             case In::endpoint_row: endpoint_row_item(v); break;
             case In::balancing_row: balancing_row_item(v); break;
+            case In::records: bad("a record is not a row");
+            case In::record_row: record_row_item(v); break;
+            case In::record_data: cur_.records.back().data.push_back(text(v)); break;
             case In::host: host_field(v); break;
             case In::balancing: balancing_field(v); break;
             case In::endpoints: bad("an endpoint is not an object");
@@ -309,6 +332,25 @@ private:
             lb.default_geo = flag(v), seen_ |= 4;
         } else {
             bad("a loadBalancing row has more than 3 items");
+        }
+        ++item_;
+    }
+
+    // A static record: [name, type, ttl, [data, ...]].
+    void record_row_item(Value& v) {
+        ZoneRecord& z = cur_.records.back();
+        key_ = item_ == 0 ? "record name" : item_ == 1 ? "record type" : "record ttl";
+        if (item_ == 0) {
+            z.name = text(v), seen_ |= 1;
+        } else if (item_ == 1) {
+            std::string t = text(v);
+            auto type = wire::type_from_name(t);
+            if (!type) bad("record type \"" + t + "\"");
+            z.type = *type, seen_ |= 2;
+        } else if (item_ == 2) {
+            z.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 4;
+        } else {
+            bad("a record row's item " + std::to_string(item_ + 1) + " is not " + (item_ == 3 ? "a list" : "expected"));
         }
         ++item_;
     }
@@ -399,6 +441,15 @@ private:
             case In::balancing_row:
                 bad(std::string(at() == In::endpoint_row ? "an endpoint" : "a loadBalancing") +
                     " row holds a list or an object");
+            case In::records:
+                if (object) bad("a record is not a row");
+                cur_.records.push_back(ZoneRecord{});
+                return In::record_row;
+            case In::record_row:
+                if (object || item_ != 3) bad("a record row's item " + std::to_string(item_ + 1) + " is not a value");
+                seen_ |= 8;
+                return In::record_data;
+            case In::record_data: bad("a record's data holds a list or an object");
             case In::host: return host_child(object);
             case In::endpoints:
                 if (!object) bad("an endpoint is not an object");
@@ -432,6 +483,11 @@ private:
             if (!object) bad("\"overrides\" is not an object");
             cur_.overrides.clear(), seen_ |= 16;
             return In::overrides;
+        }
+        if (key_ == "records") {
+            if (object) bad("\"records\" is not an array");
+            cur_.records.clear();
+            return In::records;
         }
         if (key_ == "cluster" || key_ == "instance" || key_ == "location") bad(quoted(key_) + " is not a string");
         if (key_ == "version" || key_ == "incarnation" || key_ == "heartbeat") bad(quoted(key_) + " is not an integer");
@@ -495,6 +551,7 @@ private:
             case In::balancing_row: need(7, "loadBalancing", {"weight", "geo", "defaultGeo"}); break;
             case In::endpoint:
             case In::endpoint_row: need(3, "an endpoint", {"target", "healthy"}); break;
+            case In::record_row: need(15, "a record", {"name", "type", "ttl", "data"}); break;
             case In::override_:
                 need(3, "an override", {"state", "at"});
                 cur_.overrides[override_target_] = override_;

@@ -341,3 +341,63 @@ TEST(AnswerIds, ManyPairsKeepTheirIdsAsTheTableGrows) {
 }
 
 }  // namespace
+
+// ---- static records from clusters' DNSRecords (ClusterView::records)
+namespace {
+
+ZoneRecord zr(const std::string& name, uint16_t type, std::vector<std::string> data, uint32_t ttl = 120) {
+    return ZoneRecord{name, type, ttl, std::move(data)};
+}
+
+TEST(SnapshotBuilder, StaticRecordsOfEveryClusterAreZoneDataByTheRules) {
+    conf::Config config = test::config_from(kGlbTestConfig);
+    ClusterView eu{"eu", true, {}};
+    eu.hosts.push_back(HostEntry{"shop.glb.test", 60, std::nullopt, {{"192.0.2.7", true}}});
+    std::string long_txt(600, 'x');
+    eu.records = std::vector<ZoneRecord>{
+        zr("sub.glb.test", wire::type::NS, {"ns1.sub.glb.test"}),
+        zr("sub.glb.test", wire::type::NS, {"ns.elsewhere.example"}),
+        zr("ns1.sub.glb.test", wire::type::A, {"192.0.2.53"}),
+        zr("_acme.glb.test", wire::type::TXT, {"token", long_txt}),
+        zr("shop.glb.test", wire::type::TXT, {"a host's name: the host's"}),
+        zr("static.glb.test", wire::type::TXT, {"the config's name"}),
+        zr("glb.test", wire::type::NS, {"ns.evil.example"}),            // the apex
+        zr("x.sub.glb.test", wire::type::TXT, {"below a delegation"}),  // occluded
+        zr("loose.glb.test", wire::type::A, {"192.0.2.66"}),            // an address that is no glue
+    };
+    ClusterView us{"us", false, {}};  // dead: its static records still count
+    us.records = std::vector<ZoneRecord>{zr("_acme.glb.test", wire::type::TXT, {"token", long_txt}),  // again
+                                         zr("_acme.glb.test", wire::type::TXT, {"us-token"})};
+    auto snap = build_snapshot(config, {eu, us}, nullptr, 1);
+
+    auto txt = test::ask(*snap, test::make_query("_acme.glb.test", wire::type::TXT));
+    ASSERT_EQ(txt.answer.size(), 2u);
+    EXPECT_TRUE(txt.aa);
+    std::string all = txt.answer[0] + "\n" + txt.answer[1];
+    EXPECT_NE(all.find("\"us-token\""), std::string::npos) << all;
+    EXPECT_NE(all.find("\"token\" \"" + std::string(255, 'x') + "\" \"" + std::string(255, 'x') + "\" \"" +
+                       std::string(90, 'x') + "\""),
+              std::string::npos)
+        << all;  // 600 bytes in pieces of 255
+
+    auto ref = test::ask(*snap, test::make_query("www.sub.glb.test", wire::type::A));
+    EXPECT_EQ(ref.rcode, 0);
+    EXPECT_FALSE(ref.aa);  // a referral
+    EXPECT_TRUE(ref.answer.empty());
+    ASSERT_EQ(ref.authority.size(), 2u);
+    EXPECT_EQ(test::field(ref.authority, 0, 3), "NS");
+    ASSERT_EQ(ref.additional.size(), 1u);
+    EXPECT_EQ(test::field(ref.additional, 0, 4), "192.0.2.53");  // the glue
+
+    auto host = test::ask(*snap, test::make_query("shop.glb.test", wire::type::TXT));
+    EXPECT_TRUE(host.answer.empty());  // NODATA: the host's name keeps only its addresses
+    auto cfg = test::ask(*snap, test::make_query("static.glb.test", wire::type::TXT));
+    EXPECT_TRUE(cfg.answer.empty());
+    auto apex = test::ask(*snap, test::make_query("glb.test", wire::type::NS));
+    ASSERT_EQ(apex.answer.size(), 1u);
+    EXPECT_EQ(test::field(apex.answer, 0, 4), "ns1.glb.test.");
+    auto loose = test::ask(*snap, test::make_query("loose.glb.test", wire::type::A));
+    EXPECT_EQ(loose.rcode, wire::rcode::NXDOMAIN);
+}
+
+}  // namespace

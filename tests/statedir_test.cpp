@@ -90,6 +90,8 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     entries.hosts.push_back(HostEntry{
         "two.glb.test", 60, conf::LoadBalancing{20, "US", true}, {{"elb.example.net", true}}, "elb.example.net"});
     entries.hosts.push_back(HostEntry{"simple.glb.test", 60, std::nullopt, {{"192.0.2.8", true}}, "named"});
+    entries.records = std::vector<ZoneRecord>{{"sub.glb.test", wire::type::NS, 300, {"ns1.sub.glb.test"}},
+                                              {"_acme.glb.test", wire::type::TXT, 60, {"a \"quoted\" b", ""}}};
     std::stringstream file;
     write_state_file(file, {s, entries}, 1);
     // Format 3: a header, and each host as a row; an entry's name last.
@@ -104,9 +106,15 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
         << file.str();
     EXPECT_NE(file.str().find(R"(["simple.glb.test",60,[["192.0.2.8",true]],null,"named"])"), std::string::npos)
         << file.str();
+    EXPECT_NE(file.str().find(R"("records":[["sub.glb.test","NS",300,["ns1.sub.glb.test"]],)"
+                              R"(["_acme.glb.test","TXT",60,["a \"quoted\" b",""]]])"),
+              std::string::npos)
+        << file.str();
     auto back = read_state_file(file);
     ASSERT_EQ(back.size(), 2u);
     EXPECT_EQ(back[1].hosts, entries.hosts);
+    EXPECT_EQ(back[1].records, entries.records);
+    EXPECT_TRUE(back[0].records.empty());
     back.pop_back();
     for (const auto& b : back) {
         EXPECT_EQ(b.cluster, s.cluster);

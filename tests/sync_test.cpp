@@ -255,6 +255,55 @@ TEST(Codec, RoundTrip) {
     EXPECT_FALSE(out[1].state.hosts[0].load_balancing);
 }
 
+TEST(Codec, StaticRecordsTravelWithTheOriginAndOlderDecodersSkipThem) {
+    auto a = inst("eu-1", "pod-a", 5, 6);
+    std::string long_txt(700, 'y');
+    a.records = std::vector<ZoneRecord>{{"sub.glb.test", wire::type::NS, 300, {"ns1.sub.glb.test"}},
+                                        {"ns1.sub.glb.test", wire::type::A, 300, {"192.0.2.53"}},
+                                        {"_acme.glb.test", wire::type::TXT, 60, {"a=b c", long_txt, ""}}};
+    auto records = encode("eu-1/pod-a", {{a, 0}});
+    for (const auto& rec : records) {
+        for (const auto& str : rec) EXPECT_LE(str.size(), 255u);  // each a character-string
+    }
+    std::string from, err;
+    std::vector<Report> out;
+    ASSERT_TRUE(decode(records, from, out, err)) << err;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].state.records, a.records);
+    EXPECT_EQ(out[0].state.hosts, a.hosts);
+    // A record kind or a type this glbd does not know is skipped, the rest read (what an older glbd does).
+    records.back().push_back("future=1");
+    records.push_back({"zone=x.glb.test", "type=SVCB", "ttl=60", "d=1 ."});
+    records.push_back({"kind-from-the-future=1"});
+    out.clear();
+    ASSERT_TRUE(decode(records, from, out, err)) << err;
+    EXPECT_EQ(out[0].state.records, a.records);
+    out.clear();
+    EXPECT_FALSE(decode({{"origin=eu/a"}, {"zone=x.glb.test", "type=TXT", "d+=orphan"}}, from, out, err));
+}
+
+TEST(CheckReport, BadStaticRecordsAreLeftOutAndTheRestStands) {
+    auto s = inst("eu-1", "pod-a", 5, 6);
+    std::vector<ZoneRecord> list = {
+        {"sub.glb.test", wire::type::NS, 300, {"ns1.sub.glb.test"}},
+        {"*.glb.test", wire::type::NS, 300, {"ns1.glb.test"}},           // NS at a wildcard
+        {"x.glb.test", wire::type::NS, 300, {"192.0.2.1"}},              // an address is no name server name
+        {"g.glb.test", wire::type::A, 300, {"2001:db8::1"}},             // AAAA data in an A record
+        {"g.glb.test", wire::type::A, 300, {"192.000.2.1"}},             // not canonical
+        {"t.glb.test", wire::type::TXT, 300, {std::string(9000, 'z')}},  // too long
+        {"bad name.glb.test", wire::type::TXT, 300, {"x"}},
+        {"m.glb.test", wire::type::MX, 300, {"10 mx"}},
+        {"t.glb.test", wire::type::TXT, 300, {"fine"}},
+    };
+    s.records = list;
+    CheckResult r = check_report(s, 0, false);
+    EXPECT_EQ(r.error, "");
+    EXPECT_EQ(r.dropped, 7u);
+    EXPECT_EQ(r.dropped_why, "*.glb.test: bad NS record");
+    EXPECT_EQ(s.records, (std::vector<ZoneRecord>{list.front(), list.back()}));
+    EXPECT_EQ(s.hosts.size(), 1u);
+}
+
 TEST(Codec, OriginWithoutDataCarriesNoHosts) {
     auto a = inst("eu-1", "pod-a", 5, 6);
     auto b = inst("us-1", "pod-b", 7, 8);

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <exception>
+#include <set>
 #include <thread>
 
 #include "resolver/snapshot/host.hpp"
+#include "resolver/wire/text.hpp"
 
 namespace glbd {
 namespace {
@@ -89,6 +91,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
         std::vector<NameKey> names = in_list_order(touched_by(view, next), next);
         build_hosts(config, *s, next, names, counter_ids);
         clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
+        zone_data(view, *s);
     } catch (...) {
         full_reset("", false);  // part done: the next build starts over
         throw;
@@ -269,6 +272,87 @@ void SnapshotBuilder::apply(std::string name, std::shared_ptr<const HostBlock> b
             host_at_[hosts_[i]->key] = i;
         }
         hosts_.pop_back();
+    }
+}
+
+namespace {
+
+// RDATA in wire form for a static record; false when it cannot be (a bad name or address, too long).
+bool record_rdata(const ZoneRecord& z, std::string& out) {
+    out.clear();
+    if (z.type == wire::type::NS) {
+        auto w = z.data.size() == 1 ? wire::name_to_wire(z.data[0]) : std::nullopt;
+        if (!w) return false;
+        out = *w;
+        return true;
+    }
+    if (z.type == wire::type::A || z.type == wire::type::AAAA) {
+        RData rd;
+        uint16_t t = 0;
+        if (z.data.size() != 1 || !address_rdata(z.data[0], rd, t) || t != z.type) return false;
+        out = rd.wire;
+        return true;
+    }
+    if (z.type != wire::type::TXT) return false;
+    for (const auto& d : z.data) {  // each string in pieces of at most 255 bytes
+        size_t at = 0;
+        do {
+            size_t n = std::min<size_t>(255, d.size() - at);
+            out += static_cast<char>(n);
+            out.append(d, at, n);
+            at += n;
+        } while (at < d.size());
+    }
+    return out.size() <= 65535;
+}
+
+// Whether a name strictly between `zone`'s origin and `name` (both wire) holds NS: `name` is below a cut.
+bool below_cut(const Zone& zone, std::string_view name) {
+    unsigned labels = wire::label_count(name);
+    for (unsigned drop = 1; labels - drop > zone.labels; ++drop) {
+        auto it = zone.nodes.find(name.substr(wire::suffix_offset(name, drop)));
+        if (it != zone.nodes.end() && it->second.find(wire::type::NS)) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+// Static records every cluster's DNSRecords publish, as zone data. Each server builds the same from the
+// same view (the records sorted, duplicates once). A name is the config's when its zone data (SOA, NS,
+// records) holds it, and a host's when a host has that name: neither is changed. NS never at a zone's apex
+// or a wildcard; TXT never at or below a delegation; addresses only below one (glue). The TTL of a set is
+// its first record's.
+void SnapshotBuilder::zone_data(const SharedView& view, Snapshot& s) const {
+    std::vector<const ZoneRecord*> all;
+    for (const auto& c : view) {
+        for (const auto& z : c->records) all.push_back(&z);
+    }
+    if (all.empty()) return;
+    auto rank = [](uint16_t t) { return t == wire::type::NS ? 0 : t == wire::type::TXT ? 1 : 2; };
+    std::sort(all.begin(), all.end(), [&](const ZoneRecord* a, const ZoneRecord* b) {
+        return rank(a->type) != rank(b->type) ? rank(a->type) < rank(b->type) : a->before(*b);
+    });
+    all.erase(std::unique(all.begin(), all.end(), [](const ZoneRecord* a, const ZoneRecord* b) { return *a == *b; }),
+              all.end());
+    std::set<std::string> added;  // names (wire) this step gave data
+    std::string rdata;
+    for (const ZoneRecord* z : all) {
+        auto name = wire::name_to_wire(z->name);
+        const Zone* found = name ? s.find_zone(*name) : nullptr;
+        Zone* zone = found ? &s.zones[static_cast<size_t>(found - s.zones.data())] : nullptr;
+        if (!zone || *name == zone->origin || host_at_.count(z->name) || !record_rdata(*z, rdata)) continue;
+        auto node = zone->nodes.find(*name);
+        bool configs = node != zone->nodes.end() && !node->second.rrsets.empty() && !added.count(*name);
+        if (configs) continue;
+        bool cut = below_cut(*zone, *name);
+        bool wildcard = z->name.rfind("*.", 0) == 0;
+        if (z->type == wire::type::NS && (wildcard || cut)) continue;
+        if (z->type == wire::type::TXT && (cut || (node != zone->nodes.end() && node->second.find(wire::type::NS))))
+            continue;
+        if ((z->type == wire::type::A || z->type == wire::type::AAAA) && !cut) continue;
+        add_zone_record(*zone, *name, z->type, z->ttl, rdata);
+        added.insert(*name);
     }
 }
 

@@ -109,6 +109,8 @@ private:
     static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out);
     void apply(std::string name, std::shared_ptr<const HostBlock> b);
     void finish(Snapshot& s);
+    // The clusters' static records (ClusterView::records) into the zones, by the rules in zone_data's text.
+    void zone_data(const SharedView& view, Snapshot& s) const;
     void full_reset(const std::string& key, bool counted);
 
     Clusters clusters_;

@@ -106,6 +106,10 @@ void build_soa_tail(Zone& z) {
 
 }  // namespace
 
+void add_zone_record(Zone& z, const std::string& owner, uint16_t type, uint32_t ttl, std::string rdata) {
+    add_record(z, owner, type, ttl, std::move(rdata));
+}
+
 Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     Zone z;
     z.origin = must_wire(cz.origin);

@@ -130,6 +130,10 @@ private:
 // Throws std::runtime_error on a name that cannot be served.
 Zone build_zone(const conf::Zone& zone, uint32_t serial);
 
+// Adds a record (owner and RDATA in uncompressed wire form) to a zone not yet frozen, with the names above it;
+// a set gets the TTL of its first record, and the same RDATA twice is one record.
+void add_zone_record(Zone& z, const std::string& owner, uint16_t type, uint32_t ttl, std::string rdata);
+
 // RData in wire form from text, for building views and tests: "192.0.2.1" (A), "2001:db8::1" (AAAA).
 bool address_rdata(std::string_view ip, RData& out, uint16_t& type);
 

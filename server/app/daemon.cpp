@@ -108,7 +108,7 @@ void Daemon::rebuild() {
         std::optional<health::States> states;
         if (now != own_made_for_) {
             states = checker_->states();
-            sync_->set_own_hosts(local_view(config_, *states).hosts);
+            sync_->set_own_hosts(local_view(config_, *states).hosts, kube_records_);
             own_made_for_ = now;
         }
         uint32_t serial = 0;
@@ -280,7 +280,8 @@ int Daemon::make_sources() {
             for (auto& h : sync_->saved_own_hosts()) {
                 if (!in_file.count(h.host)) kube_seed_.push_back(std::move(h));
             }
-            if (!kube_seed_.empty()) merge_kubernetes();
+            kube_seed_records_ = sync_->saved_own_records();
+            if (!kube_seed_.empty() || !kube_seed_records_.empty()) merge_kubernetes();
         }
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());

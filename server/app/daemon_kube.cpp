@@ -1,13 +1,39 @@
 // The daemon's Kubernetes part: DNSRecords (sync/kube) become this cluster's hosts beside the config file's.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
+#include "resolver/wire/consts.hpp"
 #include "server/app/daemon.hpp"
 
 namespace glbd {
 
+namespace {
+
+// The records' static records as zone data: one resource record each.
+RecordList zone_records(const std::vector<kube::StaticRecord>& in) {
+    std::vector<ZoneRecord> out;
+    for (const auto& s : in) {
+        auto type = wire::type_from_name(s.type);
+        if (!type) continue;
+        if (*type == wire::type::TXT) {
+            out.push_back(ZoneRecord{s.name, *type, s.ttl, s.targets});
+            continue;
+        }
+        for (const auto& t : s.targets) out.push_back(ZoneRecord{s.name, *type, s.ttl, {t}});
+    }
+    std::sort(out.begin(), out.end(), [](const ZoneRecord& a, const ZoneRecord& b) { return a.before(b); });
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+}  // namespace
+
 void Daemon::merge_kubernetes() {
     kube::Source::Collected c = kube_->collect();
+    kube_records_ = zone_records(c.records);
     if (!kube_->stats().synced) {
+        kube_records_ = kube_seed_records_;
         // Not listed yet (the API server may be down): what stateDir had of this cluster's records, without
         // their health checks, until the API says otherwise.
         for (const HostEntry& h : kube_seed_) {

@@ -135,6 +135,20 @@ bool number(const std::string& s, uint64_t& out) {
 }
 }  // namespace
 
+namespace {
+// A static record: "zone=NAME type=TXT ttl=60" and its data, each string as "d=" and (past 250 bytes of it)
+// "d+=" pieces, so that no character-string passes 255 bytes. Older decoders skip the record.
+void encode_record(const ZoneRecord& z, std::vector<std::vector<std::string>>& out) {
+    constexpr size_t kPiece = 250;
+    std::vector<std::string> rec{kv("zone", z.name), kv("type", wire::type_name(z.type)), kv("ttl", z.ttl)};
+    for (const auto& d : z.data) {
+        rec.push_back("d=" + d.substr(0, kPiece));
+        for (size_t at = kPiece; at < d.size(); at += kPiece) rec.push_back("d+=" + d.substr(at, kPiece));
+    }
+    out.push_back(std::move(rec));
+}
+}  // namespace
+
 void encode_report(const Report& r, std::vector<std::vector<std::string>>& out) {
     encode_report(r.state, r.state.heartbeat, r.age_ms, r.has_data, out);
 }
@@ -172,6 +186,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         }
         out.push_back(std::move(rec));
     }
+    for (const auto& z : s.records) encode_record(z, out);
     for (const auto& [target, e] : s.overrides) {
         out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
     }
@@ -296,6 +311,29 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
         } else {
             hosts.push_back(std::move(h));
         }
+    } else if (k0 == "zone") {
+        if (!cur_ || !cur_->has_data) return bad("zone record without an origin that carries data");
+        ZoneRecord z;
+        z.name = v0;
+        bool known_type = true;
+        for (size_t k = 1; k < rec.size(); ++k) {
+            auto [key, v] = split(rec[k]);
+            uint64_t n = 0;
+            if (key == "type") {
+                auto t = wire::type_from_name(v);
+                known_type = t.has_value();
+                z.type = t.value_or(0);
+            } else if (key == "ttl") {
+                if (!number(v, n) || n > 2147483647) return bad("bad ttl");
+                z.ttl = static_cast<uint32_t>(n);
+            } else if (key == "d") {
+                z.data.push_back(v);
+            } else if (key == "d+") {
+                if (z.data.empty()) return bad("d+= without its d=");
+                z.data.back() += v;
+            }
+        }
+        if (known_type) cur_->state.records.push_back(std::move(z));  // a type a newer peer sends: skipped
     } else if (k0 == "override") {
         if (!cur_) return bad("override before any origin");
         OverrideEntry e;

@@ -207,7 +207,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
             counters.rejected_hosts.fetch_add(checked.dropped);
             uint64_t left_out = 0;
             if (report_log.allow(x->peer.str() + " hosts " + r.state.origin(), now, &left_out)) {
-                spdlog::warn("sync: left out {} host(s) of {} from {}: {}{}", checked.dropped,
+                spdlog::warn("sync: left out {} host(s) or record(s) of {} from {}: {}{}", checked.dropped,
                              printable(r.state.origin()), x->peer.str(), printable(checked.dropped_why),
                              left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
             }

@@ -51,7 +51,7 @@ for why in "bad cluster name" "version 18446744073709551615 is ahead" "heartbeat
     wait_for 10 grep -q "sync: rejected the report of .*: .*$why" "$WORK/a.log" || fail "no log line for: $why"
 done
 for why in "bad endpoint" "bad geo code"; do
-    wait_for 10 grep -q "sync: left out 1 host(s) of .*: .*$why" "$WORK/a.log" || fail "no log line for: $why"
+    wait_for 10 grep -q "sync: left out 1 host(s) or record(s) of .*: .*$why" "$WORK/a.log" || fail "no log line for: $why"
 done
 grep -q 'ev\\xffl/x-0' "$WORK/a.log" || fail "the bad cluster name is not logged escaped"
 sleep 1  # a few more pulls: the same rejections are logged once a minute, not at every pull
