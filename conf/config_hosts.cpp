@@ -156,7 +156,8 @@ void read_health_check(Reader& r, const Node& n, const std::string& path, Host& 
     if (hc.port == 0 && hc.protocol == Protocol::tcp && !s["port"]) s.error("port", "required for TCP checks");
     if (hc.port == 0) hc.port = hc.protocol == Protocol::https ? 443 : 80;
     if (auto p = s.str("path")) {
-        if (p->empty() || (*p)[0] != '/') s.error("path", "must start with /, got \"" + *p + "\"");
+        if (!is_probe_path(*p))
+            s.error("path", "must start with / or ? and hold no spaces or control bytes, got \"" + *p + "\"");
         hc.path = *p;
     }
     s.duration("interval", Millis{100}, Millis{3'600'000}, hc.interval);

@@ -61,4 +61,9 @@ bool is_subdomain(std::string_view name, std::string_view origin) {
            name[name.size() - origin.size() - 1] == '.';
 }
 
+bool is_probe_path(std::string_view s) {
+    if (s.empty() || s.size() > 2048 || (s[0] != '/' && s[0] != '?')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
 }  // namespace glbd::conf

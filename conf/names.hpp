@@ -20,6 +20,9 @@ bool is_lb_host_name(std::string_view s);
 bool is_endpoint(std::string_view s);
 // A geo code of geoip.networks: 1..32 characters of [A-Za-z0-9_-].
 bool is_custom_geo_code(std::string_view s);
+// A health check's path (and query): starts with "/" or "?" (so that it can never name another host or
+// port), printable ASCII without spaces, at most 2048 bytes.
+bool is_probe_path(std::string_view s);
 // `name` equals `origin` or lies below it (both lower case, no trailing dot).
 bool is_subdomain(std::string_view name, std::string_view origin);
 

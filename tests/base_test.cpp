@@ -123,3 +123,33 @@ TEST(WireConsts, NamesAgreeWithLdns) {
               wire::opcode::NOTIFY);
     EXPECT_EQ(wire::rcode_of(0x8405), wire::rcode::REFUSED);
 }
+
+// ---- resolver/base/curl: probe URLs built part by part
+#include "resolver/base/curl.hpp"
+
+namespace {
+
+std::string url_text(const glbd::curl::Url& u, CURLUPart part = CURLUPART_URL) {
+    char* out = nullptr;
+    if (!u || curl_url_get(u.get(), part, &out, 0) != CURLUE_OK) return "(none)";
+    std::string s = out;
+    curl_free(out);
+    return s;
+}
+
+TEST(CurlUrl, ThePathNeverChangesHostOrPort) {
+    using glbd::curl::url;
+    EXPECT_EQ(url_text(url(true, "shop.example.com", 8443, "/healthz?probe=1&x=%20")),
+              "https://shop.example.com:8443/healthz?probe=1&x=%20");
+    EXPECT_EQ(url_text(url(false, "shop.example.com", 80, "?only-a-query")),
+              "http://shop.example.com:80/?only-a-query");
+    for (const char* hostile : {"/@127.0.0.1:18081/metrics", "//127.0.0.1:18081/", "/..;@evil:1/", "/#@evil:1"}) {
+        auto u = url(true, "shop.example.com", 443, hostile);
+        EXPECT_EQ(url_text(u, CURLUPART_HOST), "shop.example.com") << hostile;
+        EXPECT_EQ(url_text(u, CURLUPART_PORT), "443") << hostile;
+    }
+    EXPECT_FALSE(url(true, "shop.example.com", 443, "@127.0.0.1:18081/metrics"));  // must start with / or ?
+    EXPECT_FALSE(url(true, "shop.example.com", 443, ""));
+}
+
+}  // namespace

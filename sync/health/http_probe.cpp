@@ -35,6 +35,7 @@ struct HttpProber::Multi {
 struct HttpProber::Probe {
     curl::Easy easy = curl::easy();
     curl::Slist headers, connect_to;
+    curl::Url url;
     Multi* multi = nullptr;
     ProbeDone done;
     std::vector<int> expected;
@@ -84,12 +85,19 @@ void HttpProber::probe(size_t pool, const HttpRequest& r, const Address& address
     p->done = std::move(done);
     p->expected = r.expected_status;
     std::string port = std::to_string(r.port), ip = address.str();
-    std::string url = std::string(r.https ? "https" : "http") + "://" + r.host + ":" + port + r.path;
+    // Built part by part: the path (a DNSRecord author's text) can never name another host or port.
+    // (conf::is_probe_path checked the path; a URL libcurl still refuses makes the probe fail, through
+    // libcurl like any failure, never synchronously inside probe().)
+    p->url = curl::url(r.https, r.host, r.port, r.path);
     curl::append(p->connect_to, r.host + ":" + port + ":" + (address.family == 6 ? "[" + ip + "]" : ip) + ":" + port);
     for (const auto& [k, v] : r.headers) curl::append(p->headers, k + ": " + v);
     curl::append(p->headers, "User-Agent: glbd-health");
     CURL* e = p->easy.get();
-    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    if (p->url) {
+        curl_easy_setopt(e, CURLOPT_CURLU, p->url.get());
+    } else {
+        curl_easy_setopt(e, CURLOPT_URL, "glbd-unbuildable-probe-url:");  // fails: unsupported protocol
+    }
     curl_easy_setopt(e, CURLOPT_CONNECT_TO, p->connect_to.get());
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, p->headers.get());
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
@@ -123,7 +131,7 @@ void HttpProber::release(Probe* p) {
     std::unique_ptr<Probe> owned = std::move(node.mapped());
     if (idle_.size() >= kIdleProbes) return;
     curl_easy_reset(p->easy.get());
-    p->headers.reset(), p->connect_to.reset();
+    p->headers.reset(), p->connect_to.reset(), p->url.reset();
     p->multi = nullptr;
     p->done = nullptr;
     p->error[0] = 0;

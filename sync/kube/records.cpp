@@ -333,8 +333,9 @@ private:
         // The path joins the URL after host and port: it must start with "/" or "?" (upstream's schema), so
         // that no path can name another host or port ("@evil:8080/").
         hc.path = s.path.empty() ? "/" : s.path;
-        if (hc.path[0] != '/' && hc.path[0] != '?') {
-            why = "spec.healthCheck.path must start with / or ?";
+        if (!conf::is_probe_path(hc.path)) {
+            why = hc.path[0] != '/' && hc.path[0] != '?' ? "spec.healthCheck.path must start with / or ?"
+                                                         : "spec.healthCheck.path holds spaces or control bytes";
             return std::nullopt;
         }
         hc.interval = conf::Millis{KuadrantDefaults::kProbeIntervalMs};
