@@ -2,8 +2,9 @@
 # The fake API server the Kubernetes tests use (tools/fakekube.py) is driven here with the real kubectl, over
 # TLS with a bearer token, to show it behaves as an API server does for what glbd relies on: discovery,
 # apply (create, then a merge patch), get, label, a status merge patch that leaves spec alone, watch (also
-# from a list's resourceVersion, across deletes and relabels made before it opened), delete,
-# and a rotated token refused in its old form.
+# from a list's resourceVersion, across deletes and relabels made before it opened), delete, lists in pages
+# (limit/continue: kubectl --chunk-size), status not taken on create, Secrets (kubectl create secret), and a
+# rotated token refused in its old form.
 source "$(dirname "$0")/lib.sh"
 # kubectl is not a Debian package: where it is missing the test is reported skipped (ctest exit code 77).
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -65,10 +66,36 @@ kubectl label dnsrecord joined -n gw zone=z --overwrite >/dev/null || fail "rela
 events=$(kubectl get --raw "$api?watch=1&resourceVersion=$rv&labelSelector=zone%3Dz&timeoutSeconds=1" |
     python3 -c 'import json,sys; print(" ".join(e["type"] + ":" + e["object"]["metadata"]["name"] for e in map(json.loads, sys.stdin) if e["type"] != "BOOKMARK"))')
 [[ $events == "DELETED:gone DELETED:moved ADDED:joined" ]] || fail "watch from the list's resourceVersion $rv: $events"
+# Pages: kubectl asks for chunks with limit and follows continue; a continue token older than the history
+# (after a compaction) is 410 Gone, as the API server's.
+{ for i in 1 2 3 4 5; do rec page$i z; done; } | kubectl apply --validate=false -f - >/dev/null || fail "apply for pages"
+[[ $(kubectl get dnsrecords -n gw --chunk-size=2 -o name | grep -c page) == 5 ]] || fail "kubectl --chunk-size=2"
+grep -q "GET $api?continue=.*&limit=2" <(curl -sk "https://$K:$KP/fake/requests" | sed 's|/namespaces/gw||') ||
+    fail "kubectl did not page: $(curl -sk "https://$K:$KP/fake/requests" | grep limit | tail -3)"
+page=$(kubectl get --raw "$api?limit=2")
+cont=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["continue"])' <<<"$page")
+kubectl label dnsrecord page1 -n gw later=1 >/dev/null  # history moves on past the token's version...
+curl -sk -X POST "https://$K:$KP/fake/compact" >/dev/null  # ...and is compacted
+{ kubectl get --raw "$api?limit=2&continue=$cont" 2>&1 || true; } | grep -q -i "expired" || fail "an expired continue token was taken"
+# Status goes in through /status only.
+printf 'apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: withstatus, namespace: gw}
+spec: {rootHost: s.glb.example.com}
+status: {group: forged}
+' |
+    kubectl create --validate=false -f - >/dev/null || fail "create with a status"
+[[ -z $(kubectl get dnsrecord withstatus -n gw -o jsonpath='{.status.group}') ]] || fail "status taken on create"
+# Secrets, as additionalHeadersRef names them (from a manifest: kubectl's "create secret" speaks protobuf,
+# which the fake does not).
+printf 'apiVersion: v1\nkind: Secret\nmetadata: {name: probe-headers, namespace: gw}\nstringData: {X-Probe-Token: s3cret}\n' |
+    kubectl create --validate=false -f - >/dev/null || fail "create secret"
+[[ $(kubectl get secret probe-headers -n gw -o jsonpath='{.data.X-Probe-Token}' | base64 -d) == s3cret ]] ||
+    fail "secret: $(kubectl get secret probe-headers -n gw -o json)"
 echo "token-k-2" > "$WORK/k/token.new"
 cp "$WORK/k/token" "$WORK/k/token.old"
 mv "$WORK/k/token.new" "$WORK/k/token"   # the server now wants the new token; kubectl reads its tokenFile anew
 kubectl get dnsrecords -A >/dev/null 2>&1 || fail "the rotated token (re-read from tokenFile) was refused"
 curl -sk -H "Authorization: Bearer $(cat "$WORK/k/token.old")" "https://$K:$KP/apis/kuadrant.io/v1alpha1/dnsrecords" |
     grep -q '"code": 401' || fail "the old token was accepted"
-pass "kubectl against fakekube: discovery, apply (create, patch), get, label selectors, status patch, watch (also from a list's resourceVersion), delete, token rotation"
+pass "kubectl against fakekube: discovery, apply (create, patch), get, label selectors, status patch, watch (also from a list's resourceVersion), delete, pages, secrets, token rotation"

@@ -6,8 +6,9 @@ glbd's client can be tested on a machine without a cluster (tests/system/fakekub
     fakekube.py ADDR PORT READY_FILE [--token-file F] [--state F] [--tls CERT_AND_KEY_PEM]
 
 Serves discovery (/api, /api/v1, /apis, /apis/kuadrant.io/v1alpha1, /version), and for dnsrecords: list (all
-namespaces or one, labelSelector), get, create, replace, merge-patch of the object and of /status, delete,
-and watch (chunked JSON lines, resourceVersion, allowWatchBookmarks, timeoutSeconds, label-selector
+namespaces or one, labelSelector, in pages with limit and continue; a continue token older than the
+history is 410 Gone), get, create (status dropped, as for any resource with a status subresource), replace,
+merge-patch of the object and of /status, delete, and watch (chunked JSON lines, resourceVersion, allowWatchBookmarks, timeoutSeconds, label-selector
 transitions as ADDED/DELETED, ERROR 410 for a compacted resourceVersion). With --token-file every request
 needs "Authorization: Bearer <the file's content>" (read at each request, so a test can rotate it); 401
 otherwise (kubectl sends a token only over TLS: --tls serves HTTPS with the given certificate and key). With
@@ -15,7 +16,10 @@ otherwise (kubectl sends a token only over TLS: --tls serves HTTPS with the give
     POST /fake/compact   forget the event history: a watch from an older resourceVersion gets ERROR 410
     POST /fake/expire    send ERROR 410 to every open watch and end it
     GET  /fake/requests  the requests seen, one per line ("METHOD path?query")
+Core v1 Secrets (namespaced): create, get, list, delete (no watch), for a DNSRecord's additionalHeadersRef;
+each GET of one is counted in /fake/requests like any request.
 Binds only the address given (the tests use 127.0.0.x)."""
+import base64
 import json
 import sys
 import threading
@@ -32,6 +36,7 @@ class Store:
     def __init__(self, state_file):
         self.lock = threading.Condition()
         self.objects = {}  # (namespace, name) -> object
+        self.secrets = {}  # (namespace, name) -> Secret (not kept across a restart)
         self.events = []   # (resourceVersion, type, object, previous object or None), oldest first
         self.rv = 1000
         self.oldest = 0    # watches from below this get 410
@@ -137,6 +142,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def body(self):
+        if self.headers.get("Content-Type", "").startswith("application/vnd.kubernetes.protobuf"):
+            raise ValueError("protobuf bodies are not understood here; send JSON")
         return json.loads(self.raw or b"{}")
 
     def authorized(self):
@@ -165,7 +172,11 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/api/v1":
             return self.send_json(200, {"kind": "APIResourceList", "groupVersion": "v1", "resources": [
                 {"name": "namespaces", "singularName": "namespace", "namespaced": False, "kind": "Namespace",
-                 "verbs": ["get", "list"], "shortNames": ["ns"]}]})
+                 "verbs": ["get", "list"], "shortNames": ["ns"]},
+                {"name": "secrets", "singularName": "secret", "namespaced": True, "kind": "Secret",
+                 "verbs": ["create", "delete", "get", "list"]}]})
+        if parts[:2] == ["api", "v1"] and len(parts) >= 5 and parts[2] == "namespaces" and parts[4] == "secrets":
+            return self.secret(method, parts[3], parts[5] if len(parts) > 5 else None)
         if url.path == "/apis":
             gv = {"groupVersion": f"{GROUP}/{VERSION}", "version": VERSION}
             return self.send_json(200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
@@ -201,12 +212,53 @@ class Handler(BaseHTTPRequestHandler):
         return self.one(method, ns, name, sub)
 
     def list(self, ns, q):
+        limit = int(q.get("limit") or 0)
+        start, rv = None, None
+        if q.get("continue"):
+            try:
+                token = json.loads(base64.urlsafe_b64decode(q["continue"] + "=" * (-len(q["continue"]) % 4)))
+                start, rv = tuple(token["after"]), token["rv"]
+            except (ValueError, KeyError, TypeError):
+                return self.send_json(400, status(400, "BadRequest", "bad continue token"))
         with self.store.lock:
-            items = [o for (n, _), o in sorted(self.store.objects.items())
-                     if (ns is None or n == ns) and selector_matches(q.get("labelSelector"), o["metadata"].get("labels", {}))]
-            rv = str(self.store.rv)
-        self.send_json(200, {"kind": KIND + "List", "apiVersion": f"{GROUP}/{VERSION}",
-                             "metadata": {"resourceVersion": rv}, "items": items})
+            if rv is not None and rv < self.store.oldest:
+                return self.send_json(410, status(410, "Expired", "the continue token has expired"))
+            keys = [k for k, o in sorted(self.store.objects.items())
+                    if (ns is None or k[0] == ns) and (start is None or k > start)
+                    and selector_matches(q.get("labelSelector"), o["metadata"].get("labels", {}))]
+            rv = rv or self.store.rv
+            more = limit and len(keys) > limit
+            keys = keys[:limit] if limit else keys
+            items = [json.loads(json.dumps(self.store.objects[k])) for k in keys]
+        meta = {"resourceVersion": str(rv)}
+        if more:
+            token = json.dumps({"after": list(keys[-1]), "rv": rv}).encode()
+            meta["continue"] = base64.urlsafe_b64encode(token).decode().rstrip("=")  # as the API server's
+        self.send_json(200, {"kind": KIND + "List", "apiVersion": f"{GROUP}/{VERSION}", "metadata": meta,
+                             "items": items})
+
+    def secret(self, method, ns, name):
+        secrets = self.store.secrets
+        with self.store.lock:
+            if name is None and method == "POST":
+                obj = self.body()
+                obj.setdefault("metadata", {})["namespace"] = ns
+                if "stringData" in obj:  # as the API server does: folded into data, base64
+                    obj.setdefault("data", {}).update(
+                        {k: base64.b64encode(v.encode()).decode() for k, v in obj.pop("stringData").items()})
+                obj["apiVersion"], obj["kind"] = "v1", "Secret"
+                secrets[(ns, obj["metadata"]["name"])] = obj
+                return self.send_json(201, obj)
+            if name is None and method == "GET":
+                return self.send_json(200, {"kind": "SecretList", "apiVersion": "v1", "metadata": {},
+                                            "items": [o for (n, _), o in sorted(secrets.items()) if n == ns]})
+            if (ns, name) not in secrets:
+                return self.send_json(404, status(404, "NotFound", f'secrets "{name}" not found'))
+            if method == "GET":
+                return self.send_json(200, secrets[(ns, name)])
+            if method == "DELETE":
+                return self.send_json(200, secrets.pop((ns, name)))
+        self.send_json(405, status(405, "MethodNotAllowed", method))
 
     def create(self, ns, obj):
         meta = obj.setdefault("metadata", {})
@@ -219,6 +271,7 @@ class Handler(BaseHTTPRequestHandler):
             meta.update({"uid": str(uuid.uuid4()), "generation": 1,
                          "creationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
             obj["apiVersion"], obj["kind"] = f"{GROUP}/{VERSION}", KIND
+            obj.pop("status", None)  # written through /status only
             self.store.objects[(ns, meta["name"])] = obj
             self.store.record("ADDED", obj)
             out = json.loads(json.dumps(obj))
@@ -345,17 +398,23 @@ class Handler(BaseHTTPRequestHandler):
             return self.wfile.write(data)
         self.send_json(404, status(404, "NotFound", "no such control"))
 
+    def handle_one(self, method):
+        try:
+            self.route(method)
+        except ValueError as e:  # a body that is not JSON: refused, as an API server refuses what it cannot decode
+            self.send_json(415, status(415, "UnsupportedMediaType", str(e)))
+
     def do_GET(self):
         self.route("GET")
 
     def do_POST(self):
-        self.route("POST")
+        self.handle_one("POST")
 
     def do_PUT(self):
-        self.route("PUT")
+        self.handle_one("PUT")
 
     def do_PATCH(self):
-        self.route("PATCH")
+        self.handle_one("PATCH")
 
     def do_DELETE(self):
         self.route("DELETE")
