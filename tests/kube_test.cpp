@@ -223,7 +223,8 @@ TEST(KubeRecords, OlderVersionsAndNewerStatusFieldsRead) {
     kube::Record s = only("status-016");
     EXPECT_EQ(s.group, "primary-eu");
     EXPECT_EQ(s.generation, 0);  // not in the fixture: the API server sets it
-    EXPECT_EQ(s.status["observedGeneration"], 3);
+    ASSERT_TRUE(s.status);
+    EXPECT_EQ((*s.status)["observedGeneration"], 3);
     EXPECT_EQ(kube::map_record(s, options()).hosts.size(), 1u);
 }
 

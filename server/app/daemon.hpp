@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -89,13 +90,13 @@ private:
     std::unique_ptr<sync::Service> sync_;
     std::unique_ptr<admin::Server> admin_;
     std::unique_ptr<kube::Source> kube_;
-    std::vector<conf::Host> file_hosts_;              // the config file's hosts (with kubernetes only)
-    std::vector<HostEntry> kube_seed_;                // records' hosts from stateDir, served until the first list
-    RecordList kube_seed_records_;                    // and their static records
-    RecordList kube_records_;                         // this cluster's static records (from its DNSRecords)
-    std::map<std::string, std::string> host_source_;  // host -> "namespace/name" for hosts from records
-    kube::Source::Collected kube_counts_;             // its counts (hosts left empty)
-    std::set<std::string> shadowed_;                  // hosts both in the file and in a record (file wins)
+    std::vector<conf::Host> file_hosts_;  // the config file's hosts (with kubernetes only)
+    std::vector<HostEntry> kube_seed_;    // records' hosts from stateDir, served until the first list
+    RecordList kube_seed_records_;        // and their static records
+    RecordList kube_records_;             // this cluster's static records (from its DNSRecords)
+    std::unordered_map<std::string, std::string> host_source_;  // host -> "namespace/name" (hosts from records)
+    kube::Source::Collected kube_counts_;                       // its counts (hosts left empty)
+    std::set<std::string> shadowed_;                            // hosts both in the file and in a record (file wins)
     uint64_t kube_shadowed_total_ = 0;
     uv_async_t kube_changed_{};
     uv_timer_t kube_timer_{};  // applies a burst of record events at once

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "resolver/wire/consts.hpp"
 #include "server/app/daemon.hpp"
@@ -44,24 +45,26 @@ void Daemon::merge_kubernetes() {
             c.hosts.push_back(std::move(host));
         }
     }
-    std::set<std::string> in_file;
+    std::unordered_set<std::string_view> in_file;
     for (const auto& h : file_hosts_) in_file.insert(h.name);
-    std::vector<conf::Host> hosts = file_hosts_;
+    std::vector<conf::Host> hosts;
+    hosts.reserve(file_hosts_.size() + c.hosts.size());
+    hosts = file_hosts_;
     std::set<std::string> shadowed;
-    host_source_.clear();
     for (auto& h : c.hosts) {
-        if (in_file.count(h.name)) {
-            // The file wins; said once per host while it lasts.
-            if (shadowed.insert(h.name).second && !shadowed_.count(h.name)) {
-                ++kube_shadowed_total_;
-                spdlog::warn("kubernetes: {} (DNSRecord {}) is also in {}: serving the file's", h.name,
-                             c.source[h.name], path_);
-            }
+        if (!in_file.count(h.name)) {
+            hosts.push_back(std::move(h));
             continue;
         }
-        host_source_[h.name] = c.source[h.name];
-        hosts.push_back(std::move(h));
+        // The file wins; said once per host while it lasts.
+        if (shadowed.insert(h.name).second && !shadowed_.count(h.name)) {
+            ++kube_shadowed_total_;
+            spdlog::warn("kubernetes: {} (DNSRecord {}) is also in {}: serving the file's", h.name, c.source[h.name],
+                         path_);
+        }
     }
+    for (const auto& name : shadowed) c.source.erase(name);
+    host_source_ = std::move(c.source);
     shadowed_ = std::move(shadowed);
     config_.hosts = std::move(hosts);
     ++hosts_generation_;

@@ -372,7 +372,7 @@ RecordPtr Watcher::admit(Record&& r, size_t& held) {
         return nullptr;
     }
     if (r.error.empty() && held + r.bytes > RecordLimits::kMaxHeldBytes) {
-        r.endpoints.clear(), r.health.reset(), r.status = nullptr;
+        r.endpoints.clear(), r.health.reset(), r.status.reset();
         r.error = "the records held pass " + std::to_string(RecordLimits::kMaxHeldBytes >> 20) + " MiB";
     }
     if (r.bytes > RecordLimits::kMaxObjectBytes || !r.error.empty()) stats_.over_limit.fetch_add(1);

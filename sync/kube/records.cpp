@@ -126,7 +126,7 @@ void read_status(const json& obj, Record& r) {
     json kept = json::object();
     if (auto g = st->find("observedGeneration"); g != st->end()) kept["observedGeneration"] = *g;
     if (auto c = st->find("conditions"); c != st->end() && c->is_array() && c->size() <= 16) kept["conditions"] = *c;
-    r.status = std::move(kept);
+    r.status = std::make_shared<const json>(std::move(kept));
 }
 
 }  // namespace

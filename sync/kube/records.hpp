@@ -75,11 +75,19 @@ struct Record {
     bool delegate = false;       // spec.delegate
     std::vector<Endpoint> endpoints;
     std::optional<HealthSpec> health;
-    std::string group;      // status.group (dns-operator >= 0.16)
-    nlohmann::json status;  // status.conditions and observedGeneration, for controller mode's comparison
-    size_t bytes = 0;       // the object's JSON size
-    std::string error;      // why it cannot be mapped at all (malformed, too large)
+    std::string group;  // status.group (dns-operator >= 0.16)
+    // status.conditions and observedGeneration, for controller mode's comparison (held apart: a json's move is
+    // not seen as noexcept)
+    std::shared_ptr<const nlohmann::json> status;
+    size_t bytes = 0;   // the object's JSON size
+    std::string error;  // why it cannot be mapped at all (malformed, too large)
     [[nodiscard]] std::string key() const { return ns + "/" + name; }
+    // The order in which records keep names: by creationTimestamp (RFC 3339 in UTC: text order is time
+    // order), then namespace and name.
+    [[nodiscard]] bool older_than(const Record& o) const {
+        if (created != o.created) return created < o.created;
+        return ns != o.ns ? ns < o.ns : name < o.name;
+    }
 };
 using RecordPtr = std::shared_ptr<const Record>;
 

@@ -121,12 +121,7 @@ void Source::take_changes() {
 // Names published by records of two namespaces: the older record's namespace keeps them (both, when
 // kubernetes.owners gives the name to each).
 void Source::settle_names(std::vector<Held*>& live) {
-    struct Claim {
-        const Record* record;
-    };
-    auto older = [](const Record& a, const Record& b) {
-        return a.created != b.created ? a.created < b.created : a.key() < b.key();
-    };
+    auto older = [](const Record& a, const Record& b) { return a.older_than(b); };
     std::unordered_map<std::string_view, const Record*> first;
     for (Held* h : live) {
         for (const auto& name : h->mapped.names) {
@@ -184,7 +179,7 @@ void Source::emit_hosts(Held& h, Collected& c, Emitted& e) {
             clash.insert(host.name);
             continue;
         }
-        if (!e.entries.insert({host.name, host.entry}).second) {
+        if (!e.entries.insert(host.name + '\0' + host.entry).second) {
             // The same entry again (two records of one namespace for one name): a simple host's endpoints
             // join the first one's; a load-balanced entry is the first record's.
             if (!host.load_balancing) merge_simple(c.hosts, host);
@@ -263,10 +258,7 @@ Source::Collected Source::collect() {
     }
     settle_names(live);
     // The older records first, so that a name two records of one namespace give is the older one's.
-    std::sort(live.begin(), live.end(), [](const Held* a, const Held* b) {
-        const Record &x = *a->record, &y = *b->record;
-        return x.created != y.created ? x.created < y.created : x.key() < y.key();
-    });
+    std::sort(live.begin(), live.end(), [](const Held* a, const Held* b) { return a->record->older_than(*b->record); });
     Emitted e;
     for (Held* h : live) emit_hosts(*h, c, e);
     for (Held* h : live) emit_records(*h, c, e);
@@ -289,9 +281,6 @@ Source::Collected Source::collect() {
         }
     }
     std::erase_if(logged_, [&](const std::string& id) { return !seen.count(id); });
-    std::sort(c.hosts.begin(), c.hosts.end(), [](const conf::Host& a, const conf::Host& b) {
-        return a.name != b.name ? a.name < b.name : a.entry < b.entry;
-    });
     std::sort(c.records.begin(), c.records.end(), [](const StaticRecord& a, const StaticRecord& b) {
         return a.name != b.name ? a.name < b.name : a.type < b.type;
     });
@@ -388,7 +377,7 @@ void Source::update_statuses(const health::States& health) {
             nlohmann::json conds = nlohmann::json::array({ready(h.mapped, h.contested, gen)});
             if (auto hc = healthy(h.mapped, health, gen); !hc.is_null()) conds.push_back(std::move(hc));
             nlohmann::json status = {{"observedGeneration", gen}, {"conditions", conds}};
-            if (!shows(h.record->status, status)) want[key] = std::move(status);
+            if (!h.record->status || !shows(*h.record->status, status)) want[key] = std::move(status);
         }
     }
     if (want.empty()) return;

@@ -15,6 +15,8 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "conf/config.hpp"
@@ -37,9 +39,9 @@ public:
     void set_zones(std::vector<conf::Zone> zones);
 
     struct Collected {
-        std::vector<conf::Host> hosts;              // sorted by name, then entry
-        std::vector<StaticRecord> records;          // NS and TXT, sorted by name and type
-        std::map<std::string, std::string> source;  // host or record name -> "namespace/name"
+        std::vector<conf::Host> hosts;                        // the older records' first, in no other order
+        std::vector<StaticRecord> records;                    // NS and TXT, sorted by name and type
+        std::unordered_map<std::string, std::string> source;  // host or record name -> "namespace/name"
         size_t valid = 0, invalid = 0, other_zone = 0;
         size_t refused = 0;  // names refused now (a record's, or contested)
     };
@@ -74,9 +76,9 @@ private:
         }
     };
     struct Emitted {
-        std::set<std::pair<std::string, std::string>> entries;  // (name, entry) given so far
-        std::map<std::string, bool> balanced;                   // name -> load-balanced (or a simple host)
-        std::map<std::string, std::string> unprobed;            // record -> why its hosts are not probed
+        std::unordered_set<std::string> entries;         // name '\0' entry, given so far
+        std::unordered_map<std::string, bool> balanced;  // name -> load-balanced (or a simple host)
+        std::map<std::string, std::string> unprobed;     // record -> why its hosts are not probed
     };
     struct Secret {
         bool fetched = false;

@@ -49,46 +49,10 @@ void ObjectStream::step(char c) {
     }
     if (bad_) return;
     if (depth_ == 0 && c != '{' && c != ' ' && c != '\t' && c != '\r' && c != '\n') return fail("not a JSON object");
-    // Every byte of the object being read (and of its metadata, and of a kept top-level value) is its own.
-    if (object_depth_) {
-        ++object_.bytes;
-        if (object_.whole && object_.text.size() < max_object_) {
-            object_.text.push_back(c);
-        } else if (object_.whole) {
-            object_.whole = false;
-            std::string().swap(object_.text);
-        }
-        if (object_meta_) {
-            if (object_.metadata.size() < kMaxSmall) object_.metadata.push_back(c);
-        }
-    }
-    if (small_open_ && small_.size() < kMaxSmall) small_.push_back(c);
-
-    if (in_string_) {
-        if (escape_) {
-            escape_ = false;
-        } else if (c == '\\') {
-            escape_ = true;
-        } else if (c == '"') {
-            in_string_ = false;
-            if (key_open_) {
-                key_open_ = false;
-                (depth_ == 1 ? top_key_ : object_key_) = key_;
-            } else if (small_open_ && small_depth_ == depth_) {  // a string value kept (an event's type)
-                small_open_ = false;
-                done_.type = small_.size() >= 2 ? small_.substr(1, small_.size() - 2) : "";
-            }
-        } else if (key_open_ && key_.size() < kMaxKeyBytes) {
-            key_.push_back(c);
-        }
-        return;
-    }
+    keep(c);
+    if (in_string_) return step_in_string(c);
     bool at_top = depth_ == 1, at_object = object_depth_ && depth_ == object_depth_;
     switch (c) {
-        case ' ':
-        case '\t':
-        case '\r':
-        case '\n': return;
         case '"':
             in_string_ = true;
             if ((at_top || at_object) && expect_key_) {
@@ -106,55 +70,92 @@ void ObjectStream::step(char c) {
             if (at_top || at_object) expect_key_ = true;
             return;
         case '{':
-        case '[': {
-            if (depth_ == 0 && c != '{') return fail("not a JSON object");
-            if (depth_ >= kMaxDepth) return fail("nested too deep");
-            bool items = shape_ == Shape::list && depth_ == 2 && top_key_ == "items";
-            bool event_object = shape_ == Shape::events && at_top && top_key_ == "object";
-            if ((items || event_object) && c == '{') {
-                object_depth_ = depth_ + 1;
-                object_ = Object{};
-                object_.whole = true;
-                object_.bytes = 1;
-                object_.text.assign(1, c);
-                object_key_.clear();
-            } else if (at_object && object_key_ == "metadata" && c == '{') {
-                object_meta_ = true, meta_depth_ = depth_;
-                object_.metadata.assign(1, c);
-            } else if (at_top && shape_ == Shape::list && top_key_ == "metadata" && c == '{') {
-                small_open_ = true, small_depth_ = depth_;
-                small_.assign(1, c);
-            }
-            ++depth_;
-            expect_key_ = c == '{' && (depth_ == 1 || depth_ == object_depth_);
-            return;
-        }
+        case '[': return open(c, at_top, at_object);
         case '}':
-        case ']':
-            if (depth_ == 0) return fail("unbalanced JSON");
-            --depth_;
-            if (object_meta_ && depth_ == meta_depth_) object_meta_ = false;
-            if (small_open_ && depth_ == small_depth_) {
-                small_open_ = false;
-                done_.metadata = std::move(small_);
-                small_.clear();
-            }
-            if (object_depth_ && depth_ == object_depth_ - 1) {
-                object_depth_ = 0;
-                if (object_.metadata.size() >= kMaxSmall) object_.metadata.clear();  // cut short: none
-                on_object_(std::move(object_));
-                object_ = Object{};
-            }
-            if (depth_ == 0) {
-                on_done_(std::move(done_));
-                reset_top();
-                return;
-            }
-            // Back in the top object or the object being read: what follows is a ',' and a key, or the end.
-            expect_key_ = false;
-            return;
-        default: return;  // numbers, true, false, null
+        case ']': return close();
+        default: return;  // white space, numbers, true, false, null
     }
+}
+
+// Every byte of the object being read (and of its metadata, and of a kept top-level value) is its own.
+void ObjectStream::keep(char c) {
+    if (object_depth_) {
+        ++object_.bytes;
+        if (object_.whole && object_.text.size() < max_object_) {
+            object_.text.push_back(c);
+        } else if (object_.whole) {
+            object_.whole = false;
+            std::string().swap(object_.text);
+        }
+        if (object_meta_ && object_.metadata.size() < kMaxSmall) object_.metadata.push_back(c);
+    }
+    if (small_open_ && small_.size() < kMaxSmall) small_.push_back(c);
+}
+
+void ObjectStream::step_in_string(char c) {
+    if (escape_) {
+        escape_ = false;
+    } else if (c == '\\') {
+        escape_ = true;
+    } else if (c == '"') {
+        in_string_ = false;
+        if (key_open_) {
+            key_open_ = false;
+            (depth_ == 1 ? top_key_ : object_key_) = key_;
+        } else if (small_open_ && small_depth_ == depth_) {  // a string value kept (an event's type)
+            small_open_ = false;
+            done_.type = small_.size() >= 2 ? small_.substr(1, small_.size() - 2) : "";
+        }
+    } else if (key_open_ && key_.size() < kMaxKeyBytes) {
+        key_.push_back(c);
+    }
+}
+
+void ObjectStream::open(char c, bool at_top, bool at_object) {
+    if (depth_ == 0 && c != '{') return fail("not a JSON object");
+    if (depth_ >= kMaxDepth) return fail("nested too deep");
+    bool items = shape_ == Shape::list && depth_ == 2 && top_key_ == "items";
+    bool event_object = shape_ == Shape::events && at_top && top_key_ == "object";
+    if ((items || event_object) && c == '{') {
+        object_depth_ = depth_ + 1;
+        object_ = Object{};
+        object_.whole = true;
+        object_.bytes = 1;
+        object_.text.assign(1, c);
+        object_key_.clear();
+    } else if (at_object && object_key_ == "metadata" && c == '{') {
+        object_meta_ = true, meta_depth_ = depth_;
+        object_.metadata.assign(1, c);
+    } else if (at_top && shape_ == Shape::list && top_key_ == "metadata" && c == '{') {
+        small_open_ = true, small_depth_ = depth_;
+        small_.assign(1, c);
+    }
+    ++depth_;
+    expect_key_ = c == '{' && (depth_ == 1 || depth_ == object_depth_);
+}
+
+void ObjectStream::close() {
+    if (depth_ == 0) return fail("unbalanced JSON");
+    --depth_;
+    if (object_meta_ && depth_ == meta_depth_) object_meta_ = false;
+    if (small_open_ && depth_ == small_depth_) {
+        small_open_ = false;
+        done_.metadata = std::move(small_);
+        small_.clear();
+    }
+    if (object_depth_ && depth_ == object_depth_ - 1) {
+        object_depth_ = 0;
+        if (object_.metadata.size() >= kMaxSmall) object_.metadata.clear();  // cut short: none
+        on_object_(std::move(object_));
+        object_ = Object{};
+    }
+    if (depth_ == 0) {
+        on_done_(std::move(done_));
+        reset_top();
+        return;
+    }
+    // Back in the top object or the object being read: what follows is a ',' and a key, or the end.
+    expect_key_ = false;
 }
 
 }  // namespace glbd::kube

@@ -43,6 +43,10 @@ public:
 
 private:
     void step(char c);
+    void keep(char c);
+    void step_in_string(char c);
+    void open(char c, bool at_top, bool at_object);
+    void close();
     void reset_top();
     void fail(const char* why);
 

@@ -270,85 +270,101 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
             auto [k, v] = split(str);
             if (k == "from") from_ = v;
         }
-    } else if (k0 == "origin") {
-        auto slash = v0.find('/');
-        if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
-        if (++origins_ > ReportLimits::kMaxOrigins) {
-            return bad("more than " + std::to_string(ReportLimits::kMaxOrigins) + " origins in one transfer", true);
-        }
-        if (cur_) done.push_back(std::move(*cur_));
-        cur_.emplace();
-        bytes_ = 0;
-        cur_->state.cluster = v0.substr(0, slash);
-        cur_->state.instance = v0.substr(slash + 1);
-        for (size_t k = 1; k < rec.size(); ++k) {
-            auto [key, v] = split(rec[k]);
-            uint64_t n = 0;
-            if (key == "data" && v == "0") cur_->has_data = false;
-            if (key == "loc") {
-                cur_->state.location = parse_location(v);
-                if (!cur_->state.location) return bad("bad location " + v);
-            }
-            if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
-            if (!number(v, n)) return bad("bad " + key);
-            (key == "inc"         ? cur_->state.incarnation
-             : key == "version"   ? cur_->state.version
-             : key == "heartbeat" ? cur_->state.heartbeat
-                                  : cur_->age_ms) = n;
-        }
-    } else if (k0 == "host") {
-        if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
-        HostEntry h{v0, 60, std::nullopt, {}};
-        if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
-        bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
-        auto& hosts = cur_->state.hosts;
-        if (more) {  // the endpoints of the host the last record began
-            if (hosts.empty() || hosts.back().host != h.host || hosts.back().entry != h.entry) {
-                return bad("more= without its host");
-            }
-            auto& eps = hosts.back().endpoints;
-            eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
-        } else {
-            hosts.push_back(std::move(h));
-        }
-    } else if (k0 == "zone") {
-        if (!cur_ || !cur_->has_data) return bad("zone record without an origin that carries data");
-        ZoneRecord z;
-        z.name = v0;
-        bool known_type = true;
-        for (size_t k = 1; k < rec.size(); ++k) {
-            auto [key, v] = split(rec[k]);
-            uint64_t n = 0;
-            if (key == "type") {
-                auto t = wire::type_from_name(v);
-                known_type = t.has_value();
-                z.type = t.value_or(0);
-            } else if (key == "ttl") {
-                if (!number(v, n) || n > 2147483647) return bad("bad ttl");
-                z.ttl = static_cast<uint32_t>(n);
-            } else if (key == "d") {
-                z.data.push_back(v);
-            } else if (key == "d+") {
-                if (z.data.empty()) return bad("d+= without its d=");
-                z.data.back() += v;
-            }
-        }
-        if (known_type) cur_->state.records.push_back(std::move(z));  // a type a newer peer sends: skipped
-    } else if (k0 == "override") {
-        if (!cur_) return bad("override before any origin");
-        OverrideEntry e;
-        for (size_t k = 1; k < rec.size(); ++k) {
-            auto [key, v] = split(rec[k]);
-            if (key == "state") {
-                e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
-                if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
-            } else if (key == "at" && !number(v, e.at_ms)) {
-                return bad("bad override time");
-            }
-        }
-        cur_->state.overrides[v0] = e;
+        return true;
     }
-    // Unknown record kinds are skipped: a newer peer may send more.
+    if (k0 == "origin") return add_origin(rec, v0, done);
+    if (k0 == "host") return add_host(rec, v0);
+    if (k0 == "zone") return add_zone(rec, v0);
+    if (k0 == "override") return add_override(rec, v0);
+    return true;  // unknown record kinds are skipped: a newer peer may send more
+}
+
+bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string& v0, std::vector<Report>& done) {
+    auto slash = v0.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
+    if (++origins_ > ReportLimits::kMaxOrigins) {
+        return bad("more than " + std::to_string(ReportLimits::kMaxOrigins) + " origins in one transfer", true);
+    }
+    if (cur_) done.push_back(std::move(*cur_));
+    cur_.emplace();
+    bytes_ = 0;
+    cur_->state.cluster = v0.substr(0, slash);
+    cur_->state.instance = v0.substr(slash + 1);
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, v] = split(rec[k]);
+        uint64_t n = 0;
+        if (key == "data" && v == "0") cur_->has_data = false;
+        if (key == "loc") {
+            cur_->state.location = parse_location(v);
+            if (!cur_->state.location) return bad("bad location " + v);
+        }
+        if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
+        if (!number(v, n)) return bad("bad " + key);
+        (key == "inc"         ? cur_->state.incarnation
+         : key == "version"   ? cur_->state.version
+         : key == "heartbeat" ? cur_->state.heartbeat
+                              : cur_->age_ms) = n;
+    }
+    return true;
+}
+
+bool Decoder::add_host(const std::vector<std::string>& rec, const std::string& v0) {
+    if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
+    HostEntry h{v0, 60, std::nullopt, {}};
+    if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
+    bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
+    auto& hosts = cur_->state.hosts;
+    if (more) {  // the endpoints of the host the last record began
+        if (hosts.empty() || hosts.back().host != h.host || hosts.back().entry != h.entry) {
+            return bad("more= without its host");
+        }
+        auto& eps = hosts.back().endpoints;
+        eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
+    } else {
+        hosts.push_back(std::move(h));
+    }
+    return true;
+}
+
+bool Decoder::add_zone(const std::vector<std::string>& rec, const std::string& v0) {
+    if (!cur_ || !cur_->has_data) return bad("zone record without an origin that carries data");
+    ZoneRecord z;
+    z.name = v0;
+    bool known_type = true;
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, v] = split(rec[k]);
+        uint64_t n = 0;
+        if (key == "type") {
+            auto t = wire::type_from_name(v);
+            known_type = t.has_value();
+            z.type = t.value_or(0);
+        } else if (key == "ttl") {
+            if (!number(v, n) || n > 2147483647) return bad("bad ttl");
+            z.ttl = static_cast<uint32_t>(n);
+        } else if (key == "d") {
+            z.data.push_back(v);
+        } else if (key == "d+") {
+            if (z.data.empty()) return bad("d+= without its d=");
+            z.data.back() += v;
+        }
+    }
+    if (known_type) cur_->state.records.push_back(std::move(z));  // a type a newer peer sends: skipped
+    return true;
+}
+
+bool Decoder::add_override(const std::vector<std::string>& rec, const std::string& v0) {
+    if (!cur_) return bad("override before any origin");
+    OverrideEntry e;
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, v] = split(rec[k]);
+        if (key == "state") {
+            e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
+            if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
+        } else if (key == "at" && !number(v, e.at_ms)) {
+            return bad("bad override time");
+        }
+    }
+    cur_->state.overrides[v0] = e;
     return true;
 }
 
