@@ -120,6 +120,26 @@ TEST(KubeStream, AnObjectOverTheLimitKeepsItsMetadataOnly) {
     EXPECT_EQ(c.objects[0].metadata, R"({"name":"big","namespace":"n","resourceVersion":"5"})");
 }
 
+// Only the metadata fields a record is known by are kept: annotations (kubectl's last-applied copy of the
+// whole object, or padding) and managedFields may be of any size and must not cost an object its name. (On
+// the old code the 20 KiB annotation cut the metadata, and the name was lost: a delete missed.)
+TEST(KubeStream, MetadataKeepsTheFieldsARecordIsKnownByWhateverElseItHolds) {
+    std::string pad(20'000, 'x');
+    std::string big = R"({"metadata":{"name":"big","annotations":{"pad":")" + pad + R"("},"namespace":"n",)" +
+                      R"("managedFields":[{"manager":")" + pad + R"("}],"labels":{"a":"b"},"resourceVersion":"5"},)" +
+                      R"("spec":{"pad":")" + pad + R"("}})";
+    for (size_t step : {1u, 4096u}) {
+        Collected c = stream(kube::ObjectStream::Shape::list, R"({"items":[)" + big + "]}", step, 1000);
+        ASSERT_EQ(c.objects.size(), 1u);
+        EXPECT_FALSE(c.objects[0].whole);
+        EXPECT_EQ(c.objects[0].bytes, big.size());
+        EXPECT_EQ(c.objects[0].metadata, R"({"name":"big","namespace":"n","labels":{"a":"b"},"resourceVersion":"5"})");
+        c = stream(kube::ObjectStream::Shape::events, R"({"type":"DELETED","object":)" + big + "}\n", step, 1000);
+        ASSERT_EQ(c.objects.size(), 1u);
+        EXPECT_EQ(c.objects[0].metadata, R"({"name":"big","namespace":"n","labels":{"a":"b"},"resourceVersion":"5"})");
+    }
+}
+
 TEST(KubeStream, WatchEventsAreLinesAndABadLineIsSkipped) {
     const std::string events = R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
                                "\n"

@@ -1,5 +1,7 @@
 #include "sync/kube/stream.hpp"
 
+#include <algorithm>
+
 namespace glbd::kube {
 namespace {
 constexpr int kMaxDepth = 512;       // nesting deeper than any Kubernetes object
@@ -87,9 +89,30 @@ void ObjectStream::keep(char c) {
             object_.whole = false;
             std::string().swap(object_.text);
         }
-        if (object_meta_ && object_.metadata.size() < kMaxSmall) object_.metadata.push_back(c);
+        if (object_meta_) keep_metadata(c);
     }
     if (small_open_ && small_.size() < kMaxSmall) small_.push_back(c);
+}
+
+// The metadata object's members one at a time: each is kept only when it is one a record is known by (its
+// key in kMetadataKept), so annotations and managedFields of any size cost nothing.
+void ObjectStream::keep_metadata(char c) {
+    bool member_ends = !in_string_ && depth_ == meta_depth_ + 1 && (c == ',' || c == '}');
+    if (!member_ends) {
+        if (member_.size() < kMaxSmall) member_.push_back(c);
+        return;
+    }
+    // The member's key: its first string (members are `"key": value`, white space around).
+    size_t open = member_.find('"'), close = open == std::string::npos ? open : member_.find('"', open + 1);
+    std::string_view key =
+        close == std::string::npos ? std::string_view() : std::string_view(member_).substr(open + 1, close - open - 1);
+    bool kept = std::find(kMetadataKept.begin(), kMetadataKept.end(), key) != kMetadataKept.end();
+    if (kept && member_.size() < kMaxSmall && object_.metadata.size() + member_.size() + 2 <= kMaxSmall) {
+        if (object_.metadata.size() > 1) object_.metadata.push_back(',');
+        object_.metadata += member_;
+    }
+    member_.clear();
+    if (c == '}') object_.metadata.push_back('}');
 }
 
 void ObjectStream::step_in_string(char c) {
@@ -126,6 +149,7 @@ void ObjectStream::open(char c, bool at_top, bool at_object) {
     } else if (at_object && object_key_ == "metadata" && c == '{') {
         object_meta_ = true, meta_depth_ = depth_;
         object_.metadata.assign(1, c);
+        member_.clear();
     } else if (at_top && shape_ == Shape::list && top_key_ == "metadata" && c == '{') {
         small_open_ = true, small_depth_ = depth_;
         small_.assign(1, c);
@@ -145,7 +169,6 @@ void ObjectStream::close() {
     }
     if (object_depth_ && depth_ == object_depth_ - 1) {
         object_depth_ = 0;
-        if (object_.metadata.size() >= kMaxSmall) object_.metadata.clear();  // cut short: none
         on_object_(std::move(object_));
         object_ = Object{};
     }

@@ -6,6 +6,7 @@
 // thread-safe (one request's); never throws.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -17,7 +18,7 @@ class ObjectStream {
 public:
     struct Object {
         std::string text;      // the object's JSON when `whole`
-        std::string metadata;  // its "metadata" value's JSON (at most kMaxSmall bytes), whole or not
+        std::string metadata;  // its "metadata" value's JSON, the kMetadataKept members only (under kMaxSmall bytes)
         size_t bytes = 0;      // its size in the stream
         bool whole = false;
     };
@@ -27,6 +28,10 @@ public:
         std::string metadata;  // a list's metadata object
     };
     static constexpr size_t kMaxSmall = size_t{16} << 10;
+    // The metadata members kept (a record is known by them); the rest (annotations, managedFields) are not.
+    static constexpr std::array<std::string_view, 8> kMetadataKept = {
+        "name",  "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+        "labels"};
 
     enum class Shape { list, events };
     // `on_object` gets each item (list) or event object; `on_done` each top-level value once it closed
@@ -44,6 +49,7 @@ public:
 private:
     void step(char c);
     void keep(char c);
+    void keep_metadata(char c);
     void step_in_string(char c);
     void open(char c, bool at_top, bool at_object);
     void close();
@@ -68,6 +74,7 @@ private:
     Object object_;
     bool object_meta_ = false;  // inside its "metadata" value
     int meta_depth_ = 0;
+    std::string member_;  // the metadata member being read (kept if its key is in kMetadataKept)
     // A small top-level value being kept (an event's type, a list's metadata).
     std::string small_;
     bool small_open_ = false;

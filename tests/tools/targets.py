@@ -9,8 +9,8 @@ and keeps it open for the next (as Envoy and most servers do).
 
 HTTP(S) paths:  /healthz -> 200   /status/NNN -> NNN   /hang -> accepts and never answers
                 /created -> 201   anything else -> 404
-Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "peer", "headers"}
-(peer: the client's port, which tells connections apart).
+Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "peer", "port", "headers"}
+(peer: the client's port, which tells connections apart; port: the listener's).
 --ready is written once every listener is bound. Runs until killed.
 """
 import argparse
@@ -42,6 +42,7 @@ class Handler(BaseHTTPRequestHandler):
             "host": self.headers.get("Host"),
             "sni": getattr(self.connection, "sni", None),
             "peer": self.client_address[1],
+            "port": self.server.server_address[1],
             "headers": {k: v for k, v in self.headers.items()},
         }
         with LOCK, open(self.server.log_path, "a") as f:
