@@ -36,6 +36,17 @@ netpol = kinds["NetworkPolicy"][0]
 assert netpol["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
 allowed = {(p["port"], p["protocol"]) for rule in netpol["spec"]["ingress"] for p in rule["ports"]}
 assert allowed == {(53, "UDP"), (53, "TCP")}, allowed  # peers sync over 53/tcp; nothing else gets in
+# Egress: DNS anywhere; TCP only to the API server's and probes' ports, never to link-local (cloud metadata).
+egress = [n for n in kinds["NetworkPolicy"] if "Egress" in n["spec"]["policyTypes"]]
+assert len(egress) == 1, "no egress NetworkPolicy"
+egress = egress[0]["spec"]
+assert egress["podSelector"]["matchLabels"].items() <= labels.items()
+tcp = {p["port"] for rule in egress["egress"] for p in rule["ports"] if p["protocol"] == "TCP" and p["port"] != 53}
+assert tcp == {80, 443, 6443}, tcp
+for rule in egress["egress"]:
+    if any(p["port"] != 53 for p in rule["ports"]):
+        blocks = [t["ipBlock"] for t in rule["to"]]
+        assert all("169.254.0.0/16" in b.get("except", []) or b["cidr"] != "0.0.0.0/0" for b in blocks), blocks
 # Recreate the pod's files: the ConfigMap and the Secret at their mount paths, under WORK.
 volumes = {v["name"]: v for v in pod["volumes"]}
 cm = {d["metadata"]["name"]: d for d in kinds["ConfigMap"]}
@@ -108,15 +119,19 @@ grants = {(res, v) for rule in role["rules"] for res in rule["resources"] for v 
 assert {("dnsrecords", v) for v in ("get", "list", "watch")} <= grants, grants
 assert (("dnsrecords/status", "patch") in grants) == (mode == "controller"), grants
 assert not any(res == "dnsrecords" and v in ("create", "update", "patch", "delete") for res, v in grants), grants
+# Secrets (a record's additionalHeadersRef): get by name only, never listed or watched.
+secret_verbs = {v for r in kinds["ClusterRole"] for rule in r["rules"] if "secrets" in rule["resources"] for v in rule["verbs"]}
+assert secret_verbs == {"get"}, secret_verbs
 os.makedirs(out + "/etc/glbd/tsig", exist_ok=True)
 cfg = kinds["ConfigMap"][0]["data"]["glbd.yaml"].replace("/etc/glbd/", out + "/etc/glbd/")
 assert yaml.safe_load(cfg)["kubernetes"]["mode"] == mode
+assert "169.254.0.0/16" in yaml.safe_load(cfg)["kubernetes"]["denyNetworks"], "cloud metadata not denied"
 open(out + "/etc/glbd/glbd.yaml", "w").write(cfg)
 open(out + "/etc/glbd/tsig/secret", "w").write(kinds["Secret"][0]["stringData"]["secret"])
 PY
         "$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" >/dev/null || fail "overlay $mode: $("$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" 2>&1)"
     done
-    pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode, configs pass glbd check"
+    pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check"
 else
     echo "kubectl missing: the kustomize overlays were not rendered"
 fi
