@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole Kuadrant flow on one machine, one command: three clusters (ie, us as the default geo, oc), each
 # with its own API server (tools/fakekube.py) and its own glbd reading DNSRecords there, synced over DNS with
-# TSIG. DNSRecords in the shape kuadrant-operator writes are applied with kubectl; then kubectl's listing,
-# glbd status and dig answers for clients in Ireland, the US and Australia are printed, and a change is
-# applied in one cluster and timed until another cluster's glbd answers it.
+# TSIG. DNSRecords in the shapes kuadrant-operator and dns-operator (>= 0.15, CoreDNS provider) write are
+# applied with kubectl; then kubectl's listing, glbd status and dig answers for clients in Ireland, the US
+# and Australia are printed, and a change is applied in one cluster and timed until another cluster's glbd
+# answers it.
 #   bash tests/tools/kube-demo.sh [--wait]      (GLBD=path/to/glbd, default build/glbd; needs kubectl)
 # --wait keeps everything running until Ctrl-C (KUBECONFIG files and addresses are printed).
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,22 +35,18 @@ peers:
 YAML
     start_glbd $c "$WORK/$c.yaml"
 done
-record() {  # CLUSTER ADDRESS: what kuadrant-operator writes in that cluster for www.shop.example
-    local c=$1 klb=klb.www.$Z g
-    g=$(tr 'A-Z' 'a-z' <<<"${GEO[$c]#GEO-}")
-    cat <<REC
-apiVersion: kuadrant.io/v1alpha1
-kind: DNSRecord
-metadata: {name: www, namespace: shop, labels: {kuadrant.io/coredns-zone-name: $Z}}
-spec:
-  rootHost: www.$Z
-  endpoints:
-    - {dnsName: www.$Z, recordType: CNAME, recordTTL: 300, targets: [$klb]}
-    - {dnsName: $klb, recordType: CNAME, recordTTL: 300, setIdentifier: ${GEO[$c]}, targets: [$g.$klb], providerSpecific: [{name: geo-code, value: ${GEO[$c]}}]}
-    - {dnsName: $klb, recordType: CNAME, recordTTL: 300, setIdentifier: default, targets: [us.$klb], providerSpecific: [{name: geo-code, value: "*"}]}
-    - {dnsName: $g.$klb, recordType: CNAME, recordTTL: 60, setIdentifier: $c-gw.$klb, targets: [$c-gw.$klb], providerSpecific: [{name: weight, value: "120"}]}
-    - {dnsName: $c-gw.$klb, recordType: A, recordTTL: 60, targets: [$2]}
-REC
+record() {  # CLUSTER ADDRESS: what Kuadrant writes in that cluster for www.shop.example (a DNSPolicy with
+    # loadBalancing, the CoreDNS provider): kuadrant-operator's listener record and the authoritative record
+    # dns-operator >= 0.15 merges it into, labelled for the zone (tools/kuadrant_records.py, upstream's code)
+    python3 - "$1" "$2" "${GEO[$1]}" "$Z" "$ROOT/tests/tools" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[5])
+import kuadrant_records as k
+cluster, address, geo, zone = sys.argv[1:5]
+listener = k.listener_record("shop-gw", "www", f"www.{zone}", [("IPAddress", address)], "shop", cluster,
+                             {"weight": 120, "geo": geo, "default": cluster == "us"})
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [listener, k.authoritative_record([listener], zone)]}))
+PY
 }
 for c in ie us oc; do
     record $c "${GW[$c]}" | KUBECONFIG=$WORK/$c/kubeconfig kubectl apply --validate=false -f - >/dev/null || fail "kubectl apply in $c"
@@ -57,7 +54,7 @@ done
 ask() { dig @"${DNS[$1]}" -p $P +short www.$Z A +subnet="$2"; }
 all_three() { [[ $(ask oc 10.1.0.0/16) == "${GW[ie]}" && $(ask ie 10.3.0.0/16) == "${GW[us]}" && $(ask us 10.2.0.0/16) == "${GW[oc]}" ]]; }
 wait_for 30 all_three || fail "the three clusters did not converge"
-echo "== kubectl get dnsrecords -A (each cluster has only its own record)"
+echo "== kubectl get dnsrecords -A (each cluster has only its own records: the listener's, and the authoritative one glbd serves)"
 for c in ie us oc; do echo "-- $c"; KUBECONFIG=$WORK/$c/kubeconfig kubectl get dnsrecords -A; done
 echo "== glbd status (us)"
 "$GLBD" status --admin "${DNS[us]}:9520"
