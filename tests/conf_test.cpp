@@ -136,6 +136,30 @@ TEST(Conf, TwoEntriesOfOneHost) {
     EXPECT_EQ(r.config->hosts[1].name, "shop.glb.example.com");
 }
 
+// The kubernetes section's keys for DNSRecords as Kuadrant ships them (interface.md).
+TEST(Conf, KubernetesKeys) {
+    auto r = conf::load_text(
+        with("stateDir:",
+             "kubernetes:\n  mode: delegate\n  owners: {shop: [Shop.GLB.example.com.], web: [www.glb.example.com]}\n"
+             "  group: eu\n  insecureHealthChecks: false\n  denyNetworks: [169.254.0.0/16, \"fe80::/10\"]\n"
+             "stateDir:"),
+        "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    const auto& k = *r.config->kubernetes;
+    EXPECT_EQ(k.mode, conf::Kubernetes::Mode::delegate);
+    ASSERT_EQ(k.owners.size(), 2u);
+    EXPECT_EQ(k.owners.at("shop"), std::vector<std::string>{"shop.glb.example.com"});  // lower case, no dot
+    EXPECT_EQ(k.group, "eu");
+    EXPECT_FALSE(k.insecure_health_checks);
+    ASSERT_EQ(k.deny_networks.size(), 2u);
+    EXPECT_EQ(k.deny_networks[1].str(), "fe80::/10");
+    auto d = conf::load_text(with("stateDir:", "kubernetes: {}\nstateDir:"), "glbd.yaml");
+    ASSERT_TRUE(d.config);
+    EXPECT_EQ(d.config->kubernetes->mode, conf::Kubernetes::Mode::coredns);
+    EXPECT_TRUE(d.config->kubernetes->insecure_health_checks);  // dns-operator's default
+    EXPECT_TRUE(d.config->kubernetes->owners.empty());
+}
+
 TEST(Conf, ClusterLocation) {
     auto r = conf::load_text(with("  instance: a\n", "  instance: a\n  location: {lat: 53.34981, lon: -6.26031}\n"),
                              "glbd.yaml");
@@ -211,6 +235,16 @@ const Bad kBad[] = {
     {"MissingZones", std::string("cluster: {id: a}\nlisten: {dns: [\"127.0.0.1:53\"]}\n"), "zones: required"},
     {"HostCnameConflict", with("www 300 IN CNAME shop", "shop 300 IN CNAME www"),
      "host shop.glb.example.com also has a static CNAME"},
+    {"KubeMode", with("stateDir:", "kubernetes: {mode: primary}\nstateDir:"),
+     "kubernetes.mode: must be coredns, delegate or controller"},
+    {"KubeOwnersNotAMap", with("stateDir:", "kubernetes: {owners: [shop]}\nstateDir:"),
+     "kubernetes.owners: must be a mapping of namespace to a list of names"},
+    {"KubeOwnersBadName", with("stateDir:", "kubernetes: {owners: {shop: [\"a b\"]}}\nstateDir:"),
+     "kubernetes.owners.shop[0]: not a host name"},
+    {"KubeOwnersBadNamespace", with("stateDir:", "kubernetes: {owners: {Shop_1: [shop.example]}}\nstateDir:"),
+     "kubernetes.owners.Shop_1: not a namespace name"},
+    {"KubeDenyNetworks", with("stateDir:", "kubernetes: {denyNetworks: [10.0.0.1/8]}\nstateDir:"),
+     "glbd.yaml:48:29: kubernetes.denyNetworks[0]: not a CIDR network"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Validation, BadConfig, ::testing::ValuesIn(kBad),
