@@ -35,6 +35,13 @@ spec:
 ---
 apiVersion: kuadrant.io/v1alpha1
 kind: DNSRecord
+metadata: {name: grabber, namespace: web}
+spec:
+  rootHost: grab.$Z
+  endpoints: [{dnsName: grab.$Z, recordType: A, targets: [192.0.2.7]}, {dnsName: $Z, recordType: A, targets: [192.0.2.8]}]
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
 metadata: {name: foreign, namespace: web}
 spec:
   rootHost: www.other.example.net
@@ -52,8 +59,12 @@ wait_for 10 bash -c "[[ \$(kubectl get dnsrecord app -n web -o jsonpath='{.statu
 wait_for 10 bash -c "[[ \$(kubectl get dnsrecord broken -n web -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}') == False ]]" ||
     fail "broken: Ready is '$(cond broken Ready status)'"
 [[ $(cond broken Ready message) == *"not-an-address is not an IP address"* ]] || fail "broken: message '$(cond broken Ready message)'"
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord grabber -n web -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].reason}') == ValidationError ]]" ||
+    fail "grabber: Ready is '$(cond grabber Ready status)/$(cond grabber Ready reason)'"
+[[ $(cond grabber Ready message) == "served but for: $Z: the zone apex is this glbd's" ]] || fail "grabber: message '$(cond grabber Ready message)'"
+[[ $(dig @$A -p $P +short grab.$Z A) == 192.0.2.7 ]] || fail "grabber: its own name not served"
 [[ -z $(kubectl get dnsrecord foreign -n web -o jsonpath='{.status}') ]] || fail "a record of another zone got a status"
-pass "controller mode: Ready/ProviderSuccess, Healthy/AllChecksPassed, observedGeneration 1; broken record Ready=False with its reason; another zone's record untouched"
+pass "controller mode: Ready/ProviderSuccess, Healthy/AllChecksPassed, observedGeneration 1; broken record Ready=False with its reason; a record naming the apex Ready=False/ValidationError, its own name served; another zone's record untouched"
 
 kill "$PID_t"; wait "$PID_t" 2>/dev/null || true
 wait_for 20 bash -c "[[ \$(kubectl get dnsrecord app -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].reason}') == HealthChecksFailed ]]" ||
