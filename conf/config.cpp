@@ -166,10 +166,7 @@ void read_owners(Reader& r, const Node& n, Kubernetes& k) {
         for (size_t i = 0; i < names.size(); ++i) {
             auto name = r.str(names[i], Reader::index(path, i));
             if (!name) continue;
-            std::string lower = *name;
-            std::transform(lower.begin(), lower.end(), lower.begin(),
-                           [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-            if (!lower.empty() && lower.back() == '.') lower.pop_back();
+            std::string lower = canonical_name(*name);
             if (!is_host_name(lower)) {
                 r.error(names[i], Reader::index(path, i), "not a host name: \"" + *name + "\"");
                 continue;

@@ -61,6 +61,13 @@ bool is_subdomain(std::string_view name, std::string_view origin) {
            name[name.size() - origin.size() - 1] == '.';
 }
 
+std::string canonical_name(std::string name) {
+    if (!name.empty() && name.back() == '.') name.pop_back();
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return name;
+}
+
 bool is_probe_path(std::string_view s) {
     if (s.empty() || s.size() > 2048 || (s[0] != '/' && s[0] != '?')) return false;
     return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });

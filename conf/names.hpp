@@ -2,6 +2,7 @@
 // peer's report against the same rules before it enters the store. Pure functions; any thread.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace glbd::conf {
@@ -25,5 +26,7 @@ bool is_custom_geo_code(std::string_view s);
 bool is_probe_path(std::string_view s);
 // `name` equals `origin` or lies below it (both lower case, no trailing dot).
 bool is_subdomain(std::string_view name, std::string_view origin);
+// A name as glbd holds it: lower case (ASCII), without the trailing dot. Not checked.
+std::string canonical_name(std::string name);
 
 }  // namespace glbd::conf

@@ -1,4 +1,5 @@
-// sync/: merging reports (versions, heartbeats, relays, replicas, overrides), the `_glbd.` codec, TSIG.
+// sync/: merging reports (versions, heartbeats, relays, replicas, overrides, incarnations), TSIG, log
+// throttling. The report codec and the checks of a peer's report are in codec_test.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -9,30 +10,17 @@
 #include "sync/transfer/codec.hpp"
 #include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/sync_util.hpp"
 
 #include <ldns/ldns.h>
 
 using namespace glbd;
 using namespace glbd::sync;
+using test::cluster;
+using test::inst;
+using test::life;
 
 namespace {
-
-InstanceState inst(const std::string& cluster, const std::string& instance, uint64_t version, uint64_t heartbeat,
-                   std::vector<std::pair<std::string, bool>> eps = {{"192.0.2.1", true}}) {
-    InstanceState s{cluster, instance, version, heartbeat, {}, {}};
-    HostEntry h{"shop.glb.test", 60, conf::LoadBalancing{100, "IE", false}, {}};
-    for (auto& [t, ok] : eps) h.endpoints.push_back(EndpointState{t, ok});
-    s.hosts.push_back(h);
-    return s;
-}
-
-// A copy: views are temporaries.
-std::optional<ClusterView> cluster(const GlobalView& v, const std::string& id) {
-    for (const auto& c : v) {
-        if (c.id == id) return c;
-    }
-    return std::nullopt;
-}
 
 TEST(Store, NewestVersionWins) {
     Store st;
@@ -232,172 +220,6 @@ TEST(Store, LatestOverrideWinsAcrossOrigins) {
     EXPECT_TRUE(st.overrides().empty());
 }
 
-TEST(Codec, RoundTrip) {
-    auto a = inst("eu-1", "pod-a", 1796037623033, 1796037624637, {{"192.0.2.1", true}, {"lb.example.net", false}});
-    a.hosts[0].load_balancing->default_geo = true;
-    set_override(a.overrides, "eu-1/192.0.2.1", "down", 42);
-    auto b = inst("us-1", "pod-b", 7, 8);
-    b.hosts[0].load_balancing.reset();
-    auto records = encode("eu-1/pod-a", {{a, 0}, {b, 1500}});
-    std::string from, err;
-    std::vector<Report> out;
-    ASSERT_TRUE(decode(records, from, out, err)) << err;
-    EXPECT_EQ(from, "eu-1/pod-a");
-    ASSERT_EQ(out.size(), 2u);
-    EXPECT_EQ(out[0].state.origin(), "eu-1/pod-a");
-    EXPECT_EQ(out[0].state.version, 1796037623033u);
-    EXPECT_EQ(out[0].state.heartbeat, 1796037624637u);
-    ASSERT_EQ(out[0].state.hosts[0].endpoints.size(), 2u);
-    EXPECT_FALSE(out[0].state.hosts[0].endpoints[1].healthy);
-    EXPECT_TRUE(out[0].state.hosts[0].load_balancing->default_geo);
-    EXPECT_EQ(out[0].state.overrides.at("eu-1/192.0.2.1").state, OverrideState::down);
-    EXPECT_EQ(out[1].age_ms, 1500u);
-    EXPECT_FALSE(out[1].state.hosts[0].load_balancing);
-}
-
-TEST(Codec, StaticRecordsTravelWithTheOriginAndOlderDecodersSkipThem) {
-    auto a = inst("eu-1", "pod-a", 5, 6);
-    std::string long_txt(700, 'y');
-    a.records = std::vector<ZoneRecord>{{"sub.glb.test", wire::type::NS, 300, {"ns1.sub.glb.test"}},
-                                        {"ns1.sub.glb.test", wire::type::A, 300, {"192.0.2.53"}},
-                                        {"_acme.glb.test", wire::type::TXT, 60, {"a=b c", long_txt, ""}}};
-    auto records = encode("eu-1/pod-a", {{a, 0}});
-    for (const auto& rec : records) {
-        for (const auto& str : rec) EXPECT_LE(str.size(), 255u);  // each a character-string
-    }
-    std::string from, err;
-    std::vector<Report> out;
-    ASSERT_TRUE(decode(records, from, out, err)) << err;
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0].state.records, a.records);
-    EXPECT_EQ(out[0].state.hosts, a.hosts);
-    // A record kind or a type this glbd does not know is skipped, the rest read (what an older glbd does).
-    records.back().push_back("future=1");
-    records.push_back({"zone=x.glb.test", "type=SVCB", "ttl=60", "d=1 ."});
-    records.push_back({"kind-from-the-future=1"});
-    out.clear();
-    ASSERT_TRUE(decode(records, from, out, err)) << err;
-    EXPECT_EQ(out[0].state.records, a.records);
-    out.clear();
-    EXPECT_FALSE(decode({{"origin=eu/a"}, {"zone=x.glb.test", "type=TXT", "d+=orphan"}}, from, out, err));
-}
-
-TEST(CheckReport, BadStaticRecordsAreLeftOutAndTheRestStands) {
-    auto s = inst("eu-1", "pod-a", 5, 6);
-    std::vector<ZoneRecord> list = {
-        {"sub.glb.test", wire::type::NS, 300, {"ns1.sub.glb.test"}},
-        {"*.glb.test", wire::type::NS, 300, {"ns1.glb.test"}},           // NS at a wildcard
-        {"x.glb.test", wire::type::NS, 300, {"192.0.2.1"}},              // an address is no name server name
-        {"g.glb.test", wire::type::A, 300, {"2001:db8::1"}},             // AAAA data in an A record
-        {"g.glb.test", wire::type::A, 300, {"192.000.2.1"}},             // not canonical
-        {"t.glb.test", wire::type::TXT, 300, {std::string(9000, 'z')}},  // too long
-        {"bad name.glb.test", wire::type::TXT, 300, {"x"}},
-        {"m.glb.test", wire::type::MX, 300, {"10 mx"}},
-        {"t.glb.test", wire::type::TXT, 300, {"fine"}},
-    };
-    s.records = list;
-    CheckResult r = check_report(s, 0, false);
-    EXPECT_EQ(r.error, "");
-    EXPECT_EQ(r.dropped, 7u);
-    EXPECT_EQ(r.dropped_why, "*.glb.test: bad NS record");
-    EXPECT_EQ(s.records, (std::vector<ZoneRecord>{list.front(), list.back()}));
-    EXPECT_EQ(s.hosts.size(), 1u);
-}
-
-TEST(Codec, OriginWithoutDataCarriesNoHosts) {
-    auto a = inst("eu-1", "pod-a", 5, 6);
-    auto b = inst("us-1", "pod-b", 7, 8);
-    auto records = encode("eu-1/pod-a", {{a, 0, false}, {b, 0, true}});
-    ASSERT_EQ(records.size(), 4u);  // the header, a's origin record, b's origin record and host
-    std::string from, err;
-    std::vector<Report> out;
-    ASSERT_TRUE(decode(records, from, out, err)) << err;
-    EXPECT_FALSE(out[0].has_data);
-    EXPECT_EQ(out[0].state.heartbeat, 6u);
-    EXPECT_TRUE(out[0].state.hosts.empty());
-    EXPECT_TRUE(out[1].has_data);
-    EXPECT_EQ(out[1].state.hosts.size(), 1u);
-}
-
-TEST(Codec, ClusterLocationTravelsWithTheOrigin) {
-    auto a = inst("eu-1", "pod-a", 5, 6);
-    a.location = conf::Coordinates{53.3498f, -6.2603f};
-    auto b = inst("us-1", "pod-b", 7, 8);
-    auto records = encode("eu-1/pod-a", {{a, 0}, {b, 0}});
-    EXPECT_NE(std::find(records[1].begin(), records[1].end(), "loc=53.3498,-6.2603"), records[1].end());
-    std::string from, err;
-    std::vector<Report> out;
-    ASSERT_TRUE(decode(records, from, out, err)) << err;
-    ASSERT_TRUE(out[0].state.location);
-    EXPECT_EQ(*out[0].state.location, *a.location);  // the same float on both sides: answers agree
-    EXPECT_FALSE(out[1].state.location);
-    // Off the globe or not two numbers: the transfer is refused, not half-read.
-    for (const char* bad :
-         {"loc=91,0", "loc=0,180.5", "loc=1", "loc=1,2,3", "loc=nan,1", "loc=,", "loc=1e999,0", "loc= 1,2"}) {
-        out.clear();
-        EXPECT_FALSE(decode({{"origin=eu/a", bad}}, from, out, err)) << bad;
-    }
-    // The view takes a cluster's location from its newest report.
-    Store st;
-    st.set_own(inst("me", "x", 1, 1), 0);
-    st.merge(a, 0, 0);
-    EXPECT_EQ(cluster(st.view(0, 3000), "eu-1")->location, a.location);
-    EXPECT_FALSE(cluster(st.view(0, 3000), "me")->location);
-}
-
-TEST(Decoder, HandsOnEachReportWhenTheNextOriginBegins) {
-    auto a = inst("eu-1", "pod-a", 5, 6);
-    auto b = inst("us-1", "pod-b", 7, 8);
-    auto records = encode("eu-1/pod-a", {{a, 0}, {b, 0}});
-    Decoder d;
-    std::vector<Report> done;
-    ASSERT_TRUE(d.add(records[0], done));  // the header
-    ASSERT_TRUE(d.add(records[1], done));  // a's origin record
-    ASSERT_TRUE(d.add(records[2], done));  // a's host
-    EXPECT_TRUE(done.empty()) << "a's report is not complete until b's origin record";
-    ASSERT_TRUE(d.add(records[3], done));
-    ASSERT_EQ(done.size(), 1u);
-    EXPECT_EQ(done[0].state.origin(), "eu-1/pod-a");
-    EXPECT_EQ(done[0].state.hosts.size(), 1u);
-    ASSERT_TRUE(d.add(records[4], done));
-    d.finish(done);
-    ASSERT_EQ(done.size(), 2u);
-    EXPECT_EQ(done[1].state.origin(), "us-1/pod-b");
-    EXPECT_EQ(d.from(), "eu-1/pod-a");
-}
-
-TEST(Decoder, AReportOverItsLimitIsCutOffAndTheOnesBeforeItCount) {
-    // Override records for one target overwrite each other: the reader keeps little while the report's
-    // bytes grow past 64 MiB.
-    Decoder d;
-    std::vector<Report> done;
-    ASSERT_TRUE(d.add({"origin=eu/a", "version=1"}, done));
-    ASSERT_TRUE(d.add({"origin=us/b", "version=1"}, done));
-    std::vector<std::string> big{"override=us/" + std::string(7000, 'x'), "state=down", "at=1"};
-    bool cut = false;
-    for (size_t i = 0; i < Decoder::kMaxReportBytes / 7000 + 2 && !cut; ++i) cut = !d.add(big, done);
-    ASSERT_TRUE(cut);
-    EXPECT_TRUE(d.over_limit());
-    EXPECT_NE(d.error().find("the report of us/b is larger than 64 MiB"), std::string::npos) << d.error();
-    d.finish(done);
-    ASSERT_EQ(done.size(), 1u);  // eu/a, complete before the limit; us/b is not handed on
-    EXPECT_EQ(done[0].state.origin(), "eu/a");
-    EXPECT_FALSE(d.add({"origin=fr/c"}, done)) << "nothing more is read after an error";
-}
-
-TEST(Decoder, MoreOriginsThanTheLimitInOneTransferAreCutOff) {
-    Decoder d;
-    std::vector<Report> done;
-    for (size_t i = 0; i < ReportLimits::kMaxOrigins; ++i)
-        ASSERT_TRUE(d.add({"origin=c" + std::to_string(i) + "/a"}, done));
-    EXPECT_FALSE(d.add({"origin=one-too-many/a"}, done));
-    EXPECT_TRUE(d.over_limit());
-    EXPECT_EQ(done.size(), ReportLimits::kMaxOrigins - 1);
-    Decoder m;
-    EXPECT_FALSE(m.add({"host=x.glb.test"}, done));
-    EXPECT_FALSE(m.over_limit()) << "a malformed record is no limit";
-}
-
 TEST(Store, EachOriginRemembersTheGenerationOfItsLastChange) {
     Store st;
     st.set_own(inst("me", "a", 1, 1), 0);
@@ -426,25 +248,7 @@ TEST(Store, HeartbeatOnlyMovesLivenessAndAsksForNewerData) {
     EXPECT_TRUE(st.merge_heartbeat(inst("us", "y", 1, 1), 0, 2600, &heard));     // unknown origin
 }
 
-TEST(Codec, MalformedRejected) {
-    std::string from, err;
-    std::vector<Report> out;
-    EXPECT_FALSE(decode({{"host=x.glb.test"}}, from, out, err));  // a host before any origin
-    EXPECT_FALSE(decode({{"origin=eu"}}, from, out, err));        // no instance
-    EXPECT_FALSE(decode({{"origin=eu/a", "version=abc"}}, from, out, err));
-    EXPECT_FALSE(decode({{"origin=eu/a"}, {"host=x", "ep=192.0.2.1 maybe"}}, from, out, err));
-    EXPECT_FALSE(decode({{"glbd-sync=2"}}, from, out, err));
-    EXPECT_TRUE(decode({{"glbd-sync=1"}, {"future=thing"}}, from, out, err));  // unknown kinds skipped
-}
-
 // TSIG: requests signed with ldns as a peer would sign them.
-const char* kSyncConfig = R"(cluster: {id: eu, instance: a}
-listen: {dns: ["127.0.0.1:5399"]}
-zones: [{origin: glb.test, nameservers: [{name: ns.glb.test, addresses: [127.0.0.1]}]}]
-peers:
-  key: {name: glb-sync, secret: "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="}
-)";
-
 std::vector<uint8_t> signed_axfr(const char* key, const char* secret, uint16_t fudge = 300) {
     ldns_pkt* p = ldns_pkt_new();
     ldns_rr* q = nullptr;
@@ -461,13 +265,13 @@ std::vector<uint8_t> signed_axfr(const char* key, const char* secret, uint16_t f
 }
 
 TEST(Tsig, SignedRequestAccepted) {
-    Service svc(test::config_from(kSyncConfig), nullptr);
+    Service svc(test::config_from(test::sync_config()), nullptr);
     auto m = signed_axfr("glb-sync.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=");
     EXPECT_EQ(svc.verify_request(m.data(), m.size(), static_cast<uint64_t>(time(nullptr))), Service::Auth::ok);
 }
 
 TEST(Tsig, UnsignedWrongKeyWrongSecretAndStaleRejected) {
-    Service svc(test::config_from(kSyncConfig), nullptr);
+    Service svc(test::config_from(test::sync_config()), nullptr);
     auto now = static_cast<uint64_t>(time(nullptr));
     auto unsigned_ = signed_axfr(nullptr, nullptr);
     EXPECT_EQ(svc.verify_request(unsigned_.data(), unsigned_.size(), now), Service::Auth::unsigned_);
@@ -483,7 +287,7 @@ TEST(Tsig, UnsignedWrongKeyWrongSecretAndStaleRejected) {
 
 // A signer may claim a fudge of up to 65535 s; we accept at most 300 s of clock difference whatever it says.
 TEST(Tsig, ClaimedFudgeIsCappedAt300Seconds) {
-    Service svc(test::config_from(kSyncConfig), nullptr);
+    Service svc(test::config_from(test::sync_config()), nullptr);
     auto now = static_cast<uint64_t>(time(nullptr));
     auto wide = signed_axfr("glb-sync.", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=", 3600);
     EXPECT_EQ(svc.verify_request(wide.data(), wide.size(), now + 299), Service::Auth::ok);
@@ -496,7 +300,7 @@ TEST(Tsig, ClaimedFudgeIsCappedAt300Seconds) {
 }
 
 TEST(Tsig, RejectedRequestsLearnNothing) {
-    Service svc(test::config_from(kSyncConfig), nullptr);
+    Service svc(test::config_from(test::sync_config()), nullptr);
     auto m = signed_axfr("glb-sync.", "d3JvbmdzZWNyZXR3cm9uZ3NlY3JldHdyb25nc2VjcmU=");
     std::vector<std::vector<uint8_t>> out;
     geo::Address from;
@@ -544,12 +348,6 @@ TEST(LogThrottle, AWindowBeginsWithItsFirstLineNotAtTheClocksTurn) {
     EXPECT_EQ(left, 1u);
 }
 
-InstanceState life(uint64_t incarnation, uint64_t version, uint64_t heartbeat, const std::string& ep) {
-    InstanceState s{"us", "b",        version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, {{ep, true}}}},
-                    {},   incarnation};
-    return s;
-}
-
 TEST(Store, NewerIncarnationReplacesWholeAndOlderIsIgnored) {
     Store store;
     store.set_own(InstanceState{"eu", "a", 1, 1, {}, {}, 1}, 0);
@@ -595,76 +393,4 @@ TEST(Store, ForgetsInstancesNotHeardForForgetAfterButNeverItself) {
 // What breaks a rule about the origin (names, times, overrides, limits) refuses the report; a host that breaks
 // one is left out and the rest of the report stands (one bad DNSRecord of a cluster must not withdraw the
 // cluster's other hosts everywhere).
-TEST(CheckReport, EveryFieldByTheConfigRules) {
-    const uint64_t now = 1'000'000'000;
-    InstanceState good = life(1, now, now, "192.0.2.1");
-    good.hosts.push_back(
-        HostEntry{"*.w.glb.test", 60, conf::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});
-    good.hosts.push_back(
-        HostEntry{"c.glb.test", 60, conf::LoadBalancing{5, "dc_west-1", false}, {{"2001:db8::1", false}}});
-    good.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::down, now};
-    const size_t all = good.hosts.size();
-    {
-        InstanceState s = good;
-        CheckResult r = check_report(s, now);
-        EXPECT_EQ(r.error, "");
-        EXPECT_EQ(r.dropped, 0u);
-        EXPECT_EQ(s.hosts.size(), all);
-    }
-    struct Case {
-        const char* what;
-        std::function<void(InstanceState&)> spoil;
-        const char* why;
-    };
-    std::vector<Case> refused = {
-        {"cluster with 0xff", [](InstanceState& s) { s.cluster = "ev\xffl"; }, "bad cluster name"},
-        {"cluster in capitals", [](InstanceState& s) { s.cluster = "US"; }, "bad cluster name"},
-        {"instance with a newline", [](InstanceState& s) { s.instance = "b\nforged log line"; }, "bad instance name"},
-        {"version 2^64-1", [](InstanceState& s) { s.version = UINT64_MAX; }, "version"},
-        {"heartbeat 6 minutes ahead", [&](InstanceState& s) { s.heartbeat = now + 360'000; }, "heartbeat"},
-        {"override target with a quote", [](InstanceState& s) { s.overrides["us/\"x\""] = {}; }, "bad override target"},
-        {"override 6 minutes ahead",
-         [&](InstanceState& s) {
-             s.overrides["us"] = OverrideEntry{OverrideState::down, now + 360'000};
-         },
-         "override time"},
-    };
-    for (const auto& c : refused) {
-        InstanceState s = good;
-        c.spoil(s);
-        CheckResult r = check_report(s, now);
-        EXPECT_NE(r.error.find(c.why), std::string::npos) << c.what << ": " << r.error;
-    }
-    std::vector<Case> left_out = {
-        {"host with a space", [](InstanceState& s) { s.hosts[1].host = "a b.glb.test"; }, "bad host name"},
-        {"host in capitals", [](InstanceState& s) { s.hosts[1].host = "A.glb.test"; }, "bad host name"},
-        {"wildcard inside", [](InstanceState& s) { s.hosts[1].host = "a.*.glb.test"; }, "bad host name"},
-        {"endpoint with a quote", [](InstanceState& s) { s.hosts[1].endpoints[0].target = "192.0.2.1\""; },
-         "bad endpoint"},
-        {"endpoint 300.1.1.1", [](InstanceState& s) { s.hosts[1].endpoints[0].target = "300.1.1.1"; }, "bad endpoint"},
-        {"geo with 0xff", [](InstanceState& s) { s.hosts[1].load_balancing->geo = "X\xffY"; }, "bad geo code"},
-        {"entry with a newline", [](InstanceState& s) { s.hosts[1].entry = "gw\nforged"; }, "bad entry name"},
-        {"too many endpoints",
-         [](InstanceState& s) {
-             s.hosts[1].endpoints.resize(ReportLimits::kMaxEndpoints + 1, {"192.0.2.1", true});
-         },
-         "endpoints"},
-        {"one entry given twice", [](InstanceState& s) { s.hosts[1] = s.hosts[0]; }, "given twice"},
-    };
-    for (const auto& c : left_out) {
-        InstanceState s = good;
-        c.spoil(s);
-        std::string kept_name = s.hosts[0].host;
-        CheckResult r = check_report(s, now);
-        EXPECT_EQ(r.error, "") << c.what;
-        EXPECT_EQ(r.dropped, 1u) << c.what;
-        EXPECT_NE(r.dropped_why.find(c.why), std::string::npos) << c.what << ": " << r.dropped_why;
-        ASSERT_EQ(s.hosts.size(), all - 1) << c.what;
-        EXPECT_EQ(s.hosts[0].host, kept_name) << c.what;
-    }
-    InstanceState ahead = good;
-    ahead.version = now + 299'000;  // within the 5 minutes
-    EXPECT_EQ(check_report(ahead, now).error, "");
-}
-
 }  // namespace

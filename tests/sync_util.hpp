@@ -1,5 +1,6 @@
-// Helpers of the sync tests (transfer_test, statedir_test): a config with peers and a stateDir, hosts made by
-// the thousand, a stateDir with a state.json written by hand, a peer's origin as glbd writes it.
+// Helpers of the sync tests (sync_test, codec_test, transfer_test, statedir_test): an origin of one host, a config with
+// peers and a stateDir, hosts made by the thousand, a stateDir with a state.json written by hand, a peer's origin as
+// glbd writes it.
 #pragma once
 
 #include <fstream>
@@ -7,9 +8,36 @@
 #include <vector>
 
 #include "resolver/global_view.hpp"
+#include "sync/state.hpp"
 #include "tests/dns_util.hpp"
 
 namespace glbd::test {
+
+// One origin of one host, shop.glb.test, with these endpoints (healthy or not).
+inline sync::InstanceState inst(const std::string& cluster, const std::string& instance, uint64_t version,
+                                uint64_t heartbeat,
+                                std::vector<std::pair<std::string, bool>> eps = {{"192.0.2.1", true}}) {
+    sync::InstanceState s{cluster, instance, version, heartbeat, {}, {}};
+    HostEntry h{"shop.glb.test", 60, conf::LoadBalancing{100, "IE", false}, {}};
+    for (auto& [t, ok] : eps) h.endpoints.push_back(EndpointState{t, ok});
+    s.hosts.push_back(h);
+    return s;
+}
+
+// A copy: views are temporaries.
+inline std::optional<ClusterView> cluster(const GlobalView& v, const std::string& id) {
+    for (const auto& c : v) {
+        if (c.id == id) return c;
+    }
+    return std::nullopt;
+}
+
+// An origin of instance us/b in its life `incarnation`, with one host of one endpoint.
+inline sync::InstanceState life(uint64_t incarnation, uint64_t version, uint64_t heartbeat, const std::string& ep) {
+    sync::InstanceState s{
+        "us", "b", version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, {{ep, true}}}}, {}, incarnation};
+    return s;
+}
 
 inline std::string sync_config(const std::string& state_dir = "") {
     std::string c = R"(cluster: {id: eu, instance: a}
