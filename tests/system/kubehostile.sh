@@ -126,15 +126,19 @@ grep -q 's3cret-value' "$log" && fail "the probe header's value reached the log"
 pass "$(wc -l < "$WORK/probes.log") probes: all to :8421 with the Secret's header, none to :8422; the header never logged"
 
 # 3. 10,001 targets in one record: that record is refused, the cluster's report still taken by the peer.
-python3 - "$WORK/wide.json" $Z <<'PY'
+# wide_record NAME COUNT: a record whose one endpoint has COUNT targets, into $WORK/NAME.json
+wide_record() {
+    python3 - "$WORK/$1.json" "$1" "$2" $Z <<'PY'
 import json, sys
-z = sys.argv[2]
-targets = [f"10.{i // 65536}.{i // 256 % 256}.{i % 256}" for i in range(10001)]
+path, name, count, z = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+targets = [f"10.{i // 65536}.{i // 256 % 256}.{i % 256}" for i in range(count)]
 json.dump({"apiVersion": "kuadrant.io/v1alpha1", "kind": "DNSRecord",
-           "metadata": {"name": "wide", "namespace": "team-c", "labels": {"kuadrant.io/coredns-zone-name": z}},
-           "spec": {"rootHost": f"wide.{z}", "endpoints": [
-               {"dnsName": f"wide.{z}", "recordType": "A", "targets": targets}]}}, open(sys.argv[1], "w"))
+           "metadata": {"name": name, "namespace": "team-c", "labels": {"kuadrant.io/coredns-zone-name": z}},
+           "spec": {"rootHost": f"{name}.{z}", "endpoints": [
+               {"dnsName": f"{name}.{z}", "recordType": "A", "targets": targets}]}}, open(path, "w"))
 PY
+}
+wide_record wide 10001
 create "$WORK/wide.json"
 record team-c after after.$Z "[{dnsName: after.$Z, recordType: A, targets: [192.0.2.30]}]" > "$WORK/after.rec"
 create "$WORK/after.rec"
@@ -145,15 +149,7 @@ wait_for 5 grep -q "team-c/wide: refused: .*10001 targets" "$log" || fail "the 1
 pass "10,001 targets: that record refused (logged), the peer still takes eu-1's report (a later record served by both)"
 
 # 4. 70,000 targets (about 1 MB): read for its name alone; /healthz answers throughout.
-python3 - "$WORK/giant.json" $Z <<'PY'
-import json, sys
-z = sys.argv[2]
-targets = [f"10.{i // 65536}.{i // 256 % 256}.{i % 256}" for i in range(70000)]
-json.dump({"apiVersion": "kuadrant.io/v1alpha1", "kind": "DNSRecord",
-           "metadata": {"name": "giant", "namespace": "team-c", "labels": {"kuadrant.io/coredns-zone-name": z}},
-           "spec": {"rootHost": f"giant.{z}", "endpoints": [
-               {"dnsName": f"giant.{z}", "recordType": "A", "targets": targets}]}}, open(sys.argv[1], "w"))
-PY
+wide_record giant 70000
 ( end=$(( $(date +%s) + 8 )) ok=0 bad=0
   while (( $(date +%s) < end )); do
       if curl -sf -m 1 "http://$ADMIN/healthz" >/dev/null; then ok=$((ok + 1)); else bad=$((bad + 1)); fi
