@@ -259,10 +259,12 @@ TEST(KubeRecords, ModesSelectTheirRecords) {
 
 // --- the author is not trusted
 
-json record(const std::string& root, json endpoints, json health = nullptr) {
+// The endpoints are a vector, not a json: a json initialised from a braced list of one element is that
+// element with clang and an array of it with gcc (nlohmann's single-element brace rule).
+json record(const std::string& root, const std::vector<json>& endpoints, json health = nullptr) {
     json r = {
         {"metadata", {{"name", "r"}, {"namespace", "team-a"}, {"labels", {{"kuadrant.io/coredns-zone-name", kZone}}}}},
-        {"spec", {{"rootHost", root}, {"endpoints", endpoints}}}};
+        {"spec", {{"rootHost", root}, {"endpoints", json(endpoints)}}}};
     if (!health.is_null()) r["spec"]["healthCheck"] = health;
     return r;
 }
