@@ -8,6 +8,7 @@
 #include <set>
 
 #include "resolver/snapshot/builder.hpp"
+#include "resolver/snapshot/plan.hpp"
 #include "resolver/wire/text.hpp"
 #include "server/app/answer_ids.hpp"
 #include "tests/dns_util.hpp"
@@ -398,6 +399,41 @@ TEST(SnapshotBuilder, StaticRecordsOfEveryClusterAreZoneDataByTheRules) {
     EXPECT_EQ(test::field(apex.answer, 0, 4), "ns1.glb.test.");
     auto loose = test::ask(*snap, test::make_query("loose.glb.test", wire::type::A));
     EXPECT_EQ(loose.rcode, wire::rcode::NXDOMAIN);
+}
+
+// 70,000 addresses in one entry: the plan keeps the first kMaxAddresses of a family, the counts do not wrap,
+// the A answer over TCP holds all it keeps (with 4,096 kept, more than a TCP message holds, it was TC and
+// empty: this test failed so), and a question for the other family is NODATA (a 16-bit count once wrapped
+// and gave "CNAME .").
+TEST(SnapshotBuilder, SeventyThousandAddressesNeitherWrapNorOverflow) {
+    conf::Config config = test::config_from(kGlbTestConfig);
+    ClusterView eu{"eu", true, {}};
+    HostEntry h{"wide.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {}};
+    for (uint32_t i = 0; i < 70'000; ++i) {
+        h.endpoints.push_back(EndpointState{
+            "10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255),
+            true});
+    }
+    eu.hosts.push_back(std::move(h));
+    HostEntry h6{"wide6.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {}};
+    for (uint32_t i = 0; i < 3'000; ++i) h6.endpoints.push_back(EndpointState{"2001:db8::" + std::to_string(i), true});
+    eu.hosts.push_back(std::move(h6));
+    auto snap = build_snapshot(config, {eu}, nullptr, 1);
+    auto a = test::ask(*snap, test::make_query("wide.glb.test", wire::type::A), Transport::tcp);
+    ASSERT_TRUE(a.ok);
+    EXPECT_EQ(a.rcode, 0);
+    EXPECT_FALSE(a.tc);
+    EXPECT_EQ(a.answer.size(), size_t{plan::Answers::kMaxAddresses});
+    for (const auto& rr : a.answer) ASSERT_EQ(test::field(rr, 3), "A") << rr;
+    auto six = test::ask(*snap, test::make_query("wide6.glb.test", wire::type::AAAA), Transport::tcp);
+    EXPECT_FALSE(six.tc);
+    EXPECT_EQ(six.answer.size(), size_t{plan::Answers::kMaxAddresses});  // the larger records fit too
+    auto aaaa = test::ask(*snap, test::make_query("wide.glb.test", wire::type::AAAA), Transport::tcp);
+    ASSERT_TRUE(aaaa.ok);
+    EXPECT_EQ(aaaa.rcode, 0);
+    EXPECT_TRUE(aaaa.answer.empty());
+    ASSERT_EQ(aaaa.authority.size(), 1u);
+    EXPECT_EQ(test::field(aaaa.authority, 0, 3), "SOA");
 }
 
 }  // namespace

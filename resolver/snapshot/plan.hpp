@@ -59,9 +59,10 @@ struct Choice {
 // (0: the same as mode 0's, as when every endpoint is healthy). Offsets are from the plan's start; `self`
 // is where this header is.
 struct Answers {
-    // At most kMaxAddresses of each family and mode (the builder keeps the first ones): no message holds
-    // more (a TCP message of 64 KiB holds some 4,000 A records), and a count never wraps.
-    static constexpr uint16_t kMaxAddresses = 4096;
+    // At most kMaxAddresses of each family and mode (the builder keeps the first ones), so that the whole
+    // set always fits one TCP message (2,048 AAAA records are 57,344 bytes of 65,535, with room for the
+    // question, a CNAME and OPT) and a count never wraps. More would be answered with TC and no addresses.
+    static constexpr uint16_t kMaxAddresses = 2048;
     uint16_t n4[2] = {0, 0}, n6[2] = {0, 0};
     uint8_t cname[2] = {0, 0};  // 1: the mode has a host name endpoint
     uint16_t pad = 0;
