@@ -204,9 +204,7 @@ void read_kubernetes(Reader& r, const Node& n, Config& c) {
     if (auto v = s.str("apiServer")) {
         k.api_server = *v;
         // Plain HTTP only to a loopback address (tests): the bearer token goes there too.
-        bool loopback =
-            v->rfind("http://127.", 0) == 0 || v->rfind("http://[::1]", 0) == 0 || v->rfind("http://localhost", 0) == 0;
-        if (!v->empty() && v->rfind("https://", 0) != 0 && !loopback) {
+        if (!v->empty() && !is_api_server_url(*v)) {
             s.error("apiServer", "must be an https:// URL (http:// only to a loopback address)");
         }
     }
@@ -234,7 +232,13 @@ void read_kubernetes(Reader& r, const Node& n, Config& c) {
     c.kubernetes = std::move(k);
 }
 
-// The TSIG secret, given inline or in a file (its first line); checked to be base64.
+// The manifests' placeholder secret (docker/k8s/base/glbd.yaml): valid base64, and public.
+constexpr std::string_view kPlaceholderSecret = "REPLACE/WITH/glbd/keygen/OUTPUT/AAAAAAAAAAAAAAAAAAAAAAA=";
+// HMAC-SHA256 keys shorter than its output weaken it (RFC 2104 section 3); keygen writes 32 bytes.
+constexpr size_t kMinSecretBytes = 32;
+
+// The TSIG secret, given inline or in a file (its first line); checked to be base64, at least 32 bytes, and
+// not the manifests' placeholder.
 void read_secret(Reader& r, Section& key, TsigKey& out) {
     auto secret = key["secret"];
     auto file = key["secretFile"];
@@ -252,7 +256,15 @@ void read_secret(Reader& r, Section& key, TsigKey& out) {
     }
     if (!value) return;
     auto raw = wire::base64_decode(*value);
-    if (!raw || raw->empty()) key.error(secret ? "secret" : "secretFile", "the TSIG secret is not valid base64");
+    const char* where = secret ? "secret" : "secretFile";
+    if (!raw || raw->empty()) {
+        key.error(where, "the TSIG secret is not valid base64");
+    } else if (*value == kPlaceholderSecret) {
+        key.error(where, "the manifests' placeholder (a secret everyone has): put `glbd keygen` output here");
+    } else if (raw->size() < kMinSecretBytes) {
+        key.error(where, "the TSIG secret is " + std::to_string(raw->size()) + " bytes: at least " +
+                             std::to_string(kMinSecretBytes) + " (as glbd keygen writes)");
+    }
     out.secret = *value;
 }
 

@@ -61,6 +61,30 @@ bool is_subdomain(std::string_view name, std::string_view origin) {
            name[name.size() - origin.size() - 1] == '.';
 }
 
+bool is_api_server_url(std::string_view url) {
+    if (url.rfind("https://", 0) == 0) return url.size() > 8;
+    if (url.rfind("http://", 0) != 0) return false;
+    size_t end = url.find_first_of("/?#", 7);
+    std::string_view authority = url.substr(7, end == std::string_view::npos ? end : end - 7);
+    if (authority.find('@') != std::string_view::npos) return false;  // no user info before the host
+    std::string_view host = authority, rest;
+    if (!authority.empty() && authority[0] == '[') {
+        size_t close = authority.find(']');
+        if (close == std::string_view::npos) return false;
+        host = authority.substr(1, close - 1), rest = authority.substr(close + 1);
+    } else {
+        size_t colon = authority.find(':');
+        host = authority.substr(0, colon);
+        rest = colon == std::string_view::npos ? std::string_view() : authority.substr(colon);
+    }
+    if (!rest.empty() && (rest[0] != ':' || rest.size() == 1 ||
+                          !std::all_of(rest.begin() + 1, rest.end(), [](char c) { return c >= '0' && c <= '9'; })))
+        return false;
+    if (host == "localhost") return true;
+    Address a;
+    return Address::parse(std::string(host), a) && a.is_loopback();
+}
+
 std::string canonical_name(std::string name) {
     if (!name.empty() && name.back() == '.') name.pop_back();
     std::transform(name.begin(), name.end(), name.begin(),

@@ -26,6 +26,9 @@ bool is_custom_geo_code(std::string_view s);
 bool is_probe_path(std::string_view s);
 // `name` equals `origin` or lies below it (both lower case, no trailing dot).
 bool is_subdomain(std::string_view name, std::string_view origin);
+// An API server URL glbd may send a bearer token to: https://, or http:// to a loopback host (an address in
+// 127.0.0.0/8 or ::1, or "localhost", compared whole: not a prefix of another name), for tests.
+bool is_api_server_url(std::string_view url);
 // A name as glbd holds it: lower case (ASCII), without the trailing dot. Not checked.
 std::string canonical_name(std::string name);
 

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "conf/config.hpp"
+#include "conf/names.hpp"
 #include "resolver/wire/text.hpp"
 #include "tests/dns_util.hpp"
 
@@ -51,7 +52,7 @@ hosts:
     endpoints: [192.0.2.11]
     loadBalancing: {weight: 1, geo: dc-north}
 peers:
-  key: {name: glb-sync, algorithm: hmac-sha256, secret: "c2VjcmV0c2VjcmV0c2VjcmV0"}
+  key: {name: glb-sync, algorithm: hmac-sha256, secret: "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI="}
   members:
     - address: 198.51.100.53:53
     - address: "[2001:db8::53]:53"
@@ -160,6 +161,20 @@ TEST(Conf, KubernetesKeys) {
     EXPECT_TRUE(d.config->kubernetes->owners.empty());
 }
 
+// The bearer token goes to apiServer: plain HTTP only when its host is a loopback address, compared whole (a
+// prefix compare let http://127.0.0.1.attacker.example through).
+TEST(Conf, ApiServerUrls) {
+    for (const char* ok : {"https://api.example:6443", "http://127.0.0.1:8080", "http://127.9.9.9", "http://[::1]:80/",
+                           "http://localhost:8001/api"}) {
+        EXPECT_TRUE(conf::is_api_server_url(ok)) << ok;
+    }
+    for (const char* bad : {"http://127.0.0.1.attacker.example", "http://localhost.attacker.example:80",
+                            "http://127.0.0.1@attacker.example", "http://[::1].attacker.example", "http://[::2]:80",
+                            "http://10.0.0.1", "http://127.0.0.1:80x", "ftp://127.0.0.1", "https://", ""}) {
+        EXPECT_FALSE(conf::is_api_server_url(bad)) << bad;
+    }
+}
+
 TEST(Conf, ClusterLocation) {
     auto r = conf::load_text(with("  instance: a\n", "  instance: a\n  location: {lat: 53.34981, lon: -6.26031}\n"),
                              "glbd.yaml");
@@ -211,6 +226,11 @@ const Bad kBad[] = {
      "hosts[0].entry: must be 1..253 characters of [A-Za-z0-9._-], got \"gw 1\""},
     {"SecretNotBase64", with("c2VjcmV0c2VjcmV0c2VjcmV0", "not base64!"),
      "glbd.yaml:41:57: peers.key.secret: the TSIG secret is not valid base64"},
+    {"SecretTooShort", with("c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=", "AA=="),
+     "peers.key.secret: the TSIG secret is 1 bytes: at least 32 (as glbd keygen writes)"},
+    {"SecretPlaceholder",
+     with("c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=", "REPLACE/WITH/glbd/keygen/OUTPUT/AAAAAAAAAAAAAAAAAAAAAAA="),
+     "peers.key.secret: the manifests' placeholder"},
     {"DuplicateListen", with("\"[::1]:5353\"", "\"127.0.0.1:5353\""),
      "glbd.yaml:5:27: listen.dns[1]: duplicate listen address 127.0.0.1:5353"},
     {"MissingClusterId", with("  id: eu-1\n", ""), "glbd.yaml:2:3: cluster.id: required"},
@@ -235,6 +255,9 @@ const Bad kBad[] = {
     {"MissingZones", std::string("cluster: {id: a}\nlisten: {dns: [\"127.0.0.1:53\"]}\n"), "zones: required"},
     {"HostCnameConflict", with("www 300 IN CNAME shop", "shop 300 IN CNAME www"),
      "host shop.glb.example.com also has a static CNAME"},
+    {"KubeApiServerNotLoopback",
+     with("stateDir:", "kubernetes: {apiServer: \"http://127.0.0.1.attacker.example\"}\nstateDir:"),
+     "kubernetes.apiServer: must be an https:// URL (http:// only to a loopback address)"},
     {"KubeMode", with("stateDir:", "kubernetes: {mode: primary}\nstateDir:"),
      "kubernetes.mode: must be coredns, delegate or controller"},
     {"KubeOwnersNotAMap", with("stateDir:", "kubernetes: {owners: [shop]}\nstateDir:"),

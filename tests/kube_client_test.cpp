@@ -68,6 +68,14 @@ users:
     EXPECT_THROW(kube::ApiAccess::from(k, d.path), std::runtime_error);
     k.kubeconfig = d / "absent";
     EXPECT_THROW(kube::ApiAccess::from(k, d.path), std::runtime_error);
+    // The token would go out in clear: a kubeconfig's plain-HTTP server must be a loopback host, exactly.
+    for (const char* server : {"http://127.0.0.1.attacker.example:80", "http://10.0.0.1:8080"}) {
+        write(d / "http", std::string("current-context: c\ncontexts: [{name: c, context: {cluster: a, user: u}}]\n"
+                                      "clusters: [{name: a, cluster: {server: \"") +
+                              server + "\"}}]\nusers: [{name: u, user: {token: t}}]\n");
+        k.kubeconfig = d / "http";
+        EXPECT_THROW(kube::ApiAccess::from(k, d.path), std::runtime_error) << server;
+    }
 }
 
 struct Collected {

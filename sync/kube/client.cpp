@@ -12,6 +12,7 @@
 
 #include "conf/config.hpp"
 #include "conf/document.hpp"
+#include "conf/names.hpp"
 #include "resolver/base/address.hpp"
 #include "resolver/base/clock.hpp"
 #include "resolver/base/curl.hpp"
@@ -104,6 +105,10 @@ ApiAccess from_kubeconfig(const std::string& file) {
         if (auto d = str(user, "client-key-data"); !d.empty()) a.key_data = decode64(d, "client-key-data");
     }
     if (a.server.empty()) throw std::runtime_error("kubeconfig " + file + ": cluster has no server");
+    if (!conf::is_api_server_url(a.server)) {
+        throw std::runtime_error("kubeconfig " + file + ": server " + printable(a.server) +
+                                 " must be an https:// URL (http:// only to a loopback address)");
+    }
     return a;
 }
 
@@ -269,6 +274,7 @@ Watcher::Result Watcher::request(const std::string& url, ObjectStream* stream, s
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_PROXY, "");  // never through a proxy from the environment (*_proxy)
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);

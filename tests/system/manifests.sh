@@ -69,8 +69,14 @@ cfg = yaml.safe_load(open(config))
 assert any(m["address"].startswith(headless["metadata"]["name"] + ".") for m in cfg["peers"]["members"]), "replicas cannot find each other"
 print("manifests ok:", ", ".join(f"{k} x{len(v)}" for k, v in sorted(kinds.items())))
 PY
+# The Secret as shipped holds a placeholder everyone has: glbd check refuses it; with keygen's secret it passes.
+secret_file=$(find "$WORK/etc/glbd" -name secret -path '*tsig*' | head -1)
+[[ -n $secret_file ]] || fail "no TSIG secret mounted"
+"$GLBD" check --config "$WORK/etc/glbd/glbd.yaml" > "$WORK/placeholder.out" 2>&1 && fail "glbd check accepted the placeholder secret"
+grep -q "the manifests' placeholder" "$WORK/placeholder.out" || fail "placeholder: $(cat "$WORK/placeholder.out")"
+"$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"' > "$secret_file"
 "$GLBD" check --config "$WORK/etc/glbd/glbd.yaml" || fail "the ConfigMap's glbd.yaml does not pass glbd check"
-pass "manifests parse, are wired together, and the embedded glbd.yaml passes glbd check"
+pass "manifests parse, are wired together, glbd check refuses the placeholder secret and passes with keygen's"
 
 # docs/kind.md renders one manifest per cluster with render.py: each must pass the same checks.
 KEY=$("$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"')
@@ -127,8 +133,9 @@ cfg = kinds["ConfigMap"][0]["data"]["glbd.yaml"].replace("/etc/glbd/", out + "/e
 assert yaml.safe_load(cfg)["kubernetes"]["mode"] == mode
 assert "169.254.0.0/16" in yaml.safe_load(cfg)["kubernetes"]["denyNetworks"], "cloud metadata not denied"
 open(out + "/etc/glbd/glbd.yaml", "w").write(cfg)
-open(out + "/etc/glbd/tsig/secret", "w").write(kinds["Secret"][0]["stringData"]["secret"])
+assert kinds["Secret"][0]["stringData"]["secret"].startswith("REPLACE/"), "the shipped Secret is a placeholder"
 PY
+        "$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"' > "$WORK/$mode/etc/glbd/tsig/secret"
         "$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" >/dev/null || fail "overlay $mode: $("$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" 2>&1)"
     done
     pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check"
