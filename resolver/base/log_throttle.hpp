@@ -12,18 +12,25 @@
 
 namespace glbd {
 
-// `s` for a text log line: bytes outside printable ASCII become \xNN, so a peer's bytes cannot forge
-// lines or break a terminal.
-inline std::string printable(const std::string& s) {
+// `s` with each byte `escaped(byte)` says written as \xNN.
+template <class Pred>
+std::string escape_bytes(const std::string& s, Pred escaped) {
     static const char* hex = "0123456789abcdef";
     std::string out;
+    out.reserve(s.size());
     for (unsigned char ch : s) {
-        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
-            out += static_cast<char>(ch);
-        else
+        if (escaped(ch))
             out += std::string("\\x") + hex[ch >> 4] + hex[ch & 15];
+        else
+            out += static_cast<char>(ch);
     }
     return out;
+}
+
+// `s` for a text log line: bytes outside printable ASCII (and the backslash) become \xNN, so a peer's bytes
+// cannot forge lines or break a terminal.
+inline std::string printable(const std::string& s) {
+    return escape_bytes(s, [](unsigned char ch) { return ch < 0x20 || ch >= 0x7f || ch == '\\'; });
 }
 
 class LogThrottle {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "resolver/base/curl.hpp"
+#include "resolver/base/log_throttle.hpp"
 
 namespace glbd {
 namespace {
@@ -20,8 +21,18 @@ size_t collect(char* data, size_t size, size_t n, void* out) {
     return size * n;
 }
 
-// Prints rows as left-aligned columns.
-void table(std::string& out, const std::vector<std::vector<std::string>>& rows) {
+// What a terminal is given: a byte it would act on (a control but the line break, DEL, beyond ASCII) as \xNN,
+// so a field from a peer or a DNSRecord cannot move the cursor or forge a line. (The table's cells went
+// through printable() already: what is left is the lines built around them.)
+std::string for_terminal(const std::string& text) {
+    return escape_bytes(text, [](unsigned char c) { return (c < 0x20 && c != '\n') || c >= 0x7f; });
+}
+
+// Prints rows as left-aligned columns, each cell made printable first (so that the columns line up).
+void table(std::string& out, std::vector<std::vector<std::string>> rows) {
+    for (auto& r : rows) {
+        for (auto& cell : r) cell = printable(cell);
+    }
     std::vector<size_t> width;
     for (const auto& r : rows) {
         for (size_t i = 0; i < r.size(); ++i) {
@@ -146,7 +157,7 @@ std::string render_status(const std::string& admin, const std::string& state_jso
                k.at("events").dump() + " events, " + k.at("relists").dump() + " lists, " + k.at("errors").dump() +
                " errors; last event " + ago(k.at("lastEventMsAgo")) + "\n";
     }
-    return out;
+    return for_terminal(out);
 }
 
 int run_status(const std::string& admin, const std::string& token) {
@@ -214,7 +225,7 @@ std::string render_explain(const std::string& explain_json) {
            (j.contains("subnet") ? ", ECS scope /" + std::to_string(a.at("ecsScope").get<int>()) : "") +
            (j.at("fallback").get<bool>() ? " (fallback)" : "") + (j.at("failOpen").get<bool>() ? " (fail-open)" : "") +
            "\n";
-    return out;
+    return for_terminal(out);
 }
 
 int run_explain(const std::string& admin, const std::string& query, const std::string& token) {

@@ -292,10 +292,11 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
             st.last_ok_ms = now_ms();
         } else {
             if (st.reachable || st.failures == 0)
-                spdlog::warn("sync: peer {} down: {} failed: {}", st.address, x->notify ? "notify" : "pull", error);
+                spdlog::warn("sync: peer {} down: {} failed: {}", st.address, x->notify ? "notify" : "pull",
+                             printable(error));
             st.reachable = false;
             st.failures++;
-            st.last_error = error;
+            st.last_error = printable(error);  // it may hold a peer's bytes (a decoder's error)
             if (!x->notify) impl->counters.pull_failures.fetch_add(1);
         }
     }
