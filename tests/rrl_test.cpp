@@ -104,6 +104,73 @@ TEST(Rrl, ConfiguredPrefixLengthsApply) {
 }
 
 // A slipped response is the header and question with TC=1: no records, no OPT, the same ID.
+// The slot the old table gave a /24 (unkeyed FNV-1a over family, kind and the prefix): anyone could compute
+// it offline.
+size_t fnv_slot(const std::string& prefix24, Outcome kind) {
+    geo::Address a = address_of(prefix24);
+    uint64_t h = 1469598103934665603ull ^ (uint64_t{4} << 8 | static_cast<uint64_t>(kind));
+    for (int i = 0; i < 3; ++i) h = (h ^ a.bytes[i]) * 1099511628211ull;
+    return (h | 1) & 0xffff;
+}
+
+// A victim's 3,000 queries in one second at 100/s, slip 0, with another prefix's queries mixed in: the victim
+// gets its 100 whatever shares its slot. On the old code a /24 that FNV put in the victim's slot reset it at
+// each packet: 2,999 of 3,000 were answered.
+TEST(Rrl, APrefixThatSharedTheVictimsSlotNoLongerResetsIt) {
+    const std::string victim = "198.51.100.1";
+    size_t target = fnv_slot(victim, Outcome::answer);
+    std::string other;
+    for (uint32_t i = 0; i < (1u << 24) && other.empty(); ++i) {
+        std::string p =
+            std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255) + ".1";
+        if (p != victim && fnv_slot(p, Outcome::answer) == target) other = p;
+    }
+    ASSERT_FALSE(other.empty());
+    RateLimiter rl(RrlOptions{100, 0, 24, 56});
+    int sent = 0;
+    for (int i = 0; i < 3000; ++i) {
+        sent += rl.check(address_of(victim), Outcome::answer, 100) == Action::send;
+        if (i % 50 == 0) (void)rl.check(address_of(other), Outcome::answer, 100);
+    }
+    EXPECT_EQ(sent, 100) << "colliding prefix " << other;
+}
+
+// Under a known secret, prefixes that share a window: each keeps its own count while the window has room,
+// and once it is full a newcomer shares a slot (limited sooner), never resets one.
+TEST(Rrl, KeysInOneWindowKeepTheirCountsAndANewcomerNeverResetsOne) {
+    cookie::Secret secret{};
+    secret[0] = 42;
+    // Prefixes whose slot lands at the same home, found with the secret (as only the table could).
+    std::vector<std::string> same;
+    uint64_t home = 0;
+    for (uint32_t i = 0; i < (1u << 24) && same.size() < RateLimiter::kWindow + 2; ++i) {
+        uint8_t buf[5] = {4, static_cast<uint8_t>(Outcome::answer), static_cast<uint8_t>(i >> 16),
+                          static_cast<uint8_t>(i >> 8), static_cast<uint8_t>(i)};
+        uint64_t h = (cookie::siphash24(secret, buf, sizeof buf) | 1) & 0xffff;
+        if (same.empty()) home = h;
+        if (h == home)
+            same.push_back(std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." +
+                           std::to_string(i & 255) + ".7");
+    }
+    ASSERT_EQ(same.size(), RateLimiter::kWindow + 2);
+    RateLimiter rl(RrlOptions{10, 0, 24, 56}, secret);
+    // The first kWindow prefixes each send 10 in the second, interleaved: every one gets its own 10.
+    for (int round = 0; round < 20; ++round) {
+        for (size_t k = 0; k < RateLimiter::kWindow; ++k) (void)rl.check(address_of(same[k]), Outcome::answer, 100);
+    }
+    for (size_t k = 0; k < RateLimiter::kWindow; ++k) {
+        EXPECT_EQ(rl.check(address_of(same[k]), Outcome::answer, 100), Action::drop) << k;
+    }
+    // Two newcomers in the same second find the window full: limited at once (they share a busy slot), and
+    // the first prefix is still limited (its count was not reset by them).
+    EXPECT_EQ(rl.check(address_of(same[RateLimiter::kWindow]), Outcome::answer, 100), Action::drop);
+    EXPECT_EQ(rl.check(address_of(same[RateLimiter::kWindow + 1]), Outcome::answer, 100), Action::drop);
+    EXPECT_EQ(rl.check(address_of(same[0]), Outcome::answer, 100), Action::drop);
+    // The next second, stale slots are free again: a newcomer gets its own.
+    Tally t = flood(rl, same[RateLimiter::kWindow].c_str(), 15, 101);
+    EXPECT_EQ(t.send, 10);
+}
+
 TEST(Rrl, SlippedResponseIsHeaderAndQuestionWithTc) {
     auto c = config_from(kGlbTestConfig);
     auto snap = build_snapshot(c, {local_cluster_view(c)}, nullptr, 1);
