@@ -243,6 +243,21 @@ bool is_override_target(std::string_view target) {
     return conf::is_cluster_id(target.substr(0, slash)) && conf::is_endpoint(target.substr(slash + 1));
 }
 
+bool Store::make_room(const std::string& origin, size_t max, uint64_t now_ms, uint64_t dead_after_ms,
+                      std::string* evicted) {
+    if (known_.count(origin) || known_.size() < max) return true;
+    auto oldest = known_.end();
+    for (auto it = known_.begin(); it != known_.end(); ++it) {
+        if (alive(it->second, now_ms, dead_after_ms)) continue;
+        if (oldest == known_.end() || it->second.last_heard_ms < oldest->second.last_heard_ms) oldest = it;
+    }
+    if (oldest == known_.end()) return false;
+    if (evicted) *evicted = oldest->first;
+    known_.erase(oldest);
+    ++generation_;
+    return true;
+}
+
 std::vector<std::string> Store::forget(uint64_t now_ms, uint64_t forget_after_ms) {
     std::vector<std::string> gone;
     for (auto it = known_.begin(); it != known_.end();) {

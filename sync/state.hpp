@@ -78,6 +78,11 @@ public:
     [[nodiscard]] uint32_t generation() const { return generation_; }
     void set_generation(uint32_t g) { generation_ = g; }
 
+    // Whether `origin` may be merged: known already, or there is room for one more (at most `max` known). When
+    // full, the origin dead longest (not heard for more than `dead_after_ms`; never our own) is forgotten to
+    // make room and named in `evicted`; with none dead, there is no room. Alive origins are never evicted.
+    bool make_room(const std::string& origin, size_t max, uint64_t now_ms, uint64_t dead_after_ms,
+                   std::string* evicted);
     // Forgets every origin but our own not heard from since `now_ms - forget_after_ms`; returns them.
     std::vector<std::string> forget(uint64_t now_ms, uint64_t forget_after_ms);
     [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;

@@ -348,6 +348,29 @@ TEST(LogThrottle, AWindowBeginsWithItsFirstLineNotAtTheClocksTurn) {
     EXPECT_EQ(left, 1u);
 }
 
+// Known origins are bounded; when full, a new one takes the place of the one dead longest, never of a live
+// one or our own (the dead used to hold their places until forgetAfter: 24 h).
+TEST(Store, ANewOriginTakesThePlaceOfTheOneDeadLongest) {
+    Store st;
+    st.set_own(inst("me", "m", 1, 1), 0);
+    st.merge(inst("a", "a-0", 1, 1), 0, 1000);
+    st.merge(inst("b", "b-0", 1, 1), 0, 2000);
+    std::string evicted;
+    EXPECT_TRUE(st.make_room("a/a-0", 3, 2500, 1000, &evicted));   // known already
+    EXPECT_FALSE(st.make_room("c/c-0", 3, 1500, 1000, &evicted));  // full, a and b alive
+    EXPECT_EQ(evicted, "");
+    EXPECT_TRUE(st.make_room("c/c-0", 3, 3500, 1000, &evicted));  // both dead: a, the longer
+    EXPECT_EQ(evicted, "a/a-0");
+    EXPECT_EQ(st.known().count("a/a-0"), 0u);
+    st.merge(inst("c", "c-0", 1, 1), 0, 3500);
+    EXPECT_TRUE(st.make_room("d/d-0", 3, 99'000, 1000, &evicted));
+    EXPECT_EQ(evicted, "b/b-0");
+    st.merge(inst("d", "d-0", 1, 1), 0, 99'000);
+    EXPECT_FALSE(st.make_room("e/e-0", 3, 99'500, 200'000, &evicted));  // c and d alive, "me" never goes
+    EXPECT_TRUE(st.make_room("e/e-0", 3, 99'500, 1000, &evicted));
+    EXPECT_EQ(evicted, "c/c-0");
+}
+
 TEST(Store, NewerIncarnationReplacesWholeAndOlderIsIgnored) {
     Store store;
     store.set_own(InstanceState{"eu", "a", 1, 1, {}, {}, 1}, 0);

@@ -216,14 +216,24 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
             refute(r.state);
             continue;
         }
-        if (!store.known().count(r.state.origin()) && store.known().size() >= ReportLimits::kMaxOrigins) {
+        // At most kMaxOrigins known: a new one takes the place of the one dead longest, never of a live one.
+        std::string evicted;
+        if (!store.make_room(r.state.origin(), ReportLimits::kMaxOrigins, now, dead_after(), &evicted)) {
             counters.rejected_reports.fetch_add(1);
             uint64_t left_out = 0;
             if (report_log.allow("full", now, &left_out)) {
-                spdlog::warn("sync: not taking {} from {}: {} instances known already", printable(r.state.origin()),
-                             x->peer.str(), ReportLimits::kMaxOrigins);
+                spdlog::warn("sync: not taking {} from {}: {} instances known already, none dead",
+                             printable(r.state.origin()), x->peer.str(), ReportLimits::kMaxOrigins);
             }
             continue;
+        }
+        if (!evicted.empty()) {
+            uint64_t left_out = 0;
+            if (report_log.allow("evicted", now, &left_out)) {
+                spdlog::info("sync: forgot {} (dead) to make room for {}{}", printable(evicted),
+                             printable(r.state.origin()),
+                             left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+            }
         }
         auto& hosts = r.state.hosts;
         size_t before = hosts.size();
