@@ -12,6 +12,7 @@ extern "C" {
 #include <random>
 
 #include "resolver/resolver.hpp"
+#include "sync/state.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;
@@ -234,10 +235,31 @@ void BM_LoadLocationDb(benchmark::State& state) {
     }
 }
 
+// One cluster's view after its one instance's report changed, with a host of N endpoints: the store's
+// merge (a copy of the report) and the view's check that no target repeats.
+void BM_ViewOfLargeHost(benchmark::State& state) {
+    sync::Store st;
+    sync::InstanceState s{"eu", "a", 1, 1, {}, {}};
+    HostEntry h{"wide.glb.test", 60, conf::LoadBalancing{1, "IE", true}, {}};
+    for (int64_t i = 0; i < state.range(0); ++i) {
+        h.endpoints.push_back(EndpointState{
+            "10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255),
+            true});
+    }
+    s.hosts.push_back(std::move(h));
+    uint64_t v = 1;
+    for (auto _ : state) {
+        s.version = s.heartbeat = ++v;
+        st.merge(s, 0, 1000);
+        benchmark::DoNotOptimize(st.view(1000, 10'000));
+    }
+}
+
 BENCHMARK(BM_LocateLocationDbTable)->Arg(4)->Arg(6);
 BENCHMARK(BM_LiblocOwnLookup)->Arg(4)->Arg(6);
 BENCHMARK(BM_LocateMaxMindTestDb)->Arg(4)->Arg(6);
 BENCHMARK(BM_LoadLocationDb)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_ViewOfLargeHost)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Static);
 BENCHMARK(BM_CnameChase);
 BENCHMARK(BM_Nxdomain);

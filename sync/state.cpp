@@ -105,6 +105,26 @@ OverrideMap Store::overrides() const {
 
 namespace {
 
+// Whether a target appears twice among `eps`: pairwise for a few, hashed beyond (O(n), not O(n^2), for a
+// host of thousands).
+bool targets_repeat(const std::vector<EndpointState>& eps) {
+    constexpr size_t kPairwiseUpTo = 16;
+    if (eps.size() <= kPairwiseUpTo) {
+        for (size_t i = 0; i < eps.size(); ++i) {
+            for (size_t j = 0; j < i; ++j) {
+                if (eps[i].target == eps[j].target) return true;
+            }
+        }
+        return false;
+    }
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(eps.size());
+    for (const auto& ep : eps) {
+        if (!seen.insert(ep.target).second) return true;
+    }
+    return false;
+}
+
 // One cluster's view from its instances (the live ones, or all when none is): host fields from the newest
 // report; an endpoint healthy when at least half of the replicas that report it say so. Then the overrides
 // naming the cluster (`overrides`: its entries of the map in force, by target).
@@ -120,10 +140,7 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
         std::unordered_set<std::string> names;  // host and entry
         names.reserve(hosts.size());
         for (const auto& h : hosts) {
-            plain = plain && names.insert(h.host + '\0' + h.entry).second;
-            for (size_t i = 0; plain && i < h.endpoints.size(); ++i) {
-                for (size_t j = 0; plain && j < i; ++j) plain = h.endpoints[i].target != h.endpoints[j].target;
-            }
+            plain = names.insert(h.host + '\0' + h.entry).second && !targets_repeat(h.endpoints);
             if (!plain) break;
         }
         if (plain) cv.hosts = hosts;
