@@ -330,7 +330,7 @@ bool Decoder::add_zone(const std::vector<std::string>& rec, const std::string& v
     if (!cur_ || !cur_->has_data) return bad("zone record without an origin that carries data");
     ZoneRecord z;
     z.name = v0;
-    bool known_type = true;
+    bool known_type = false;  // a record without type= is skipped, as one of an unknown type is
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);
         uint64_t n = 0;
@@ -348,7 +348,7 @@ bool Decoder::add_zone(const std::vector<std::string>& rec, const std::string& v
             z.data.back() += v;
         }
     }
-    if (known_type) cur_->state.records.push_back(std::move(z));  // a type a newer peer sends: skipped
+    if (known_type) cur_->state.records.push_back(std::move(z));  // a type a newer peer sends, or none: skipped
     return true;
 }
 
