@@ -10,6 +10,7 @@
 #include <cctype>
 #include <climits>
 #include <cstring>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -18,9 +19,11 @@ namespace {
 
 constexpr size_t kMaxHeaderBytes = size_t{16} << 10;
 constexpr size_t kMaxBody = size_t{64} << 10;
-constexpr uint64_t kRequestTimeoutMs = 10000;
+constexpr uint64_t kHeaderTimeoutMs = 2000;    // a request's headers, from the connection's start
+constexpr uint64_t kRequestTimeoutMs = 10000;  // the whole exchange
 constexpr size_t kMaxConnections = 64;
-constexpr size_t kMaxConnectionsPerSource = 16;  // one client cannot hold every slot
+constexpr size_t kLoopbackReserve = 8;          // of them, only for loopback clients (the kubelet's exec probes)
+constexpr size_t kMaxConnectionsPerSource = 4;  // one client address cannot hold many slots
 
 const char* reason(int status) {
     switch (status) {
@@ -45,6 +48,7 @@ struct Parser {
     std::string field, value;
     bool in_value = false;
     size_t header_bytes = 0;
+    bool headers_done = false;
     bool complete = false;
     int error_status = 0;
 
@@ -71,6 +75,7 @@ struct Parser {
         settings.on_headers_complete = [](http_parser* p) {
             auto* self = static_cast<Parser*>(p->data);
             if (self->in_value) self->flush_header();
+            self->headers_done = true;
             self->req.method = http_method_str(static_cast<http_method>(p->method));
             auto q = self->req.path.find('?');
             if (q != std::string::npos) self->req.query = self->req.path.substr(q + 1), self->req.path.resize(q);
@@ -133,6 +138,8 @@ ParseResult parse_request(const std::string& bytes) {
 struct Server::Impl {
     struct Conn {
         std::string source;  // the client's address
+        bool loopback = false;
+        uint64_t accepted_ms = 0;
         uv_tcp_t tcp{};
         uv_timer_t timer{};
         Impl* impl = nullptr;
@@ -184,8 +191,7 @@ struct Server::Impl {
         uv_timer_init(loop, &c->timer);
         c->tcp.data = c->timer.data = c->write.data = c;
         conns.insert(c);
-        if (uv_accept(reinterpret_cast<uv_stream_t*>(&server), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0 ||
-            conns.size() > kMaxConnections) {
+        if (uv_accept(reinterpret_cast<uv_stream_t*>(&server), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) {
             close(c);
             return;
         }
@@ -195,17 +201,24 @@ struct Server::Impl {
         if (uv_tcp_getpeername(&c->tcp, reinterpret_cast<sockaddr*>(&peer), &len) == 0 &&
             Address::from_sockaddr(reinterpret_cast<sockaddr*>(&peer), from)) {
             c->source = from.str();
+            c->loopback = from.is_loopback();
         }
-        size_t same = 0;
-        for (const Conn* o : conns) same += o->source == c->source ? 1 : 0;
-        if (same > kMaxConnectionsPerSource) {
+        c->accepted_ms = uv_now(loop);
+        if (!room_for_source(c) || !make_room(c)) {
             close(c);
             return;
         }
-        // A slow or silent client gets kRequestTimeoutMs in all, then the connection is closed.
+        // A slow or silent client has kHeaderTimeoutMs for its headers and kRequestTimeoutMs in all.
         uv_timer_start(
-            &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->impl->close(static_cast<Conn*>(t->data)); },
-            kRequestTimeoutMs, 0);
+            &c->timer,
+            [](uv_timer_t* t) {
+                auto* conn = static_cast<Conn*>(t->data);
+                if (!conn->parser.headers_done) return conn->impl->close(conn);
+                uv_timer_start(
+                    t, [](uv_timer_t* t2) { static_cast<Conn*>(t2->data)->impl->close(static_cast<Conn*>(t2->data)); },
+                    kRequestTimeoutMs - kHeaderTimeoutMs, 0);
+            },
+            kHeaderTimeoutMs, 0);
         uv_read_start(
             reinterpret_cast<uv_stream_t*>(&c->tcp),
             [](uv_handle_t*, size_t, uv_buf_t* buf) {
@@ -217,6 +230,49 @@ struct Server::Impl {
                 if (n < 0) return conn->impl->close(conn);
                 if (n > 0 && !conn->parser.feed(buf->base, static_cast<size_t>(n))) conn->impl->respond(conn);
             });
+    }
+
+    // At most kMaxConnectionsPerSource from `c`'s address: beyond, its oldest connection still sending its
+    // headers is closed for `c` (a client's new request outranks its stalled ones). False when none can go.
+    bool room_for_source(Conn* c) {
+        size_t same = 0;
+        Conn* oldest = nullptr;
+        for (Conn* o : conns) {
+            if (o->source != c->source) continue;
+            ++same;
+            if (o != c && !o->parser.headers_done && (!oldest || o->accepted_ms < oldest->accepted_ms)) oldest = o;
+        }
+        if (same <= kMaxConnectionsPerSource) return true;
+        if (!oldest) return false;
+        close(oldest);
+        return true;
+    }
+
+    // Room for `c` (already counted): at most kMaxConnections, kLoopbackReserve of them for loopback clients.
+    // When full, a connection still sending its headers is closed for it (a remote one, or for a loopback
+    // newcomer any): one of the address holding the most slots, its oldest, so that a churning crowd evicts
+    // its own and a lone client's probe survives. False when none can go.
+    bool make_room(Conn* c) {
+        auto over = [&] {
+            size_t remote = 0;
+            for (const Conn* o : conns) remote += o->loopback ? 0 : 1;
+            return conns.size() > kMaxConnections || (!c->loopback && remote > kMaxConnections - kLoopbackReserve);
+        };
+        while (over()) {
+            std::map<std::string_view, size_t> held;
+            for (const Conn* o : conns) ++held[o->source];
+            Conn* victim = nullptr;
+            for (Conn* o : conns) {
+                if (o == c || o->parser.headers_done || (o->loopback && !c->loopback)) continue;
+                if (!victim || held[o->source] > held[victim->source] ||
+                    (held[o->source] == held[victim->source] && o->accepted_ms < victim->accepted_ms)) {
+                    victim = o;
+                }
+            }
+            if (!victim) return false;
+            close(victim);
+        }
+        return true;
     }
 
     void respond(Conn* c) {

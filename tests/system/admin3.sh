@@ -38,7 +38,7 @@ PY
 pass "/v1/state agrees with the answers"
 
 # No token (loopback): a request naming the endpoint by a DNS name (DNS rebinding from a web page) is
-# refused; by address or localhost it is served. At most 16 connections from one source.
+# refused; by address or localhost it is served. At most 4 connections from one source.
 code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 [[ $(code -H "Host: evil.example.com" http://${ADDR[oc]}:$AP/v1/state) == 421 ]] || fail "a foreign Host name was served"
 [[ $(code -H "Host: evil.example.com:$AP" -X PUT -d '{"target":"ie","state":"down"}' http://${ADDR[oc]}:$AP/v1/overrides) == 421 ]] || fail "a rebinding PUT was served"
@@ -46,13 +46,13 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 [[ $(code -H "Host: localhost:$AP" http://${ADDR[oc]}:$AP/healthz) == 200 ]] || fail "localhost refused"
 idlers=()
 for i in $(seq 1 20); do (exec 3<>/dev/tcp/${ADDR[oc]}/$AP; sleep 5) 2>/dev/null & idlers+=($!); done
-wait_for 10 bash -c "(( \$(ss -Htn state established '( dport = :$AP )' dst ${ADDR[oc]} | wc -l) >= 16 ))" || fail "the idle admin clients did not connect"
+wait_for 10 bash -c "(( \$(ss -Htn state established '( dport = :$AP )' dst ${ADDR[oc]} | wc -l) >= 4 ))" || fail "the idle admin clients did not connect"
 sleep 0.5
 open=$(ss -Htn state established "( sport = :$AP )" src ${ADDR[oc]} | wc -l)
-(( open <= 16 )) || fail "$open admin connections held by one source, want at most 16"
+(( open <= 4 )) || fail "$open admin connections held by one source, want at most 4"
 kill "${idlers[@]}" 2>/dev/null || true; wait "${idlers[@]}" 2>/dev/null || true
 wait_for 10 bash -c "(( \$(ss -Htn state established '( sport = :$AP )' src ${ADDR[oc]} | wc -l) == 0 ))" || fail "the idle admin connections did not close"
-pass "admin without a token: DNS-rebinding Host refused (421), at most 16 connections per source ($open held)"
+pass "admin without a token: DNS-rebinding Host refused (421), at most 4 connections per source ($open held)"
 
 # glbd status shows every cluster and endpoint.
 "$GLBD" status --admin ${ADDR[us]}:$AP > "$WORK/status.txt" || fail "glbd status failed"
