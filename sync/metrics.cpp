@@ -35,7 +35,8 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
            {{"reason=\"unsigned\"", static_cast<double>(sc.rejected_unsigned.load())},
             {"reason=\"badkey\"", static_cast<double>(sc.rejected_badkey.load())},
             {"reason=\"badsig\"", static_cast<double>(sc.rejected_badsig.load())},
-            {"reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load())}});
+            {"reason=\"badtime\"", static_cast<double>(sc.rejected_badtime.load())},
+            {"reason=\"replay\"", static_cast<double>(sc.rejected_replay.load())}});
     m.one("glbd_sync_reports_rejected_total", "counter",
           "Peer reports (one origin's state) rejected by validation or limits.",
           static_cast<double>(sc.rejected_reports.load()));

@@ -23,6 +23,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     MutexLock lock(mu);
     if (networked)
         sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
+    member_addresses = literal_members();
     own.cluster = config.cluster.id;
     own.instance = config.cluster.instance;
     own.location = config.cluster.location;
@@ -177,6 +178,16 @@ uint64_t Service::Impl::dead_after() const {
     return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4;
 }
 
+// The members given as addresses (names are resolved each round).
+std::set<Address> Service::Impl::literal_members() const {
+    std::set<Address> out;
+    if (!networked) return out;
+    for (const auto& m : config.peers->members) {
+        if (Address a; Address::parse(m.host, a)) out.insert(a);
+    }
+    return out;
+}
+
 // A reload: new members, key, zones or intervals; what is known stays.
 void Service::Impl::reconfigure(const conf::Config& c) {
     stop();
@@ -187,7 +198,8 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     sync_key =
         networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))
                   : nullptr;
-    self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
+    self_addresses.clear();                // members are resolved again by the first round; keep the old ones till then
+    member_addresses = literal_members();  // names: when the first round has resolved them
     stopping = false;
     closing = false;
     own.location = config.cluster.location;
@@ -332,8 +344,10 @@ void Service::Impl::resolve_members() {
         std::vector<SocketAddress> next;
         {
             MutexLock lock(mu);
+            member_addresses.clear();
             for (const auto& a : pending->found) {
-                if (!is_own_listen(a) && !self_addresses.count(a)) next.push_back(a);
+                if (!is_own_listen(a) && !self_addresses.count(a))
+                    next.push_back(a), member_addresses.insert(a.address);
             }
         }
         members = std::move(next);

@@ -39,7 +39,7 @@ struct PeerStatus {
 struct SyncCounters {
     std::atomic<uint64_t> pulls{0}, pull_failures{0}, notifies_sent{0}, notifies_received{0};
     std::atomic<uint64_t> served{0}, rejected_unsigned{0}, rejected_badkey{0}, rejected_badsig{0}, rejected_badtime{0},
-        oversized{0}, rejected_reports{0}, rejected_hosts{0};
+        rejected_replay{0}, oversized{0}, rejected_reports{0}, rejected_hosts{0};
     std::atomic<uint64_t> reports_received{0};  // reports with data (one origin's hosts), before any check
 };
 
@@ -94,13 +94,14 @@ public:
     // A transfer's messages come from `more` (set when there are any), one per call, as the connection
     // takes them: the caller holds one message of it at a time, not the transfer. The overload without it
     // collects every message into `out` (tests, fuzzing).
-    enum class Handled { not_ours, answered, rejected };
+    // answered_member: answered, to a configured member's address (whose connections the server keeps).
+    enum class Handled { not_ours, answered, answered_member, rejected };
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
                    MoreMessages& more);
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
 
     // For tests: verification against a chosen clock (seconds since the epoch).
-    enum class Auth { ok, unsigned_, badkey, badsig, badtime };
+    enum class Auth { ok, unsigned_, badkey, badsig, badtime, replay };
     Auth verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const;
 
     struct Impl;

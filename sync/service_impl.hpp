@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -44,6 +45,13 @@ struct Service::Impl {
     std::map<SocketAddress, PeerStatus> peer_status GLBD_GUARDED_BY(mu);
     std::set<SocketAddress> self_addresses GLBD_GUARDED_BY(mu);  // members that turned out to be this instance
     std::set<Address> pull_now GLBD_GUARDED_BY(mu);              // addresses that sent a NOTIFY
+    std::set<Address> member_addresses GLBD_GUARDED_BY(mu);      // the members' resolved addresses (trust)
+    // The MACs of the signed requests answered lately: one seen again is a replay (NOTAUTH). Kept for
+    // kMacKeepMs (a signature's time is good for 300 s either way), at most kMaxMacs.
+    static constexpr size_t kMaxMacs = 16384;
+    static constexpr uint64_t kMacKeepMs = 600'000;
+    std::set<std::string> seen_macs GLBD_GUARDED_BY(mu);
+    std::deque<std::pair<uint64_t, std::string>> mac_order GLBD_GUARDED_BY(mu);
     bool notify_pending GLBD_GUARDED_BY(mu) = false;
     bool own_hosts_set GLBD_GUARDED_BY(mu) = false;
     std::map<std::string, bool> last_alive GLBD_GUARDED_BY(mu);
@@ -132,6 +140,8 @@ struct Service::Impl {
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
                    MoreMessages& more);
     void reject(Auth a, bool notify, const std::string& peer);
+    bool first_use(const std::string& mac);
+    std::set<Address> literal_members() const;
     // One origin's records for a transfer (false: no longer known), and this instance's origin name.
     bool encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out)
         GLBD_EXCLUDES(mu);

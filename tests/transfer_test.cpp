@@ -37,11 +37,13 @@ struct Request {
     ~Request() { ldns_rdf_deep_free(mac); }
 };
 
+uint16_t last_request_id = 0x4242;  // the ID of the request made last, which its answer carries
+
 // A signed request for `_glbd.`: AXFR, IXFR (with the serial the puller has), SOA, or a NOTIFY.
 std::unique_ptr<Request> request(const char* qtype, std::optional<uint32_t> ixfr_serial = std::nullopt,
                                  const std::vector<std::string>& have = {}, bool notify = false, bool relay = true) {
     ldns_pkt* p = ldns_pkt_new();
-    ldns_pkt_set_id(p, 0x4242);
+    ldns_pkt_set_id(p, ++last_request_id);  // each its own (as a peer's are random): one sent again is a replay
     ldns_rr* q = nullptr;
     EXPECT_EQ(ldns_rr_new_question_frm_str(&q, (std::string("_glbd. IN ") + qtype).c_str(), nullptr, nullptr),
               LDNS_STATUS_OK);
@@ -115,7 +117,7 @@ Zone read_zone(const std::vector<std::vector<uint8_t>>& msgs) {
         if (!p) continue;
         EXPECT_TRUE(ldns_pkt_qr(p));
         EXPECT_TRUE(ldns_pkt_aa(p));
-        EXPECT_EQ(ldns_pkt_id(p), 0x4242);
+        EXPECT_EQ(ldns_pkt_id(p), last_request_id);
         EXPECT_EQ(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
         ldns_rr_list* an = ldns_pkt_answer(p);
         for (size_t i = 0; i < ldns_rr_list_rr_count(an); ++i) {
@@ -292,6 +294,44 @@ TEST(Transfer, NotifyIsAnsweredSignedOverTheRequestMac) {
     EXPECT_EQ(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
     ldns_pkt_free(p);
     EXPECT_EQ(svc.counters().notifies_received.load(), 1u);
+}
+
+// A signed request sent again as it was (a NOTIFY captured on the wire, replayed from other addresses) is
+// NOTAUTH and counted; on the old code it was answered every time, and each address was trusted as a peer.
+TEST(Transfer, AReplayedSignedRequestIsRefused) {
+    Service svc(test::config_from(sync_config()), nullptr);
+    auto req = request("SOA", std::nullopt, {}, true);
+    std::vector<std::vector<uint8_t>> out;
+    ASSERT_EQ(svc.handle(req->wire.data(), req->wire.size(), test::address_of("127.0.0.9"), out),
+              Service::Handled::answered);
+    for (const char* other : {"127.0.0.77", "127.0.0.78", "127.0.0.9"}) {
+        out.clear();
+        EXPECT_EQ(svc.handle(req->wire.data(), req->wire.size(), test::address_of(other), out),
+                  Service::Handled::rejected)
+            << other;
+        ASSERT_EQ(out.size(), 1u);
+        ldns_pkt* p = nullptr;
+        ASSERT_EQ(ldns_wire2pkt(&p, out[0].data(), out[0].size()), LDNS_STATUS_OK);
+        EXPECT_EQ(ldns_pkt_get_rcode(p), LDNS_RCODE_NOTAUTH);
+        ldns_pkt_free(p);
+    }
+    EXPECT_EQ(svc.counters().rejected_replay.load(), 3u);
+    EXPECT_EQ(svc.counters().notifies_received.load(), 1u);
+}
+
+// Only a configured member's address earns the trust that keeps its connections (a transfer included); any
+// other holder of the key is answered but not trusted.
+TEST(Transfer, OnlyAMembersAddressIsTrusted) {
+    Service svc(test::config_from(sync_config() + "  members: [{address: \"127.0.0.9:5399\"}]\n"), nullptr);
+    std::vector<std::vector<uint8_t>> out;
+    auto axfr = request("AXFR");
+    MoreMessages more;
+    EXPECT_EQ(svc.handle(axfr->wire.data(), axfr->wire.size(), test::address_of("127.0.0.9"), out, more),
+              Service::Handled::answered_member);
+    auto notify = request("SOA", std::nullopt, {}, true);
+    out.clear();
+    EXPECT_EQ(svc.handle(notify->wire.data(), notify->wire.size(), test::address_of("127.0.0.10"), out),
+              Service::Handled::answered);
 }
 
 // docs/sync.md shows a transfer: its records must decode as written, and say what the text says.

@@ -298,6 +298,7 @@ int Daemon::open_sockets() {
                                                          std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
         switch (sync_->handle(msg, len, from, out, more)) {
             case sync::Service::Handled::answered: return HookVerdict::answered;
+            case sync::Service::Handled::answered_member: return HookVerdict::answered_member;
             case sync::Service::Handled::rejected: return HookVerdict::rejected;
             case sync::Service::Handled::not_ours: break;
         }

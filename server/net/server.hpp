@@ -104,8 +104,9 @@ struct ServerCounters {
 // transfer), a producer of the rest in `more`, called on the TCP thread for one message at a time while the
 // connection takes them (nothing else on the connection is answered until it is done); `rejected`: it took
 // it and refused it (unsigned, bad key): the responses are written and the connection closed; `pass` lets
-// the resolver answer. Runs on the TCP thread.
-enum class HookVerdict { pass, answered, rejected };
+// the resolver answer; `answered_member`: answered, to a peer the server may trust (its connections are
+// kept when the server is full). Runs on the TCP thread.
+enum class HookVerdict { pass, answered, answered_member, rejected };
 using MoreMessages = std::function<bool(std::vector<uint8_t>& next)>;  // false: that was the last
 using TcpHook = std::function<HookVerdict(const uint8_t* msg, size_t len, const geo::Address& from,
                                           std::vector<std::vector<uint8_t>>& out, MoreMessages& more)>;

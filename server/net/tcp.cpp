@@ -118,9 +118,15 @@ void DnsServer::TcpWorker::trust(const Address& a) {
 }
 
 bool DnsServer::TcpWorker::evict_one(const Conn* keep) {
+    // A trusted peer's connection is kept while its trust lasts (checked again now), kMaxTrustedKept of them.
     Conn* oldest = nullptr;
+    size_t kept = 0;
     for (Conn* c : conns) {
-        if (c == keep || c->closing || c->trusted) continue;
+        if (c == keep || c->closing) continue;
+        if (c->trusted && is_trusted(source_key(c->peer)) && kept < kMaxTrustedKept) {
+            ++kept;
+            continue;
+        }
         if (!oldest ||
             std::pair(c->answered_any, c->last_active) < std::pair(oldest->answered_any, oldest->last_active))
             oldest = c;
@@ -201,14 +207,14 @@ bool DnsServer::TcpWorker::handle_one(Conn* c, const uint8_t* msg, size_t len) {
             for (const auto& r : replies) {
                 if (!r.empty() && r.size() <= net::kTcpMax) send(c, r.data(), r.size());
             }
-            if (v == HookVerdict::answered && more) {
+            if (v == HookVerdict::answered_member) {  // a member's signed exchange, a transfer too
+                trust(c->peer);
+                c->trusted = true;
+            }
+            if (v != HookVerdict::rejected && more) {
                 c->more = std::move(more);
                 pump(c);
                 return true;
-            }
-            if (v == HookVerdict::answered) {
-                trust(c->peer);
-                c->trusted = true;
             }
             if (v == HookVerdict::rejected) {
                 bump(counters.tcp_rejected_closed);

@@ -87,7 +87,8 @@ struct DnsServer::TcpWorker {
     std::vector<Conn*> conns;  // every connection not yet freed (closing ones too)
     size_t open = 0;           // those not closing
     std::map<SourceKey, unsigned> per_source;
-    static constexpr size_t kMaxTrusted = 256;
+    static constexpr size_t kMaxTrusted = 256;     // peer addresses remembered as trusted
+    static constexpr size_t kMaxTrustedKept = 64;  // of their connections, kept from eviction
     static constexpr uint64_t kTrustMs = 600'000;
     std::map<SourceKey, uint64_t> trusted;  // a peer's address -> loop time its last signed request was answered
     std::thread thread;

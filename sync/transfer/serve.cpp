@@ -30,10 +30,16 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
     auto key = current_key();
     if (!key) return Handled::not_ours;
     Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
+    if (a == Auth::ok && !first_use(req_mac)) a = Auth::replay;
     if (a != Auth::ok) {
         reject(a, notify, peer);
         out.push_back(error_response(req, a == Auth::unsigned_ ? wire::rcode::REFUSED : wire::rcode::NOTAUTH));
         return Handled::rejected;
+    }
+    bool member;
+    {
+        MutexLock lock(mu);
+        member = member_addresses.count(from) > 0;
     }
     if (notify) {
         counters.notifies_received.fetch_add(1);
@@ -55,7 +61,21 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
     } else {
         out.push_back(error_response(req, wire::rcode::REFUSED));
     }
-    return Handled::answered;
+    return member ? Handled::answered_member : Handled::answered;
+}
+
+// Whether a verified request's MAC is new (then it is remembered): a signed request sent again as it was,
+// from anywhere, is a replay.
+bool Service::Impl::first_use(const std::string& mac) {
+    uint64_t now = now_ms();
+    MutexLock lock(mu);
+    while (!mac_order.empty() && (mac_order.size() >= kMaxMacs || now - mac_order.front().first > kMacKeepMs)) {
+        seen_macs.erase(mac_order.front().second);
+        mac_order.pop_front();
+    }
+    if (!seen_macs.insert(mac).second) return false;
+    mac_order.emplace_back(now, mac);
+    return true;
 }
 
 // A request that failed TSIG: counted by reason and logged (throttled per source and reason).
@@ -63,10 +83,12 @@ void Service::Impl::reject(Auth a, bool notify, const std::string& peer) {
     const char* why = a == Auth::unsigned_ ? "unsigned"
                       : a == Auth::badkey  ? "unknown key"
                       : a == Auth::badsig  ? "bad signature"
+                      : a == Auth::replay  ? "a replayed signature"
                                            : "stale signature";
     (a == Auth::unsigned_ ? counters.rejected_unsigned
      : a == Auth::badkey  ? counters.rejected_badkey
      : a == Auth::badsig  ? counters.rejected_badsig
+     : a == Auth::replay  ? counters.rejected_replay
                           : counters.rejected_badtime)
         .fetch_add(1);
     uint64_t left_out = 0;
