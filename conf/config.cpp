@@ -79,9 +79,23 @@ void read_listen(Reader& r, const Node& root, Config& c) {
     if (!n) return r.error(root, "listen.dns", "required");
     Section s(r, n, "listen",
               {"dns", "udpPayloadSize", "tcpMaxConnections", "tcpMaxConnectionsPerSource", "tcpMaxInflight",
-               "tcpIdleTimeout"});
+               "tcpIdleTimeout", "cookieSecretFile"});
     if (!s) return;
     Listen& l = c.listen;
+    if (auto f = s.str("cookieSecretFile")) {
+        std::ifstream in(*f);
+        std::string line;
+        bool opened = in.is_open();
+        auto raw = opened && std::getline(in, line) ? wire::base64_decode(line) : std::nullopt;
+        if (!opened) {
+            s.error("cookieSecretFile", "cannot open \"" + *f + "\"");
+        } else if (!raw || raw->size() != 16) {
+            s.error("cookieSecretFile", "must hold 16 bytes in base64 (head -c 16 /dev/urandom | base64)");
+        } else {
+            l.cookie_secret.emplace();
+            std::copy(raw->begin(), raw->end(), l.cookie_secret->begin());
+        }
+    }
     if (auto dns = s["dns"]; !dns) {
         r.error(n, "listen.dns", "required");
     } else if (r.seq(dns, "listen.dns")) {

@@ -3,6 +3,7 @@
 
 #include <sys/socket.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -154,6 +155,9 @@ struct Listen {
     unsigned tcp_max_per_source = 16;     // connections from one client address (IPv6: its /64)
     unsigned tcp_max_inflight = 100;      // answers written but not yet taken, per connection (and x 1 KiB)
     Millis tcp_idle_timeout{5000};
+    // cookieSecretFile: the DNS cookie secret (16 bytes, base64) shared by a cluster's replicas, so that a
+    // client moving between them keeps its cookie; none: a random one per process, rotated daily.
+    std::optional<std::array<uint8_t, 16>> cookie_secret;
 };
 
 struct Admin {

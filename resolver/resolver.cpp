@@ -555,7 +555,10 @@ size_t Responder::finish(Outcome outcome) {
         // one, so it is not cached (its timestamp would age in the cache).
         const uint32_t now_s = static_cast<uint32_t>(std::time(nullptr));
         info_.cookie_valid = cookie::valid_server_cookie(snap_.cookie_secret, q_.client_cookie, q_.server_cookie,
-                                                         q_.server_cookie_len, client_.address, now_s);
+                                                         q_.server_cookie_len, client_.address, now_s) ||
+                             (snap_.cookie_previous &&
+                              cookie::valid_server_cookie(*snap_.cookie_previous, q_.client_cookie, q_.server_cookie,
+                                                          q_.server_cookie_len, client_.address, now_s));
         info_.varies = true;
         cookie::make_server_cookie(snap_.cookie_secret, q_.client_cookie, client_.address, now_s, server_cookie_);
     }

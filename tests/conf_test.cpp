@@ -175,6 +175,27 @@ TEST(Conf, ApiServerUrls) {
     }
 }
 
+// listen.cookieSecretFile: 16 bytes in base64, shared by a cluster's replicas.
+TEST(Conf, CookieSecretFile) {
+    test::TempDir d;
+    auto load = [&](const std::string& content) {
+        std::ofstream(d / "cookie") << content;
+        return conf::load_text(
+            with("  dns: [\"127.0.0.1:5353\", \"[::1]:5353\"]",
+                 "  dns: [\"127.0.0.1:5353\", \"[::1]:5353\"]\n  cookieSecretFile: " + (d / "cookie")),
+            "glbd.yaml");
+    };
+    auto r = load("AAECAwQFBgcICQoLDA0ODw==\n");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    ASSERT_TRUE(r.config->listen.cookie_secret);
+    EXPECT_EQ((*r.config->listen.cookie_secret)[15], 15);
+    r = load("AAECAwQFBgcICQoLDA0O\n");  // 15 bytes
+    ASSERT_FALSE(r.config);
+    EXPECT_NE(r.errors[0].str().find("listen.cookieSecretFile: must hold 16 bytes in base64"), std::string::npos)
+        << r.errors[0].str();
+    EXPECT_FALSE(conf::load_text(kGood, "glbd.yaml").config->listen.cookie_secret);
+}
+
 TEST(Conf, ClusterLocation) {
     auto r = conf::load_text(with("  instance: a\n", "  instance: a\n  location: {lat: 53.34981, lon: -6.26031}\n"),
                              "glbd.yaml");

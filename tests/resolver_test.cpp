@@ -473,11 +473,13 @@ std::vector<uint8_t> with_server(const std::vector<uint8_t>& client, const std::
 
 class Cookies : public ::testing::Test {
 protected:
-    void SetUp() override {
+    void SetUp() override { snap_ = fresh(); }
+    // A snapshot with the test's cookie secret.
+    static std::shared_ptr<Snapshot> fresh() {
         auto c = config_from(kGlbTestConfig);
         auto s = build_snapshot(c, {local_cluster_view(c)}, nullptr, 7);
         for (size_t i = 0; i < s->cookie_secret.size(); ++i) s->cookie_secret[i] = static_cast<uint8_t>(0xa0 + i);
-        snap_ = s;
+        return s;
     }
     Parsed ask_with(const std::optional<std::vector<uint8_t>>& cookie, const std::string& from, QueryInfo* qi) {
         QueryOpts o;
@@ -529,6 +531,30 @@ TEST_F(Cookies, OldOrFutureServerCookieIsNotValid) {
         ask_with(with_server(client_, std::vector<uint8_t>(sc, sc + 16)), "198.51.100.7", &qi);
         EXPECT_EQ(qi.cookie_valid, valid) << static_cast<int64_t>(when) - now;
     }
+}
+
+// After a rotation (RFC 9018 section 5) a cookie made with the previous secret is still good; one made with
+// a secret the snapshot does not hold is not.
+TEST_F(Cookies, ACookieOfThePreviousSecretIsStillGood) {
+    const auto client = address_of("198.51.100.7");
+    uint32_t now = static_cast<uint32_t>(std::time(nullptr));
+    cookie::Secret old_secret = snap_->cookie_secret, other{};
+    other[0] = 7;
+    uint8_t made_old[16], made_other[16];
+    cookie::make_server_cookie(old_secret, client_.data(), client, now, made_old);
+    cookie::make_server_cookie(other, client_.data(), client, now, made_other);
+    auto rotated = fresh();
+    rotated->cookie_previous = old_secret;
+    rotated->cookie_secret[0] ^= 0xff;
+    snap_ = rotated;
+    QueryInfo qi;
+    ask_with(with_server(client_, std::vector<uint8_t>(made_old, made_old + 16)), "198.51.100.7", &qi);
+    EXPECT_TRUE(qi.cookie_valid);
+    ask_with(with_server(client_, std::vector<uint8_t>(made_other, made_other + 16)), "198.51.100.7", &qi);
+    EXPECT_FALSE(qi.cookie_valid);
+    rotated->cookie_previous.reset();  // past the previous one's time: no longer good
+    ask_with(with_server(client_, std::vector<uint8_t>(made_old, made_old + 16)), "198.51.100.7", &qi);
+    EXPECT_FALSE(qi.cookie_valid);
 }
 
 TEST_F(Cookies, MalformedCookieOptionIsFormerr) {

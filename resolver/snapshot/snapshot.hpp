@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -103,7 +104,9 @@ struct Snapshot {
     std::vector<std::shared_ptr<const HostBlock>> hosts;  // Zone::Ref::host indexes this (in no set order)
     std::shared_ptr<const geo::GeoDb> geo;
     uint16_t udp_payload = 1232;
-    cookie::Secret cookie_secret{};  // the server's DNS cookie secret (random per process)
+    cookie::Secret cookie_secret{};  // the server's DNS cookie secret: server cookies are made with it
+    // The one before a rotation (RFC 9018 section 5): cookies made with it are still good while they last.
+    std::optional<cookie::Secret> cookie_previous;
     // Load-balanced answers are counted by the query threads per counter id (an entry's or a simple
     // host's `counter`, from build_snapshot's counter_ids); every id is below `counters`.
     uint32_t counters = 0;

@@ -69,6 +69,14 @@ cookie::Secret Daemon::random_secret() {
     return s;
 }
 
+// The configured cookie secret, when there is one and it is not the one in use: the one in use becomes the
+// previous (still accepted). Without one, the random secret stays.
+void Daemon::set_cookie_secret(const std::optional<std::array<uint8_t, 16>>& configured) {
+    if (!configured || *configured == cookie_secret_) return;
+    cookie_previous_ = cookie_secret_;
+    cookie_secret_ = *configured;
+}
+
 uint32_t Daemon::next_serial(uint32_t of_view) {
     // From the global view, so that every server holding it gives the same serial (sync::Service::view).
     // Never backwards here (forgetting an instance lowers the sum): then the last serial stays.
@@ -117,6 +125,7 @@ void Daemon::rebuild() {
             config_, view, geo_, next_serial(serial),
             [this](const std::string& host, const std::string& cluster) { return counter_ids_.id(host, cluster); });
         snap->cookie_secret = cookie_secret_;
+        snap->cookie_previous = cookie_previous_;
         publisher_.publish(snap);
         if (kube_ && kube_->controller()) kube_->update_statuses(states ? *states : checker_->states());
         uv_update_time(loop_);
@@ -171,6 +180,7 @@ bool Daemon::reload() {
     if (static_cast<bool>(next.kubernetes) != static_cast<bool>(config_.kubernetes)) {
         spdlog::warn("reload: the kubernetes section changed; it takes effect at the next restart");
     }
+    set_cookie_secret(next.listen.cookie_secret);
     config_ = std::move(next);
     ++hosts_generation_;
     if (kube_) {
@@ -247,6 +257,21 @@ void Daemon::init_loop() {
     changed_.data = this;
     uv_timer_init(loop_, &rebuild_timer_);
     rebuild_timer_.data = this;
+    // A random cookie secret is rotated daily, the previous one still accepted (RFC 9018 section 5); one
+    // from listen.cookieSecretFile changes with the file (at a reload).
+    if (config_.listen.cookie_secret) cookie_secret_ = *config_.listen.cookie_secret;
+    uv_timer_init(loop_, &cookie_timer_);
+    cookie_timer_.data = this;
+    uv_timer_start(
+        &cookie_timer_,
+        [](uv_timer_t* t) {
+            auto* self = static_cast<Daemon*>(t->data);
+            if (self->config_.listen.cookie_secret) return;
+            self->cookie_previous_ = self->cookie_secret_;
+            self->cookie_secret_ = random_secret();
+            self->request_rebuild();
+        },
+        kCookieRotateMs, kCookieRotateMs);
     // Snapshots the query threads let go of are freed here, not on their threads.
     uv_timer_init(loop_, &reclaim_timer_);
     reclaim_timer_.data = this;
@@ -372,6 +397,7 @@ void Daemon::shut_down() {
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&cookie_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
     if (admin_) admin_->stop();
     checker_->stop();

@@ -108,7 +108,13 @@ private:
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     bool serving_ = false;
     uint32_t serial_ = 0;
-    cookie::Secret cookie_secret_ = random_secret();  // DNS cookies (RFC 7873): new at each start
+    // DNS cookies (RFC 7873, 9018): the secret server cookies are made with (listen.cookieSecretFile's, or
+    // random and rotated every kCookieRotateMs), and the one before it, still accepted.
+    static constexpr uint64_t kCookieRotateMs = 24 * 3600 * 1000;
+    cookie::Secret cookie_secret_ = random_secret();
+    std::optional<cookie::Secret> cookie_previous_;
+    uv_timer_t cookie_timer_{};
+    void set_cookie_secret(const std::optional<std::array<uint8_t, 16>>& configured);
     uv_loop_t* loop_ = nullptr;
     uv_async_t changed_{};
     uv_timer_t rebuild_timer_{};

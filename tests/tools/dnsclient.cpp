@@ -1,8 +1,9 @@
 // dnsclient — the system tests' own client for what dig cannot do:
 //   dnsclient pipeline ADDR PORT N NAME      N queries written at once on one TCP connection
 //   dnsclient garbage ADDR PORT COUNT SEED   COUNT malformed packets over UDP and TCP, then a real query
-//   dnsclient burst ADDR PORT SOURCE N NAME [cookie]  N UDP queries from SOURCE: counts full, truncated,
-//                                            missing; with "cookie" they carry a valid server cookie
+//   dnsclient burst ADDR PORT SOURCE N NAME [cookie|cookie-from=ADDR2]  N UDP queries from SOURCE: counts
+//                                            full, truncated, missing; with "cookie" they carry the server
+//                                            cookie ADDR gave (from ADDR2's on the same port: a replica's)
 //   dnsclient slowread ADDR PORT N NAME T MS N queries at once, nothing read for MS ms, then read slowly
 //   dnsclient catch ADDR PORT N KEY SECRET    a peer that verifies glbd's NOTIFY and transfer requests with ldns
 //   dnsclient idle ADDR PORT N READY MS      N idle TCP connections: closed at once (< MS), and when the rest close
@@ -180,7 +181,8 @@ int garbage(const char* host, int port, int count, unsigned seed) {
 // N queries over UDP from SOURCE as fast as the socket takes them, then 1 s of reading answers.
 // With `cookie`, a first query with a client cookie fetches the server's cookie, and every query of the
 // burst then carries both (RFC 7873).
-int burst(const char* host, int port, const char* source, int n, const std::string& name, bool cookie) {
+int burst(const char* host, int port, const char* source, int n, const std::string& name, bool cookie,
+          const char* cookie_from = nullptr) {
     socklen_t len;
     auto ss = target(host, port, len);
     int fd = socket(ss.ss_family, SOCK_DGRAM, 0);
@@ -194,7 +196,9 @@ int burst(const char* host, int port, const char* source, int n, const std::stri
         QueryOpts o;
         o.cookie = std::vector<uint8_t>{0xc0, 0x0c, 0x1e, 0x5, 6, 7, 8, 9};
         auto q = make_query(name, 1, o);
-        sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&ss), len);
+        socklen_t flen = len;
+        auto from = cookie_from ? target(cookie_from, port, flen) : ss;
+        sendto(fd, q.data(), q.size(), 0, reinterpret_cast<sockaddr*>(&from), flen);
         pollfd p{fd, POLLIN, 0};
         uint8_t buf[4096];
         ssize_t r = poll(&p, 1, 2000) == 1 ? recv(fd, buf, sizeof buf, 0) : -1;
@@ -342,8 +346,10 @@ int main(int argc, char** argv) {
         return garbage(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), static_cast<unsigned>(std::atoi(argv[5])));
     }
     if (cmd == "burst" && (argc == 7 || argc == 8)) {
-        return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6],
-                     argc == 8 && std::string(argv[7]) == "cookie");
+        std::string mode = argc == 8 ? argv[7] : "";
+        bool from_other = mode.rfind("cookie-from=", 0) == 0;
+        return burst(argv[2], std::atoi(argv[3]), argv[4], std::atoi(argv[5]), argv[6], mode == "cookie" || from_other,
+                     from_other ? argv[7] + 12 : nullptr);
     }
     if (cmd == "slowread" && argc == 8) {
         return slowread(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), argv[5],
