@@ -22,7 +22,7 @@ ap.add_argument("--image", default="glbd:dev")
 a = ap.parse_args()
 
 base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "base")
-docs = [d for f in ("glbd.yaml", "rbac.yaml") for d in yaml.safe_load_all(open(os.path.join(base, f))) if d]
+docs = [d for f in ("glbd.yaml", "serviceaccount.yaml") for d in yaml.safe_load_all(open(os.path.join(base, f))) if d]
 for d in docs:
     if d["kind"] == "Secret":
         d["stringData"]["secret"] = a.secret

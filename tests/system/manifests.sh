@@ -21,6 +21,10 @@ assert c["livenessProbe"] and c["readinessProbe"], "probes"
 assert "/readyz" in c["readinessProbe"]["exec"]["command"], c["readinessProbe"]
 assert "NET_BIND_SERVICE" in c["securityContext"]["capabilities"]["add"]
 assert pod["securityContext"]["runAsNonRoot"] is True
+assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, pod["securityContext"]
+# OpenShift's restricted-v2 assigns the user: none is fixed here (the image's USER is numeric).
+assert not {"runAsUser", "runAsGroup", "fsGroup"} & pod["securityContext"].keys(), pod["securityContext"]
+assert pod["automountServiceAccountToken"] is False, "the base mounts no API token"
 labels = dep["spec"]["template"]["metadata"]["labels"]
 assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
 lb = [s for s in kinds["Service"] if s["spec"].get("type") == "LoadBalancer"][0]
@@ -99,8 +103,19 @@ PY
 done
 pass "render.py: eu-1 and us-1 manifests pass glbd check"
 "$GLBD" check --config "$ROOT/docker/k8s/base/glbd.yaml" >/dev/null 2>&1 && fail "glbd check accepted a manifest as a config"
-grep -q "ExecStartPre=/usr/bin/glbd check" "$ROOT/docker/systemd/glbd.service" || fail "systemd unit does not check the config"
-pass "systemd unit checks the config before start"
+grep -qx "USER 10053:10053" "$ROOT/docker/Dockerfile" || fail "the image's user is not numeric (runAsNonRoot cannot check a name)"
+[[ $(kubectl kustomize "$ROOT/docker/k8s/base" 2>/dev/null | grep -c "kind: ClusterRoleBinding") == 0 ]] || fail "the base binds API rights"
+unit=$ROOT/docker/systemd/glbd.service
+grep -q "ExecStartPre=/usr/bin/glbd check" "$unit" || fail "systemd unit does not check the config"
+for d in SystemCallFilter=@system-service SystemCallArchitectures=native RestrictNamespaces=yes LockPersonality=yes \
+         MemoryDenyWriteExecute=yes RestrictRealtime=yes RestrictSUIDSGID=yes ProtectClock=yes ProtectKernelLogs=yes \
+         ProtectHostname=yes ProtectProc=invisible UMask=0077; do
+    grep -qx "$d" "$unit" || fail "systemd unit lacks $d"
+done
+score=$(systemd-analyze security --offline=true "$unit" 2>/dev/null | sed -n 's/.*Overall exposure level for glbd.service: \([0-9.]*\).*/\1/p')
+[[ -n $score ]] || fail "systemd-analyze security could not score the unit"
+awk -v s="$score" 'BEGIN {exit !(s <= 2.0)}' || fail "systemd unit exposure $score, want 2.0 or less"
+pass "systemd unit checks the config before start; sandboxed (systemd-analyze security: exposure $score)"
 
 # The kustomize overlays for the Kubernetes modes, rendered offline with kubectl kustomize: the ServiceAccount
 # the Deployment runs as, read-only RBAC for coredns mode and status writes only in controller mode, and the
@@ -124,6 +139,7 @@ role = [r for r in kinds["ClusterRole"] if r["metadata"]["name"] == binding["rol
 grants = {(res, v) for rule in role["rules"] for res in rule["resources"] for v in rule["verbs"]}
 assert {("dnsrecords", v) for v in ("get", "list", "watch")} <= grants, grants
 assert (("dnsrecords/status", "patch") in grants) == (mode == "controller"), grants
+assert dep["spec"]["template"]["spec"]["automountServiceAccountToken"] is True, "the Kubernetes source needs its token"
 assert not any(res == "dnsrecords" and v in ("create", "update", "patch", "delete") for res, v in grants), grants
 # Secrets (a record's additionalHeadersRef): get by name only, never listed or watched.
 secret_verbs = {v for r in kinds["ClusterRole"] for rule in r["rules"] if "secrets" in rule["resources"] for v in rule["verbs"]}
