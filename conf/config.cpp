@@ -61,8 +61,8 @@ void read_cluster(Reader& r, const Node& root, Config& c) {
         if (!is_cluster_id(*v)) s.error("id", "must be 1..63 characters of [a-z0-9-], got \"" + *v + "\"");
         c.cluster.id = *v;
     }
-    if (auto v = s.str("instance")) {
-        if (!is_instance_name(*v))
+    if (auto v = s.str("instance")) {  // "" is the default: the host name
+        if (!v->empty() && !is_instance_name(*v))
             s.error("instance", "must be 1..253 characters of [A-Za-z0-9._-], got \"" + *v + "\"");
         c.cluster.instance = *v;
     }

@@ -1,5 +1,6 @@
 // Config validation: a good file loads; each bad one names file:line:col, the key path and the problem.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -194,6 +195,15 @@ TEST(Conf, CookieSecretFile) {
     EXPECT_NE(r.errors[0].str().find("listen.cookieSecretFile: must hold 16 bytes in base64"), std::string::npos)
         << r.errors[0].str();
     EXPECT_FALSE(conf::load_text(kGood, "glbd.yaml").config->listen.cookie_secret);
+}
+
+// docs/config.md writes `instance: ""` for the default (the host name): that line loads.
+TEST(Conf, EmptyInstanceIsTheHostName) {
+    auto r = conf::load_text(with("  instance: a\n", "  instance: \"\"\n"), "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    EXPECT_EQ(r.config->cluster.instance, host);
 }
 
 TEST(Conf, ClusterLocation) {

@@ -1,6 +1,7 @@
 // glbd command line: serve, check, demo, keygen.
 #include <malloc.h>
 
+#include <algorithm>
 #include <cctype>
 #include <csignal>
 #include <cstdio>
@@ -37,6 +38,7 @@ Usage:
   glbd probe [--admin H:P] [--path /readyz]
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
+  glbd keygen --secret-only    print only a fresh secret, as peers.key.secretFile holds it
   glbd --version | --help
 
 Signals: SIGHUP reloads the config (validated first), SIGTERM/SIGINT stop.
@@ -78,7 +80,8 @@ glbd::conf::LoadResult load_or_report(const std::string& path) {
     return r;
 }
 
-int keygen(const std::string& name) {
+// A fresh 32-byte TSIG secret: the peers.key block, or (secret_only) the secret alone, as secretFile holds it.
+int keygen(const std::string& name, bool secret_only) {
     unsigned char key[32];
     std::ifstream rnd("/dev/urandom", std::ios::binary);
     if (!rnd.read(reinterpret_cast<char*>(key), sizeof key)) {
@@ -86,6 +89,7 @@ int keygen(const std::string& name) {
         return 2;
     }
     std::string b64 = glbd::wire::base64_encode(std::string_view(reinterpret_cast<char*>(key), sizeof key));
+    if (secret_only) return std::printf("%s\n", b64.c_str()) > 0 ? 0 : 2;
     std::printf("peers:\n  key:\n    name: %s\n    algorithm: hmac-sha256\n    secret: \"%s\"\n", name.c_str(),
                 b64.c_str());
     return 0;
@@ -179,7 +183,14 @@ int main(int argc, char** argv) {
         std::printf("glbd %s\n", GLBD_VERSION);
         return 0;
     }
-    if (cmd == "keygen") return keygen(args.empty() ? "glb-sync" : args[0]);
+    if (cmd == "keygen") {
+        bool secret_only = std::find(args.begin(), args.end(), "--secret-only") != args.end();
+        std::string name = "glb-sync";
+        for (const auto& a : args) {
+            if (a != "--secret-only") name = a;
+        }
+        return keygen(name, secret_only);
+    }
     if (cmd == "status" || cmd == "probe") return admin_client(cmd, args);
     if (cmd == "explain") return explain_command(args);
     if (cmd == "demo") {

@@ -78,12 +78,13 @@ secret_file=$(find "$WORK/etc/glbd" -name secret -path '*tsig*' | head -1)
 [[ -n $secret_file ]] || fail "no TSIG secret mounted"
 "$GLBD" check --config "$WORK/etc/glbd/glbd.yaml" > "$WORK/placeholder.out" 2>&1 && fail "glbd check accepted the placeholder secret"
 grep -q "the manifests' placeholder" "$WORK/placeholder.out" || fail "placeholder: $(cat "$WORK/placeholder.out")"
-"$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"' > "$secret_file"
+"$GLBD" keygen --secret-only > "$secret_file"  # what docs/air-gapped.md tells: secretFile takes it as is
 "$GLBD" check --config "$WORK/etc/glbd/glbd.yaml" || fail "the ConfigMap's glbd.yaml does not pass glbd check"
 pass "manifests parse, are wired together, glbd check refuses the placeholder secret and passes with keygen's"
 
 # docs/kind.md renders one manifest per cluster with render.py: each must pass the same checks.
-KEY=$("$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"')
+KEY=$("$GLBD" keygen --secret-only)
+[[ $("$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"' | base64 -d | wc -c) == 32 ]] || fail "keygen's block holds no 32-byte secret"
 python3 "$ROOT/docker/k8s/render.py" --cluster eu-1 --geo IE --default-geo --endpoint 172.18.255.210 --peer 172.18.255.220 --secret "$KEY" > "$WORK/eu-1.yaml" || fail "render eu-1"
 python3 "$ROOT/docker/k8s/render.py" --cluster us-1 --geo US --endpoint 172.18.255.230 --peer 172.18.255.200 --secret "$KEY" > "$WORK/us-1.yaml" || fail "render us-1"
 for c in eu-1 us-1; do
@@ -151,7 +152,7 @@ assert "169.254.0.0/16" in yaml.safe_load(cfg)["kubernetes"]["denyNetworks"], "c
 open(out + "/etc/glbd/glbd.yaml", "w").write(cfg)
 assert kinds["Secret"][0]["stringData"]["secret"].startswith("REPLACE/"), "the shipped Secret is a placeholder"
 PY
-        "$GLBD" keygen glb-sync | awk '/secret:/ {print $2}' | tr -d '"' > "$WORK/$mode/etc/glbd/tsig/secret"
+        "$GLBD" keygen --secret-only > "$WORK/$mode/etc/glbd/tsig/secret"
         "$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" >/dev/null || fail "overlay $mode: $("$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" 2>&1)"
     done
     pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check"
