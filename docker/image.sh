@@ -4,9 +4,21 @@
 # Dockerfile with --pull=never: from the source tree, or with --deb from a .deb already made (nothing
 # compiled). Uses podman, else docker.
 #   bash docker/image.sh [--tag glbd:dev] [--mirror URL] [--save FILE.tar] [--base-only] [--deb FILE.deb]
+# The Debian mirror is the machine's own (its apt sources: the first one serving bookworm), so an
+# air-gapped site's mirror is used as it is; --mirror overrides it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TAG=glbd:dev MIRROR=http://deb.debian.org/debian SAVE="" BASE_ONLY=0 DEB=""
+# machine_mirror: the URI of the first apt source for bookworm itself (deb822 .sources files, then
+# sources.list, under APT_DIR, default /etc/apt), or Debian's own when none is found.
+machine_mirror() {
+  local uri
+  uri=$(awk 'BEGIN {RS = ""} /(^|\n)Types:[^\n]*deb( |$|\n)/ && /(^|\n)Suites:[^\n]*bookworm( |\n|$)/ {
+               if (match($0, /URIs:[ \t]*[^ \t\n]+/)) {u = substr($0, RSTART, RLENGTH); sub(/URIs:[ \t]*/, "", u); print u; exit}
+             }' "${APT_DIR:-/etc/apt}"/sources.list.d/*.sources 2>/dev/null || true)
+  [[ -z $uri ]] && uri=$(awk '$1 == "deb" && $3 == "bookworm" {print $2; exit}' "${APT_DIR:-/etc/apt}"/sources.list 2>/dev/null || true)
+  echo "${uri:-http://deb.debian.org/debian}"
+}
+TAG=glbd:dev MIRROR=$(machine_mirror) SAVE="" BASE_ONLY=0 DEB=""
 while (($#)); do
   case $1 in
     --tag) TAG=$2; shift ;;

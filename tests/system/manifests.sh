@@ -106,6 +106,16 @@ pass "render.py: eu-1 and us-1 manifests pass glbd check"
 "$GLBD" check --config "$ROOT/docker/k8s/base/glbd.yaml" >/dev/null 2>&1 && fail "glbd check accepted a manifest as a config"
 grep -qx "USER 10053:10053" "$ROOT/docker/Dockerfile" || fail "the image's user is not numeric (runAsNonRoot cannot check a name)"
 [[ $(kubectl kustomize "$ROOT/docker/k8s/base" 2>/dev/null | grep -c "kind: ClusterRoleBinding") == 0 ]] || fail "the base binds API rights"
+# docker/image.sh takes the Debian mirror from the machine's apt sources (an air-gapped site's own).
+mirror_of() { APT_DIR=$1 bash -c "source <(sed -n '/^machine_mirror()/,/^}/p' '$ROOT/docker/image.sh'); machine_mirror"; }
+mkdir -p "$WORK/apt1/sources.list.d" "$WORK/apt2/sources.list.d" "$WORK/apt3"
+printf 'Types: deb\nURIs: http://mirror.local/debian-security\nSuites: bookworm-security\nComponents: main\n\nTypes: deb\nURIs: http://mirror.local/debian\nSuites: bookworm bookworm-updates\nComponents: main\n' \
+    > "$WORK/apt1/sources.list.d/debian.sources"
+printf 'deb http://security.local/debian-security bookworm-security main\ndeb http://old.local/debian bookworm main\n' > "$WORK/apt2/sources.list"
+[[ $(mirror_of "$WORK/apt1") == http://mirror.local/debian ]] || fail "image.sh's mirror from .sources: $(mirror_of "$WORK/apt1")"
+[[ $(mirror_of "$WORK/apt2") == http://old.local/debian ]] || fail "image.sh's mirror from sources.list: $(mirror_of "$WORK/apt2")"
+[[ $(mirror_of "$WORK/apt3") == http://deb.debian.org/debian ]] || fail "image.sh's mirror without sources: $(mirror_of "$WORK/apt3")"
+pass "docker/image.sh takes the machine's Debian mirror (deb822 or sources.list), Debian's own without one"
 unit=$ROOT/docker/systemd/glbd.service
 grep -q "ExecStartPre=/usr/bin/glbd check" "$unit" || fail "systemd unit does not check the config"
 for d in SystemCallFilter=@system-service SystemCallArchitectures=native RestrictNamespaces=yes LockPersonality=yes \
