@@ -1,9 +1,12 @@
-// geo/: networks and MaxMind DB lookups, prefixes, mapped addresses, bad databases.
+// geo/: networks and MaxMind DB lookups, prefixes, mapped addresses, bad databases; the countries' points.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "geo/geo.hpp"
+#include "geo/points.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;
@@ -121,6 +124,40 @@ TEST(Geo, CorruptDatabaseIsAnError) {
         f << good.substr(0, good.size() / 2);
     }
     EXPECT_THROW(geo::GeoDb(path, {}), std::runtime_error);
+}
+
+// Every country's point (geo/points_table.inc) lies near the places tzdata lists for it: within the span of
+// its zones' locations (and 1,000 km for a country of one zone). A median across the 180th meridian put New
+// Zealand and the US Minor Outlying Islands on the other side of the world.
+TEST(Points, EachCountrysPointIsAmongItsZones) {
+    std::ifstream tab("/usr/share/zoneinfo/zone.tab");
+    if (!tab) GTEST_SKIP() << "no tzdata";
+    auto dms = [](const std::string& s, size_t deg) {
+        double sign = s[0] == '-' ? -1 : 1;
+        double d = std::stod(s.substr(1, deg)), m = std::stod(s.substr(1 + deg, 2));
+        double sec = s.size() > 3 + deg ? std::stod(s.substr(3 + deg, 2)) : 0;
+        return static_cast<float>(sign * (d + m / 60 + sec / 3600));
+    };
+    std::map<std::string, std::vector<geo::Point>> zones;
+    for (std::string line; std::getline(tab, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream in(line);
+        std::string code, coord;
+        in >> code >> coord;
+        size_t split = coord.find_first_of("+-", 1);
+        zones[code].push_back({dms(coord.substr(0, split), 2), dms(coord.substr(split), 3)});
+    }
+    ASSERT_GT(zones.size(), 200u);
+    for (const auto& [code, places] : zones) {
+        geo::Point p;
+        ASSERT_TRUE(geo::point_of(code, p)) << code;
+        double nearest = 1e9, span = 0;
+        for (const auto& a : places) {
+            nearest = std::min(nearest, geo::distance_km(p, a));
+            for (const auto& b : places) span = std::max(span, geo::distance_km(a, b));
+        }
+        EXPECT_LE(nearest, std::max(1000.0, span)) << code << " at " << p.lat << ", " << p.lon;
+    }
 }
 
 }  // namespace

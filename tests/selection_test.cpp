@@ -476,9 +476,9 @@ TEST(Weights, ChiSquareCatchesABias) {
     EXPECT_GT(chi, 1000);
 }
 
-// geoip.fallback: nearest. Points (geo/points_table.inc): JP 35.65N 139.74E; GEO-OC 12.86S 175.21E (6,557 km
-// from JP); US 41.30N 101.30W (9,439 km from JP, 7,430 from BR); IE 53.33N 6.25W (9,592 from JP, 7,999 from
-// BR); GEO-AN, the default geo, 67.75S 37.13E (farther from both than any other).
+// geoip.fallback: nearest. Points (geo/points_table.inc): JP 35.65N 139.74E; GEO-OC 10.99S 174.83E (about
+// 6,400 km from JP); US 41.30N 101.30W (9,439 km from JP, 7,430 from BR); IE 53.33N 6.25W (9,592 from JP,
+// 7,999 from BR); GEO-AN, the default geo, 67.75S 37.13E (farther from both than any other).
 std::vector<E> spread(bool oc_up = true, bool us_up = true) {
     return {
         {"ie", "IE", 100, false, {{"192.0.2.10", true}}},
@@ -515,6 +515,19 @@ TEST(Selection, NearestThenTheNextNearestWhenItFails) {
     EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
     p = query(*nearest_snapshot(spread(true, false)), "10.6.0.0/20");  // BR with the US down: Ireland
     EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+}
+
+// New Zealand lies across the 180th meridian (Auckland 174.8E, the Chatham Islands 176.5W): with Oceania
+// drained its clients go to the US, not to Ireland. (The old table put NZ in the South Atlantic, at 0.89W,
+// from a plain median of the two longitudes: Ireland was "nearest", 10,436 km.)
+TEST(Selection, NearestFromNewZealandAcrossTheAntimeridian) {
+    std::vector<E> three = {
+        {"ie", "IE", 100, false, {{"192.0.2.10", true}}},
+        {"us", "US", 100, false, {{"198.51.100.10", true}}},
+        {"oc", "GEO-OC", 100, false, {{"203.0.113.10", false}}},
+    };
+    auto s = snapshot(three, "app.glb.test", 60, networks_of({{"10.64.0.0/16", "NZ"}}), {}, true);
+    EXPECT_EQ(rdata(query(*s, "10.64.0.0/16")), std::vector<std::string>{"198.51.100.10"});
 }
 
 TEST(Selection, NearestMeasuresFromTheDatabasesCoordinates) {

@@ -6,6 +6,9 @@ Sources, both shipped by Debian and usable offline:
 - countries: the time zone database's zone.tab (tzdata, public domain) lists the principal location of each
   time zone with its country code; a country's point is the median latitude and the median longitude of its
   zones' locations (one zone: that city; many: a point inside the populated span, robust to a far island).
+  Longitudes are on a circle: the median is taken with the circle cut at the widest gap between them, so a
+  country across the 180th meridian (New Zealand with the Chatham Islands, Kiribati, Fiji) gets a point in
+  the Pacific, not in the Atlantic (a plain median of 174.8 and -176.5 is -0.9).
 - continents: the country-to-continent map of the IPFire location database (`location list-countries
   --show-continent`, libloc-database, CC BY-SA); a continent's point is the mean on the sphere of its
   countries' points.
@@ -32,7 +35,21 @@ for line in open("/usr/share/zoneinfo/zone.tab"):
     split = max(coord.rfind("+"), coord.rfind("-"))
     lat, lon = coord[:split], coord[split:]
     zones.setdefault(code, []).append((dms(lat, 2), dms(lon, 3)))
-points = {c: (statistics.median(p[0] for p in ps), statistics.median(p[1] for p in ps)) for c, ps in zones.items()}
+
+
+def circular_median(lons):
+    """The median of longitudes (degrees) measured from the widest gap between them, in -180..180."""
+    xs = sorted(lons)
+    if len(xs) == 1:
+        return xs[0]
+    gaps = [(xs[(i + 1) % len(xs)] - xs[i]) % 360 for i in range(len(xs))]
+    cut = max(range(len(xs)), key=lambda i: gaps[i])  # the widest gap follows xs[cut]
+    start = xs[(cut + 1) % len(xs)]
+    m = statistics.median((x - start) % 360 for x in xs) + start
+    return (m + 180) % 360 - 180
+
+
+points = {c: (statistics.median(p[0] for p in ps), circular_median([p[1] for p in ps])) for c, ps in zones.items()}
 
 continent_of = {}
 out = subprocess.run(["location", "list-countries", "--show-continent"], capture_output=True, text=True, check=True)
