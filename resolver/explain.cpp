@@ -142,7 +142,7 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
         else
             result = "none usable";
         e.steps.push_back({role, g ? group_geo(host, plan, *g, role) : "", result});
-        if (role == "nearest" && g && g->has_point && e.has_point) {
+        if ((role == "nearest" || role == "next nearest") && g && g->has_point && e.has_point) {
             e.steps.back().km = geo::distance_km(geo::Point{e.lat, e.lon}, geo::Point{g->lat, g->lon});
         }
     }

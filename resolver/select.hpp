@@ -35,16 +35,17 @@ inline bool client_point(const geo::Location& loc, geo::Point& out) {
     return loc.code.size() == 2 && geo::country_point(loc.code_key, out);
 }
 
-// geoip.fallback: nearest: the usable geo group whose point is nearest the client's (ties to the first in the
-// plan), or null when the client has no point.
-inline const plan::Group* nearest_group(const plan::Group* groups, size_t count, const geo::Location& loc) {
+// geoip.fallback: nearest: the geo group with an entry whose point is nearest the client's (only usable ones
+// with `usable_only`; ties to the first in the plan), or null when the client has no point.
+inline const plan::Group* nearest_group(const plan::Group* groups, size_t count, const geo::Location& loc,
+                                        bool usable_only) {
     geo::Point client;
     if (!client_point(loc, client)) return nullptr;
     const plan::Group* best = nullptr;
     double best_km = 0;
     for (size_t i = 0; i < count; ++i) {
         const plan::Group& g = groups[i];
-        if (!g.has_point || !g.usable || g.entries == 0) continue;
+        if (!g.has_point || (usable_only && !g.usable) || g.entries == 0) continue;
         double km = geo::distance_km(client, geo::Point{g.lat, g.lon});
         if (!best || km < best_km) best = &g, best_km = km;
     }
@@ -54,8 +55,8 @@ inline const plan::Group* nearest_group(const plan::Group* groups, size_t count,
 // The groups choose() considered, in order, with the role of each (an explanation reads it; answer() passes
 // none, and the compiler drops the bookkeeping).
 struct Trace {
-    const plan::Group* order[5] = {};
-    const char* role[5] = {};
+    const plan::Group* order[6] = {};
+    const char* role[6] = {};
     int n = 0;
     geo::Location loc;
     bool located = false;
@@ -71,9 +72,10 @@ template <class Locate>
 Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* trace = nullptr) {
     const auto& h = at<plan::Head>(plan, 0);
     const auto* groups = &at<plan::Group>(plan, sizeof(plan::Head));
-    const plan::Group* order[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+    const plan::Group* order[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
     int n = 0;
-    const plan::Group* nearest = nullptr;
+    const plan::Group* nearest = nullptr;       // the nearest group, usable or not
+    const plan::Group* next_nearest = nullptr;  // when it is not usable: the nearest usable one
     if (h.geo_groups > 0) {
         geo::Location loc = locate();
         if (trace) trace->loc = loc, trace->located = true;
@@ -90,8 +92,12 @@ Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* tra
         n = 2;
         auto usable = [](const plan::Group* g) { return g && g->entries > 0 && g->usable; };
         if (h.nearest && !usable(order[0]) && !usable(order[1])) {
-            nearest = nearest_group(groups, h.geo_groups, loc);
+            // The nearest first, usable or not: an answer from another than the one every usable cluster
+            // would give is a fallback (a short TTL, so that the client comes back when it recovers).
+            nearest = nearest_group(groups, h.geo_groups, loc, false);
             if (nearest) order[n++] = nearest;
+            if (nearest && !nearest->usable) next_nearest = nearest_group(groups, h.geo_groups, loc, true);
+            if (next_nearest) order[n++] = next_nearest;
         }
     }
     if (h.has_default) order[n++] = &groups[h.geo_groups];
@@ -103,6 +109,7 @@ Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* tra
         };
         if (h.geo_groups > 0) add(order[0], "country"), add(order[1], "continent");
         if (nearest) add(nearest, "nearest");
+        if (next_nearest) add(next_nearest, "next nearest");
         if (h.has_default) add(&groups[h.geo_groups], "defaultGeo");
         add(&groups[h.geo_groups + h.has_default], "all");
     }

@@ -508,9 +508,14 @@ TEST(Selection, NearestClusterWhenTheCountryAndContinentHaveNone) {
     EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.50"});
 }
 
+// The next nearest answers with the short TTL, as any fallback does: the client comes back when the nearest
+// recovers. (On the old code JP got the normal 60 while AU, whose own continent was down, got 10.)
 TEST(Selection, NearestThenTheNextNearestWhenItFails) {
     auto p = query(*nearest_snapshot(spread(false)), "10.5.0.0/16");  // Oceania down: JP's next is the US
     EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(field(p.answer, 0, 1), "10");
+    auto au = query(*nearest_snapshot(spread(false)), "10.2.0.0/16");  // AU, Oceania's own: the same
+    EXPECT_EQ(field(au.answer, 0, 1), "10");
     p = query(*nearest_snapshot(spread(false, false)), "10.5.0.0/16");  // and the US down too: Ireland
     EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
     p = query(*nearest_snapshot(spread(true, false)), "10.6.0.0/20");  // BR with the US down: Ireland
@@ -570,10 +575,16 @@ TEST(Selection, NearestIsExplained) {
     r.subnet_len = 16;
     r.client = address_of("192.0.2.200");
     Explanation e = explain(*s, r);
-    ASSERT_EQ(e.steps.size(), 5u);
+    // JP: the nearest is Oceania, down (passed over), then the nearest usable, the US: a fallback.
+    ASSERT_EQ(e.steps.size(), 6u);
     EXPECT_EQ(e.steps[2].role, "nearest");
-    EXPECT_EQ(e.steps[2].geo, "US");
-    EXPECT_EQ(e.steps[2].result, "chosen");
+    EXPECT_EQ(e.steps[2].geo, "GEO-OC");
+    EXPECT_EQ(e.steps[2].result, "none usable");
+    EXPECT_EQ(e.steps[3].role, "next nearest");
+    EXPECT_EQ(e.steps[3].geo, "US");
+    EXPECT_EQ(e.steps[3].result, "chosen");
+    EXPECT_GT(e.steps[3].km, e.steps[2].km);
+    EXPECT_TRUE(e.fallback);
     EXPECT_EQ(e.answers, std::vector<std::string>{"A 198.51.100.10"});
 }
 
