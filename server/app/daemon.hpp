@@ -110,7 +110,7 @@ private:
     uint32_t serial_ = 0;
     // DNS cookies (RFC 7873, 9018): the secret server cookies are made with (listen.cookieSecretFile's, or
     // random and rotated every kCookieRotateMs), and the one before it, still accepted.
-    static constexpr uint64_t kCookieRotateMs = 24 * 3600 * 1000;
+    static constexpr uint64_t kCookieRotateMs = uint64_t{24} * 3600 * 1000;
     cookie::Secret cookie_secret_ = random_secret();
     std::optional<cookie::Secret> cookie_previous_;
     uv_timer_t cookie_timer_{};
