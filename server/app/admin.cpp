@@ -1,6 +1,7 @@
 #include "server/app/admin.hpp"
 
 #include "resolver/base/address.hpp"
+#include "resolver/base/mutex.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 namespace glbd::admin {
 namespace {
@@ -138,6 +140,7 @@ ParseResult parse_request(const std::string& bytes) {
 struct Server::Impl {
     struct Conn {
         std::string source;  // the client's address
+        uint64_t id = 0;     // what a reply names it by
         bool loopback = false;
         uint64_t accepted_ms = 0;
         uv_tcp_t tcp{};
@@ -150,17 +153,33 @@ struct Server::Impl {
         bool closing = false;
     };
 
-    uv_loop_t* loop;
+    // Replies, from any thread, for the admin loop to write (`wake`); `wake` is null once it stopped.
+    struct Mailbox {
+        Mutex mu;
+        std::vector<std::pair<uint64_t, Response>> replies GLBD_GUARDED_BY(mu);
+        uv_async_t* wake GLBD_GUARDED_BY(mu) = nullptr;
+    };
+
     SocketAddress listen;
     std::string token;
     Handler handler;
+    uv_loop_t own_loop{};
+    uv_loop_t* loop = &own_loop;
     uv_tcp_t server{};
-    bool started = false;
+    uv_async_t wake{}, quit{};
+    bool started = false, running = false;
+    std::thread thread;
     std::set<Conn*> conns;
+    std::map<uint64_t, Conn*> by_id;
+    uint64_t next_id = 1;
+    std::shared_ptr<Mailbox> mailbox = std::make_shared<Mailbox>();
+
+    Impl(const SocketAddress& l, std::string t, Handler h) : listen(l), token(std::move(t)), handler(std::move(h)) {}
 
     void start() {
         sockaddr_storage ss{};
         listen.to_sockaddr(ss);
+        uv_loop_init(loop);
         uv_tcp_init(loop, &server);
         server.data = this;
         int rc = uv_tcp_bind(&server, reinterpret_cast<sockaddr*>(&ss), 0);
@@ -171,17 +190,65 @@ struct Server::Impl {
         }
         if (rc != 0) {
             uv_close(reinterpret_cast<uv_handle_t*>(&server), nullptr);
+            uv_run(loop, UV_RUN_DEFAULT);
+            uv_loop_close(loop);
             throw std::runtime_error("cannot listen on admin " + listen.str() + ": " + uv_strerror(rc));
         }
+        uv_async_init(loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->deliver(); });
+        uv_async_init(loop, &quit, [](uv_async_t* a) { static_cast<Impl*>(a->data)->close_all(); });
+        wake.data = quit.data = this;
+        {
+            MutexLock lock(mailbox->mu);
+            mailbox->wake = &wake;
+        }
         started = true;
+    }
+
+    // The admin thread: the loop runs until stop().
+    void run() {
+        if (!started || running) return;
+        running = true;
+        thread = std::thread([this] { uv_run(loop, UV_RUN_DEFAULT); });
     }
 
     void stop() {
         if (!started) return;
         started = false;
+        if (running) {
+            uv_async_send(&quit);
+            thread.join();
+            running = false;
+        } else {
+            close_all();
+            uv_run(loop, UV_RUN_DEFAULT);
+        }
+        uv_loop_close(loop);
+    }
+
+    // On the admin loop: no more replies; every handle closed, so that the loop ends.
+    void close_all() {
+        {
+            MutexLock lock(mailbox->mu);
+            mailbox->wake = nullptr;
+        }
         auto all = conns;
         for (Conn* c : all) close(c);
         uv_close(reinterpret_cast<uv_handle_t*>(&server), nullptr);
+        uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
+        uv_close(reinterpret_cast<uv_handle_t*>(&quit), nullptr);
+    }
+
+    // On the admin loop: the replies that came, each written to its connection if it is still open.
+    void deliver() {
+        std::vector<std::pair<uint64_t, Response>> replies;
+        {
+            MutexLock lock(mailbox->mu);
+            replies.swap(mailbox->replies);
+        }
+        for (auto& [id, r] : replies) {
+            auto it = by_id.find(id);
+            if (it != by_id.end()) write(it->second, r);
+        }
     }
 
     void accept() {
@@ -190,7 +257,9 @@ struct Server::Impl {
         uv_tcp_init(loop, &c->tcp);
         uv_timer_init(loop, &c->timer);
         c->tcp.data = c->timer.data = c->write.data = c;
+        c->id = next_id++;
         conns.insert(c);
+        by_id[c->id] = c;
         if (uv_accept(reinterpret_cast<uv_stream_t*>(&server), reinterpret_cast<uv_stream_t*>(&c->tcp)) != 0) {
             close(c);
             return;
@@ -290,13 +359,27 @@ struct Server::Impl {
             r.status = 421;
             r.body = "the Host header must be an IP address or localhost\n";
         } else {
+            // The handler replies now or later, from this thread or another: through the mailbox.
+            Reply reply = [mb = mailbox, id = c->id](Response resp) {
+                MutexLock lock(mb->mu);
+                if (!mb->wake) return;
+                mb->replies.emplace_back(id, std::move(resp));
+                uv_async_send(mb->wake);
+            };
             try {
-                r = handler(c->parser.req);
+                handler(c->parser.req, std::move(reply));
             } catch (const std::exception& e) {
                 r.status = 500;
                 r.body = std::string("internal error: ") + e.what() + "\n";
+                write(c, r);
             }
+            return;
         }
+        write(c, r);
+    }
+
+    void write(Conn* c, const Response& r) {
+        if (c->closing || !c->out.empty()) return;  // closed meanwhile, or answered already
         c->out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) +
                  "\r\nContent-Type: " + r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
                  "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n";
@@ -315,6 +398,7 @@ struct Server::Impl {
         if (c->closing) return;
         c->closing = true;
         conns.erase(c);
+        by_id.erase(c->id);
         auto done = [](uv_handle_t* h) {
             auto* conn = static_cast<Conn*>(h->data);
             if (--conn->open == 0) delete conn;
@@ -325,10 +409,11 @@ struct Server::Impl {
     }
 };
 
-Server::Server(uv_loop_t* loop, const SocketAddress& listen, std::string token, Handler handler)
-    : impl_(std::make_unique<Impl>(Impl{loop, listen, std::move(token), std::move(handler), {}, false, {}})) {}
+Server::Server(const SocketAddress& listen, std::string token, Handler handler)
+    : impl_(std::make_unique<Impl>(listen, std::move(token), std::move(handler))) {}
 Server::~Server() { impl_->stop(); }
 void Server::start() { impl_->start(); }
+void Server::run() { impl_->run(); }
 void Server::stop() { impl_->stop(); }
 
 bool host_allowed(const Request& request) {

@@ -1,7 +1,8 @@
-// server/app/admin — the HTTP admin endpoint (admin.listen) on the control thread's libuv loop, parsed with
-// libhttp-parser. Bounded: 16 KiB of headers (431), 64 KiB of body (413), 10 s per request, 64
-// connections. A bearer token, when set, is required on every request but the static page's (is_public).
-// Routes are the daemon's.
+// server/app/admin — the HTTP admin endpoint (admin.listen) on a thread and libuv loop of its own, parsed
+// with libhttp-parser, so that nothing the control thread does (a snapshot build) keeps it from answering.
+// Bounded: 16 KiB of headers (431) within 2 s, 64 KiB of body (413), 10 s per request, 64 connections (see
+// admin.cpp). A bearer token, when set, is required on every request but the static page's (is_public).
+// Routes are the daemon's: its handler answers each request at once or later, from any thread.
 #pragma once
 
 #include <uv.h>
@@ -37,16 +38,21 @@ struct Response {
     std::vector<std::pair<std::string, std::string>> headers;  // more headers (names and values are ours)
 };
 
-using Handler = std::function<Response(const Request&)>;
+// A request's answer: called once, from any thread (after the server stopped, it does nothing).
+using Reply = std::function<void(Response)>;
+// Runs on the admin thread for each authorised request; answers through `reply`, now or later.
+using Handler = std::function<void(const Request&, Reply reply)>;
 
 class Server {
 public:
-    Server(uv_loop_t* loop, const SocketAddress& listen, std::string token, Handler handler);
+    Server(const SocketAddress& listen, std::string token, Handler handler);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
-    // Binds and listens; throws std::runtime_error naming the address.
+    // Binds and listens (as root, before privileges are dropped); throws std::runtime_error naming the
+    // address. run() then starts the admin thread; stop() ends it, closing every connection.
     void start();
+    void run();
     void stop();
 
     struct Impl;

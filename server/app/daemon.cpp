@@ -332,8 +332,12 @@ int Daemon::open_sockets() {
     try {
         server_->bind();
         if (config_.admin.listen) {
-            admin_ = std::make_unique<admin::Server>(loop_, *config_.admin.listen, config_.admin.token,
-                                                     [this](const admin::Request& r) { return admin(r); });
+            uv_async_init(loop_, &admin_wake_,
+                          [](uv_async_t* a) { static_cast<Daemon*>(a->data)->answer_admin_calls(); });
+            admin_wake_.data = this;
+            admin_ = std::make_unique<admin::Server>(
+                *config_.admin.listen, config_.admin.token,
+                [this](const admin::Request& r, admin::Reply reply) { admin_on_admin_thread(r, std::move(reply)); });
             admin_->start();
             spdlog::info("admin endpoint on http://{}", config_.admin.listen->str());
         }
@@ -356,6 +360,7 @@ int Daemon::start_serving() {
     }
     sync_->start();
     if (kube_) kube_->start();
+    if (admin_) admin_->run();
     serving_ = true;
     std::string addrs;
     for (const auto& a : config_.listen.dns) addrs += (addrs.empty() ? "" : ", ") + a.str();
@@ -399,7 +404,10 @@ void Daemon::shut_down() {
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&cookie_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
-    if (admin_) admin_->stop();
+    if (admin_) {
+        admin_->stop();  // its thread first: no call is queued after this
+        uv_close(reinterpret_cast<uv_handle_t*>(&admin_wake_), nullptr);
+    }
     checker_->stop();
     sync_->stop();
     uv_run(loop_, UV_RUN_NOWAIT);

@@ -18,6 +18,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
+#include "resolver/base/mutex.hpp"
 #include "resolver/snapshot/builder.hpp"
 #include "server/app/admin.hpp"
 #include "server/app/answer_ids.hpp"
@@ -89,6 +90,17 @@ private:
     std::unique_ptr<health::Checker> checker_;
     std::unique_ptr<sync::Service> sync_;
     std::unique_ptr<admin::Server> admin_;
+    // Admin requests for the control thread (every route but the static page and /healthz, which the admin
+    // thread answers itself): queued by the admin thread, answered in admin_wake_'s turn.
+    struct AdminCall {
+        admin::Request request;
+        admin::Reply reply;
+    };
+    Mutex admin_mu_;
+    std::vector<AdminCall> admin_calls_ GLBD_GUARDED_BY(admin_mu_);
+    uv_async_t admin_wake_{};
+    void admin_on_admin_thread(const admin::Request& req, admin::Reply reply);
+    void answer_admin_calls();
     std::unique_ptr<kube::Source> kube_;
     std::vector<conf::Host> file_hosts_;  // the config file's hosts (with kubernetes only)
     std::vector<HostEntry> kube_seed_;    // records' hosts from stateDir, served until the first list

@@ -35,6 +35,44 @@ bool Daemon::ready() const {
     return serving_ && publisher_.current() && (checker_->targets() == 0 || checker_->first_round_done());
 }
 
+// On the admin thread: the static page and /healthz at once (they read nothing of the daemon, so liveness is
+// answered whatever the control thread is doing); every other route on the control thread.
+void Daemon::admin_on_admin_thread(const admin::Request& req, admin::Reply reply) {
+    if ((req.path == "/" || req.path == "/healthz") && (req.method == "GET" || req.method == "HEAD")) {
+        admin::Response r;
+        if (req.path == "/") {
+            r = page::status_page();
+        } else {
+            r.body = "ok\n";
+        }
+        return reply(std::move(r));
+    }
+    {
+        MutexLock lock(admin_mu_);
+        admin_calls_.push_back({req, std::move(reply)});
+    }
+    uv_async_send(&admin_wake_);
+}
+
+// On the control thread: the admin requests queued since the last turn, each answered.
+void Daemon::answer_admin_calls() {
+    std::vector<AdminCall> calls;
+    {
+        MutexLock lock(admin_mu_);
+        calls.swap(admin_calls_);
+    }
+    for (auto& call : calls) {
+        admin::Response r;
+        try {
+            r = admin(call.request);
+        } catch (const std::exception& e) {
+            r.status = 500;
+            r.body = std::string("internal error: ") + e.what() + "\n";
+        }
+        call.reply(std::move(r));
+    }
+}
+
 admin::Response Daemon::admin(const admin::Request& req) {
     admin::Response r;
     auto method_is = [&](const char* m) {
