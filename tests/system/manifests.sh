@@ -165,7 +165,30 @@ PY
         "$GLBD" keygen --secret-only > "$WORK/$mode/etc/glbd/tsig/secret"
         "$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" >/dev/null || fail "overlay $mode: $("$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" 2>&1)"
     done
-    pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check"
+    # Each cluster its own: the overlay rendered per cluster (docs/kind.md 4b, docs/kuadrant.md) gives each its
+    # id, its peer and the key; both pass glbd check.
+    for c in eu-1 us-1; do
+        peer=$([[ $c == eu-1 ]] && echo 172.18.255.220 || echo 172.18.255.200)
+        kubectl kustomize "$ROOT/docker/k8s/overlays/controller" |
+            python3 "$ROOT/docker/k8s/render.py" --from - --cluster $c --peer $peer --secret "$KEY" \
+                --geo-network 10.1.0.0/16=IE --geo-network 10.2.0.0/16=US > "$WORK/overlay-$c.yaml" || fail "render overlay $c"
+        python3 - "$WORK/overlay-$c.yaml" "$WORK/overlay-$c" "$c" "$peer" <<'PY' || fail "overlay $c: wrong per-cluster values"
+import os, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+out, cluster, peer = sys.argv[2], sys.argv[3], sys.argv[4]
+os.makedirs(out + "/tsig", exist_ok=True)
+cm = [d for d in docs if d["kind"] == "ConfigMap"][0]
+cfg = yaml.safe_load(cm["data"]["glbd.yaml"])
+assert cfg["cluster"]["id"] == cluster, cfg["cluster"]
+assert {"address": f"{peer}:53"} in cfg["peers"]["members"], cfg["peers"]["members"]
+assert cfg["geoip"]["networks"] == {"10.1.0.0/16": "IE", "10.2.0.0/16": "US"}, cfg.get("geoip")
+assert cfg["kubernetes"]["mode"] == "controller"
+open(out + "/glbd.yaml", "w").write(cm["data"]["glbd.yaml"].replace("/etc/glbd/", out + "/"))
+open(out + "/tsig/secret", "w").write([d for d in docs if d["kind"] == "Secret"][0]["stringData"]["secret"])
+PY
+        "$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" >/dev/null || fail "overlay for $c: $("$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" 2>&1)"
+    done
+    pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check; rendered per cluster (eu-1, us-1) with their own id, peer and key"
 else
     echo "kubectl missing: the kustomize overlays were not rendered"
 fi
