@@ -1,6 +1,9 @@
 #include "resolver/cookie.hpp"
 
+#include <sys/random.h>
+
 #include <cstring>
+#include <random>
 
 namespace glbd::cookie {
 namespace {
@@ -72,6 +75,21 @@ bool valid_server_cookie(const Secret& secret, const uint8_t* client_cookie, con
     uint8_t diff = 0;
     for (size_t i = 8; i < kServerLen; ++i) diff |= static_cast<uint8_t>(expect[i] ^ server_cookie[i]);
     return diff == 0 && std::memcmp(expect, server_cookie, 4) == 0;
+}
+
+bool valid_server_cookie(const Secret& secret, const std::optional<Secret>& previous, const uint8_t* client_cookie,
+                         const uint8_t* server_cookie, size_t len, const Address& client, uint32_t now_s) noexcept {
+    return valid_server_cookie(secret, client_cookie, server_cookie, len, client, now_s) ||
+           (previous && valid_server_cookie(*previous, client_cookie, server_cookie, len, client, now_s));
+}
+
+Secret random_secret() {
+    Secret s{};
+    if (::getrandom(s.data(), s.size(), 0) != static_cast<ssize_t>(s.size())) {
+        std::random_device rd;  // the kernel's generator too, by another path
+        for (auto& b : s) b = static_cast<uint8_t>(rd());
+    }
+    return s;
 }
 
 }  // namespace glbd::cookie

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "resolver/base/address.hpp"
 
@@ -33,5 +34,11 @@ void make_server_cookie(const Secret& secret, const uint8_t* client_cookie, cons
 // Whether `server_cookie` (`len` bytes) is one we made for this client cookie and address, recently.
 bool valid_server_cookie(const Secret& secret, const uint8_t* client_cookie, const uint8_t* server_cookie, size_t len,
                          const Address& client, uint32_t now_s) noexcept;
+// The same, made with `secret` or, after a rotation (RFC 9018 section 5), with `previous`.
+bool valid_server_cookie(const Secret& secret, const std::optional<Secret>& previous, const uint8_t* client_cookie,
+                         const uint8_t* server_cookie, size_t len, const Address& client, uint32_t now_s) noexcept;
+
+// 128 random bits from the kernel (getrandom), for a cookie secret or any keyed hash (the RRL tables').
+Secret random_secret();
 
 }  // namespace glbd::cookie

@@ -77,7 +77,6 @@ private:
     Outcome classify();
     Outcome resolve();
     size_t finish(Outcome outcome);
-    void check_and_make_cookie();
 
     // helpers
     Lookup lookup(const Zone& z, std::string_view name, unsigned labels);
@@ -522,20 +521,6 @@ Outcome Responder::resolve() {
     return Outcome::answer;
 }
 
-// A valid server cookie (made with the secret or the one before it) proves the client's address (RRL lets it
-// through); the answer carries a fresh one, so it is not cached (its timestamp would age in the cache).
-void Responder::check_and_make_cookie() {
-    const uint32_t now_s = static_cast<uint32_t>(std::time(nullptr));
-    auto valid_with = [&](const cookie::Secret& secret) {
-        return cookie::valid_server_cookie(secret, q_.client_cookie, q_.server_cookie, q_.server_cookie_len,
-                                           client_.address, now_s);
-    };
-    info_.cookie_valid =
-        valid_with(snap_.cookie_secret) || (snap_.cookie_previous && valid_with(*snap_.cookie_previous));
-    info_.varies = true;
-    cookie::make_server_cookie(snap_.cookie_secret, q_.client_cookie, client_.address, now_s, server_cookie_);
-}
-
 size_t Responder::finish(Outcome outcome) {
     if (outcome == Outcome::dropped) return 0;
     switch (outcome) {
@@ -565,7 +550,16 @@ size_t Responder::finish(Outcome outcome) {
     }
     w_.set_cap(cap_);
     const bool cookie = edns && q_.cookie;
-    if (cookie) check_and_make_cookie();
+    if (cookie) {
+        // A valid server cookie proves the client's address (RRL lets it through); the answer carries a fresh
+        // one, so it is not cached (its timestamp would age in the cache).
+        const uint32_t now_s = static_cast<uint32_t>(std::time(nullptr));
+        info_.cookie_valid =
+            cookie::valid_server_cookie(snap_.cookie_secret, snap_.cookie_previous, q_.client_cookie, q_.server_cookie,
+                                        q_.server_cookie_len, client_.address, now_s);
+        info_.varies = true;
+        cookie::make_server_cookie(snap_.cookie_secret, q_.client_cookie, client_.address, now_s, server_cookie_);
+    }
     if (edns) {
         // Root owner, OPT, payload size, extended rcode, version 0, DO, then the options' length.
         const size_t ecs_len = ecs ? 8u + q_.ecs_addr_len : 0u;

@@ -15,13 +15,10 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <openssl/rand.h>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-
-#include <random>
 
 #include "resolver/global_view.hpp"
 #include "server/app/options.hpp"
@@ -58,15 +55,6 @@ Daemon::Daemon(conf::Config config, std::string path) : config_(std::move(config
 Daemon::~Daemon() {
     if (checker_) checker_->stop();
     if (sync_) sync_->stop();
-}
-
-cookie::Secret Daemon::random_secret() {
-    cookie::Secret s{};
-    if (RAND_bytes(s.data(), static_cast<int>(s.size())) != 1) {
-        std::random_device rd;  // the kernel's generator too, by another path
-        for (auto& b : s) b = static_cast<uint8_t>(rd());
-    }
-    return s;
 }
 
 // The configured cookie secret, when there is one and it is not the one in use: the one in use becomes the
@@ -268,7 +256,7 @@ void Daemon::init_loop() {
             auto* self = static_cast<Daemon*>(t->data);
             if (self->config_.listen.cookie_secret) return;
             self->cookie_previous_ = self->cookie_secret_;
-            self->cookie_secret_ = random_secret();
+            self->cookie_secret_ = cookie::random_secret();
             self->request_rebuild();
         },
         kCookieRotateMs, kCookieRotateMs);

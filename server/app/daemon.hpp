@@ -72,7 +72,6 @@ private:
     void shut_down();
 
     uint32_t next_serial(uint32_t of_view);
-    static cookie::Secret random_secret();
     void start_checker(const health::States& previous);
     // Kubernetes DNSRecords (daemon_kube.cpp): config_.hosts = the file's hosts + the records' (the file wins).
     void merge_kubernetes();
@@ -123,7 +122,7 @@ private:
     // DNS cookies (RFC 7873, 9018): the secret server cookies are made with (listen.cookieSecretFile's, or
     // random and rotated every kCookieRotateMs), and the one before it, still accepted.
     static constexpr uint64_t kCookieRotateMs = uint64_t{24} * 3600 * 1000;
-    cookie::Secret cookie_secret_ = random_secret();
+    cookie::Secret cookie_secret_ = cookie::random_secret();
     std::optional<cookie::Secret> cookie_previous_;
     uv_timer_t cookie_timer_{};
     void set_cookie_secret(const std::optional<std::array<uint8_t, 16>>& configured);

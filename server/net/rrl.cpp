@@ -1,28 +1,11 @@
 #include "server/net/rrl.hpp"
 
-#include <sys/random.h>
-
-#include <random>
-
 #include "resolver/wire/wire.hpp"
 
 namespace glbd {
 
-namespace {
-
-cookie::Secret random_secret() {
-    cookie::Secret s{};
-    if (::getrandom(s.data(), s.size(), 0) != static_cast<ssize_t>(s.size())) {
-        std::random_device rd;  // the kernel's generator too, by another path
-        for (auto& b : s) b = static_cast<uint8_t>(rd());
-    }
-    return s;
-}
-
-}  // namespace
-
 RateLimiter::RateLimiter(RrlOptions o, std::optional<cookie::Secret> secret)
-    : opt_(o), secret_(secret ? *secret : random_secret()), table_(opt_.rate ? kSlots : 0) {}
+    : opt_(o), secret_(secret ? *secret : cookie::random_secret()), table_(opt_.rate ? kSlots : 0) {}
 
 // The key's slot: the first of its window that holds it, else the first free or stale one (a key not seen
 // this second: its count would start again anyway), else its first slot, shared.
