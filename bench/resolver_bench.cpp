@@ -12,6 +12,7 @@ extern "C" {
 #include <random>
 
 #include "resolver/resolver.hpp"
+#include "server/net/rrl.hpp"
 #include "sync/state.hpp"
 #include "tests/dns_util.hpp"
 
@@ -255,11 +256,27 @@ void BM_ViewOfLargeHost(benchmark::State& state) {
     }
 }
 
+// Response rate limiting's check of one UDP answer, over 4,096 client /24s (the table's lookup per query).
+void BM_RrlCheck(benchmark::State& state) {
+    RateLimiter rl(RrlOptions{200, 2, 24, 56});
+    std::vector<geo::Address> clients;
+    for (uint32_t i = 0; i < 4096; ++i) {
+        geo::Address a;
+        geo::Address::parse("10." + std::to_string(i >> 8) + "." + std::to_string(i & 255) + ".1", a);
+        clients.push_back(a);
+    }
+    size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(rl.check(clients[i++ & 4095], Outcome::answer, 100));
+    }
+}
+
 BENCHMARK(BM_LocateLocationDbTable)->Arg(4)->Arg(6);
 BENCHMARK(BM_LiblocOwnLookup)->Arg(4)->Arg(6);
 BENCHMARK(BM_LocateMaxMindTestDb)->Arg(4)->Arg(6);
 BENCHMARK(BM_LoadLocationDb)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ViewOfLargeHost)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RrlCheck);
 BENCHMARK(BM_Static);
 BENCHMARK(BM_CnameChase);
 BENCHMARK(BM_Nxdomain);
