@@ -25,6 +25,7 @@
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
+#include "server/app/status.hpp"
 
 namespace glbd {
 namespace {
@@ -215,9 +216,9 @@ uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::
     return nullptr;
 }
 
-// Waits (serving the targets) until every server answers every geo from the merged view, with every
-// endpoint's first health check passed; false after 60 s (under ThreadSanitizer beside other tests: 6-17 s,
-// once over 30 s in CI). The targets are served between any two questions: a question waits up to
+// Waits (serving the targets) until every server answers every geo from the merged view and is ready (its
+// endpoints' first health checks done: /readyz, as `glbd status` shows); false after 60 s (under ThreadSanitizer beside
+// other tests: 6-17 s, once over 30 s in CI). The targets are served between any two questions: a question waits up to
 // 100 ms, and a target that went unserved for longer than a probe's timeout would fail its probe (on a
 // loaded machine, with sanitizers, the servers answer slowly).
 bool wait_converged(uv_loop_t* loop) {
@@ -228,6 +229,11 @@ bool wait_converged(uv_loop_t* loop) {
                 uv_run(loop, UV_RUN_NOWAIT);
                 if (ask(c.server, "shop.glb.example.test", subnet) != want) return false;
             }
+        }
+        for (const auto& c : kClusters) {
+            std::string body, error;
+            uv_run(loop, UV_RUN_NOWAIT);
+            if (http_get("http://" + std::string(c.server) + ":9153/readyz", "", 100, body, error) != 200) return false;
         }
         return true;
     };

@@ -11,6 +11,9 @@ namespace glbd {
 std::string render_status(const std::string& admin, const std::string& state_json);
 // Exit codes: 0 printed; 2 no answer, an HTTP error, or not glbd's state.
 int run_status(const std::string& admin, const std::string& token);
+// GET url with an optional bearer token: the HTTP status (0 when there was no answer, `error` says why) and
+// the body.
+long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body, std::string& error);
 int run_probe(const std::string& admin, const std::string& path, const std::string& token);
 // `glbd explain`: /v1/explain's JSON for a person. `query` is the URL's query string (escaped).
 std::string render_explain(const std::string& explain_json);

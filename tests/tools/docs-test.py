@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""The docs test: runs the command blocks of README.md and docs/*.md and compares the output they show.
+
+A command block is a fenced block whose info string is sh, bash or console, or whose first line starts
+with "$ ". Each one is marked, on the line right before it (blank lines between are allowed):
+
+  <!-- docs-test: demo -->      run against a fresh `glbd demo` (127.0.0.11-13:5300, admin :9153)
+  <!-- docs-test: scratch -->   run in an empty directory, no server
+  *Not run by the docs test: REASON.*          (visible to the reader) not run here, with the reason
+
+or the page says once, visibly, `*The docs test runs none of this page's commands: REASON.*`.
+An unmarked command block is an error, so a new block cannot slip past the test.
+
+A block with "$ " lines is a transcript: each "$ command" is run and its output compared with the lines
+that follow it, after masking what changes from run to run: ages ("0.3s ago"), numbers of seven or more
+digits (serials, versions), the counters after an age on the same line (a peer's exchanges and
+failures) and the values of Prometheus counters; runs of spaces count as one. Any other block is a script,
+run by bash -e: every command must succeed and none may print a DNS client's error (a failed transfer, no
+server, SERVFAIL or REFUSED). Placeholders that the demo's banner fills: <pid of CLUSTER>, <secret>.
+
+Commands run in a scratch directory where build/glbd (and glbd on PATH) is the binary under test.
+Usage: docs-test.py GLBD SOURCE_DIR WORK_DIR [FILE.md ...]  (the files default to README.md and docs/*.md)
+"""
+import difflib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+CLIENT_ERROR = re.compile(r"Transfer failed|communications error|timed out|no servers could be reached|"
+                          r"status: (SERVFAIL|REFUSED|FORMERR|NOTAUTH|NOTIMP)|couldn't get address")
+RUN_MARK = re.compile(r"^<!-- docs-test: (demo|scratch) -->$")
+SKIP_MARK = re.compile(r"^\*Not run by the docs test: .+\.\*$")
+PAGE_SKIP = re.compile(r"^\*The docs test runs none of this page's commands: .+\.\*$")
+COMMAND_INFO = {"sh", "bash", "console"}
+
+
+class Block:
+    def __init__(self, path, line, info, lines, mode):
+        self.path, self.line, self.info, self.lines, self.mode = path, line, info, lines, mode
+
+    def where(self):
+        return f"{self.path}:{self.line}"
+
+
+def blocks_of(path, text):
+    """Every command block of a Markdown file with its mode (demo, scratch, skip); raises on an unmarked one."""
+    lines = text.split("\n")
+    page_skip = any(PAGE_SKIP.match(x) for x in lines)
+    out, errors, i = [], [], 0
+    while i < len(lines):
+        m = re.match(r"^```(\S*)", lines[i])
+        if not m:
+            i += 1
+            continue
+        start, info = i, m.group(1)
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        body = lines[i + 1:j]
+        i = j + 1
+        first = next((x for x in body if x.strip()), "")
+        if info not in COMMAND_INFO and not first.startswith("$ "):
+            continue
+        k = start - 1
+        while k >= 0 and not lines[k].strip():
+            k -= 1
+        before = lines[k] if k >= 0 else ""
+        run = RUN_MARK.match(before)
+        if run and page_skip:
+            errors.append(f"{path}:{start + 1}: marked to run on a page whose commands are not run")
+        elif run:
+            out.append(Block(path, start + 1, info, body, run.group(1)))
+        elif SKIP_MARK.match(before) or page_skip:
+            out.append(Block(path, start + 1, info, body, "skip"))
+        else:
+            errors.append(f"{path}:{start + 1}: a command block without a docs-test mark (see {sys.argv[0]})")
+    return out, errors
+
+
+def mask(line):
+    line = re.sub(r"\b\d+(\.\d+)?(us|ms|s|m|h) ago\b", "<age>", line)
+    line = re.sub(r"\b\d{7,}\b", "<n>", line)
+    if "<age>" in line:
+        head, tail = line.split("<age>", 1)
+        line = head + "<age>" + re.sub(r"(?<![\w.:/])\d+(?![\w.:/])", "<count>", tail)
+    line = re.sub(r"^(glbd_\w+_total(\{[^}]*\})?) [0-9.e+-]+$", r"\1 <value>", line)
+    return " ".join(line.split())
+
+
+def transcript(body):
+    """[(command, [expected lines])] from a block of "$ " lines and their output."""
+    steps = []
+    for x in body:
+        if x.startswith("$ "):
+            steps.append((x[2:], []))
+        elif steps:
+            steps[-1][1].append(x)
+    return steps
+
+
+class Demo:
+    def __init__(self, work):
+        self.log = os.path.join(work, "demo.log")
+        with open(self.log, "w") as f:
+            self.proc = subprocess.Popen(["glbd", "demo"], cwd=work, stdout=f, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            text = open(self.log).read()
+            if "Stop with Ctrl-C" in text:
+                self.banner = text
+                return
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("the demo did not start:\n" + open(self.log).read())
+
+    def fill(self, command):
+        for cluster, pid in re.findall(r"cluster (\w+) .*\(pid (\d+)\)", self.banner):
+            command = command.replace(f"<pid of {cluster}>", pid)
+        secret = re.search(r"hmac-sha256:glb-demo:(\S+)", self.banner)
+        return command.replace("<secret>", secret.group(1)) if secret else command
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+
+def run(command, cwd, env):
+    p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=cwd, env=env, timeout=60,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout
+
+
+def check(block, work, env):
+    """Runs one block; returns a list of failures (empty when it holds)."""
+    demo = Demo(work) if block.mode == "demo" else None
+    fill = demo.fill if demo else (lambda c: c)
+    failures = []
+    try:
+        steps = transcript(block.lines)
+        if not steps:
+            rc, out = run(fill("\n".join(block.lines)), work, env)
+            if rc != 0 or CLIENT_ERROR.search(out):
+                failures.append(f"{block.where()}: the block failed (exit {rc}):\n{out}")
+        for command, expected in steps:
+            rc, out = run(fill(command), work, env)
+            if rc != 0:
+                failures.append(f"{block.where()}: `{command}` failed (exit {rc}):\n{out}")
+                continue
+            want = [mask(x) for x in expected]
+            got = [mask(x) for x in out.rstrip("\n").split("\n")] if out.strip() else []
+            while want and not want[-1]:
+                want.pop()
+            if want != got:
+                diff = "\n".join(difflib.unified_diff(want, got, "the doc shows", "glbd printed", lineterm=""))
+                failures.append(f"{block.where()}: `{command}` printed something else (masked):\n{diff}")
+    finally:
+        if demo:
+            demo.stop()
+    return failures
+
+
+def main():
+    glbd, source, work = (os.path.abspath(x) for x in sys.argv[1:4])
+    files = sys.argv[4:] or ["README.md"] + sorted(
+        os.path.join("docs", f) for f in os.listdir(os.path.join(source, "docs")) if f.endswith(".md"))
+    bindir = os.path.join(work, "bin")
+    os.makedirs(os.path.join(work, "build"), exist_ok=True)
+    os.makedirs(bindir, exist_ok=True)
+    for link in (os.path.join(work, "build", "glbd"), os.path.join(bindir, "glbd")):
+        if not os.path.lexists(link):
+            os.symlink(glbd, link)
+    env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"])
+    os.environ["PATH"] = env["PATH"]
+    blocks, failures = [], []
+    for f in files:
+        path = f if os.path.isabs(f) else os.path.join(source, f)
+        b, e = blocks_of(f, open(path).read())
+        blocks += b
+        failures += e
+    counts = {"demo": 0, "scratch": 0, "skip": 0}
+    for n, block in enumerate(blocks):
+        counts[block.mode] += 1
+        if block.mode == "skip":
+            continue
+        scratch = os.path.join(work, f"block{n}")
+        os.makedirs(scratch, exist_ok=True)
+        for name in ("build", "bin"):
+            os.symlink(os.path.join(work, name), os.path.join(scratch, name))
+        started = time.monotonic()
+        result = check(block, scratch, env)
+        print(f"{block.where()}: {block.mode}, {'FAILED' if result else 'ok'} in {time.monotonic() - started:.1f} s")
+        failures += result
+    print(f"{len(blocks)} command blocks: {counts['demo']} run against the demo, {counts['scratch']} in a scratch "
+          f"directory, {counts['skip']} marked as not run here")
+    for f in failures:
+        print("FAIL " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
