@@ -6,6 +6,7 @@ with "$ ". Each one is marked, on the line right before it (blank lines between 
 
   <!-- docs-test: demo -->      run against a fresh `glbd demo` (127.0.0.11-13:5300, admin :9153)
   <!-- docs-test: scratch -->   run in an empty directory, no server
+  <!-- docs-test: MODE, needs TOOL -->  as MODE where TOOL is installed (kubectl), else reported as skipped
   *Not run by the docs test: REASON.*          (visible to the reader) not run here, with the reason
 
 or the page says once, visibly, `*The docs test runs none of this page's commands: REASON.*`.
@@ -18,12 +19,14 @@ failures) and the values of Prometheus counters; runs of spaces count as one. An
 run by bash -e: every command must succeed and none may print a DNS client's error (a failed transfer, no
 server, SERVFAIL or REFUSED). Placeholders that the demo's banner fills: <pid of CLUSTER>, <secret>.
 
-Commands run in a scratch directory where build/glbd (and glbd on PATH) is the binary under test.
+Commands run in a scratch directory where build/glbd (and glbd on PATH) is the binary under test and
+docker/ is the source tree's (for manifests).
 Usage: docs-test.py GLBD SOURCE_DIR WORK_DIR [FILE.md ...]  (the files default to README.md and docs/*.md)
 """
 import difflib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,15 +34,15 @@ import time
 
 CLIENT_ERROR = re.compile(r"Transfer failed|communications error|timed out|no servers could be reached|"
                           r"status: (SERVFAIL|REFUSED|FORMERR|NOTAUTH|NOTIMP)|couldn't get address")
-RUN_MARK = re.compile(r"^<!-- docs-test: (demo|scratch) -->$")
+RUN_MARK = re.compile(r"^<!-- docs-test: (demo|scratch)(?:, needs ([\w-]+))? -->$")
 SKIP_MARK = re.compile(r"^\*Not run by the docs test: .+\.\*$")
 PAGE_SKIP = re.compile(r"^\*The docs test runs none of this page's commands: .+\.\*$")
 COMMAND_INFO = {"sh", "bash", "console"}
 
 
 class Block:
-    def __init__(self, path, line, info, lines, mode):
-        self.path, self.line, self.info, self.lines, self.mode = path, line, info, lines, mode
+    def __init__(self, path, line, info, lines, mode, needs=None):
+        self.path, self.line, self.info, self.lines, self.mode, self.needs = path, line, info, lines, mode, needs
 
     def where(self):
         return f"{self.path}:{self.line}"
@@ -72,7 +75,7 @@ def blocks_of(path, text):
         if run and page_skip:
             errors.append(f"{path}:{start + 1}: marked to run on a page whose commands are not run")
         elif run:
-            out.append(Block(path, start + 1, info, body, run.group(1)))
+            out.append(Block(path, start + 1, info, body, run.group(1), run.group(2)))
         elif SKIP_MARK.match(before) or page_skip:
             out.append(Block(path, start + 1, info, body, "skip"))
         else:
@@ -188,8 +191,12 @@ def main():
         b, e = blocks_of(f, open(path).read())
         blocks += b
         failures += e
-    counts = {"demo": 0, "scratch": 0, "skip": 0}
+    counts = {"demo": 0, "scratch": 0, "skip": 0, "no tool": 0}
     for n, block in enumerate(blocks):
+        if block.needs and not shutil.which(block.needs):
+            print(f"{block.where()}: {block.mode}, skipped: no {block.needs} here")
+            counts["no tool"] += 1
+            continue
         counts[block.mode] += 1
         if block.mode == "skip":
             continue
@@ -197,12 +204,13 @@ def main():
         os.makedirs(scratch, exist_ok=True)
         for name in ("build", "bin"):
             os.symlink(os.path.join(work, name), os.path.join(scratch, name))
+        os.symlink(os.path.join(source, "docker"), os.path.join(scratch, "docker"))
         started = time.monotonic()
         result = check(block, scratch, env)
         print(f"{block.where()}: {block.mode}, {'FAILED' if result else 'ok'} in {time.monotonic() - started:.1f} s")
         failures += result
     print(f"{len(blocks)} command blocks: {counts['demo']} run against the demo, {counts['scratch']} in a scratch "
-          f"directory, {counts['skip']} marked as not run here")
+          f"directory, {counts['skip']} marked as not run here, {counts['no tool']} skipped for a missing tool")
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0
