@@ -359,7 +359,21 @@ int Daemon::start_serving() {
         spdlog::info("sync: {} member(s), every {} ms, dead after {} ms", config_.peers->members.size(),
                      config_.peers->sync_interval.count(), config_.peers->dead_after.count());
     }
+    notifier_.start(loop_);
+    notifier_.ready();
     return 0;
+}
+
+// For `systemctl status`: what a person checks first.
+std::string Daemon::service_status() const {
+    auto snap = publisher_.current();
+    size_t up = 0, peers = 0;
+    if (sync_) {
+        for (const auto& p : sync_->peers()) ++peers, up += p.reachable ? 1 : 0;
+    }
+    return fmt::format("cluster {}, serial {}, {} load-balanced host(s), peers {} of {} up{}", config_.cluster.id,
+                       snap ? snap->serial : 0, snap ? snap->hosts.size() : 0, up, peers,
+                       ready() ? "" : ", waiting for the first health checks");
 }
 
 // The signal handles are members: they are closed here, but their close completes in shut_down()'s last turn
@@ -373,7 +387,14 @@ void Daemon::wait_for_signal() {
         s->data = this;
     }
     uv_signal_start(
-        &hup, [](uv_signal_t* s, int) { static_cast<Daemon*>(s->data)->reload(); }, SIGHUP);
+        &hup,
+        [](uv_signal_t* s, int) {
+            auto* self = static_cast<Daemon*>(s->data);
+            self->notifier_.reloading();
+            self->reload();
+            self->notifier_.ready();
+        },
+        SIGHUP);
     auto stop = [](uv_signal_t* s, int signum) {
         spdlog::info("signal {}: stopping", signum);
         uv_stop(s->loop);
@@ -385,6 +406,8 @@ void Daemon::wait_for_signal() {
 }
 
 void Daemon::shut_down() {
+    notifier_.stopping();
+    notifier_.stop();
     if (kube_) kube_->stop();
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);

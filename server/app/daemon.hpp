@@ -22,6 +22,7 @@
 #include "resolver/snapshot/builder.hpp"
 #include "server/app/admin.hpp"
 #include "server/app/answer_ids.hpp"
+#include "server/app/notify.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/server.hpp"
 #include "sync/health/checker.hpp"
@@ -101,10 +102,12 @@ private:
     void admin_on_admin_thread(const admin::Request& req, admin::Reply reply);
     void answer_admin_calls();
     std::unique_ptr<kube::Source> kube_;
-    std::vector<conf::Host> file_hosts_;  // the config file's hosts (with kubernetes only)
-    std::vector<HostEntry> kube_seed_;    // records' hosts from stateDir, served until the first list
-    RecordList kube_seed_records_;        // and their static records
-    RecordList kube_records_;             // this cluster's static records (from its DNSRecords)
+    Notifier notifier_{[this] { return service_status(); }};
+    [[nodiscard]] std::string service_status() const;  // systemd's STATUS= line
+    std::vector<conf::Host> file_hosts_;               // the config file's hosts (with kubernetes only)
+    std::vector<HostEntry> kube_seed_;                 // records' hosts from stateDir, served until the first list
+    RecordList kube_seed_records_;                     // and their static records
+    RecordList kube_records_;                          // this cluster's static records (from its DNSRecords)
     std::unordered_map<std::string, std::string> host_source_;  // host -> "namespace/name" (hosts from records)
     kube::Source::Collected kube_counts_;                       // its counts (hosts left empty)
     std::set<std::string> shadowed_;                            // hosts both in the file and in a record (file wins)

@@ -118,7 +118,7 @@ printf 'deb http://security.local/debian-security bookworm-security main\ndeb ht
 pass "docker/image.sh takes the machine's Debian mirror (deb822 or sources.list), Debian's own without one"
 unit=$ROOT/docker/systemd/glbd.service
 grep -q "ExecStartPre=/usr/bin/glbd check" "$unit" || fail "systemd unit does not check the config"
-for d in SystemCallFilter=@system-service SystemCallArchitectures=native RestrictNamespaces=yes LockPersonality=yes \
+for d in Type=notify NotifyAccess=main WatchdogSec=30s SystemCallFilter=@system-service SystemCallArchitectures=native RestrictNamespaces=yes LockPersonality=yes \
          MemoryDenyWriteExecute=yes RestrictRealtime=yes RestrictSUIDSGID=yes ProtectClock=yes ProtectKernelLogs=yes \
          ProtectHostname=yes ProtectProc=invisible UMask=0077; do
     grep -qx "$d" "$unit" || fail "systemd unit lacks $d"
