@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -331,6 +332,37 @@ void read_log(Reader& r, const Node& n, Config& c) {
     if (auto v = s.choice("format", {"text", "json"})) c.log.format = *v;
 }
 
+void read_dnstap(Reader& r, const Node& n, Config& c) {
+    Section s(r, n, "dnstap", {"sink", "identity", "queries", "responses", "sample"});
+    if (!s) return;
+    Dnstap d;
+    if (auto v = s.str("sink")) {
+        d.unix_socket = v->rfind("unix:", 0) == 0;
+        d.path = d.unix_socket ? v->substr(5) : *v;
+        namespace fs = std::filesystem;
+        fs::path dir = fs::path(d.path).parent_path();
+        std::error_code ec;
+        if (d.path.empty() || d.path.back() == '/') {
+            s.error("sink", "must be unix:PATH (a socket) or the PATH of a file");
+        } else if (d.unix_socket && d.path.size() > 107) {
+            s.error("sink", "a Unix socket path is at most 107 bytes, got " + std::to_string(d.path.size()));
+        } else if (!d.unix_socket && !dir.empty() && !fs::is_directory(dir, ec)) {  // a socket is its reader's
+            s.error("sink", "no directory \"" + dir.string() + "\"");
+        }
+    } else if (s.node().is_map()) {
+        r.error(n, "dnstap.sink", "required: unix:PATH (a socket) or the PATH of a file");
+    }
+    if (auto v = s.str("identity")) {
+        if (v->size() > 255) s.error("identity", "at most 255 bytes");
+        d.identity = *v;
+    }
+    s.boolean("queries", d.queries);
+    s.boolean("responses", d.responses);
+    if (!d.queries && !d.responses) r.error(n, "dnstap", "queries and responses are both off: nothing to log");
+    s.integer("sample", 1, 1000000, d.sample);
+    c.dnstap = d;
+}
+
 void read_rate_limit(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "rateLimit", {"responsesPerSecond", "slip", "ipv4PrefixLength", "ipv6PrefixLength"});
     if (!s) return;
@@ -345,7 +377,7 @@ void read_config(Reader& r, const Node& root, Config& c) {
     if (!root.defined() || root.is_null()) return r.error(root, "", "the config is empty");
     Section s(r, root, "",
               {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers", "kubernetes", "stateDir",
-               "log", "user", "rateLimit"});
+               "log", "user", "rateLimit", "dnstap"});
     if (!s) return;
     read_cluster(r, root, c);
     read_listen(r, root, c);
@@ -362,6 +394,7 @@ void read_config(Reader& r, const Node& root, Config& c) {
     if (auto v = s.str("stateDir")) c.state_dir = *v;
     if (auto n = s["log"]) read_log(r, n, c);
     if (auto n = s["rateLimit"]) read_rate_limit(r, n, c);
+    if (auto n = s["dnstap"]) read_dnstap(r, n, c);
     if (auto v = s.str("user")) {
         if (v->empty() || !getpwnam(v->c_str())) s.error("user", "no such user \"" + *v + "\"");
         c.user = *v;

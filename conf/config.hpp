@@ -185,6 +185,15 @@ struct Log {
     std::string format = "text";
 };
 
+// dnstap: every query and answer as dnstap over Frame Streams (server/dnstap).
+struct Dnstap {
+    bool unix_socket = false;  // sink "unix:PATH"; else PATH is a file
+    std::string path;
+    std::string identity;  // "" = the host name
+    bool queries = true, responses = true;
+    unsigned sample = 1;  // one exchange in N
+};
+
 struct Config {
     std::string source;  // file name the config came from
     Cluster cluster;
@@ -200,6 +209,7 @@ struct Config {
     std::string user;  // when started as root: drop to this user after binding
     RateLimit rate_limit;
     Log log;
+    std::optional<Dnstap> dnstap;
 };
 
 struct LoadResult {

@@ -2,6 +2,7 @@
 #include "resolver/explain.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -237,6 +238,39 @@ Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
     }
     real_answer(snap, *qname, req, e);
     return e;
+}
+
+size_t describe_answer(const Snapshot& snap, const QueryInfo& info, char* out, size_t cap) noexcept {
+    if (cap == 0 || info.host < 0 || static_cast<size_t>(info.host) >= snap.hosts.size()) return 0;
+    const HostBlock& b = *snap.hosts[static_cast<size_t>(info.host)];
+    const Host& h = b.host;
+    const Entry* e = info.entry >= 0 && static_cast<size_t>(info.entry) < h.entries.size()
+                         ? &h.entries[static_cast<size_t>(info.entry)]
+                         : nullptr;
+    auto text = [](const std::string& s) { return s.empty() ? "-" : s.c_str(); };
+    const char* by = "-";
+    switch (static_cast<geo::Location::Source>(info.located_by)) {
+        case geo::Location::Source::networks: by = "networks"; break;
+        case geo::Location::Source::location_db: by = "libloc"; break;
+        case geo::Location::Source::maxmind: by = "maxmind"; break;
+        case geo::Location::Source::none: break;
+    }
+    int n = 0;
+    if (!e) {
+        n = std::snprintf(out, cap, "host=%s cluster=all fail-open=%s serial=%u", b.key.c_str(),
+                          info.fail_open ? "yes" : "no", snap.serial);
+    } else {
+        n = std::snprintf(
+            out, cap,
+            "host=%s cluster=%s entry=%s geo=%s group=%s client=%.*s/%s/%u(%s) fallback=%s "
+            "fail-open=%s serial=%u",
+            b.key.c_str(), text(h.cluster(*e)), text(h.key(*e)), text(h.geo(*e)), info.group ? info.group : "-",
+            info.located.empty() ? 1 : static_cast<int>(info.located.size()),
+            info.located.empty() ? "-" : info.located.data(), by, info.located_prefix, info.by_ecs ? "ecs" : "source",
+            info.fallback ? "yes" : "no", info.fail_open ? "yes" : "no", snap.serial);
+    }
+    if (n < 0) return 0;
+    return std::min(static_cast<size_t>(n), cap - 1);
 }
 
 }  // namespace glbd

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "geo/geo.hpp"
+#include "resolver/resolver.hpp"
 #include "resolver/snapshot/snapshot.hpp"
 
 namespace glbd {
@@ -63,5 +64,11 @@ struct Explanation {
 };
 
 Explanation explain(const Snapshot& snap, const ExplainRequest& req);
+
+// One line on how answer() chose a load-balanced answer, from what it noted in `info` (for the query log's
+// dnstap `extra`): host=NAME cluster=ID entry=NAME geo=CODE group=ROLE client=CODE/by/PREFIX(ecs|source)
+// fallback=yes|no fail-open=yes|no serial=N. Empty when the answer was no load-balanced host's. Writes at
+// most `cap` bytes into `out`; returns the length. Query threads: no allocation, no exception.
+size_t describe_answer(const Snapshot& snap, const QueryInfo& info, char* out, size_t cap) noexcept;
 
 }  // namespace glbd

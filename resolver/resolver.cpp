@@ -415,6 +415,13 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
             plan, [this] { return locate(); }, scope_);
         const plan::Group* g = c.group;
         if (!g) return false;
+        if (ref.host == info_.host) {
+            info_.group = c.role;
+            if (located_) {
+                info_.located = loc_.code, info_.located_by = static_cast<uint8_t>(loc_.source);
+                info_.located_prefix = loc_.prefix, info_.by_ecs = q_.ecs && q_.ecs_source > 0;
+            }
+        }
         const bool fallback = c.fallback, fail_open = c.fail_open;
         mode = fail_open ? 1 : 0;
         if (fallback || fail_open) short_ttl_ = true;

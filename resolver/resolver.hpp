@@ -48,6 +48,14 @@ struct QueryInfo {
     uint32_t counter = kNoCounter;  // that host's (or entry's) answers counter id, if any
     bool varies = false;  // a random draw chose the answer (or a fresh cookie): the same query may get another one
     bool cookie_valid = false;  // the query carried a server cookie we made for its address (RFC 7873)
+    // How that host's answer was chosen, for the query log (describe_answer): the role of the group that
+    // answered ("country", "continent", "nearest", ...) and where the client was placed (a view into the
+    // snapshot's geo data, valid while the snapshot is).
+    const char* group = nullptr;
+    std::string_view located;  // the client's geo code; empty when unknown or never asked
+    uint8_t located_by = 0;    // geo::Location::Source
+    uint8_t located_prefix = 0;
+    bool by_ecs = false;  // placed by the query's EDNS Client Subnet, not its source address
 };
 
 // Writes the response to `query` into `out` (at most `cap` bytes) and returns its length; 0 means

@@ -23,6 +23,7 @@ struct Choice {
     const plan::Group* group = nullptr;  // null: the host has no entry at all
     bool fallback = false;               // a preferred group had no usable entry
     bool fail_open = false;              // nothing usable: every entry is answered as if healthy
+    const char* role = nullptr;          // why `group` was in line: "country", "continent", "nearest", ...
 };
 
 // The client's point for the nearest fallback: its database coordinates, else its country's point; false
@@ -73,6 +74,7 @@ Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* tra
     const auto& h = at<plan::Head>(plan, 0);
     const auto* groups = &at<plan::Group>(plan, sizeof(plan::Head));
     const plan::Group* order[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    const char* role[6] = {"country", "continent", nullptr, nullptr, nullptr, nullptr};
     int n = 0;
     const plan::Group* nearest = nullptr;       // the nearest group, usable or not
     const plan::Group* next_nearest = nullptr;  // when it is not usable: the nearest usable one
@@ -95,31 +97,24 @@ Choice choose(const std::byte* plan, Locate&& locate, uint8_t& scope, Trace* tra
             // The nearest first, usable or not: an answer from another than the one every usable cluster
             // would give is a fallback (a short TTL, so that the client comes back when it recovers).
             nearest = nearest_group(groups, h.geo_groups, loc, false);
-            if (nearest) order[n++] = nearest;
+            if (nearest) role[n] = "nearest", order[n++] = nearest;
             if (nearest && !nearest->usable) next_nearest = nearest_group(groups, h.geo_groups, loc, true);
-            if (next_nearest) order[n++] = next_nearest;
+            if (next_nearest) role[n] = "next nearest", order[n++] = next_nearest;
         }
     }
-    if (h.has_default) order[n++] = &groups[h.geo_groups];
-    order[n++] = &groups[h.geo_groups + h.has_default];
+    if (h.has_default) role[n] = "defaultGeo", order[n++] = &groups[h.geo_groups];
+    role[n] = "all", order[n++] = &groups[h.geo_groups + h.has_default];
     if (trace) {
-        trace->n = 0;
-        auto add = [&](const plan::Group* g, const char* role) {
-            trace->order[trace->n] = g, trace->role[trace->n] = role, ++trace->n;
-        };
-        if (h.geo_groups > 0) add(order[0], "country"), add(order[1], "continent");
-        if (nearest) add(nearest, "nearest");
-        if (next_nearest) add(next_nearest, "next nearest");
-        if (h.has_default) add(&groups[h.geo_groups], "defaultGeo");
-        add(&groups[h.geo_groups + h.has_default], "all");
+        trace->n = n;
+        for (int i = 0; i < n; ++i) trace->order[i] = order[i], trace->role[i] = role[i];
     }
-    const plan::Group* first = nullptr;
+    int first = -1;
     for (int i = 0; i < n; ++i) {
         if (!order[i] || order[i]->entries == 0) continue;
-        if (!first) first = order[i];
-        if (order[i]->usable) return Choice{order[i], order[i] != first, false};
+        if (first < 0) first = i;
+        if (order[i]->usable) return Choice{order[i], order[i] != order[first], false, role[i]};
     }
-    return Choice{first, false, true};
+    return first < 0 ? Choice{nullptr, false, true, nullptr} : Choice{order[first], false, true, role[first]};
 }
 
 // xorshift64*, one state per thread: fast, good enough for picking among weighted entries.

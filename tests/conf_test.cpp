@@ -197,6 +197,38 @@ TEST(Conf, CookieSecretFile) {
     EXPECT_FALSE(conf::load_text(kGood, "glbd.yaml").config->listen.cookie_secret);
 }
 
+// dnstap: a socket or a file; each bad value named by its key.
+TEST(Conf, Dnstap) {
+    auto load = [](const std::string& section) { return conf::load_text(kGood + section, "glbd.yaml"); };
+    auto r = load("dnstap: {sink: unix:/run/glbd/dnstap.sock, identity: ns1, queries: false, sample: 10}\n");
+    ASSERT_TRUE(r.config) << r.errors[0].str();
+    ASSERT_TRUE(r.config->dnstap);
+    EXPECT_TRUE(r.config->dnstap->unix_socket);
+    EXPECT_EQ(r.config->dnstap->path, "/run/glbd/dnstap.sock");
+    EXPECT_EQ(r.config->dnstap->identity, "ns1");
+    EXPECT_FALSE(r.config->dnstap->queries);
+    EXPECT_TRUE(r.config->dnstap->responses);
+    EXPECT_EQ(r.config->dnstap->sample, 10u);
+    r = load("dnstap: {sink: /tmp/glbd.fstrm}\n");
+    ASSERT_TRUE(r.config && r.config->dnstap);
+    EXPECT_FALSE(r.config->dnstap->unix_socket);
+    EXPECT_FALSE(conf::load_text(kGood, "glbd.yaml").config->dnstap);
+    for (auto [section, error] : std::vector<std::pair<std::string, std::string>>{
+             {"dnstap: {identity: x}\n", "dnstap.sink: required"},
+             {"dnstap: {sink: \"unix:\"}\n", "dnstap.sink: must be unix:PATH"},
+             {"dnstap: {sink: /no/such/dir/tap.fstrm}\n", "dnstap.sink: no directory \"/no/such/dir\""},
+             {"dnstap: {sink: unix:/" + std::string(120, 'x') + "}\n",
+              "dnstap.sink: a Unix socket path is at most 107"},
+             {"dnstap: {sink: /tmp/t, sample: 0}\n", "dnstap.sample"},
+             {"dnstap: {sink: /tmp/t, queries: false, responses: false}\n", "nothing to log"},
+             {"dnstap: {sink: /tmp/t, format: json}\n", "format"},
+         }) {
+        auto bad = load(section);
+        ASSERT_FALSE(bad.config) << section;
+        EXPECT_NE(bad.errors[0].str().find(error), std::string::npos) << section << ": " << bad.errors[0].str();
+    }
+}
+
 // docs/config.md writes `instance: ""` for the default (the host name): that line loads.
 TEST(Conf, EmptyInstanceIsTheHostName) {
     auto r = conf::load_text(with("  instance: a\n", "  instance: \"\"\n"), "glbd.yaml");

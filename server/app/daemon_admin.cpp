@@ -128,6 +128,7 @@ std::string Daemon::metrics() const {
     metrics::Writer m;
     if (server_) {
         write_metrics(m, *server_->totals());
+        if (server_->dnstap()) write_metrics(m, *server_->dnstap());
         answer_metrics(m);
     }
     if (kube_) kube::write_metrics(m, *kube_, kube_counts_, kube_shadowed_total_);

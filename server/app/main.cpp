@@ -18,6 +18,7 @@
 #include "server/app/daemon.hpp"
 #include "server/app/options.hpp"
 #include "server/app/status.hpp"
+#include "server/dnstap/dnstap.hpp"
 
 namespace glbd {
 int run_demo(const std::string& self);
@@ -35,6 +36,7 @@ Usage:
                                (default 127.0.0.1:9153; token from GLBD_ADMIN_TOKEN)
   glbd explain NAME --client IP|--subnet CIDR [--type A] [--admin H:P]
                                why a client gets the answer it gets (zone, location, groups, answer)
+  glbd explain --dnstap FILE   every answer a dnstap file logged, with why it was chosen then
   glbd probe [--admin H:P] [--path /readyz]
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
@@ -115,6 +117,7 @@ int admin_client(const std::string& cmd, const std::vector<std::string>& args) {
 }
 
 int explain_command(const std::vector<std::string>& args) {
+    if (args.size() == 2 && args[0] == "--dnstap") return glbd::dnstap::print_responses(args[1], stdout);
     if (args.empty() || args[0].rfind("--", 0) == 0) return usage_error("explain: give a NAME");
     std::string admin = "127.0.0.1:9153", query = "name=" + escape(args[0]);
     for (size_t i = 1; i < args.size(); ++i) {

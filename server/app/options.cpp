@@ -1,5 +1,7 @@
 #include "server/app/options.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -16,6 +18,18 @@ ServerOptions server_options(const conf::Config& c) {
     o.tcp_idle_timeout = c.listen.tcp_idle_timeout;
     o.rrl = RrlOptions{c.rate_limit.responses_per_second, c.rate_limit.slip, c.rate_limit.ipv4_prefix,
                        c.rate_limit.ipv6_prefix};
+    if (c.dnstap) {
+        dnstap::Options d;
+        d.unix_socket = c.dnstap->unix_socket, d.path = c.dnstap->path;
+        d.identity = c.dnstap->identity;
+        if (d.identity.empty()) {
+            char host[256] = {};
+            if (gethostname(host, sizeof host - 1) == 0) d.identity = host;
+        }
+        d.version = "glbd " GLBD_VERSION;
+        d.queries = c.dnstap->queries, d.responses = c.dnstap->responses, d.sample = c.dnstap->sample;
+        o.dnstap = d;
+    }
     return o;
 }
 

@@ -9,6 +9,16 @@
 
 namespace glbd {
 
+void write_metrics(metrics::Writer& m, const dnstap::Sink& tap) {
+    m.one("glbd_dnstap_frames_total", "counter", "dnstap messages written to the sink.",
+          static_cast<double>(tap.written()));
+    m.one("glbd_dnstap_dropped_total", "counter",
+          "dnstap messages dropped: a query thread's queue was full, or the sink was gone or failed.",
+          static_cast<double>(tap.dropped()));
+    m.one("glbd_dnstap_connected", "gauge", "1 while the dnstap sink (socket or file) is open.",
+          tap.connected() ? 1 : 0);
+}
+
 void write_metrics(metrics::Writer& m, const ServerCounters& c) {
     const char* transports[] = {"udp", "tcp"};
     m.family("glbd_queries_total", "counter", "DNS queries answered, by transport and response code.");

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "resolver/explain.hpp"
 #include "resolver/wire/consts.hpp"
 #include "server/net/answer_cache.hpp"
 #include "server/net/tcp.hpp"
@@ -200,6 +201,8 @@ uint64_t mono_ns() {
 struct DnsServer::UdpWorker {
     DnsServer& server;
     int fd;
+    SocketAddress local;              // the address it is bound to (the query log's server address)
+    dnstap::Producer* tap = nullptr;  // the query log, when on
     ServerCounters counters;
     RateLimiter rrl;
     std::thread thread;
@@ -212,7 +215,8 @@ struct DnsServer::UdpWorker {
     uint8_t in[kBatch][kUdpIn];  // not cleared: a page is touched when a datagram first needs it
     uint8_t out[kBatch][kUdpOut];
 
-    UdpWorker(DnsServer& s, int socket) : server(s), fd(socket), rrl(s.options_.rrl), reader(s.publisher_) {
+    UdpWorker(DnsServer& s, int socket, SocketAddress bound)
+        : server(s), fd(socket), local(bound), rrl(s.options_.rrl), reader(s.publisher_) {
         for (int i = 0; i < kBatch; ++i) {
             in_iov[i] = {in[i], kUdpIn};
             in_msgs[i].msg_hdr.msg_iov = &in_iov[i];
@@ -234,7 +238,9 @@ struct DnsServer::UdpWorker {
             used = n > 0 ? n : 0;
             // Also after a timeout: an idle thread lets go of a replaced snapshot within kLetGoMs.
             const Snapshot* snap = reader.get();
-            if (n > 0) answer_batch(n, snap);  // 0: shut down; -1: timeout or signal
+            // 0: shut down; -1: timeout or signal. When stopping, what woke the thread is shutdown()'s empty
+            // read (seen as a datagram of 0 bytes), not a query.
+            if (n > 0 && !server.stopping_.load(std::memory_order_relaxed)) answer_batch(n, snap);
         }
     }
 
@@ -245,6 +251,9 @@ struct DnsServer::UdpWorker {
         for (int i = 0; i < n; ++i) {
             QueryInfo qi;
             size_t len = 0;
+            const bool logged = tap && tap->sampled();
+            timespec received{};
+            if (logged) clock_gettime(CLOCK_REALTIME, &received);
             Client c{client_address(peers[i]), Transport::udp};
             if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
                 const uint64_t gen = reader.generation();
@@ -255,24 +264,44 @@ struct DnsServer::UdpWorker {
                 }
             }
             counters.count(qi, Transport::udp, len > 0, snap);
-            if (len == 0) continue;
-            if (rrl.enabled() && !qi.cookie_valid) {  // a valid DNS cookie proves the address: not limited
+            if (len > 0 && rrl.enabled() && !qi.cookie_valid) {  // a valid DNS cookie proves the address
                 auto action = rrl.check(c.address, qi.outcome, second);
                 if (action == RateLimiter::Action::drop) {
                     bump(counters.rrl_dropped);
-                    continue;
-                }
-                if (action == RateLimiter::Action::slip) {
+                    len = 0;
+                } else if (action == RateLimiter::Action::slip) {
                     bump(counters.rrl_slipped);
                     len = truncate_response(out[m], len);
                 }
             }
+            if (logged) log_exchange(i, received, len > 0 ? out[m] : nullptr, len, snap, qi);
+            if (len == 0) continue;
             out_iov[m] = {out[m], len};
             out_msgs[m].msg_hdr.msg_name = &peers[i];
             out_msgs[m].msg_hdr.msg_namelen = in_msgs[i].msg_hdr.msg_namelen;
             ++m;
         }
         counters.observe(static_cast<uint64_t>(n), mono_ns() - started);
+        send_batch(m);
+    }
+
+    // The query log's record of datagram i and what was sent for it (null: nothing).
+    void log_exchange(int i, const timespec& received, const uint8_t* response, size_t len, const Snapshot* snap,
+                      const QueryInfo& qi) {
+        dnstap::Exchange x;
+        SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&peers[i]), x.client);
+        x.server = local;
+        x.query = in[i], x.query_len = std::min<size_t>(in_msgs[i].msg_len, kUdpIn), x.query_time = received;
+        x.response = response, x.response_len = len;
+        char extra[512];
+        if (response) {
+            clock_gettime(CLOCK_REALTIME, &x.response_time);
+            if (snap) x.extra = std::string_view(extra, describe_answer(*snap, qi, extra, sizeof extra));
+        }
+        tap->log(x);
+    }
+
+    void send_batch(int m) {
         for (int sent = 0; sent < m;) {
             int k = sendmmsg(fd, out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
             if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may
@@ -312,7 +341,11 @@ void DnsServer::bind() {
     }
     for (unsigned t = 0; t < options_.threads; ++t) {
         for (const auto& a : options_.listen)
-            udp_.push_back(std::make_unique<UdpWorker>(*this, bind_socket(a, SOCK_DGRAM)));
+            udp_.push_back(std::make_unique<UdpWorker>(*this, bind_socket(a, SOCK_DGRAM), a));
+    }
+    if (options_.dnstap) {
+        tap_ = std::make_unique<dnstap::Sink>(*options_.dnstap, static_cast<unsigned>(udp_.size()) + 1);
+        for (size_t i = 0; i < udp_.size(); ++i) udp_[i]->tap = &tap_->producer(static_cast<unsigned>(i));
     }
     tcp_ = std::make_unique<TcpWorker>(*this);
     for (const auto& a : options_.listen) tcp_->fds.push_back(bind_socket(a, SOCK_STREAM));
@@ -330,6 +363,10 @@ void DnsServer::start() {
         });
     }
 
+    if (tap_) {
+        tcp_->tap = &tap_->producer(static_cast<unsigned>(udp_.size()));
+        tap_->start();
+    }
     tcp_->start();
     running_ = true;
 }
@@ -356,6 +393,7 @@ void DnsServer::stop() {
         ::close(w->fd);
     }
     if (tcp_) tcp_->join();
+    if (tap_) tap_->stop();  // after the query threads: nothing is submitted any more
     udp_.clear();
     tcp_.reset();
 }

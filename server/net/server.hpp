@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "resolver/base/address.hpp"
 #include "resolver/resolver.hpp"
+#include "server/dnstap/dnstap.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/rrl.hpp"
 
@@ -30,6 +32,7 @@ struct ServerOptions {
     unsigned tcp_max_inflight = 100;
     std::chrono::milliseconds tcp_idle_timeout{5000};
     RrlOptions rrl;
+    std::optional<dnstap::Options> dnstap;  // the query log: every query thread hands it its exchanges
 };
 
 // Answers per counter id (Snapshot::counters) of one query thread, in chunks that are added when a
@@ -116,6 +119,8 @@ class Writer;
 }
 // The counters (a DnsServer's totals()) as Prometheus families (server/net/metrics.cpp).
 void write_metrics(metrics::Writer& out, const ServerCounters& counters);
+// The query log's counters: frames written and dropped, and whether the sink is open.
+void write_metrics(metrics::Writer& out, const dnstap::Sink& tap);
 
 class DnsServer {
 public:
@@ -140,6 +145,8 @@ public:
     [[nodiscard]] std::unique_ptr<ServerCounters> totals() const;
     // Every thread's load-balanced answers for counter ids 0..ids-1.
     [[nodiscard]] std::vector<uint64_t> answers(uint32_t ids) const;
+    // The query log's sink (null without dnstap), for its counters.
+    [[nodiscard]] const dnstap::Sink* dnstap() const { return tap_.get(); }
 
     struct UdpWorker;
     struct TcpWorker;
@@ -151,6 +158,7 @@ private:
     std::string tcp_hook_name_;
     std::vector<std::unique_ptr<UdpWorker>> udp_;
     std::unique_ptr<TcpWorker> tcp_;
+    std::unique_ptr<dnstap::Sink> tap_;  // one producer per UDP worker, then the TCP thread's
     bool running_ = false;
     bool bound_ = false;
     std::atomic<bool> stopping_{false};  // read by the UDP threads after each recvmmsg

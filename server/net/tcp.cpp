@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <ctime>
 #include <stdexcept>
 #include <string>
+
+#include "resolver/explain.hpp"
 
 namespace glbd {
 
@@ -76,6 +79,13 @@ void DnsServer::TcpWorker::accept(uv_stream_t* listener) {
     int len = sizeof ss;
     uv_tcp_getpeername(&c->handle, reinterpret_cast<sockaddr*>(&ss), &len);
     c->peer = net::client_address(ss);
+    if (tap) {
+        SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&ss), c->client);
+        sockaddr_storage local{};
+        int local_len = sizeof local;
+        if (uv_tcp_getsockname(&c->handle, reinterpret_cast<sockaddr*>(&local), &local_len) == 0)
+            SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&local), c->local);
+    }
     unsigned& from_source = per_source[source_key(c->peer)];
     if (from_source >= server.options_.tcp_max_per_source) {
         bump(counters.tcp_source_refused);
@@ -226,9 +236,23 @@ bool DnsServer::TcpWorker::handle_one(Conn* c, const uint8_t* msg, size_t len) {
     }
     QueryInfo qi;
     size_t out_len = 0;
+    const bool logged = tap && tap->sampled();
+    dnstap::Exchange x;
+    if (logged) clock_gettime(CLOCK_REALTIME, &x.query_time);
     const Snapshot* snap = reader.get();
     if (snap) out_len = answer(*snap, msg, len, Client{c->peer, Transport::tcp}, answer_buf, sizeof answer_buf, &qi);
     counters.count(qi, Transport::tcp, out_len > 0, snap);
+    if (logged) {
+        x.tcp = true, x.client = c->client, x.server = c->local;
+        x.query = msg, x.query_len = len;
+        char extra[512];
+        if (out_len > 0) {
+            x.response = answer_buf, x.response_len = out_len;
+            clock_gettime(CLOCK_REALTIME, &x.response_time);
+            if (snap) x.extra = std::string_view(extra, describe_answer(*snap, qi, extra, sizeof extra));
+        }
+        tap->log(x);
+    }
     if (out_len > 0) send(c, answer_buf, out_len);
     return out_len > 0;
 }

@@ -68,6 +68,7 @@ struct DnsServer::TcpWorker {
         MoreMessages more;                // the rest of a long answer, produced as the client takes it
         int open_handles = 2;
         Address peer;
+        SocketAddress client, local;  // both ends, for the query log
     };
     struct Write {
         uv_write_t req{};
@@ -97,6 +98,7 @@ struct DnsServer::TcpWorker {
     uint8_t answer_buf[net::kTcpMax];
 
     explicit TcpWorker(DnsServer& s) : server(s), reader(s.publisher_) {}
+    dnstap::Producer* tap = nullptr;  // the query log, when on
 
     // Listens on `fds` and runs the loop on its own thread; throws when a listen fails.
     void start();

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${GLBD_FUZZ_BUILD:-build-fuzz}
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir kube)
+((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir kube dnstap)
 for t in "${TARGETS[@]}"; do
   [[ -x $BUILD/tests/fuzz_$t ]] || { echo "$BUILD/tests/fuzz_$t: run tests/fuzz/run.sh first"; exit 1; }
   [[ -d $BUILD/corpus/$t ]] || continue

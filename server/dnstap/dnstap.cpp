@@ -1,0 +1,355 @@
+#include "server/dnstap/dnstap.hpp"
+
+#include <fstrm.h>
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "dnstap.pb-c.h"
+#include "resolver/base/clock.hpp"
+#include "resolver/base/log_throttle.hpp"
+
+namespace glbd::dnstap {
+
+namespace {
+
+constexpr char kContentType[] = "protobuf:dnstap.Dnstap";
+constexpr int kSocketTimeoutMs = 2000;  // a reader that stalls: the handshake or a write gives up after this
+constexpr size_t kBatch = 64;           // frames per write
+constexpr std::chrono::milliseconds kFirstBackoff{100}, kMaxBackoff{5000};
+
+ProtobufCBinaryData bytes(const void* p, size_t n) {
+    return ProtobufCBinaryData{n, static_cast<uint8_t*>(const_cast<void*>(p))};
+}
+
+// Fills `d` and `m` (which point into `x` and `o`: they must outlive the packing).
+void fill(const Options& o, const Exchange& x, bool response, Dnstap__Dnstap& d, Dnstap__Message& m) {
+    d.type = DNSTAP__DNSTAP__TYPE__MESSAGE;
+    d.message = &m;
+    if (!o.identity.empty()) d.has_identity = 1, d.identity = bytes(o.identity.data(), o.identity.size());
+    if (!o.version.empty()) d.has_version = 1, d.version = bytes(o.version.data(), o.version.size());
+    if (response && !x.extra.empty()) d.has_extra = 1, d.extra = bytes(x.extra.data(), x.extra.size());
+    m.type = response ? DNSTAP__MESSAGE__TYPE__AUTH_RESPONSE : DNSTAP__MESSAGE__TYPE__AUTH_QUERY;
+    const bool v6 = x.client.address.family == 6;
+    m.has_socket_family = 1, m.socket_family = v6 ? DNSTAP__SOCKET_FAMILY__INET6 : DNSTAP__SOCKET_FAMILY__INET;
+    m.has_socket_protocol = 1;
+    m.socket_protocol = x.tcp ? DNSTAP__SOCKET_PROTOCOL__TCP : DNSTAP__SOCKET_PROTOCOL__UDP;
+    const size_t alen = v6 ? 16 : 4;
+    m.has_query_address = 1, m.query_address = bytes(x.client.address.bytes.data(), alen);
+    m.has_query_port = 1, m.query_port = x.client.port;
+    if (x.server.address.family == x.client.address.family) {
+        m.has_response_address = 1, m.response_address = bytes(x.server.address.bytes.data(), alen);
+        m.has_response_port = 1, m.response_port = x.server.port;
+    }
+    m.has_query_time_sec = 1, m.query_time_sec = static_cast<uint64_t>(x.query_time.tv_sec);
+    m.has_query_time_nsec = 1, m.query_time_nsec = static_cast<uint32_t>(x.query_time.tv_nsec);
+    if (!response) {
+        m.has_query_message = 1, m.query_message = bytes(x.query, x.query_len);
+        return;
+    }
+    m.has_response_time_sec = 1, m.response_time_sec = static_cast<uint64_t>(x.response_time.tv_sec);
+    m.has_response_time_nsec = 1, m.response_time_nsec = static_cast<uint32_t>(x.response_time.tv_nsec);
+    m.has_response_message = 1, m.response_message = bytes(x.response, x.response_len);
+}
+
+// The transport to a Unix socket: libfstrm's own lacks timeouts, and a reader that stops reading (or
+// answers the handshake never) would hold the writer thread, and glbd's shutdown, for ever.
+struct UnixTransport {
+    std::string path;
+    int fd = -1;
+
+    static fstrm_res open(void* obj) {
+        auto* t = static_cast<UnixTransport*>(obj);
+        close(obj);
+        sockaddr_un sa{};
+        sa.sun_family = AF_UNIX;
+        std::memcpy(sa.sun_path, t->path.c_str(), t->path.size() + 1);  // length checked by Sink
+        t->fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (t->fd < 0) return fstrm_res_failure;
+        timeval tv{kSocketTimeoutMs / 1000, static_cast<suseconds_t>(kSocketTimeoutMs % 1000) * 1000};
+        setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(t->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        if (::connect(t->fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+            close(obj);
+            return fstrm_res_failure;
+        }
+        return fstrm_res_success;
+    }
+    static fstrm_res close(void* obj) {
+        auto* t = static_cast<UnixTransport*>(obj);
+        if (t->fd >= 0) ::close(t->fd);
+        t->fd = -1;
+        return fstrm_res_success;
+    }
+    static fstrm_res read(void* obj, void* data, size_t count) {
+        auto* t = static_cast<UnixTransport*>(obj);
+        auto* p = static_cast<uint8_t*>(data);
+        while (count > 0 && t->fd >= 0) {
+            ssize_t n = ::read(t->fd, p, count);
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0) return fstrm_res_stop;
+            if (n < 0) return fstrm_res_failure;
+            p += n, count -= static_cast<size_t>(n);
+        }
+        return count == 0 ? fstrm_res_success : fstrm_res_failure;
+    }
+    static fstrm_res write(void* obj, const struct iovec* iov, int iovcnt) {
+        auto* t = static_cast<UnixTransport*>(obj);
+        std::vector<iovec> left(iov, iov + iovcnt);
+        size_t at = 0;
+        while (at < left.size() && t->fd >= 0) {
+            msghdr msg{};
+            msg.msg_iov = &left[at];
+            msg.msg_iovlen = left.size() - at;
+            ssize_t n = ::sendmsg(t->fd, &msg, MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return fstrm_res_failure;
+            auto sent = static_cast<size_t>(n);
+            while (at < left.size() && sent >= left[at].iov_len) sent -= left[at++].iov_len;
+            if (at < left.size()) {
+                left[at].iov_base = static_cast<uint8_t*>(left[at].iov_base) + sent;
+                left[at].iov_len -= sent;
+            }
+        }
+        return at == left.size() ? fstrm_res_success : fstrm_res_failure;
+    }
+    static fstrm_res destroy(void* obj) {
+        close(obj);
+        delete static_cast<UnixTransport*>(obj);
+        return fstrm_res_success;
+    }
+};
+
+}  // namespace
+
+std::vector<uint8_t> encode(const Options& o, const Exchange& x, bool response) {
+    Dnstap__Dnstap d = DNSTAP__DNSTAP__INIT;
+    Dnstap__Message m = DNSTAP__MESSAGE__INIT;
+    fill(o, x, response, d, m);
+    std::vector<uint8_t> out(dnstap__dnstap__get_packed_size(&d));
+    dnstap__dnstap__pack(&d, out.data());
+    return out;
+}
+
+void Producer::log(const Exchange& x) {
+    const Options& o = sink_.options_;
+    for (bool response : {false, true}) {
+        if (response ? !o.responses || !x.response : !o.queries) continue;
+        Dnstap__Dnstap d = DNSTAP__DNSTAP__INIT;
+        Dnstap__Message m = DNSTAP__MESSAGE__INIT;
+        fill(o, x, response, d, m);
+        size_t n = dnstap__dnstap__get_packed_size(&d);
+        auto* buf = static_cast<uint8_t*>(std::malloc(n));
+        if (!buf) {
+            sink_.dropped_full_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        dnstap__dnstap__pack(&d, buf);
+        push(buf, n);
+    }
+}
+
+void Producer::push(uint8_t* data, size_t len) {
+    size_t h = head_.load(std::memory_order_relaxed);
+    if (h - tail_.load(std::memory_order_acquire) >= kCapacity) {
+        std::free(data);
+        sink_.dropped_full_.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    ring_[h % kCapacity] = Frame{data, static_cast<uint32_t>(len)};
+    head_.store(h + 1, std::memory_order_release);
+}
+
+bool Producer::pop(Frame& out) {
+    size_t t = tail_.load(std::memory_order_relaxed);
+    if (t == head_.load(std::memory_order_acquire)) return false;
+    out = ring_[t % kCapacity];
+    tail_.store(t + 1, std::memory_order_release);
+    return true;
+}
+
+Sink::Sink(Options options, unsigned producers) : options_(std::move(options)) {
+    if (options_.unix_socket && options_.path.size() >= sizeof(sockaddr_un::sun_path)) {
+        throw std::runtime_error("dnstap: the socket path \"" + options_.path + "\" is too long");
+    }
+    if (options_.sample == 0) options_.sample = 1;
+    for (unsigned i = 0; i < producers; ++i)
+        producers_.push_back(std::unique_ptr<Producer>(new Producer(*this, options_.sample)));
+}
+
+Sink::~Sink() { stop(); }
+
+uint64_t Sink::dropped() const {
+    return dropped_unsent_.load(std::memory_order_relaxed) + dropped_full_.load(std::memory_order_relaxed);
+}
+
+void Sink::start() {
+    if (thread_.joinable()) return;
+    stopping_ = false;
+    thread_ = std::thread([this] { run(); });
+}
+
+void Sink::stop() {
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+    thread_.join();
+}
+
+bool Sink::open() {
+    fstrm_writer_options* wopt = fstrm_writer_options_init();
+    fstrm_writer_options_add_content_type(wopt, kContentType, sizeof kContentType - 1);
+    if (options_.unix_socket) {
+        auto* t = new UnixTransport{options_.path};
+        fstrm_rdwr* rdwr = fstrm_rdwr_init(t);
+        fstrm_rdwr_set_destroy(rdwr, UnixTransport::destroy);
+        fstrm_rdwr_set_open(rdwr, UnixTransport::open);
+        fstrm_rdwr_set_close(rdwr, UnixTransport::close);
+        fstrm_rdwr_set_read(rdwr, UnixTransport::read);
+        fstrm_rdwr_set_write(rdwr, UnixTransport::write);
+        writer_ = fstrm_writer_init(wopt, &rdwr);
+    } else {
+        fstrm_file_options* fopt = fstrm_file_options_init();
+        fstrm_file_options_set_file_path(fopt, options_.path.c_str());
+        writer_ = fstrm_file_writer_init(fopt, wopt);
+        fstrm_file_options_destroy(&fopt);
+    }
+    fstrm_writer_options_destroy(&wopt);
+    if (writer_ && fstrm_writer_open(writer_) == fstrm_res_success) {
+        connected_ = true;
+        return true;
+    }
+    close();
+    return false;
+}
+
+// A writer is never reused after a failure (libfstrm's state machine cannot reopen one whose close failed):
+// it is destroyed, which says STOP (and waits for FINISH, bounded by the socket's timeouts) when it can.
+void Sink::close() {
+    if (writer_) fstrm_writer_destroy(&writer_);
+    writer_ = nullptr;
+    connected_ = false;
+}
+
+// Takes up to kBatch frames from the queues, round robin, and writes them (or drops them, counted).
+size_t Sink::drain(bool write) {
+    Producer::Frame frames[kBatch];
+    iovec iov[kBatch];
+    size_t n = 0;
+    for (bool more = true; more && n < kBatch;) {
+        more = false;
+        for (auto& p : producers_) {
+            if (n < kBatch && p->pop(frames[n])) {
+                iov[n] = iovec{frames[n].data, frames[n].len};
+                ++n, more = true;
+            }
+        }
+    }
+    if (n == 0) return 0;
+    if (write && writer_ && fstrm_writer_writev(writer_, iov, static_cast<int>(n)) == fstrm_res_success) {
+        written_.fetch_add(n, std::memory_order_relaxed);
+    } else {
+        dropped_unsent_.fetch_add(n, std::memory_order_relaxed);
+        uint64_t left_out = 0;
+        if (write && throttle_.allow("write", steady_ms(), &left_out)) {
+            spdlog::warn(
+                "dnstap: writing failed (the reader went away or stopped reading); reconnecting ({} "
+                "more not logged)",
+                left_out);
+        }
+        if (write) close();
+    }
+    for (size_t i = 0; i < n; ++i) std::free(frames[i].data);
+    return n;
+}
+
+void Sink::run() {
+    using clock = std::chrono::steady_clock;
+    auto backoff = kFirstBackoff;
+    auto next_attempt = clock::now();
+    const std::string sink = (options_.unix_socket ? "unix:" : "") + options_.path;
+    while (!stopping_.load(std::memory_order_relaxed)) {
+        if (!writer_ && clock::now() >= next_attempt) {
+            if (open()) {
+                backoff = kFirstBackoff;
+                spdlog::info("dnstap: writing to {}", printable(sink));
+            } else {
+                uint64_t left_out = 0;
+                if (throttle_.allow("open", steady_ms(), &left_out)) {
+                    spdlog::warn(
+                        "dnstap: cannot open {} (no reader, or its handshake failed); retrying, "
+                        "dropping what is logged meanwhile ({} more not logged)",
+                        printable(sink), left_out);
+                }
+                next_attempt = clock::now() + backoff;
+                backoff = std::min(backoff * 2, kMaxBackoff);
+            }
+        }
+        if (drain(writer_ != nullptr) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    // What is queued now is written once more if the reader is there; then goodbye.
+    while (writer_ && drain(true) > 0) {
+    }
+    while (drain(false) > 0) {
+    }
+    close();
+}
+
+bool read_file(const std::string& path, const std::function<void(const uint8_t*, size_t)>& frame, std::string& error) {
+    fstrm_file_options* fopt = fstrm_file_options_init();
+    fstrm_file_options_set_file_path(fopt, path.c_str());
+    fstrm_reader_options* ropt = fstrm_reader_options_init();
+    fstrm_reader_options_add_content_type(ropt, kContentType, sizeof kContentType - 1);
+    fstrm_reader_options_set_max_frame_size(ropt, 1 << 20);
+    fstrm_reader* r = fstrm_file_reader_init(fopt, ropt);
+    fstrm_file_options_destroy(&fopt);
+    fstrm_reader_options_destroy(&ropt);
+    if (!r || fstrm_reader_open(r) != fstrm_res_success) {
+        error = "cannot open " + path + " as a Frame Streams file of dnstap";
+        if (r) fstrm_reader_destroy(&r);
+        return false;
+    }
+    fstrm_res res;
+    const uint8_t* data = nullptr;
+    size_t len = 0;
+    while ((res = fstrm_reader_read(r, &data, &len)) == fstrm_res_success) frame(data, len);
+    fstrm_reader_destroy(&r);
+    if (res != fstrm_res_stop) error = path + ": not a complete Frame Streams file of dnstap";
+    return res == fstrm_res_stop;
+}
+
+bool decode(const uint8_t* data, size_t len, Decoded& out) {
+    Dnstap__Dnstap* d = dnstap__dnstap__unpack(nullptr, len, data);
+    if (!d) return false;
+    bool ok = d->type == DNSTAP__DNSTAP__TYPE__MESSAGE && d->message;
+    if (ok) {
+        const Dnstap__Message& m = *d->message;
+        out.response = m.type == DNSTAP__MESSAGE__TYPE__AUTH_RESPONSE;
+        ok = out.response || m.type == DNSTAP__MESSAGE__TYPE__AUTH_QUERY;
+        out.tcp = m.has_socket_protocol && m.socket_protocol == DNSTAP__SOCKET_PROTOCOL__TCP;
+        auto address = [](const ProtobufCBinaryData& b, uint32_t port, SocketAddress& a) {
+            if (b.len != 4 && b.len != 16) return;
+            a.address.family = b.len == 4 ? 4 : 6;
+            std::memcpy(a.address.bytes.data(), b.data, b.len);
+            a.port = static_cast<uint16_t>(port);
+        };
+        if (m.has_query_address) address(m.query_address, m.query_port, out.client);
+        if (m.has_response_address) address(m.response_address, m.response_port, out.server);
+        out.time_sec = out.response ? m.response_time_sec : m.query_time_sec;
+        out.time_nsec = out.response ? m.response_time_nsec : m.query_time_nsec;
+        const ProtobufCBinaryData& msg = out.response ? m.response_message : m.query_message;
+        out.message.assign(msg.data, msg.data + msg.len);
+        if (d->has_identity) out.identity.assign(reinterpret_cast<char*>(d->identity.data), d->identity.len);
+        if (d->has_extra) out.extra.assign(reinterpret_cast<char*>(d->extra.data), d->extra.len);
+    }
+    dnstap__dnstap__free_unpacked(d, nullptr);
+    return ok;
+}
+
+}  // namespace glbd::dnstap
