@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -187,8 +188,12 @@ std::string private_dir() {
 }
 
 // Starts `self serve --config path` with its output in `log`; null when it cannot be started.
+// The servers still running, and whether the demo is stopping them (then an exit is no news).
+int g_running = 0;
+bool g_stopping = false;
+
 uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::string& path, const std::string& log) {
-    static std::vector<std::string> keep;  // argv strings must outlive uv_spawn
+    static std::deque<std::string> keep;  // argv strings must outlive uv_spawn
     keep.push_back(self), keep.push_back("serve"), keep.push_back("--config"), keep.push_back(path);
     char* args[] = {keep[keep.size() - 4].data(), keep[keep.size() - 3].data(), keep[keep.size() - 2].data(),
                     keep[keep.size() - 1].data(), nullptr};
@@ -202,18 +207,56 @@ uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::
     opts.args = args;
     opts.stdio = stdio;
     opts.stdio_count = 3;
-    opts.exit_cb = [](uv_process_t* p, int64_t status, int) {
-        std::fprintf(stderr, "glbd demo: a cluster's server (pid %d) exited with %lld; see its log\n", p->pid,
-                     static_cast<long long>(status));
+    opts.exit_cb = [](uv_process_t* p, int64_t status, int term_signal) {
+        --g_running;
+        if (!g_stopping) {
+            std::fprintf(stderr, "glbd demo: a cluster's server (pid %d) exited with %lld%s\n", p->pid,
+                         static_cast<long long>(status), status || term_signal ? "; its log ends:" : "");
+        }
+        if (!g_stopping && (status || term_signal)) {  // its log goes with the demo's directory: its end is here
+            std::ifstream in(*static_cast<const std::string*>(p->data));
+            std::deque<std::string> tail;
+            for (std::string line; std::getline(in, line);) {
+                tail.push_back(line);
+                if (tail.size() > 20) tail.pop_front();
+            }
+            for (const auto& line : tail) std::fprintf(stderr, "  %s\n", line.c_str());
+        }
         uv_close(reinterpret_cast<uv_handle_t*>(p), nullptr);
     };
     auto* proc = new uv_process_t;
+    proc->data = &keep.emplace_back(log);  // for exit_cb (a deque: the strings never move)
     int rc = uv_spawn(loop, proc, &opts);
     ::close(logfd);
-    if (rc == 0) return proc;
+    if (rc == 0) return ++g_running, proc;
     std::fprintf(stderr, "glbd demo: cannot start %s: %s\n", self.c_str(), uv_strerror(rc));
     delete proc;
     return nullptr;
+}
+
+// Stops the servers that still run and waits until they have exited (their ports free for the next demo),
+// at most 20 s; then kills what is left.
+void stop_servers(uv_loop_t* loop, const std::vector<uv_process_t*>& children) {
+    g_stopping = true;
+    auto signal_all = [&](int signum) {
+        for (auto* p : children) {
+            if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(p))) uv_process_kill(p, signum);
+        }
+    };
+    auto wait_exits = [&](std::chrono::seconds limit) {
+        auto deadline = std::chrono::steady_clock::now() + limit;
+        while (g_running > 0 && std::chrono::steady_clock::now() < deadline) {
+            uv_run(loop, UV_RUN_NOWAIT);
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    };
+    signal_all(SIGTERM);
+    wait_exits(std::chrono::seconds(20));
+    if (g_running > 0) {
+        std::fprintf(stderr, "glbd demo: %d server(s) did not stop within 20 s: killed\n", g_running);
+        signal_all(SIGKILL);
+        wait_exits(std::chrono::seconds(5));
+    }
 }
 
 // Waits (serving the targets) until every server answers every geo from the merged view and is ready (its
@@ -321,8 +364,7 @@ int run_demo(const std::string& self) {
     uv_signal_start(&sigint, stop, SIGINT);
     uv_signal_start(&sigterm, stop, SIGTERM);
     uv_run(loop, UV_RUN_DEFAULT);
-    for (auto* p : children) uv_process_kill(p, SIGTERM);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    stop_servers(loop, children);
     std::filesystem::remove_all(dir);
     std::printf("glbd demo: stopped\n");
     return 0;

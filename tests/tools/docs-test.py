@@ -132,7 +132,7 @@ class Demo:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
             try:
-                self.proc.wait(timeout=20)
+                self.proc.wait(timeout=40)  # the demo waits up to 25 s for its servers
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
@@ -170,6 +170,8 @@ def check(block, work, env):
     finally:
         if demo:
             demo.stop()
+            if failures:  # what the demo said, for the cause
+                failures.append(f"{block.where()}: the demo's output:\n" + open(demo.log).read()[-3000:])
     return failures
 
 
