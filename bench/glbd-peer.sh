@@ -37,4 +37,8 @@ peers:
   deadAfter: 1h
 stateDir: $D/state
 YAML
+# bench/dnstap.sh: the query log to the Unix socket of a reader (fstrm_capture) it started apart.
+if [[ -n ${GLBD_DNSTAP_SOCK:-} ]]; then
+  echo "dnstap: {sink: \"unix:$GLBD_DNSTAP_SOCK\"}" >> "$D/glbd.yaml"
+fi
 exec "${GLBD_BIN:?}" serve --config "$D/glbd.yaml"

@@ -2,7 +2,7 @@
 #include "resolver/explain.hpp"
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 #include <cstring>
 #include <set>
 
@@ -240,37 +240,58 @@ Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
     return e;
 }
 
+namespace {
+
+// Appends to a fixed buffer, cutting at its end: describe_answer() on a query thread, without printf's
+// parsing (it was a third of the query log's cost per answer).
+class Line {
+public:
+    Line(char* out, size_t cap) : out_(out), cap_(cap) {}
+    Line& operator<<(std::string_view s) {
+        size_t n = std::min(s.size(), cap_ - len_);
+        std::memcpy(out_ + len_, s.data(), n);
+        len_ += n;
+        return *this;
+    }
+    Line& operator<<(uint32_t v) {
+        char digits[10];
+        auto r = std::to_chars(digits, digits + sizeof digits, v);
+        return *this << std::string_view(digits, static_cast<size_t>(r.ptr - digits));
+    }
+    [[nodiscard]] size_t size() const { return len_; }
+
+private:
+    char* out_;
+    size_t cap_, len_ = 0;
+};
+
+}  // namespace
+
 size_t describe_answer(const Snapshot& snap, const QueryInfo& info, char* out, size_t cap) noexcept {
     if (cap == 0 || info.host < 0 || static_cast<size_t>(info.host) >= snap.hosts.size()) return 0;
     const HostBlock& b = *snap.hosts[static_cast<size_t>(info.host)];
     const Host& h = b.host;
-    const Entry* e = info.entry >= 0 && static_cast<size_t>(info.entry) < h.entries.size()
-                         ? &h.entries[static_cast<size_t>(info.entry)]
-                         : nullptr;
-    auto text = [](const std::string& s) { return s.empty() ? "-" : s.c_str(); };
-    const char* by = "-";
+    auto text = [](std::string_view s) { return s.empty() ? std::string_view("-") : s; };
+    auto yes = [](bool v) { return v ? std::string_view("yes") : std::string_view("no"); };
+    Line line(out, cap);
+    line << "host=" << b.key;
+    if (info.entry < 0 || static_cast<size_t>(info.entry) >= h.entries.size()) {
+        line << " cluster=all fail-open=" << yes(info.fail_open) << " serial=" << snap.serial;
+        return line.size();
+    }
+    const Entry& e = h.entries[static_cast<size_t>(info.entry)];
+    std::string_view by = "-";
     switch (static_cast<geo::Location::Source>(info.located_by)) {
         case geo::Location::Source::networks: by = "networks"; break;
         case geo::Location::Source::location_db: by = "libloc"; break;
         case geo::Location::Source::maxmind: by = "maxmind"; break;
         case geo::Location::Source::none: break;
     }
-    int n = 0;
-    if (!e) {
-        n = std::snprintf(out, cap, "host=%s cluster=all fail-open=%s serial=%u", b.key.c_str(),
-                          info.fail_open ? "yes" : "no", snap.serial);
-    } else {
-        n = std::snprintf(
-            out, cap,
-            "host=%s cluster=%s entry=%s geo=%s group=%s client=%.*s/%s/%u(%s) fallback=%s "
-            "fail-open=%s serial=%u",
-            b.key.c_str(), text(h.cluster(*e)), text(h.key(*e)), text(h.geo(*e)), info.group ? info.group : "-",
-            info.located.empty() ? 1 : static_cast<int>(info.located.size()),
-            info.located.empty() ? "-" : info.located.data(), by, info.located_prefix, info.by_ecs ? "ecs" : "source",
-            info.fallback ? "yes" : "no", info.fail_open ? "yes" : "no", snap.serial);
-    }
-    if (n < 0) return 0;
-    return std::min(static_cast<size_t>(n), cap - 1);
+    line << " cluster=" << text(h.cluster(e)) << " entry=" << text(h.key(e)) << " geo=" << text(h.geo(e))
+         << " group=" << text(info.group ? info.group : "") << " client=" << text(info.located) << "/" << by << "/"
+         << uint32_t{info.located_prefix} << (info.by_ecs ? "(ecs)" : "(source)") << " fallback=" << yes(info.fallback)
+         << " fail-open=" << yes(info.fail_open) << " serial=" << snap.serial;
+    return line.size();
 }
 
 }  // namespace glbd

@@ -248,12 +248,12 @@ struct DnsServer::UdpWorker {
         uint64_t started = mono_ns();
         auto second = static_cast<uint32_t>(started / 1000000000ull);
         int m = 0;
+        timespec received{};  // for the query log: when recvmmsg returned (every datagram was there by then)
+        if (tap) clock_gettime(CLOCK_REALTIME, &received);
         for (int i = 0; i < n; ++i) {
             QueryInfo qi;
             size_t len = 0;
             const bool logged = tap && tap->sampled();
-            timespec received{};
-            if (logged) clock_gettime(CLOCK_REALTIME, &received);
             Client c{client_address(peers[i]), Transport::udp};
             if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
                 const uint64_t gen = reader.generation();
