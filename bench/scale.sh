@@ -107,7 +107,14 @@ measure() {
   rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
   hwm=$(awk '/VmHWM/{print $2}' "/proc/$PID/status")
   thp=$(awk '/AnonHugePages/{print $2}' "/proc/$PID/smaps_rollup")
-  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp" >> "$WORK/facts"
+  # One scrape of /metrics as Prometheus would make it: its size, series and time.
+  local s0 s1 scrape_bytes scrape_series
+  s0=$(ms)
+  curl -s "http://$ADMIN/metrics" > "$WORK/$name.metrics"
+  s1=$(ms)
+  scrape_bytes=$(wc -c < "$WORK/$name.metrics")
+  scrape_series=$(grep -vc '^#' "$WORK/$name.metrics" || true)
+  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp scrape_bytes $scrape_bytes scrape_series $scrape_series scrape_ms $((s1 - s0))" >> "$WORK/facts"
   for ((rep = 1; rep <= REPEAT; rep++)); do
     for w in ecs src; do
       local opts=()
@@ -216,9 +223,9 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 awk '{printf "| %d ms | %d | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %d ms | %d ms |\n", $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15 / 1024, $17, $19}' "$WORK/syncfacts"
 echo
 [[ -n ${SYNC_ONLY:-} ]] && exit 0
-echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages |"
-echo "|---|---:|---:|---:|---:|---:|"
-awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024}' "$WORK/facts"
+echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages | /metrics scrape |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB | %.1f KB, %d series, %d ms |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15, $17}' "$WORK/facts"
 echo
 echo "Flips by override: the default cluster drained and handed back (every host changes), then one endpoint"
 echo "of the measured host (one host changes): request to changed answer (dig polling), and the request's latency."

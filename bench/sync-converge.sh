@@ -86,7 +86,9 @@ while left:
     if time.time() * 1000 - since > limit: sys.exit(1)
     for i in left:
         qid = (qid + 1) & 0xFFFF
-        s.sendto(struct.pack("!HHHHHH", qid, 0, 1, 0, 0, 0) + q + b"\0\1\0\1", (f"127.0.2.{i}", port))
+        # With EDNS (4096 bytes): without it, from 30 clusters the answer would not fit in 512 and truncate.
+        s.sendto(struct.pack("!HHHHHH", qid, 0, 1, 0, 0, 1) + q + b"\0\1\0\1" + b"\0\0\x29\x10\0\0\0\0\0\0\0",
+                 (f"127.0.2.{i}", port))
     time.sleep(0.005)
     while True:
         try: msg, (addr, _) = s.recvfrom(4096)

@@ -363,6 +363,12 @@ void read_dnstap(Reader& r, const Node& n, Config& c) {
     c.dnstap = d;
 }
 
+void read_metrics(Reader& r, const Node& n, Config& c) {
+    Section s(r, n, "metrics", {"perHost"});
+    if (!s) return;
+    s.boolean("perHost", c.metrics.per_host);
+}
+
 void read_rate_limit(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "rateLimit", {"responsesPerSecond", "slip", "ipv4PrefixLength", "ipv6PrefixLength"});
     if (!s) return;
@@ -377,7 +383,7 @@ void read_config(Reader& r, const Node& root, Config& c) {
     if (!root.defined() || root.is_null()) return r.error(root, "", "the config is empty");
     Section s(r, root, "",
               {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers", "kubernetes", "stateDir",
-               "log", "user", "rateLimit", "dnstap"});
+               "log", "user", "rateLimit", "dnstap", "metrics"});
     if (!s) return;
     read_cluster(r, root, c);
     read_listen(r, root, c);
@@ -395,6 +401,7 @@ void read_config(Reader& r, const Node& root, Config& c) {
     if (auto n = s["log"]) read_log(r, n, c);
     if (auto n = s["rateLimit"]) read_rate_limit(r, n, c);
     if (auto n = s["dnstap"]) read_dnstap(r, n, c);
+    if (auto n = s["metrics"]) read_metrics(r, n, c);
     if (auto v = s.str("user")) {
         if (v->empty() || !getpwnam(v->c_str())) s.error("user", "no such user \"" + *v + "\"");
         c.user = *v;

@@ -194,6 +194,11 @@ struct Dnstap {
     unsigned sample = 1;  // one exchange in N
 };
 
+// metrics: what /metrics breaks answers down by.
+struct Metrics {
+    bool per_host = false;  // also by host and cluster: a series per pair (hosts x clusters of them)
+};
+
 struct Config {
     std::string source;  // file name the config came from
     Cluster cluster;
@@ -210,6 +215,7 @@ struct Config {
     RateLimit rate_limit;
     Log log;
     std::optional<Dnstap> dnstap;
+    Metrics metrics;
 };
 
 struct LoadResult {

@@ -20,6 +20,11 @@ public:
     // The pair's id, or kNone.
     [[nodiscard]] uint32_t find(const std::string& host, const std::string& cluster) const;
     [[nodiscard]] uint32_t size() const { return static_cast<uint32_t>(pairs_.size()); }
+    // f(cluster, id) for every pair, in no set order (cheap: no sorting).
+    template <class F>
+    void each_cluster(F&& f) const {
+        for (uint32_t i = 0; i < pairs_.size(); ++i) f(*cluster_names_[pairs_[i] & 0xffffffffu], i);
+    }
     // f(host, cluster, id) for every pair, by host name, then cluster name.
     template <class F>
     void each_sorted(F&& f) const {

@@ -75,7 +75,7 @@ class Writer;
 }
 namespace glbd::health {
 // The checker's counters as Prometheus families (sync/health/metrics.cpp).
-void write_metrics(metrics::Writer& out, const Checker& checker);
+void write_metrics(metrics::Writer& out, const Checker& checker, bool per_endpoint_series);
 
 // The name a host's probes use for the URL, Host header and SNI: a wildcard's base name.
 std::string probe_host_name(const std::string& host);

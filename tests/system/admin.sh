@@ -10,6 +10,7 @@ cluster: {id: adm-1, instance: a}
 listen: {dns: ["$A:$P"]}
 admin: {listen: "$A:$AP", token: "$TOKEN"}
 log: {level: info, format: json}
+metrics: {perHost: true}
 zones: [{origin: adm.test, nameservers: [{name: ns.adm.test, addresses: [$A]}]}]
 hosts:
   - {name: shop.adm.test, endpoints: [192.0.2.1, 192.0.2.2], loadBalancing: {weight: 10, geo: IE}}
@@ -51,12 +52,27 @@ python3 "$TOOLS/promcheck.py" "$WORK/m2" \
     "glbd_queries_total{transport=\"udp\",rcode=\"NOERROR\"}=$((before + 20))" \
     'glbd_queries_total{transport="udp",rcode="NXDOMAIN"}=1' \
     'glbd_queries_total{transport="tcp",rcode="NOERROR"}=1' \
-    'glbd_answers_total{host="shop.adm.test",cluster="adm-1"}=21' \
+    'glbd_answers_total{cluster="adm-1"}=21' \
+    'glbd_host_answers_total{host="shop.adm.test",cluster="adm-1"}=21' \
     'glbd_queries_by_type_total{transport="udp",qtype="A"}=21' \
     'glbd_answer_duration_seconds_count=21' \
     'glbd_health_probes_total{host="slow.adm.test",endpoint="127.0.0.112"}=1' \
     || fail "metrics did not move as expected"
 pass "metrics: valid Prometheus text; counters moved with 22 queries ($(python3 "$TOOLS/promcheck.py" "$WORK/m2"))"
+# By default (metrics.perHost false, here after a reload) answers are counted by cluster alone: no series
+# per host.
+sed -i 's/^metrics: {perHost: true}$/metrics: {perHost: false}/' "$WORK/glbd.yaml"
+kill -HUP "$PID_adm"
+wait_for 20 bash -c "! curl -s -H 'Authorization: Bearer $TOKEN' http://$A:$AP/metrics | grep -q '^glbd_host_answers_total'" ||
+    fail "per-host answer series without metrics.perHost"
+h http://$A:$AP/metrics > "$WORK/m3"
+grep -q '^glbd_answers_total{cluster="adm-1"} 21$' "$WORK/m3" || fail "the answers by cluster went with perHost"
+grep -q '^glbd_health_probes_total{' "$WORK/m3" && fail "health series per endpoint without metrics.perHost"
+grep -q '^glbd_health_probes_total [1-9]' "$WORK/m3" || fail "no probes in all"
+grep -q '^glbd_endpoints{health="healthy"} ' "$WORK/m3" && grep -q '^glbd_endpoints{health="unhealthy"} ' "$WORK/m3" ||
+    fail "no glbd_endpoints by health"
+python3 "$TOOLS/promcheck.py" "$WORK/m3" >/dev/null || fail "metrics without perHost: $(python3 "$TOOLS/promcheck.py" "$WORK/m3")"
+pass "metrics: answers by cluster and probes in all unless metrics.perHost (switched off by a reload)"
 
 # Overrides through the API. The same question before and after each change: the answer cache must not
 # outlive an override.
