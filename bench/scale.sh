@@ -114,7 +114,15 @@ measure() {
   s1=$(ms)
   scrape_bytes=$(wc -c < "$WORK/$name.metrics")
   scrape_series=$(grep -vc '^#' "$WORK/$name.metrics" || true)
-  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp scrape_bytes $scrape_bytes scrape_series $scrape_series scrape_ms $((s1 - s0))" >> "$WORK/facts"
+  # The operator view in parts: the summary, and a page of 100 hosts from the middle of the names.
+  local m0 m1 p0 p1 summary_bytes
+  m0=$(ms); curl -s "http://$ADMIN/v1/summary" > "$WORK/$name.summary"; m1=$(ms)
+  summary_bytes=$(wc -c < "$WORK/$name.summary")
+  local mid
+  mid=$(sed -n "$(( $(wc -l < "$d/queries.txt") / 2 ))p" "$d/queries.txt" | cut -d' ' -f1)
+  p0=$(ms); curl -s "http://$ADMIN/v1/hosts?limit=100&cursor=${mid%.}" > "$WORK/$name.page"; p1=$(ms)
+  grep -q '"next"' "$WORK/$name.page" || echo "scale: no host page from /v1/hosts" >&2
+  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp scrape_bytes $scrape_bytes scrape_series $scrape_series scrape_ms $((s1 - s0)) summary_bytes $summary_bytes summary_ms $((m1 - m0)) page_ms $((p1 - p0))" >> "$WORK/facts"
   for ((rep = 1; rep <= REPEAT; rep++)); do
     for w in ecs src; do
       local opts=()
@@ -223,9 +231,9 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 awk '{printf "| %d ms | %d | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %d ms | %d ms |\n", $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15 / 1024, $17, $19}' "$WORK/syncfacts"
 echo
 [[ -n ${SYNC_ONLY:-} ]] && exit 0
-echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages | /metrics scrape |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
-awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB | %.1f KB, %d series, %d ms |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15, $17}' "$WORK/facts"
+echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages | /metrics scrape | /v1/summary | 100 hosts |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB | %.1f KB, %d series, %d ms | %.1f KB, %d ms | %d ms |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15, $17, $19 / 1024, $21, $23}' "$WORK/facts"
 echo
 echo "Flips by override: the default cluster drained and handed back (every host changes), then one endpoint"
 echo "of the measured host (one host changes): request to changed answer (dig polling), and the request's latency."

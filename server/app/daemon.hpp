@@ -34,6 +34,11 @@ namespace metrics {
 class Writer;
 }
 
+// The admin routes' parts that both daemon_admin.cpp and daemon_hosts.cpp use.
+nlohmann::json peers_json(const sync::Service& sync, uint64_t now);
+nlohmann::json clusters_json(const GlobalView& view, const std::vector<sync::Service::InstanceStatus>& statuses,
+                             const sync::OverrideMap& in_force, uint64_t now);
+
 class Daemon {
 public:
     static constexpr std::chrono::milliseconds kMinRebuild{50};
@@ -58,6 +63,16 @@ public:
     void answer_metrics(metrics::Writer& out) const;
     [[nodiscard]] std::string state_json() const;
     [[nodiscard]] nlohmann::json hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const;
+    // A host's entries in every cluster (views into a GlobalView), and every host's by name.
+    using HostEntries = std::vector<std::pair<const ClusterView*, const HostEntry*>>;
+    using HostIndex = std::map<std::string_view, HostEntries>;
+    static HostIndex index_hosts(const GlobalView& view);
+    [[nodiscard]] nlohmann::json host_json(const HostEntries& entries, const sync::OverrideMap& in_force,
+                                           const health::States& probes, const std::vector<uint64_t>& counts) const;
+    [[nodiscard]] std::string host_source(const std::string& host) const;
+    // GET /v1/summary and GET /v1/hosts (daemon_hosts.cpp): the view in parts that stay small at any size.
+    [[nodiscard]] std::string summary_json() const;
+    [[nodiscard]] admin::Response hosts_route(const std::string& query) const;
     [[nodiscard]] nlohmann::json endpoints_json(const ClusterView& cv, const HostEntry& h,
                                                 const sync::OverrideMap& in_force, const health::States& probes) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;

@@ -32,7 +32,9 @@ Usage:
   glbd serve --config FILE     run the server in the foreground (logs to stderr)
   glbd check --config FILE     validate a config; exit 0 when valid, 1 with every error listed
   glbd demo                    run a self-contained demo on loopback and print what to dig
-  glbd status [--admin H:P]    print the global view from a server's admin endpoint
+  glbd status [--admin H:P] [--host NAME | --prefix P] [--unhealthy] [--cluster ID]
+                               print the global view from a server's admin endpoint: clusters,
+                               peers, and the hosts asked for (all when there are at most 50)
                                (default 127.0.0.1:9153; token from GLBD_ADMIN_TOKEN)
   glbd explain NAME --client IP|--subnet CIDR [--type A] [--admin H:P]
                                why a client gets the answer it gets (zone, location, groups, answer)
@@ -46,21 +48,6 @@ Usage:
 Signals: SIGHUP reloads the config (validated first), SIGTERM/SIGINT stop.
 Exit codes: 0 ok, 1 bad config or usage, 2 runtime failure (e.g. cannot bind).
 )";
-
-// A query-string value: everything but unreserved characters (RFC 3986) percent-encoded.
-std::string escape(const std::string& v) {
-    std::string out;
-    for (unsigned char c : v) {
-        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            char buf[4];
-            std::snprintf(buf, sizeof buf, "%%%02X", c);
-            out += buf;
-        }
-    }
-    return out;
-}
 
 int usage_error(const std::string& msg) {
     std::fprintf(stderr, "glbd: %s\n\n%s", msg.c_str(), kUsage);
@@ -99,10 +86,20 @@ int keygen(const std::string& name, bool secret_only) {
 
 // glbd status / glbd probe: clients of a server's admin endpoint.
 int admin_client(const std::string& cmd, const std::vector<std::string>& args) {
-    std::string admin = "127.0.0.1:9153", path = "/healthz";
+    std::string admin = "127.0.0.1:9153", path = "/healthz", hosts_query, exact_host;
+    auto filter = [&](const std::string& f) { hosts_query += (hosts_query.empty() ? "" : "&") + f; };
     for (size_t i = 0; i < args.size(); ++i) {
         if (args[i] == "--admin" && i + 1 < args.size()) {
             admin = args[++i];
+        } else if (cmd == "status" && args[i] == "--host" && i + 1 < args.size()) {
+            exact_host = args[++i];
+            filter("prefix=" + glbd::query_escape(exact_host));
+        } else if (cmd == "status" && args[i] == "--prefix" && i + 1 < args.size()) {
+            filter("prefix=" + glbd::query_escape(args[++i]));
+        } else if (cmd == "status" && args[i] == "--cluster" && i + 1 < args.size()) {
+            filter("cluster=" + glbd::query_escape(args[++i]));
+        } else if (cmd == "status" && args[i] == "--unhealthy") {
+            filter("unhealthy=1");
         } else if (args[i].rfind("--admin=", 0) == 0) {
             admin = args[i].substr(8);
         } else if (cmd == "probe" && args[i] == "--path" && i + 1 < args.size()) {
@@ -112,23 +109,23 @@ int admin_client(const std::string& cmd, const std::vector<std::string>& args) {
         }
     }
     const char* token = std::getenv("GLBD_ADMIN_TOKEN");
-    return cmd == "status" ? glbd::run_status(admin, token ? token : "")
+    return cmd == "status" ? glbd::run_status(admin, token ? token : "", hosts_query, exact_host)
                            : glbd::run_probe(admin, path, token ? token : "");
 }
 
 int explain_command(const std::vector<std::string>& args) {
     if (args.size() == 2 && args[0] == "--dnstap") return glbd::dnstap::print_responses(args[1], stdout);
     if (args.empty() || args[0].rfind("--", 0) == 0) return usage_error("explain: give a NAME");
-    std::string admin = "127.0.0.1:9153", query = "name=" + escape(args[0]);
+    std::string admin = "127.0.0.1:9153", query = "name=" + glbd::query_escape(args[0]);
     for (size_t i = 1; i < args.size(); ++i) {
         if (args[i] == "--admin" && i + 1 < args.size()) {
             admin = args[++i];
         } else if (args[i] == "--client" && i + 1 < args.size()) {
-            query += "&client=" + escape(args[++i]);
+            query += "&client=" + glbd::query_escape(args[++i]);
         } else if (args[i] == "--subnet" && i + 1 < args.size()) {
-            query += "&subnet=" + escape(args[++i]);
+            query += "&subnet=" + glbd::query_escape(args[++i]);
         } else if (args[i] == "--type" && i + 1 < args.size()) {
-            query += "&type=" + escape(args[++i]);
+            query += "&type=" + glbd::query_escape(args[++i]);
         } else {
             return usage_error("explain: unknown argument \"" + args[i] + "\"");
         }

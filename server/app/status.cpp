@@ -3,6 +3,7 @@
 
 #include <curl/curl.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -160,18 +161,67 @@ std::string render_status(const std::string& admin, const std::string& state_jso
     return for_terminal(out);
 }
 
-int run_status(const std::string& admin, const std::string& token) {
-    std::string body, error, url = "http://" + admin + "/v1/state";
-    long status = http_get(url, token, 5000, body, error);
-    if (status != 200) {
-        std::fprintf(stderr, "glbd status: cannot read %s: %s\n", url.c_str(),
-                     status == 0 ? error.c_str() : ("HTTP " + std::to_string(status)).c_str());
-        return 2;
+std::string query_escape(const std::string& v) {
+    std::string out;
+    for (unsigned char c : v) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", c);
+            out += buf;
+        }
     }
+    return out;
+}
+
+// The summary, then the hosts asked for (`hosts_query`: /v1/hosts filters; empty: every host when there are
+// at most kListAll, else none and a line saying how to ask), page by page, at most kMaxHosts of them.
+int run_status(const std::string& admin, const std::string& token, const std::string& hosts_query,
+               const std::string& exact_host) {
+    constexpr size_t kListAll = 50, kMaxHosts = 10000;
+    std::string url = "http://" + admin + "/v1/summary";
+    auto get = [&](const std::string& u, nlohmann::json& out) {
+        std::string body, error;
+        long status = http_get(u, token, 5000, body, error);
+        if (status != 200) {
+            std::fprintf(stderr, "glbd status: cannot read %s: %s\n", u.c_str(),
+                         status == 0 ? error.c_str() : ("HTTP " + std::to_string(status)).c_str());
+            return false;
+        }
+        out = nlohmann::json::parse(body, nullptr, false);
+        if (out.is_discarded() || !out.is_object()) {
+            std::fprintf(stderr, "glbd status: %s did not answer JSON\n", u.c_str());
+            return false;
+        }
+        return true;
+    };
+    nlohmann::json summary, page;
+    if (!get(url, summary)) return 2;
     try {
-        std::fputs(render_status(admin, body).c_str(), stdout);
+        size_t hosts = summary.at("counts").at("hosts").get<size_t>();
+        const bool list = !hosts_query.empty() || hosts <= kListAll;
+        nlohmann::json listed = nlohmann::json::array();
+        for (std::string cursor; list && listed.size() < kMaxHosts;) {
+            std::string u = "http://" + admin + "/v1/hosts?limit=1000" +
+                            (hosts_query.empty() ? "" : "&" + hosts_query) +
+                            (cursor.empty() ? "" : "&cursor=" + cursor);
+            if (!get(u, page)) return 2;
+            for (auto& h : page.at("hosts")) {
+                if (exact_host.empty() || h.at("name").get<std::string>() == exact_host) listed.push_back(h);
+            }
+            if (page.at("next").is_null()) break;
+            cursor = query_escape(page.at("next").get<std::string>());
+        }
+        summary["hosts"] = listed;
+        std::string out = render_status(admin, summary.dump());
+        if (!list) {
+            out += "  (" + std::to_string(hosts) +
+                   " hosts: ask for some with --host NAME, --prefix P, --unhealthy or --cluster ID)\n";
+        }
+        std::fputs(out.c_str(), stdout);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "glbd status: %s did not answer glbd's state: %s\n", url.c_str(), e.what());
+        std::fprintf(stderr, "glbd status: %s did not answer glbd's summary and hosts: %s\n", admin.c_str(), e.what());
         return 2;
     }
     return 0;

@@ -10,7 +10,11 @@ namespace glbd {
 // of the wrong type (the answer of something that is not glbd, or of a different version).
 std::string render_status(const std::string& admin, const std::string& state_json);
 // Exit codes: 0 printed; 2 no answer, an HTTP error, or not glbd's state.
-int run_status(const std::string& admin, const std::string& token);
+// `hosts_query`: /v1/hosts filters (prefix=, unhealthy, cluster=); `exact_host`: only that name.
+int run_status(const std::string& admin, const std::string& token, const std::string& hosts_query = "",
+               const std::string& exact_host = "");
+// `v` for a URL's query string: everything but unreserved characters (RFC 3986) percent-encoded.
+std::string query_escape(const std::string& v);
 // GET url with an optional bearer token: the HTTP status (0 when there was no answer, `error` says why) and
 // the body.
 long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body, std::string& error);

@@ -74,12 +74,39 @@ grep -q '^glbd_endpoints{health="healthy"} ' "$WORK/m3" && grep -q '^glbd_endpoi
 python3 "$TOOLS/promcheck.py" "$WORK/m3" >/dev/null || fail "metrics without perHost: $(python3 "$TOOLS/promcheck.py" "$WORK/m3")"
 pass "metrics: answers by cluster and probes in all unless metrics.perHost (switched off by a reload)"
 
+# The view in parts: a summary with counts and no host; hosts in pages, with filters.
+h http://$A:$AP/v1/summary > "$WORK/summary.json"
+python3 - "$WORK/summary.json" <<'PY' || fail "/v1/summary: $(cat "$WORK/summary.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert "hosts" not in s, s.keys()
+assert s["cluster"] == "adm-1" and s["ready"] is True and s["serial"] > 0, s
+assert s["counts"] == {"hosts": 2, "entries": 2, "endpoints": 3, "unhealthyEndpoints": 1, "overrides": 0}, s["counts"]
+assert [c["id"] for c in s["clusters"]] == ["adm-1"], s["clusters"]
+PY
+page() { h "http://$A:$AP/v1/hosts?$1" | python3 -c 'import json, sys; p = json.load(sys.stdin); print(" ".join(h["name"] for h in p["hosts"]), p["next"])'; }
+[[ $(page "limit=1") == "shop.adm.test shop.adm.test" ]] || fail "/v1/hosts first page: $(page limit=1)"
+[[ $(page "limit=1&cursor=shop.adm.test") == "slow.adm.test None" ]] || fail "/v1/hosts second page: $(page 'limit=1&cursor=shop.adm.test')"
+[[ $(page "") == "shop.adm.test slow.adm.test None" ]] || fail "/v1/hosts: $(page '')"
+[[ $(page "unhealthy=1") == "slow.adm.test None" ]] || fail "/v1/hosts?unhealthy=1: $(page unhealthy=1)"
+[[ $(page "prefix=sl") == "slow.adm.test None" ]] || fail "/v1/hosts?prefix=sl: $(page prefix=sl)"
+[[ $(page "cluster=elsewhere") == " None" ]] || fail "/v1/hosts?cluster=elsewhere: $(page cluster=elsewhere)"
+[[ $(page "source=file&cluster=adm-1") == "shop.adm.test slow.adm.test None" ]] || fail "/v1/hosts?source=file"
+[[ $(page "overridden=1") == " None" ]] || fail "/v1/hosts?overridden=1 before any override"
+[[ $(code -H "Authorization: Bearer $TOKEN" "http://$A:$AP/v1/hosts?limit=0") == 400 ]] || fail "limit=0: want 400"
+h "http://$A:$AP/v1/hosts?prefix=shop" | python3 -c '
+import json, sys
+h = json.load(sys.stdin)["hosts"][0]
+assert h["entries"][0]["source"] == "file" and h["entries"][0]["weight"] == 10, h' || fail "/v1/hosts: a host not as /v1/state shows it"
+pass "/v1/summary: counts, no hosts; /v1/hosts: pages by name with prefix, unhealthy, overridden, cluster and source filters"
+
 # Overrides through the API. The same question before and after each change: the answer cache must not
 # outlive an override.
 for i in 1 2 3; do [[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "before the override"; done
 [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"adm-1/192.0.2.1","state":"down"}' http://$A:$AP/v1/overrides) == 200 ]] || fail "override refused"
 for i in 1 2 3; do [[ $(dig @$A -p $P +short shop.adm.test A) == 192.0.2.2 ]] || fail "drained endpoint still answered"; done
 h http://$A:$AP/v1/state | python3 -c 'import json,sys; s=json.load(sys.stdin); eps={e["target"]: e for e in s["hosts"][0]["entries"][0]["endpoints"]}; assert eps["192.0.2.1"]["override"]=="down" and not eps["192.0.2.1"]["healthy"], eps' || fail "state disagrees"
+[[ $(page "overridden=1") == "shop.adm.test None" ]] || fail "/v1/hosts?overridden=1 with an override of shop's endpoint: $(page overridden=1)"
 [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"adm-1/192.0.2.1","state":"auto"}' http://$A:$AP/v1/overrides) == 200 ]] || fail "auto refused"
 [[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "auto did not restore the endpoint"
 [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d 'not json' http://$A:$AP/v1/overrides) == 400 ]] || fail "malformed body: want 400"

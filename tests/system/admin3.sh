@@ -61,6 +61,13 @@ for want in "CLUSTERS" "ie-0" "us-0" "oc-0" "(this instance)" "PEERS" "shop.adm3
     grep -qF -- "$want" "$WORK/status.txt" || { cat "$WORK/status.txt"; fail "status lacks '$want'"; }
 done
 pass "glbd status shows every cluster and endpoint"
+# Its filters: by host, by cluster, unhealthy only.
+"$GLBD" status --admin ${ADDR[us]}:$AP --host shop.adm3.test | grep -qF "192.0.2.121 up" || fail "status --host"
+"$GLBD" status --admin ${ADDR[us]}:$AP --host shop.adm3 | grep -qF "shop.adm3.test" && fail "status --host matched a prefix"
+"$GLBD" status --admin ${ADDR[us]}:$AP --cluster oc | grep -qF "shop.adm3.test" || fail "status --cluster oc"
+"$GLBD" status --admin ${ADDR[us]}:$AP --cluster nowhere | grep -qF "shop.adm3.test" && fail "status --cluster nowhere listed a host"
+"$GLBD" status --admin ${ADDR[us]}:$AP --unhealthy | grep -qF "shop.adm3.test" && fail "status --unhealthy listed a healthy host"
+pass "glbd status --host, --cluster, --unhealthy"
 
 # Drain cluster ie through the us server's API: every server stops answering ie (printed: how fast). The
 # questions are the ones asked above, byte for byte: no cached answer may outlive the override.
@@ -69,6 +76,7 @@ curl -s -X PUT -d '{"target":"ie","state":"down"}' http://${ADDR[us]}:$AP/v1/ove
 wait_for 20 all_ie "198.51.100.122 " || fail "the drain did not reach every server"
 ms=$(( $(now_ms) - t0 ))
 "$GLBD" status --admin ${ADDR[oc]}:$AP | grep -q "192.0.2.121 DOWN (override down)" || fail "status does not show the override on a peer"
+"$GLBD" status --admin ${ADDR[oc]}:$AP --unhealthy | grep -qF "192.0.2.121 DOWN (override down)" || fail "status --unhealthy misses the drained host"
 pass "override drained cluster ie on every server in $ms ms"
 curl -s -X PUT -d '{"target":"ie","state":"auto"}' http://${ADDR[oc]}:$AP/v1/overrides >/dev/null
 wait_for 20 all_ie "192.0.2.121 192.0.2.122 " || fail "auto (set on another server) did not restore ie everywhere"
