@@ -72,6 +72,7 @@ public:
     [[nodiscard]] std::string host_source(const std::string& host) const;
     // GET /v1/summary and GET /v1/hosts (daemon_hosts.cpp): the view in parts that stay small at any size.
     [[nodiscard]] std::string summary_json() const;
+    [[nodiscard]] nlohmann::json kube_json(uint64_t now) const;
     [[nodiscard]] admin::Response hosts_route(const std::string& query) const;
     [[nodiscard]] nlohmann::json endpoints_json(const ClusterView& cv, const HostEntry& h,
                                                 const sync::OverrideMap& in_force, const health::States& probes) const;

@@ -319,24 +319,25 @@ std::string Daemon::state_json() const {
         {"serial", snap ? snap->serial : 0},   {"ready", ready()},
         {"peers", peers_json(*sync_, now)},    {"clusters", clusters_json(view, sync_->instances(), in_force, now)},
         {"hosts", hosts_json(view, in_force)}, {"overrides", overrides}};
-    if (kube_) {
-        auto ks = kube_->stats();
-        out["kubernetes"] = {
-            {"mode", kube_->controller() ? "controller" : "coredns"},
-            {"selector", kube_->label_selector()},
-            {"synced", ks.synced},
-            {"events", ks.events},
-            {"relists", ks.relists},
-            {"errors", ks.errors},
-            {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
-            {"records",
-             {{"valid", kube_counts_.valid},
-              {"invalid", kube_counts_.invalid},
-              {"otherZone", kube_counts_.other_zone}}},
-            {"statusesWritten", kube_->statuses_written()}};
-    }
+    if (kube_) out["kubernetes"] = kube_json(now);
     // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+// The Kubernetes source's state (for /v1/state and /v1/summary).
+nlohmann::json Daemon::kube_json(uint64_t now) const {
+    auto ks = kube_->stats();
+    return {
+        {"mode", kube_->controller() ? "controller" : "coredns"},
+        {"selector", kube_->label_selector()},
+        {"synced", ks.synced},
+        {"events", ks.events},
+        {"relists", ks.relists},
+        {"errors", ks.errors},
+        {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
+        {"records",
+         {{"valid", kube_counts_.valid}, {"invalid", kube_counts_.invalid}, {"otherZone", kube_counts_.other_zone}}},
+        {"statusesWritten", kube_->statuses_written()}};
 }
 
 }  // namespace glbd

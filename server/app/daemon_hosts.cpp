@@ -80,6 +80,7 @@ std::string Daemon::summary_json() const {
                {"endpoints", endpoints},
                {"unhealthyEndpoints", down},
                {"overrides", in_force.size()}}}};
+    if (kube_) out["kubernetes"] = kube_json(now);
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
