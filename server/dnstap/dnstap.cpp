@@ -331,15 +331,27 @@ bool read_file(const std::string& path, const std::function<void(const uint8_t*,
     return res == fstrm_res_stop;
 }
 
+namespace {
+// An enum field's number as it came: protobuf-c stores any number a message holds in a proto2 enum field, and
+// reading one outside the enum's values as the C enum type is undefined behaviour (fuzz_dnstap found it).
+template <class E>
+int number(const E& field) {
+    static_assert(sizeof(E) == sizeof(int));
+    int v = 0;
+    std::memcpy(&v, &field, sizeof v);
+    return v;
+}
+}  // namespace
+
 bool decode(const uint8_t* data, size_t len, Decoded& out) {
     Dnstap__Dnstap* d = dnstap__dnstap__unpack(nullptr, len, data);
     if (!d) return false;
-    bool ok = d->type == DNSTAP__DNSTAP__TYPE__MESSAGE && d->message;
+    bool ok = number(d->type) == DNSTAP__DNSTAP__TYPE__MESSAGE && d->message;
     if (ok) {
         const Dnstap__Message& m = *d->message;
-        out.response = m.type == DNSTAP__MESSAGE__TYPE__AUTH_RESPONSE;
-        ok = out.response || m.type == DNSTAP__MESSAGE__TYPE__AUTH_QUERY;
-        out.tcp = m.has_socket_protocol && m.socket_protocol == DNSTAP__SOCKET_PROTOCOL__TCP;
+        out.response = number(m.type) == DNSTAP__MESSAGE__TYPE__AUTH_RESPONSE;
+        ok = out.response || number(m.type) == DNSTAP__MESSAGE__TYPE__AUTH_QUERY;
+        out.tcp = m.has_socket_protocol && number(m.socket_protocol) == DNSTAP__SOCKET_PROTOCOL__TCP;
         auto address = [](const ProtobufCBinaryData& b, uint32_t port, SocketAddress& a) {
             if (b.len != 4 && b.len != 16) return;
             a.address.family = b.len == 4 ? 4 : 6;
