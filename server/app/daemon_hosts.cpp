@@ -61,19 +61,22 @@ std::string Daemon::summary_json() const {
     auto snap = publisher_.current();
     size_t hosts = 0, entries = 0, endpoints = 0, down = 0;
     walk_hosts(view, "", false, [&](const HostEntries&) { return ++hosts, true; });
-    for (const auto& cv : view) {
-        entries += cv.hosts.size();
-        for (const auto& h : cv.hosts) {
-            endpoints += h.endpoints.size();
-            for (const auto& e : h.endpoints) down += e.healthy ? 0 : 1;
+    json clusters = clusters_json(view, sync_->instances(), in_force, now);
+    for (size_t i = 0; i < view.size(); ++i) {  // clusters_json keeps the view's order
+        size_t all = 0, up = 0;
+        for (const auto& h : view[i].hosts) {
+            all += h.endpoints.size();
+            for (const auto& e : h.endpoints) up += e.healthy ? 1 : 0;
         }
+        entries += view[i].hosts.size(), endpoints += all, down += all - up;
+        if (i < clusters.size()) clusters[i]["endpoints"] = {{"up", up}, {"all", all}};  // the page's colours
     }
     json out{{"cluster", config_.cluster.id},
              {"instance", config_.cluster.instance},
              {"serial", snap ? snap->serial : 0},
              {"ready", ready()},
              {"peers", peers_json(*sync_, now)},
-             {"clusters", clusters_json(view, sync_->instances(), in_force, now)},
+             {"clusters", clusters},
              {"counts",
               {{"hosts", hosts},
                {"entries", entries},

@@ -130,6 +130,10 @@ assert "(geo BR)" in cluster_row("br")["text"]
 circle = [c for c in one("g", data_cluster="ie-a")["children"] if c["tag"] == "circle"][0]
 assert abs(float(circle["attrs"]["cx"]) - (-6.2603 + 180) * 2) < 0.01 and abs(float(circle["attrs"]["cy"]) - (90 - 53.3498) * 2) < 0.01
 
+# The hosts come a page at a time (/v1/hosts); the count is the summary's.
+count = one("span", id="hosts-count")["text"]
+assert count.startswith("1 hosts, ") and "unhealthy endpoints" in count, count
+
 p = one("tr", data_peer=peer)
 assert "down" in p["text"] and "never" in p["text"], p["text"]
 
