@@ -365,6 +365,10 @@ int run_demo(const std::string& self) {
     uv_signal_start(&sigterm, stop, SIGTERM);
     uv_run(loop, UV_RUN_DEFAULT);
     stop_servers(loop, children);
+    uv_run(loop, UV_RUN_NOWAIT);  // the last closes complete: the handles can go
+    for (auto* p : children) {
+        if (uv_is_closing(reinterpret_cast<uv_handle_t*>(p))) delete p;
+    }
     std::filesystem::remove_all(dir);
     std::printf("glbd demo: stopped\n");
     return 0;

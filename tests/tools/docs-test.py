@@ -170,6 +170,8 @@ def check(block, work, env):
     finally:
         if demo:
             demo.stop()
+            if demo.proc.returncode != 0:  # a sanitizer's report at exit, say
+                failures.append(f"{block.where()}: the demo exited with {demo.proc.returncode}")
             if failures:  # what the demo said, for the cause
                 failures.append(f"{block.where()}: the demo's output:\n" + open(demo.log).read()[-3000:])
     return failures
