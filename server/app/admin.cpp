@@ -3,6 +3,7 @@
 #include "resolver/base/address.hpp"
 #include "resolver/base/mutex.hpp"
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include <http_parser.h>
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
@@ -151,6 +153,8 @@ struct Server::Impl {
         uv_write_t write{};
         int open = 2;
         bool closing = false;
+        bool answered = false;
+        std::function<bool(std::string&)> stream;  // a streamed body's next pieces (Response::stream)
     };
 
     // Replies, from any thread, for the admin loop to write (`wake`); `wake` is null once it stopped.
@@ -378,25 +382,68 @@ struct Server::Impl {
         write(c, r);
     }
 
-    void write(Conn* c, const Response& r) {
-        if (c->closing || !c->out.empty()) return;  // closed meanwhile, or answered already
+    void write(Conn* c, Response& r) {
+        if (c->closing || c->answered) return;  // closed meanwhile, or answered already
+        c->answered = true;
+        const bool head = c->parser.req.method == "HEAD";
         c->out = "HTTP/1.1 " + std::to_string(r.status) + " " + reason(r.status) +
-                 "\r\nContent-Type: " + r.content_type + "\r\nContent-Length: " + std::to_string(r.body.size()) +
+                 "\r\nContent-Type: " + r.content_type +
+                 (r.stream ? std::string("\r\nTransfer-Encoding: chunked")
+                           : "\r\nContent-Length: " + std::to_string(r.body.size())) +
                  "\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n";
         for (const auto& [name, value] : r.headers) c->out += name + ": " + value + "\r\n";
         c->out += "Connection: close\r\n\r\n";
-        if (c->parser.req.method != "HEAD") c->out += r.body;
+        if (r.stream && !head) {
+            c->stream = std::move(r.stream);
+        } else if (!head) {
+            c->out += r.body;
+        }
+        send(c);
+    }
+
+    // Writes c->out; then the stream's next piece, or the end.
+    void send(Conn* c) {
         uv_buf_t b = uv_buf_init(c->out.data(), static_cast<unsigned>(c->out.size()));
-        if (uv_write(&c->write, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1, [](uv_write_t* w, int) {
-                static_cast<Conn*>(w->data)->impl->close(static_cast<Conn*>(w->data));
+        if (uv_write(&c->write, reinterpret_cast<uv_stream_t*>(&c->tcp), &b, 1, [](uv_write_t* w, int status) {
+                auto* conn = static_cast<Conn*>(w->data);
+                if (status == 0 && conn->stream) return conn->impl->next_piece(conn);
+                conn->impl->close(conn);
             }) != 0) {
             close(c);
         }
     }
 
+    // A streamed body's next chunk. A client that reads nothing for kRequestTimeoutMs is cut off; a stream
+    // that throws ends without the last chunk, which tells the client the body is incomplete.
+    void next_piece(Conn* c) {
+        std::string piece;
+        bool more = false;
+        try {
+            more = c->stream(piece);
+        } catch (const std::exception& e) {
+            spdlog::warn("admin: a streamed reply to {} ended early: {}", c->source, e.what());
+            return close(c);
+        }
+        c->out.clear();
+        if (!piece.empty()) {
+            char size[24];
+            std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+            c->out.append(size).append(piece).append("\r\n");
+        }
+        if (!more) {
+            c->out += "0\r\n\r\n";
+            c->stream = nullptr;  // lets go of what it held
+        }
+        uv_timer_start(
+            &c->timer, [](uv_timer_t* t) { static_cast<Conn*>(t->data)->impl->close(static_cast<Conn*>(t->data)); },
+            kRequestTimeoutMs, 0);
+        send(c);
+    }
+
     void close(Conn* c) {
         if (c->closing) return;
         c->closing = true;
+        c->stream = nullptr;
         conns.erase(c);
         by_id.erase(c->id);
         auto done = [](uv_handle_t* h) {

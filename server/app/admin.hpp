@@ -36,6 +36,10 @@ struct Response {
     std::string content_type = "text/plain; charset=utf-8";
     std::string body;
     std::vector<std::pair<std::string, std::string>> headers;  // more headers (names and values are ours)
+    // When set, the body instead: called on the admin thread each time the piece before is written, it
+    // appends the next piece (tens of KiB) and returns false after the last (sent chunked, so that a client
+    // tells the end from a cut). It must not block; an exception ends the response unfinished.
+    std::function<bool(std::string& out)> stream;
 };
 
 // A request's answer: called once, from any thread (after the server stopped, it does nothing).

@@ -10,6 +10,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "resolver/base/mutex.hpp"
+
 namespace glbd {
 
 class AnswerIds {
@@ -41,6 +43,26 @@ private:
     void grow();
     std::vector<uint32_t> slots_;  // ids (kNone: empty), by the pair's hash
     std::vector<uint64_t> pairs_;  // host number << 32 | cluster number, by id
+};
+
+// AnswerIds behind a mutex: the control thread numbers pairs as it builds snapshots; /v1/state's stream
+// reads them on the admin thread (one lock for each piece it writes).
+class SharedAnswerIds {
+public:
+    uint32_t id(const std::string& host, const std::string& cluster) {
+        MutexLock lock(mu_);
+        return ids_.id(host, cluster);
+    }
+    // f(const AnswerIds&) with the lock held.
+    template <class F>
+    auto read(F&& f) const {
+        MutexLock lock(mu_);
+        return f(ids_);
+    }
+
+private:
+    mutable Mutex mu_;
+    AnswerIds ids_ GLBD_GUARDED_BY(mu_);
 };
 
 }  // namespace glbd

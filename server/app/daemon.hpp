@@ -39,6 +39,41 @@ nlohmann::json peers_json(const sync::Service& sync, uint64_t now);
 nlohmann::json clusters_json(const GlobalView& view, const std::vector<sync::Service::InstanceStatus>& statuses,
                              const sync::OverrideMap& in_force, uint64_t now);
 
+// A host's entries in every cluster (views into a GlobalView).
+using HostEntries = std::vector<std::pair<const ClusterView*, const HostEntry*>>;
+// Where this cluster's hosts from DNSRecords come from: host -> "namespace/name".
+using HostSources = std::unordered_map<std::string, std::string>;
+
+// What a host's JSON (in /v1/state and /v1/hosts) needs beside its entries, owned, so that /v1/state's
+// stream can take it to the admin thread.
+struct HostFacts {
+    std::string self;  // this cluster's id
+    sync::OverrideMap in_force;
+    health::States probes;                       // this cluster's probe results (at least the hosts shown)
+    std::vector<uint64_t> counts;                // answers by counter id
+    std::shared_ptr<const HostSources> sources;  // never null
+    std::shared_ptr<const SharedAnswerIds> ids;  // never null
+};
+// Appends one host as compact JSON (bytes that are not UTF-8 become U+FFFD).
+void append_host_json(std::string& out, const HostEntries& entries, const HostFacts& facts);
+// Where this cluster's entry of a host comes from: "file", or "dnsrecord:namespace/name".
+std::string host_source(const HostSources& sources, const std::string& host);
+
+// The hosts of a view by name, each with its entries in every cluster: a merge of the clusters' lists (each
+// sorted by name), so that a page costs what it returns and its place, never an index of the whole view.
+// The view must outlive the walk.
+class HostWalk {
+public:
+    // From the first name at or after `from` (after it when `after`).
+    HostWalk(const GlobalView& view, std::string_view from, bool after);
+    // The next host's entries, or null after the last (valid until the next call).
+    const HostEntries* next();
+
+private:
+    std::vector<std::pair<const ClusterView*, size_t>> at_;
+    HostEntries entries_;
+};
+
 class Daemon {
 public:
     static constexpr std::chrono::milliseconds kMinRebuild{50};
@@ -61,25 +96,18 @@ public:
     admin::Response admin(const admin::Request& req);
     [[nodiscard]] std::string metrics() const;
     void answer_metrics(metrics::Writer& out) const;
-    [[nodiscard]] std::string state_json() const;
-    [[nodiscard]] nlohmann::json hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const;
-    // A host's entries in every cluster (views into a GlobalView), and every host's by name.
-    using HostEntries = std::vector<std::pair<const ClusterView*, const HostEntry*>>;
-    using HostIndex = std::map<std::string_view, HostEntries>;
-    static HostIndex index_hosts(const GlobalView& view);
-    [[nodiscard]] nlohmann::json host_json(const HostEntries& entries, const sync::OverrideMap& in_force,
-                                           const health::States& probes, const std::vector<uint64_t>& counts) const;
-    [[nodiscard]] std::string host_source(const std::string& host) const;
+    // GET /v1/state: the whole view, streamed by the admin thread from what this takes (never built whole).
+    [[nodiscard]] admin::Response state_route();
     // GET /v1/summary and GET /v1/hosts (daemon_hosts.cpp): the view in parts that stay small at any size.
     [[nodiscard]] std::string summary_json() const;
     [[nodiscard]] nlohmann::json kube_json(uint64_t now) const;
     [[nodiscard]] admin::Response hosts_route(const std::string& query) const;
-    [[nodiscard]] nlohmann::json endpoints_json(const ClusterView& cv, const HostEntry& h,
-                                                const sync::OverrideMap& in_force, const health::States& probes) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;
     [[nodiscard]] bool ready() const;
 
 private:
+    // What host JSON needs, with these probe results.
+    [[nodiscard]] HostFacts host_facts(health::States probes) const;
     // run()'s steps, in order (each returning non-zero is the exit code).
     void init_loop();
     int make_sources();
@@ -124,9 +152,9 @@ private:
     std::vector<HostEntry> kube_seed_;                 // records' hosts from stateDir, served until the first list
     RecordList kube_seed_records_;                     // and their static records
     RecordList kube_records_;                          // this cluster's static records (from its DNSRecords)
-    std::unordered_map<std::string, std::string> host_source_;  // host -> "namespace/name" (hosts from records)
-    kube::Source::Collected kube_counts_;                       // its counts (hosts left empty)
-    std::set<std::string> shadowed_;                            // hosts both in the file and in a record (file wins)
+    std::shared_ptr<const HostSources> host_source_ = std::make_shared<HostSources>();  // hosts from records
+    kube::Source::Collected kube_counts_;                                               // its counts (hosts left empty)
+    std::set<std::string> shadowed_;  // hosts both in the file and in a record (file wins)
     uint64_t kube_shadowed_total_ = 0;
     uv_async_t kube_changed_{};
     uv_timer_t kube_timer_{};  // applies a burst of record events at once
@@ -134,7 +162,10 @@ private:
     // Answers per (host, cluster): counters that outlive snapshots, wired into each one built.
     // Answer counter ids by (host, cluster), 0..size-1 in order of first use: stable for the process's
     // life, so counts survive rebuilds.
-    AnswerIds counter_ids_;
+    std::shared_ptr<SharedAnswerIds> counter_ids_ = std::make_shared<SharedAnswerIds>();
+    // /v1/state streams under way (each holds a view): at most kMaxStateStreams at once.
+    static constexpr int kMaxStateStreams = 2;
+    std::shared_ptr<std::atomic<int>> state_streams_ = std::make_shared<std::atomic<int>>(0);
     uint64_t reloads_ok_ = 0, reloads_failed_ = 0;
     bool serving_ = false;
     uint32_t serial_ = 0;

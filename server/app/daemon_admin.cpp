@@ -15,25 +15,28 @@
 #include "sync/state.hpp"
 
 namespace glbd {
-namespace {}  // namespace
 
 // Load-balanced answers by chosen cluster, from the query threads' counts by counter id: one series per
 // cluster whatever the number of hosts. By host and cluster too only when metrics.perHost asks (a series per
 // pair: 200,000 at 10,000 hosts x 20 clusters, more than most Prometheus setups take from one target).
 void Daemon::answer_metrics(metrics::Writer& m) const {
-    auto counts = server_->answers(counter_ids_.size());
-    auto count = [&](uint32_t id) { return static_cast<double>(id < counts.size() ? counts[id] : 0); };
-    std::map<std::string, double> by_cluster;
-    counter_ids_.each_cluster([&](const std::string& cluster, uint32_t id) { by_cluster[cluster] += count(id); });
-    m.family("glbd_answers_total", "counter",
-             "Load-balanced answers by chosen cluster (\"all\": simple hosts, answered with every cluster).");
-    for (const auto& [cluster, v] : by_cluster) m.sample("glbd_answers_total", metrics::label("cluster", cluster), v);
-    if (!config_.metrics.per_host) return;
-    m.family("glbd_host_answers_total", "counter",
-             "Load-balanced answers by host and chosen cluster (metrics.perHost; \"all\" for simple hosts).");
-    counter_ids_.each_sorted([&](const std::string& host, const std::string& cluster, uint32_t id) {
-        m.sample("glbd_host_answers_total", metrics::label("host", host) + "," + metrics::label("cluster", cluster),
-                 count(id));
+    counter_ids_->read([&](const AnswerIds& ids) {
+        auto counts = server_->answers(ids.size());
+        auto count = [&](uint32_t id) { return static_cast<double>(id < counts.size() ? counts[id] : 0); };
+        std::map<std::string, double> by_cluster;
+        ids.each_cluster([&](const std::string& cluster, uint32_t id) { by_cluster[cluster] += count(id); });
+        m.family("glbd_answers_total", "counter",
+                 "Load-balanced answers by chosen cluster (\"all\": simple hosts, answered with every cluster).");
+        for (const auto& [cluster, v] : by_cluster) {
+            m.sample("glbd_answers_total", metrics::label("cluster", cluster), v);
+        }
+        if (!config_.metrics.per_host) return;
+        m.family("glbd_host_answers_total", "counter",
+                 "Load-balanced answers by host and chosen cluster (metrics.perHost; \"all\" for simple hosts).");
+        ids.each_sorted([&](const std::string& host, const std::string& cluster, uint32_t id) {
+            m.sample("glbd_host_answers_total", metrics::label("host", host) + "," + metrics::label("cluster", cluster),
+                     count(id));
+        });
     });
 }
 
@@ -103,10 +106,7 @@ admin::Response Daemon::admin(const admin::Request& req) {
             r.body = metrics();
         }
     } else if (req.path == "/v1/state") {
-        if (method_is("GET")) {
-            r.content_type = "application/json";
-            r.body = state_json();
-        }
+        if (method_is("GET")) r = state_route();
     } else if (req.path == "/v1/summary") {
         if (method_is("GET")) {
             r.content_type = "application/json";
@@ -233,95 +233,6 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
              {"override", ov != in_force.end() ? json(sync::state_name(ov->second.state)) : json(nullptr)}});
     }
     return clusters;
-}
-
-// One host entry's endpoints, with their overrides and (this cluster's) probe results.
-nlohmann::json Daemon::endpoints_json(const ClusterView& cv, const HostEntry& h, const sync::OverrideMap& in_force,
-                                      const health::States& probes) const {
-    json eps = json::array();
-    for (const auto& ep : h.endpoints) {
-        json je{{"target", ep.target}, {"healthy", ep.healthy}};
-        const sync::OverrideEntry* ov = sync::override_for(in_force, cv.id, ep.target);
-        je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
-        if (cv.id == config_.cluster.id) {
-            if (auto it = probes.find({h.host, ep.target}); it != probes.end()) {
-                je["probe"] = {
-                    {"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
-            }
-        }
-        eps.push_back(je);
-    }
-    return eps;
-}
-
-// One host as /v1/state and /v1/hosts show it: each cluster's entry, and the answers this server gave from
-// each (`counts`: its counters by id).
-nlohmann::json Daemon::host_json(const HostEntries& entries, const sync::OverrideMap& in_force,
-                                 const health::States& probes, const std::vector<uint64_t>& counts) const {
-    auto answers = [&](const std::string& host, const std::string& cluster) -> uint64_t {
-        uint32_t id = counter_ids_.find(host, cluster);
-        return id < counts.size() ? counts[id] : 0;
-    };
-    const HostEntry& first = *entries.front().second;
-    json jh{{"name", first.host}, {"loadBalanced", first.load_balancing.has_value()}, {"entries", json::array()}};
-    for (const auto& [cv, h] : entries) {
-        json entry{{"cluster", cv->id},
-                   {"alive", cv->alive},
-                   {"ttl", h->ttl},
-                   {"endpoints", endpoints_json(*cv, *h, in_force, probes)}};
-        if (!h->entry.empty()) entry["entry"] = h->entry;
-        if (cv->id == config_.cluster.id) entry["source"] = host_source(h->host);
-        if (h->load_balancing) {
-            entry["geo"] = h->load_balancing->geo;
-            entry["weight"] = h->load_balancing->weight;
-            entry["defaultGeo"] = h->load_balancing->default_geo;
-            entry["answers"] = answers(h->host, cv->id);
-        }
-        jh["entries"].push_back(entry);
-    }
-    if (!first.load_balancing) jh["answers"] = answers(first.host, "all");
-    return jh;
-}
-
-// Where this cluster's entry of a host comes from: the config file, or a DNSRecord (namespace/name).
-std::string Daemon::host_source(const std::string& host) const {
-    auto src = host_source_.find(host);
-    return src != host_source_.end() ? "dnsrecord:" + src->second : std::string("file");
-}
-
-Daemon::HostIndex Daemon::index_hosts(const GlobalView& view) {
-    HostIndex index;
-    for (const auto& cv : view) {
-        for (const auto& h : cv.hosts) index[h.host].emplace_back(&cv, &h);
-    }
-    return index;
-}
-
-// Every host, by name.
-nlohmann::json Daemon::hosts_json(const GlobalView& view, const sync::OverrideMap& in_force) const {
-    auto probes = checker_->states();
-    std::vector<uint64_t> counts;
-    if (server_) counts = server_->answers(counter_ids_.size());
-    json out = json::array();
-    for (const auto& [name, entries] : index_hosts(view)) out.push_back(host_json(entries, in_force, probes, counts));
-    return out;
-}
-
-std::string Daemon::state_json() const {
-    uint64_t now = sync::now_ms();
-    const sync::OverrideMap in_force = sync_->overrides();
-    json overrides = json::object();
-    for (const auto& [target, e] : in_force) overrides[target] = sync::state_name(e.state);
-    GlobalView view = sync_->view();
-    auto snap = publisher_.current();
-    json out{
-        {"cluster", config_.cluster.id},       {"instance", config_.cluster.instance},
-        {"serial", snap ? snap->serial : 0},   {"ready", ready()},
-        {"peers", peers_json(*sync_, now)},    {"clusters", clusters_json(view, sync_->instances(), in_force, now)},
-        {"hosts", hosts_json(view, in_force)}, {"overrides", overrides}};
-    if (kube_) out["kubernetes"] = kube_json(now);
-    // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
-    return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 // The Kubernetes source's state (for /v1/state and /v1/summary).

@@ -1,6 +1,7 @@
-// The admin routes that stay small at any size (10,000 hosts x 20 clusters): GET /v1/summary (this cluster,
-// peers, clusters and counts, never a host) and GET /v1/hosts (hosts by name in pages, with the filters an
-// operator asks for). Control thread; each builds JSON for what it returns, never for the whole view.
+// The admin routes over hosts: GET /v1/summary (this cluster, peers, clusters and counts, never a host), GET
+// /v1/hosts (hosts by name in pages, with the filters an operator asks for) and GET /v1/state (every host,
+// streamed). The first two answer on the control thread and cost what they return; /v1/state takes what it
+// needs there (shared lists, no copy of the view's entries) and is written piece by piece on the admin thread.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -16,13 +17,68 @@ using nlohmann::json;
 namespace {
 
 constexpr size_t kDefaultPage = 100, kMaxPage = 1000;
+constexpr size_t kStreamPiece = size_t{64} * 1024;  // /v1/state is written in pieces of about this many bytes
 
-// Calls f(entries) for each host name of the view in order, from `from` (after it when `after`), until f
-// returns false: a merge of the clusters' lists (each sorted by name), so that a page costs what it
-// returns and its place, never an index of the whole view.
-template <class F>
-void walk_hosts(const GlobalView& view, std::string_view from, bool after, F&& f) {
-    std::vector<std::pair<const ClusterView*, size_t>> at;
+bool unhealthy(const HostEntry& h) {
+    return std::any_of(h.endpoints.begin(), h.endpoints.end(), [](const EndpointState& e) { return !e.healthy; });
+}
+
+// One host entry's endpoints, with their overrides and (this cluster's) probe results.
+json endpoints_json(const ClusterView& cv, const HostEntry& h, const HostFacts& facts) {
+    json eps = json::array();
+    for (const auto& ep : h.endpoints) {
+        json je{{"target", ep.target}, {"healthy", ep.healthy}};
+        const sync::OverrideEntry* ov = sync::override_for(facts.in_force, cv.id, ep.target);
+        je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
+        if (cv.id == facts.self) {
+            if (auto it = facts.probes.find({h.host, ep.target}); it != facts.probes.end()) {
+                je["probe"] = {
+                    {"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
+            }
+        }
+        eps.push_back(std::move(je));
+    }
+    return eps;
+}
+
+}  // namespace
+
+std::string host_source(const HostSources& sources, const std::string& host) {
+    auto src = sources.find(host);
+    return src != sources.end() ? "dnsrecord:" + src->second : std::string("file");
+}
+
+// One host: each cluster's entry, and the answers this server gave from each.
+void append_host_json(std::string& out, const HostEntries& entries, const HostFacts& facts) {
+    const HostEntry& first = *entries.front().second;
+    json jh{{"name", first.host}, {"loadBalanced", first.load_balancing.has_value()}, {"entries", json::array()}};
+    facts.ids->read([&](const AnswerIds& ids) {
+        auto answers = [&](const std::string& host, const std::string& cluster) -> uint64_t {
+            uint32_t id = ids.find(host, cluster);
+            return id < facts.counts.size() ? facts.counts[id] : 0;
+        };
+        for (const auto& [cv, h] : entries) {
+            json entry{{"cluster", cv->id},
+                       {"alive", cv->alive},
+                       {"ttl", h->ttl},
+                       {"endpoints", endpoints_json(*cv, *h, facts)}};
+            if (!h->entry.empty()) entry["entry"] = h->entry;
+            if (cv->id == facts.self) entry["source"] = host_source(*facts.sources, h->host);
+            if (h->load_balancing) {
+                entry["geo"] = h->load_balancing->geo;
+                entry["weight"] = h->load_balancing->weight;
+                entry["defaultGeo"] = h->load_balancing->default_geo;
+                entry["answers"] = answers(h->host, cv->id);
+            }
+            jh["entries"].push_back(std::move(entry));
+        }
+        if (!first.load_balancing) jh["answers"] = answers(first.host, "all");
+    });
+    // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
+    out += jh.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+HostWalk::HostWalk(const GlobalView& view, std::string_view from, bool after) {
     for (const auto& cv : view) {
         const HostList& list = cv.hosts;
         auto it = after ? std::upper_bound(list.begin(), list.end(), from,
@@ -30,37 +86,37 @@ void walk_hosts(const GlobalView& view, std::string_view from, bool after, F&& f
                         : std::lower_bound(list.begin(), list.end(), from, [](const HostEntry& h, std::string_view v) {
                               return v.compare(h.host) > 0;
                           });
-        at.emplace_back(&cv, static_cast<size_t>(it - list.begin()));
-    }
-    Daemon::HostEntries entries;
-    for (;;) {
-        const std::string* next = nullptr;
-        for (const auto& [cv, i] : at) {
-            if (i < cv->hosts.size() && (!next || cv->hosts[i].host < *next)) next = &cv->hosts[i].host;
-        }
-        if (!next) return;
-        const std::string name = *next;
-        entries.clear();
-        for (auto& [cv, i] : at) {
-            while (i < cv->hosts.size() && cv->hosts[i].host == name) entries.emplace_back(cv, &cv->hosts[i++]);
-        }
-        if (!f(entries)) return;
+        at_.emplace_back(&cv, static_cast<size_t>(it - list.begin()));
     }
 }
 
-bool unhealthy(const HostEntry& h) {
-    return std::any_of(h.endpoints.begin(), h.endpoints.end(), [](const EndpointState& e) { return !e.healthy; });
+const HostEntries* HostWalk::next() {
+    const std::string* next = nullptr;
+    for (const auto& [cv, i] : at_) {
+        if (i < cv->hosts.size() && (!next || cv->hosts[i].host < *next)) next = &cv->hosts[i].host;
+    }
+    if (!next) return nullptr;
+    const std::string name = *next;
+    entries_.clear();
+    for (auto& [cv, i] : at_) {
+        while (i < cv->hosts.size() && cv->hosts[i].host == name) entries_.emplace_back(cv, &cv->hosts[i++]);
+    }
+    return &entries_;
 }
 
-}  // namespace
+HostFacts Daemon::host_facts(health::States probes) const {
+    HostFacts f{config_.cluster.id, sync_->overrides(), std::move(probes), {}, host_source_, counter_ids_};
+    if (server_) f.counts = server_->answers(counter_ids_->read([](const AnswerIds& ids) { return ids.size(); }));
+    return f;
+}
 
 std::string Daemon::summary_json() const {
     uint64_t now = sync::now_ms();
     const sync::OverrideMap in_force = sync_->overrides();
-    GlobalView view = sync_->view();
+    const GlobalView view = sync_->view();
     auto snap = publisher_.current();
     size_t hosts = 0, entries = 0, endpoints = 0, down = 0;
-    walk_hosts(view, "", false, [&](const HostEntries&) { return ++hosts, true; });
+    for (HostWalk walk(view, "", false); walk.next();) ++hosts;
     json clusters = clusters_json(view, sync_->instances(), in_force, now);
     for (size_t i = 0; i < view.size(); ++i) {  // clusters_json keeps the view's order
         size_t all = 0, up = 0;
@@ -89,7 +145,7 @@ std::string Daemon::summary_json() const {
 
 // GET /v1/hosts?limit=N&cursor=C&prefix=P&unhealthy=1&overridden=1&cluster=ID&source=S: the hosts after C (a
 // name: the last of the previous page) by name that pass every filter given, at most N (100; up to 1000),
-// each as /v1/state shows it; "next" is the cursor of the page after, or null at the end.
+// each as /v1/state shows it, one a line; "next" is the cursor of the page after, or null at the end.
 admin::Response Daemon::hosts_route(const std::string& query) const {
     admin::Response r;
     size_t limit = kDefaultPage;
@@ -109,37 +165,148 @@ admin::Response Daemon::hosts_route(const std::string& query) const {
     std::string source = admin::query_param(query, "source").value_or("");
     const bool want_unhealthy = admin::query_param(query, "unhealthy").has_value();
     const bool want_overridden = admin::query_param(query, "overridden").has_value();
-    const sync::OverrideMap in_force = sync_->overrides();
-    GlobalView view = sync_->view();
+    // "file", or a record's "dnsrecord:namespace/name": hosts from the file are those with no record.
+    const bool want_file = source == "file";
+    const std::string record = source.rfind("dnsrecord:", 0) == 0 ? source.substr(10) : "";
+    HostFacts facts = host_facts({});
+    const GlobalView view = sync_->view();
     auto passes = [&](const HostEntries& entries) {
         bool in_cluster = cluster.empty(), sick = !want_unhealthy, overridden = !want_overridden;
         bool from_source = source.empty();
         for (const auto& [cv, h] : entries) {
             in_cluster |= cv->id == cluster;
             sick |= unhealthy(*h);
-            for (const auto& e : h->endpoints) overridden |= sync::override_for(in_force, cv->id, e.target) != nullptr;
-            from_source |= cv->id == config_.cluster.id && host_source(h->host) == source;
+            for (const auto& e : h->endpoints) {
+                overridden |= sync::override_for(facts.in_force, cv->id, e.target) != nullptr;
+            }
+            if (!from_source && cv->id == facts.self) {
+                auto it = facts.sources->find(h->host);
+                from_source =
+                    want_file ? it == facts.sources->end() : it != facts.sources->end() && it->second == record;
+            }
         }
         return in_cluster && sick && overridden && from_source;
     };
-    auto probes = checker_->states();
-    std::vector<uint64_t> counts;
-    if (server_) counts = server_->answers(counter_ids_.size());
-    json hosts = json::array();
-    json next = nullptr;
-    walk_hosts(view, cursor.empty() ? prefix : cursor, !cursor.empty(), [&](const HostEntries& entries) {
-        const std::string& name = entries.front().second->host;
-        if (name.compare(0, prefix.size(), prefix) != 0) return name.compare(prefix) < 0;  // before it: go on
-        if (!passes(entries)) return true;
-        if (hosts.size() == limit) {
-            next = hosts.back()["name"];
-            return false;
+    // The page's hosts first, then their probe results (one lookup each), then the JSON.
+    std::vector<HostEntries> page;
+    std::optional<std::string> next;
+    HostWalk walk(view, cursor.empty() ? prefix : cursor, !cursor.empty());
+    for (const HostEntries* entries = walk.next(); entries; entries = walk.next()) {
+        const std::string& name = entries->front().second->host;
+        if (name.compare(0, prefix.size(), prefix) != 0) {
+            if (name.compare(prefix) < 0) continue;  // before it: go on
+            break;
         }
-        hosts.push_back(host_json(entries, in_force, probes, counts));
-        return true;
-    });
+        if (!passes(*entries)) continue;
+        if (page.size() == limit) {
+            next = page.back().front().second->host;
+            break;
+        }
+        page.push_back(*entries);
+    }
+    std::vector<std::string> names;
+    names.reserve(page.size());
+    for (const auto& entries : page) names.push_back(entries.front().second->host);
+    facts.probes = checker_->states_of(names);
     r.content_type = "application/json";
-    r.body = json{{"hosts", hosts}, {"next", next}}.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+    r.body = "{\"hosts\": [";
+    for (size_t i = 0; i < page.size(); ++i) {
+        r.body += i ? ",\n" : "\n";
+        append_host_json(r.body, page[i], facts);
+    }
+    r.body += page.empty() ? "], \"next\": " : "\n], \"next\": ";
+    r.body += next ? json(*next).dump(-1, ' ', false, json::error_handler_t::replace) : "null";
+    r.body += "}\n";
+    return r;
+}
+
+namespace {
+
+// One of the kMaxStateStreams places, given back when the stream (or the request that failed to make one)
+// lets go of it.
+class StreamSlot {
+public:
+    explicit StreamSlot(std::shared_ptr<std::atomic<int>> streams) : streams_(std::move(streams)) {}
+    ~StreamSlot() {
+        if (streams_) streams_->fetch_sub(1);
+    }
+    StreamSlot(StreamSlot&& o) noexcept : streams_(std::move(o.streams_)) {}
+    StreamSlot(const StreamSlot&) = delete;
+    StreamSlot& operator=(const StreamSlot&) = delete;
+    StreamSlot& operator=(StreamSlot&&) = delete;
+
+private:
+    std::shared_ptr<std::atomic<int>> streams_;
+};
+
+// /v1/state's body, piece by piece on the admin thread: its head (this cluster, peers, clusters, overrides,
+// Kubernetes), then every host, one a line, from a view taken on the control thread.
+class StateStream {
+public:
+    StateStream(std::string head, GlobalView view, HostFacts facts, StreamSlot slot)
+        : head_(std::move(head)), view_(std::move(view)), facts_(std::move(facts)), slot_(std::move(slot)) {}
+    StateStream(const StateStream&) = delete;
+    StateStream& operator=(const StateStream&) = delete;
+
+    bool next(std::string& out) {
+        if (!head_.empty()) {
+            out = std::move(head_);
+            head_.clear();
+            out += "\"hosts\": [";
+        }
+        while (out.size() < kStreamPiece) {
+            const HostEntries* entries = walk_.next();
+            if (!entries) {
+                out += hosts_ ? "\n]}\n" : "]}\n";
+                return false;
+            }
+            out += hosts_++ ? ",\n" : "\n";
+            append_host_json(out, *entries, facts_);
+        }
+        return true;
+    }
+
+private:
+    std::string head_;
+    GlobalView view_;  // the lists are shared with the sync store's: nothing copied
+    HostFacts facts_;
+    HostWalk walk_{view_, "", false};
+    size_t hosts_ = 0;
+    StreamSlot slot_;
+};
+
+}  // namespace
+
+admin::Response Daemon::state_route() {
+    admin::Response r;
+    if (state_streams_->fetch_add(1) >= kMaxStateStreams) {
+        state_streams_->fetch_sub(1);
+        r.status = 503;
+        r.headers.emplace_back("Retry-After", "1");
+        r.body = "already streaming " + std::to_string(kMaxStateStreams) +
+                 " copies of /v1/state; try again, or use /v1/summary and /v1/hosts\n";
+        return r;
+    }
+    StreamSlot slot(state_streams_);
+    uint64_t now = sync::now_ms();
+    GlobalView view = sync_->view();
+    HostFacts facts = host_facts(checker_->states());
+    json overrides = json::object();
+    for (const auto& [target, e] : facts.in_force) overrides[target] = sync::state_name(e.state);
+    auto snap = publisher_.current();
+    json head{{"cluster", config_.cluster.id},
+              {"instance", config_.cluster.instance},
+              {"serial", snap ? snap->serial : 0},
+              {"ready", ready()},
+              {"peers", peers_json(*sync_, now)},
+              {"clusters", clusters_json(view, sync_->instances(), facts.in_force, now)},
+              {"overrides", overrides}};
+    if (kube_) head["kubernetes"] = kube_json(now);
+    std::string text = head.dump(-1, ' ', false, json::error_handler_t::replace);
+    text.back() = ',';  // the object stays open for "hosts"
+    auto stream = std::make_shared<StateStream>(std::move(text), std::move(view), std::move(facts), std::move(slot));
+    r.content_type = "application/json";
+    r.stream = [stream](std::string& out) { return stream->next(out); };
     return r;
 }
 

@@ -64,7 +64,7 @@ void Daemon::merge_kubernetes() {
         }
     }
     for (const auto& name : shadowed) c.source.erase(name);
-    host_source_ = std::move(c.source);
+    host_source_ = std::make_shared<const HostSources>(std::move(c.source));
     shadowed_ = std::move(shadowed);
     config_.hosts = std::move(hosts);
     ++hosts_generation_;

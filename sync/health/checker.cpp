@@ -327,6 +327,17 @@ States Checker::states() const {
     MutexLock lock(impl_->mu);
     return impl_->states;
 }
+States Checker::states_of(const std::vector<std::string>& hosts) const {
+    MutexLock lock(impl_->mu);
+    States out;
+    for (const auto& host : hosts) {
+        for (auto it = impl_->states.lower_bound({host, ""}); it != impl_->states.end() && it->first.first == host;
+             ++it) {
+            out.insert(*it);
+        }
+    }
+    return out;
+}
 bool Checker::first_round_done() const { return impl_->first_round.load(); }
 uint64_t Checker::health_changes() const { return impl_->changes.load(std::memory_order_acquire); }
 size_t Checker::targets() const { return impl_->targets.size(); }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "conf/config.hpp"
 
@@ -57,6 +58,8 @@ public:
     void start();
     void stop();
     [[nodiscard]] States states() const;
+    // Only those of these hosts (what a page of /v1/hosts shows).
+    [[nodiscard]] States states_of(const std::vector<std::string>& hosts) const;
     [[nodiscard]] bool first_round_done() const;
     [[nodiscard]] size_t targets() const;
     // How many times an endpoint's state went from unknown to known or flipped (not probe rounds): while it

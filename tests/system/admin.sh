@@ -98,6 +98,19 @@ h "http://$A:$AP/v1/hosts?prefix=shop" | python3 -c '
 import json, sys
 h = json.load(sys.stdin)["hosts"][0]
 assert h["entries"][0]["source"] == "file" and h["entries"][0]["weight"] == 10, h' || fail "/v1/hosts: a host not as /v1/state shows it"
+# /v1/state is streamed (chunked, never built whole): every host, one a line, and the same host as /v1/hosts.
+h -D "$WORK/state.headers" -o "$WORK/state.json" http://$A:$AP/v1/state
+contains "Transfer-Encoding: chunked" < "$WORK/state.headers" || fail "/v1/state is not streamed: $(cat "$WORK/state.headers")"
+python3 - "$WORK/state.json" <<'PY' || fail "/v1/state: not one host a line, or not as /v1/hosts shows it"
+import json, sys
+text = open(sys.argv[1]).read()
+s = json.loads(text)
+assert [h["name"] for h in s["hosts"]] == ["shop.adm.test", "slow.adm.test"], s["hosts"]
+lines = text.splitlines()
+assert [json.loads(l.rstrip(","))["name"] for l in lines[1:-1]] == ["shop.adm.test", "slow.adm.test"], lines
+assert s["cluster"] == "adm-1" and s["peers"] == [] and s["overrides"] == {}, s
+PY
+[[ $(h -X HEAD -o /dev/null -w '%{http_code}' http://$A:$AP/v1/state) == 405 ]] || fail "HEAD /v1/state: want 405"
 pass "/v1/summary: counts, no hosts; /v1/hosts: pages by name with prefix, unhealthy, overridden, cluster and source filters"
 
 # Overrides through the API. The same question before and after each change: the answer cache must not
