@@ -67,11 +67,12 @@ with open(f"{d}/glbd.yaml", "w") as f:
     for h in range(hosts):
         f.write(f"  - {{name: h{h}.glb.example.test, ttl: 60, endpoints: {json.dumps(endpoints(0, h))}, "
                 f"loadBalancing: {{weight: 100, geo: US, defaultGeo: true}}}}\n")
-origins = []  # as glbd writes them (format 2: hosts as rows)
+origins = []  # as glbd writes them (format 2: hosts as rows, by name)
+by_name = sorted(range(hosts), key=lambda h: f"h{h}.glb.example.test")
 for c in range(1, clusters):
     origins.append({"cluster": f"c{c:02d}", "instance": "bench", "version": now, "heartbeat": now, "overrides": {},
                     "hostCount": hosts, "hosts": [[f"h{h}.glb.example.test", 60, [[t, True] for t in endpoints(c, h)], [100 + c, geo(c), False]]
-                              for h in range(hosts)]})
+                              for h in by_name]})
 with open(f"{d}/state/state.json", "w") as f:
     json.dump({"format": 2, "saved": now, "origins": origins}, f, separators=(",", ":"))
 with open(f"{d}/queries.txt", "w") as f:
@@ -107,22 +108,28 @@ measure() {
   rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
   hwm=$(awk '/VmHWM/{print $2}' "/proc/$PID/status")
   thp=$(awk '/AnonHugePages/{print $2}' "/proc/$PID/smaps_rollup")
-  # One scrape of /metrics as Prometheus would make it: its size, series and time.
-  local s0 s1 scrape_bytes scrape_series
-  s0=$(ms)
-  curl -s "http://$ADMIN/metrics" > "$WORK/$name.metrics"
-  s1=$(ms)
+  # One scrape of /metrics as Prometheus would make it: its size, series and time (curl's, from connect to
+  # the last byte: the server's part, not the client's start-up).
+  local scrape_bytes scrape_series scrape_ms summary_ms page_ms summary_bytes mid
+  took() { curl -s -o "$1" -w '%{time_total}' "$2" | awk '{printf "%.1f", $1 * 1000}'; }
+  scrape_ms=$(took "$WORK/$name.metrics" "http://$ADMIN/metrics")
   scrape_bytes=$(wc -c < "$WORK/$name.metrics")
   scrape_series=$(grep -vc '^#' "$WORK/$name.metrics" || true)
   # The operator view in parts: the summary, and a page of 100 hosts from the middle of the names.
-  local m0 m1 p0 p1 summary_bytes
-  m0=$(ms); curl -s "http://$ADMIN/v1/summary" > "$WORK/$name.summary"; m1=$(ms)
+  summary_ms=$(took "$WORK/$name.summary" "http://$ADMIN/v1/summary")
   summary_bytes=$(wc -c < "$WORK/$name.summary")
-  local mid
   mid=$(sed -n "$(( $(wc -l < "$d/queries.txt") / 2 ))p" "$d/queries.txt" | cut -d' ' -f1)
-  p0=$(ms); curl -s "http://$ADMIN/v1/hosts?limit=100&cursor=${mid%.}" > "$WORK/$name.page"; p1=$(ms)
+  page_ms=$(took "$WORK/$name.page" "http://$ADMIN/v1/hosts?limit=100&cursor=${mid%.}")
   grep -q '"next"' "$WORK/$name.page" || echo "scale: no host page from /v1/hosts" >&2
-  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp scrape_bytes $scrape_bytes scrape_series $scrape_series scrape_ms $((s1 - s0)) summary_bytes $summary_bytes summary_ms $((m1 - m0)) page_ms $((p1 - p0))" >> "$WORK/facts"
+  # The whole view, streamed: its size and time, and a summary's latency while it streams.
+  local state_ms state_bytes during_ms
+  curl -s -o "$WORK/$name.state" -w '%{time_total}\n' "http://$ADMIN/v1/state" > "$WORK/$name.state_ms" &
+  sleep 0.05
+  during_ms=$(took /dev/null "http://$ADMIN/v1/summary")
+  wait $!
+  state_ms=$(awk '{printf "%.0f", $1 * 1000}' "$WORK/$name.state_ms")
+  state_bytes=$(wc -c < "$WORK/$name.state")
+  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp scrape_bytes $scrape_bytes scrape_series $scrape_series scrape_ms $scrape_ms summary_bytes $summary_bytes summary_ms $summary_ms page_ms $page_ms state_bytes $state_bytes state_ms $state_ms during_ms $during_ms" >> "$WORK/facts"
   for ((rep = 1; rep <= REPEAT; rep++)); do
     for w in ecs src; do
       local opts=()
@@ -231,9 +238,9 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 awk '{printf "| %d ms | %d | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %.1f MB | %d ms | %d ms |\n", $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15 / 1024, $17, $19}' "$WORK/syncfacts"
 echo
 [[ -n ${SYNC_ONLY:-} ]] && exit 0
-echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages | /metrics scrape | /v1/summary | 100 hosts |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
-awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB | %.1f KB, %d series, %d ms | %.1f KB, %d ms | %d ms |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15, $17, $19 / 1024, $21, $23}' "$WORK/facts"
+echo "| view | first answer after start | snapshot build | RSS | peak RSS | on huge pages | /metrics scrape | /v1/summary | 100 hosts | /v1/state (streamed) | a summary meanwhile |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+awk '{printf "| %s | %d ms | %s ms | %.1f MB | %.1f MB | %.1f MB | %.1f KB, %d series, %s ms | %.1f KB, %s ms | %s ms | %.1f MB, %s ms | %s ms |\n", $1, $3, $5, $7 / 1024, $9 / 1024, $11 / 1024, $13 / 1024, $15, $17, $19 / 1024, $21, $23, $25 / 1048576, $27, $29}' "$WORK/facts"
 echo
 echo "Flips by override: the default cluster drained and handed back (every host changes), then one endpoint"
 echo "of the measured host (one host changes): request to changed answer (dig polling), and the request's latency."
