@@ -46,40 +46,7 @@ ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # make_view DIR HOSTS CLUSTERS: glbd.yaml (cluster c00, geo US, the default) and state/state.json.
 make_view() {
   mkdir -p "$1/state"
-  python3 - "$1" "$2" "$3" "$ADDR" "$PORT" "$ADMIN" "$PWD/tests/fixtures/test.mmdb" <<'PY'
-import json, sys, time
-d, hosts, clusters, addr, port, admin, mmdb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:]
-geos = ["US", "IE", "GEO-OC", "DE", "JP", "GEO-EU", "BR", "AU", "FR", "GEO-AS"]
-# Every view answers the measured queries the same way: IE (the ecs workload) holds two clusters, so
-# each answer is a weighted draw, and the default group (the src workload) one. A view of fewer
-# clusters than geos puts all but the first in IE.
-def geo(c):
-    return geos[c % len(geos)] if clusters > len(geos) else "IE"
-now = int(time.time() * 1000)
-def endpoints(c, h):
-    return [f"10.{c}.{h // 250}.{h % 250 + 1}", f"2001:db8:{c:x}::{h + 1:x}"]
-with open(f"{d}/glbd.yaml", "w") as f:
-    f.write(f"cluster: {{id: c00, instance: bench}}\nlisten: {{dns: [\"{addr}:{port}\"]}}\nthreads: 1\n"
-            f"log: {{level: warn}}\nrateLimit: {{responsesPerSecond: 0}}\nadmin: {{listen: \"{admin}\"}}\ngeoip: {{database: {mmdb}}}\n"
-            f"zones:\n  - origin: glb.example.test\n    nameservers: [{{name: ns1.glb.example.test, addresses: [192.0.2.53]}}]\n"
-            f"peers:\n  key: {{name: bench, secret: \"YmVuY2hiZW5jaGJlbmNoYmVuY2hiZW5jaGJlbmNoYmVuY2g=\"}}\n"
-            f"  members: []\n  deadAfter: 1h\nstateDir: {d}/state\nhosts:\n")
-    for h in range(hosts):
-        f.write(f"  - {{name: h{h}.glb.example.test, ttl: 60, endpoints: {json.dumps(endpoints(0, h))}, "
-                f"loadBalancing: {{weight: 100, geo: US, defaultGeo: true}}}}\n")
-origins = []  # as glbd writes them (format 2: hosts as rows, by name)
-by_name = sorted(range(hosts), key=lambda h: f"h{h}.glb.example.test")
-for c in range(1, clusters):
-    origins.append({"cluster": f"c{c:02d}", "instance": "bench", "version": now, "heartbeat": now, "overrides": {},
-                    "hostCount": hosts, "hosts": [[f"h{h}.glb.example.test", 60, [[t, True] for t in endpoints(c, h)], [100 + c, geo(c), False]]
-                              for h in by_name]})
-with open(f"{d}/state/state.json", "w") as f:
-    json.dump({"format": 2, "saved": now, "origins": origins}, f, separators=(",", ":"))
-with open(f"{d}/queries.txt", "w") as f:
-    step = max(1, hosts // 1000)  # 1000 names spread over the view
-    for h in range(0, hosts, step):
-        f.write(f"h{h}.glb.example.test A\n")
-PY
+  python3 tests/tools/scale-view.py "$1" "$2" "$3" "$ADDR" "$PORT" "$ADMIN" "$PWD/tests/fixtures/test.mmdb"
 }
 
 tree_ticks() { read -r -a f <<<"$(cut -d')' -f2- "/proc/$1/stat")"; echo "${f[11]} ${f[12]}"; }
