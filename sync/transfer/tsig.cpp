@@ -2,10 +2,13 @@
 
 #include <algorithm>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/params.h>
 
 #include <cstring>
+#include <string_view>
 
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
@@ -16,14 +19,61 @@ namespace {
 
 const std::string kAlgorithm = std::string("\x0bhmac-sha256", 12) + std::string(1, '\0');
 
-std::string hmac(const std::string& key, const std::string& data) {
-    unsigned char out[EVP_MAX_MD_SIZE];
-    size_t len = 0;
-    if (!EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, key.data(), key.size(),
-                   reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, sizeof out, &len)) {
-        return "";
+// HMAC-SHA256 over pieces given one after another. Each is a copy of a context keyed once per thread and
+// secret: OpenSSL 3 looks the algorithm and its digest up in its provider store (a lock and a search) on every
+// one-shot EVP_Q_mac, which cost a fifth of a sync exchange's CPU at 50 peers.
+class Mac {
+public:
+    explicit Mac(const std::string& secret) {
+        struct Keyed {
+            std::string secret;
+            EVP_MAC_CTX* ctx = nullptr;
+            Keyed() = default;
+            Keyed(const Keyed&) = delete;
+            Keyed& operator=(const Keyed&) = delete;
+            ~Keyed() { EVP_MAC_CTX_free(ctx); }
+        };
+        thread_local Keyed keyed;
+        if (!keyed.ctx || keyed.secret != secret) {
+            EVP_MAC_CTX_free(keyed.ctx);
+            keyed.ctx = nullptr;
+            static EVP_MAC* const algorithm = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+            EVP_MAC_CTX* c = algorithm ? EVP_MAC_CTX_new(algorithm) : nullptr;
+            char digest[] = "SHA256";
+            OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                   OSSL_PARAM_construct_end()};
+            if (c && EVP_MAC_init(c, reinterpret_cast<const unsigned char*>(secret.data()), secret.size(), params)) {
+                keyed.ctx = c, keyed.secret = secret;
+            } else {
+                EVP_MAC_CTX_free(c);
+            }
+        }
+        ctx_ = keyed.ctx ? EVP_MAC_CTX_dup(keyed.ctx) : nullptr;
     }
-    return std::string(reinterpret_cast<char*>(out), len);
+    ~Mac() { EVP_MAC_CTX_free(ctx_); }
+    Mac(const Mac&) = delete;
+    Mac& operator=(const Mac&) = delete;
+    void update(std::string_view bytes) {
+        if (ctx_ && !EVP_MAC_update(ctx_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size())) {
+            EVP_MAC_CTX_free(ctx_), ctx_ = nullptr;
+        }
+    }
+    // The MAC; "" when OpenSSL failed.
+    std::string final() {
+        unsigned char out[EVP_MAX_MD_SIZE];
+        size_t len = 0;
+        if (!ctx_ || !EVP_MAC_final(ctx_, out, &len, sizeof out)) return "";
+        return {reinterpret_cast<char*>(out), len};
+    }
+
+private:
+    EVP_MAC_CTX* ctx_ = nullptr;
+};
+
+std::string hmac(const std::string& key, const std::string& data) {
+    Mac mac(key);
+    mac.update(data);
+    return mac.final();
 }
 
 // What the MAC covers, after the message itself (RFC 8945 4.3.3).
@@ -44,17 +94,22 @@ void variables(wire::Builder& v, const Key& key, uint64_t time, uint16_t fudge, 
     }
 }
 
-// The bytes a MAC is computed over: the prior MAC of a chain, the message, the TSIG variables.
+// The MAC over the prior MAC of a chain, the message and the TSIG variables, fed to it piece by piece (a
+// message is never copied).
 std::string digest(const Key& key, const std::string& prior_mac, const uint8_t* msg, size_t len, uint64_t time,
                    uint16_t fudge, bool timers_only, uint16_t error, const std::string& other) {
-    wire::Builder d;
+    Mac mac(key.secret);
     if (!prior_mac.empty()) {
-        d.u16(static_cast<uint16_t>(prior_mac.size()));
-        d.bytes(prior_mac);
+        wire::Builder size;
+        size.u16(static_cast<uint16_t>(prior_mac.size()));
+        mac.update(size.view());
+        mac.update(prior_mac);
     }
-    d.bytes({reinterpret_cast<const char*>(msg), len});
-    variables(d, key, time, fudge, timers_only, error, other);
-    return hmac(key.secret, std::string(d.view()));
+    mac.update({reinterpret_cast<const char*>(msg), len});
+    wire::Builder v;
+    variables(v, key, time, fudge, timers_only, error, other);
+    mac.update(v.view());
+    return mac.final();
 }
 
 }  // namespace
