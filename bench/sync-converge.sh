@@ -51,53 +51,10 @@ config() {  # N I CHANGED(0/1)
   echo "  deadAfter: 10s"
 }
 
-# wait_all N NAME COUNT|ADDRESS LIMIT_MS GO: asks all N servers NAME (A) every 5 ms from one process, each
-# until it answers with COUNT addresses / with ADDRESS; prints the ms from the moment written in file GO (the
-# epoch's) until the last one did (one dig per server per round would take longer than the propagation
-# measured), or fails after LIMIT_MS. It creates GO.ready once set up and waits for GO: Python's own start
-# (0.3 s on a machine where page faults are slow) is not part of the figure. Use start_wait and end_wait.
-wait_all() {
-  python3 - "$@" "$PORT" <<'PY'
-import socket, struct, sys, time
-n, name, want, limit, go, port = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
-q = b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0"
-def addresses(msg):
-    count, at = struct.unpack("!H", msg[6:8])[0], 12 + len(q) + 4
-    out = []
-    for _ in range(count):
-        while msg[at] and msg[at] < 0xC0: at += msg[at] + 1
-        at += 2 if msg[at] >= 0xC0 else 1
-        rtype, _, _, rdlen = struct.unpack("!HHIH", msg[at:at + 10]); at += 10
-        if rtype == 1 and rdlen == 4: out.append(socket.inet_ntoa(msg[at:at + 4]))
-        at += rdlen
-    return out
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.setblocking(False)
-open(go + ".ready", "w").close()
-for _ in range(60000):  # the action begins within a minute
-    try:
-        since = int(open(go).read())
-        break
-    except (OSError, ValueError):
-        time.sleep(0.001)
-else:
-    sys.exit(1)
-left, qid = set(range(1, n + 1)), 0
-while left:
-    if time.time() * 1000 - since > limit: sys.exit(1)
-    for i in left:
-        qid = (qid + 1) & 0xFFFF
-        # With EDNS (4096 bytes): without it, from 30 clusters the answer would not fit in 512 and truncate.
-        s.sendto(struct.pack("!HHHHHH", qid, 0, 1, 0, 0, 1) + q + b"\0\1\0\1" + b"\0\0\x29\x10\0\0\0\0\0\0\0",
-                 (f"127.0.2.{i}", port))
-    time.sleep(0.005)
-    while True:
-        try: msg, (addr, _) = s.recvfrom(4096)
-        except BlockingIOError: break
-        a = addresses(msg)
-        if (want in a) if "." in want else (len(a) == int(want)): left.discard(int(addr.rsplit(".", 1)[1]))
-print(round(time.time() * 1000 - since))
-PY
-}
+# wait_all N NAME COUNT|ADDRESS LIMIT_MS GO: all N servers answer NAME with COUNT addresses / with ADDRESS;
+# prints the ms from the moment written in GO until the last one did (bench/fleet-wait.py: one process asks
+# them all every 5 ms, since one dig per server per round would take longer than the propagation measured).
+wait_all() { python3 bench/fleet-wait.py "$@" "$PORT"; }
 
 # start_wait ARGS: wait_all ARGS in the background, returning once it is ready to ask; then take t0, act,
 # and go T0; end_wait leaves the figure in RESULT (or fails).
