@@ -19,6 +19,20 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
         m.sample("glbd_sync_failures_total", metrics::label("peer", p.address), static_cast<double>(p.failures));
     m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
     for (const auto& p : peers) m.sample("glbd_sync_peer_up", metrics::label("peer", p.address), p.reachable ? 1 : 0);
+    m.family("glbd_sync_peer_connect_seconds", "gauge",
+             "How long a TCP connection to the peer address takes to open (smoothed; the round trip, when no SYN is "
+             "lost).");
+    for (const auto& p : peers) {
+        if (p.connect_ms > 0)
+            m.sample("glbd_sync_peer_connect_seconds", metrics::label("peer", p.address), p.connect_ms / 1000.0);
+    }
+    m.family("glbd_sync_second_connects_total", "counter",
+             "Exchanges with the peer address whose connection was tried a second time, the first being slow to open "
+             "(a lost SYN is sent again only after a second).");
+    for (const auto& p : peers) {
+        m.sample("glbd_sync_second_connects_total", metrics::label("peer", p.address),
+                 static_cast<double>(p.second_connects));
+    }
     m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
     for (const auto& p : peers) {
         if (p.last_ok_ms)

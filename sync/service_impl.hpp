@@ -98,15 +98,21 @@ struct Service::Impl {
         SocketAddress peer;
         bool notify = false;
         bool relay = false;  // a pull that asked for what the peer relays too (not its own origin only)
-        uv_tcp_t tcp{};
-        uv_connect_t conn{};
+        // The connection, and a second attempt started when the first has not opened within hedge_ms() (a
+        // lost SYN is sent again only after a second); the first to open is `stream`, the other is closed.
+        uv_tcp_t tcp{}, spare{};
+        uv_connect_t conn{}, spare_conn{};
+        uv_tcp_t* stream = nullptr;
+        bool spare_started = false;
+        int connecting = 0;  // attempts under way
+        uint64_t began_ms = 0, spare_began_ms = 0;
         uv_write_t write{};
-        uv_timer_t timer{};
+        uv_timer_t timer{}, hedge{};
         std::vector<uint8_t> out, in;
         std::array<char, size_t{64} << 10> read_buffer;  // one read at a time per stream: libuv reads into it
         std::shared_ptr<const tsig::Key> key;            // the key the request was signed with
         std::string mac;                                 // the request's, then the previous message's
-        int messages = 0, soas = 0, open = 2;
+        int messages = 0, soas = 0, open = 3;            // handles not yet closed: tcp, timer, hedge (and spare)
         uint32_t serial = 0;
         size_t total = 0;
         bool done = false;
@@ -171,6 +177,11 @@ struct Service::Impl {
     // family that is not a wildcard and is loopback exactly when `to` is; none (the kernel picks) otherwise.
     [[nodiscard]] std::optional<Address> source_for(const Address& to) const;
     std::vector<std::string> held_versions();
+    // An exchange's TCP connection: each attempt (`tcp` from a fresh socket bound to the source), the one
+    // that opened first taking the exchange on, and how long a second attempt waits.
+    void connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn);
+    static void connected(uv_connect_t* c, int status);
+    [[nodiscard]] uint64_t hedge_ms(const SocketAddress& peer) const;
     void on_data(Exchange* x);
     bool in_our_zones(const std::string& host) const;
     void refute(const InstanceState& heard) GLBD_REQUIRES(mu);

@@ -27,6 +27,14 @@ int bind_source(uv_tcp_t* tcp, const Address& source) {
     return uv_tcp_bind(tcp, reinterpret_cast<const sockaddr*>(&ss), 0);
 }
 
+constexpr uint64_t kSynRetransmitMs = 1000;  // Linux's first SYN retransmission (TCP_TIMEOUT_INIT)
+
+// An exchange's handle closed: the exchange goes with its last.
+void closed(uv_handle_t* h) {
+    auto* e = static_cast<Service::Impl::Exchange*>(h->data);
+    if (--e->open == 0) e->impl->exchanges.erase(e);
+}
+
 }  // namespace
 
 std::optional<Address> Service::Impl::source_for(const Address& to) const {
@@ -44,9 +52,6 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
         if (!notify) pull_again.insert(peer);
         return;
     }
-    sockaddr_storage ss{};
-    peer.to_sockaddr(ss);
-    const Address& ip = peer.address;
     auto key = current_key();
     if (!key) return;  // before anything is registered: an exchange that never begins must not stay "in flight"
     in_flight.insert({peer, notify});
@@ -63,13 +68,51 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
     x->out.insert(x->out.end(), wire.begin(), wire.end());
     (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
 
+    uv_timer_init(&loop, &x->timer);
+    uv_timer_init(&loop, &x->hedge);
+    x->timer.data = x->hedge.data = x->conn.data = x->spare_conn.data = x->write.data = x;
+    auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
+    uv_timer_start(
+        &x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout,
+        timeout);  // reset by each message (uv_timer_again)
+    x->began_ms = now_ms();
+    uv_timer_start(
+        &x->hedge,
+        [](uv_timer_t* t) {
+            auto* e = static_cast<Exchange*>(t->data);
+            if (e->done || e->stream) return;
+            ++e->open, e->spare_started = true;  // spare is a handle from here on
+            e->spare_began_ms = now_ms();
+            {
+                MutexLock lock(e->impl->mu);
+                e->impl->peer_status[e->peer].second_connects++;
+            }
+            e->impl->connect(e, &e->spare, &e->spare_conn);
+        },
+        hedge_ms(peer), 0);
+    connect(x, &x->tcp, &x->conn);
+}
+
+// A connection to open a second time after three times what it usually takes, at least 200 ms (a peer across
+// the world answers a SYN in 300 ms) and at most 900 ms: Linux sends a lost SYN again after a second.
+uint64_t Service::Impl::hedge_ms(const SocketAddress& peer) const {
+    double usual = 0;
+    {
+        MutexLock lock(mu);
+        if (auto it = peer_status.find(peer); it != peer_status.end()) usual = it->second.connect_ms;
+    }
+    return std::clamp<uint64_t>(static_cast<uint64_t>(3 * usual), 200, kSynRetransmitMs - 100);
+}
+
+void Service::Impl::connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn) {
     // From our listen address, so that the peer knows which member a NOTIFY came from (and pulls that one
     // alone) and a firewall sees the address it was told about.
+    const Address& ip = x->peer.address;
     std::optional<Address> source = source_for(ip);
-    if (uv_tcp_init_ex(&loop, &x->tcp, ip.family == 4 ? AF_INET : AF_INET6) != 0) {
-        uv_tcp_init(&loop, &x->tcp);  // no socket (out of descriptors?): connect tries again and says why
+    if (uv_tcp_init_ex(&loop, tcp, ip.family == 4 ? AF_INET : AF_INET6) != 0) {
+        uv_tcp_init(&loop, tcp);  // no socket (out of descriptors?): connect tries again and says why
     } else if (source) {
-        if (int rc = bind_source(&x->tcp, *source); rc != 0) {
+        if (int rc = bind_source(tcp, *source); rc != 0) {
             uint64_t left_out = 0;
             if (report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
                 spdlog::warn("sync: cannot send from {}: {}; the kernel picks the source", source->str(),
@@ -77,39 +120,59 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
             }
         }
     }
-    uv_timer_init(&loop, &x->timer);
-    x->tcp.data = x->timer.data = x->conn.data = x->write.data = x;
-    auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
-    uv_timer_start(
-        &x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout,
-        timeout);  // reset by each message (uv_timer_again)
-    int rc = uv_tcp_connect(&x->conn, &x->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* c, int status) {
-        auto* ex = static_cast<Exchange*>(c->data);
-        if (ex->done) return;
-        if (status != 0) return finish(ex, uv_strerror(status));
-        uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(ex->out.data()), static_cast<unsigned>(ex->out.size()));
-        uv_write(&ex->write, reinterpret_cast<uv_stream_t*>(&ex->tcp), &b, 1, [](uv_write_t* w, int st) {
-            auto* e = static_cast<Exchange*>(w->data);
-            if (st != 0 && !e->done) finish(e, uv_strerror(st));
-        });
-        uv_read_start(
-            reinterpret_cast<uv_stream_t*>(&ex->tcp),
-            [](uv_handle_t* h, size_t, uv_buf_t* buf) {
-                auto* e = static_cast<Exchange*>(h->data);
-                buf->base = e->read_buffer.data();
-                buf->len = e->read_buffer.size();
-            },
-            [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-                auto* e = static_cast<Exchange*>(s->data);
-                if (n > 0 && !e->done) {
-                    e->in.insert(e->in.end(), buf->base, buf->base + n);
-                    e->impl->on_data(e);
-                } else if (n < 0 && !e->done) {
-                    finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
-                }
-            });
+    tcp->data = x;
+    sockaddr_storage ss{};
+    x->peer.to_sockaddr(ss);
+    ++x->connecting;
+    if (int rc = uv_tcp_connect(conn, tcp, reinterpret_cast<sockaddr*>(&ss), connected); rc != 0) {
+        --x->connecting;
+        if (x->connecting == 0 && !x->stream) finish(x, uv_strerror(rc));
+    }
+}
+
+void Service::Impl::connected(uv_connect_t* c, int status) {
+    auto* ex = static_cast<Exchange*>(c->data);
+    --ex->connecting;
+    if (ex->done || ex->stream) return;  // over, or the other attempt opened first (this one is being closed)
+    if (status != 0) {
+        if (ex->connecting == 0) finish(ex, uv_strerror(status));  // else the other attempt may still open
+        return;
+    }
+    ex->stream = reinterpret_cast<uv_tcp_t*>(c->handle);
+    uv_timer_stop(&ex->hedge);
+    uv_tcp_t* other = ex->stream == &ex->tcp ? &ex->spare : &ex->tcp;
+    if ((other == &ex->tcp || ex->spare_started) && !uv_is_closing(reinterpret_cast<uv_handle_t*>(other))) {
+        uv_close(reinterpret_cast<uv_handle_t*>(other), closed);
+    }
+    // The time this attempt took, unless its SYN was sent again (Linux waits a second for that): a round
+    // trip, not a loss.
+    uint64_t began = ex->stream == &ex->spare ? ex->spare_began_ms : ex->began_ms;
+    if (uint64_t took = now_ms() - std::min(now_ms(), began); took < kSynRetransmitMs) {
+        MutexLock lock(ex->impl->mu);
+        double& usual = ex->impl->peer_status[ex->peer].connect_ms;
+        usual = usual == 0 ? static_cast<double>(took) : usual + (static_cast<double>(took) - usual) / 8;
+    }
+    uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(ex->out.data()), static_cast<unsigned>(ex->out.size()));
+    uv_write(&ex->write, reinterpret_cast<uv_stream_t*>(ex->stream), &b, 1, [](uv_write_t* w, int st) {
+        auto* e = static_cast<Exchange*>(w->data);
+        if (st != 0 && !e->done) finish(e, uv_strerror(st));
     });
-    if (rc != 0) finish(x, uv_strerror(rc));
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(ex->stream),
+        [](uv_handle_t* h, size_t, uv_buf_t* buf) {
+            auto* e = static_cast<Exchange*>(h->data);
+            buf->base = e->read_buffer.data();
+            buf->len = e->read_buffer.size();
+        },
+        [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+            auto* e = static_cast<Exchange*>(s->data);
+            if (n > 0 && !e->done) {
+                e->in.insert(e->in.end(), buf->base, buf->base + n);
+                e->impl->on_data(e);
+            } else if (n < 0 && !e->done) {
+                finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
+            }
+        });
 }
 
 // What we hold, as "have=" strings for an IXFR request: at most one TXT record's worth, the rest come as data.
@@ -310,19 +373,17 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
             if (!x->notify) impl->counters.pull_failures.fetch_add(1);
         }
     }
-    auto closed = [](uv_handle_t* h) {
-        auto* e = static_cast<Exchange*>(h->data);
-        if (--e->open == 0) {
-            e->impl->exchanges.erase(e);
-        }
-    };
     if (!x->notify && impl->pull_again.erase(x->peer) && error.empty()) impl->exchange(x->peer, false);
     if (!x->notify && x->peer == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
     uv_timer_stop(&x->timer);
-    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->timer)))
-        uv_close(reinterpret_cast<uv_handle_t*>(&x->timer), closed);
-    if (!uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->tcp)))
-        uv_close(reinterpret_cast<uv_handle_t*>(&x->tcp), closed);
+    uv_timer_stop(&x->hedge);
+    for (auto* h : {reinterpret_cast<uv_handle_t*>(&x->timer), reinterpret_cast<uv_handle_t*>(&x->hedge),
+                    reinterpret_cast<uv_handle_t*>(&x->tcp)}) {
+        if (!uv_is_closing(h)) uv_close(h, closed);
+    }
+    if (x->spare_started && !uv_is_closing(reinterpret_cast<uv_handle_t*>(&x->spare))) {
+        uv_close(reinterpret_cast<uv_handle_t*>(&x->spare), closed);
+    }
 }
 
 }  // namespace glbd::sync
