@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cstring>
@@ -28,6 +29,16 @@ int bind_source(uv_tcp_t* tcp, const Address& source) {
 }
 
 constexpr uint64_t kSynRetransmitMs = 1000;  // Linux's first SYN retransmission (TCP_TIMEOUT_INIT)
+
+// Whether a connection under way has opened, before the loop has said so: a loop that turns late (a busy
+// CPU) runs the timer that would start a second attempt before it reads the first one's completion.
+bool opened(uv_tcp_t* tcp) {
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(tcp), &fd) != 0) return false;
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    return getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0;
+}
 
 // An exchange's handle closed: the exchange goes with its last.
 void closed(uv_handle_t* h) {
@@ -80,7 +91,7 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
         &x->hedge,
         [](uv_timer_t* t) {
             auto* e = static_cast<Exchange*>(t->data);
-            if (e->done || e->stream) return;
+            if (e->done || e->stream || opened(&e->tcp)) return;
             ++e->open, e->spare_started = true;  // spare is a handle from here on
             e->spare_began_ms = now_ms();
             {
