@@ -23,7 +23,7 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
              "How long a TCP connection to the peer address takes to open (smoothed; the round trip, when no SYN is "
              "lost).");
     for (const auto& p : peers) {
-        if (p.connect_ms > 0)
+        if (p.connects > 0)
             m.sample("glbd_sync_peer_connect_seconds", metrics::label("peer", p.address), p.connect_ms / 1000.0);
     }
     m.family("glbd_sync_second_connects_total", "counter",

@@ -34,9 +34,10 @@ struct PeerStatus {
     uint64_t exchanges = 0;
     uint64_t failures = 0;
     std::string last_error;
-    // How long a TCP connection to it takes to open (smoothed, RFC 6298's SRTT with alpha 1/8; 0 before
-    // the first), and how often a second attempt was started because the first was slow (a lost SYN).
+    // How long a TCP connection to it takes to open (smoothed, RFC 6298's SRTT with alpha 1/8, from
+    // `connects` attempts), and how often a second attempt was started because the first was slow (a lost SYN).
     double connect_ms = 0;
+    uint64_t connects = 0;
     uint64_t second_connects = 0;
 };
 

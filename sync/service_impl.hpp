@@ -104,8 +104,8 @@ struct Service::Impl {
         uv_connect_t conn{}, spare_conn{};
         uv_tcp_t* stream = nullptr;
         bool spare_started = false;
-        int connecting = 0;  // attempts under way
-        uint64_t began_ms = 0, spare_began_ms = 0;
+        int connecting = 0;                         // attempts under way
+        uint64_t began_ns = 0, spare_began_ns = 0;  // uv_hrtime()
         uv_write_t write{};
         uv_timer_t timer{}, hedge{};
         std::vector<uint8_t> out, in;

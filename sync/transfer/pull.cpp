@@ -28,7 +28,7 @@ int bind_source(uv_tcp_t* tcp, const Address& source) {
     return uv_tcp_bind(tcp, reinterpret_cast<const sockaddr*>(&ss), 0);
 }
 
-constexpr uint64_t kSynRetransmitMs = 1000;  // Linux's first SYN retransmission (TCP_TIMEOUT_INIT)
+constexpr double kSynRetransmitMs = 1000;  // Linux's first SYN retransmission (TCP_TIMEOUT_INIT)
 
 // Whether a connection under way has opened, before the loop has said so: a loop that turns late (a busy
 // CPU) runs the timer that would start a second attempt before it reads the first one's completion.
@@ -86,14 +86,14 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
     uv_timer_start(
         &x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout,
         timeout);  // reset by each message (uv_timer_again)
-    x->began_ms = now_ms();
+    x->began_ns = uv_hrtime();
     uv_timer_start(
         &x->hedge,
         [](uv_timer_t* t) {
             auto* e = static_cast<Exchange*>(t->data);
             if (e->done || e->stream || opened(&e->tcp)) return;
             ++e->open, e->spare_started = true;  // spare is a handle from here on
-            e->spare_began_ms = now_ms();
+            e->spare_began_ns = uv_hrtime();
             {
                 MutexLock lock(e->impl->mu);
                 e->impl->peer_status[e->peer].second_connects++;
@@ -112,7 +112,7 @@ uint64_t Service::Impl::hedge_ms(const SocketAddress& peer) const {
         MutexLock lock(mu);
         if (auto it = peer_status.find(peer); it != peer_status.end()) usual = it->second.connect_ms;
     }
-    return std::clamp<uint64_t>(static_cast<uint64_t>(3 * usual), 200, kSynRetransmitMs - 100);
+    return std::clamp<uint64_t>(static_cast<uint64_t>(3 * usual), 200, static_cast<uint64_t>(kSynRetransmitMs) - 100);
 }
 
 void Service::Impl::connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn) {
@@ -157,11 +157,11 @@ void Service::Impl::connected(uv_connect_t* c, int status) {
     }
     // The time this attempt took, unless its SYN was sent again (Linux waits a second for that): a round
     // trip, not a loss.
-    uint64_t began = ex->stream == &ex->spare ? ex->spare_began_ms : ex->began_ms;
-    if (uint64_t took = now_ms() - std::min(now_ms(), began); took < kSynRetransmitMs) {
+    uint64_t began = ex->stream == &ex->spare ? ex->spare_began_ns : ex->began_ns;
+    if (double took = static_cast<double>(uv_hrtime() - began) / 1e6; took < kSynRetransmitMs) {
         MutexLock lock(ex->impl->mu);
-        double& usual = ex->impl->peer_status[ex->peer].connect_ms;
-        usual = usual == 0 ? static_cast<double>(took) : usual + (static_cast<double>(took) - usual) / 8;
+        PeerStatus& st = ex->impl->peer_status[ex->peer];
+        st.connect_ms = st.connects++ == 0 ? took : st.connect_ms + (took - st.connect_ms) / 8;
     }
     uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(ex->out.data()), static_cast<unsigned>(ex->out.size()));
     uv_write(&ex->write, reinterpret_cast<uv_stream_t*>(ex->stream), &b, 1, [](uv_write_t* w, int st) {

@@ -51,5 +51,8 @@ echo "a change reached b after (ms): ${times[*]}; median $median"
 metrics=$(curl -sf --interface 127.0.0.1 "http://$ADMIN/metrics")
 second=$(awk -v p="glbd_sync_second_connects_total{peer=\"$B:$P\"}" '$1 == p {print $2}' <<<"$metrics")
 connect=$(awk -v p="glbd_sync_peer_connect_seconds{peer=\"$B:$P\"}" '$1 == p {print $2}' <<<"$metrics")
-[[ -n $second && $second -gt 0 && -n $connect ]] || fail "no second connections or connect time in a's metrics: '$second' '$connect'"
-pass "a change crossed a link losing every other SYN in a median of $median ms; a opened a second connection $second times"
+[[ -n $second && $second -gt 0 ]] || fail "no second connections in a's metrics: '$second'"
+# The connect time counts only attempts whose SYN was not sent again: on loopback, well under the 200 ms
+# after which a second attempt starts.
+awk -v c="$connect" 'BEGIN { exit !(c != "" && c >= 0 && c < 0.2) }' || fail "a's connect time to b is not a round trip: '$connect'"
+pass "a change crossed a link losing every other SYN in a median of $median ms; a opened a second connection $second times; connect time ${connect} s"
