@@ -21,6 +21,7 @@ read -r closed fast longest < <(sed 's/[a-z_]*=//g' "$WORK/per.out")
 (( closed == 12 && longest >= 1900 && longest < 3000 )) || fail "empty frames kept connections open: $(cat "$WORK/per.out")"
 pass "per source: 4 of 12 refused at once, the rest closed after $longest ms despite empty frames"
 
+logged_before=$(wc -l < "$WORK/b.log")  # a start-up line may say a was down (b pulled before a listened)
 "$DNSCLIENT" squat $A $P 200 4 10 1 > "$WORK/squat.out" &
 squatter=$!
 sleep 1
@@ -38,7 +39,7 @@ wait $squatter || fail "squat failed: $(cat "$WORK/squat.out")"
 read -r closed fast longest < <(sed 's/[a-z_]*=//g' "$WORK/squat.out")
 [[ $changed == yes ]] || fail "a's change never reached b during the squat"
 (( longest < 3500 )) || fail "a squatting connection lived $longest ms (idle timeout 2 s): $(cat "$WORK/squat.out")"
-! grep -q "sync: peer $A:$P down" "$WORK/b.log" || fail "b saw a down during the squat"
+! tail -n +$((logged_before + 1)) "$WORK/b.log" | contains "sync: peer $A:$P down" || fail "b saw a down during the squat"
 pass "200 squatting connections for 10 s ($closed closed by a, the longest after $longest ms): b kept a ($checks checks) and got its change"
 stop_glbd a
 stop_glbd b
