@@ -7,18 +7,9 @@
 
 namespace glbd::sync {
 
-void write_metrics(metrics::Writer& m, const Service& sync) {
-    const SyncCounters& sc = sync.counters();
-    uint64_t now = now_ms();
-    auto peers = sync.peers();
-    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
-    for (const auto& p : peers)
-        m.sample("glbd_sync_exchanges_total", metrics::label("peer", p.address), static_cast<double>(p.exchanges));
-    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
-    for (const auto& p : peers)
-        m.sample("glbd_sync_failures_total", metrics::label("peer", p.address), static_cast<double>(p.failures));
-    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
-    for (const auto& p : peers) m.sample("glbd_sync_peer_up", metrics::label("peer", p.address), p.reachable ? 1 : 0);
+namespace {
+// Per peer address: what its connections and heartbeats say of the link.
+void write_link_metrics(metrics::Writer& m, const std::vector<PeerStatus>& peers) {
     m.family("glbd_sync_peer_connect_seconds", "gauge",
              "How long a TCP connection to the peer address takes to open (smoothed; the round trip, when no SYN is "
              "lost).");
@@ -33,6 +24,52 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
         m.sample("glbd_sync_second_connects_total", metrics::label("peer", p.address),
                  static_cast<double>(p.second_connects));
     }
+    m.family("glbd_sync_peer_loss_ratio", "gauge",
+             "The share of the peer address's heartbeats (UDP) lost on the way lately, from the gaps in their numbers "
+             "(smoothed over about 32 beats).");
+    for (const auto& p : peers) {
+        if (p.beats_received > 0)
+            m.sample("glbd_sync_peer_loss_ratio", metrics::label("peer", p.address), p.loss_ratio);
+    }
+    m.family("glbd_sync_peer_rtt_seconds", "gauge",
+             "The round trip to the peer address, from its heartbeats' echo of ours (smoothed).");
+    for (const auto& p : peers) {
+        if (p.rtt_samples > 0)
+            m.sample("glbd_sync_peer_rtt_seconds", metrics::label("peer", p.address), p.rtt_ms / 1000.0);
+    }
+    m.family("glbd_sync_peer_suspect", "gauge",
+             "1 while nothing has come from the peer address directly (no heartbeat, no transfer) for max(3 x "
+             "syncInterval, deadAfter / 2); its instance stays alive while others still relay it.");
+    for (const auto& p : peers)
+        m.sample("glbd_sync_peer_suspect", metrics::label("peer", p.address), p.suspect ? 1 : 0);
+    m.family("glbd_sync_peer_beats_received_total", "counter", "Heartbeats (UDP) received from the peer address.");
+    for (const auto& p : peers) {
+        m.sample("glbd_sync_peer_beats_received_total", metrics::label("peer", p.address),
+                 static_cast<double>(p.beats_received));
+    }
+}
+}  // namespace
+
+void write_metrics(metrics::Writer& m, const Service& sync) {
+    const SyncCounters& sc = sync.counters();
+    uint64_t now = now_ms();
+    auto peers = sync.peers();
+    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
+    for (const auto& p : peers)
+        m.sample("glbd_sync_exchanges_total", metrics::label("peer", p.address), static_cast<double>(p.exchanges));
+    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
+    for (const auto& p : peers)
+        m.sample("glbd_sync_failures_total", metrics::label("peer", p.address), static_cast<double>(p.failures));
+    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
+    for (const auto& p : peers) m.sample("glbd_sync_peer_up", metrics::label("peer", p.address), p.reachable ? 1 : 0);
+    write_link_metrics(m, peers);
+    m.some(
+        "glbd_sync_beats_total", "counter",
+        "Heartbeats (UDP): sent, not sent (no socket or a full buffer), received and verified, rejected as malformed.",
+        {{"result=\"sent\"", static_cast<double>(sc.beats_sent.load())},
+         {"result=\"unsent\"", static_cast<double>(sc.beats_unsent.load())},
+         {"result=\"received\"", static_cast<double>(sc.beats_received.load())},
+         {"result=\"rejected\"", static_cast<double>(sc.beats_rejected.load())}});
     m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
     for (const auto& p : peers) {
         if (p.last_ok_ms)

@@ -38,6 +38,10 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     store.set_own(own, now);
 }
 
+Service::Impl::~Impl() {
+    if (beat_in >= 0) ::close(beat_in);
+}
+
 // ---- stateDir
 std::string Service::Impl::state_path() const { return config.state_dir + "/" + kStateFileName; }
 
@@ -222,6 +226,7 @@ void Service::Impl::start() {
     uv_timer_init(&loop, &live_timer);
     uv_timer_init(&loop, &save_timer);
     pull_timer.data = live_timer.data = save_timer.data = this;
+    start_beats();
     auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
     round_lead.reset();
     round_rest.clear();
@@ -229,6 +234,7 @@ void Service::Impl::start() {
         &pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
     uv_timer_start(
         &live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
+    started_ms = now_ms();
     running = true;
     // What changed before the loop ran is written a second from now, as if a write had just been made: at
     // start the control thread is building the first snapshot, and a large view's write (a second of work
@@ -265,6 +271,7 @@ void Service::Impl::on_wake() {
     }
     if (stop_now) {
         save_now();
+        close_beat_sockets();
         std::vector<Exchange*> live;
         for (const auto& [x, owned] : exchanges) live.push_back(x);
         for (Exchange* x : live) finish(x, "stopping");
@@ -280,7 +287,7 @@ void Service::Impl::on_wake() {
         MutexLock lock(mu);
         notify_pending = true;
     } else if (notify) {
-        for (const auto& m : members) exchange(m, true);
+        announce();
     }
     for (const Address& from : now_pull) {  // pull from the member that sent it, or from all when none did
         bool matched = false;
@@ -299,6 +306,13 @@ void Service::Impl::on_wake() {
 // Every syncInterval: resolve the members again, then pull from each (the lead first, see round_lead).
 void Service::Impl::round() {
     if (!resolving) resolve_members();
+    bool notify;
+    {
+        MutexLock lock(mu);
+        notify = notify_pending;
+        notify_pending = false;
+    }
+    if (!notify) send_beats();
     pull_rest();  // the last round's lead is still out (a slow peer): the others wait no longer
     if (!members.empty()) {
         size_t lead = rounds++ % members.size();
@@ -309,15 +323,28 @@ void Service::Impl::round() {
         exchange(*round_lead, false);
         if (!in_flight.count({*round_lead, false})) pull_rest();  // ended at once, or never began
     }
-    bool notify;
+    if (notify) announce();
+}
+
+// This instance's own change, to every member: by beats (a beat now and two more soon), and by a NOTIFY over
+// TCP to the members whose beats we have not heard lately (an older glbd, or a path without UDP). A member
+// that beats hears ours too: a second connection per change would only add to what a lost SYN can delay.
+void Service::Impl::announce() {
+    announce_by_beats();
+    std::vector<SocketAddress> silent;
     {
         MutexLock lock(mu);
-        notify = notify_pending;
-        notify_pending = false;
+        uint64_t now = now_ms(), lately = suspect_after();
+        for (const auto& m : members) {
+            auto st = peer_status.find(m);
+            if (st == peer_status.end() || st->second.last_beat_ms + lately < now) silent.push_back(m);
+        }
     }
-    if (notify) {
-        for (const auto& m : members) exchange(m, true);
-    }
+    for (const auto& m : silent) exchange(m, true);
+}
+
+uint64_t Service::Impl::suspect_after() const {
+    return std::max(3 * static_cast<uint64_t>(config.peers->sync_interval.count()), dead_after() / 2);
 }
 
 void Service::Impl::pull_rest() {
@@ -381,13 +408,19 @@ void Service::Impl::check_liveness() {
                 changed = true;
                 request_save();
             }
+            judge_members(now);
         }
         for (const auto& [origin, k] : store.known()) {
             bool alive = store.alive(k, now, dead_after());
             // A first sighting changes nothing: the view that brought the origin judged it the same way.
             auto [it, fresh] = last_alive.try_emplace(origin, alive);
             if (!fresh && it->second != alive) {
-                spdlog::warn("sync: {} is {}", origin, alive ? "alive again" : "dead (not heard for deadAfter)");
+                if (alive) {
+                    spdlog::warn("sync: {} is alive again", origin);
+                } else {
+                    spdlog::warn("sync: {} is dead: not heard for deadAfter ({} ms), directly or through a peer; {}",
+                                 origin, dead_after(), evidence(origin, k, now));
+                }
                 it->second = alive;
                 changed = true;
             }
@@ -396,10 +429,58 @@ void Service::Impl::check_liveness() {
     if (changed && on_change) on_change();
 }
 
+// What was last heard of `origin`: from the member that is it (heartbeats, their loss, transfers) and
+// through the others.
+std::string Service::Impl::evidence(const std::string& origin, const Known& k, uint64_t now) const {
+    auto ago = [now](uint64_t at) {
+        return at ? fmt::format("{:.1f} s ago", static_cast<double>(now - std::min(now, at)) / 1000.0)
+                  : std::string("never");
+    };
+    std::string out;
+    for (const auto& [addr, st] : peer_status) {
+        if (st.origin != origin) continue;
+        out += fmt::format("at {}: last heartbeat {} ({:.0f} % of them lost lately), last transfer {}; ", st.address,
+                           ago(st.last_beat_ms), 100 * st.loss_ratio, ago(st.last_ok_ms));
+    }
+    return out + "last heard at all " + ago(k.last_heard_ms);
+}
+
+// Each member is suspect while nothing has come from it directly for max(3 x syncInterval, deadAfter / 2);
+// a change is logged with what was heard (throttled per member).
+void Service::Impl::judge_members(uint64_t now) {
+    const uint64_t after = suspect_after();
+    for (const SocketAddress& m : members) {
+        PeerStatus& st = peer_status[m];
+        if (st.address.empty()) st.address = m.str();
+        const uint64_t direct = std::max(st.last_beat_ms, st.last_ok_ms);
+        const uint64_t since = direct ? direct : started_ms;
+        const bool suspect = now > since + after;
+        if (suspect == st.suspect) continue;
+        st.suspect = suspect;
+        const Known* k = nullptr;
+        if (auto it = store.known().find(st.origin); !st.origin.empty() && it != store.known().end()) k = &it->second;
+        st.suspect_reason =
+            suspect ? fmt::format("nothing directly for {} ms", now - since) +
+                          (k && k->last_heard_ms > direct ? "; heard through others" : "; nor through others")
+                    : "";
+        uint64_t left_out = 0;
+        if (report_log.allow((suspect ? "suspect " : "direct ") + st.address, now, &left_out)) {
+            if (suspect) {
+                spdlog::warn("sync: peer {} ({}) is suspect: {}; {}", st.address,
+                             st.origin.empty() ? "not known yet" : st.origin, st.suspect_reason,
+                             k ? evidence(st.origin, *k, now) : std::string("never heard"));
+            } else {
+                spdlog::info("sync: peer {} ({}) is heard directly again", st.address, st.origin);
+            }
+        }
+    }
+}
+
 Service::Service(const conf::Config& config, std::function<void()> on_change)
     : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
 Service::~Service() { stop(); }
 void Service::start() { impl_->start(); }
+void Service::set_beat_source(int fd) { impl_->set_beat_source(fd); }
 void Service::stop() { impl_->stop(); }
 void Service::reconfigure(const conf::Config& config) {
     impl_->reconfigure(config);

@@ -39,6 +39,14 @@ struct PeerStatus {
     double connect_ms = 0;
     uint64_t connects = 0;
     uint64_t second_connects = 0;
+    // Its heartbeats over UDP: received, and lost on the way (gaps in their numbers); the share lost lately
+    // (smoothed over about 32 beats), the round trip (smoothed like connect_ms) and when one last came.
+    uint64_t beats_received = 0, beats_lost = 0, rtt_samples = 0, last_beat_ms = 0;
+    double loss_ratio = 0, rtt_ms = 0;
+    // Suspect: nothing heard from it directly (no heartbeat, no transfer) for max(3 x syncInterval,
+    // deadAfter / 2), whether or not others still relay it; the reason says what was and was not heard.
+    bool suspect = false;
+    std::string suspect_reason;
 };
 
 struct SyncCounters {
@@ -46,6 +54,7 @@ struct SyncCounters {
     std::atomic<uint64_t> served{0}, rejected_unsigned{0}, rejected_badkey{0}, rejected_badsig{0}, rejected_badtime{0},
         rejected_replay{0}, oversized{0}, rejected_reports{0}, rejected_hosts{0};
     std::atomic<uint64_t> reports_received{0};  // reports with data (one origin's hosts), before any check
+    std::atomic<uint64_t> beats_sent{0}, beats_unsent{0}, beats_received{0}, beats_rejected{0};
 };
 
 class Service {
@@ -104,6 +113,10 @@ public:
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
                    MoreMessages& more);
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out);
+
+    // The DNS server's hand-off socket of UDP NOTIFYs for `_glbd.` (peers' heartbeats), owned from here on.
+    // Before start().
+    void set_beat_source(int fd);
 
     // For tests: verification against a chosen clock (seconds since the epoch).
     enum class Auth { ok, unsigned_, badkey, badsig, badtime, replay };

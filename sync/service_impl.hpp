@@ -70,6 +70,7 @@ struct Service::Impl {
     uv_async_t wake{};
     uv_timer_t pull_timer{}, live_timer{}, save_timer{};
     uint64_t last_save_ms = 0, last_save_cost_ms = 0;
+    uint64_t started_ms = 0;  // when the loop started (wall clock): a member never heard is suspect from then
     std::thread thread;
     bool closing = false;                                // the stop was seen: no new exchange
     std::set<std::pair<SocketAddress, bool>> in_flight;  // (peer, notify) of the exchanges under way
@@ -121,7 +122,29 @@ struct Service::Impl {
         Decoder decoder;
     };
 
+    // ---- heartbeats over UDP (transfer/beat.cpp; sync thread but set_beat_source)
+    int beat_in = -1;  // the DNS server's hand-off socket (UDP NOTIFYs for `_glbd.`), owned
+    uv_poll_t beat_poll{};
+    uv_timer_t beat_timer{};  // the resends after a change
+    uint64_t beat_seq = 0;    // the last beat's number (from the clock at start, then +1 per beat)
+    int beat_resends = 0;
+    std::map<std::string, int> beat_out;  // sending sockets, by source address (or family, for the kernel's choice)
+    struct BeatLink {                     // beats received from one origin
+        uint64_t last_seq = 0, last_mono_ms = 0, received = 0, lost = 0;
+        double loss = 0;  // the share of beats lost, smoothed over about kLossWindow beats
+    };
+    std::map<std::string, BeatLink> beat_links;                                    // by the sender's origin
+    std::map<SocketAddress, std::deque<std::pair<uint64_t, uint64_t>>> beat_sent;  // per member: (seq, ms) lately
+    std::map<SocketAddress, std::map<std::string, Held>> beat_news;  // news beats showed while a pull was under way
+    static constexpr size_t kBeatsRemembered = 64;
+    static constexpr double kLossWindow = 32;
+    static constexpr int kChangeResends = 2;
+    static constexpr uint64_t kChangeResendMs = 200;
+    static constexpr int kBeatsPerWake = 256;
+    static constexpr size_t kTsigRoom = 100;  // a TSIG record but its key name
+
     Impl(const conf::Config& c, std::function<void()> cb);
+    ~Impl();
     // ---- stateDir
     std::string state_path() const;
     void load_state_dir(uint64_t now) GLBD_REQUIRES(mu);
@@ -145,7 +168,7 @@ struct Service::Impl {
     static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac);
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
                    MoreMessages& more);
-    void reject(Auth a, bool notify, const std::string& peer);
+    void reject(Auth a, const char* what, const std::string& peer);  // what: NOTIFY, transfer, heartbeat
     bool first_use(const std::string& mac);
     std::set<Address> literal_members() const;
     // One origin's records for a transfer (false: no longer known), and this instance's origin name.
@@ -172,6 +195,8 @@ struct Service::Impl {
     bool is_own_listen(const SocketAddress& addr) const;
     void resolve_members();
     void check_liveness();
+    void judge_members(uint64_t now) GLBD_REQUIRES(mu);
+    std::string evidence(const std::string& origin, const Known& k, uint64_t now) const GLBD_REQUIRES(mu);
     void exchange(const SocketAddress& peer, bool notify);
     // The address an exchange with `to` leaves from: this server's first DNS listen address of the same
     // family that is not a wildcard and is loopback exactly when `to` is; none (the kernel picks) otherwise.
@@ -188,6 +213,23 @@ struct Service::Impl {
     void accept(Exchange* x, std::vector<Report>& reports);
     void complete(Exchange* x);
     static void finish(Exchange* x, const std::string& error);
+    // ---- heartbeats (transfer/beat.cpp)
+    void set_beat_source(int fd);
+    void start_beats();
+    void close_beat_sockets();
+    int beat_socket(const std::optional<Address>& source, int family);
+    void send_beats();
+    void announce_by_beats();
+    void announce();
+    // How long a member may stay silent (no beat, no transfer) before it is suspect: max(3 x syncInterval,
+    // deadAfter / 2). Also how recent its last beat must be for a change to go to it by beats alone.
+    [[nodiscard]] uint64_t suspect_after() const;
+    void read_beats();
+    void on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender);
+    bool count_beat(const Beat& beat);
+    std::vector<SocketAddress> note_beat(const Beat& beat, const SocketAddress& sender) GLBD_EXCLUDES(mu);
+    std::pair<std::map<std::string, Held>, bool> merge_beat(Beat& beat) GLBD_EXCLUDES(mu);
+    bool still_news(const SocketAddress& peer) GLBD_EXCLUDES(mu);
 };
 
 }  // namespace glbd::sync

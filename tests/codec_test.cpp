@@ -285,3 +285,74 @@ TEST(CheckReport, EveryFieldByTheConfigRules) {
 }
 
 }  // namespace
+
+namespace {
+
+// A beat as send_beats() writes it: the header, the sender's origin record and the ones it relays.
+std::vector<uint8_t> a_beat(const Beat& header, size_t relayed, size_t budget = kMaxBeatBytes,
+                            size_t* dropped = nullptr) {
+    std::vector<std::vector<std::string>> origins;
+    encode_report(inst("eu-1", "pod-a", 100, 200), 200, 0, false, origins);
+    for (size_t i = 0; i < relayed; ++i) {
+        encode_report(inst("c" + std::to_string(i), "pod-" + std::to_string(i), 10 + i, 20 + i), 20 + i, 30 * i, false,
+                      origins);
+    }
+    return beat_message(7, header, origins, budget, dropped);
+}
+
+TEST(Beat, RoundTrip) {
+    Beat h;
+    h.from = "eu-1/pod-a", h.seq = 1796037624637, h.echo = 1796037624001, h.held_ms = 412;
+    auto wire = a_beat(h, 2);
+    Beat got;
+    std::string error;
+    ASSERT_TRUE(parse_beat(wire.data(), wire.size(), got, error)) << error;
+    EXPECT_EQ(got.from, "eu-1/pod-a");
+    EXPECT_EQ(got.seq, h.seq);
+    EXPECT_EQ(got.echo, h.echo);
+    EXPECT_EQ(got.held_ms, 412u);
+    ASSERT_EQ(got.reports.size(), 3u);
+    EXPECT_EQ(got.reports[0].state.origin(), "eu-1/pod-a");
+    EXPECT_EQ(got.reports[0].state.version, 100u);
+    EXPECT_EQ(got.reports[0].state.heartbeat, 200u);
+    EXPECT_FALSE(got.reports[0].has_data);
+    EXPECT_EQ(got.reports[2].state.origin(), "c1/pod-1");
+    EXPECT_EQ(got.reports[2].age_ms, 30u);
+    EXPECT_EQ(wire::opcode_of(wire::get16(wire.data() + 2)), wire::opcode::NOTIFY);
+}
+
+TEST(Beat, StaysWithinItsBudgetAndCountsWhatWasLeftOut) {
+    Beat h;
+    h.from = "eu-1/pod-a", h.seq = 5;
+    size_t dropped = 0;
+    auto wire = a_beat(h, 60, kMaxBeatBytes - 120, &dropped);
+    EXPECT_LE(wire.size(), kMaxBeatBytes - 120);
+    EXPECT_GT(dropped, 0u);
+    Beat got;
+    std::string error;
+    ASSERT_TRUE(parse_beat(wire.data(), wire.size(), got, error)) << error;
+    EXPECT_EQ(got.reports.size() + dropped, 61u);
+    EXPECT_EQ(got.reports[0].state.origin(), "eu-1/pod-a");  // the sender's own record always goes first
+}
+
+TEST(Beat, ABeatWithDataOrWithoutANumberIsRefused) {
+    Beat h;
+    h.from = "eu-1/pod-a", h.seq = 0;
+    auto wire = a_beat(h, 0);
+    Beat got;
+    std::string error;
+    EXPECT_FALSE(parse_beat(wire.data(), wire.size(), got, error));
+    EXPECT_EQ(error, "no beat number");
+
+    h.seq = 9;
+    std::vector<std::vector<std::string>> with_data;
+    encode_report(inst("eu-1", "pod-a", 100, 200), 200, 0, true, with_data);
+    wire = beat_message(7, h, with_data, kMaxBeatBytes);
+    EXPECT_FALSE(parse_beat(wire.data(), wire.size(), got, error));
+    EXPECT_NE(error.find("carries data"), std::string::npos) << error;
+
+    auto pull = sync_request(false, 0, {});  // a transfer request is no beat
+    EXPECT_FALSE(parse_beat(pull.data(), pull.size(), got, error));
+}
+
+}  // namespace

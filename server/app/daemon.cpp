@@ -317,6 +317,14 @@ int Daemon::open_sockets() {
         }
         return HookVerdict::pass;
     });
+    if (config_.peers) {
+        if (int fd = server_->hand_off_udp_notify(sync::sync_zone_wire()); fd >= 0) {
+            sync_->set_beat_source(fd);
+        } else {
+            spdlog::warn("sync: no socket for heartbeats over UDP ({}); peers are heard through transfers only",
+                         std::strerror(errno));
+        }
+    }
     try {
         server_->bind();
         if (config_.admin.listen) {

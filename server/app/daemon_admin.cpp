@@ -204,6 +204,13 @@ json peers_json(const sync::Service& sync, uint64_t now) {
             if (k.state.origin() == p.origin) jp["version"] = k.state.version;
         }
         if (!p.last_error.empty()) jp["lastError"] = p.last_error;
+        jp["suspect"] = p.suspect;
+        if (p.suspect) jp["suspectReason"] = p.suspect_reason;
+        jp["beatsReceived"] = p.beats_received;
+        jp["beatsLost"] = p.beats_lost;
+        jp["lossRatio"] = p.beats_received ? json(std::round(p.loss_ratio * 1000) / 1000) : json(nullptr);
+        jp["rttMs"] = p.rtt_samples ? json(std::round(p.rtt_ms * 10) / 10) : json(nullptr);
+        jp["lastBeatMsAgo"] = p.last_beat_ms ? json(now - std::min(now, p.last_beat_ms)) : json(nullptr);
         peers.push_back(jp);
     }
     return peers;

@@ -114,11 +114,20 @@ std::string render_status(const std::string& admin, const std::string& state_jso
     table(out, rows);
     if (!s.at("peers").empty()) {
         out += "\nPEERS\n";
-        rows = {{"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LAST ERROR"}};
+        rows = {{"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LOSS", "RTT", "STATE", "LAST ERROR"}};
         for (const auto& p : s.at("peers")) {
+            auto number = [&p](const char* key, double scale, const char* unit) {
+                if (!p.contains(key) || !p.at(key).is_number()) return std::string("-");
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.0f%s", p.at(key).get<double>() * scale, unit);
+                return std::string(buf);
+            };
+            bool suspect = p.value("suspect", false);
             rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(),
                             p.at("alive").get<bool>() ? "yes" : "NO", ago(p.at("lastSeenMsAgo")),
-                            p.at("exchanges").dump(), p.at("failures").dump(),
+                            p.at("exchanges").dump(), p.at("failures").dump(), number("lossRatio", 100, " %"),
+                            number("rttMs", 1, " ms"),
+                            suspect ? "SUSPECT: " + p.value("suspectReason", std::string()) : "ok",
                             p.contains("lastError") ? p.at("lastError").get<std::string>() : ""});
         }
         table(out, rows);

@@ -51,6 +51,10 @@ void write_metrics(metrics::Writer& m, const ServerCounters& c) {
            "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.",
            {{"action=\"slip\"", static_cast<double>(c.rrl_slipped.load())},
             {"action=\"drop\"", static_cast<double>(c.rrl_dropped.load())}});
+    m.some("glbd_sync_udp_notifies_total", "counter",
+           "UDP NOTIFYs for _glbd. (peers' heartbeats) handed to the sync thread, or dropped because it was behind.",
+           {{"result=\"handed\"", static_cast<double>(c.handed_off.load())},
+            {"result=\"dropped\"", static_cast<double>(c.handoff_dropped.load())}});
     m.one("glbd_fallback_answers_total", "counter",
           "Answers from a geo group reached because a preferred group had no usable entry.",
           static_cast<double>(c.fallback.load()));

@@ -175,6 +175,8 @@ void ServerCounters::add(const ServerCounters& o) {
                             {&tcp_connections, &o.tcp_connections},
                             {&rrl_slipped, &o.rrl_slipped},
                             {&rrl_dropped, &o.rrl_dropped},
+                            {&handed_off, &o.handed_off},
+                            {&handoff_dropped, &o.handoff_dropped},
                             {&tcp_refused, &o.tcp_refused},
                             {&tcp_idle_closed, &o.tcp_idle_closed},
                             {&tcp_evicted, &o.tcp_evicted},
@@ -254,6 +256,7 @@ struct DnsServer::UdpWorker {
             QueryInfo qi;
             size_t len = 0;
             const bool logged = tap && tap->sampled();
+            if (hand_off(i)) continue;
             Client c{client_address(peers[i]), Transport::udp};
             if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
                 const uint64_t gen = reader.generation();
@@ -285,6 +288,24 @@ struct DnsServer::UdpWorker {
         send_batch(m);
     }
 
+    // Datagram i, when it is a NOTIFY about the hand-off name, goes to the hand-off socket (never waited for);
+    // true when it was such a NOTIFY, sent or dropped.
+    bool hand_off(int i) {
+        const uint8_t* m = in[i];
+        const size_t len = in_msgs[i].msg_len;
+        if (server.handoff_fd_ < 0 || len < wire::kHeaderSize || (in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
+            return false;
+        const uint16_t flags = static_cast<uint16_t>(m[2] << 8 | m[3]);
+        if ((flags & wire::flag::QR) || wire::opcode_of(flags) != wire::opcode::NOTIFY) return false;
+        if (!net::question_is(m, len, server.handoff_name_)) return false;
+        iovec parts[2] = {{&peers[i], sizeof(sockaddr_storage)}, {in[i], len}};
+        msghdr h{};
+        h.msg_iov = parts;
+        h.msg_iovlen = 2;
+        bump(sendmsg(server.handoff_fd_, &h, MSG_DONTWAIT) < 0 ? counters.handoff_dropped : counters.handed_off);
+        return true;
+    }
+
     // The query log's record of datagram i and what was sent for it (null: nothing).
     void log_exchange(int i, const timespec& received, const uint8_t* response, size_t len, const Snapshot* snap,
                       const QueryInfo& qi) {
@@ -313,7 +334,19 @@ struct DnsServer::UdpWorker {
 DnsServer::DnsServer(Publisher& publisher, ServerOptions options)
     : publisher_(publisher), options_(std::move(options)) {}
 
-DnsServer::~DnsServer() { stop(); }
+DnsServer::~DnsServer() {
+    stop();
+    if (handoff_fd_ >= 0) ::close(handoff_fd_);
+}
+
+int DnsServer::hand_off_udp_notify(std::string name) {
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) return -1;
+    if (handoff_fd_ >= 0) ::close(handoff_fd_);
+    handoff_fd_ = fds[0];
+    handoff_name_ = std::move(name);
+    return fds[1];
+}
 
 std::unique_ptr<ServerCounters> DnsServer::totals() const {
     auto t = std::make_unique<ServerCounters>();

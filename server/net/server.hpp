@@ -86,6 +86,7 @@ struct ServerCounters {
     std::atomic<uint64_t> dropped[2] = {};
     std::atomic<uint64_t> truncated{0}, fallback{0}, fail_open{0};
     std::atomic<uint64_t> rrl_slipped{0}, rrl_dropped{0};
+    std::atomic<uint64_t> handed_off{0}, handoff_dropped{0};  // UDP NOTIFYs for sync (hand_off_udp_notify)
     std::atomic<uint64_t> outcome[kOutcomes] = {};
     std::atomic<uint64_t> tcp_connections{0}, tcp_refused{0}, tcp_idle_closed{0};
     std::atomic<uint64_t> tcp_evicted{0}, tcp_source_refused{0}, tcp_rejected_closed{0};
@@ -141,6 +142,11 @@ public:
         tcp_hook_name_ = std::move(name);
         tcp_hook_ = std::move(hook);
     }
+    // UDP NOTIFYs whose question is `name` (wire form, lower case; sync's heartbeats) are not answered: each
+    // goes whole to a datagram socket, after the sender's address (a sockaddr_storage), without waiting (when
+    // the reader is behind, the socket's buffer is full and the datagram is dropped, as UDP may). Returns the
+    // socket's other end for the reader, who owns it; -1 when no socket could be made. Before start().
+    int hand_off_udp_notify(std::string name);
     // The sum of every thread's counters, now.
     [[nodiscard]] std::unique_ptr<ServerCounters> totals() const;
     // Every thread's load-balanced answers for counter ids 0..ids-1.
@@ -156,6 +162,8 @@ private:
     ServerOptions options_;
     TcpHook tcp_hook_;
     std::string tcp_hook_name_;
+    std::string handoff_name_;  // hand_off_udp_notify()
+    int handoff_fd_ = -1;       // the writing end, owned
     std::vector<std::unique_ptr<UdpWorker>> udp_;
     std::unique_ptr<TcpWorker> tcp_;
     std::unique_ptr<dnstap::Sink> tap_;  // one producer per UDP worker, then the TCP thread's

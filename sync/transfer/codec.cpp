@@ -124,6 +124,87 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::v
     return m.finish();
 }
 
+std::vector<uint8_t> beat_message(uint16_t id, const Beat& header, const std::vector<std::vector<std::string>>& origins,
+                                  size_t budget, size_t* dropped) {
+    Message m(id, static_cast<uint16_t>(wire::opcode_bits(wire::opcode::NOTIFY) | wire::flag::AA));
+    m.question(wire::type::SOA);
+    std::vector<std::string> head = encode_header(header.from);
+    head.push_back("beat=" + std::to_string(header.seq));
+    head.push_back("echo=" + std::to_string(header.echo));
+    head.push_back("held=" + std::to_string(header.held_ms));
+    m.txt(kSyncZone, head);
+    size_t left_out = 0;
+    for (const auto& rec : origins) {
+        size_t bytes = 7 + 10;  // the owner (`_glbd.`), type, class, TTL, RDLENGTH
+        for (const auto& str : rec) bytes += 1 + str.size();
+        if (m.size() + bytes > budget) {
+            ++left_out;
+            continue;
+        }
+        m.txt(kSyncZone, rec);
+    }
+    if (dropped) *dropped = left_out;
+    return m.finish();
+}
+
+bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
+    out = Beat{};
+    SyncRequest req;
+    if (!parse_sync_request(m, len, req) || req.opcode != wire::opcode::NOTIFY) {
+        error = "not a NOTIFY for _glbd.";
+        return false;
+    }
+    std::vector<std::vector<std::string>> txts;
+    int soas = 0;
+    uint32_t serial = 0;
+    if (!parse_transfer_answers(m, len, txts, soas, serial)) {
+        error = "malformed records";
+        return false;
+    }
+    if (txts.empty() || txts[0].empty() || txts[0][0] != "glbd-sync=1") {
+        error = "no beat header";
+        return false;
+    }
+    bool has_seq = false;
+    for (const auto& str : txts[0]) {
+        auto eq = str.find('=');
+        if (eq == std::string::npos) continue;
+        std::string_view k(str.data(), eq), v(str.data() + eq + 1, str.size() - eq - 1);
+        uint64_t* field = k == "beat" ? &out.seq : k == "echo" ? &out.echo : k == "held" ? &out.held_ms : nullptr;
+        if (!field) continue;
+        auto r = std::from_chars(v.data(), v.data() + v.size(), *field);
+        if (r.ec != std::errc() || r.ptr != v.data() + v.size() || v.empty()) {
+            error = "bad " + std::string(k);
+            return false;
+        }
+        has_seq |= k == "beat";
+    }
+    if (!has_seq || out.seq == 0) {
+        error = "no beat number";
+        return false;
+    }
+    Decoder d;
+    for (const auto& rec : txts) {
+        if (!d.add(rec, out.reports)) {
+            error = d.error();
+            return false;
+        }
+    }
+    d.finish(out.reports);
+    out.from = d.from();
+    for (const auto& r : out.reports) {
+        if (r.has_data || !r.state.hosts.empty() || !r.state.records.empty() || !r.state.overrides.empty()) {
+            error = "a beat carries data (" + r.state.origin() + ")";
+            return false;
+        }
+    }
+    if (out.from.empty()) {
+        error = "no sender";
+        return false;
+    }
+    return true;
+}
+
 // ---- the `_glbd.` TXT records: reports as key=value strings (docs/sync.md)
 namespace {
 std::string kv(const std::string& k, const std::string& v) { return k + "=" + v; }

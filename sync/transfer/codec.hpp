@@ -131,6 +131,26 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::v
                                   bool relay = true);
 constexpr std::string_view kOwnOnly = "relay=0";
 
+// A heartbeat ("beat", docs/sync.md): a NOTIFY for `_glbd.` sent over UDP to every member each
+// syncInterval, signed like every sync message. Its first TXT record is the header with the beat's fields;
+// then origin records without data: the sender's own (version, heartbeat) and those it relays (with their
+// age), as many as fit in kMaxBeatBytes.
+struct Beat {
+    std::string from;      // the sender's origin
+    uint64_t seq = 0;      // grows by one with every beat the sender sends (to all members alike)
+    uint64_t echo = 0;     // the last seq the sender received from the receiver (0: none yet)
+    uint64_t held_ms = 0;  // how long before this beat that one arrived
+    std::vector<Report> reports;
+};
+inline constexpr size_t kMaxBeatBytes = 1200;  // with its TSIG: under any path's MTU, never fragmented
+// The unsigned beat: the header, then `origins` (encode_report() records without data) while they fit in
+// `budget` bytes. `dropped` counts those left out.
+std::vector<uint8_t> beat_message(uint16_t id, const Beat& header, const std::vector<std::vector<std::string>>& origins,
+                                  size_t budget, size_t* dropped = nullptr);
+// A received beat (its signature is the caller's to check): false, with `error`, for anything else, a beat
+// that carries data, or a malformed record.
+bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error);
+
 // What a puller says it holds of an origin ("have=cluster/instance@version/incarnation").
 struct Held {
     uint64_t version = 0;

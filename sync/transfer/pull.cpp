@@ -384,7 +384,11 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
             if (!x->notify) impl->counters.pull_failures.fetch_add(1);
         }
     }
-    if (!x->notify && impl->pull_again.erase(x->peer) && error.empty()) impl->exchange(x->peer, false);
+    if (!x->notify) {  // a NOTIFY came during the pull, or a beat showed news that it may not have brought
+        bool again = impl->pull_again.erase(x->peer) > 0;
+        again = impl->still_news(x->peer) || again;
+        if (again && error.empty()) impl->exchange(x->peer, false);
+    }
     if (!x->notify && x->peer == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
     uv_timer_stop(&x->timer);
     uv_timer_stop(&x->hedge);

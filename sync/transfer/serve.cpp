@@ -32,7 +32,7 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
     Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
     if (a == Auth::ok && !first_use(req_mac)) a = Auth::replay;
     if (a != Auth::ok) {
-        reject(a, notify, peer);
+        reject(a, notify ? "NOTIFY" : "transfer", peer);
         out.push_back(error_response(req, a == Auth::unsigned_ ? wire::rcode::REFUSED : wire::rcode::NOTAUTH));
         return Handled::rejected;
     }
@@ -79,7 +79,7 @@ bool Service::Impl::first_use(const std::string& mac) {
 }
 
 // A request that failed TSIG: counted by reason and logged (throttled per source and reason).
-void Service::Impl::reject(Auth a, bool notify, const std::string& peer) {
+void Service::Impl::reject(Auth a, const char* what, const std::string& peer) {
     const char* why = a == Auth::unsigned_ ? "unsigned"
                       : a == Auth::badkey  ? "unknown key"
                       : a == Auth::badsig  ? "bad signature"
@@ -93,7 +93,7 @@ void Service::Impl::reject(Auth a, bool notify, const std::string& peer) {
         .fetch_add(1);
     uint64_t left_out = 0;
     if (reject_log.allow(peer + " " + why, now_ms(), &left_out)) {
-        spdlog::warn("sync: rejected {} request from {}: {}{}", notify ? "NOTIFY" : "transfer", peer, why,
+        spdlog::warn("sync: rejected {} request from {}: {}{}", what, peer, why,
                      left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
     }
 }

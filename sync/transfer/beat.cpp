@@ -1,0 +1,295 @@
+// Heartbeats over UDP (sync thread): every syncInterval, and twice more soon after this instance's own change,
+// a signed NOTIFY to every member carrying this instance's version and heartbeat and those it relays
+// (codec.hpp, `Beat`); the peers' beats, handed over by the DNS server's UDP threads, move liveness, show
+// news (a pull follows at once) and measure each link's loss and round trip. Nothing answers a beat: each
+// side's next beat echoes the last one it received, which is the acknowledgement and the round-trip sample.
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+
+#include "sync/service_impl.hpp"
+
+namespace glbd::sync {
+
+namespace {
+uint64_t mono_ms() { return uv_hrtime() / 1'000'000; }
+}  // namespace
+
+void Service::Impl::set_beat_source(int fd) {
+    if (beat_in >= 0) ::close(beat_in);
+    beat_in = fd;
+}
+
+void Service::Impl::start_beats() {
+    // Numbered from the clock, so that a restarted instance's beats come after its last life's.
+    beat_seq = std::max(beat_seq, now_ms());
+    uv_timer_init(&loop, &beat_timer);
+    beat_timer.data = this;
+    if (beat_in < 0) return;
+    uv_poll_init(&loop, &beat_poll, beat_in);
+    beat_poll.data = this;
+    uv_poll_start(&beat_poll, UV_READABLE, [](uv_poll_t* p, int status, int) {
+        if (status == 0) static_cast<Impl*>(p->data)->read_beats();
+    });
+}
+
+void Service::Impl::close_beat_sockets() {
+    for (auto& [source, fd] : beat_out) ::close(fd);
+    beat_out.clear();
+}
+
+// A socket to send beats from `source` (none: the kernel's choice for the family); -1 when none can be made.
+int Service::Impl::beat_socket(const std::optional<Address>& source, int family) {
+    std::string key = source ? source->str() : std::to_string(family);
+    if (auto it = beat_out.find(key); it != beat_out.end()) return it->second;
+    int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    ::shutdown(fd, SHUT_RD);  // nothing answers a beat
+    if (source) {
+        sockaddr_storage ss{};
+        socklen_t len = SocketAddress{*source, 0}.to_sockaddr(ss);
+        if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+            uint64_t left_out = 0;
+            if (report_log.allow("bind " + key, now_ms(), &left_out)) {
+                spdlog::warn("sync: cannot send heartbeats from {}: {}; the kernel picks the source", key,
+                             std::strerror(errno));
+            }
+        }
+    }
+    beat_out.emplace(key, fd);
+    return fd;
+}
+
+// One beat to every member: the same sequence number for all, each with its own echo.
+void Service::Impl::send_beats() {
+    if (members.empty() || closing) return;
+    auto key = current_key();
+    if (!key) return;
+    const uint64_t seq = ++beat_seq, now_mono = mono_ms();
+    Beat header;
+    header.seq = seq;
+    std::vector<std::vector<std::string>> origins;
+    std::map<SocketAddress, std::string> origin_of;
+    {
+        MutexLock lock(mu);
+        header.from = own.origin();
+        uint64_t now = now_ms();
+        encode_report(own, now, 0, false, origins);
+        // The others it relays, alive ones only (a dead one's age tells nobody anything), starting at a
+        // different one each beat so that every origin travels when not all fit.
+        std::vector<const Known*> relayed;
+        for (const auto& [o, k] : store.known()) {
+            if (o != own.origin() && store.alive(k, now, dead_after())) relayed.push_back(&k);
+        }
+        for (size_t i = 0; i < relayed.size(); ++i) {
+            const Known& k = *relayed[(i + seq) % relayed.size()];
+            encode_report(k.state, k.state.heartbeat, now > k.last_heard_ms ? now - k.last_heard_ms : 0, false,
+                          origins);
+        }
+        for (const auto& [a, st] : peer_status) origin_of[a] = st.origin;
+    }
+    for (const SocketAddress& m : members) {
+        auto link = beat_links.find(origin_of[m]);
+        if (link != beat_links.end() && link->second.last_seq) {
+            header.echo = link->second.last_seq;
+            header.held_ms = now_mono - link->second.last_mono_ms;
+        } else {
+            header.echo = header.held_ms = 0;
+        }
+        uint16_t id = static_cast<uint16_t>(seq);
+        std::vector<uint8_t> wire = beat_message(id, header, origins, kMaxBeatBytes - kTsigRoom - key->name.size());
+        tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
+        int fd = beat_socket(source_for(m.address), m.address.family == 4 ? AF_INET : AF_INET6);
+        sockaddr_storage ss{};
+        socklen_t len = m.to_sockaddr(ss);
+        if (fd < 0 || ::sendto(fd, wire.data(), wire.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
+            counters.beats_unsent.fetch_add(1);
+            continue;
+        }
+        counters.beats_sent.fetch_add(1);
+        auto& sent = beat_sent[m];
+        sent.emplace_back(seq, now_mono);
+        while (sent.size() > kBeatsRemembered) sent.pop_front();
+    }
+}
+
+// After this instance's own change: a beat now and kChangeResends more, kChangeResendMs apart, so that a
+// lost one delays the news by that, not by a round (the NOTIFY over TCP goes too).
+void Service::Impl::announce_by_beats() {
+    send_beats();
+    beat_resends = kChangeResends;
+    uv_timer_start(
+        &beat_timer,
+        [](uv_timer_t* t) {
+            auto* self = static_cast<Impl*>(t->data);
+            if (self->beat_resends-- <= 0) return uv_timer_stop(t), void();
+            self->send_beats();
+        },
+        kChangeResendMs, kChangeResendMs);
+}
+
+// The datagrams the UDP threads handed over: at most kBeatsPerWake at a time (the loop comes back for the rest).
+void Service::Impl::read_beats() {
+    std::array<uint8_t, sizeof(sockaddr_storage) + 4096> buf;
+    for (int i = 0; i < kBeatsPerWake; ++i) {
+        ssize_t n = ::recv(beat_in, buf.data(), buf.size(), MSG_DONTWAIT);
+        if (n < 0) return;
+        if (static_cast<size_t>(n) <= sizeof(sockaddr_storage)) continue;
+        sockaddr_storage from{};
+        std::memcpy(&from, buf.data(), sizeof from);
+        SocketAddress sender;
+        if (!SocketAddress::from_sockaddr(reinterpret_cast<const sockaddr*>(&from), sender)) continue;
+        on_beat(buf.data() + sizeof from, static_cast<size_t>(n) - sizeof from, sender);
+    }
+}
+
+void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender) {
+    auto key = current_key();
+    if (!key) return;
+    // No MAC is remembered (first_use): a beat sent again is older than the last one from its origin by its
+    // number and is ignored below, and its heartbeats cannot move anything backwards.
+    std::string mac;
+    Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &mac);
+    if (a != Auth::ok) {
+        reject(a, "heartbeat", sender.address.str());
+        return;
+    }
+    Beat beat;
+    std::string error;
+    if (!parse_beat(msg, len, beat, error)) {
+        counters.beats_rejected.fetch_add(1);
+        uint64_t left_out = 0;
+        if (report_log.allow("beat " + sender.address.str(), now_ms(), &left_out)) {
+            spdlog::warn("sync: rejected a heartbeat from {}: {}{}", sender.address.str(), printable(error),
+                         left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+        }
+        return;
+    }
+    counters.beats_received.fetch_add(1);
+    if (!count_beat(beat)) return;
+    std::vector<SocketAddress> senders = note_beat(beat, sender);
+    auto [news, relay] = merge_beat(beat);
+    if (news.empty()) return;
+    if (senders.empty()) senders = members;  // a member behind NAT or a wildcard listener: ask them all
+    for (const SocketAddress& m : senders) {
+        if (relay) want_relay.insert(m);
+        if (!in_flight.count({m, false})) {
+            exchange(m, false);
+            continue;
+        }
+        // A pull is under way, perhaps begun before this news: its end looks again (finish()), and pulls
+        // again only if the news is still news. (A beat repeats, and every repeat would otherwise cost a pull.)
+        auto& waiting = beat_news[m];
+        for (auto& [origin, held] : news) {
+            if (waiting.size() < ReportLimits::kMaxOrigins) waiting[origin] = held;
+        }
+    }
+}
+
+// Whether something a beat showed is still newer than what the store holds (sync thread).
+bool Service::Impl::still_news(const SocketAddress& peer) {
+    auto it = beat_news.find(peer);
+    if (it == beat_news.end()) return false;
+    std::map<std::string, Held> news = std::move(it->second);
+    beat_news.erase(it);
+    MutexLock lock(mu);
+    for (const auto& [origin, held] : news) {
+        auto k = store.known().find(origin);
+        if (k == store.known().end()) return true;
+        const InstanceState& s = k->second.state;
+        if (s.incarnation < held.incarnation || (s.incarnation == held.incarnation && s.version < held.version))
+            return true;
+    }
+    return false;
+}
+
+// The link from the beat's sender: loss from the gaps in its numbers. False for a beat that came late or
+// twice (nothing more is taken from it).
+bool Service::Impl::count_beat(const Beat& beat) {
+    auto it = beat_links.find(beat.from);
+    if (it == beat_links.end() && beat_links.size() >= ReportLimits::kMaxOrigins) {
+        // As many senders as origins may be known: the one silent longest makes room.
+        beat_links.erase(std::min_element(beat_links.begin(), beat_links.end(), [](const auto& a, const auto& b) {
+            return a.second.last_mono_ms < b.second.last_mono_ms;
+        }));
+    }
+    BeatLink& link = it != beat_links.end() ? it->second : beat_links[beat.from];
+    if (beat.seq <= link.last_seq && beat.seq + kBeatsRemembered > link.last_seq) return false;
+    if (link.last_seq && beat.seq > link.last_seq) {
+        uint64_t missed = std::min<uint64_t>(beat.seq - link.last_seq - 1, kBeatsRemembered);
+        link.lost += missed;
+        for (uint64_t k = 0; k < missed; ++k) link.loss += (1.0 - link.loss) / kLossWindow;
+    }
+    link.loss -= link.loss / kLossWindow;
+    link.received++;
+    link.last_seq = beat.seq;
+    link.last_mono_ms = mono_ms();
+    return true;
+}
+
+// Which members sent it (the one whose pulls answered as its origin, else those at the sender's address),
+// with the link's figures and, from the echo of one of ours, a round-trip sample.
+std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const SocketAddress& sender) {
+    const BeatLink& link = beat_links[beat.from];
+    const uint64_t now_mono = mono_ms();
+    std::vector<SocketAddress> senders;
+    MutexLock lock(mu);
+    for (const SocketAddress& m : members) {
+        auto st = peer_status.find(m);
+        if (st != peer_status.end() && st->second.origin == beat.from) senders.push_back(m);
+    }
+    if (senders.empty()) {
+        for (const SocketAddress& m : members) {
+            if (m.address == sender.address) senders.push_back(m);
+        }
+    }
+    for (const SocketAddress& m : senders) {
+        PeerStatus& st = peer_status[m];
+        st.address = m.str();
+        if (st.origin.empty() && senders.size() == 1) st.origin = printable(beat.from);
+        st.beats_received = link.received;
+        st.beats_lost = link.lost;
+        st.loss_ratio = link.loss;
+        st.last_beat_ms = now_ms();
+        auto sent = beat_sent.find(m);
+        if (!beat.echo || sent == beat_sent.end()) continue;
+        for (const auto& [seq, at] : sent->second) {
+            if (seq != beat.echo || now_mono < at + beat.held_ms) continue;
+            auto sample = static_cast<double>(now_mono - at - beat.held_ms);
+            st.rtt_ms = st.rtt_samples++ == 0 ? sample : st.rtt_ms + (sample - st.rtt_ms) / 8;
+        }
+    }
+    return senders;
+}
+
+// Liveness and news: the sender's own record and those it relays, checked like any report, moving
+// heartbeats. Returns the versions it showed that we lack (origin -> version and life), and whether one of
+// them was relayed (then the pull asks for everything).
+std::pair<std::map<std::string, Held>, bool> Service::Impl::merge_beat(Beat& beat) {
+    std::map<std::string, Held> news;
+    bool relay = false;
+    MutexLock lock(mu);
+    uint64_t now = now_ms();
+    for (auto& r : beat.reports) {
+        CheckResult checked = check_report(r.state, now);
+        if (!checked.error.empty()) {
+            counters.rejected_reports.fetch_add(1);
+            continue;
+        }
+        const bool direct = r.state.origin() == beat.from;
+        if (r.state.origin() == own.origin()) {
+            refute(r.state);
+            continue;
+        }
+        if (!store.merge_heartbeat(r.state, direct ? 0 : r.age_ms, now, nullptr)) continue;
+        news[r.state.origin()] = Held{r.state.version, r.state.incarnation};
+        relay |= !direct;
+    }
+    return {std::move(news), relay};
+}
+
+}  // namespace glbd::sync

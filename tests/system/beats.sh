@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Heartbeats over UDP, apart from the TCP transfers, in a network namespace of the test's own where iptables
+# cuts links on purpose. Two pairs of peers:
+# - a and b (syncInterval 500 ms, deadAfter 3 s): with every TCP packet between them dropped for 7 s, neither
+#   declares the other dead (the heartbeats still come; before them, a transfer was the only sign of life and
+#   both were dead after 3 s); with half their UDP dropped, each counts the lost beats; with everything
+#   dropped, b marks a suspect and then dead within deadAfter + 2 s, saying what it last heard, and a is
+#   alive again once the link is back. Their round trip and loss are in /metrics, /v1/state and glbd status.
+# - c and d (syncInterval 30 s): c's TCP connections to d are dropped, so c's NOTIFY never arrives; d learns
+#   c's change from the beat that c sends at once, and pulls (d's connections to c pass). Before the beats,
+#   the change waited for d's next round: up to 30 s.
+if [[ -z ${GLBD_IN_NET_NS:-} ]]; then
+    exec unshare --net env GLBD_IN_NET_NS=1 bash "$0" "$@"
+fi
+source "$(dirname "$0")/lib.sh"
+ip link set lo up || fail "cannot bring up loopback in the test's network namespace"
+command -v iptables >/dev/null || { echo "skip: iptables is not installed (Debian: apt-get install iptables)"; exit 77; }
+iptables -L OUTPUT >/dev/null 2>"$WORK/iptables.err" || { echo "skip: no iptables here: $(cat "$WORK/iptables.err")"; exit 77; }
+P=5560
+A=127.0.23.60 B=127.0.23.61 C=127.0.23.62 D=127.0.23.63
+declare -A ADDR=([a]=$A [b]=$B [c]=$C [d]=$D) IP=([a]=192.0.2.1 [b]=192.0.2.2 [c]=192.0.2.3 [d]=192.0.2.4)
+for n in a b c d; do
+    if [[ $n == [ab] ]]; then peers=$(peers_yaml --interval 500ms --dead 3s "$A:$P" "$B:$P"); else
+        peers=$(peers_yaml --interval 30s --dead 120s "$C:$P" "$D:$P"); fi
+    cat > "$WORK/$n.yaml" <<YAML
+cluster: {id: $n, instance: $n-0}
+listen: {dns: ["${ADDR[$n]}:$P"]}
+admin: {listen: "${ADDR[$n]}:9560"}
+zones: [{origin: beats.test, nameservers: [{name: ns.beats.test, addresses: [$A]}]}]
+hosts:
+  - {name: app.beats.test, endpoints: [${IP[$n]}]}
+$peers
+YAML
+    start_glbd $n "$WORK/$n.yaml"
+done
+sees() { [[ $(dig @"$1" -p $P +short app.beats.test A | sort | tr '\n' ' ') == "$2" ]]; }
+wait_for 30 sees $B "192.0.2.1 192.0.2.2 " || fail "b never learnt a"
+wait_for 30 sees $A "192.0.2.1 192.0.2.2 " || fail "a never learnt b"
+wait_for 30 sees $D "192.0.2.3 192.0.2.4 " || fail "d never learnt c"
+admin() { curl -sf --interface 127.0.0.1 "http://$1:9560$2"; }
+metric() { admin "$1" /metrics | awk -v p="$2" '$1 == p {print $2}'; }
+# peer_field SERVER PEER FIELD: FIELD of PEER's entry in SERVER's /v1/summary (JSON: true, 3, "text", null)
+peer_field() {
+    admin "$1" /v1/summary | python3 -c 'import json, sys
+for p in json.load(sys.stdin)["peers"]:
+    if p["address"] == sys.argv[1]: print(json.dumps(p.get(sys.argv[2])))' "$2" "$3"
+}
+rtt_known() { [[ -n $(metric $A "glbd_sync_peer_rtt_seconds{peer=\"$B:$P\"}") ]]; }
+wait_for 10 rtt_known || fail "a has no round trip to b from the heartbeats' echo"
+rtt=$(metric $A "glbd_sync_peer_rtt_seconds{peer=\"$B:$P\"}")
+awk -v r="$rtt" 'BEGIN { exit !(r >= 0 && r < 0.1) }' || fail "a's round trip to b is not a loopback round trip: $rtt s"
+
+# 1. No TCP between a and b for 7 s (more than twice deadAfter): the heartbeats keep both alive.
+drop() { iptables "$1" OUTPUT -s "$2" -d "$3" "${@:4}" -j DROP; iptables "$1" OUTPUT -s "$3" -d "$2" "${@:4}" -j DROP; }
+drop -A $A $B -p tcp
+pulls_before=$(metric $B "glbd_sync_failures_total{peer=\"$A:$P\"}")
+t_end=$(( $(now_ms) + 7000 ))
+while (( $(now_ms) < t_end )); do
+    sees $B "192.0.2.1 192.0.2.2 " || fail "b dropped a while only TCP was cut (heartbeats over UDP should keep it alive)"
+    sees $A "192.0.2.1 192.0.2.2 " || fail "a dropped b while only TCP was cut"
+    sleep 0.25
+done
+pulls_after=$(metric $B "glbd_sync_failures_total{peer=\"$A:$P\"}")
+(( ${pulls_after:-0} > ${pulls_before:-0} )) || fail "b's pulls from a did not fail while TCP was cut (is the cut real?)"
+contains "is dead" < "$WORK/b.log" && fail "b logged a death while only TCP was cut: $(grep 'is dead' "$WORK/b.log")"
+drop -D $A $B -p tcp
+echo "7 s without TCP between a and b: both alive throughout ($(( pulls_after - pulls_before )) of b's pulls failed)"
+
+# 2. Half of their UDP lost for 4 s: the gaps in the beats' numbers are counted on both sides.
+drop -A $A $B -p udp -m statistic --mode random --probability 0.5
+sleep 4
+drop -D $A $B -p udp -m statistic --mode random --probability 0.5
+for n in a b; do
+    other=$B; [[ $n == b ]] && other=$A
+    lost=$(peer_field "${ADDR[$n]}" "$other:$P" beatsLost)
+    ratio=$(peer_field "${ADDR[$n]}" "$other:$P" lossRatio)
+    [[ $lost =~ ^[0-9]+$ ]] && ((lost > 0)) || fail "$n counted no lost heartbeats from its peer with 50 % loss: '$lost'"
+    awk -v r="$ratio" 'BEGIN { exit !(r > 0 && r < 1) }' || fail "$n's loss ratio is '$ratio'"
+done
+echo "50 % UDP loss for 4 s: a lost $lost beats from b (loss ratio now $ratio)"
+contains "is dead" < "$WORK/b.log" && fail "b logged a death with half the heartbeats lost: $(grep 'is dead' "$WORK/b.log")"
+
+# 3. Everything between a and b dropped: b marks a suspect, then dead within deadAfter + 2 s, with evidence.
+drop -A $A $B
+t0=$(now_ms)
+dead_logged() { contains "sync: a/a-0 is dead" < "$WORK/b.log"; }
+wait_for 10 dead_logged || fail "b never declared a dead with the link cut"
+dead_ms=$(( $(now_ms) - t0 ))
+((dead_ms < 5000)) || fail "b declared a dead $dead_ms ms after the cut (deadAfter 3 s + 2 s)"
+contains "peer $A:$P (a/a-0) is suspect" < "$WORK/b.log" || fail "b did not log a as suspect before its death"
+contains "last heartbeat" < "$WORK/b.log" || fail "b's death line gives no evidence: $(grep 'is dead' "$WORK/b.log")"
+sees $B "192.0.2.2 " || fail "b still answers a's endpoint after a's death"
+[[ $(peer_field $B "$A:$P" suspect) == true ]] || fail "b's /v1/summary does not show a as suspect"
+reason=$(peer_field $B "$A:$P" suspectReason)
+[[ $reason == *"nothing directly"* ]] || fail "b's /v1/summary gives no reason for suspecting a: $reason"
+"$GLBD" status --admin "$B:9560" >"$WORK/status.out" 2>&1 || fail "glbd status failed: $(cat "$WORK/status.out")"
+contains "SUSPECT" < "$WORK/status.out" || fail "glbd status does not show a as suspect: $(cat "$WORK/status.out")"
+drop -D $A $B
+wait_for 10 sees $B "192.0.2.1 192.0.2.2 " || fail "b did not take a back once the link returned"
+echo "link cut: b declared a dead after $dead_ms ms (deadAfter 3 s), suspect first; back once the link returned"
+
+# 4. c's TCP connections to d dropped (its NOTIFY is lost), d's to c pass: d learns c's change from its beat.
+iptables -A OUTPUT -p tcp --syn -s $C -d $D -j DROP
+t0=$(now_ms)
+curl -sf --interface 127.0.0.1 -o /dev/null -X PUT -d '{"target":"c/192.0.2.3","state":"down"}' "http://$C:9560/v1/overrides" ||
+    fail "override refused"
+wait_for 10 sees $D "192.0.2.4 " || fail "d did not take c's change within 10 s (syncInterval 30 s; c's NOTIFY cannot reach d)"
+change_ms=$(( $(now_ms) - t0 ))
+((change_ms < 3000)) || fail "d took c's change after $change_ms ms: the beat that announces it should bring it at once"
+pass "no false death without TCP for 7 s; lost beats counted; a real cut seen in $dead_ms ms; a change announced by a beat alone reached d in $change_ms ms"
