@@ -481,6 +481,9 @@ Service::Service(const conf::Config& config, std::function<void()> on_change)
 Service::~Service() { stop(); }
 void Service::start() { impl_->start(); }
 void Service::set_beat_source(int fd) { impl_->set_beat_source(fd); }
+void Service::take_beat(const uint8_t* msg, size_t len, const SocketAddress& from) {
+    if (!impl_->running) impl_->on_beat(msg, len, from);
+}
 void Service::stop() { impl_->stop(); }
 void Service::reconfigure(const conf::Config& config) {
     impl_->reconfigure(config);

@@ -118,6 +118,10 @@ public:
     // Before start().
     void set_beat_source(int fd);
 
+    // For tests and fuzzing, on a service not started: a peer's beat (a UDP NOTIFY as the DNS server hands it
+    // over) taken as the sync thread takes it.
+    void take_beat(const uint8_t* msg, size_t len, const SocketAddress& from);
+
     // For tests: verification against a chosen clock (seconds since the epoch).
     enum class Auth { ok, unsigned_, badkey, badsig, badtime, replay };
     Auth verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const;

@@ -3,7 +3,8 @@
 // target's own key (so that transfers, IXFR serials, "have=" versions and NOTIFY are reached); to TSIG
 // verification as a response; to the pulling side's message parser; and its TXT records to the `_glbd.`
 // decoder, the report checks (what they accept must be clean UTF-8), the store's merge, the merged view and
-// the stateDir writer, none of which may throw.
+// the stateDir writer; and as a heartbeat (a UDP NOTIFY) to the beat parser and, signed, to the service. None
+// of them may throw.
 #include <cstdint>
 #include <ctime>
 #include <sstream>
@@ -109,6 +110,20 @@ peers:
         for (const auto& m : out) {
             if (m.size() > 65535) __builtin_trap();  // a TCP message cannot be longer
         }
+    }
+    // As a peer's heartbeat: parsed (what it accepts carries no data), then taken by the service, signed.
+    sync::Beat beat;
+    std::string error;
+    if (sync::parse_beat(data, size, beat, error)) {
+        if (beat.from.empty() || beat.seq == 0) __builtin_trap();
+        for (const auto& r : beat.reports) {
+            if (r.has_data || !r.state.hosts.empty() || !r.state.overrides.empty()) __builtin_trap();
+        }
+    }
+    if (size >= 12) {
+        std::vector<uint8_t> signed_beat(data, data + size);
+        tsig::sign(signed_beat, key, "", false, static_cast<uint64_t>(std::time(nullptr)));
+        svc->take_beat(signed_beat.data(), signed_beat.size(), SocketAddress{from, 5300});
     }
     std::string mac;
     tsig::verify(data, size, key, "prior", size % 2 == 0, 1796000000, &mac);
