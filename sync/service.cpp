@@ -314,16 +314,37 @@ void Service::Impl::round() {
     }
     if (!notify) send_beats();
     pull_rest();  // the last round's lead is still out (a slow peer): the others wait no longer
-    if (!members.empty()) {
-        size_t lead = rounds++ % members.size();
-        round_lead = members[lead];
-        for (size_t i = 0; i < members.size(); ++i) {
-            if (i != lead) round_rest.push_back(members[i]);
+    take_relayed_news();
+    std::vector<SocketAddress> due = due_pulls();
+    if (!due.empty()) {
+        size_t lead = rounds++ % due.size();
+        round_lead = due[lead];
+        for (size_t i = 0; i < due.size(); ++i) {
+            if (i != lead) round_rest.push_back(due[i]);
         }
         exchange(*round_lead, false);
         if (!in_flight.count({*round_lead, false})) pull_rest();  // ended at once, or never began
     }
     if (notify) announce();
+}
+
+// The members this round pulls. A member whose beats come shows its news by them (and a pull follows at
+// once), so a round pulls it only when its beats have not come for two rounds (lost, an older glbd, a path
+// without UDP), when it has relayed news for us (want_relay), or when kPullAtLeastEvery rounds have passed
+// since its last pull (for what no beat carries: the origins beyond a beat's room, a peer's new serial).
+std::vector<SocketAddress> Service::Impl::due_pulls() {
+    const auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
+    const uint64_t now = now_ms();
+    std::vector<SocketAddress> due;
+    MutexLock lock(mu);
+    for (const SocketAddress& m : members) {
+        auto st = peer_status.find(m);
+        if (st == peer_status.end() || want_relay.count(m) || st->second.last_beat_ms + 2 * interval < now ||
+            st->second.last_ok_ms + kPullAtLeastEvery * interval < now) {
+            due.push_back(m);
+        }
+    }
+    return due;
 }
 
 // This instance's own change, to every member: by beats (a beat now and two more soon), and by a NOTIFY over

@@ -135,7 +135,8 @@ struct Service::Impl {
     };
     std::map<std::string, BeatLink> beat_links;                                    // by the sender's origin
     std::map<SocketAddress, std::deque<std::pair<uint64_t, uint64_t>>> beat_sent;  // per member: (seq, ms) lately
-    std::map<SocketAddress, std::map<std::string, Held>> beat_news;  // news beats showed while a pull was under way
+    std::map<SocketAddress, std::map<std::string, Held>> beat_news;      // news beats showed while a pull was under way
+    std::map<std::string, std::pair<Held, SocketAddress>> relayed_news;  // relayed news since the last round, and who
     static constexpr size_t kBeatsRemembered = 64;
     static constexpr double kLossWindow = 32;
     static constexpr int kChangeResends = 2;
@@ -192,6 +193,8 @@ struct Service::Impl {
     void round();
     // The rest of a round, now (its lead's pull ended, or is still out when the next round begins).
     void pull_rest();
+    std::vector<SocketAddress> due_pulls() GLBD_EXCLUDES(mu);
+    static constexpr uint64_t kPullAtLeastEvery = 10;  // rounds
     bool is_own_listen(const SocketAddress& addr) const;
     void resolve_members();
     void check_liveness();
@@ -228,8 +231,10 @@ struct Service::Impl {
     void on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender);
     bool count_beat(const Beat& beat);
     std::vector<SocketAddress> note_beat(const Beat& beat, const SocketAddress& sender) GLBD_EXCLUDES(mu);
-    std::pair<std::map<std::string, Held>, bool> merge_beat(Beat& beat) GLBD_EXCLUDES(mu);
+    std::pair<std::map<std::string, Held>, std::map<std::string, Held>> merge_beat(Beat& beat) GLBD_EXCLUDES(mu);
     bool still_news(const SocketAddress& peer) GLBD_EXCLUDES(mu);
+    void take_relayed_news() GLBD_EXCLUDES(mu);
+    static bool is_newer(const Held& shown, const InstanceState& held);
 };
 
 }  // namespace glbd::sync

@@ -172,11 +172,16 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
     counters.beats_received.fetch_add(1);
     if (!count_beat(beat)) return;
     std::vector<SocketAddress> senders = note_beat(beat, sender);
-    auto [news, relay] = merge_beat(beat);
-    if (news.empty()) return;
+    auto [news, relayed] = merge_beat(beat);
     if (senders.empty()) senders = members;  // a member behind NAT or a wildcard listener: ask them all
+    // Relayed news waits for the next round (take_relayed_news): by then the pulls from the origins
+    // themselves have usually brought it, and a fresh node does not ask every peer for everything at once.
+    for (auto& [origin, held] : relayed) {
+        if (!senders.empty() && relayed_news.size() < ReportLimits::kMaxOrigins)
+            relayed_news.try_emplace(origin, held, senders.front());
+    }
+    if (news.empty()) return;
     for (const SocketAddress& m : senders) {
-        if (relay) want_relay.insert(m);
         if (!in_flight.count({m, false})) {
             exchange(m, false);
             continue;
@@ -190,6 +195,20 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
     }
 }
 
+// At a round: the relayed news beats showed since the last one that is still news makes the member that
+// relayed it due for a pull of everything it relays (want_relay).
+void Service::Impl::take_relayed_news() {
+    std::map<std::string, std::pair<Held, SocketAddress>> pending;
+    pending.swap(relayed_news);
+    MutexLock lock(mu);
+    for (const auto& [origin, news] : pending) {
+        const auto& [held, from] = news;
+        auto k = store.known().find(origin);
+        if (k != store.known().end() && !is_newer(held, k->second.state)) continue;
+        if (std::find(members.begin(), members.end(), from) != members.end()) want_relay.insert(from);
+    }
+}
+
 // Whether something a beat showed is still newer than what the store holds (sync thread).
 bool Service::Impl::still_news(const SocketAddress& peer) {
     auto it = beat_news.find(peer);
@@ -199,12 +218,15 @@ bool Service::Impl::still_news(const SocketAddress& peer) {
     MutexLock lock(mu);
     for (const auto& [origin, held] : news) {
         auto k = store.known().find(origin);
-        if (k == store.known().end()) return true;
-        const InstanceState& s = k->second.state;
-        if (s.incarnation < held.incarnation || (s.incarnation == held.incarnation && s.version < held.version))
-            return true;
+        if (k == store.known().end() || is_newer(held, k->second.state)) return true;
     }
     return false;
+}
+
+// Whether a version a beat showed is ahead of what is held: a later life, or a newer version in the same one.
+bool Service::Impl::is_newer(const Held& shown, const InstanceState& held) {
+    return shown.incarnation > held.incarnation ||
+           (shown.incarnation == held.incarnation && shown.version > held.version);
 }
 
 // The link from the beat's sender: loss from the gaps in its numbers. False for a beat that came late or
@@ -267,11 +289,10 @@ std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const Sock
 }
 
 // Liveness and news: the sender's own record and those it relays, checked like any report, moving
-// heartbeats. Returns the versions it showed that we lack (origin -> version and life), and whether one of
-// them was relayed (then the pull asks for everything).
-std::pair<std::map<std::string, Held>, bool> Service::Impl::merge_beat(Beat& beat) {
-    std::map<std::string, Held> news;
-    bool relay = false;
+// heartbeats. Returns the versions it showed that we lack (origin -> version and life): the sender's own,
+// and those it relays.
+std::pair<std::map<std::string, Held>, std::map<std::string, Held>> Service::Impl::merge_beat(Beat& beat) {
+    std::map<std::string, Held> direct_news, relay_news;
     MutexLock lock(mu);
     uint64_t now = now_ms();
     for (auto& r : beat.reports) {
@@ -286,10 +307,9 @@ std::pair<std::map<std::string, Held>, bool> Service::Impl::merge_beat(Beat& bea
             continue;
         }
         if (!store.merge_heartbeat(r.state, direct ? 0 : r.age_ms, now, nullptr)) continue;
-        news[r.state.origin()] = Held{r.state.version, r.state.incarnation};
-        relay |= !direct;
+        (direct ? direct_news : relay_news)[r.state.origin()] = Held{r.state.version, r.state.incarnation};
     }
-    return {std::move(news), relay};
+    return {std::move(direct_news), std::move(relay_news)};
 }
 
 }  // namespace glbd::sync
