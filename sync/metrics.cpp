@@ -65,8 +65,10 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
     write_link_metrics(m, peers);
     m.some(
         "glbd_sync_beats_total", "counter",
-        "Heartbeats (UDP): sent, not sent (no socket or a full buffer), received and verified, rejected as malformed.",
+        "Heartbeats (UDP): sent (resent: a change's beat again to a member that had not acknowledged it), not sent (no "
+        "socket or a full buffer), received and verified, rejected as malformed.",
         {{"result=\"sent\"", static_cast<double>(sc.beats_sent.load())},
+         {"result=\"resent\"", static_cast<double>(sc.beats_resent.load())},
          {"result=\"unsent\"", static_cast<double>(sc.beats_unsent.load())},
          {"result=\"received\"", static_cast<double>(sc.beats_received.load())},
          {"result=\"rejected\"", static_cast<double>(sc.beats_rejected.load())}});

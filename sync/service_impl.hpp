@@ -45,6 +45,7 @@ struct Service::Impl {
     std::map<SocketAddress, PeerStatus> peer_status GLBD_GUARDED_BY(mu);
     std::set<SocketAddress> self_addresses GLBD_GUARDED_BY(mu);  // members that turned out to be this instance
     std::set<Address> pull_now GLBD_GUARDED_BY(mu);              // addresses that sent a NOTIFY
+    std::map<Address, uint64_t> pulled_at GLBD_GUARDED_BY(mu);   // members' addresses: when they last pulled (ms)
     std::set<Address> member_addresses GLBD_GUARDED_BY(mu);      // the members' resolved addresses (trust)
     // The MACs of the signed requests answered lately: one seen again is a replay (NOTAUTH). Kept for
     // kMacKeepMs (a signature's time is good for 300 s either way), at most kMaxMacs.
@@ -127,19 +128,27 @@ struct Service::Impl {
     uv_poll_t beat_poll{};
     uv_timer_t beat_timer{};  // the resends after a change
     uint64_t beat_seq = 0;    // the last beat's number (from the clock at start, then +1 per beat)
-    int beat_resends = 0;
+    struct {                  // this instance's last change, as announced by beats (announce_by_beats)
+        uint64_t seq = 0, at_ms = 0;
+        std::vector<SocketAddress> unacked;
+        int resends_left = 0;
+    } change;
     std::map<std::string, int> beat_out;  // sending sockets, by source address (or family, for the kernel's choice)
     struct BeatLink {                     // beats received from one origin
         uint64_t last_seq = 0, last_mono_ms = 0, received = 0, lost = 0;
         double loss = 0;  // the share of beats lost, smoothed over about kLossWindow beats
     };
-    std::map<std::string, BeatLink> beat_links;                                    // by the sender's origin
-    std::map<SocketAddress, std::deque<std::pair<uint64_t, uint64_t>>> beat_sent;  // per member: (seq, ms) lately
+    std::map<std::string, BeatLink> beat_links;  // by the sender's origin
+    struct SentBeat {
+        uint64_t seq = 0, at_ms = 0;
+        bool again = false;  // sent more than once: its echo times no single trip
+    };
+    std::map<SocketAddress, std::deque<SentBeat>> beat_sent;             // per member, lately
+    std::map<SocketAddress, uint64_t> beat_echoes GLBD_GUARDED_BY(mu);   // per member: the newest of ours it echoed
     std::map<SocketAddress, std::map<std::string, Held>> beat_news;      // news beats showed while a pull was under way
     std::map<std::string, std::pair<Held, SocketAddress>> relayed_news;  // relayed news since the last round, and who
     static constexpr size_t kBeatsRemembered = 64;
     static constexpr double kLossWindow = 32;
-    static constexpr int kChangeResends = 2;
     static constexpr uint64_t kChangeResendMs = 200;
     static constexpr int kBeatsPerWake = 256;
     static constexpr size_t kTsigRoom = 100;  // a TSIG record but its key name
@@ -221,8 +230,10 @@ struct Service::Impl {
     void start_beats();
     void close_beat_sockets();
     int beat_socket(const std::optional<Address>& source, int family);
-    void send_beats();
+    uint64_t send_beats();
+    uint64_t send_beat(uint64_t seq, const std::vector<SocketAddress>& to);
     void announce_by_beats();
+    void resend_change();
     void announce();
     // How long a member may stay silent (no beat, no transfer) before it is suspect: max(3 x syncInterval,
     // deadAfter / 2). Also how recent its last beat must be for a change to go to it by beats alone.
@@ -231,7 +242,12 @@ struct Service::Impl {
     void on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender);
     bool count_beat(const Beat& beat);
     std::vector<SocketAddress> note_beat(const Beat& beat, const SocketAddress& sender) GLBD_EXCLUDES(mu);
-    std::pair<std::map<std::string, Held>, std::map<std::string, Held>> merge_beat(Beat& beat) GLBD_EXCLUDES(mu);
+    struct BeatNews {
+        std::map<std::string, Held> direct;       // the sender's own newer version or life
+        std::map<std::string, Held> relayed;      // a newer version of an origin we know, relayed
+        std::map<std::string, Held> relayed_new;  // an origin we do not know, or its new life, relayed
+    };
+    BeatNews merge_beat(Beat& beat) GLBD_EXCLUDES(mu);
     bool still_news(const SocketAddress& peer) GLBD_EXCLUDES(mu);
     void take_relayed_news() GLBD_EXCLUDES(mu);
     static bool is_newer(const Held& shown, const InstanceState& held);

@@ -1,8 +1,8 @@
-// Heartbeats over UDP (sync thread): every syncInterval, and twice more soon after this instance's own change,
-// a signed NOTIFY to every member carrying this instance's version and heartbeat and those it relays
-// (codec.hpp, `Beat`); the peers' beats, handed over by the DNS server's UDP threads, move liveness, show
-// news (a pull follows at once) and measure each link's loss and round trip. Nothing answers a beat: each
-// side's next beat echoes the last one it received, which is the acknowledgement and the round-trip sample.
+// Heartbeats over UDP (sync thread): every syncInterval, and again soon after this instance's own change to the
+// members that have not acknowledged it, a signed NOTIFY to every member carrying this instance's version and heartbeat
+// and those it relays (codec.hpp, `Beat`); the peers' beats, handed over by the DNS server's UDP threads, move
+// liveness, show news (a pull follows at once) and measure each link's loss and round trip. Nothing answers a beat:
+// each side's next beat echoes the last one it received, which is the acknowledgement and the round-trip sample.
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -64,12 +64,16 @@ int Service::Impl::beat_socket(const std::optional<Address>& source, int family)
     return fd;
 }
 
-// One beat to every member: the same sequence number for all, each with its own echo.
-void Service::Impl::send_beats() {
-    if (members.empty() || closing) return;
+// One beat to every member: the same sequence number for all, each with its own echo. Returns its number.
+uint64_t Service::Impl::send_beats() { return send_beat(++beat_seq, members); }
+
+// Beat `seq` to `to`: a new one, or one sent again (then it keeps its number, so that a receiver that has it
+// ignores it and one that lost it counts no loss).
+uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>& to) {
+    if (to.empty() || closing) return seq;
     auto key = current_key();
-    if (!key) return;
-    const uint64_t seq = ++beat_seq, now_mono = mono_ms();
+    if (!key) return seq;
+    const uint64_t now_mono = mono_ms();
     Beat header;
     header.seq = seq;
     std::vector<std::vector<std::string>> origins;
@@ -92,7 +96,7 @@ void Service::Impl::send_beats() {
         }
         for (const auto& [a, st] : peer_status) origin_of[a] = st.origin;
     }
-    for (const SocketAddress& m : members) {
+    for (const SocketAddress& m : to) {
         auto link = beat_links.find(origin_of[m]);
         if (link != beat_links.end() && link->second.last_seq) {
             header.echo = link->second.last_seq;
@@ -112,24 +116,51 @@ void Service::Impl::send_beats() {
         }
         counters.beats_sent.fetch_add(1);
         auto& sent = beat_sent[m];
-        sent.emplace_back(seq, now_mono);
+        if (!sent.empty() && sent.back().seq == seq) {
+            sent.back().again = true;  // its echo no longer times one trip
+            continue;
+        }
+        sent.push_back(SentBeat{seq, now_mono, false});
         while (sent.size() > kBeatsRemembered) sent.pop_front();
     }
+    return seq;
 }
 
-// After this instance's own change: a beat now and kChangeResends more, kChangeResendMs apart, so that a
-// lost one delays the news by that, not by a round (the NOTIFY over TCP goes too).
+// This instance's own change: a beat now, sent again every kChangeResendMs to each member that has not
+// acknowledged it (its beat echoes this one or a later one, or it pulled from us since), until all have or
+// the next round's beat goes out.
 void Service::Impl::announce_by_beats() {
-    send_beats();
-    beat_resends = kChangeResends;
+    change.seq = send_beats();
+    change.at_ms = now_ms();
+    change.unacked = members;
+    const uint64_t interval = static_cast<uint64_t>(config.peers->sync_interval.count());
+    change.resends_left = static_cast<int>(std::max<uint64_t>(1, interval / kChangeResendMs) - 1);
     uv_timer_start(
-        &beat_timer,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<Impl*>(t->data);
-            if (self->beat_resends-- <= 0) return uv_timer_stop(t), void();
-            self->send_beats();
-        },
-        kChangeResendMs, kChangeResendMs);
+        &beat_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->resend_change(); }, kChangeResendMs,
+        kChangeResendMs);
+}
+
+void Service::Impl::resend_change() {
+    if (change.resends_left-- <= 0 || change.seq != beat_seq) {  // done, or a newer beat went out
+        uv_timer_stop(&beat_timer);
+        return;
+    }
+    {
+        MutexLock lock(mu);
+        auto acked = [&](const SocketAddress& m) {
+            auto echo = beat_echoes.find(m);
+            auto pulled = pulled_at.find(m.address);
+            return (echo != beat_echoes.end() && echo->second >= change.seq) ||
+                   (pulled != pulled_at.end() && pulled->second >= change.at_ms);
+        };
+        change.unacked.erase(std::remove_if(change.unacked.begin(), change.unacked.end(), acked), change.unacked.end());
+    }
+    if (change.unacked.empty()) {
+        uv_timer_stop(&beat_timer);
+        return;
+    }
+    counters.beats_resent.fetch_add(change.unacked.size());
+    send_beat(change.seq, change.unacked);
 }
 
 // The datagrams the UDP threads handed over: at most kBeatsPerWake at a time (the loop comes back for the rest).
@@ -172,15 +203,22 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
     counters.beats_received.fetch_add(1);
     if (!count_beat(beat)) return;
     std::vector<SocketAddress> senders = note_beat(beat, sender);
-    auto [news, relayed] = merge_beat(beat);
+    BeatNews news = merge_beat(beat);
     if (senders.empty()) senders = members;  // a member behind NAT or a wildcard listener: ask them all
-    // Relayed news waits for the next round (take_relayed_news): by then the pulls from the origins
-    // themselves have usually brought it, and a fresh node does not ask every peer for everything at once.
-    for (auto& [origin, held] : relayed) {
+    // News of an origin we do not know yet (or of its new life) that the sender only relays waits for the
+    // next round (take_relayed_news): by then the pulls from the origins themselves have usually brought
+    // it, and a fresh node does not ask every peer for everything at once. A newer version of an origin we
+    // know is pulled at once, with everything the sender relays: around a lossy or cut link, that is how
+    // a change arrives.
+    for (auto& [origin, held] : news.relayed_new) {
         if (!senders.empty() && relayed_news.size() < ReportLimits::kMaxOrigins)
             relayed_news.try_emplace(origin, held, senders.front());
     }
-    if (news.empty()) return;
+    if (!news.relayed.empty()) {
+        for (const SocketAddress& m : senders) want_relay.insert(m);
+        news.direct.merge(news.relayed);
+    }
+    if (news.direct.empty()) return;
     for (const SocketAddress& m : senders) {
         if (!in_flight.count({m, false})) {
             exchange(m, false);
@@ -189,7 +227,7 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
         // A pull is under way, perhaps begun before this news: its end looks again (finish()), and pulls
         // again only if the news is still news. (A beat repeats, and every repeat would otherwise cost a pull.)
         auto& waiting = beat_news[m];
-        for (auto& [origin, held] : news) {
+        for (auto& [origin, held] : news.direct) {
             if (waiting.size() < ReportLimits::kMaxOrigins) waiting[origin] = held;
         }
     }
@@ -277,11 +315,13 @@ std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const Sock
         st.beats_lost = link.lost;
         st.loss_ratio = link.loss;
         st.last_beat_ms = now_ms();
+        if (!beat.echo) continue;
+        beat_echoes[m] = std::max(beat_echoes[m], beat.echo);
         auto sent = beat_sent.find(m);
-        if (!beat.echo || sent == beat_sent.end()) continue;
-        for (const auto& [seq, at] : sent->second) {
-            if (seq != beat.echo || now_mono < at + beat.held_ms) continue;
-            auto sample = static_cast<double>(now_mono - at - beat.held_ms);
+        if (sent == beat_sent.end()) continue;
+        for (const SentBeat& b : sent->second) {
+            if (b.seq != beat.echo || b.again || now_mono < b.at_ms + beat.held_ms) continue;
+            auto sample = static_cast<double>(now_mono - b.at_ms - beat.held_ms);
             st.rtt_ms = st.rtt_samples++ == 0 ? sample : st.rtt_ms + (sample - st.rtt_ms) / 8;
         }
     }
@@ -289,10 +329,9 @@ std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const Sock
 }
 
 // Liveness and news: the sender's own record and those it relays, checked like any report, moving
-// heartbeats. Returns the versions it showed that we lack (origin -> version and life): the sender's own,
-// and those it relays.
-std::pair<std::map<std::string, Held>, std::map<std::string, Held>> Service::Impl::merge_beat(Beat& beat) {
-    std::map<std::string, Held> direct_news, relay_news;
+// heartbeats. Returns the versions it showed that we lack (origin -> version and life), by kind.
+Service::Impl::BeatNews Service::Impl::merge_beat(Beat& beat) {
+    BeatNews news;
     MutexLock lock(mu);
     uint64_t now = now_ms();
     for (auto& r : beat.reports) {
@@ -301,15 +340,23 @@ std::pair<std::map<std::string, Held>, std::map<std::string, Held>> Service::Imp
             counters.rejected_reports.fetch_add(1);
             continue;
         }
-        const bool direct = r.state.origin() == beat.from;
-        if (r.state.origin() == own.origin()) {
+        const std::string origin = r.state.origin();
+        if (origin == own.origin()) {
             refute(r.state);
             continue;
         }
-        if (!store.merge_heartbeat(r.state, direct ? 0 : r.age_ms, now, nullptr)) continue;
-        (direct ? direct_news : relay_news)[r.state.origin()] = Held{r.state.version, r.state.incarnation};
+        if (!store.merge_heartbeat(r.state, origin == beat.from ? 0 : r.age_ms, now, nullptr)) continue;
+        Held shown{r.state.version, r.state.incarnation};
+        if (origin == beat.from) {
+            news.direct[origin] = shown;
+        } else if (auto k = store.known().find(origin);
+                   k != store.known().end() && k->second.state.incarnation == shown.incarnation) {
+            news.relayed[origin] = shown;
+        } else {
+            news.relayed_new[origin] = shown;
+        }
     }
-    return {std::move(direct_news), std::move(relay_news)};
+    return news;
 }
 
 }  // namespace glbd::sync

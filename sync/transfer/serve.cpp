@@ -40,6 +40,7 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
     {
         MutexLock lock(mu);
         member = member_addresses.count(from) > 0;
+        if (member && !notify) pulled_at[from] = now_ms();  // acknowledges our last change (resend_change)
     }
     if (notify) {
         counters.notifies_received.fetch_add(1);
