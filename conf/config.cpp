@@ -301,7 +301,7 @@ void read_peer_key(Reader& r, const Node& peers, Peers& p) {
 }
 
 void read_peers(Reader& r, const Node& n, Config& c) {
-    Section s(r, n, "peers", {"key", "members", "syncInterval", "deadAfter", "forgetAfter"});
+    Section s(r, n, "peers", {"key", "members", "syncInterval", "deadAfter", "deadAfterMax", "forgetAfter"});
     if (!s) return;
     Peers p;
     read_peer_key(r, n, p);
@@ -318,7 +318,10 @@ void read_peers(Reader& r, const Node& n, Config& c) {
     }
     s.duration("syncInterval", Millis{100}, Millis{600'000}, p.sync_interval);
     s.duration("deadAfter", Millis{500}, Millis{3'600'000}, p.dead_after);
+    s.duration("deadAfterMax", Millis{500}, Millis{3'600'000}, p.dead_after_max);
     s.duration("forgetAfter", Millis{60'000}, Millis{365LL * 86'400'000}, p.forget_after);
+    if (p.dead_after_max.count() && p.dead_after_max < p.dead_after)
+        r.error(n, "peers.deadAfterMax", "must be at least peers.deadAfter");
     if (p.forget_after <= p.dead_after) r.error(n, "peers.forgetAfter", "must be longer than peers.deadAfter");
     if (p.dead_after <= p.sync_interval) r.error(n, "peers.deadAfter", "must be longer than peers.syncInterval");
     c.peers = p;

@@ -109,6 +109,9 @@ struct Peers {
     std::vector<SockAddr> members;
     Millis sync_interval{1000};
     Millis dead_after{10000};
+    // How far deadAfter may grow for a cluster whose heartbeats arrive through a lossy path (docs/sync.md):
+    // deadAfter x (1 + the share of its beats lost), at most this. 0: deadAfter + a tenth of it.
+    Millis dead_after_max{0};
     Millis forget_after{86'400'000};  // an instance not heard from for this long is forgotten
 };
 

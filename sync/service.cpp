@@ -364,10 +364,6 @@ void Service::Impl::announce() {
     for (const auto& m : silent) exchange(m, true);
 }
 
-uint64_t Service::Impl::suspect_after() const {
-    return std::max(3 * static_cast<uint64_t>(config.peers->sync_interval.count()), dead_after() / 2);
-}
-
 void Service::Impl::pull_rest() {
     round_lead.reset();
     std::vector<SocketAddress> rest;
@@ -415,86 +411,6 @@ void Service::Impl::resolve_members() {
         });
     }
     one_done();
-}
-
-void Service::Impl::check_liveness() {
-    bool changed = false;
-    uint64_t now = now_ms();
-    {
-        MutexLock lock(mu);
-        if (networked) {
-            for (const auto& origin : store.forget(now, static_cast<uint64_t>(config.peers->forget_after.count()))) {
-                spdlog::info("sync: forgot {}: not heard from for peers.forgetAfter", origin);
-                last_alive.erase(origin);
-                changed = true;
-                request_save();
-            }
-            judge_members(now);
-        }
-        for (const auto& [origin, k] : store.known()) {
-            bool alive = store.alive(k, now, dead_after());
-            // A first sighting changes nothing: the view that brought the origin judged it the same way.
-            auto [it, fresh] = last_alive.try_emplace(origin, alive);
-            if (!fresh && it->second != alive) {
-                if (alive) {
-                    spdlog::warn("sync: {} is alive again", origin);
-                } else {
-                    spdlog::warn("sync: {} is dead: not heard for deadAfter ({} ms), directly or through a peer; {}",
-                                 origin, dead_after(), evidence(origin, k, now));
-                }
-                it->second = alive;
-                changed = true;
-            }
-        }
-    }
-    if (changed && on_change) on_change();
-}
-
-// What was last heard of `origin`: from the member that is it (heartbeats, their loss, transfers) and
-// through the others.
-std::string Service::Impl::evidence(const std::string& origin, const Known& k, uint64_t now) const {
-    auto ago = [now](uint64_t at) {
-        return at ? fmt::format("{:.1f} s ago", static_cast<double>(now - std::min(now, at)) / 1000.0)
-                  : std::string("never");
-    };
-    std::string out;
-    for (const auto& [addr, st] : peer_status) {
-        if (st.origin != origin) continue;
-        out += fmt::format("at {}: last heartbeat {} ({:.0f} % of them lost lately), last transfer {}; ", st.address,
-                           ago(st.last_beat_ms), 100 * st.loss_ratio, ago(st.last_ok_ms));
-    }
-    return out + "last heard at all " + ago(k.last_heard_ms);
-}
-
-// Each member is suspect while nothing has come from it directly for max(3 x syncInterval, deadAfter / 2);
-// a change is logged with what was heard (throttled per member).
-void Service::Impl::judge_members(uint64_t now) {
-    const uint64_t after = suspect_after();
-    for (const SocketAddress& m : members) {
-        PeerStatus& st = peer_status[m];
-        if (st.address.empty()) st.address = m.str();
-        const uint64_t direct = std::max(st.last_beat_ms, st.last_ok_ms);
-        const uint64_t since = direct ? direct : started_ms;
-        const bool suspect = now > since + after;
-        if (suspect == st.suspect) continue;
-        st.suspect = suspect;
-        const Known* k = nullptr;
-        if (auto it = store.known().find(st.origin); !st.origin.empty() && it != store.known().end()) k = &it->second;
-        st.suspect_reason =
-            suspect ? fmt::format("nothing directly for {} ms", now - since) +
-                          (k && k->last_heard_ms > direct ? "; heard through others" : "; nor through others")
-                    : "";
-        uint64_t left_out = 0;
-        if (report_log.allow((suspect ? "suspect " : "direct ") + st.address, now, &left_out)) {
-            if (suspect) {
-                spdlog::warn("sync: peer {} ({}) is suspect: {}; {}", st.address,
-                             st.origin.empty() ? "not known yet" : st.origin, st.suspect_reason,
-                             k ? evidence(st.origin, *k, now) : std::string("never heard"));
-            } else {
-                spdlog::info("sync: peer {} ({}) is heard directly again", st.address, st.origin);
-            }
-        }
-    }
 }
 
 Service::Service(const conf::Config& config, std::function<void()> on_change)

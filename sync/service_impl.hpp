@@ -1,6 +1,7 @@
 // sync/service_impl — the sync service's state and the functions that work on it, defined in
-// sync/service.cpp (the loop, rounds, liveness, stateDir, own state), sync/transfer/serve.cpp (answering
-// peers on the TCP thread) and sync/transfer/pull.cpp (exchanges with peers on the sync thread).
+// sync/service.cpp (the loop, rounds, stateDir, own state), sync/liveness.cpp (alive, suspect, accrual),
+// sync/transfer/serve.cpp (answering peers on the TCP thread), sync/transfer/pull.cpp (exchanges with peers
+// on the sync thread) and sync/transfer/beat.cpp (heartbeats over UDP).
 // Internal to sync/. Which thread touches what is written beside each field; what several threads share is
 // GLBD_GUARDED_BY(mu), checked by clang.
 #pragma once
@@ -238,6 +239,9 @@ struct Service::Impl {
     // How long a member may stay silent (no beat, no transfer) before it is suspect: max(3 x syncInterval,
     // deadAfter / 2). Also how recent its last beat must be for a change to go to it by beats alone.
     [[nodiscard]] uint64_t suspect_after() const;
+    // The most deadAfter may grow by for a lossy path: peers.deadAfterMax - deadAfter (a tenth of deadAfter
+    // when unset).
+    [[nodiscard]] uint64_t max_grace() const;
     void read_beats();
     void on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender);
     bool count_beat(const Beat& beat);

@@ -86,7 +86,11 @@ void Store::load(InstanceState&& s, uint64_t now_ms) {
 }
 
 bool Store::alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const {
-    return k.state.origin() == own_ || now_ms <= k.last_heard_ms + dead_after_ms;
+    return k.state.origin() == own_ || now_ms <= k.last_heard_ms + dead_after_ms + k.grace_ms;
+}
+
+void Store::set_grace(const std::string& origin, uint64_t grace_ms) {
+    if (auto it = known_.find(origin); it != known_.end()) it->second.grace_ms = grace_ms;
 }
 
 OverrideMap Store::overrides() const {

@@ -49,6 +49,7 @@ struct Known {
     InstanceState state;
     uint64_t last_heard_ms = 0;       // local clock: when its heartbeat last moved (directly or relayed)
     uint32_t changed_generation = 0;  // the store's generation when this origin's data last changed
+    uint64_t grace_ms = 0;            // added to deadAfter for it: its path has been lossy (Store::set_grace)
 };
 
 // Serial arithmetic (RFC 1982): whether generation `a` is after `b`.
@@ -85,7 +86,11 @@ public:
                    std::string* evicted);
     // Forgets every origin but our own not heard from since `now_ms - forget_after_ms`; returns them.
     std::vector<std::string> forget(uint64_t now_ms, uint64_t forget_after_ms);
+    // Alive: heard within dead_after_ms plus its grace.
     [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;
+    // The extra time an origin is given before it counts as dead (accrual: the service sets it from the loss
+    // measured on the path to it, within the config's bounds). Unknown origins are left alone.
+    void set_grace(const std::string& origin, uint64_t grace_ms);
     // The merged global view at `now_ms` (docs/answers.md: replicas, liveness, overrides applied).
     [[nodiscard]] GlobalView view(uint64_t now_ms, uint64_t dead_after_ms) const;
     // The same, shared: a cluster whose instances' data, liveness and overrides did not change since the

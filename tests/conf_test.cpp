@@ -100,6 +100,13 @@ std::string with(const std::string& from, const std::string& to, std::string tex
     return text.replace(at, from.size(), to);
 }
 
+TEST(Conf, DeadAfterMaxIsReadAndUnsetMeansNone) {
+    auto r = conf::load_text(with("deadAfter: 10s", "deadAfter: 10s\n  deadAfterMax: 12s"), "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    EXPECT_EQ(r.config->peers->dead_after_max.count(), 12000);
+    EXPECT_EQ(conf::load_text(kGood, "glbd.yaml").config->peers->dead_after_max.count(), 0);
+}
+
 struct Bad {
     const char* name;
     std::string yaml;
@@ -315,6 +322,8 @@ const Bad kBad[] = {
     {"LogLevel", with("level: info", "level: loud"), "log.level: must be trace, debug, info, warn or error"},
     {"DeadAfterShorterThanSync", with("deadAfter: 10s", "deadAfter: 500ms"),
      "peers.deadAfter: must be longer than peers.syncInterval"},
+    {"DeadAfterMaxBelowDeadAfter", with("deadAfter: 10s", "deadAfter: 10s\n  deadAfterMax: 9s"),
+     "peers.deadAfterMax: must be at least peers.deadAfter"},
     {"MissingZones", std::string("cluster: {id: a}\nlisten: {dns: [\"127.0.0.1:53\"]}\n"), "zones: required"},
     {"HostCnameConflict", with("www 300 IN CNAME shop", "shop 300 IN CNAME www"),
      "host shop.glb.example.com also has a static CNAME"},

@@ -417,3 +417,23 @@ TEST(Store, ForgetsInstancesNotHeardForForgetAfterButNeverItself) {
 // one is left out and the rest of the report stands (one bad DNSRecord of a cluster must not withdraw the
 // cluster's other hosts everywhere).
 }  // namespace
+
+namespace {
+
+// Accrual: an origin given grace (its path has been lossy) stays alive that much longer, and no longer.
+TEST(Store, GraceLengthensDeadAfterForOneOriginOnly) {
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(inst("eu", "x", 10, 100), 0, 1000);
+    st.merge(inst("us", "y", 10, 100), 0, 1000);
+    st.set_grace("eu/x", 500);
+    st.set_grace("nobody/z", 500);  // unknown: nothing happens
+    auto view = st.view(4200, 3000);
+    EXPECT_TRUE(cluster(view, "eu")->alive);
+    EXPECT_FALSE(cluster(view, "us")->alive);
+    EXPECT_FALSE(cluster(st.view(4501, 3000), "eu")->alive);
+    st.set_grace("eu/x", 0);
+    EXPECT_FALSE(cluster(st.view(4200, 3000), "eu")->alive);
+}
+
+}  // namespace
