@@ -369,6 +369,14 @@ void Service::Impl::pull_rest() {
     std::vector<SocketAddress> rest;
     rest.swap(round_rest);
     for (const auto& m : rest) exchange(m, false);
+    // News that beats showed while the lead was out, and that it did not bring.
+    std::vector<SocketAddress> waiting;
+    for (const auto& [m, news] : beat_news) {
+        if (!in_flight.count({m, false})) waiting.push_back(m);
+    }
+    for (const auto& m : waiting) {
+        if (still_news(m)) exchange(m, false);
+    }
 }
 
 bool Service::Impl::is_own_listen(const SocketAddress& addr) const {

@@ -144,10 +144,17 @@ struct Service::Impl {
         uint64_t seq = 0, at_ms = 0;
         bool again = false;  // sent more than once: its echo times no single trip
     };
-    std::map<SocketAddress, std::deque<SentBeat>> beat_sent;             // per member, lately
-    std::map<SocketAddress, uint64_t> beat_echoes GLBD_GUARDED_BY(mu);   // per member: the newest of ours it echoed
-    std::map<SocketAddress, std::map<std::string, Held>> beat_news;      // news beats showed while a pull was under way
-    std::map<std::string, std::pair<Held, SocketAddress>> relayed_news;  // relayed news since the last round, and who
+    std::map<SocketAddress, std::deque<SentBeat>> beat_sent;  // per member, lately
+    std::map<SocketAddress, uint64_t> echo_sent;              // per member: the echo our last beat to it carried
+    std::map<SocketAddress, uint64_t> beat_echoes GLBD_GUARDED_BY(mu);  // per member: the newest of ours it echoed
+    std::map<SocketAddress, std::map<std::string, Held>> beat_news;     // news beats showed while a pull was under way
+    struct RelayedNews {
+        Held held;           // the newest version shown
+        SocketAddress from;  // the member that relayed it first
+        size_t round = 0;    // `rounds` when it was first shown
+    };
+    std::map<std::string, RelayedNews> relayed_news;  // of origins we do not know (or of new lives), by origin
+    static constexpr size_t kRelayedNewsRounds = 2;
     static constexpr size_t kBeatsRemembered = 64;
     static constexpr double kLossWindow = 32;
     static constexpr uint64_t kChangeResendMs = 200;
@@ -232,7 +239,11 @@ struct Service::Impl {
     void close_beat_sockets();
     int beat_socket(const std::optional<Address>& source, int family);
     uint64_t send_beats();
-    uint64_t send_beat(uint64_t seq, const std::vector<SocketAddress>& to);
+    // How a beat sent again is timed: its echo may answer either copy (maybe_heard: no round-trip sample from
+    // it), the first went unheard (unheard: its echo times this copy), or the first was heard (heard: its echo
+    // times the first).
+    enum class Again : uint8_t { maybe_heard, unheard, heard };
+    uint64_t send_beat(uint64_t seq, const std::vector<SocketAddress>& to, Again again = Again::maybe_heard);
     void announce_by_beats();
     void resend_change();
     void announce();

@@ -69,7 +69,7 @@ uint64_t Service::Impl::send_beats() { return send_beat(++beat_seq, members); }
 
 // Beat `seq` to `to`: a new one, or one sent again (then it keeps its number, so that a receiver that has it
 // ignores it and one that lost it counts no loss).
-uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>& to) {
+uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>& to, Again again) {
     if (to.empty() || closing) return seq;
     auto key = current_key();
     if (!key) return seq;
@@ -104,6 +104,7 @@ uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>
         } else {
             header.echo = header.held_ms = 0;
         }
+        echo_sent[m] = header.echo;
         uint16_t id = static_cast<uint16_t>(seq);
         std::vector<uint8_t> wire = beat_message(id, header, origins, kMaxBeatBytes - kTsigRoom - key->name.size());
         tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
@@ -117,7 +118,8 @@ uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>
         counters.beats_sent.fetch_add(1);
         auto& sent = beat_sent[m];
         if (!sent.empty() && sent.back().seq == seq) {
-            sent.back().again = true;  // its echo no longer times one trip
+            if (again == Again::unheard) sent.back().at_ms = now_mono;  // the echo will time this one
+            if (again == Again::maybe_heard) sent.back().again = true;  // its echo times no single trip
             continue;
         }
         sent.push_back(SentBeat{seq, now_mono, false});
@@ -201,26 +203,42 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
         return;
     }
     counters.beats_received.fetch_add(1);
-    if (!count_beat(beat)) return;
-    std::vector<SocketAddress> senders = note_beat(beat, sender);
+    const bool fresh = count_beat(beat);
+    std::vector<SocketAddress> senders = note_beat(beat, sender);  // a repeat's echo still times a trip
+    if (!fresh) return;
+    // First contact, a round sooner than the next beat: a member that has heard none of our beats (it started
+    // after our last one) gets our last one again now; one whose beats ours have not echoed yet gets it again
+    // with the echo. Each happens about once per life of either side.
+    for (const SocketAddress& m : senders) {
+        if (beat_seq == 0) break;
+        if (beat.echo == 0) {
+            send_beat(beat_seq, {m}, Again::unheard);
+        } else if (auto e = echo_sent.find(m); e == echo_sent.end() || e->second == 0) {
+            send_beat(beat_seq, {m}, Again::heard);
+        }
+    }
     BeatNews news = merge_beat(beat);
     if (senders.empty()) senders = members;  // a member behind NAT or a wildcard listener: ask them all
-    // News of an origin we do not know yet (or of its new life) that the sender only relays waits for the
-    // next round (take_relayed_news): by then the pulls from the origins themselves have usually brought
-    // it, and a fresh node does not ask every peer for everything at once. A newer version of an origin we
-    // know is pulled at once, with everything the sender relays: around a lossy or cut link, that is how
-    // a change arrives.
+    // News of an origin we do not know yet (or of its new life) that the sender only relays waits two rounds
+    // (take_relayed_news): at a start, the pulls from the origins themselves bring it by then, and a fresh
+    // node does not ask every relayer for everything at once. A newer version of an origin we know is pulled
+    // at once, with everything the sender relays: around a lossy or cut link, that is how a change arrives.
     for (auto& [origin, held] : news.relayed_new) {
-        if (!senders.empty() && relayed_news.size() < ReportLimits::kMaxOrigins)
-            relayed_news.try_emplace(origin, held, senders.front());
+        if (senders.empty() || (relayed_news.size() >= ReportLimits::kMaxOrigins && !relayed_news.count(origin)))
+            continue;
+        auto [it, added] = relayed_news.try_emplace(origin, RelayedNews{held, senders.front(), rounds});
+        if (!added) it->second.held = held;
     }
     if (!news.relayed.empty()) {
         for (const SocketAddress& m : senders) want_relay.insert(m);
         news.direct.merge(news.relayed);
     }
     if (news.direct.empty()) return;
+    // While a round's lead pull is out, the news waits for it (pull_rest() looks again): it brings what its
+    // member relays, and a fresh node would otherwise fetch the same origins from their own members too.
+    const bool lead_out = round_lead && in_flight.count({*round_lead, false});
     for (const SocketAddress& m : senders) {
-        if (!in_flight.count({m, false})) {
+        if (!lead_out && !in_flight.count({m, false})) {
             exchange(m, false);
             continue;
         }
@@ -233,17 +251,22 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
     }
 }
 
-// At a round: the relayed news beats showed since the last one that is still news makes the member that
-// relayed it due for a pull of everything it relays (want_relay).
+// At a round: relayed news of an origin we do not know (or of its new life) that is still news after
+// kRelayedNewsRounds rounds makes the member that relayed it due for a pull of everything it relays
+// (want_relay); news that is no longer news is dropped.
 void Service::Impl::take_relayed_news() {
-    std::map<std::string, std::pair<Held, SocketAddress>> pending;
-    pending.swap(relayed_news);
     MutexLock lock(mu);
-    for (const auto& [origin, news] : pending) {
-        const auto& [held, from] = news;
-        auto k = store.known().find(origin);
-        if (k != store.known().end() && !is_newer(held, k->second.state)) continue;
-        if (std::find(members.begin(), members.end(), from) != members.end()) want_relay.insert(from);
+    for (auto it = relayed_news.begin(); it != relayed_news.end();) {
+        const RelayedNews& n = it->second;
+        auto k = store.known().find(it->first);
+        if (k != store.known().end() && !is_newer(n.held, k->second.state)) {
+            it = relayed_news.erase(it);
+        } else if (rounds - n.round >= kRelayedNewsRounds) {
+            if (std::find(members.begin(), members.end(), n.from) != members.end()) want_relay.insert(n.from);
+            it = relayed_news.erase(it);
+        } else {
+            ++it;
+        }
     }
 }
 
@@ -279,7 +302,7 @@ bool Service::Impl::count_beat(const Beat& beat) {
     }
     BeatLink& link = it != beat_links.end() ? it->second : beat_links[beat.from];
     if (beat.seq <= link.last_seq && beat.seq + kBeatsRemembered > link.last_seq) return false;
-    if (link.last_seq && beat.seq > link.last_seq) {
+    if (link.last_seq && beat.seq > link.last_seq) {  // (a first beat counts no loss)
         uint64_t missed = std::min<uint64_t>(beat.seq - link.last_seq - 1, kBeatsRemembered);
         link.lost += missed;
         for (uint64_t k = 0; k < missed; ++k) link.loss += (1.0 - link.loss) / kLossWindow;
