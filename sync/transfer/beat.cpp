@@ -149,13 +149,15 @@ void Service::Impl::resend_change() {
     }
     {
         MutexLock lock(mu);
-        auto acked = [&](const SocketAddress& m) {
+        std::vector<SocketAddress> still;
+        for (const SocketAddress& m : change.unacked) {
             auto echo = beat_echoes.find(m);
             auto pulled = pulled_at.find(m.address);
-            return (echo != beat_echoes.end() && echo->second >= change.seq) ||
-                   (pulled != pulled_at.end() && pulled->second >= change.at_ms);
-        };
-        change.unacked.erase(std::remove_if(change.unacked.begin(), change.unacked.end(), acked), change.unacked.end());
+            bool acked = (echo != beat_echoes.end() && echo->second >= change.seq) ||
+                         (pulled != pulled_at.end() && pulled->second >= change.at_ms);
+            if (!acked) still.push_back(m);
+        }
+        change.unacked = std::move(still);
     }
     if (change.unacked.empty()) {
         uv_timer_stop(&beat_timer);
