@@ -73,10 +73,12 @@ contains "is dead" < "$WORK/b.log" && fail "b logged a death while only TCP was 
 drop -D $A $B -p tcp
 echo "7 s without TCP between a and b: both alive throughout"
 
-# 2. Half of their UDP lost for 4 s: the gaps in the beats' numbers are counted on both sides.
+# 2. Half of their UDP lost for 6 s (12 beats each way): the gaps in the beats' numbers are counted on both
+#    sides, each when the next beat arrives (1.5 s after the loss ends, at least one has).
 drop -A $A $B -p udp -m statistic --mode random --probability 0.5
-sleep 4
+sleep 6
 drop -D $A $B -p udp -m statistic --mode random --probability 0.5
+sleep 1.5
 for n in a b; do
     other=$B; [[ $n == b ]] && other=$A
     lost=$(peer_field "${ADDR[$n]}" "$other:$P" beatsLost)
@@ -84,7 +86,7 @@ for n in a b; do
     [[ $lost =~ ^[0-9]+$ ]] && ((lost > 0)) || fail "$n counted no lost heartbeats from its peer with 50 % loss: '$lost'"
     awk -v r="$ratio" 'BEGIN { exit !(r > 0 && r < 1) }' || fail "$n's loss ratio is '$ratio'"
 done
-echo "50 % UDP loss for 4 s: a lost $lost beats from b (loss ratio now $ratio)"
+echo "50 % UDP loss for 6 s: a lost $lost beats from b (loss ratio now $ratio)"
 contains "is dead" < "$WORK/b.log" && fail "b logged a death with half the heartbeats lost: $(grep 'is dead' "$WORK/b.log")"
 
 # 3. Everything between a and b dropped: b marks a suspect, then dead within deadAfter + 2 s, with evidence.
