@@ -61,8 +61,9 @@ struct Service::Impl {
     bool save_pending GLBD_GUARDED_BY(mu) = false;
     bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
 
-    SyncCounters counters;              // atomics
-    LogThrottle reject_log;             // TCP thread: rejected requests, per source address and reason
+    SyncCounters counters;                              // atomics
+    Mutex reject_mu;                                    // the TCP thread (requests) and the sync thread (beats)
+    LogThrottle reject_log GLBD_GUARDED_BY(reject_mu);  // rejected requests, per source address and reason
     LogThrottle report_log{1, 60'000};  // sync thread: rejected reports, per peer and origin, once a minute
     bool running = false;               // control thread: the sync thread is running
 

@@ -93,7 +93,12 @@ void Service::Impl::reject(Auth a, const char* what, const std::string& peer) {
                           : counters.rejected_badtime)
         .fetch_add(1);
     uint64_t left_out = 0;
-    if (reject_log.allow(peer + " " + why, now_ms(), &left_out)) {
+    bool log = false;
+    {
+        MutexLock lock(reject_mu);
+        log = reject_log.allow(peer + " " + why, now_ms(), &left_out);
+    }
+    if (log) {
         spdlog::warn("sync: rejected {} request from {}: {}{}", what, peer, why,
                      left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
     }
