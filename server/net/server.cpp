@@ -253,10 +253,10 @@ struct DnsServer::UdpWorker {
         timespec received{};  // for the query log: when recvmmsg returned (every datagram was there by then)
         if (tap) clock_gettime(CLOCK_REALTIME, &received);
         for (int i = 0; i < n; ++i) {
+            if (hand_off(i)) continue;  // a peer's heartbeat: neither answered nor a query to log
             QueryInfo qi;
             size_t len = 0;
             const bool logged = tap && tap->sampled();
-            if (hand_off(i)) continue;
             Client c{client_address(peers[i]), Transport::udp};
             if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
                 const uint64_t gen = reader.generation();
