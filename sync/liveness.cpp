@@ -28,6 +28,7 @@ void Service::Impl::check_liveness() {
             for (const auto& origin : store.forget(now, static_cast<uint64_t>(config.peers->forget_after.count()))) {
                 spdlog::info("sync: forgot {}: not heard from for peers.forgetAfter", origin);
                 last_alive.erase(origin);
+                beat_links.erase(origin);
                 changed = true;
                 request_save();
             }
@@ -71,8 +72,10 @@ std::string Service::Impl::evidence(const std::string& origin, const Known& k, u
     std::string out;
     for (const auto& [addr, st] : peer_status) {
         if (st.origin != origin) continue;
+        auto link = beat_links.find(origin);
         out += fmt::format("at {}: last heartbeat {} ({:.0f} % of them lost lately), last transfer {}; ", st.address,
-                           ago(st.last_beat_ms), 100 * st.loss_ratio, ago(st.last_ok_ms));
+                           ago(st.last_beat_ms), link != beat_links.end() ? 100 * link->second.loss : 0.0,
+                           ago(st.last_ok_ms));
     }
     return out + "last heard at all " + ago(k.last_heard_ms);
 }

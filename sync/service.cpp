@@ -369,13 +369,13 @@ void Service::Impl::pull_rest() {
     std::vector<SocketAddress> rest;
     rest.swap(round_rest);
     for (const auto& m : rest) exchange(m, false);
-    // News that beats showed while the lead was out, and that it did not bring.
+    // What was wanted while the lead was out, and that it did not bring.
     std::vector<SocketAddress> waiting;
-    for (const auto& [m, news] : beat_news) {
+    for (const auto& [m, w] : wanted) {
         if (!in_flight.count({m, false})) waiting.push_back(m);
     }
     for (const auto& m : waiting) {
-        if (still_news(m)) exchange(m, false);
+        if (take_wanted(m)) exchange(m, false);
     }
 }
 
@@ -403,6 +403,7 @@ void Service::Impl::resolve_members() {
             }
         }
         members = std::move(next);
+        forget_former_members();
         --resolving;
     };
     ++resolving;
@@ -419,6 +420,20 @@ void Service::Impl::resolve_members() {
         });
     }
     one_done();
+}
+
+// What is kept per member goes with it (a reload or a name that resolves elsewhere now).
+void Service::Impl::forget_former_members() {
+    auto former = [this](const SocketAddress& m) {
+        return std::find(members.begin(), members.end(), m) == members.end();
+    };
+    std::erase_if(member_beats, [&](const auto& kv) { return former(kv.first); });
+    std::erase_if(wanted, [&](const auto& kv) { return former(kv.first); });
+    std::erase_if(want_relay, former);
+    MutexLock lock(mu);
+    for (auto it = pulled_at.begin(); it != pulled_at.end();) {  // (a loop: the analysis sees no lock in a lambda)
+        it = member_addresses.count(it->first) ? std::next(it) : pulled_at.erase(it);
+    }
 }
 
 Service::Service(const conf::Config& config, std::function<void()> on_change)
@@ -479,7 +494,14 @@ OverrideMap Service::overrides() const {
 std::vector<PeerStatus> Service::peers() const {
     MutexLock lock(impl_->mu);
     std::vector<PeerStatus> out;
-    for (const auto& [a, s] : impl_->peer_status) out.push_back(s);
+    for (auto [a, s] : impl_->peer_status) {  // with its origin's beats (counted per origin, not per address)
+        if (auto link = impl_->beat_links.find(s.origin); link != impl_->beat_links.end()) {
+            s.beats_received = link->second.received;
+            s.beats_lost = link->second.lost;
+            s.loss_ratio = link->second.loss;
+        }
+        out.push_back(std::move(s));
+    }
     return out;
 }
 const SyncCounters& Service::counters() const { return impl_->counters; }

@@ -77,9 +77,15 @@ struct Service::Impl {
     std::thread thread;
     bool closing = false;                                // the stop was seen: no new exchange
     std::set<std::pair<SocketAddress, bool>> in_flight;  // (peer, notify) of the exchanges under way
-    // Peers asked for a pull while one was under way (a NOTIFY during a long transfer): pulled again as soon
-    // as it ends, so that a change made during a transfer waits for no syncInterval.
-    std::set<SocketAddress> pull_again;
+    // Pulls wanted while one from the same peer (or the round's lead) was under way: a NOTIFY during a long
+    // transfer (`again`), or versions a beat showed. Looked at when that pull ends (take_wanted): pulled again
+    // if still wanted, so that a change made during a transfer waits for no syncInterval, and a beat repeated
+    // during a pull costs no second one.
+    struct Wanted {
+        bool again = false;
+        std::map<std::string, Held> versions;  // origin -> the version and life shown
+    };
+    std::map<SocketAddress, Wanted> wanted;
     struct Exchange;
     std::map<Exchange*, std::unique_ptr<Exchange>> exchanges;  // until its handles have closed
     std::vector<SocketAddress> members;                        // resolved addresses, refreshed each round
@@ -140,15 +146,17 @@ struct Service::Impl {
         uint64_t last_seq = 0, last_mono_ms = 0, received = 0, lost = 0;
         double loss = 0;  // the share of beats lost, smoothed over about kLossWindow beats
     };
-    std::map<std::string, BeatLink> beat_links;  // by the sender's origin
+    std::map<std::string, BeatLink> beat_links GLBD_GUARDED_BY(mu);  // by the sender's origin
     struct SentBeat {
         uint64_t seq = 0, at_ms = 0;
         bool again = false;  // sent more than once: its echo times no single trip
     };
-    std::map<SocketAddress, std::deque<SentBeat>> beat_sent;  // per member, lately
-    std::map<SocketAddress, uint64_t> echo_sent;              // per member: the echo our last beat to it carried
-    std::map<SocketAddress, uint64_t> beat_echoes GLBD_GUARDED_BY(mu);  // per member: the newest of ours it echoed
-    std::map<SocketAddress, std::map<std::string, Held>> beat_news;     // news beats showed while a pull was under way
+    struct MemberBeats {            // our beats to one member, and its echoes of them
+        std::deque<SentBeat> sent;  // lately
+        uint64_t echo_sent = 0;     // the echo our last beat to it carried
+        uint64_t echoed = 0;        // the newest of ours it echoed
+    };
+    std::map<SocketAddress, MemberBeats> member_beats;  // per member; a former member's go (resolve_members)
     struct RelayedNews {
         Held held;           // the newest version shown
         SocketAddress from;  // the member that relayed it first
@@ -215,6 +223,11 @@ struct Service::Impl {
     static constexpr uint64_t kPullAtLeastEvery = 10;  // rounds
     bool is_own_listen(const SocketAddress& addr) const;
     void resolve_members();
+    void forget_former_members() GLBD_EXCLUDES(mu);
+    // A pull of `peer` now, or when the pull under way (its own or the round's lead) ends, if still wanted
+    // then: `versions` (shown by a beat) newer than the store's, or any (none given).
+    void want_pull(const SocketAddress& peer, const std::map<std::string, Held>& versions);
+    bool take_wanted(const SocketAddress& peer) GLBD_EXCLUDES(mu);
     void check_liveness();
     void judge_members(uint64_t now) GLBD_REQUIRES(mu);
     std::string evidence(const std::string& origin, const Known& k, uint64_t now) const GLBD_REQUIRES(mu);
@@ -256,15 +269,14 @@ struct Service::Impl {
     [[nodiscard]] uint64_t max_grace() const;
     void read_beats();
     void on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender);
-    bool count_beat(const Beat& beat);
-    std::vector<SocketAddress> note_beat(const Beat& beat, const SocketAddress& sender) GLBD_EXCLUDES(mu);
+    bool count_beat(const Beat& beat) GLBD_REQUIRES(mu);
+    std::vector<SocketAddress> note_beat(const Beat& beat, const SocketAddress& sender, bool& fresh) GLBD_EXCLUDES(mu);
     struct BeatNews {
         std::map<std::string, Held> direct;       // the sender's own newer version or life
         std::map<std::string, Held> relayed;      // a newer version of an origin we know, relayed
         std::map<std::string, Held> relayed_new;  // an origin we do not know, or its new life, relayed
     };
     BeatNews merge_beat(Beat& beat) GLBD_EXCLUDES(mu);
-    bool still_news(const SocketAddress& peer) GLBD_EXCLUDES(mu);
     void take_relayed_news() GLBD_EXCLUDES(mu);
     static bool is_newer(const Held& shown, const InstanceState& held);
 };

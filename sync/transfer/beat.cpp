@@ -11,13 +11,10 @@
 #include <cstring>
 #include <ctime>
 
+#include "resolver/base/clock.hpp"
 #include "sync/service_impl.hpp"
 
 namespace glbd::sync {
-
-namespace {
-uint64_t mono_ms() { return uv_hrtime() / 1'000'000; }
-}  // namespace
 
 void Service::Impl::set_beat_source(int fd) {
     if (beat_in >= 0) ::close(beat_in);
@@ -73,11 +70,14 @@ uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>
     if (to.empty() || closing) return seq;
     auto key = current_key();
     if (!key) return seq;
-    const uint64_t now_mono = mono_ms();
+    const uint64_t now_mono = steady_ms();
     Beat header;
     header.seq = seq;
     std::vector<std::vector<std::string>> origins;
-    std::map<SocketAddress, std::string> origin_of;
+    struct Echo {
+        uint64_t seq = 0, held_ms = 0;
+    };
+    std::map<SocketAddress, Echo> echo_to;  // the last beat each member's origin sent us, and how long ago
     {
         MutexLock lock(mu);
         header.from = own.origin();
@@ -94,17 +94,19 @@ uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>
             encode_report(k.state, k.state.heartbeat, now > k.last_heard_ms ? now - k.last_heard_ms : 0, false,
                           origins);
         }
-        for (const auto& [a, st] : peer_status) origin_of[a] = st.origin;
+        for (const SocketAddress& m : to) {
+            auto st = peer_status.find(m);
+            if (st == peer_status.end()) continue;
+            if (auto link = beat_links.find(st->second.origin); link != beat_links.end())
+                echo_to[m] = Echo{link->second.last_seq, now_mono - link->second.last_mono_ms};
+        }
     }
     for (const SocketAddress& m : to) {
-        auto link = beat_links.find(origin_of[m]);
-        if (link != beat_links.end() && link->second.last_seq) {
-            header.echo = link->second.last_seq;
-            header.held_ms = now_mono - link->second.last_mono_ms;
-        } else {
-            header.echo = header.held_ms = 0;
-        }
-        echo_sent[m] = header.echo;
+        const Echo echo = echo_to[m];
+        header.echo = echo.seq;
+        header.held_ms = echo.seq ? echo.held_ms : 0;
+        MemberBeats& beats = member_beats[m];
+        beats.echo_sent = header.echo;
         uint16_t id = static_cast<uint16_t>(seq);
         std::vector<uint8_t> wire = beat_message(id, header, origins, kMaxBeatBytes - kTsigRoom - key->name.size());
         tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
@@ -116,7 +118,7 @@ uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>
             continue;
         }
         counters.beats_sent.fetch_add(1);
-        auto& sent = beat_sent[m];
+        auto& sent = beats.sent;
         if (!sent.empty() && sent.back().seq == seq) {
             if (again == Again::unheard) sent.back().at_ms = now_mono;  // the echo will time this one
             if (again == Again::maybe_heard) sent.back().again = true;  // its echo times no single trip
@@ -151,10 +153,9 @@ void Service::Impl::resend_change() {
         MutexLock lock(mu);
         std::vector<SocketAddress> still;
         for (const SocketAddress& m : change.unacked) {
-            auto echo = beat_echoes.find(m);
             auto pulled = pulled_at.find(m.address);
-            bool acked = (echo != beat_echoes.end() && echo->second >= change.seq) ||
-                         (pulled != pulled_at.end() && pulled->second >= change.at_ms);
+            bool acked =
+                member_beats[m].echoed >= change.seq || (pulled != pulled_at.end() && pulled->second >= change.at_ms);
             if (!acked) still.push_back(m);
         }
         change.unacked = std::move(still);
@@ -205,8 +206,8 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
         return;
     }
     counters.beats_received.fetch_add(1);
-    const bool fresh = count_beat(beat);
-    std::vector<SocketAddress> senders = note_beat(beat, sender);  // a repeat's echo still times a trip
+    bool fresh = false;
+    std::vector<SocketAddress> senders = note_beat(beat, sender, fresh);  // a repeat's echo still times a trip
     if (!fresh) return;
     // First contact, a round sooner than the next beat: a member that has heard none of our beats (it started
     // after our last one) gets our last one again now; one whose beats ours have not echoed yet gets it again
@@ -215,7 +216,7 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
         if (beat_seq == 0) break;
         if (beat.echo == 0) {
             send_beat(beat_seq, {m}, Again::unheard);
-        } else if (auto e = echo_sent.find(m); e == echo_sent.end() || e->second == 0) {
+        } else if (member_beats[m].echo_sent == 0) {
             send_beat(beat_seq, {m}, Again::heard);
         }
     }
@@ -236,21 +237,7 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
         news.direct.merge(news.relayed);
     }
     if (news.direct.empty()) return;
-    // While a round's lead pull is out, the news waits for it (pull_rest() looks again): it brings what its
-    // member relays, and a fresh node would otherwise fetch the same origins from their own members too.
-    const bool lead_out = round_lead && in_flight.count({*round_lead, false});
-    for (const SocketAddress& m : senders) {
-        if (!lead_out && !in_flight.count({m, false})) {
-            exchange(m, false);
-            continue;
-        }
-        // A pull is under way, perhaps begun before this news: its end looks again (finish()), and pulls
-        // again only if the news is still news. (A beat repeats, and every repeat would otherwise cost a pull.)
-        auto& waiting = beat_news[m];
-        for (auto& [origin, held] : news.direct) {
-            if (waiting.size() < ReportLimits::kMaxOrigins) waiting[origin] = held;
-        }
-    }
+    for (const SocketAddress& m : senders) want_pull(m, news.direct);
 }
 
 // At a round: relayed news of an origin we do not know (or of its new life) that is still news after
@@ -270,20 +257,6 @@ void Service::Impl::take_relayed_news() {
             ++it;
         }
     }
-}
-
-// Whether something a beat showed is still newer than what the store holds (sync thread).
-bool Service::Impl::still_news(const SocketAddress& peer) {
-    auto it = beat_news.find(peer);
-    if (it == beat_news.end()) return false;
-    std::map<std::string, Held> news = std::move(it->second);
-    beat_news.erase(it);
-    MutexLock lock(mu);
-    for (const auto& [origin, held] : news) {
-        auto k = store.known().find(origin);
-        if (k == store.known().end() || is_newer(held, k->second.state)) return true;
-    }
-    return false;
 }
 
 // Whether a version a beat showed is ahead of what is held: a later life, or a newer version in the same one.
@@ -312,17 +285,17 @@ bool Service::Impl::count_beat(const Beat& beat) {
     link.loss -= link.loss / kLossWindow;
     link.received++;
     link.last_seq = beat.seq;
-    link.last_mono_ms = mono_ms();
+    link.last_mono_ms = steady_ms();
     return true;
 }
 
 // Which members sent it (the one whose pulls answered as its origin, else those at the sender's address),
-// with the link's figures and, from the echo of one of ours, a round-trip sample.
-std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const SocketAddress& sender) {
-    const BeatLink& link = beat_links[beat.from];
-    const uint64_t now_mono = mono_ms();
+// with the link's figures (`fresh`: count_beat's) and, from the echo of one of ours, a round-trip sample.
+std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const SocketAddress& sender, bool& fresh) {
+    const uint64_t now_mono = steady_ms();
     std::vector<SocketAddress> senders;
     MutexLock lock(mu);
+    fresh = count_beat(beat);
     for (const SocketAddress& m : members) {
         auto st = peer_status.find(m);
         if (st != peer_status.end() && st->second.origin == beat.from) senders.push_back(m);
@@ -336,15 +309,11 @@ std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const Sock
         PeerStatus& st = peer_status[m];
         st.address = m.str();
         if (st.origin.empty() && senders.size() == 1) st.origin = printable(beat.from);
-        st.beats_received = link.received;
-        st.beats_lost = link.lost;
-        st.loss_ratio = link.loss;
         st.last_beat_ms = now_ms();
         if (!beat.echo) continue;
-        beat_echoes[m] = std::max(beat_echoes[m], beat.echo);
-        auto sent = beat_sent.find(m);
-        if (sent == beat_sent.end()) continue;
-        for (const SentBeat& b : sent->second) {
+        MemberBeats& beats = member_beats[m];
+        beats.echoed = std::max(beats.echoed, beat.echo);
+        for (const SentBeat& b : beats.sent) {
             if (b.seq != beat.echo || b.again || now_mono < b.at_ms + beat.held_ms) continue;
             auto sample = static_cast<double>(now_mono - b.at_ms - beat.held_ms);
             st.rtt_ms = st.rtt_samples++ == 0 ? sample : st.rtt_ms + (sample - st.rtt_ms) / 8;

@@ -57,10 +57,41 @@ std::optional<Address> Service::Impl::source_for(const Address& to) const {
     return std::nullopt;
 }
 
+void Service::Impl::want_pull(const SocketAddress& peer, const std::map<std::string, Held>& versions) {
+    // While a round's lead pull is out, the others wait for it (pull_rest()): it brings what its member
+    // relays, and a fresh node would otherwise fetch the same origins from their own members too.
+    const bool lead_out = round_lead && in_flight.count({*round_lead, false});
+    if (!lead_out && !in_flight.count({peer, false})) {
+        exchange(peer, false);
+        return;
+    }
+    Wanted& w = wanted[peer];
+    if (versions.empty()) w.again = true;
+    for (const auto& [origin, held] : versions) {
+        if (w.versions.size() < ReportLimits::kMaxOrigins) w.versions[origin] = held;
+    }
+}
+
+// Whether a pull of `peer` is still wanted (and forgets the wish): asked for again, or a version shown
+// that is still newer than the store's.
+bool Service::Impl::take_wanted(const SocketAddress& peer) {
+    auto it = wanted.find(peer);
+    if (it == wanted.end()) return false;
+    Wanted w = std::move(it->second);
+    wanted.erase(it);
+    if (w.again) return true;
+    MutexLock lock(mu);
+    for (const auto& [origin, held] : w.versions) {
+        auto k = store.known().find(origin);
+        if (k == store.known().end() || is_newer(held, k->second.state)) return true;
+    }
+    return false;
+}
+
 void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
     if (closing) return;
     if (in_flight.count({peer, notify})) {
-        if (!notify) pull_again.insert(peer);
+        if (!notify) wanted[peer].again = true;
         return;
     }
     auto key = current_key();
@@ -384,11 +415,8 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
             if (!x->notify) impl->counters.pull_failures.fetch_add(1);
         }
     }
-    if (!x->notify) {  // a NOTIFY came during the pull, or a beat showed news that it may not have brought
-        bool again = impl->pull_again.erase(x->peer) > 0;
-        again = impl->still_news(x->peer) || again;
-        if (again && error.empty()) impl->exchange(x->peer, false);
-    }
+    // A NOTIFY came during the pull, or a beat showed news that it may not have brought.
+    if (!x->notify && impl->take_wanted(x->peer) && error.empty()) impl->exchange(x->peer, false);
     if (!x->notify && x->peer == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
     uv_timer_stop(&x->timer);
     uv_timer_stop(&x->hedge);
