@@ -1,6 +1,7 @@
 // The sync service's counters as Prometheus families: exchanges and failures per peer, lag, last heard per
 // origin, rejected requests and reports, transfers served.
 #include <algorithm>
+#include <optional>
 
 #include "resolver/base/metrics.hpp"
 #include "sync/service.hpp"
@@ -8,45 +9,40 @@
 namespace glbd::sync {
 
 namespace {
+// One family with a sample per peer address: `value(p)`, none where it says nothing yet (nullopt).
+template <class Value>
+void per_peer(metrics::Writer& m, const char* name, const char* type, const char* help,
+              const std::vector<PeerStatus>& peers, Value value) {
+    m.family(name, type, help);
+    for (const auto& p : peers) {
+        if (std::optional<double> v = value(p)) m.sample(name, metrics::label("peer", p.address), *v);
+    }
+}
+
 // Per peer address: what its connections and heartbeats say of the link.
 void write_link_metrics(metrics::Writer& m, const std::vector<PeerStatus>& peers) {
-    m.family("glbd_sync_peer_connect_seconds", "gauge",
+    using V = std::optional<double>;
+    per_peer(m, "glbd_sync_peer_connect_seconds", "gauge",
              "How long a TCP connection to the peer address takes to open (smoothed; the round trip, when no SYN is "
-             "lost).");
-    for (const auto& p : peers) {
-        if (p.connects > 0)
-            m.sample("glbd_sync_peer_connect_seconds", metrics::label("peer", p.address), p.connect_ms / 1000.0);
-    }
-    m.family("glbd_sync_second_connects_total", "counter",
+             "lost).",
+             peers, [](const PeerStatus& p) { return p.connects > 0 ? V(p.connect_ms / 1000.0) : std::nullopt; });
+    per_peer(m, "glbd_sync_second_connects_total", "counter",
              "Exchanges with the peer address whose connection was tried a second time, the first being slow to open "
-             "(a lost SYN is sent again only after a second).");
-    for (const auto& p : peers) {
-        m.sample("glbd_sync_second_connects_total", metrics::label("peer", p.address),
-                 static_cast<double>(p.second_connects));
-    }
-    m.family("glbd_sync_peer_loss_ratio", "gauge",
+             "(a lost SYN is sent again only after a second).",
+             peers, [](const PeerStatus& p) { return V(static_cast<double>(p.second_connects)); });
+    per_peer(m, "glbd_sync_peer_loss_ratio", "gauge",
              "The share of the peer address's heartbeats (UDP) lost on the way lately, from the gaps in their numbers "
-             "(smoothed over about 32 beats).");
-    for (const auto& p : peers) {
-        if (p.beats_received > 0)
-            m.sample("glbd_sync_peer_loss_ratio", metrics::label("peer", p.address), p.loss_ratio);
-    }
-    m.family("glbd_sync_peer_rtt_seconds", "gauge",
-             "The round trip to the peer address, from its heartbeats' echo of ours (smoothed).");
-    for (const auto& p : peers) {
-        if (p.rtt_samples > 0)
-            m.sample("glbd_sync_peer_rtt_seconds", metrics::label("peer", p.address), p.rtt_ms / 1000.0);
-    }
-    m.family("glbd_sync_peer_suspect", "gauge",
+             "(smoothed over about 32 beats).",
+             peers, [](const PeerStatus& p) { return p.beats_received > 0 ? V(p.loss_ratio) : std::nullopt; });
+    per_peer(m, "glbd_sync_peer_rtt_seconds", "gauge",
+             "The round trip to the peer address, from its heartbeats' echo of ours (smoothed).", peers,
+             [](const PeerStatus& p) { return p.rtt_samples > 0 ? V(p.rtt_ms / 1000.0) : std::nullopt; });
+    per_peer(m, "glbd_sync_peer_suspect", "gauge",
              "1 while nothing has come from the peer address directly (no heartbeat, no transfer) for max(3 x "
-             "syncInterval, deadAfter / 2); its instance stays alive while others still relay it.");
-    for (const auto& p : peers)
-        m.sample("glbd_sync_peer_suspect", metrics::label("peer", p.address), p.suspect ? 1 : 0);
-    m.family("glbd_sync_peer_beats_received_total", "counter", "Heartbeats (UDP) received from the peer address.");
-    for (const auto& p : peers) {
-        m.sample("glbd_sync_peer_beats_received_total", metrics::label("peer", p.address),
-                 static_cast<double>(p.beats_received));
-    }
+             "syncInterval, deadAfter / 2); its instance stays alive while others still relay it.",
+             peers, [](const PeerStatus& p) { return V(p.suspect ? 1 : 0); });
+    per_peer(m, "glbd_sync_peer_beats_received_total", "counter", "Heartbeats (UDP) received from the peer address.",
+             peers, [](const PeerStatus& p) { return V(static_cast<double>(p.beats_received)); });
 }
 }  // namespace
 
@@ -54,14 +50,13 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
     const SyncCounters& sc = sync.counters();
     uint64_t now = now_ms();
     auto peers = sync.peers();
-    m.family("glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.");
-    for (const auto& p : peers)
-        m.sample("glbd_sync_exchanges_total", metrics::label("peer", p.address), static_cast<double>(p.exchanges));
-    m.family("glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.");
-    for (const auto& p : peers)
-        m.sample("glbd_sync_failures_total", metrics::label("peer", p.address), static_cast<double>(p.failures));
-    m.family("glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.");
-    for (const auto& p : peers) m.sample("glbd_sync_peer_up", metrics::label("peer", p.address), p.reachable ? 1 : 0);
+    using V = std::optional<double>;
+    per_peer(m, "glbd_sync_exchanges_total", "counter", "Sync exchanges (pulls and notifies) with each peer address.",
+             peers, [](const PeerStatus& p) { return V(static_cast<double>(p.exchanges)); });
+    per_peer(m, "glbd_sync_failures_total", "counter", "Failed sync exchanges with each peer address.", peers,
+             [](const PeerStatus& p) { return V(static_cast<double>(p.failures)); });
+    per_peer(m, "glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.", peers,
+             [](const PeerStatus& p) { return V(p.reachable ? 1 : 0); });
     write_link_metrics(m, peers);
     m.some(
         "glbd_sync_beats_total", "counter",
@@ -72,12 +67,11 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
          {"result=\"unsent\"", static_cast<double>(sc.beats_unsent.load())},
          {"result=\"received\"", static_cast<double>(sc.beats_received.load())},
          {"result=\"rejected\"", static_cast<double>(sc.beats_rejected.load())}});
-    m.family("glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.");
-    for (const auto& p : peers) {
-        if (p.last_ok_ms)
-            m.sample("glbd_sync_lag_seconds", metrics::label("peer", p.address),
-                     static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0);
-    }
+    per_peer(m, "glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.",
+             peers, [now](const PeerStatus& p) {
+                 return p.last_ok_ms ? V(static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0)
+                                     : std::nullopt;
+             });
     m.family("glbd_sync_last_heard_seconds", "gauge",
              "Time since each known instance was last heard, directly or relayed.");
     for (const auto& k : sync.known()) {
