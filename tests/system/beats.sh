@@ -10,13 +10,7 @@
 # - c and d (syncInterval 30 s): c's TCP connections to d are dropped, so c's NOTIFY never arrives; d learns
 #   c's change from the beat that c sends at once, and pulls (d's connections to c pass). Before the beats,
 #   the change waited for d's next round: up to 30 s.
-if [[ -z ${GLBD_IN_NET_NS:-} ]]; then
-    exec unshare --net env GLBD_IN_NET_NS=1 bash "$0" "$@"
-fi
-source "$(dirname "$0")/lib.sh"
-ip link set lo up || fail "cannot bring up loopback in the test's network namespace"
-command -v iptables >/dev/null || { echo "skip: iptables is not installed (Debian: apt-get install iptables)"; exit 77; }
-iptables -L OUTPUT >/dev/null 2>"$WORK/iptables.err" || { echo "skip: no iptables here: $(cat "$WORK/iptables.err")"; exit 77; }
+source "$(dirname "$0")/netns.sh"
 P=5560
 A=127.0.23.60 B=127.0.23.61 C=127.0.23.62 D=127.0.23.63
 declare -A ADDR=([a]=$A [b]=$B [c]=$C [d]=$D) IP=([a]=192.0.2.1 [b]=192.0.2.2 [c]=192.0.2.3 [d]=192.0.2.4)

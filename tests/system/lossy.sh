@@ -9,13 +9,7 @@
 # of fleet 1 is killed: the three others withdraw its endpoint within deadAfter + 2 s, the loss still on.
 # (bench/sync-loss.sh measures the same for 60 s and more loss rates; before the heartbeats over UDP, 500 ms /
 # 3 s with 25 % loss made 38 false deaths in 40 s, and changes at the defaults with 25 % loss took up to 5 s.)
-if [[ -z ${GLBD_IN_NET_NS:-} ]]; then
-    exec unshare --net env GLBD_IN_NET_NS=1 bash "$0" "$@"
-fi
-source "$(dirname "$0")/lib.sh"
-ip link set lo up || fail "cannot bring up loopback in the test's network namespace"
-command -v iptables >/dev/null || { echo "skip: iptables is not installed (Debian: apt-get install iptables)"; exit 77; }
-iptables -L OUTPUT >/dev/null 2>"$WORK/iptables.err" || { echo "skip: no iptables here: $(cat "$WORK/iptables.err")"; exit 77; }
+source "$(dirname "$0")/netns.sh"
 P=5570
 addr() { echo "127.0.23.$((71 + $1))"; }  # servers 1-4: fleet 1 (127.0.23.72/30), 5-8: fleet 2 (127.0.23.76/30)
 for i in 1 2 3 4 5 6 7 8; do

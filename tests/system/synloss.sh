@@ -9,14 +9,9 @@
 # moves, the beat and the pull it sets off moved. Ten overrides on a, each timed until b's answer changes:
 # the median must be under 700 ms (measured: 253 ms; 459 ms with the second connection and the NOTIFY over
 # TCP; 2.1 s before either), and a's metrics show the second connections and the connect time.
-if [[ -z ${GLBD_IN_NET_NS:-} ]]; then
-    exec unshare --net env GLBD_IN_NET_NS=1 bash "$0" "$@"
-fi
-source "$(dirname "$0")/lib.sh"
-ip link set lo up || fail "cannot bring up loopback in the test's network namespace"
+source "$(dirname "$0")/netns.sh"
 P=5550 ADMIN=127.0.23.50:9550
 A=127.0.23.50 B=127.0.23.51
-command -v iptables >/dev/null || { echo "skip: iptables is not installed (Debian: apt-get install iptables)"; exit 77; }
 iptables -A OUTPUT -p tcp --syn -s 127.0.23.50/31 -d 127.0.23.50/31 -m statistic --mode nth --every 2 --packet 0 \
     -j DROP 2>"$WORK/iptables.err" || { echo "skip: iptables cannot drop SYNs here: $(cat "$WORK/iptables.err")"; exit 77; }
 for n in a b; do
