@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "resolver/base/address.hpp"
+#include "resolver/wire/consts.hpp"
 
 namespace glbd::cookie {
 
@@ -23,7 +24,7 @@ using Secret = std::array<uint8_t, 16>;
 // SipHash-2-4 of `len` bytes with a 128-bit key (the reference implementation's byte order).
 uint64_t siphash24(const Secret& key, const uint8_t* data, size_t len) noexcept;
 
-constexpr size_t kClientLen = 8;
+constexpr size_t kClientLen = wire::edns::kClientCookieLen;
 constexpr size_t kServerLen = 16;     // RFC 9018
 constexpr uint32_t kMaxAgeS = 3600;   // a server cookie older than an hour is not accepted
 constexpr uint32_t kMaxAheadS = 300;  // nor one from more than five minutes in the future

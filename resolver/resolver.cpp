@@ -1,10 +1,11 @@
 // The answer pipeline, run() in four stages: parse (header, question, EDNS: ECS, cookie) -> classify (opcode,
 // class, meta types, size limit) -> resolve (zone, lookup, CNAME chain, the load-balanced choice; the answer,
 // authority and additional sections) -> finish (rcode, OPT, truncation). Each of the first three returns a
-// typed Outcome; nothing here allocates, locks or throws. The load-balanced choice is
-// select.hpp's. The stages stay in this one file, with internal linkage, on purpose: the compiler inlines
-// each into the one call per query; split into two files with an external class they cost 8-15% more per
-// query (bench/resolver_bench, measured when this file was split and joined again). Hence its length.
+// typed Outcome; nothing here allocates, locks or throws. The load-balanced choice is select.hpp's, the
+// OPT record read and written wire/opt.hpp's (inline). The stages stay in this one file, with internal
+// linkage, on purpose: the compiler inlines each into the one call per query; split into two files with an
+// external class they cost 8-15% more per query (bench/resolver_bench, measured when this file was split and
+// joined again).
 #include "resolver/resolver.hpp"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "resolver/cookie.hpp"
 #include "resolver/select.hpp"
+#include "resolver/wire/opt.hpp"
 #include "resolver/wire/wire.hpp"
 
 namespace glbd {
@@ -21,7 +23,6 @@ namespace {
 using namespace wire;
 using select::at;
 
-constexpr size_t kCookieOptLen = 4 + cookie::kClientLen + cookie::kServerLen;  // what we send
 constexpr uint32_t kShortTtl = 10;
 
 size_t name_len(std::string_view w, size_t at) {
@@ -39,19 +40,7 @@ struct Query {
     unsigned labels = 0;     // of qname
     size_t question_end = 0;
     uint16_t qtype = 0, qclass = 0;
-    // EDNS
-    bool edns = false, do_bit = false;
-    uint8_t edns_version = 0;
-    uint16_t payload = kMaxUdpNoEdns;
-    bool ecs = false;
-    uint16_t ecs_family = 0;
-    uint8_t ecs_source = 0;
-    uint8_t ecs_addr[16] = {};
-    uint8_t ecs_addr_len = 0;
-    bool cookie = false;  // a COOKIE option (RFC 7873): the client's 8 bytes, and a server cookie if any
-    uint8_t client_cookie[cookie::kClientLen] = {};
-    const uint8_t* server_cookie = nullptr;
-    uint8_t server_cookie_len = 0;
+    Edns opt;  // its OPT record's (opt.hpp)
 };
 
 enum class LookupKind { exact, wildcard, delegation, nxdomain };
@@ -73,7 +62,6 @@ private:
     // stages
     Outcome parse();
     Outcome parse_additional(size_t pos);
-    Outcome parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint32_t ttl);
     Outcome classify();
     Outcome resolve();
     size_t finish(Outcome outcome);
@@ -169,62 +157,18 @@ Outcome Responder::parse_additional(size_t pos) {
     for (unsigned i = 0; i < q_.arcount; ++i) {
         if (!records.next(rr)) return Outcome::formerr;
         if (rr.type == type::OPT) {
-            if (q_.edns || msg_[rr.owner] != 0) return Outcome::formerr;  // a second OPT, or not at the root
-            if (Outcome o = parse_opt(rr.rdata, rr.rdlen, rr.klass, rr.ttl); o != Outcome::answer) return o;
+            if (q_.opt.present || msg_[rr.owner] != 0) return Outcome::formerr;  // a second OPT, or not at the root
+            if (!read_opt(msg_, rr.rdata, rr.rdlen, rr.klass, rr.ttl, q_.opt)) return Outcome::formerr;
         }
-    }
-    return Outcome::answer;
-}
-
-Outcome Responder::parse_opt(size_t rdata, size_t rdlen, uint16_t payload, uint32_t ttl) {
-    q_.edns = true;
-    q_.payload = std::max<uint16_t>(payload, kMaxUdpNoEdns);
-    q_.edns_version = static_cast<uint8_t>(ttl >> 16);
-    q_.do_bit = (ttl & edns::kDoBit) != 0;
-    size_t p = rdata, end = rdata + rdlen;
-    while (p < end) {
-        if (p + 4 > end) return Outcome::formerr;
-        uint16_t code = get16(msg_ + p), olen = get16(msg_ + p + 2);
-        p += 4;
-        if (p + olen > end) return Outcome::formerr;
-        if (code == edns::kOptionEcs) {
-            // RFC 7871 6: family, source prefix, scope prefix, then exactly ceil(source/8) address bytes
-            // with every bit beyond the source prefix zero.
-            if (q_.ecs || olen < 4) return Outcome::formerr;
-            uint16_t family = get16(msg_ + p);
-            uint8_t source = msg_[p + 2];
-            unsigned max_bits = family == edns::kFamilyIpv4 ? 32 : family == edns::kFamilyIpv6 ? 128 : 0;
-            if (max_bits == 0 || source > max_bits) return Outcome::formerr;
-            size_t addr_len = (source + 7u) / 8u;
-            if (olen != 4 + addr_len) return Outcome::formerr;
-            const uint8_t* a = msg_ + p + 4;
-            if (addr_len > 0 && (source % 8) != 0 && (a[addr_len - 1] & (0xff >> (source % 8))) != 0) {
-                return Outcome::formerr;
-            }
-            q_.ecs = true;
-            q_.ecs_family = family;
-            q_.ecs_source = source;
-            q_.ecs_addr_len = static_cast<uint8_t>(addr_len);
-            std::memcpy(q_.ecs_addr, a, addr_len);
-        }
-        if (code == edns::kOptionCookie) {
-            // RFC 7873 5.2.2: a client cookie of 8 bytes, alone or with a server cookie of 8..32.
-            if (q_.cookie || !(olen == cookie::kClientLen || (olen >= 16 && olen <= 40))) return Outcome::formerr;
-            q_.cookie = true;
-            std::memcpy(q_.client_cookie, msg_ + p, cookie::kClientLen);
-            q_.server_cookie = msg_ + p + cookie::kClientLen;
-            q_.server_cookie_len = static_cast<uint8_t>(olen - cookie::kClientLen);
-        }
-        p += olen;  // other options are ignored and not echoed
     }
     return Outcome::answer;
 }
 
 Outcome Responder::classify() {
-    if (q_.edns && q_.edns_version > 0) return Outcome::badvers;
+    if (q_.opt.present && q_.opt.version > 0) return Outcome::badvers;
     if (opcode_of(q_.flags) != opcode::QUERY) return Outcome::notimp;  // only QUERY
     limit_ = client_.transport == Transport::tcp ? std::min<size_t>(cap_, 65535)
-             : q_.edns                           ? std::min<size_t>({q_.payload, snap_.udp_payload, cap_})
+             : q_.opt.present                    ? std::min<size_t>({q_.opt.payload, snap_.udp_payload, cap_})
                                                  : std::min<size_t>(kMaxUdpNoEdns, cap_);
     switch (q_.qtype) {
         case type::AXFR:
@@ -236,7 +180,7 @@ Outcome Responder::classify() {
     }
     if (q_.qclass != kClassIn) return Outcome::refused;
     // Sections are written within the transport's limit, leaving room for the OPT record.
-    size_t opt_len = q_.edns ? 11 + (q_.ecs ? 8u + q_.ecs_addr_len : 0u) + (q_.cookie ? kCookieOptLen : 0u) : 0;
+    size_t opt_len = q_.opt.present ? opt_size(q_.opt, cookie::kServerLen) : 0;
     w_.set_cap(limit_ > opt_len ? limit_ - opt_len : 0);
     return Outcome::answer;
 }
@@ -246,11 +190,11 @@ geo::Location Responder::locate() {
     located_ = true;
     if (!snap_.geo) return loc_;
     geo::Address a = client_.address;
-    if (q_.ecs && q_.ecs_source > 0) {
+    if (q_.opt.ecs && q_.opt.ecs_source > 0) {
         a = geo::Address{};
-        a.family = q_.ecs_family == edns::kFamilyIpv4 ? 4 : 6;
-        std::memcpy(a.bytes.data(), q_.ecs_addr, q_.ecs_addr_len);
-        uint8_t source = q_.ecs_source;
+        a.family = q_.opt.ecs_family == edns::kFamilyIpv4 ? 4 : 6;
+        std::memcpy(a.bytes.data(), q_.opt.ecs_addr, q_.opt.ecs_addr_len);
+        uint8_t source = q_.opt.ecs_source;
         a.unmap(&source);
     } else {
         a.unmap();
@@ -419,7 +363,7 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
             info_.group = c.role;
             if (located_) {
                 info_.located = loc_.code, info_.located_by = static_cast<uint8_t>(loc_.source);
-                info_.located_prefix = loc_.prefix, info_.by_ecs = q_.ecs && q_.ecs_source > 0;
+                info_.located_prefix = loc_.prefix, info_.by_ecs = q_.opt.ecs && q_.opt.ecs_source > 0;
             }
         }
         const bool fallback = c.fallback, fail_open = c.fail_open;
@@ -544,8 +488,7 @@ size_t Responder::finish(Outcome outcome) {
         w_.rewind(question_written_ ? question_end_out_ : kHeaderSize);
         counts_[0] = counts_[1] = counts_[2] = 0;
     }
-    bool edns = q_.edns && outcome != Outcome::formerr;
-    bool ecs = edns && q_.ecs;
+    bool edns = q_.opt.present && outcome != Outcome::formerr;
     // Additional data that did not fit was already left out (add_glue); an answer or authority
     // section that did not fit leaves only the header, question and OPT, with TC=1.
     if (w_.overflow()) {
@@ -556,45 +499,19 @@ size_t Responder::finish(Outcome outcome) {
         info_.truncated = true;
     }
     w_.set_cap(cap_);
-    const bool cookie = edns && q_.cookie;
+    const bool cookie = edns && q_.opt.cookie;
     if (cookie) {
         // A valid server cookie proves the client's address (RRL lets it through); the answer carries a fresh
         // one, so it is not cached (its timestamp would age in the cache).
         const uint32_t now_s = static_cast<uint32_t>(std::time(nullptr));
         info_.cookie_valid =
-            cookie::valid_server_cookie(snap_.cookie_secret, snap_.cookie_previous, q_.client_cookie, q_.server_cookie,
-                                        q_.server_cookie_len, client_.address, now_s);
+            cookie::valid_server_cookie(snap_.cookie_secret, snap_.cookie_previous, q_.opt.client_cookie,
+                                        q_.opt.server_cookie, q_.opt.server_cookie_len, client_.address, now_s);
         info_.varies = true;
-        cookie::make_server_cookie(snap_.cookie_secret, q_.client_cookie, client_.address, now_s, server_cookie_);
+        cookie::make_server_cookie(snap_.cookie_secret, q_.opt.client_cookie, client_.address, now_s, server_cookie_);
     }
     if (edns) {
-        // Root owner, OPT, payload size, extended rcode, version 0, DO, then the options' length.
-        const size_t ecs_len = ecs ? 8u + q_.ecs_addr_len : 0u;
-        const size_t cookie_len = cookie ? kCookieOptLen : 0u;
-        if (uint8_t* p = w_.reserve(11 + ecs_len + cookie_len)) {
-            p[0] = 0;
-            Writer::put16(p + 1, type::OPT);
-            Writer::put16(p + 3, snap_.udp_payload);
-            p[5] = static_cast<uint8_t>(ext_rcode_ >> 4);
-            p[6] = 0;
-            Writer::put16(p + 7, q_.do_bit ? edns::kDoBit : 0);
-            Writer::put16(p + 9, static_cast<uint16_t>(ecs_len + cookie_len));
-            if (ecs) {
-                Writer::put16(p + 11, edns::kOptionEcs);
-                Writer::put16(p + 13, static_cast<uint16_t>(4 + q_.ecs_addr_len));
-                Writer::put16(p + 15, q_.ecs_family);
-                p[17] = q_.ecs_source;
-                p[18] = q_.ecs_source == 0 ? 0 : scope_;
-                std::memcpy(p + 19, q_.ecs_addr, q_.ecs_addr_len);
-            }
-            if (cookie) {
-                uint8_t* c = p + 11 + ecs_len;
-                Writer::put16(c, edns::kOptionCookie);
-                Writer::put16(c + 2, static_cast<uint16_t>(cookie::kClientLen + cookie::kServerLen));
-                std::memcpy(c + 4, q_.client_cookie, cookie::kClientLen);
-                std::memcpy(c + 4 + cookie::kClientLen, server_cookie_, cookie::kServerLen);
-            }
-        }
+        write_opt(w_, q_.opt, snap_.udp_payload, ext_rcode_, scope_, server_cookie_, cookie::kServerLen);
         ++counts_[2];
     }
     if (w_.overflow()) return 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "resolver/base/address.hpp"
 #include "resolver/wire/consts.hpp"
@@ -123,6 +124,80 @@ TEST(WireConsts, NamesAgreeWithLdns) {
               wire::opcode::NOTIFY);
     EXPECT_EQ(wire::rcode_of(0x8405), wire::rcode::REFUSED);
 }
+
+// ---- resolver/wire/opt: a query's OPT record read, the response's written
+#include "resolver/wire/opt.hpp"
+
+namespace {
+
+// An OPT RDATA (options only) read with read_opt; the record's CLASS 1232 and TTL with DO and `version`.
+bool read_rdata(const std::vector<uint8_t>& rdata, glbd::wire::Edns& e, uint8_t version = 0) {
+    return glbd::wire::read_opt(rdata.data(), 0, rdata.size(), 1232, uint32_t{version} << 16 | 0x8000, e);
+}
+
+TEST(Opt, ReadsEcsAndCookieAndWritesThemBack) {
+    using namespace glbd::wire;
+    // ECS 192.0.2.0/24 (scope 0), an option glbd ignores (code 65001, 2 bytes), a client cookie with an 8-byte
+    // server cookie.
+    std::vector<uint8_t> rdata = {0, 8, 0, 7, 0, 1, 24, 0, 192, 0, 2, 0xfd, 0xe9, 0, 2, 0xaa, 0xbb, 0, 10, 0, 16};
+    for (uint8_t b = 1; b <= 16; ++b) rdata.push_back(b);
+    Edns e;
+    ASSERT_TRUE(read_rdata(rdata, e));
+    EXPECT_TRUE(e.present && e.do_bit);
+    EXPECT_EQ(e.payload, 1232);
+    ASSERT_TRUE(e.ecs);
+    EXPECT_EQ(e.ecs_family, edns::kFamilyIpv4);
+    EXPECT_EQ(e.ecs_source, 24);
+    ASSERT_EQ(e.ecs_addr_len, 3);
+    EXPECT_EQ(std::vector<uint8_t>(e.ecs_addr, e.ecs_addr + 3), (std::vector<uint8_t>{192, 0, 2}));
+    ASSERT_TRUE(e.cookie);
+    EXPECT_EQ(std::vector<uint8_t>(e.client_cookie, e.client_cookie + 8),
+              (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+    ASSERT_EQ(e.server_cookie_len, 8);
+    EXPECT_EQ(e.server_cookie[0], 9);
+
+    const uint8_t server[16] = {0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58,
+                                0x59, 0x5a, 0x5b, 0x5c, 0x5d, 0x5e, 0x5f, 0x60};
+    uint8_t out[128];
+    Writer w(out, sizeof out);
+    ASSERT_TRUE(write_opt(w, e, 1400, rcode::BADVERS, 20, server, sizeof server));
+    std::vector<uint8_t> want = {0, 0,  41,   0x05, 0x78,  // root, OPT, payload 1400
+                                 1, 0,  0x80, 0,           // BADVERS (16) >> 4, version 0, DO
+                                 0, 39,                    // RDLENGTH: ECS 4 + 7, COOKIE 4 + 8 + 16
+                                 0, 8,  0,    7,    0,    1, 24, 20, 192, 0, 2,  // ECS echoed with scope 20
+                                 0, 10, 0,    24,   1,    2, 3,  4,  5,   6, 7, 8};
+    want.insert(want.end(), server, server + 16);
+    EXPECT_EQ(std::vector<uint8_t>(out, out + w.pos()), want);
+    EXPECT_EQ(opt_size(e, sizeof server), want.size());
+    // Without room it writes nothing and the writer overflows.
+    Writer small(out, 20);
+    EXPECT_FALSE(write_opt(small, e, 1400, 0, 20, server, sizeof server));
+    EXPECT_TRUE(small.overflow());
+}
+
+TEST(Opt, RefusesMalformedOptions) {
+    glbd::wire::Edns e;
+    for (const std::vector<uint8_t>& bad :
+         std::vector<std::vector<uint8_t>>{{0, 8, 0, 7, 0, 1, 25, 0, 192, 0, 2},      // /25 needs 4 address bytes
+                                           {0, 8, 0, 7, 0, 1, 23, 0, 192, 0, 3},      // a bit set beyond /23
+                                           {0, 8, 0, 7, 0, 3, 24, 0, 192, 0, 2},      // family 3
+                                           {0, 8, 0, 8, 0, 1, 33, 0, 192, 0, 2, 1},   // /33 for IPv4
+                                           {0, 10, 0, 9, 1, 2, 3, 4, 5, 6, 7, 8, 9},  // a 9-byte cookie
+                                           {0, 10, 0, 41},                            // longer than what follows
+                                           {0, 8, 0},                                 // a cut option header
+                                           {0, 8, 0, 4, 0, 1, 0, 0, 0, 8, 0, 4, 0, 1, 0, 0}}) {  // two ECS options
+        e = {};
+        EXPECT_FALSE(read_rdata(bad, e)) << bad.size();
+    }
+    e = {};
+    EXPECT_TRUE(read_rdata({0, 8, 0, 4, 0, 2, 0, 0}, e));  // ::/0: no address bytes
+    EXPECT_TRUE(e.ecs && e.ecs_addr_len == 0);
+    e = {};
+    EXPECT_TRUE(read_rdata({}, e, 1));
+    EXPECT_EQ(e.version, 1);  // read; BADVERS is the answer path's call
+}
+
+}  // namespace
 
 // ---- resolver/base/curl: probe URLs built part by part
 #include "resolver/base/curl.hpp"

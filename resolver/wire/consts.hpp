@@ -55,6 +55,7 @@ constexpr uint16_t kOptionEcs = 8;                    // RFC 7871
 constexpr uint16_t kOptionCookie = 10;                // RFC 7873
 constexpr uint32_t kDoBit = 0x8000;                   // in the OPT record's TTL
 constexpr uint16_t kFamilyIpv4 = 1, kFamilyIpv6 = 2;  // ECS address families (IANA address family numbers)
+constexpr size_t kClientCookieLen = 8;                // RFC 7873 4.1
 }  // namespace edns
 
 // Sizes (RFC 1035 2.3.4, 3.3, 4.1.1).
