@@ -175,7 +175,8 @@ void Service::Impl::bump_own() {
 }
 
 void Service::Impl::wake_up() {
-    if (running) uv_async_send(&wake);
+    MutexLock lock(mu);
+    if (wakeable) uv_async_send(&wake);
 }
 
 uint64_t Service::Impl::dead_after() const {
@@ -236,6 +237,10 @@ void Service::Impl::start() {
         &live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
     started_ms = now_ms();
     running = true;
+    {
+        MutexLock lock(mu);
+        wakeable = true;
+    }
     // What changed before the loop ran is written a second from now, as if a write had just been made: at
     // start the control thread is building the first snapshot, and a large view's write (a second of work
     // at 10,000 hosts x 20 clusters) would take CPU from it before the first answer. The file on disk is
@@ -251,8 +256,9 @@ void Service::Impl::stop() {
     {
         MutexLock lock(mu);
         stopping = true;
+        wakeable = false;  // this is the last signal: the sync thread closes `wake` when it sees it
+        uv_async_send(&wake);
     }
-    uv_async_send(&wake);
     thread.join();
     uv_loop_close(&loop);
     running = false;

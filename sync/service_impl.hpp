@@ -60,6 +60,9 @@ struct Service::Impl {
     std::set<std::string> warned GLBD_GUARDED_BY(mu);  // origin+version already warned about foreign hosts
     bool save_pending GLBD_GUARDED_BY(mu) = false;
     bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
+    // `wake` may be signalled: from start() until stop() (the TCP thread's NOTIFYs come at any time, also
+    // while a reload restarts the loop, and must never signal a handle that is closed or not made yet).
+    bool wakeable GLBD_GUARDED_BY(mu) = false;
 
     SyncCounters counters;                              // atomics
     Mutex reject_mu;                                    // the TCP thread (requests) and the sync thread (beats)
@@ -189,7 +192,7 @@ struct Service::Impl {
     void set_own_hosts(HostList hosts, RecordList records);
     std::string set_override(const std::string& target, const std::string& state);
     void bump_own() GLBD_REQUIRES(mu);
-    void wake_up();
+    void wake_up() GLBD_EXCLUDES(mu);
     uint64_t dead_after() const;
     // ---- serving (TCP thread)
     static Auth verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac);
