@@ -319,6 +319,7 @@ void Service::Impl::round() {
         notify_pending = false;
     }
     if (!notify) send_beats();
+    notify_still_unheard();
     pull_rest();  // the last round's lead is still out (a slow peer): the others wait no longer
     take_relayed_news();
     std::vector<SocketAddress> due = due_pulls();
@@ -363,11 +364,33 @@ void Service::Impl::announce() {
         MutexLock lock(mu);
         uint64_t now = now_ms(), lately = suspect_after();
         for (const auto& m : members) {
+            // A member never heard at all is starting too (its first round pulls us, our beat shows it the
+            // change) or not up yet: at a fleet's cold start, NOTIFYs to all of them cost every server CPU
+            // for nothing. It gets one at the next round if it is still unheard then (notify_unheard).
             auto st = peer_status.find(m);
-            if (st == peer_status.end() || st->second.last_beat_ms + lately < now) silent.push_back(m);
+            if (st == peer_status.end() || (!st->second.last_ok_ms && !st->second.last_beat_ms)) {
+                notify_unheard = true;
+                continue;
+            }
+            if (st->second.last_beat_ms + lately < now) silent.push_back(m);
         }
     }
     for (const auto& m : silent) exchange(m, true);
+}
+
+// The NOTIFY announce() held back from the members never heard, to those still unheard a round later.
+void Service::Impl::notify_still_unheard() {
+    if (!notify_unheard) return;
+    notify_unheard = false;
+    std::vector<SocketAddress> unheard;
+    {
+        MutexLock lock(mu);
+        for (const auto& m : members) {
+            auto st = peer_status.find(m);
+            if (st == peer_status.end() || (!st->second.last_ok_ms && !st->second.last_beat_ms)) unheard.push_back(m);
+        }
+    }
+    for (const auto& m : unheard) exchange(m, true);
 }
 
 void Service::Impl::pull_rest() {

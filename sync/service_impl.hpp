@@ -264,6 +264,8 @@ struct Service::Impl {
     void announce_by_beats();
     void resend_change();
     void announce();
+    void notify_still_unheard();
+    bool notify_unheard = false;  // announce() held a NOTIFY back from members never heard (sync thread)
     // How long a member may stay silent (no beat, no transfer) before it is suspect: max(3 x syncInterval,
     // deadAfter / 2). Also how recent its last beat must be for a change to go to it by beats alone.
     [[nodiscard]] uint64_t suspect_after() const;
