@@ -70,12 +70,12 @@ std::string Service::Impl::evidence(const std::string& origin, const Known& k, u
                   : std::string("never");
     };
     std::string out;
+    auto link = beat_links.find(origin);
+    const double lost = link != beat_links.end() ? 100 * link->second.loss : 0.0;
     for (const auto& [addr, st] : peer_status) {
         if (st.origin != origin) continue;
-        auto link = beat_links.find(origin);
         out += fmt::format("at {}: last heartbeat {} ({:.0f} % of them lost lately), last transfer {}; ", st.address,
-                           ago(st.last_beat_ms), link != beat_links.end() ? 100 * link->second.loss : 0.0,
-                           ago(st.last_ok_ms));
+                           ago(st.last_beat_ms), lost, ago(st.last_ok_ms));
     }
     return out + "last heard at all " + ago(k.last_heard_ms);
 }

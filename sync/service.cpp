@@ -236,7 +236,6 @@ void Service::Impl::start() {
     uv_timer_start(
         &live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
     started_ms = now_ms();
-    running = true;
     {
         MutexLock lock(mu);
         wakeable = true;
@@ -252,16 +251,15 @@ void Service::Impl::start() {
 }
 
 void Service::Impl::stop() {
-    if (!running) return;
     {
         MutexLock lock(mu);
+        if (!wakeable) return;  // not running
         stopping = true;
         wakeable = false;  // this is the last signal: the sync thread closes `wake` when it sees it
         uv_async_send(&wake);
     }
     thread.join();
     uv_loop_close(&loop);
-    running = false;
 }
 
 void Service::Impl::on_wake() {
@@ -367,12 +365,11 @@ void Service::Impl::announce() {
             // A member never heard at all is starting too (its first round pulls us, our beat shows it the
             // change) or not up yet: at a fleet's cold start, NOTIFYs to all of them cost every server CPU
             // for nothing. It gets one at the next round if it is still unheard then (notify_unheard).
-            auto st = peer_status.find(m);
-            if (st == peer_status.end() || (!st->second.last_ok_ms && !st->second.last_beat_ms)) {
+            if (never_heard(m)) {
                 notify_unheard = true;
                 continue;
             }
-            if (st->second.last_beat_ms + lately < now) silent.push_back(m);
+            if (peer_status.at(m).last_beat_ms + lately < now) silent.push_back(m);
         }
     }
     for (const auto& m : silent) exchange(m, true);
@@ -386,11 +383,15 @@ void Service::Impl::notify_still_unheard() {
     {
         MutexLock lock(mu);
         for (const auto& m : members) {
-            auto st = peer_status.find(m);
-            if (st == peer_status.end() || (!st->second.last_ok_ms && !st->second.last_beat_ms)) unheard.push_back(m);
+            if (never_heard(m)) unheard.push_back(m);
         }
     }
     for (const auto& m : unheard) exchange(m, true);
+}
+
+bool Service::Impl::never_heard(const SocketAddress& m) const {
+    auto st = peer_status.find(m);
+    return st == peer_status.end() || (!st->second.last_ok_ms && !st->second.last_beat_ms);
 }
 
 void Service::Impl::pull_rest() {
@@ -471,7 +472,12 @@ Service::~Service() { stop(); }
 void Service::start() { impl_->start(); }
 void Service::set_beat_source(int fd) { impl_->set_beat_source(fd); }
 void Service::take_beat(const uint8_t* msg, size_t len, const SocketAddress& from) {
-    if (!impl_->running) impl_->on_beat(msg, len, from);
+    bool running;
+    {
+        MutexLock lock(impl_->mu);
+        running = impl_->wakeable;
+    }
+    if (!running) impl_->on_beat(msg, len, from);
 }
 void Service::stop() { impl_->stop(); }
 void Service::reconfigure(const conf::Config& config) {

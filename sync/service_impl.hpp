@@ -60,15 +60,15 @@ struct Service::Impl {
     std::set<std::string> warned GLBD_GUARDED_BY(mu);  // origin+version already warned about foreign hosts
     bool save_pending GLBD_GUARDED_BY(mu) = false;
     bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
-    // `wake` may be signalled: from start() until stop() (the TCP thread's NOTIFYs come at any time, also
-    // while a reload restarts the loop, and must never signal a handle that is closed or not made yet).
+    // The sync thread runs, and `wake` may be signalled: from start() until stop() (the TCP thread's NOTIFYs
+    // come at any time, also while a reload restarts the loop, and must never signal a handle that is closed
+    // or not made yet).
     bool wakeable GLBD_GUARDED_BY(mu) = false;
 
     SyncCounters counters;                              // atomics
     Mutex reject_mu;                                    // the TCP thread (requests) and the sync thread (beats)
     LogThrottle reject_log GLBD_GUARDED_BY(reject_mu);  // rejected requests, per source address and reason
     LogThrottle report_log{1, 60'000};  // sync thread: rejected reports, per peer and origin, once a minute
-    bool running = false;               // control thread: the sync thread is running
 
     // The sync thread's own: its loop, timers and exchanges (the control thread touches them only in
     // start() and stop(), before the thread starts and after it is joined).
@@ -231,6 +231,8 @@ struct Service::Impl {
     // then: `versions` (shown by a beat) newer than the store's, or any (none given).
     void want_pull(const SocketAddress& peer, const std::map<std::string, Held>& versions);
     bool take_wanted(const SocketAddress& peer) GLBD_EXCLUDES(mu);
+    // A member never heard at all: no beat, no pull that succeeded.
+    bool never_heard(const SocketAddress& m) const GLBD_REQUIRES(mu);
     void check_liveness();
     void judge_members(uint64_t now) GLBD_REQUIRES(mu);
     std::string evidence(const std::string& origin, const Known& k, uint64_t now) const GLBD_REQUIRES(mu);
@@ -284,6 +286,8 @@ struct Service::Impl {
     BeatNews merge_beat(Beat& beat) GLBD_EXCLUDES(mu);
     void take_relayed_news() GLBD_EXCLUDES(mu);
     static bool is_newer(const Held& shown, const InstanceState& held);
+    // Whether a version shown of `origin` is still news: the store does not know the origin, or holds older.
+    bool still_news(const std::string& origin, const Held& shown) const GLBD_REQUIRES(mu);
 };
 
 }  // namespace glbd::sync

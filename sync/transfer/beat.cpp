@@ -247,8 +247,7 @@ void Service::Impl::take_relayed_news() {
     MutexLock lock(mu);
     for (auto it = relayed_news.begin(); it != relayed_news.end();) {
         const RelayedNews& n = it->second;
-        auto k = store.known().find(it->first);
-        if (k != store.known().end() && !is_newer(n.held, k->second.state)) {
+        if (!still_news(it->first, n.held)) {
             it = relayed_news.erase(it);
         } else if (rounds - n.round >= kRelayedNewsRounds) {
             if (std::find(members.begin(), members.end(), n.from) != members.end()) want_relay.insert(n.from);
@@ -257,6 +256,11 @@ void Service::Impl::take_relayed_news() {
             ++it;
         }
     }
+}
+
+bool Service::Impl::still_news(const std::string& origin, const Held& shown) const {
+    auto k = store.known().find(origin);
+    return k == store.known().end() || is_newer(shown, k->second.state);
 }
 
 // Whether a version a beat showed is ahead of what is held: a later life, or a newer version in the same one.

@@ -82,8 +82,7 @@ bool Service::Impl::take_wanted(const SocketAddress& peer) {
     if (w.again) return true;
     MutexLock lock(mu);
     for (const auto& [origin, held] : w.versions) {
-        auto k = store.known().find(origin);
-        if (k == store.known().end() || is_newer(held, k->second.state)) return true;
+        if (still_news(origin, held)) return true;
     }
     return false;
 }
