@@ -239,8 +239,10 @@ void read_kubernetes(Reader& r, const Node& n, Config& c) {
     if (auto v = s["owners"]) read_owners(r, v, k);
     if (auto v = s.str("group")) {
         k.group = *v;
-        if (v->size() > 253 || v->find_first_of(";&= \t\r\n") != std::string::npos)
-            s.error("group", "a group name may not hold ';', '&', '=' or spaces, and is at most 253 bytes");
+        if (!v->empty() && !is_group_name(*v))
+            s.error("group",
+                    "a group name (as dns-operator's --group) is 1 to 16 printable characters, none of "
+                    "';', '&', ',', '=', quotes or spaces");
     }
     s.boolean("insecureHealthChecks", k.insecure_health_checks);
     if (auto v = s["denyNetworks"]) read_deny_networks(r, v, k);

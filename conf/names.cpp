@@ -16,6 +16,13 @@ bool is_cluster_id(std::string_view s) {
     });
 }
 
+bool is_group_name(std::string_view s) {
+    constexpr size_t kMaxGroupName = 16;  // dns-operator's types.MaxGroupNameLength
+    return !s.empty() && s.size() <= kMaxGroupName && std::all_of(s.begin(), s.end(), [](char ch) {
+        return ch > ' ' && ch < 0x7f && std::string_view(";&,\"'=").find(ch) == std::string_view::npos;
+    });
+}
+
 bool is_instance_name(std::string_view s) {
     return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char ch) {
         return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';

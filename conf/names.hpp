@@ -19,6 +19,10 @@ bool is_host_name(std::string_view s);
 bool is_lb_host_name(std::string_view s);
 // An endpoint as glbd holds it: an IP address, or a host name in lower case without the trailing dot.
 bool is_endpoint(std::string_view s);
+// A failover group's name as dns-operator's --group takes it: 1..16 bytes, none of ';', '&', ',', ' ', '"',
+// '\'' (its TXT record's separators and quotes); glbd also refuses '=' (which would break the record's
+// "groups=" pair) and anything but printable ASCII.
+bool is_group_name(std::string_view s);
 // A geo code of geoip.networks: 1..32 characters of [A-Za-z0-9_-].
 bool is_custom_geo_code(std::string_view s);
 // A health check's path (and query): starts with "/" or "?" (so that it can never name another host or

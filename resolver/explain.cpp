@@ -94,7 +94,7 @@ void candidates_of(const Host& host, const std::byte* plan, const plan::Group& g
             if (!seen.insert(choices[i].entry).second || choices[i].entry >= host.entries.size()) continue;
             const Entry& en = host.entries[choices[i].entry];
             e.candidates.push_back({host.cluster(en), host.geo(en), host.key(en), en.weight, en.usable,
-                                    endpoints_of(plan, choices[i].answers)});
+                                    endpoints_of(plan, choices[i].answers), en.standby});
         }
     }
 }

@@ -54,6 +54,7 @@ struct Explanation {
         unsigned weight = 0;
         bool usable = false;
         std::vector<Endpoint> endpoints;
+        bool standby = false;  // not usable because its failover group is not active
     };
     std::vector<Candidate> candidates;
     // The real answer to this client now (one weighted draw).

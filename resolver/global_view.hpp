@@ -127,6 +127,8 @@ struct ClusterView {
     HostList hosts;
     std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location as its newest report says
     RecordList records = {};                                   // its static records (newest report's)
+    std::string group = {};                                    // its failover group (newest report's; "" = none)
+    bool standby = false;  // its group is not active: its entries only when no active one is usable
 };
 
 using GlobalView = std::vector<ClusterView>;

@@ -1,6 +1,5 @@
 #include "sync/service.hpp"
 
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -8,12 +7,10 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <random>
 #include <utility>
 
 #include "sync/service_impl.hpp"
-#include "sync/state_file.hpp"
 
 namespace glbd::sync {
 Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
@@ -27,6 +24,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     own.cluster = config.cluster.id;
     own.instance = config.cluster.instance;
     own.location = config.cluster.location;
+    own.group = own_group();
     uint64_t now = now_ms();
     own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
     own.version = now;
@@ -40,104 +38,6 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
 
 Service::Impl::~Impl() {
     if (beat_in >= 0) ::close(beat_in);
-}
-
-// ---- stateDir
-std::string Service::Impl::state_path() const { return config.state_dir + "/" + kStateFileName; }
-
-void Service::Impl::load_state_dir(uint64_t now) {
-    if (config.state_dir.empty()) return;
-    std::ifstream in(state_path());
-    if (!in) return;
-    try {
-        std::vector<InstanceState> origins = read_state_file(in);
-        size_t n = 0;
-        for (auto& s : origins) {
-            CheckResult checked = check_report(s, now, s.origin() != own.origin());
-            if (!checked.error.empty()) {
-                spdlog::warn("sync: ignoring {} in {}: {}", printable(s.origin()), state_path(), checked.error);
-                continue;
-            }
-            if (checked.dropped) {
-                spdlog::warn("sync: {} host(s) or record(s) of {} in {} left out: {}", checked.dropped,
-                             printable(s.origin()), state_path(), printable(checked.dropped_why));
-            }
-            if (s.origin() == own.origin()) {
-                // Our own overrides survive a restart; a new life begins above the saved one, so its
-                // versions may start from the clock whatever the last life's clock said.
-                own.overrides = std::move(s.overrides);
-                own.incarnation = std::max(own.incarnation, s.incarnation + 1);
-                saved_own_hosts = std::move(s.hosts);
-                saved_own_records = std::move(s.records);
-                continue;
-            }
-            store.load(std::move(s), now);
-            ++n;
-        }
-        spdlog::info("sync: loaded {} known instance(s) from {}", n, state_path());
-    } catch (const std::exception& e) {
-        spdlog::warn("sync: ignoring {}: {}", state_path(), e.what());
-    }
-}
-
-// stateDir is written on the sync thread, at most every max(1 s, 4 x the last write's cost): at
-// 10,000 hosts x 20 clusters one write is about a second of work. The known states are copied
-// under the lock; serializing and writing happen outside it. A stop writes what is pending.
-void Service::Impl::request_save() {
-    if (config.state_dir.empty()) return;
-    save_pending = true;
-    if (!networked) save_locked();  // no sync thread: write now
-}
-
-void Service::Impl::schedule_save() {  // sync thread
-    if (uv_is_active(reinterpret_cast<uv_handle_t*>(&save_timer))) return;
-    {
-        MutexLock lock(mu);
-        if (!save_pending) return;
-    }
-    uv_update_time(&loop);
-    uint64_t now = uv_now(&loop);
-    uint64_t gap = std::max<uint64_t>(1000, 4 * last_save_cost_ms);
-    uint64_t delay = last_save_ms + gap > now ? last_save_ms + gap - now : 0;
-    uv_timer_start(
-        &save_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->save_now(); }, delay, 0);
-}
-
-void Service::Impl::save_now() {  // sync thread
-    uv_update_time(&loop);
-    uint64_t start = uv_now(&loop);
-    std::vector<InstanceState> states;
-    {
-        MutexLock lock(mu);
-        if (!save_pending) return;
-        save_pending = false;
-        states = known_states();
-    }
-    write_state(states);
-    states = {};
-    malloc_trim(0);  // a large view's copy is hundreds of MB, gone now: give it back
-    uv_update_time(&loop);
-    last_save_ms = uv_now(&loop);
-    last_save_cost_ms = last_save_ms - start;
-}
-
-void Service::Impl::save_locked() {
-    save_pending = false;
-    write_state(known_states());
-}
-
-std::vector<InstanceState> Service::Impl::known_states() const {
-    std::vector<InstanceState> out;
-    out.reserve(store.known().size());
-    for (const auto& [o, k] : store.known()) out.push_back(k.state);
-    return out;
-}
-
-// {"saved": ms, "origins": [...]}: see state_file.hpp.
-void Service::Impl::write_state(const std::vector<InstanceState>& states) const {
-    if (std::string error; !save_state_file(config.state_dir, states, now_ms(), &error)) {
-        spdlog::warn("sync: {}", error);
-    }
 }
 
 // ---- own state (control thread)
@@ -159,6 +59,40 @@ std::string Service::Impl::set_override(const std::string& target, const std::st
     {
         MutexLock lock(mu);
         if (auto err = sync::set_override(own.overrides, target, state, now_ms()); !err.empty()) return err;
+        bump_own();
+    }
+    wake_up();
+    return "";
+}
+
+std::string Service::Impl::own_group() const {
+    if (config.kubernetes && !config.kubernetes->group.empty()) return config.kubernetes->group;
+    return records_group;
+}
+
+void Service::Impl::set_records_group(const std::string& group) {
+    {
+        MutexLock lock(mu);
+        records_group = group;
+        if (own.group == own_group()) return;
+        own.group = own_group();
+        bump_own();
+    }
+    wake_up();
+}
+
+std::string Service::Impl::set_active_groups(const std::vector<std::string>& list) {
+    std::string bad;
+    auto groups = group_set(list, &bad);
+    if (!groups) return "not a group name: \"" + bad + "\" (1 to 16 printable characters, none of ;&,=\"' or space)";
+    if (groups->size() > ReportLimits::kMaxGroups)
+        return "more than " + std::to_string(ReportLimits::kMaxGroups) + " active groups";
+    {
+        MutexLock lock(mu);
+        // Later than any set known, so that it wins everywhere even against a peer's clock a little ahead.
+        uint64_t at = now_ms();
+        if (auto in_force = store.active_groups()) at = std::max(at, in_force->at_ms + 1);
+        own.active_groups = ActiveGroups{std::move(*groups), at};
         bump_own();
     }
     wake_up();
@@ -208,6 +142,7 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     stopping = false;
     closing = false;
     own.location = config.cluster.location;
+    own.group = own_group();
     // The zones' static data may have changed: a new version makes every server's serial rise (serial()).
     bump_own();
 }
@@ -486,6 +421,14 @@ void Service::reconfigure(const conf::Config& config) {
 }
 void Service::set_own_hosts(HostList hosts, RecordList records) {
     impl_->set_own_hosts(std::move(hosts), std::move(records));
+}
+void Service::set_records_group(const std::string& group) { impl_->set_records_group(group); }
+std::string Service::set_active_groups(const std::vector<std::string>& groups) {
+    return impl_->set_active_groups(groups);
+}
+std::optional<ActiveGroups> Service::active_groups() const {
+    MutexLock lock(impl_->mu);
+    return impl_->store.active_groups();
 }
 std::string Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);

@@ -74,6 +74,14 @@ public:
     // Control thread. This instance's hosts (health applied) and static records (from its DNSRecords); bumps
     // the version when they changed.
     void set_own_hosts(HostList hosts, RecordList records = {});
+    // Control thread. This cluster's failover group as its DNSRecords show it (status.group); kubernetes.group
+    // in the config, when set, wins. Bumps the version when the group changed.
+    void set_records_group(const std::string& group);
+    // Control thread. The active failover groups, shared with every peer (the latest set anywhere wins); an
+    // error message for a bad group name, else "".
+    std::string set_active_groups(const std::vector<std::string>& groups);
+    // The active groups in force (nullopt: never set anywhere this instance knows).
+    [[nodiscard]] std::optional<ActiveGroups> active_groups() const;
     // Control thread. "eu-1" / "eu-1/192.0.2.10", "down" / "up" / "auto"; shared with every peer.
     std::string set_override(const std::string& target, const std::string& state);
     // The merged global view, now, and (if asked) its SOA serial: the newest version of any known origin, in

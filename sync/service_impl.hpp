@@ -64,6 +64,7 @@ struct Service::Impl {
     // come at any time, also while a reload restarts the loop, and must never signal a handle that is closed
     // or not made yet).
     bool wakeable GLBD_GUARDED_BY(mu) = false;
+    std::string records_group GLBD_GUARDED_BY(mu);  // status.group of this cluster's DNSRecords
 
     SyncCounters counters;                              // atomics
     Mutex reject_mu;                                    // the TCP thread (requests) and the sync thread (beats)
@@ -191,6 +192,10 @@ struct Service::Impl {
     // ---- own state (control thread)
     void set_own_hosts(HostList hosts, RecordList records);
     std::string set_override(const std::string& target, const std::string& state);
+    void set_records_group(const std::string& group);
+    std::string set_active_groups(const std::vector<std::string>& groups);
+    // This cluster's group: kubernetes.group when set, else its records'.
+    [[nodiscard]] std::string own_group() const GLBD_REQUIRES(mu);
     void bump_own() GLBD_REQUIRES(mu);
     void wake_up() GLBD_EXCLUDES(mu);
     uint64_t dead_after() const;

@@ -107,6 +107,17 @@ OverrideMap Store::overrides() const {
     return merged;
 }
 
+std::optional<ActiveGroups> Store::active_groups() const {
+    std::optional<ActiveGroups> latest;
+    for (const auto& [origin, k] : known_) {
+        const ActiveGroups& a = k.state.active_groups;
+        if (a.at_ms == 0) continue;
+        // The latest wins; at the same time the greater set, so that every server picks the same.
+        if (!latest || std::tie(a.at_ms, a.groups) > std::tie(latest->at_ms, latest->groups)) latest = a;
+    }
+    return latest;
+}
+
 namespace {
 
 // Whether a target appears twice among `eps`: pairwise for a few, hashed beyond (O(n), not O(n^2), for a
@@ -133,11 +144,15 @@ bool targets_repeat(const std::vector<EndpointState>& eps) {
 // report; an endpoint healthy when at least half of the replicas that report it say so. Then the overrides
 // naming the cluster (`overrides`: its entries of the map in force, by target).
 ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const Known*> use,
-                          const ClusterOverrides& overrides) {
+                          const ClusterOverrides& overrides, bool standby) {
     ClusterView cv{id, alive, {}, std::nullopt};
+    cv.standby = standby;
     std::sort(use.begin(), use.end(),
               [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
-    if (!use.empty()) cv.location = use.front()->state.location, cv.records = use.front()->state.records;
+    if (!use.empty()) {
+        cv.location = use.front()->state.location, cv.records = use.front()->state.records;
+        cv.group = use.front()->state.group;
+    }
     bool plain = use.size() == 1;  // one report with no host or endpoint twice: a copy
     if (plain) {
         const auto& hosts = use.front()->state.hosts;
@@ -181,12 +196,23 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
     return cv;
 }
 
+// A cluster's group: its newest report's (as merge_cluster takes it).
+const std::string& newest_group(const std::vector<const Known*>& use) {
+    static const std::string kNone;
+    const Known* newest = nullptr;
+    for (const Known* k : use) {
+        if (!newest || k->state.version > newest->state.version) newest = k;
+    }
+    return newest ? newest->state.group : kNone;
+}
+
 }  // namespace
 
 SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
     std::map<std::string, std::vector<const Known*>> clusters;
     for (const auto& [origin, k] : known_) clusters[k.state.cluster].push_back(&k);
     OverrideMap in_force = overrides();  // "auto" entries are gone: what is left names a cluster or an endpoint
+    std::optional<ActiveGroups> active = active_groups();
     SharedView out;
     std::map<std::string, Cached> next;
     for (auto& [id, instances] : clusters) {
@@ -198,13 +224,14 @@ SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
             key.instances.emplace_back(k->state.origin(), k->changed_generation, a);
         }
         key.overrides = overrides_naming(in_force, id);
+        key.standby = stands_by(newest_group(live.empty() ? instances : live), active);
         auto cached = cache_.find(id);
         std::shared_ptr<const ClusterView> view;
         if (cached != cache_.end() && cached->second.key == key) {
             view = cached->second.view;
         } else {
             view = std::make_shared<const ClusterView>(
-                merge_cluster(id, !live.empty(), live.empty() ? instances : live, key.overrides));
+                merge_cluster(id, !live.empty(), live.empty() ? instances : live, key.overrides, key.standby));
         }
         out.push_back(view);
         next.emplace(id, Cached{std::move(key), std::move(view)});
@@ -392,6 +419,17 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         if (!is_override_target(target)) return refuse("bad override target");
         if (e.at_ms > horizon) return refuse("override time ahead of our clock by more than 5 minutes");
     }
+    if (!s.group.empty() && !conf::is_group_name(s.group)) return refuse("bad group name");
+    if (s.active_groups.groups.size() > L::kMaxGroups) return refuse("too many active groups");
+    for (const auto& g : s.active_groups.groups) {
+        if (!conf::is_group_name(g)) return refuse("bad active group name");
+    }
+    if (!std::is_sorted(s.active_groups.groups.begin(), s.active_groups.groups.end()) ||
+        std::adjacent_find(s.active_groups.groups.begin(), s.active_groups.groups.end()) !=
+            s.active_groups.groups.end()) {
+        return refuse("active groups not sorted or given twice");
+    }
+    if (s.active_groups.at_ms > horizon) return refuse("active groups time ahead of our clock by more than 5 minutes");
     // A host that breaks a rule, or one (host, entry) given twice, is left out; the rest of the report stands.
     const std::vector<HostEntry>& hosts = s.hosts;
     std::vector<size_t> bad;

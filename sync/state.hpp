@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "resolver/global_view.hpp"
+#include "sync/groups.hpp"
 
 namespace glbd::sync {
 
@@ -40,7 +41,9 @@ struct InstanceState {
     // heartbeat order reports within one incarnation.
     uint64_t incarnation = 0;
     std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location, when the origin's config sets it
-    RecordList records = {};  // static records (from its DNSRecords), shared with the views (copy on write)
+    RecordList records = {};          // static records (from its DNSRecords), shared with the views (copy on write)
+    std::string group = {};           // its cluster's failover group ("" = none)
+    ActiveGroups active_groups = {};  // the active groups as last set through it (at_ms 0: never)
     [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
 };
 
@@ -98,6 +101,8 @@ public:
     [[nodiscard]] SharedView shared_view(uint64_t now_ms, uint64_t dead_after_ms) const;
     // The overrides in force: per target, the latest entry of any origin ("auto" removes).
     [[nodiscard]] OverrideMap overrides() const;
+    // The active groups in force: the latest set through any origin (nullopt: none ever set).
+    [[nodiscard]] std::optional<ActiveGroups> active_groups() const;
     [[nodiscard]] const std::map<std::string, Known>& known() const { return known_; }
     [[nodiscard]] const std::string& own_origin() const { return own_; }
 
@@ -107,6 +112,7 @@ private:
     struct ClusterKey {
         std::vector<std::tuple<std::string, uint32_t, bool>> instances;
         ClusterOverrides overrides;
+        bool standby = false;  // its group is not active
         bool operator==(const ClusterKey&) const = default;
     };
     struct Cached {
@@ -149,6 +155,7 @@ struct ReportLimits {
     static constexpr size_t kMaxOverrides = 10'000;               // overrides of one origin
     static constexpr size_t kMaxRecords = 10'000;                 // static records of one origin
     static constexpr size_t kMaxRecordData = 8192;                // bytes of one static record's data
+    static constexpr size_t kMaxGroups = 64;                      // active groups set through one origin
     static constexpr uint64_t kMaxSkewMs = uint64_t{5} * 60'000;  // version, heartbeat, override time ahead of now
 };
 // Checks every field of a decoded report (an origin's state) by the config's rules: the cluster and instance

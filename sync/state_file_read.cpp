@@ -155,6 +155,12 @@ private:
             std::string where = text(v);
             cur_.location = parse_location(where);
             if (!cur_.location) bad("\"location\": \"" + where + "\" is not \"LAT,LON\"");
+        } else if (key_ == "group") {
+            cur_.group = text(v);  // checked with the rest (check_report)
+        } else if (key_ == "activeGroups") {
+            cur_.active_groups.groups = split_groups(text(v), ReportLimits::kMaxGroups);  // checked later
+        } else if (key_ == "activeGroupsAt") {
+            cur_.active_groups.at_ms = number(v, UINT64_MAX);
         } else if (key_ == "hosts") {
             bad("\"hosts\" is not an array");
         } else if (key_ == "overrides") {

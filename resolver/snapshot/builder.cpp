@@ -79,7 +79,7 @@ void SnapshotBuilder::full_reset(const std::string& key, bool counted) {
 
 std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, const SharedView& view,
                                                  std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
-                                                 const CounterIds& counter_ids) {
+                                                 const CounterIds& counter_ids, const std::vector<ZoneRecord>& served) {
     auto s = std::make_shared<Snapshot>();
     s->serial = serial;
     s->geo = std::move(geo);
@@ -91,7 +91,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
         std::vector<NameKey> names = in_list_order(touched_by(view, next), next);
         build_hosts(config, *s, next, names, counter_ids);
         clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
-        zone_data(view, *s);
+        zone_data(view, served, *s);
     } catch (...) {
         full_reset("", false);  // part done: the next build starts over
         throw;
@@ -108,8 +108,8 @@ void SnapshotBuilder::begin(const conf::Config& config, bool counted) {
     if (last_.full) full_reset(key, counted);
 }
 
-// Which host names a change touches: every name of a cluster that came, went, or changed its liveness or
-// location; else the names whose entry differs. `next` receives every cluster of `view` with its places.
+// Which host names a change touches: every name of a cluster that came, went, or changed its liveness,
+// location or standing by; else the names whose entry differs. `next` receives every cluster of `view` with its places.
 SnapshotBuilder::Touched SnapshotBuilder::touched_by(const SharedView& view, Clusters& next) {
     Touched touched;
     auto touch_all = [&](const Cluster& c) {
@@ -124,7 +124,7 @@ SnapshotBuilder::Touched SnapshotBuilder::touched_by(const SharedView& view, Clu
         }
         Cluster c{cv, {}};
         if (last_.full || old == clusters_.end() || old->second.view->alive != cv->alive ||
-            old->second.view->location != cv->location) {
+            old->second.view->location != cv->location || old->second.view->standby != cv->standby) {
             c.places.build(cv->hosts);
             touch_all(c);
             if (old != clusters_.end()) touch_all(old->second);
@@ -322,11 +322,25 @@ bool below_cut(const Zone& zone, std::string_view name) {
 // same view (the records sorted, duplicates once). A name is the config's when its zone data (SOA, NS,
 // records) holds it, and a host's when a host has that name: neither is changed. NS never at a zone's apex
 // or a wildcard; TXT never at or below a delegation; addresses only below one (glue). The TTL of a set is
-// its first record's.
-void SnapshotBuilder::zone_data(const SharedView& view, Snapshot& s) const {
+// its first record's. `served` (glbd's own) go first, and take their name and type from the clusters'.
+void SnapshotBuilder::zone_data(const SharedView& view, const std::vector<ZoneRecord>& served, Snapshot& s) const {
     std::vector<const ZoneRecord*> all;
+    std::string rdata;
+    std::set<std::pair<std::string, uint16_t>> own;
+    for (const ZoneRecord& z : served) {
+        auto name = wire::name_to_wire(z.name);
+        const Zone* found = name ? s.find_zone(*name) : nullptr;
+        if (!found || *name == found->origin || host_at_.count(z.name) || !record_rdata(z, rdata)) continue;
+        Zone& zone = s.zones[static_cast<size_t>(found - s.zones.data())];
+        auto node = zone.nodes.find(*name);
+        if (node != zone.nodes.end() && !node->second.rrsets.empty()) continue;  // the config's
+        own.emplace(z.name, z.type);
+        add_zone_record(zone, *name, z.type, z.ttl, rdata);
+    }
     for (const auto& c : view) {
-        for (const auto& z : c->records) all.push_back(&z);
+        for (const auto& z : c->records) {
+            if (!own.count({z.name, z.type})) all.push_back(&z);
+        }
     }
     if (all.empty()) return;
     auto rank = [](uint16_t t) { return t == wire::type::NS ? 0 : t == wire::type::TXT ? 1 : 2; };
@@ -336,7 +350,7 @@ void SnapshotBuilder::zone_data(const SharedView& view, Snapshot& s) const {
     all.erase(std::unique(all.begin(), all.end(), [](const ZoneRecord* a, const ZoneRecord* b) { return *a == *b; }),
               all.end());
     std::set<std::string> added;  // names (wire) this step gave data
-    std::string rdata;
+    for (const auto& [name, type] : own) added.insert(*wire::name_to_wire(name));
     for (const ZoneRecord* z : all) {
         auto name = wire::name_to_wire(z->name);
         const Zone* found = name ? s.find_zone(*name) : nullptr;

@@ -37,9 +37,11 @@ public:
     // At most `threads` threads (and no more than the CPUs the process may run on) build one snapshot.
     explicit SnapshotBuilder(size_t threads = kMaxThreads) : threads_(std::max<size_t>(threads, 1)) {}
     // Throws std::runtime_error on data that cannot be served (then the next build is a full one).
+    // `served` are records glbd itself publishes (the failover groups' TXT): served as the config's records are
+    // (never over them), and in place of any cluster's records of the same name and type.
     std::shared_ptr<Snapshot> build(const conf::Config& config, const SharedView& view,
                                     std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
-                                    const CounterIds& counter_ids = {});
+                                    const CounterIds& counter_ids = {}, const std::vector<ZoneRecord>& served = {});
     // Forgets everything: the next build is a full one.
     void reset();
     // What the last build did.
@@ -110,7 +112,7 @@ private:
     void apply(std::string name, std::shared_ptr<const HostBlock> b);
     void finish(Snapshot& s);
     // The clusters' static records (ClusterView::records) into the zones, by the rules in zone_data's text.
-    void zone_data(const SharedView& view, Snapshot& s) const;
+    void zone_data(const SharedView& view, const std::vector<ZoneRecord>& served, Snapshot& s) const;
     void full_reset(const std::string& key, bool counted);
 
     Clusters clusters_;

@@ -278,13 +278,14 @@ Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluste
 }
 
 // Writes the plan of a host whose entries (and, for a load-balanced one, their counters) are set.
+// `active_usable`: some entry of a cluster that does not stand by is usable (see HostWriter::build).
 void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, bool nearest,
-               const Contributions& contributions) {
+               const Contributions& contributions, bool active_usable) {
     if (h.simple) {
         Endpoints all;
         all.ttl = h.ttl;
         for (const auto& [cluster, he] : contributions) {
-            for (const auto& ep : he->endpoints) all.add(ep, cluster->alive);
+            for (const auto& ep : he->endpoints) all.add(ep, cluster->alive && !(cluster->standby && active_usable));
         }
         plan::Head head;
         head.ttl = h.ttl;
@@ -354,6 +355,17 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
         h.entries.push_back(build_entry(cache_, h.entries.size(), *cluster, *he, e));
     }
     h.simple = std::none_of(h.entries.begin(), h.entries.end(), [](const Entry& e) { return e.load_balanced; });
+    // Failover groups: while an entry of a cluster that does not stand by is usable, the entries of those that
+    // do are not (when none is, every entry is as it would be without groups: fail-open as before).
+    bool active_usable = false;
+    for (size_t i = 0; i < h.entries.size(); ++i) {
+        active_usable = active_usable || (h.entries[i].usable && !contributions[i].first->standby);
+    }
+    if (active_usable) {
+        for (size_t i = 0; i < h.entries.size(); ++i) {
+            if (contributions[i].first->standby) h.entries[i].usable = false, h.entries[i].standby = true;
+        }
+    }
     if (counter_ids) {
         std::string shown = wire::wire_to_name(h.name);
         counter_ids.with([&](const CounterIds& number) {
@@ -366,7 +378,7 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
     }
     plan_bytes_.clear();
     PlanWriter plan(plan_bytes_);
-    host_plan(plan, h, eps_, config.geoip.nearest, contributions);
+    host_plan(plan, h, eps_, config.geoip.nearest, contributions, active_usable);
     b->key = name;
     b->hash = wire::name_hash(h.name);
     b->name_len = static_cast<uint8_t>(h.name.size());

@@ -60,7 +60,8 @@ struct Entry {
     uint16_t weight = 0;
     bool default_geo : 1 = false;
     bool load_balanced : 1 = false;  // the cluster gave loadBalancing for this host
-    bool usable : 1 = false;         // alive and at least one healthy endpoint
+    bool usable : 1 = false;         // alive and at least one healthy endpoint (and not standing by)
+    bool standby : 1 = false;        // its cluster's failover group is not active, and an active entry is usable
 };
 static_assert(sizeof(Entry) == 24);
 

@@ -111,7 +111,8 @@ void Daemon::rebuild() {
         auto view = sync_->shared_view(&serial);
         auto snap = builder_.build(
             config_, view, geo_, next_serial(serial),
-            [this](const std::string& host, const std::string& cluster) { return counter_ids_->id(host, cluster); });
+            [this](const std::string& host, const std::string& cluster) { return counter_ids_->id(host, cluster); },
+            served_records());
         snap->cookie_secret = cookie_secret_;
         snap->cookie_previous = cookie_previous_;
         publisher_.publish(snap);

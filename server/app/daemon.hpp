@@ -103,6 +103,11 @@ public:
     [[nodiscard]] nlohmann::json kube_json(uint64_t now) const;
     [[nodiscard]] admin::Response hosts_route(const std::string& query) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;
+    // GET and PUT /v1/groups, and the failover groups' TXT per zone (daemon_groups.cpp).
+    [[nodiscard]] admin::Response groups_route(const admin::Request& req);
+    [[nodiscard]] std::string groups_json() const;
+    [[nodiscard]] std::vector<ZoneRecord> served_records() const;
+    void adopt_groups_record(const RecordList& records);
     [[nodiscard]] bool ready() const;
 
 private:
@@ -121,6 +126,8 @@ private:
     // Kubernetes DNSRecords (daemon_kube.cpp): config_.hosts = the file's hosts + the records' (the file wins).
     void merge_kubernetes();
     void apply_kubernetes();  // a record changed: merge, restart the probes, rebuild
+    // The active-groups text the DNSRecords last held ("" none), from their first list on (adopt_groups_record).
+    std::optional<std::string> groups_record_;
     void request_rebuild();
     void rebuild();
 

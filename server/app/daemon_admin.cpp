@@ -116,6 +116,8 @@ admin::Response Daemon::admin(const admin::Request& req) {
         if (method_is("GET")) r = hosts_route(req.query);
     } else if (req.path == "/v1/explain") {
         if (method_is("GET")) r = explain_route(req.query);
+    } else if (req.path == "/v1/groups") {
+        if (req.method == "GET" || method_is("PUT")) r = groups_route(req);
     } else if (req.path == "/v1/overrides") {
         if (method_is("PUT")) {
             std::string target, state;
@@ -132,7 +134,8 @@ admin::Response Daemon::admin(const admin::Request& req) {
         }
     } else {
         r.status = 404;
-        r.body = "not found; try /, /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides\n";
+        r.body =
+            "not found; try /, /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides, /v1/groups\n";
     }
     return r;
 }
@@ -237,6 +240,8 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
              {"alive", cv.alive},
              {"instances", instances},
              {"location", cluster_location(cv)},
+             {"group", cv.group.empty() ? json(nullptr) : json(cv.group)},
+             {"standby", cv.standby},
              {"override", ov != in_force.end() ? json(sync::state_name(ov->second.state)) : json(nullptr)}});
     }
     return clusters;
@@ -307,8 +312,12 @@ admin::Response Daemon::explain_route(const std::string& query) const {
     for (const auto& c : e.candidates) {
         json eps = json::array();
         for (const auto& ep : c.endpoints) eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
-        candidates.push_back(
-            {{"cluster", c.cluster}, {"geo", c.geo}, {"weight", c.weight}, {"usable", c.usable}, {"endpoints", eps}});
+        candidates.push_back({{"cluster", c.cluster},
+                              {"geo", c.geo},
+                              {"weight", c.weight},
+                              {"usable", c.usable},
+                              {"endpoints", eps},
+                              {"standby", c.standby}});
         if (!c.entry.empty()) candidates.back()["entry"] = c.entry;
     }
     json out{{"name", req.name}, {"type", type}, {"serial", e.serial}};

@@ -33,7 +33,10 @@ RecordList zone_records(const std::vector<kube::StaticRecord>& in) {
 void Daemon::merge_kubernetes() {
     kube::Source::Collected c = kube_->collect();
     kube_records_ = zone_records(c.records);
-    if (!kube_->stats().synced) {
+    if (kube_->stats().synced) {
+        sync_->set_records_group(c.group);
+        adopt_groups_record(kube_records_);
+    } else {
         kube_records_ = kube_seed_records_;
         // Not listed yet (the API server may be down): what stateDir had of this cluster's records, without
         // their health checks, until the API says otherwise.

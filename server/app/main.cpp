@@ -39,6 +39,9 @@ Usage:
   glbd explain NAME --client IP|--subnet CIDR [--type A] [--admin H:P]
                                why a client gets the answer it gets (zone, location, groups, answer)
   glbd explain --dnstap FILE   every answer a dnstap file logged, with why it was chosen then
+  glbd groups [set GROUP... | add GROUP | remove GROUP] [--admin H:P]
+                               dns-operator's active failover groups: shown, or changed and
+                               shared with every peer (served as kuadrant-active-groups.<zone>)
   glbd probe [--admin H:P] [--path /readyz]
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
@@ -111,6 +114,28 @@ int admin_client(const std::string& cmd, const std::vector<std::string>& args) {
     const char* token = std::getenv("GLBD_ADMIN_TOKEN");
     return cmd == "status" ? glbd::run_status(admin, token ? token : "", hosts_query, exact_host)
                            : glbd::run_probe(admin, path, token ? token : "");
+}
+
+// glbd groups [set G... | add G | remove G] [--admin H:P]: dns-operator's active groups, shown or changed.
+int groups_command(const std::vector<std::string>& args) {
+    std::string admin = "127.0.0.1:9153", verb;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--admin" && i + 1 < args.size()) {
+            admin = args[++i];
+        } else if (args[i].rfind("--admin=", 0) == 0) {
+            admin = args[i].substr(8);
+        } else if (verb.empty() && names.empty() && (args[i] == "set" || args[i] == "add" || args[i] == "remove")) {
+            verb = args[i];
+        } else if (!verb.empty() && args[i].rfind("--", 0) != 0) {
+            names.push_back(args[i]);
+        } else {
+            return usage_error("groups: unknown argument \"" + args[i] + "\"");
+        }
+    }
+    if ((verb == "add" || verb == "remove") && names.size() != 1) return usage_error("groups " + verb + ": one group");
+    const char* token = std::getenv("GLBD_ADMIN_TOKEN");
+    return glbd::run_groups(admin, token ? token : "", verb, names);
 }
 
 int explain_command(const std::vector<std::string>& args) {
@@ -193,6 +218,7 @@ int main(int argc, char** argv) {
     }
     if (cmd == "status" || cmd == "probe") return admin_client(cmd, args);
     if (cmd == "explain") return explain_command(args);
+    if (cmd == "groups") return groups_command(args);
     if (cmd == "demo") {
         std::error_code ec;
         std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();

@@ -60,9 +60,13 @@ std::string ago(const nlohmann::json& ms) {
 
 }  // namespace
 
-// GET url with an optional bearer token: the HTTP status (0 when there was no answer) and the body.
 long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body,
               std::string& error) {
+    return http_request("GET", url, token, "", timeout_ms, body, error);
+}
+
+long http_request(const std::string& method, const std::string& url, const std::string& token,
+                  const std::string& payload, long timeout_ms, std::string& body, std::string& error) {
     curl::Easy easy = curl::easy();
     CURL* c = easy.get();
     if (!c) {
@@ -71,6 +75,12 @@ long http_get(const std::string& url, const std::string& token, long timeout_ms,
     }
     curl::Slist headers;
     if (!token.empty()) curl::append(headers, "Authorization: Bearer " + token);
+    if (method != "GET") {
+        curl::append(headers, "Content-Type: application/json");
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload.c_str());
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(payload.size()));
+    }
     curl_easy_setopt(c, CURLOPT_URL, url.c_str());
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
@@ -272,7 +282,10 @@ std::string render_explain(const std::string& explain_json) {
         cands.push_back({c.at("cluster").get<std::string>() +
                              (c.contains("entry") ? " [" + c.at("entry").get<std::string>() + "]" : ""),
                          c.at("geo").get<std::string>(), std::to_string(c.at("weight").get<int>()),
-                         c.at("usable").get<bool>() ? "yes" : "no", eps});
+                         c.at("usable").get<bool>()                             ? "yes"
+                         : c.contains("standby") && c.at("standby").get<bool>() ? "no (group standing by)"
+                                                                                : "no",
+                         eps});
     }
     out += "\n";
     table(out, cands);
@@ -299,6 +312,50 @@ int run_explain(const std::string& admin, const std::string& query, const std::s
         std::fputs(render_explain(body).c_str(), stdout);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "glbd explain: %s did not answer an explanation: %s\n", url.c_str(), e.what());
+        return 2;
+    }
+    return 0;
+}
+
+std::string render_groups(const std::string& groups_json) {
+    auto j = nlohmann::json::parse(groups_json);
+    std::string out;
+    if (j.at("active").is_null()) {
+        out += "active groups: none set (every grouped cluster stands by; ungrouped ones answer)\n";
+    } else {
+        std::string list;
+        for (const auto& g : j.at("active")) list += (list.empty() ? "" : ", ") + g.get<std::string>();
+        out += "active groups: " + (list.empty() ? std::string("none") : list) + "\n";
+        out += "served as:     kuadrant-active-groups.<zone> TXT \"" + j.at("record").get<std::string>() + "\"\n";
+    }
+    std::vector<std::vector<std::string>> rows{{"CLUSTER", "GROUP", "ANSWERS"}};
+    for (const auto& c : j.at("clusters")) {
+        rows.push_back({c.at("id").get<std::string>(), c.at("group").is_null() ? "-" : c.at("group").get<std::string>(),
+                        c.at("standby").get<bool>() ? "standing by" : "active"});
+    }
+    table(out, rows);
+    return for_terminal(out);
+}
+
+int run_groups(const std::string& admin, const std::string& token, const std::string& verb,
+               const std::vector<std::string>& names) {
+    std::string url = "http://" + admin + "/v1/groups", body, error;
+    long status = 0;
+    if (verb.empty()) {
+        status = http_get(url, token, 5000, body, error);
+    } else {
+        nlohmann::json req = verb == "set" ? nlohmann::json{{"active", names}} : nlohmann::json{{verb, names.at(0)}};
+        status = http_request("PUT", url, token, req.dump(), 5000, body, error);
+    }
+    if (status != 200) {
+        std::fprintf(stderr, "glbd groups: %s: %s", url.c_str(),
+                     status == 0 ? (error + "\n").c_str() : ("HTTP " + std::to_string(status) + ": " + body).c_str());
+        return 2;
+    }
+    try {
+        std::fputs(render_groups(body).c_str(), stdout);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "glbd groups: %s did not answer glbd's groups: %s\n", admin.c_str(), e.what());
         return 2;
     }
     return 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace glbd {
 
@@ -18,9 +19,17 @@ std::string query_escape(const std::string& v);
 // GET url with an optional bearer token: the HTTP status (0 when there was no answer, `error` says why) and
 // the body.
 long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body, std::string& error);
+// The same with any method and a JSON body (PUT /v1/groups).
+long http_request(const std::string& method, const std::string& url, const std::string& token,
+                  const std::string& payload, long timeout_ms, std::string& body, std::string& error);
 int run_probe(const std::string& admin, const std::string& path, const std::string& token);
 // `glbd explain`: /v1/explain's JSON for a person. `query` is the URL's query string (escaped).
 std::string render_explain(const std::string& explain_json);
 int run_explain(const std::string& admin, const std::string& query, const std::string& token);
+// `glbd groups`: /v1/groups's JSON for a person (throws like render_status); run_groups shows them (`verb`
+// empty) or changes them first ("set" with every active group, "add" or "remove" with one).
+std::string render_groups(const std::string& groups_json);
+int run_groups(const std::string& admin, const std::string& token, const std::string& verb,
+               const std::vector<std::string>& names);
 
 }  // namespace glbd

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <unordered_map>
 
 #include "conf/names.hpp"
@@ -259,6 +260,13 @@ Source::Collected Source::collect() {
     settle_names(live);
     // The older records first, so that a name two records of one namespace give is the older one's.
     std::sort(live.begin(), live.end(), [](const Held* a, const Held* b) { return a->record->older_than(*b->record); });
+    std::map<std::string, size_t> groups;  // a cluster's dns-operator has one group: most records agree
+    for (const Held* h : live) {
+        if (conf::is_group_name(h->record->group)) ++groups[h->record->group];
+    }
+    for (const auto& [g, n] : groups) {
+        if (c.group.empty() || n > groups[c.group]) c.group = g;
+    }
     Emitted e;
     for (Held* h : live) emit_hosts(*h, c, e);
     for (Held* h : live) emit_records(*h, c, e);

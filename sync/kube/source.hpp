@@ -42,6 +42,7 @@ public:
         std::vector<conf::Host> hosts;                        // the older records' first, in no other order
         std::vector<StaticRecord> records;                    // NS and TXT, sorted by name and type
         std::unordered_map<std::string, std::string> source;  // host or record name -> "namespace/name"
+        std::string group;  // the status.group most of the served records show (dns-operator's --group), or ""
         size_t valid = 0, invalid = 0, other_zone = 0;
         size_t refused = 0;  // names refused now (a record's, or contested)
     };

@@ -243,6 +243,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         return;
     }
     if (s.location) out.back().push_back("loc=" + format_location(*s.location));
+    if (!s.group.empty()) out.back().push_back(kv("group", s.group));  // older decoders skip it
     for (const auto& h : s.hosts) {
         std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
         if (!h.entry.empty()) rec.push_back(kv("entry", h.entry));  // older decoders skip it
@@ -270,6 +271,9 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     for (const auto& z : s.records) encode_record(z, out);
     for (const auto& [target, e] : s.overrides) {
         out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
+    }
+    if (s.active_groups.at_ms) {  // "active-groups=a&&b" (or "active-groups=" for none), as the TXT joins them
+        out.push_back({kv("active-groups", join_groups(s.active_groups.groups)), kv("at", s.active_groups.at_ms)});
     }
 }
 
@@ -357,6 +361,7 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
     if (k0 == "host") return add_host(rec, v0);
     if (k0 == "zone") return add_zone(rec, v0);
     if (k0 == "override") return add_override(rec, v0);
+    if (k0 == "active-groups") return add_active_groups(rec, v0);
     return true;  // unknown record kinds are skipped: a newer peer may send more
 }
 
@@ -375,6 +380,7 @@ bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string&
         auto [key, v] = split(rec[k]);
         uint64_t n = 0;
         if (key == "data" && v == "0") cur_->has_data = false;
+        if (key == "group") cur_->state.group = v;  // checked with the rest (check_report)
         if (key == "loc") {
             cur_->state.location = parse_location(v);
             if (!cur_->state.location) return bad("bad location " + v);
@@ -446,6 +452,20 @@ bool Decoder::add_override(const std::vector<std::string>& rec, const std::strin
         }
     }
     cur_->state.overrides[v0] = e;
+    return true;
+}
+
+bool Decoder::add_active_groups(const std::vector<std::string>& rec, const std::string& v0) {
+    if (!cur_) return bad("active groups before any origin");
+    ActiveGroups a;
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, v] = split(rec[k]);
+        if (key == "at" && !number(v, a.at_ms)) return bad("bad active groups time");
+    }
+    if (a.at_ms == 0) return bad("active groups without a time");
+    a.groups = split_groups(v0, ReportLimits::kMaxGroups);  // the names are checked with the rest (check_report)
+    if (a.groups.size() > ReportLimits::kMaxGroups) return bad("too many active groups", true);
+    cur_->state.active_groups = std::move(a);
     return true;
 }
 

@@ -65,6 +65,7 @@ private:
     bool add_host(const std::vector<std::string>& rec, const std::string& v0);
     bool add_zone(const std::vector<std::string>& rec, const std::string& v0);
     bool add_override(const std::vector<std::string>& rec, const std::string& v0);
+    bool add_active_groups(const std::vector<std::string>& rec, const std::string& v0);
     std::optional<Report> cur_;
     std::string from_, error_;
     size_t index_ = 0, origins_ = 0, bytes_ = 0;

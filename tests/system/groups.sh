@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Failover groups as dns-operator (>= 0.16) has them, served by two glbd clusters: ie's records carry
+# status.group "east" (as dns-operator --group=east writes it), us sets kubernetes.group "west". No active set:
+# every cluster is grouped and none active, so both answer as without groups (fail-open). `glbd groups` on
+# one server switches the active set; both servers answer from the active group and serve the TXT
+# kuadrant-active-groups.<zone>, read here the way dns-operator reads it; a switch back the other way from
+# the other server; then a labelled DNSRecord holding that TXT (a CoreDNS user's set-up) switches it again.
+# Skipped where kubectl is missing.
+source "$(dirname "$0")/lib.sh"
+command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
+P=5590 Z=groups.example.com
+declare -A ADDR=([ie]=127.0.23.90 [us]=127.0.23.91) API=([ie]=127.0.23.92 [us]=127.0.23.93)
+declare -A GEO=([ie]=IE [us]=US) GW=([ie]=172.18.1.10 [us]=172.18.2.10) GROUP=([ie]="" [us]=west)
+for c in ie us; do
+    start_fakekube $c "${API[$c]}" 6590
+cat > "$WORK/$c.yaml" <<YAML
+cluster: {id: $c, instance: $c-0}
+listen: {dns: ["${ADDR[$c]}:$P"]}
+admin: {listen: "${ADDR[$c]}:9590"}
+geoip: {database: $FIXTURES/test.mmdb}
+zones: [{origin: $Z, nameservers: [{name: ns-ie.$Z, addresses: [${ADDR[ie]}]}, {name: ns-us.$Z, addresses: [${ADDR[us]}]}]}]
+kubernetes: {kubeconfig: $WORK/$c/kubeconfig, resync: 1s, group: "${GROUP[$c]}"}
+$(peers_yaml --interval 500ms --dead 5s "${ADDR[ie]}:$P" "${ADDR[us]}:$P")
+YAML
+done
+record() {  # CLUSTER: that cluster's DNSRecord for shop, as kuadrant-operator writes it
+    local c=$1 g klb=klb.shop.$Z
+    g=$(tr 'A-Z' 'a-z' <<<"${GEO[$c]}")
+    local t=$c-hash.$klb
+    cat <<REC
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: shop, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $Z}}
+spec:
+  rootHost: shop.$Z
+  endpoints:
+    - {dnsName: shop.$Z, recordType: CNAME, targets: [$klb]}
+    - {dnsName: $klb, recordType: CNAME, setIdentifier: ${GEO[$c]}, targets: [$g.$klb], providerSpecific: [{name: geo-code, value: ${GEO[$c]}}]}
+    - {dnsName: $g.$klb, recordType: CNAME, setIdentifier: $t, targets: [$t], providerSpecific: [{name: weight, value: "100"}]}
+    - {dnsName: $t, recordType: A, recordTTL: 60, targets: [${GW[$c]}]}
+REC
+}
+kc() { local c=$1; shift; KUBECONFIG=$WORK/$c/kubeconfig kubectl "$@"; }
+for c in ie us; do
+    start_glbd $c "$WORK/$c.yaml"
+    record $c | kc $c apply --validate=false -f - >/dev/null || fail "apply in $c"
+done
+# dns-operator's own status write: its --group on every record it reconciles.
+kc ie -n gateways patch dnsrecord shop --subresource=status --type=merge -p '{"status":{"group":"east"}}' >/dev/null ||
+    fail "kubectl patch --subresource=status"
+
+from() { dig @"${ADDR[$1]}" -p $P +short shop.$Z A +subnet="$2"; }
+agree() {  # IE_ANSWER US_ANSWER: both servers give IE clients (10.1/16) and US clients (10.3/16) these
+    local s
+    for s in ie us; do
+        [[ $(from $s 10.1.0.0/16) == "$1" && $(from $s 10.3.0.0/16) == "$2" ]] || return 1
+    done
+}
+groups_of() { curl -s "http://${ADDR[$1]}:9590/v1/groups"; }
+cluster_group() {  # SERVER CLUSTER: that cluster's group as the server knows it
+    groups_of "$1" | python3 -c "import json,sys; print([c['group'] for c in json.load(sys.stdin)['clusters'] if c['id'] == '$2'][0])"
+}
+wait_for 20 bash -c "[[ \$(curl -s http://${ADDR[us]}:9590/v1/groups) == *'\"group\":\"east\"'* ]]" ||
+    fail "us never learnt ie's group from its record's status: $(groups_of us)"
+for s in ie us; do
+    [[ $(cluster_group $s ie) == east && $(cluster_group $s us) == west ]] || fail "$s: groups $(groups_of $s)"
+done
+wait_for 20 agree "${GW[ie]}" "${GW[us]}" || fail "no set, every cluster grouped: as without groups expected, got $(from ie 10.1.0.0/16)/$(from ie 10.3.0.0/16)"
+[[ $(dig @"${ADDR[ie]}" -p $P +short kuadrant-active-groups.$Z TXT) == "" ]] || fail "a TXT before any set"
+pass "groups from status.group (ie: east) and kubernetes.group (us: west); no active set: both answer, fail-open"
+
+# The TXT read as dns-operator's getActiveGroups reads it: strings joined, ';' pairs, "groups" split on "&&".
+active_as_dns_operator() {
+    dig @"$1" -p $P +short kuadrant-active-groups.$Z TXT | python3 -c '
+import sys
+txt = "".join(part for line in sys.stdin for part in line.strip().split("\"") if part.strip())
+groups = []
+for pair in txt.split(";"):
+    kv = pair.split("=")
+    if len(kv) == 2 and kv[0] == "groups":
+        groups += [g for g in kv[1].split("&&") if g and g not in groups]
+print(",".join(groups))'
+}
+switch_to() {  # WHERE GROUP IE_ANSWER US_ANSWER: groups set GROUP on WHERE; the time until both servers agree
+    local t0
+    t0=$(now_ms)
+    "$GLBD" groups set "$2" --admin "${ADDR[$1]}:9590" > "$WORK/groups.out" || fail "glbd groups set $2: $(cat "$WORK/groups.out")"
+    wait_for 20 agree "$3" "$4" || fail "after set $2 on $1: $(from ie 10.1.0.0/16)/$(from ie 10.3.0.0/16) and $(from us 10.1.0.0/16)/$(from us 10.3.0.0/16)"
+    echo $(( $(now_ms) - t0 ))
+}
+ms=$(switch_to ie west "${GW[us]}" "${GW[us]}")
+for s in ie us; do
+    [[ $(active_as_dns_operator "${ADDR[$s]}") == west ]] || fail "$s: TXT $(dig @"${ADDR[$s]}" -p $P +short kuadrant-active-groups.$Z TXT)"
+done
+[[ $(dig @"${ADDR[us]}" -p $P +short kuadrant-active-groups.$Z TXT) == '"version=1;groups=west"' ]] || fail "TXT text"
+cat "$WORK/groups.out"
+grep -Eq "^ +ie +east +standing by" "$WORK/groups.out" && grep -Eq "^ +us +west +active" "$WORK/groups.out" ||
+    fail "glbd groups: $(cat "$WORK/groups.out")"
+pass "glbd groups set west on ie: both servers answer us's gateway to IE and US clients within $ms ms; TXT groups=west on both"
+"$GLBD" explain shop.$Z --subnet 10.1.0.0/16 --admin "${ADDR[us]}:9590" > "$WORK/explain.out" || fail "glbd explain"
+grep -Eq "^ +ie .* IE +100 +no \(group standing by\)" "$WORK/explain.out" || fail "explain: $(cat "$WORK/explain.out")"
+pass "glbd explain says why ie's healthy entry is not answered: its group stands by"
+ms=$(switch_to us east "${GW[ie]}" "${GW[ie]}")
+[[ $(active_as_dns_operator "${ADDR[ie]}") == east ]] || fail "ie: TXT after the switch back"
+pass "glbd groups set east on us: both servers answer ie's gateway within $ms ms"
+"$GLBD" groups add west --admin "${ADDR[ie]}:9590" >/dev/null || fail "glbd groups add"
+wait_for 20 agree "${GW[ie]}" "${GW[us]}" || fail "both groups active: each client its own cluster"
+[[ $(active_as_dns_operator "${ADDR[us]}") == east,west ]] || fail "us: TXT after add"
+pass "glbd groups add west: both active, each client its own cluster"
+out=$("$GLBD" groups set "bad;name" --admin "${ADDR[ie]}:9590" 2>&1) && fail "a bad group name was taken"
+[[ $out == *"not a group name"* ]] || fail "bad name: $out"
+pass "a bad group name is refused with the reason ($out)"
+
+# A user's labelled DNSRecord holding the TXT, as a CoreDNS set-up has it: its text sets the groups.
+cat <<REC | kc us apply --validate=false -f - >/dev/null || fail "apply the groups record"
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: active-groups, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $Z}}
+spec:
+  rootHost: kuadrant-active-groups.$Z
+  endpoints:
+    - {dnsName: kuadrant-active-groups.$Z, recordType: TXT, targets: ["version=1;groups=west"]}
+REC
+wait_for 20 agree "${GW[us]}" "${GW[us]}" || fail "the DNSRecord's groups=west never took: $(groups_of ie)"
+for s in ie us; do [[ $(active_as_dns_operator "${ADDR[$s]}") == west ]] || fail "$s: TXT after the record"; done
+pass "a labelled DNSRecord holding kuadrant-active-groups.$Z (groups=west) switches both servers"
+for c in ie us; do stop_glbd $c; done
