@@ -108,6 +108,7 @@ public:
     [[nodiscard]] std::string groups_json() const;
     [[nodiscard]] std::vector<ZoneRecord> served_records() const;
     void adopt_groups_record(const RecordList& records);
+    void group_metrics(metrics::Writer& m) const;
     [[nodiscard]] bool ready() const;
 
 private:

@@ -150,6 +150,7 @@ std::string Daemon::metrics() const {
     if (kube_) kube::write_metrics(m, *kube_, kube_counts_, kube_shadowed_total_);
     health::write_metrics(m, *checker_, config_.metrics.per_host);
     sync::write_metrics(m, *sync_);
+    group_metrics(m);
     m.some("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.",
            {{"result=\"ok\"", static_cast<double>(reloads_ok_)},
             {"result=\"failed\"", static_cast<double>(reloads_failed_)}});

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "resolver/base/metrics.hpp"
 #include "resolver/wire/consts.hpp"
 #include "server/app/daemon.hpp"
 #include "sync/groups.hpp"
@@ -49,6 +50,23 @@ void Daemon::adopt_groups_record(const RecordList& records) {
         return;
     }
     spdlog::info("groups: active groups set from a DNSRecord: \"{}\"", sync::format_active_groups(groups));
+}
+
+// A sample per grouped cluster and per active group: a few at any number of hosts.
+void Daemon::group_metrics(metrics::Writer& m) const {
+    m.family("glbd_cluster_standby", "gauge",
+             "Per cluster with a failover group: 1 while its group is not active (its entries answered only when no "
+             "active one is usable), else 0.");
+    for (const auto& cv : sync_->shared_view()) {
+        if (!cv->group.empty()) {
+            m.sample("glbd_cluster_standby", metrics::label("cluster", cv->id) + "," + metrics::label("group", cv->group),
+                     cv->standby ? 1 : 0);
+        }
+    }
+    m.family("glbd_active_group", "gauge", "1 for each active failover group (none before a set is made).");
+    if (auto active = sync_->active_groups()) {
+        for (const auto& g : active->groups) m.sample("glbd_active_group", metrics::label("group", g), 1);
+    }
 }
 
 std::string Daemon::groups_json() const {

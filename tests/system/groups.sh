@@ -8,6 +8,7 @@
 # Skipped where kubectl is missing.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
+TOOLS="$(dirname "$0")/../tools"
 P=5590 Z=groups.example.com
 declare -A ADDR=([ie]=127.0.23.90 [us]=127.0.23.91) API=([ie]=127.0.23.92 [us]=127.0.23.93)
 declare -A GEO=([ie]=IE [us]=US) GW=([ie]=172.18.1.10 [us]=172.18.2.10) GROUP=([ie]="" [us]=west)
@@ -100,6 +101,12 @@ pass "glbd groups set west on ie: both servers answer us's gateway to IE and US 
 "$GLBD" explain shop.$Z --subnet 10.1.0.0/16 --admin "${ADDR[us]}:9590" > "$WORK/explain.out" || fail "glbd explain"
 grep -Eq "^ +ie .* IE +100 +no \(group standing by\)" "$WORK/explain.out" || fail "explain: $(cat "$WORK/explain.out")"
 pass "glbd explain says why ie's healthy entry is not answered: its group stands by"
+curl -s "http://${ADDR[us]}:9590/metrics" > "$WORK/metrics"
+python3 "$TOOLS/promcheck.py" "$WORK/metrics" >/dev/null || fail "metrics format: $(python3 "$TOOLS/promcheck.py" "$WORK/metrics")"
+grep -qx 'glbd_cluster_standby{cluster="ie",group="east"} 1' "$WORK/metrics" &&
+    grep -qx 'glbd_cluster_standby{cluster="us",group="west"} 0' "$WORK/metrics" &&
+    grep -qx 'glbd_active_group{group="west"} 1' "$WORK/metrics" || fail "metrics: $(grep group "$WORK/metrics")"
+pass "metrics: glbd_cluster_standby per grouped cluster, glbd_active_group per active group"
 ms=$(switch_to us east "${GW[ie]}" "${GW[ie]}")
 [[ $(active_as_dns_operator "${ADDR[ie]}") == east ]] || fail "ie: TXT after the switch back"
 pass "glbd groups set east on us: both servers answer ie's gateway within $ms ms"
