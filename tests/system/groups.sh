@@ -24,23 +24,7 @@ kubernetes: {kubeconfig: $WORK/$c/kubeconfig, resync: 1s, group: "${GROUP[$c]}"}
 $(peers_yaml --interval 500ms --dead 5s "${ADDR[ie]}:$P" "${ADDR[us]}:$P")
 YAML
 done
-record() {  # CLUSTER: that cluster's DNSRecord for shop, as kuadrant-operator writes it
-    local c=$1 g klb=klb.shop.$Z
-    g=$(tr 'A-Z' 'a-z' <<<"${GEO[$c]}")
-    local t=$c-hash.$klb
-    cat <<REC
-apiVersion: kuadrant.io/v1alpha1
-kind: DNSRecord
-metadata: {name: shop, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $Z}}
-spec:
-  rootHost: shop.$Z
-  endpoints:
-    - {dnsName: shop.$Z, recordType: CNAME, targets: [$klb]}
-    - {dnsName: $klb, recordType: CNAME, setIdentifier: ${GEO[$c]}, targets: [$g.$klb], providerSpecific: [{name: geo-code, value: ${GEO[$c]}}]}
-    - {dnsName: $g.$klb, recordType: CNAME, setIdentifier: $t, targets: [$t], providerSpecific: [{name: weight, value: "100"}]}
-    - {dnsName: $t, recordType: A, recordTTL: 60, targets: [${GW[$c]}]}
-REC
-}
+record() { lb_record "$1" "${GEO[$1]}" "${GW[$1]}" "$Z"; }  # CLUSTER
 kc() { local c=$1; shift; KUBECONFIG=$WORK/$c/kubeconfig kubectl "$@"; }
 for c in ie us; do
     start_glbd $c "$WORK/$c.yaml"

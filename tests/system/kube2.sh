@@ -20,24 +20,7 @@ kubernetes: {kubeconfig: $WORK/$c/kubeconfig, resync: 1s}
 $(peers_yaml --interval 500ms --dead 5s "${ADDR[ie]}:$P" "${ADDR[us]}:$P")
 YAML
 done
-record() {  # CLUSTER ADDRESS: that cluster's DNSRecord for shop, as kuadrant-operator writes it
-    local c=$1 g klb=klb.shop.$Z
-    g=$(tr 'A-Z' 'a-z' <<<"${GEO[$c]}")
-    local t=$c-hash.$klb
-    cat <<REC
-apiVersion: kuadrant.io/v1alpha1
-kind: DNSRecord
-metadata: {name: shop, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $Z}}
-spec:
-  rootHost: shop.$Z
-  endpoints:
-    - {dnsName: shop.$Z, recordType: CNAME, targets: [$klb]}
-    - {dnsName: $klb, recordType: CNAME, setIdentifier: ${GEO[$c]}, targets: [$g.$klb], providerSpecific: [{name: geo-code, value: ${GEO[$c]}}]}
-    - {dnsName: $klb, recordType: CNAME, setIdentifier: default, targets: [ie.$klb], providerSpecific: [{name: geo-code, value: "*"}]}
-    - {dnsName: $g.$klb, recordType: CNAME, setIdentifier: $t, targets: [$t], providerSpecific: [{name: weight, value: "100"}]}
-    - {dnsName: $t, recordType: A, recordTTL: 60, targets: [$2]}
-REC
-}
+record() { lb_record "$1" "${GEO[$1]}" "$2" "$Z" ie; }  # CLUSTER ADDRESS
 for c in ie us; do
     start_glbd $c "$WORK/$c.yaml"
     record $c "${GW[$c]}" | KUBECONFIG=$WORK/$c/kubeconfig kubectl apply --validate=false -f - >/dev/null || fail "apply in $c"

@@ -188,6 +188,28 @@ current-context: c
 KC
 }
 
+# lb_record CLUSTER GEO GATEWAY ZONE [DEFAULT_GEO]: one cluster's DNSRecord for the load-balanced host
+# shop.ZONE as kuadrant-operator writes it (a gateway address of weight 100 in GEO, labelled for ZONE; with
+# DEFAULT_GEO, lower case, the defaultGeo chain leads to that geo's name).
+lb_record() {
+    local c=$1 geo=$2 gw=$3 z=$4 default=${5:-} klb=klb.shop.$4 g
+    g=$(tr 'A-Z' 'a-z' <<<"$geo")
+    local t=$c-hash.$klb
+    cat <<REC
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: shop, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $z}}
+spec:
+  rootHost: shop.$z
+  endpoints:
+    - {dnsName: shop.$z, recordType: CNAME, targets: [$klb]}
+    - {dnsName: $klb, recordType: CNAME, setIdentifier: $geo, targets: [$g.$klb], providerSpecific: [{name: geo-code, value: $geo}]}
+$([[ -z $default ]] || echo "    - {dnsName: $klb, recordType: CNAME, setIdentifier: default, targets: [$default.$klb], providerSpecific: [{name: geo-code, value: \"*\"}]}")
+    - {dnsName: $g.$klb, recordType: CNAME, setIdentifier: $t, targets: [$t], providerSpecific: [{name: weight, value: "100"}]}
+    - {dnsName: $t, recordType: A, recordTTL: 60, targets: [$gw]}
+REC
+}
+
 # run_fakekube NAME: (re)starts fakekube NAME with its address, certificate, token file and state.
 run_fakekube() {
     local name=$1 d=$WORK/$1 addr port
