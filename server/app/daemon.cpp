@@ -116,7 +116,7 @@ void Daemon::rebuild() {
         snap->cookie_secret = cookie_secret_;
         snap->cookie_previous = cookie_previous_;
         publisher_.publish(snap);
-        if (kube_ && kube_->controller()) kube_->update_statuses(states ? *states : checker_->states());
+        if (kube_ && kube_->writes_status()) kube_->update_statuses(states ? *states : checker_->states());
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
         last_build_cost_us_ = (uv_hrtime() - start) / 1000;

@@ -252,7 +252,7 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
 nlohmann::json Daemon::kube_json(uint64_t now) const {
     auto ks = kube_->stats();
     return {
-        {"mode", kube_->controller() ? "controller" : "coredns"},
+        {"mode", kube_->mode_name()},
         {"selector", kube_->label_selector()},
         {"synced", ks.synced},
         {"events", ks.events},

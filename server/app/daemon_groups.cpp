@@ -59,8 +59,8 @@ void Daemon::group_metrics(metrics::Writer& m) const {
              "active one is usable), else 0.");
     for (const auto& cv : sync_->shared_view()) {
         if (!cv->group.empty()) {
-            m.sample("glbd_cluster_standby", metrics::label("cluster", cv->id) + "," + metrics::label("group", cv->group),
-                     cv->standby ? 1 : 0);
+            m.sample("glbd_cluster_standby",
+                     metrics::label("cluster", cv->id) + "," + metrics::label("group", cv->group), cv->standby ? 1 : 0);
         }
     }
     m.family("glbd_active_group", "gauge", "1 for each active failover group (none before a set is made).");

@@ -115,6 +115,17 @@ void read_status(const json& obj, Record& r) {
     json kept = json::object();
     if (auto g = st->find("observedGeneration"); g != st->end()) kept["observedGeneration"] = *g;
     if (auto c = st->find("conditions"); c != st->end() && c->is_array() && c->size() <= 16) kept["conditions"] = *c;
+    // glbd's own entry of remoteRecordStatuses (delegate mode writes it there, as a Kuadrant primary its own).
+    if (auto rs = st->find("remoteRecordStatuses"); rs != st->end() && rs->is_object()) {
+        if (auto g = rs->find(kRemoteStatusKey); g != rs->end() && g->is_object()) {
+            json mine = json::object();
+            if (auto og = g->find("observedGeneration"); og != g->end()) mine["observedGeneration"] = *og;
+            if (auto c = g->find("conditions"); c != g->end() && c->is_array() && c->size() <= 16) {
+                mine["conditions"] = *c;
+            }
+            kept[kRemoteStatusKey] = std::move(mine);
+        }
+    }
     r.status = std::make_shared<const json>(std::move(kept));
 }
 

@@ -63,6 +63,10 @@ struct HealthSpec {  // spec.healthCheck as written (defaults applied when mappe
 };
 
 // What glbd keeps of a DNSRecord.
+// Delegate mode writes glbd's status of a record at status.remoteRecordStatuses.<this key>, as a Kuadrant primary
+// writes its own there under its cluster ID.
+constexpr const char* kRemoteStatusKey = "glbd";
+
 struct Record {
     std::string ns, name;
     std::string resource_version;  // as text
@@ -76,8 +80,8 @@ struct Record {
     std::vector<Endpoint> endpoints;
     std::optional<HealthSpec> health;
     std::string group;  // status.group (dns-operator >= 0.16)
-    // status.conditions and observedGeneration, for controller mode's comparison (held apart: a json's move is
-    // not seen as noexcept)
+    // status.conditions and observedGeneration, and the same of glbd's remoteRecordStatuses entry under
+    // kRemoteStatusKey, for the status writes' comparison (held apart: a json's move is not seen as noexcept)
     std::shared_ptr<const nlohmann::json> status;
     size_t bytes = 0;   // the object's JSON size
     std::string error;  // why it cannot be mapped at all (malformed, too large)

@@ -376,8 +376,9 @@ nlohmann::json healthy(const Mapped& m, const health::States& health, int64_t ge
 }  // namespace
 
 void Source::update_statuses(const health::States& health) {
-    if (!controller()) return;
-    std::map<std::string, nlohmann::json> want;
+    if (!writes_status()) return;
+    const bool delegate = mode_ == Mode::delegate;
+    std::map<std::string, nlohmann::json> want;  // the status patch of each record that shows something else
     for (const auto& held : held_) {
         for (const auto& [key, h] : held) {
             if (h.mapped.not_ours) continue;
@@ -385,7 +386,14 @@ void Source::update_statuses(const health::States& health) {
             nlohmann::json conds = nlohmann::json::array({ready(h.mapped, h.contested, gen)});
             if (auto hc = healthy(h.mapped, health, gen); !hc.is_null()) conds.push_back(std::move(hc));
             nlohmann::json status = {{"observedGeneration", gen}, {"conditions", conds}};
-            if (!h.record->status || !shows(*h.record->status, status)) want[key] = std::move(status);
+            const nlohmann::json* shown = h.record->status.get();
+            if (delegate && shown) {
+                auto mine = shown->find(kRemoteStatusKey);
+                shown = mine != shown->end() ? &*mine : nullptr;
+            }
+            if (shown && shows(*shown, status)) continue;
+            want[key] = delegate ? nlohmann::json{{"remoteRecordStatuses", {{kRemoteStatusKey, std::move(status)}}}}
+                                 : std::move(status);
         }
     }
     if (want.empty()) return;

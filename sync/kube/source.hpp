@@ -3,8 +3,8 @@
 // mapped once per resourceVersion, so that an event costs the record it changed. Which record keeps a name
 // that records of two namespaces publish is decided here: the older (creationTimestamp, then namespace/name),
 // unless kubernetes.owners gives the name to both. The watchers run on their threads, Secrets (probe headers)
-// and controller mode's status writes on a requests thread; collect() and update_statuses() run on the control
-// thread. Never throws after construction.
+// and the status writes of controller and delegate mode on a requests thread; collect() and update_statuses() run on
+// the control thread. Never throws after construction.
 #pragma once
 
 #include <algorithm>
@@ -52,11 +52,18 @@ public:
     [[nodiscard]] uint64_t refusals_total() const { return refusals_total_; }
     [[nodiscard]] uint64_t maps_total() const { return maps_total_; }  // records mapped since the start
 
-    // Controller mode: the status each record should have now (Ready from the mapping and its refusals,
-    // Healthy from the probes of its hosts), written by the requests thread with a merge patch to /status
+    // Controller and delegate mode (writes_status): the status each record should have now (Ready from the mapping and
+    // its refusals, Healthy from the probes of its hosts), written by the requests thread with a merge patch to /status
     // when it differs from what the record shows. Control thread.
     void update_statuses(const health::States& health);
     [[nodiscard]] bool controller() const { return mode_ == Mode::controller; }
+    // Whether update_statuses() writes: controller mode (the record's own status) and delegate mode (glbd's
+    // entry of status.remoteRecordStatuses, as a Kuadrant primary writes its own; dns-operator on each cluster,
+    // a secondary, keeps the rest).
+    [[nodiscard]] bool writes_status() const { return mode_ == Mode::controller || mode_ == Mode::delegate; }
+    [[nodiscard]] const char* mode_name() const {
+        return mode_ == Mode::controller ? "controller" : mode_ == Mode::delegate ? "delegate" : "coredns";
+    }
     [[nodiscard]] uint64_t statuses_written() const { return written_.load(); }
 
     struct Stats {

@@ -129,10 +129,11 @@ awk -v s="$score" 'BEGIN {exit !(s <= 2.0)}' || fail "systemd unit exposure $sco
 pass "systemd unit checks the config before start; sandboxed (systemd-analyze security: exposure $score)"
 
 # The kustomize overlays for the Kubernetes modes, rendered offline with kubectl kustomize: the ServiceAccount
-# the Deployment runs as, read-only RBAC for coredns mode and status writes only in controller mode, and the
+# the Deployment runs as, read-only RBAC for coredns mode and status writes only in controller and delegate
+# mode, and the
 # ConfigMap's glbd.yaml (with the Secret where the pod mounts it) passing glbd check with its mode.
 if command -v kubectl >/dev/null; then
-    for mode in coredns controller; do
+    for mode in coredns controller delegate; do
         kubectl kustomize "$ROOT/docker/k8s/overlays/$mode" > "$WORK/$mode.yaml" || fail "kubectl kustomize $mode"
         python3 - "$WORK/$mode.yaml" "$WORK/$mode" "$mode" <<'PY' || fail "overlay $mode"
 import os, sys, yaml
@@ -149,7 +150,7 @@ assert {"kind": "ServiceAccount", "name": sa, "namespace": "glbd"} in binding["s
 role = [r for r in kinds["ClusterRole"] if r["metadata"]["name"] == binding["roleRef"]["name"]][0]
 grants = {(res, v) for rule in role["rules"] for res in rule["resources"] for v in rule["verbs"]}
 assert {("dnsrecords", v) for v in ("get", "list", "watch")} <= grants, grants
-assert (("dnsrecords/status", "patch") in grants) == (mode == "controller"), grants
+assert (("dnsrecords/status", "patch") in grants) == (mode != "coredns"), grants
 assert dep["spec"]["template"]["spec"]["automountServiceAccountToken"] is True, "the Kubernetes source needs its token"
 assert not any(res == "dnsrecords" and v in ("create", "update", "patch", "delete") for res, v in grants), grants
 # Secrets (a record's additionalHeadersRef): get by name only, never listed or watched.
@@ -188,7 +189,7 @@ open(out + "/tsig/secret", "w").write([d for d in docs if d["kind"] == "Secret"]
 PY
         "$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" >/dev/null || fail "overlay for $c: $("$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" 2>&1)"
     done
-    pass "kustomize overlays coredns and controller: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check; rendered per cluster (eu-1, us-1) with their own id, peer and key"
+    pass "kustomize overlays coredns, controller and delegate: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check; rendered per cluster (eu-1, us-1) with their own id, peer and key"
 else
     echo "kubectl missing: the kustomize overlays were not rendered"
 fi
