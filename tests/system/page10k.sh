@@ -8,7 +8,8 @@
 # first render and a refresh) and one of 12 s (six refreshes more); their difference is the six refreshes'
 # real cost (fetch, parse, render), the first run's wall time bounds the first render (with Chromium's own
 # start). Bounds: the first run within 15 s, a refresh within 1 s (measured on a 2-core machine in the release
-# build: 1.7 s and 0.37 s; under ThreadSanitizer 2.1 s and 0.4 s; the bounds leave room for a busy CI). glbd's CPU
+# build: 1.7 s and 0.37 s; the bounds leave room for a busy CI, and hold for the release build only: under the
+# sanitizers, GLBD_UNTIMED, the times are reported). glbd's CPU
 # time while the page is open is reported.
 source "$(dirname "$0")/lib.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -61,6 +62,10 @@ long_wall=$WALL_MS long_cpu=$CPU_MS
 long_refreshes=$(check "$WORK/dom-12000.html" 5) || fail "the page after 12 s of page time"
 per_refresh=$(( (long_wall - short_wall) / (long_refreshes - short_refreshes) ))
 echo "first run ${short_wall} ms ($short_refreshes refreshes); ${long_wall} ms ($long_refreshes); per refresh ${per_refresh} ms; glbd CPU ${long_cpu} ms in the second"
-(( short_wall <= 15000 )) || fail "the first render and a refresh took ${short_wall} ms"
-(( per_refresh <= 1000 )) || fail "a refresh took ${per_refresh} ms"
+if [[ -n ${GLBD_UNTIMED:-} ]]; then
+    echo "a sanitizer build: the times above are reported, not held to the bounds (those are the release build's)"
+else
+    (( short_wall <= 15000 )) || fail "the first render and a refresh took ${short_wall} ms"
+    (( per_refresh <= 1000 )) || fail "a refresh took ${per_refresh} ms"
+fi
 pass "10,000 hosts x 20 clusters: the page shows the count and a page of 100 hosts; first render and a refresh in ${short_wall} ms (with Chromium's start), then ${per_refresh} ms a refresh; glbd's CPU ${long_cpu} ms in ${long_wall} ms with it open"
