@@ -303,7 +303,9 @@ void read_peer_key(Reader& r, const Node& peers, Peers& p) {
 }
 
 void read_peers(Reader& r, const Node& n, Config& c) {
-    Section s(r, n, "peers", {"key", "members", "syncInterval", "deadAfter", "deadAfterMax", "forgetAfter"});
+    Section s(
+        r, n, "peers",
+        {"key", "members", "advertise", "learnMembers", "syncInterval", "deadAfter", "deadAfterMax", "forgetAfter"});
     if (!s) return;
     Peers p;
     read_peer_key(r, n, p);
@@ -318,10 +320,26 @@ void read_peers(Reader& r, const Node& n, Config& c) {
             }
         }
     }
+    if (auto m = s["advertise"]; m && r.seq(m, "peers.advertise")) {
+        for (size_t i = 0; i < m.size(); ++i) {
+            std::string path = Reader::index("peers.advertise", i);
+            auto addr = r.sockaddr(m[i], path, false);
+            SocketAddress a;
+            if (!addr) continue;
+            if (!SocketAddress::parse(addr->str(), a) || a.address.is_unspecified()) {
+                r.error(m[i], path, "must be an address other clusters can reach (not a wildcard)");
+            } else if (p.advertise.size() == 4) {
+                r.error(m[i], path, "at most 4 addresses");
+            } else {
+                p.advertise.push_back(a);
+            }
+        }
+    }
+    s.boolean("learnMembers", p.learn_members);
     s.duration("syncInterval", Millis{100}, Millis{600'000}, p.sync_interval);
     s.duration("deadAfter", Millis{500}, Millis{3'600'000}, p.dead_after);
     s.duration("deadAfterMax", Millis{500}, Millis{3'600'000}, p.dead_after_max);
-    s.duration("forgetAfter", Millis{60'000}, Millis{365LL * 86'400'000}, p.forget_after);
+    s.duration("forgetAfter", Millis{5'000}, Millis{365LL * 86'400'000}, p.forget_after);
     if (p.dead_after_max.count() && p.dead_after_max < p.dead_after)
         r.error(n, "peers.deadAfterMax", "must be at least peers.deadAfter");
     if (p.forget_after <= p.dead_after) r.error(n, "peers.forgetAfter", "must be longer than peers.deadAfter");

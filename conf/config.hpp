@@ -113,6 +113,10 @@ struct Peers {
     // deadAfter x (1 + the share of its beats lost), at most this. 0: deadAfter + a tenth of it.
     Millis dead_after_max{0};
     Millis forget_after{86'400'000};  // an instance not heard from for this long is forgotten
+    // Where the other clusters reach this one's DNS (its report and beats say so, docs/sync.md); empty: the
+    // DNS listen addresses that are not wildcards.
+    std::vector<SocketAddress> advertise;
+    bool learn_members = true;  // add the members peers advertise to `members` (bounded, signed DNS only)
 };
 
 // kubernetes: hosts from Kuadrant DNSRecords in this cluster's API server (sync/kube).

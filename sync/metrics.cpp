@@ -96,6 +96,13 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
           "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every "
           "peer.",
           static_cast<double>(sc.reports_received.load()));
+    size_t learnt = 0;
+    for (const auto& p : peers) learnt += p.learnt ? 1 : 0;
+    m.one("glbd_sync_learnt_members", "gauge", "Members learnt from peers (not in peers.members), answering or not.",
+          static_cast<double>(learnt));
+    m.one("glbd_sync_learnt_refused_total", "counter",
+          "Addresses peers advertised that were not learnt: 64 learnt members were held.",
+          static_cast<double>(sc.learnt_refused.load()));
     m.one("glbd_sync_served_total", "counter", "Signed transfers of the sync zone served to peers.",
           static_cast<double>(sc.served.load()));
 }

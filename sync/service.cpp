@@ -25,6 +25,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     own.instance = config.cluster.instance;
     own.location = config.cluster.location;
     own.group = own_group();
+    own.reach = own_reach();
     uint64_t now = now_ms();
     own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
     own.version = now;
@@ -143,6 +144,8 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     closing = false;
     own.location = config.cluster.location;
     own.group = own_group();
+    own.reach = own_reach();
+    if (!networked || !config.peers->learn_members) learnt = {};
     // The zones' static data may have changed: a new version makes every server's serial rise (serial()).
     bump_own();
 }
@@ -348,59 +351,6 @@ bool Service::Impl::is_own_listen(const SocketAddress& addr) const {
     return std::find(config.listen.dns.begin(), config.listen.dns.end(), addr) != config.listen.dns.end();
 }
 
-// The members' addresses, names looked up again (each of their addresses is a member), without this
-// server's own listen addresses and those that answered as this instance.
-void Service::Impl::resolve_members() {
-    struct Pending {
-        std::set<SocketAddress> found;
-        int left = 1;  // the lookups under way, and this call until it has started them all
-    };
-    auto pending = std::make_shared<Pending>();
-    auto one_done = [this, pending] {
-        if (--pending->left > 0) return;
-        std::vector<SocketAddress> next;
-        {
-            MutexLock lock(mu);
-            member_addresses.clear();
-            for (const auto& a : pending->found) {
-                if (!is_own_listen(a) && !self_addresses.count(a))
-                    next.push_back(a), member_addresses.insert(a.address);
-            }
-        }
-        members = std::move(next);
-        forget_former_members();
-        --resolving;
-    };
-    ++resolving;
-    for (const auto& m : config.peers->members) {
-        if (SocketAddress a{{}, m.port}; Address::parse(m.host, a.address)) {
-            pending->found.insert(a);
-            continue;
-        }
-        ++pending->left;
-        lookup(&loop, m.host, [pending, one_done, port = m.port](int status, const std::vector<Address>& addrs) {
-            for (const auto& a : addrs) pending->found.insert(SocketAddress{a, port});
-            if (status != 0) spdlog::warn("sync: cannot resolve a peer member: {}", uv_strerror(status));
-            one_done();
-        });
-    }
-    one_done();
-}
-
-// What is kept per member goes with it (a reload or a name that resolves elsewhere now).
-void Service::Impl::forget_former_members() {
-    auto former = [this](const SocketAddress& m) {
-        return std::find(members.begin(), members.end(), m) == members.end();
-    };
-    std::erase_if(member_beats, [&](const auto& kv) { return former(kv.first); });
-    std::erase_if(wanted, [&](const auto& kv) { return former(kv.first); });
-    std::erase_if(want_relay, former);
-    MutexLock lock(mu);
-    for (auto it = pulled_at.begin(); it != pulled_at.end();) {  // (a loop: the analysis sees no lock in a lambda)
-        it = member_addresses.count(it->first) ? std::next(it) : pulled_at.erase(it);
-    }
-}
-
 Service::Service(const conf::Config& config, std::function<void()> on_change)
     : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
 Service::~Service() { stop(); }
@@ -478,6 +428,7 @@ std::vector<PeerStatus> Service::peers() const {
             s.beats_lost = link->second.lost;
             s.loss_ratio = link->second.loss;
         }
+        s.learnt = impl_->learnt.entries().count(a) > 0;
         out.push_back(std::move(s));
     }
     return out;

@@ -47,6 +47,7 @@ struct PeerStatus {
     // deadAfter / 2), whether or not others still relay it; the reason says what was and was not heard.
     bool suspect = false;
     std::string suspect_reason;
+    bool learnt = false;  // a member learnt from peers (sync/members.hpp), not one of peers.members
 };
 
 struct SyncCounters {
@@ -55,6 +56,7 @@ struct SyncCounters {
         rejected_replay{0}, oversized{0}, rejected_reports{0}, rejected_hosts{0};
     std::atomic<uint64_t> reports_received{0};  // reports with data (one origin's hosts), before any check
     std::atomic<uint64_t> beats_sent{0}, beats_resent{0}, beats_unsent{0}, beats_received{0}, beats_rejected{0};
+    std::atomic<uint64_t> learnt_refused{0};  // advertised addresses not learnt: kMaxLearnt held
 };
 
 class Service {

@@ -64,7 +64,9 @@ struct Service::Impl {
     // come at any time, also while a reload restarts the loop, and must never signal a handle that is closed
     // or not made yet).
     bool wakeable GLBD_GUARDED_BY(mu) = false;
-    std::string records_group GLBD_GUARDED_BY(mu);  // status.group of this cluster's DNSRecords
+    std::string records_group GLBD_GUARDED_BY(mu);           // status.group of this cluster's DNSRecords
+    LearntMembers learnt GLBD_GUARDED_BY(mu);                // members learnt from peers (sync thread; status: control)
+    std::set<SocketAddress> configured GLBD_GUARDED_BY(mu);  // peers.members, resolved (never learnt)
 
     SyncCounters counters;                              // atomics
     Mutex reject_mu;                                    // the TCP thread (requests) and the sync thread (beats)
@@ -230,8 +232,13 @@ struct Service::Impl {
     std::vector<SocketAddress> due_pulls() GLBD_EXCLUDES(mu);
     static constexpr uint64_t kPullAtLeastEvery = 10;  // rounds
     bool is_own_listen(const SocketAddress& addr) const;
+    // ---- members, configured and learnt (service_members.cpp)
     void resolve_members();
     void forget_former_members() GLBD_EXCLUDES(mu);
+    [[nodiscard]] std::vector<SocketAddress> own_reach() const;  // peers.advertise, else the listen addresses
+    std::vector<SocketAddress> plan_learnt(std::vector<SocketAddress>& next) GLBD_REQUIRES(mu);
+    void claim(const std::string& origin, const std::vector<SocketAddress>& reach, uint64_t now) GLBD_REQUIRES(mu);
+    std::vector<SocketAddress> first_contact(const Beat& beat) GLBD_EXCLUDES(mu);
     // A pull of `peer` now, or when the pull under way (its own or the round's lead) ends, if still wanted
     // then: `versions` (shown by a beat) newer than the store's, or any (none given).
     void want_pull(const SocketAddress& peer, const std::map<std::string, Held>& versions);

@@ -420,6 +420,7 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         if (e.at_ms > horizon) return refuse("override time ahead of our clock by more than 5 minutes");
     }
     if (!s.group.empty() && !conf::is_group_name(s.group)) return refuse("bad group name");
+    if (s.reach.size() > kMaxReach) return refuse("more than " + std::to_string(kMaxReach) + " reach addresses");
     if (s.active_groups.groups.size() > L::kMaxGroups) return refuse("too many active groups");
     for (const auto& g : s.active_groups.groups) {
         if (!conf::is_group_name(g)) return refuse("bad active group name");

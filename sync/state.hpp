@@ -12,8 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/base/address.hpp"
 #include "resolver/global_view.hpp"
 #include "sync/groups.hpp"
+#include "sync/members.hpp"
 
 namespace glbd::sync {
 
@@ -44,6 +46,7 @@ struct InstanceState {
     RecordList records = {};          // static records (from its DNSRecords), shared with the views (copy on write)
     std::string group = {};           // its cluster's failover group ("" = none)
     ActiveGroups active_groups = {};  // the active groups as last set through it (at_ms 0: never)
+    std::vector<SocketAddress> reach = {};  // where peers reach its DNS (peers.advertise; sync/members.hpp)
     [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
 };
 

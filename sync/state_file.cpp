@@ -116,6 +116,7 @@ void put_state(std::string& out, const InstanceState& s) {
     out += '}';
     if (s.location) out += ',', put_key(out, "location"), put_string(out, format_location(*s.location));
     if (!s.group.empty()) out += ',', put_key(out, "group"), put_string(out, s.group);
+    if (!s.reach.empty()) out += ',', put_key(out, "reach"), put_string(out, join_reach(s.reach));
     if (s.active_groups.at_ms) {  // "a&&b" as the TXT joins them, and when they were set
         out += ',', put_key(out, "activeGroups"), put_string(out, join_groups(s.active_groups.groups));
         out += ',', put_key(out, "activeGroupsAt"), out += std::to_string(s.active_groups.at_ms);

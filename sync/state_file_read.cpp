@@ -157,6 +157,9 @@ private:
             if (!cur_.location) bad("\"location\": \"" + where + "\" is not \"LAT,LON\"");
         } else if (key_ == "group") {
             cur_.group = text(v);  // checked with the rest (check_report)
+        } else if (key_ == "reach") {
+            std::string where = text(v);
+            if (!parse_reach(where, cur_.reach)) bad("\"reach\": \"" + where + "\" is not a list of addresses");
         } else if (key_ == "activeGroups") {
             cur_.active_groups.groups = split_groups(text(v), ReportLimits::kMaxGroups);  // checked later
         } else if (key_ == "activeGroupsAt") {

@@ -107,6 +107,20 @@ TEST(Conf, DeadAfterMaxIsReadAndUnsetMeansNone) {
     EXPECT_EQ(conf::load_text(kGood, "glbd.yaml").config->peers->dead_after_max.count(), 0);
 }
 
+TEST(Conf, AdvertiseAndLearnMembers) {
+    auto r = conf::load_text(
+        with("deadAfter: 10s",
+             "deadAfter: 10s\n  advertise: [\"198.51.100.54:53\", \"[2001:db8::54]:53\"]\n  learnMembers: false"),
+        "glbd.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    ASSERT_EQ(r.config->peers->advertise.size(), 2u);
+    EXPECT_EQ(r.config->peers->advertise[1].str(), "[2001:db8::54]:53");
+    EXPECT_FALSE(r.config->peers->learn_members);
+    auto d = conf::load_text(kGood, "glbd.yaml");  // the defaults: the listen addresses, learning on
+    EXPECT_TRUE(d.config->peers->advertise.empty());
+    EXPECT_TRUE(d.config->peers->learn_members);
+}
+
 struct Bad {
     const char* name;
     std::string yaml;
@@ -324,6 +338,10 @@ const Bad kBad[] = {
      "peers.deadAfter: must be longer than peers.syncInterval"},
     {"DeadAfterMaxBelowDeadAfter", with("deadAfter: 10s", "deadAfter: 10s\n  deadAfterMax: 9s"),
      "peers.deadAfterMax: must be at least peers.deadAfter"},
+    {"AdvertiseWildcard", with("deadAfter: 10s", "deadAfter: 10s\n  advertise: [\"0.0.0.0:53\"]"),
+     "peers.advertise[0]: must be an address other clusters can reach (not a wildcard)"},
+    {"AdvertiseName", with("deadAfter: 10s", "deadAfter: 10s\n  advertise: [\"glbd.example.com:53\"]"),
+     "peers.advertise[0]"},
     {"MissingZones", std::string("cluster: {id: a}\nlisten: {dns: [\"127.0.0.1:53\"]}\n"), "zones: required"},
     {"HostCnameConflict", with("www 300 IN CNAME shop", "shop 300 IN CNAME www"),
      "host shop.glb.example.com also has a static CNAME"},

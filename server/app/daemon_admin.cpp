@@ -208,6 +208,7 @@ json peers_json(const sync::Service& sync, uint64_t now) {
             if (k.state.origin() == p.origin) jp["version"] = k.state.version;
         }
         if (!p.last_error.empty()) jp["lastError"] = p.last_error;
+        if (p.learnt) jp["learnt"] = true;  // learnt from peers, not one of peers.members
         jp["suspect"] = p.suspect;
         if (p.suspect) jp["suspectReason"] = p.suspect_reason;
         jp["beatsReceived"] = p.beats_received;

@@ -81,6 +81,7 @@ uint64_t Service::Impl::send_beat(uint64_t seq, const std::vector<SocketAddress>
     {
         MutexLock lock(mu);
         header.from = own.origin();
+        header.reach = own.reach;
         uint64_t now = now_ms();
         encode_report(own, now, 0, false, origins);
         // The others it relays, alive ones only (a dead one's age tells nobody anything), starting at a
@@ -221,6 +222,9 @@ void Service::Impl::on_beat(const uint8_t* msg, size_t len, const SocketAddress&
         }
     }
     BeatNews news = merge_beat(beat);
+    if (senders.empty()) {  // an instance we do not pull (yet): pull where it says it is, once a minute at most
+        for (const SocketAddress& to : first_contact(beat)) exchange(to, false), senders.push_back(to);
+    }
     if (senders.empty()) senders = members;  // a member behind NAT or a wildcard listener: ask them all
     // News of an origin we do not know yet (or of its new life) that the sender only relays waits two rounds
     // (take_relayed_news): at a start, the pulls from the origins themselves bring it by then, and a fresh
@@ -314,6 +318,7 @@ std::vector<SocketAddress> Service::Impl::note_beat(const Beat& beat, const Sock
         st.address = m.str();
         if (st.origin.empty() && senders.size() == 1) st.origin = printable(beat.from);
         st.last_beat_ms = now_ms();
+        learnt.heard(m, st.last_beat_ms);
         if (!beat.echo) continue;
         MemberBeats& beats = member_beats[m];
         beats.echoed = std::max(beats.echoed, beat.echo);

@@ -132,6 +132,7 @@ std::vector<uint8_t> beat_message(uint16_t id, const Beat& header, const std::ve
     head.push_back("beat=" + std::to_string(header.seq));
     head.push_back("echo=" + std::to_string(header.echo));
     head.push_back("held=" + std::to_string(header.held_ms));
+    if (!header.reach.empty()) head.push_back("reach=" + join_reach(header.reach));  // older readers skip it
     m.txt(kSyncZone, head);
     size_t left_out = 0;
     for (const auto& rec : origins) {
@@ -170,6 +171,13 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
         auto eq = str.find('=');
         if (eq == std::string::npos) continue;
         std::string_view k(str.data(), eq), v(str.data() + eq + 1, str.size() - eq - 1);
+        if (k == "reach") {
+            if (!parse_reach(v, out.reach)) {
+                error = "bad reach";
+                return false;
+            }
+            continue;
+        }
         uint64_t* field = k == "beat" ? &out.seq : k == "echo" ? &out.echo : k == "held" ? &out.held_ms : nullptr;
         if (!field) continue;
         auto r = std::from_chars(v.data(), v.data() + v.size(), *field);
@@ -243,7 +251,8 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         return;
     }
     if (s.location) out.back().push_back("loc=" + format_location(*s.location));
-    if (!s.group.empty()) out.back().push_back(kv("group", s.group));  // older decoders skip it
+    if (!s.group.empty()) out.back().push_back(kv("group", s.group));              // older decoders skip it
+    if (!s.reach.empty()) out.back().push_back(kv("reach", join_reach(s.reach)));  // so do they this
     for (const auto& h : s.hosts) {
         std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
         if (!h.entry.empty()) rec.push_back(kv("entry", h.entry));  // older decoders skip it
@@ -381,6 +390,7 @@ bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string&
         uint64_t n = 0;
         if (key == "data" && v == "0") cur_->has_data = false;
         if (key == "group") cur_->state.group = v;  // checked with the rest (check_report)
+        if (key == "reach" && !parse_reach(v, cur_->state.reach)) return bad("bad reach " + v);
         if (key == "loc") {
             cur_->state.location = parse_location(v);
             if (!cur_->state.location) return bad("bad location " + v);

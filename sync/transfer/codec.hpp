@@ -137,10 +137,11 @@ constexpr std::string_view kOwnOnly = "relay=0";
 // then origin records without data: the sender's own (version, heartbeat) and those it relays (with their
 // age), as many as fit in kMaxBeatBytes.
 struct Beat {
-    std::string from;      // the sender's origin
-    uint64_t seq = 0;      // grows by one with every beat the sender sends (to all members alike)
-    uint64_t echo = 0;     // the last seq the sender received from the receiver (0: none yet)
-    uint64_t held_ms = 0;  // how long before this beat that one arrived
+    std::string from;                  // the sender's origin
+    uint64_t seq = 0;                  // grows by one with every beat the sender sends (to all members alike)
+    uint64_t echo = 0;                 // the last seq the sender received from the receiver (0: none yet)
+    uint64_t held_ms = 0;              // how long before this beat that one arrived
+    std::vector<SocketAddress> reach;  // where the sender is reached ("reach=", sync/members.hpp; older: none)
     std::vector<Report> reports;
 };
 inline constexpr size_t kMaxBeatBytes = 1200;  // with its TSIG: under any path's MTU, never fragmented

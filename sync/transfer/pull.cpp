@@ -370,7 +370,9 @@ void Service::Impl::complete(Exchange* x) {
     {
         MutexLock lock(mu);
         peer_status[x->peer].origin = printable(from);
+        learnt.answered(x->peer, now_ms());  // a signed transfer from it: a member now, if learnt
         if (from == own.origin()) {
+            learnt.erase(x->peer);
             self_addresses.insert(x->peer);
             members.erase(std::remove(members.begin(), members.end(), x->peer), members.end());
         }

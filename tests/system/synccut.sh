@@ -24,6 +24,7 @@ hosts:
     endpoints: [${IP[$n]}]
     loadBalancing: {weight: 100, geo: ${GEO[$n]}}
 $(peers_yaml --interval 500ms --dead 3s ${MEMBERS[$n]})
+$([[ $n != c ]] && echo "  learnMembers: false  # a and b reach each other only through the proxies, not where b says")
 YAML
 done
 start_proxy() {  # NAME LISTEN TARGET
