@@ -238,6 +238,8 @@ struct Service::Impl {
     [[nodiscard]] std::vector<SocketAddress> own_reach() const;  // peers.advertise, else the listen addresses
     std::vector<SocketAddress> plan_learnt(std::vector<SocketAddress>& next) GLBD_REQUIRES(mu);
     void claim(const std::string& origin, const std::vector<SocketAddress>& reach, uint64_t now) GLBD_REQUIRES(mu);
+    // The origins (printable) a configured member answers as: their advertised addresses are not learnt.
+    [[nodiscard]] std::set<std::string> reached_origins() const GLBD_REQUIRES(mu);
     std::vector<SocketAddress> first_contact(const Beat& beat) GLBD_EXCLUDES(mu);
     // A pull of `peer` now, or when the pull under way (its own or the round's lead) ends, if still wanted
     // then: `versions` (shown by a beat) newer than the store's, or any (none given).

@@ -67,11 +67,7 @@ void Service::Impl::resolve_members() {
 std::vector<SocketAddress> Service::Impl::plan_learnt(std::vector<SocketAddress>& next) {
     if (!config.peers->learn_members) return {};
     const uint64_t now = now_ms();
-    std::set<std::string> reached;  // printable, as peer_status holds them
-    for (const auto& m : configured) {
-        if (auto st = peer_status.find(m); st != peer_status.end() && st->second.reachable)
-            reached.insert(st->second.origin);
-    }
+    const std::set<std::string> reached = reached_origins();
     for (const auto& [origin, k] : store.known()) {
         if (origin == own.origin() || !store.alive(k, now, dead_after()) || reached.count(printable(origin))) continue;
         claim(origin, k.state.reach, now);
@@ -84,6 +80,15 @@ std::vector<SocketAddress> Service::Impl::plan_learnt(std::vector<SocketAddress>
         peer_status.erase(a);
     }
     return plan.try_now;
+}
+
+std::set<std::string> Service::Impl::reached_origins() const {
+    std::set<std::string> reached;  // printable, as peer_status holds them
+    for (const auto& m : configured) {
+        if (auto st = peer_status.find(m); st != peer_status.end() && st->second.reachable)
+            reached.insert(st->second.origin);
+    }
+    return reached;
 }
 
 void Service::Impl::claim(const std::string& origin, const std::vector<SocketAddress>& reach, uint64_t now) {
@@ -116,6 +121,7 @@ std::vector<SocketAddress> Service::Impl::first_contact(const Beat& beat) {
     if (!config.peers->learn_members || beat.reach.empty()) return tries;
     const uint64_t now = now_ms();
     MutexLock lock(mu);
+    if (reached_origins().count(printable(beat.from))) return tries;  // a configured member's, not matched yet
     claim(beat.from, beat.reach, now);
     for (const SocketAddress& a : beat.reach) {
         if (learnt.try_once(a, now)) tries.push_back(a);
