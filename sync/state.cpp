@@ -140,15 +140,22 @@ bool targets_repeat(const std::vector<EndpointState>& eps) {
     return false;
 }
 
-// One cluster's view from its instances (the live ones, or all when none is): host fields from the newest
-// report; an endpoint healthy when at least half of the replicas that report it say so. Then the overrides
-// naming the cluster (`overrides`: its entries of the map in force, by target).
-ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const Known*> use,
+// The reports a cluster's view is made from: its live instances' (all when none is), the newest first.
+std::vector<const Known*> newest_first(const std::vector<const Known*>& instances,
+                                       const std::vector<const Known*>& live) {
+    std::vector<const Known*> use = live.empty() ? instances : live;
+    std::sort(use.begin(), use.end(),
+              [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
+    return use;
+}
+
+// One cluster's view from its reports (`use`, newest_first): host fields from the newest; an endpoint healthy
+// when at least half of the replicas that report it say so. Then the overrides naming the cluster
+// (`overrides`: its entries of the map in force, by target).
+ClusterView merge_cluster(const std::string& id, bool alive, const std::vector<const Known*>& use,
                           const ClusterOverrides& overrides, bool standby) {
     ClusterView cv{id, alive, {}, std::nullopt};
     cv.standby = standby;
-    std::sort(use.begin(), use.end(),
-              [](const Known* a, const Known* b) { return a->state.version > b->state.version; });
     if (!use.empty()) {
         cv.location = use.front()->state.location, cv.records = use.front()->state.records;
         cv.group = use.front()->state.group;
@@ -196,16 +203,6 @@ ClusterView merge_cluster(const std::string& id, bool alive, std::vector<const K
     return cv;
 }
 
-// A cluster's group: its newest report's (as merge_cluster takes it).
-const std::string& newest_group(const std::vector<const Known*>& use) {
-    static const std::string kNone;
-    const Known* newest = nullptr;
-    for (const Known* k : use) {
-        if (!newest || k->state.version > newest->state.version) newest = k;
-    }
-    return newest ? newest->state.group : kNone;
-}
-
 }  // namespace
 
 SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
@@ -224,14 +221,15 @@ SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
             key.instances.emplace_back(k->state.origin(), k->changed_generation, a);
         }
         key.overrides = overrides_naming(in_force, id);
-        key.standby = stands_by(newest_group(live.empty() ? instances : live), active);
+        std::vector<const Known*> use = newest_first(instances, live);
+        key.standby = stands_by(use.empty() ? std::string() : use.front()->state.group, active);
         auto cached = cache_.find(id);
         std::shared_ptr<const ClusterView> view;
         if (cached != cache_.end() && cached->second.key == key) {
             view = cached->second.view;
         } else {
-            view = std::make_shared<const ClusterView>(
-                merge_cluster(id, !live.empty(), live.empty() ? instances : live, key.overrides, key.standby));
+            view =
+                std::make_shared<const ClusterView>(merge_cluster(id, !live.empty(), use, key.overrides, key.standby));
         }
         out.push_back(view);
         next.emplace(id, Cached{std::move(key), std::move(view)});
