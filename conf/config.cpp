@@ -326,10 +326,11 @@ void read_peers(Reader& r, const Node& n, Config& c) {
             auto addr = r.sockaddr(m[i], path, false);
             SocketAddress a;
             if (!addr) continue;
-            if (!SocketAddress::parse(addr->str(), a) || a.address.is_unspecified()) {
-                r.error(m[i], path, "must be an address other clusters can reach (not a wildcard)");
-            } else if (p.advertise.size() == 4) {
-                r.error(m[i], path, "at most 4 addresses");
+            if (!SocketAddress::parse(addr->str(), a) || !a.reachable()) {
+                r.error(m[i], path,
+                        "must be an address other clusters can reach (not a wildcard or multicast, not port 0)");
+            } else if (p.advertise.size() == Peers::kMaxAdvertise) {
+                r.error(m[i], path, "at most " + std::to_string(Peers::kMaxAdvertise) + " addresses");
             } else {
                 p.advertise.push_back(a);
             }

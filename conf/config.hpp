@@ -115,7 +115,8 @@ struct Peers {
     Millis forget_after{86'400'000};  // an instance not heard from for this long is forgotten
     // Where the other clusters reach this one's DNS (its report and beats say so, docs/sync.md); empty: the
     // DNS listen addresses that are not wildcards.
-    std::vector<SocketAddress> advertise;
+    std::vector<SocketAddress> advertise;  // each SocketAddress::reachable(), at most kMaxAdvertise
+    static constexpr size_t kMaxAdvertise = 4;
     bool learn_members = true;  // add the members peers advertise to `members` (bounded, signed DNS only)
 };
 

@@ -22,8 +22,7 @@ bool parse_reach(std::string_view text, std::vector<SocketAddress>& out, std::st
         more = comma != std::string_view::npos;
         text = more ? text.substr(comma + 1) : std::string_view();
         SocketAddress a;
-        const bool ok = SocketAddress::parse(part, a) && a.port != 0 && !a.address.is_unspecified() &&
-                        !(a.address.family == 4 ? a.address.bytes[0] >= 224 : a.address.bytes[0] == 0xff);
+        const bool ok = SocketAddress::parse(part, a) && a.reachable();
         if (!ok || out.size() == kMaxReach) {
             if (bad) *bad = ok ? "more than " + std::to_string(kMaxReach) + " addresses" : std::string(part);
             out.clear();

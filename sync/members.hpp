@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "conf/config.hpp"
 #include "resolver/base/address.hpp"
 
 namespace glbd::sync {
@@ -23,7 +24,7 @@ std::string join_reach(const std::vector<SocketAddress>& reach);
 // Back from that text: false (and `bad` set) for a part that is not a numeric address with a port, or one no
 // peer could reach (an unspecified or multicast address, port 0), or more than kMaxReach parts.
 bool parse_reach(std::string_view text, std::vector<SocketAddress>& out, std::string* bad = nullptr);
-inline constexpr size_t kMaxReach = 4;
+inline constexpr size_t kMaxReach = conf::Peers::kMaxAdvertise;
 
 class LearntMembers {
 public:

@@ -61,6 +61,12 @@ struct SocketAddress {
     static bool from_sockaddr(const sockaddr* sa, SocketAddress& out) {
         return Address::from_sockaddr(sa, out.address, &out.port);
     }
+    // Whether another host could send to it: a port, and an address neither unspecified nor multicast
+    // (sync's advertised addresses: the config checks them with this, and so do the peers that read them).
+    [[nodiscard]] bool reachable() const {
+        return port != 0 && !address.is_unspecified() &&
+               !(address.family == 4 ? address.bytes[0] >= 224 : address.bytes[0] == 0xff);
+    }
     auto operator<=>(const SocketAddress&) const = default;  // NOLINT(modernize-use-nullptr): as above
 };
 
