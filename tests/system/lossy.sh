@@ -6,7 +6,7 @@
 # - fleet 2 at syncInterval 500 ms, deadAfter 3 s with 10 % loss.
 # For 30 s an endpoint of fleet 1 is drained and handed back in turn, each change timed until all four servers
 # answer accordingly: within 14 s each. No server of either fleet may declare a live one dead. Then one server
-# of fleet 1 is killed: the three others withdraw its endpoint within deadAfter + 2 s, the loss still on.
+# of fleet 1 is killed: the three others withdraw its endpoint within deadAfterMax + 2 s, the loss still on.
 # (bench/sync-loss.sh measures the same for 60 s and more loss rates; before the heartbeats over UDP, 500 ms /
 # 3 s with 25 % loss made 38 false deaths in 40 s, and changes at the defaults with 25 % loss took up to 5 s.)
 source "$(dirname "$0")/netns.sh"
@@ -70,7 +70,9 @@ max=$(printf '%s\n' "${times[@]}" | sort -n | tail -1)
 median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
 echo "30 s of loss (fleet 1: 25 %, defaults; fleet 2: 10 %, 500 ms / 3 s): no false death; ${#times[@]} changes reached all of fleet 1 in a median of $median ms, at most $max ms"
 
-# A real death under loss: server 4 killed, the others withdraw it within deadAfter (10 s) + 2 s.
+# A real death under loss: server 4 killed, the others withdraw it within deadAfterMax + 2 s. At 25 % loss
+# the grace for a lossy path reaches deadAfterMax (default deadAfter + 10 %: 11 s), so that is the bound the
+# test sets up; the 2 s are the liveness check's round and this test's polling on a busy machine.
 t0=$(now_ms)
 kill -9 "$PID_s4"
 wait "$PID_s4" 2>/dev/null || true
@@ -78,5 +80,5 @@ unset "GLBD_PIDS[s4]"
 withdrawn() { for i in 1 2 3; do [[ $(answer_of $i) != *100.64.4.1* ]] || return 1; done; }
 wait_for 20 withdrawn || fail "server 4's endpoint still answered 20 s after its death"
 took=$(( $(now_ms) - t0 ))
-((took < 12000)) || fail "server 4's death took $took ms to withdraw everywhere (deadAfter 10 s + 2 s) with 25 % loss"
+((took < 13000)) || fail "server 4's death took $took ms to withdraw everywhere (deadAfterMax 11 s + 2 s) with 25 % loss"
 pass "no false death in 30 s; changes at 25 % loss in a median of $median ms (max $max ms); a real death withdrawn by all in $took ms"
