@@ -49,6 +49,8 @@ std::optional<Millis> parse_duration(std::string_view s) {
             total += n * 60'000, i += 1;
         } else if (!unit.empty() && unit[0] == 'h') {
             total += n * 3'600'000, i += 1;
+        } else if (!unit.empty() && unit[0] == 'd') {
+            total += n * 86'400'000, i += 1;
         } else {
             return std::nullopt;
         }
