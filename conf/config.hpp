@@ -7,12 +7,14 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "resolver/base/address.hpp"
+#include "resolver/dnssec/keys.hpp"
 
 namespace glbd::conf {
 
@@ -56,12 +58,19 @@ struct Nameserver {
     std::vector<std::string> addresses;  // numeric IPv4/IPv6
 };
 
+// zones[].dnssec: the zone is signed online with these keys, which every cluster holds (resolver/dnssec).
+struct ZoneDnssec {
+    std::vector<std::shared_ptr<const dnssec::Key>> keys;  // loaded and checked; at least one KSK or CSK
+    Millis signature_validity{7 * 86'400'000};             // RRSIG expiration - inception
+};
+
 struct Zone {
     std::string origin;  // fqdn, lower case, no trailing dot
     uint32_t ttl = 300;
     Soa soa;
     std::vector<Nameserver> nameservers;
     std::vector<StaticRecord> records;  // parsed `records` and `file`, SOA and NS excluded
+    std::optional<ZoneDnssec> dnssec;
 };
 
 struct LoadBalancing {

@@ -8,6 +8,7 @@
 
 #include "conf/names.hpp"
 #include "conf/reader.hpp"
+#include "resolver/wire/consts.hpp"
 #include "resolver/wire/text.hpp"
 
 namespace glbd::conf {
@@ -100,6 +101,48 @@ void read_records(Reader& r, Section& s, Zone& zone, std::vector<StaticRecord>& 
     }
 }
 
+// zones[].dnssec: the key pairs loaded and checked now, so that `glbd check` names a bad one.
+void read_dnssec(Reader& r, const Node& n, const std::string& path, Zone& zone) {
+    Section s(r, n, path, {"keys", "signatureValidity"});
+    if (!s) return;
+    ZoneDnssec d;
+    s.duration("signatureValidity", Millis{7'200'000}, Millis{366LL * 86'400'000}, d.signature_validity);
+    auto keys = s["keys"];
+    if (!keys) return r.error(n, s.at("keys"), "required: the zone's key pairs");
+    if (!r.seq(keys, s.at("keys"))) return;
+    for (size_t i = 0; i < keys.size(); ++i) {
+        std::string at = Reader::index(s.at("keys"), i);
+        auto file = r.str(keys[i], at);
+        if (!file) continue;
+        std::string error;
+        auto key = dnssec::Key::load(*file, zone.origin, error);
+        if (!key) {
+            r.error(keys[i], at, error);
+            continue;
+        }
+        for (const auto& other : d.keys) {
+            if (other->tag() == key->tag()) r.error(keys[i], at, "a second key with tag " + std::to_string(key->tag()));
+        }
+        d.keys.push_back(std::move(key));
+    }
+    if (keys.size() > 0 && d.keys.size() == keys.size() &&
+        std::none_of(d.keys.begin(), d.keys.end(), [](const auto& k) { return k->sep(); })) {
+        r.error(keys, s.at("keys"), "needs a key with flags 257 (a KSK or CSK), the one the parent's DS names");
+    }
+    if (keys.size() == 0) r.error(keys, s.at("keys"), "needs at least one key");
+    for (const auto& rec : zone.records) {
+        namespace t = wire::type;
+        if (rec.type == t::DNSKEY || rec.type == t::RRSIG || rec.type == t::NSEC || rec.type == t::NSEC3 ||
+            rec.type == t::NSEC3PARAM || rec.type == t::CDS || rec.type == t::CDNSKEY) {
+            r.error(n, path,
+                    "a signed zone's DNSKEY, RRSIG, NSEC(3), CDS and CDNSKEY records are glbd's own: "
+                    "remove them from records and file");
+            break;
+        }
+    }
+    zone.dnssec = std::move(d);
+}
+
 void read_zone(Reader& r, Section& s, std::set<std::string>& origins, Config& c) {
     if (!s["origin"]) return r.error(s.node(), s.at("origin"), "required");
     auto origin = domain_name(r, s["origin"], s.at("origin"), false);
@@ -120,6 +163,7 @@ void read_zone(Reader& r, Section& s, std::set<std::string>& origins, Config& c)
     }
     if (zone.nameservers.empty()) r.error(s.node(), s.at("nameservers"), "required: at least one nameserver");
     if (zone.soa.mname.empty() && !zone.nameservers.empty()) zone.soa.mname = zone.nameservers[0].name;
+    if (auto n = s["dnssec"]) read_dnssec(r, n, s.at("dnssec"), zone);
     c.zones.push_back(std::move(zone));
 }
 
@@ -252,7 +296,8 @@ void read_zones(Reader& r, const Node& n, Config& c) {
     if (n.size() == 0) r.error(n, "zones", "needs at least one zone");
     std::set<std::string> origins;
     for (size_t i = 0; i < n.size(); ++i) {
-        Section s(r, n[i], Reader::index("zones", i), {"origin", "ttl", "soa", "nameservers", "records", "file"});
+        Section s(r, n[i], Reader::index("zones", i),
+                  {"origin", "ttl", "soa", "nameservers", "records", "file", "dnssec"});
         if (s) read_zone(r, s, origins, c);
     }
 }

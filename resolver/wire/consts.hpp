@@ -13,8 +13,8 @@ namespace glbd::wire {
 
 namespace type {
 constexpr uint16_t A = 1, NS = 2, CNAME = 5, SOA = 6, PTR = 12, MX = 15, TXT = 16, AAAA = 28, SRV = 33, DNAME = 39,
-                   OPT = 41, DS = 43, RRSIG = 46, NSEC = 47, DNSKEY = 48, TSIG = 250, IXFR = 251, AXFR = 252,
-                   MAILB = 253, MAILA = 254, ANY = 255, CAA = 257;
+                   OPT = 41, DS = 43, RRSIG = 46, NSEC = 47, DNSKEY = 48, NSEC3 = 50, NSEC3PARAM = 51, CDS = 59,
+                   CDNSKEY = 60, TSIG = 250, IXFR = 251, AXFR = 252, MAILB = 253, MAILA = 254, ANY = 255, CAA = 257;
 }  // namespace type
 
 constexpr uint16_t kClassIn = 1;

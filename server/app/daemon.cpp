@@ -368,6 +368,15 @@ int Daemon::start_serving() {
         spdlog::info("sync: {} member(s), every {} ms, dead after {} ms", config_.peers->members.size(),
                      config_.peers->sync_interval.count(), config_.peers->dead_after.count());
     }
+    for (const auto& z : config_.zones) {
+        // The keys are loaded and checked (glbd ds prints their DS); answers are signed from issue 38 on.
+        if (z.dnssec) {
+            spdlog::warn(
+                "zone {}: {} DNSSEC key(s) loaded, but this build does not sign answers yet: do not put "
+                "the DS in the parent zone",
+                z.origin, z.dnssec->keys.size());
+        }
+    }
     notifier_.start(loop_);
     notifier_.ready();
     return 0;

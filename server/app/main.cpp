@@ -1,4 +1,4 @@
-// glbd command line: serve, check, demo, keygen.
+// glbd command line: serve, check, demo, keygen, ds, and the admin endpoint's clients.
 #include <malloc.h>
 
 #include <algorithm>
@@ -14,6 +14,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
+#include "resolver/dnssec/keys.hpp"
 #include "resolver/wire/text.hpp"
 #include "server/app/daemon.hpp"
 #include "server/app/options.hpp"
@@ -46,6 +47,10 @@ Usage:
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
   glbd keygen --secret-only    print only a fresh secret, as peers.key.secretFile holds it
+  glbd keygen --dnssec ZONE [--algorithm 13|15] [--dir DIR]
+                               write a DNSSEC key pair (a CSK; default algorithm 13) for
+                               zones[].dnssec.keys in DIR (default .) and print its path
+  glbd ds ZONE --config FILE   print the DS records (SHA-256) of the zone's KSKs/CSKs, for the parent
   glbd --version | --help
 
 Signals: SIGHUP reloads the config (validated first), SIGTERM/SIGINT stop.
@@ -85,6 +90,73 @@ int keygen(const std::string& name, bool secret_only) {
     std::printf("peers:\n  key:\n    name: %s\n    algorithm: hmac-sha256\n    secret: \"%s\"\n", name.c_str(),
                 b64.c_str());
     return 0;
+}
+
+// glbd keygen --dnssec ZONE [--algorithm 13|15] [--dir DIR]: a fresh CSK pair written, its path printed.
+int dnssec_keygen(const std::vector<std::string>& args) {
+    std::string zone, dir = ".";
+    int algorithm = glbd::dnssec::kEcdsaP256Sha256;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--dnssec" && i + 1 < args.size() && zone.empty()) {
+            zone = args[++i];
+        } else if (args[i] == "--algorithm" && i + 1 < args.size()) {
+            const std::string& a = args[++i];
+            algorithm = a == "13" || a == "ECDSAP256SHA256" ? glbd::dnssec::kEcdsaP256Sha256
+                        : a == "15" || a == "ED25519"       ? glbd::dnssec::kEd25519
+                                                            : -1;
+            if (algorithm < 0) return usage_error("keygen: --algorithm is 13 (ECDSAP256SHA256) or 15 (ED25519)");
+        } else if (args[i] == "--dir" && i + 1 < args.size()) {
+            dir = args[++i];
+        } else {
+            return usage_error("keygen --dnssec: unknown argument \"" + args[i] + "\"");
+        }
+    }
+    if (zone.empty()) return usage_error("keygen --dnssec: give the ZONE");
+    std::transform(zone.begin(), zone.end(), zone.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (zone.size() > 1 && zone.back() == '.') zone.pop_back();
+    std::string error;
+    std::string path = glbd::dnssec::generate(zone, static_cast<uint8_t>(algorithm), dir, error);
+    if (path.empty()) {
+        std::fprintf(stderr, "glbd: %s\n", error.c_str());
+        return 2;
+    }
+    std::printf("%s\n", path.c_str());
+    return 0;
+}
+
+// glbd ds ZONE --config FILE: the DS of each KSK or CSK of the zone, as the parent zone holds it.
+int ds_command(const std::vector<std::string>& args) {
+    std::string path = config_arg(args), zone;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--config" || args[i] == "-c") {
+            ++i;
+        } else if (args[i].rfind("--config=", 0) != 0 && zone.empty()) {
+            zone = args[i];
+        } else if (args[i].rfind("--config=", 0) != 0) {
+            return usage_error("ds: unknown argument \"" + args[i] + "\"");
+        }
+    }
+    if (zone.empty() || path.empty()) return usage_error("ds needs a ZONE and --config FILE");
+    std::transform(zone.begin(), zone.end(), zone.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (zone.size() > 1 && zone.back() == '.') zone.pop_back();
+    auto r = load_or_report(path);
+    if (!r.config) {
+        std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), r.errors.size());
+        return 1;
+    }
+    for (const auto& z : r.config->zones) {
+        if (z.origin != zone) continue;
+        if (!z.dnssec) {
+            std::fprintf(stderr, "glbd: zone %s is not signed (no dnssec.keys in %s)\n", zone.c_str(), path.c_str());
+            return 1;
+        }
+        for (const auto& key : z.dnssec->keys) {
+            if (key->sep()) std::printf("%s\n", key->ds().c_str());
+        }
+        return 0;
+    }
+    std::fprintf(stderr, "glbd: no zone %s in %s\n", zone.c_str(), path.c_str());
+    return 1;
 }
 
 // glbd status / glbd probe: clients of a server's admin endpoint.
@@ -208,6 +280,8 @@ int main(int argc, char** argv) {
         std::printf("glbd %s\n", GLBD_VERSION);
         return 0;
     }
+    if (cmd == "keygen" && std::find(args.begin(), args.end(), "--dnssec") != args.end()) return dnssec_keygen(args);
+    if (cmd == "ds") return ds_command(args);
     if (cmd == "keygen") {
         bool secret_only = std::find(args.begin(), args.end(), "--secret-only") != args.end();
         std::string name = "glb-sync";

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${1:-60}; shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir kube dnstap)
+((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir kube dnstap dnssec)
 BUILD=${GLBD_FUZZ_BUILD:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLBD_FUZZ=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") >/dev/null

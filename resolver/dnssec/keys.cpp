@@ -1,0 +1,362 @@
+// resolver/dnssec/keys.cpp — BIND-format key pairs read, checked and written with ldns (README.md).
+#include "resolver/dnssec/keys.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/param_build.h>
+
+#include "resolver/wire/text.hpp"
+
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
+
+namespace glbd::dnssec {
+
+namespace {
+
+struct LdnsFree {
+    void operator()(ldns_rr* rr) const { ldns_rr_free(rr); }
+    void operator()(ldns_rdf* rdf) const { ldns_rdf_deep_free(rdf); }
+};
+using RrPtr = std::unique_ptr<ldns_rr, LdnsFree>;
+using RdfPtr = std::unique_ptr<ldns_rdf, LdnsFree>;
+
+std::string rdf_bytes(const ldns_rdf* rdf) {
+    return {reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf)};
+}
+
+std::string rdata_wire(const ldns_rr* rr) {
+    ldns_buffer* buf = ldns_buffer_new(256);
+    if (buf == nullptr) return {};
+    std::string out;
+    if (ldns_rr_rdata2buffer_wire(buf, rr) == LDNS_STATUS_OK)
+        out.assign(reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf));
+    ldns_buffer_free(buf);
+    return out;
+}
+
+std::string hex_upper(const std::string& bytes) {
+    static constexpr char kDigits[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char c : bytes) {
+        out += kDigits[c >> 4];
+        out += kDigits[c & 15];
+    }
+    return out;
+}
+
+std::string sys_error(const std::string& file) { return "cannot read " + file + ": " + std::strerror(errno); }
+
+// The one DNSKEY of a .key file (comment lines skipped), or null with `error` set.
+RrPtr read_public(const std::string& file, std::string& error) {
+    std::ifstream in(file);
+    if (!in) {
+        error = sys_error(file);
+        return nullptr;
+    }
+    RrPtr found;
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        auto first = line.find_first_not_of(" \t\r");
+        if (first == std::string::npos || line[first] == ';') continue;
+        ldns_rr* rr = nullptr;
+        ldns_status st = ldns_rr_new_frm_str(&rr, line.c_str(), 3600, nullptr, nullptr);
+        RrPtr owned(rr);
+        if (st != LDNS_STATUS_OK) {
+            error = file + ":" + std::to_string(n) + ": bad record: " + ldns_get_errorstr_by_id(st);
+            return nullptr;
+        }
+        if (found || ldns_rr_get_type(rr) != LDNS_RR_TYPE_DNSKEY) {
+            error = file + ":" + std::to_string(n) + ": a key file holds one DNSKEY record and nothing else";
+            return nullptr;
+        }
+        found = std::move(owned);
+    }
+    if (!found) error = file + ": no DNSKEY record";
+    return found;
+}
+
+// A private key as OpenSSL holds it, with its public half in DNSKEY form (RFC 6605: X | Y; RFC 8080: the
+// 32 bytes), or null.
+using PkeyPtr = std::unique_ptr<EVP_PKEY, void (*)(EVP_PKEY*)>;
+
+PkeyPtr no_key() { return {nullptr, EVP_PKEY_free}; }
+
+// The P-256 key of scalar `d`: its public point computed, both given to OpenSSL.
+PkeyPtr p256_from_scalar(const std::string& d, std::string& pub) {
+    std::unique_ptr<EC_GROUP, void (*)(EC_GROUP*)> group(EC_GROUP_new_by_curve_name(NID_X9_62_prime256v1),
+                                                         EC_GROUP_free);
+    std::unique_ptr<BIGNUM, void (*)(BIGNUM*)> priv(
+        BN_bin2bn(reinterpret_cast<const unsigned char*>(d.data()), static_cast<int>(d.size()), nullptr),
+        BN_clear_free);
+    if (!group || !priv || BN_is_zero(priv.get()) || BN_cmp(priv.get(), EC_GROUP_get0_order(group.get())) >= 0)
+        return no_key();
+    std::unique_ptr<EC_POINT, void (*)(EC_POINT*)> point(EC_POINT_new(group.get()), EC_POINT_free);
+    unsigned char octets[65];
+    if (!point || EC_POINT_mul(group.get(), point.get(), priv.get(), nullptr, nullptr, nullptr) != 1 ||
+        EC_POINT_point2oct(group.get(), point.get(), POINT_CONVERSION_UNCOMPRESSED, octets, sizeof octets, nullptr) !=
+            sizeof octets)
+        return no_key();
+    std::unique_ptr<OSSL_PARAM_BLD, void (*)(OSSL_PARAM_BLD*)> bld(OSSL_PARAM_BLD_new(), OSSL_PARAM_BLD_free);
+    if (!bld || OSSL_PARAM_BLD_push_utf8_string(bld.get(), OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) != 1 ||
+        OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_PRIV_KEY, priv.get()) != 1 ||
+        OSSL_PARAM_BLD_push_octet_string(bld.get(), OSSL_PKEY_PARAM_PUB_KEY, octets, sizeof octets) != 1)
+        return no_key();
+    std::unique_ptr<OSSL_PARAM, void (*)(OSSL_PARAM*)> params(OSSL_PARAM_BLD_to_param(bld.get()), OSSL_PARAM_free);
+    std::unique_ptr<EVP_PKEY_CTX, void (*)(EVP_PKEY_CTX*)> ctx(EVP_PKEY_CTX_new_from_name(nullptr, "EC", nullptr),
+                                                               EVP_PKEY_CTX_free);
+    EVP_PKEY* key = nullptr;
+    if (!params || !ctx || EVP_PKEY_fromdata_init(ctx.get()) != 1 ||
+        EVP_PKEY_fromdata(ctx.get(), &key, EVP_PKEY_KEYPAIR, params.get()) != 1)
+        return no_key();
+    pub.assign(reinterpret_cast<const char*>(octets + 1), 64);
+    return {key, EVP_PKEY_free};
+}
+
+PkeyPtr key_from_private(uint8_t algorithm, const std::string& d, std::string& pub) {
+    if (d.size() != 32) return no_key();
+    if (algorithm == kEcdsaP256Sha256) return p256_from_scalar(d, pub);
+    PkeyPtr key(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr,
+                                             reinterpret_cast<const unsigned char*>(d.data()), d.size()),
+                EVP_PKEY_free);
+    unsigned char raw[32];
+    size_t len = sizeof raw;
+    if (!key || EVP_PKEY_get_raw_public_key(key.get(), raw, &len) != 1 || len != sizeof raw) return no_key();
+    pub.assign(reinterpret_cast<const char*>(raw), len);
+    return key;
+}
+
+// The private half as the file holds it (32 bytes for both algorithms).
+std::string private_bytes(uint8_t algorithm, EVP_PKEY* key) {
+    unsigned char raw[32];
+    if (algorithm == kEd25519) {
+        size_t len = sizeof raw;
+        if (EVP_PKEY_get_raw_private_key(key, raw, &len) != 1 || len != sizeof raw) return {};
+    } else {
+        BIGNUM* d = nullptr;
+        if (EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_PRIV_KEY, &d) != 1) return {};
+        int n = BN_bn2binpad(d, raw, sizeof raw);
+        BN_clear_free(d);
+        if (n != sizeof raw) return {};
+    }
+    std::string out(reinterpret_cast<const char*>(raw), sizeof raw);
+    OPENSSL_cleanse(raw, sizeof raw);
+    return out;
+}
+
+// A .private file of BIND's format, v1.x: "Private-key-format", "Algorithm" and "PrivateKey" lines, each
+// once; BIND's timing lines (Created, Publish, ...) are read past. Refused when every user may read or write
+// it. Read here rather than by ldns: fuzzing ldns_key_new_frm_fp_l (ldns 1.8.3) corrupted the heap.
+PkeyPtr read_private(const std::string& file, uint8_t algorithm, std::string& pub, std::string& error) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+        error = sys_error(file);
+        return no_key();
+    }
+    if ((st.st_mode & (S_IROTH | S_IWOTH)) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        error = file + ": a private key must not be open to every user (mode " + mode + "): chmod o-rw it";
+        return no_key();
+    }
+    std::ifstream in(file);
+    if (!in) {
+        error = sys_error(file);
+        return no_key();
+    }
+    std::string format, alg, secret, line;
+    for (int n = 1; std::getline(in, line); ++n) {
+        if (n > 64 || line.size() > 256) {
+            error = file + ": not a private key file (too long)";
+            return no_key();
+        }
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        auto colon = line.find(": ");
+        if (line.empty()) continue;
+        std::string field = colon == std::string::npos ? "" : line.substr(0, colon);
+        std::string value = colon == std::string::npos ? "" : line.substr(colon + 2);
+        std::string* into = field == "Private-key-format" ? &format
+                            : field == "Algorithm"        ? &alg
+                            : field == "PrivateKey"       ? &secret
+                                                          : nullptr;
+        if (colon == std::string::npos || (into != nullptr && !into->empty())) {
+            error = file + ":" + std::to_string(n) + ": not a line of a private key file";
+            return no_key();
+        }
+        if (into != nullptr) *into = value.empty() ? " " : value;
+    }
+    static const std::regex kFormat(R"(v1\.\d+)");
+    if (!std::regex_match(format, kFormat)) {
+        error = file + ": not a private key file (no Private-key-format: v1.x line)";
+        return no_key();
+    }
+    if (alg.substr(0, alg.find(' ')) != std::to_string(algorithm)) {
+        error = file + ": its algorithm is not the one of its .key file (" + std::to_string(algorithm) + ")";
+        return no_key();
+    }
+    auto d = wire::base64_decode(secret);
+    PkeyPtr key = d ? key_from_private(algorithm, *d, pub) : no_key();
+    if (d) OPENSSL_cleanse(d->data(), d->size());
+    if (!key) error = file + ": PrivateKey is not a key of algorithm " + algorithm_name(algorithm);
+    return key;
+}
+
+}  // namespace
+
+std::string algorithm_name(uint8_t algorithm) {
+    if (algorithm == kEcdsaP256Sha256) return "ECDSAP256SHA256";
+    if (algorithm == kEd25519) return "ED25519";
+    return std::to_string(algorithm);
+}
+
+struct Key::Private {
+    PkeyPtr key = no_key();
+};
+
+Key::Key() : private_(std::make_unique<Private>()) {}
+Key::~Key() = default;
+
+std::string Key::describe() const {
+    return "tag " + std::to_string(tag_) + ", " + (sep() ? "KSK/CSK" : "ZSK") + ", " + algorithm_name(algorithm_);
+}
+
+std::shared_ptr<const Key> Key::load(const std::string& path, const std::string& zone, std::string& error) {
+    const std::string pub_file = path + ".key", priv_file = path + ".private";
+    RrPtr pub = read_public(pub_file, error);
+    if (!pub) return nullptr;
+    RdfPtr zone_rdf(ldns_dname_new_frm_str((zone + ".").c_str()));
+    if (!zone_rdf || ldns_dname_compare(ldns_rr_owner(pub.get()), zone_rdf.get()) != 0) {
+        error = pub_file + ": the key's owner is not the zone " + zone;
+        return nullptr;
+    }
+    if (ldns_rr_rd_count(pub.get()) != 4) {
+        error = pub_file + ": a DNSKEY has four fields (flags, protocol, algorithm, public key)";
+        return nullptr;
+    }
+    std::shared_ptr<Key> k(new Key());
+    k->path_ = path;
+    k->flags_ = ldns_rdf2native_int16(ldns_rr_rdf(pub.get(), 0));
+    k->algorithm_ = ldns_rdf2native_int8(ldns_rr_rdf(pub.get(), 2));
+    k->tag_ = ldns_calc_keytag(pub.get());
+    if (ldns_rdf2native_int8(ldns_rr_rdf(pub.get(), 1)) != 3) {
+        error = pub_file + ": the DNSKEY's protocol must be 3";
+        return nullptr;
+    }
+    if ((k->flags_ & kFlagRevoke) != 0) {
+        error = pub_file + ": the key is revoked (flags " + std::to_string(k->flags_) + ")";
+        return nullptr;
+    }
+    if (k->flags_ != kFlagZone && k->flags_ != (kFlagZone | kFlagSep)) {
+        error = pub_file + ": flags must be 256 (ZSK) or 257 (KSK or CSK), got " + std::to_string(k->flags_);
+        return nullptr;
+    }
+    if (k->algorithm_ != kEcdsaP256Sha256 && k->algorithm_ != kEd25519) {
+        error = pub_file + ": algorithm " + std::to_string(k->algorithm_) +
+                " is not one glbd signs with: 13 (ECDSAP256SHA256) or 15 (ED25519)";
+        return nullptr;
+    }
+    // A name as dnssec-keygen writes it, K<zone>.+<alg>+<tag>, must say this key's algorithm and tag.
+    static const std::regex kBindName(R"(K(.+)\.\+(\d{3})\+(\d{5}))");
+    std::smatch m;
+    std::string base = path.substr(path.find_last_of('/') + 1);
+    if (std::regex_match(base, m, kBindName) &&
+        (std::stoi(m[2].str()) != k->algorithm_ || std::stoi(m[3].str()) != k->tag_)) {
+        error = pub_file + ": the file name says algorithm " + m[2].str() + ", tag " + m[3].str() +
+                "; the key is algorithm " + std::to_string(k->algorithm_) + ", tag " + std::to_string(k->tag_);
+        return nullptr;
+    }
+
+    std::string derived;
+    PkeyPtr priv = read_private(priv_file, k->algorithm_, derived, error);
+    if (!priv) return nullptr;
+    if (derived != rdf_bytes(ldns_rr_rdf(pub.get(), 3))) {
+        error = priv_file + ": this private key is not the one whose public key " + pub_file + " holds";
+        return nullptr;
+    }
+    k->rdata_ = rdata_wire(pub.get());
+    RrPtr ds(ldns_key_rr2ds(pub.get(), LDNS_SHA256));
+    if (k->rdata_.empty() || !ds || ldns_rr_rd_count(ds.get()) != 4) {
+        error = pub_file + ": cannot compute the DS";
+        return nullptr;
+    }
+    k->ds_ = zone + ". IN DS " + std::to_string(k->tag_) + " " + std::to_string(k->algorithm_) + " 2 " +
+             hex_upper(rdf_bytes(ldns_rr_rdf(ds.get(), 3)));
+    k->private_->key = std::move(priv);
+    return k;
+}
+
+std::string generate(const std::string& zone, uint8_t algorithm, const std::string& dir, std::string& error) {
+    if (algorithm != kEcdsaP256Sha256 && algorithm != kEd25519) {
+        error = "algorithm " + std::to_string(algorithm) + ": use 13 (ECDSAP256SHA256) or 15 (ED25519)";
+        return "";
+    }
+    RdfPtr owner(ldns_dname_new_frm_str((zone + ".").c_str()));
+    if (!owner || zone.empty() || zone.back() == '.') {
+        error = "\"" + zone + "\" is not a zone name (give it without the trailing dot)";
+        return "";
+    }
+    for (int attempt = 0; attempt < 8; ++attempt) {  // another pair with the same tag in `dir`: a new key
+        PkeyPtr fresh(algorithm == kEd25519 ? EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519")
+                                            : EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"),
+                      EVP_PKEY_free);
+        std::string d = fresh ? private_bytes(algorithm, fresh.get()) : "", pub;
+        PkeyPtr again = key_from_private(algorithm, d, pub);  // the public half as a DNSKEY holds it
+        if (!again) {
+            error = "OpenSSL could not make a key";
+            return "";
+        }
+        std::string rdata = std::string("\x01\x01\x03", 3) + static_cast<char>(algorithm) + pub;
+        uint16_t tag = ldns_calc_keytag_raw(reinterpret_cast<const uint8_t*>(rdata.data()), rdata.size());
+        char name[32];
+        std::snprintf(name, sizeof name, ".+%03u+%05u", algorithm, tag);
+        std::string base = dir + "/K" + zone + name;
+        std::string priv_text = "Private-key-format: v1.2\nAlgorithm: " + std::to_string(algorithm) + " (" +
+                                algorithm_name(algorithm) + ")\nPrivateKey: " + wire::base64_encode(d) + "\n";
+        OPENSSL_cleanse(d.data(), d.size());
+        std::string pub_text = "; This is a key-signing key, keyid " + std::to_string(tag) + ", for " + zone + ".\n" +
+                               zone + ". IN DNSKEY 257 3 " + std::to_string(algorithm) + " " +
+                               wire::base64_encode(pub) + "\n";
+        int fd = ::open((base + ".private").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST) continue;
+        if (fd < 0) {
+            OPENSSL_cleanse(priv_text.data(), priv_text.size());
+            error = "cannot write " + base + ".private: " + std::strerror(errno);
+            return "";
+        }
+        bool ok = ::write(fd, priv_text.data(), priv_text.size()) == static_cast<ssize_t>(priv_text.size());
+        OPENSSL_cleanse(priv_text.data(), priv_text.size());
+        ok = ::close(fd) == 0 && ok;
+        int pfd = ok ? ::open((base + ".key").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+        if (pfd >= 0) {
+            ok = ::write(pfd, pub_text.data(), pub_text.size()) == static_cast<ssize_t>(pub_text.size());
+            ok = ::close(pfd) == 0 && ok;
+        } else {
+            ok = false;
+        }
+        if (!ok) {
+            error = "cannot write " + base + ": " + std::strerror(errno);
+            ::unlink((base + ".private").c_str());
+            if (pfd >= 0) ::unlink((base + ".key").c_str());
+            return "";
+        }
+        return base;
+    }
+    error = "eight fresh keys in a row had tags of keys already in " + dir;
+    return "";
+}
+
+}  // namespace glbd::dnssec

@@ -1,0 +1,60 @@
+// resolver/dnssec/keys — a zone's DNSSEC key pairs in BIND's file format (README.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace glbd::dnssec {
+
+inline constexpr uint8_t kEcdsaP256Sha256 = 13;
+inline constexpr uint8_t kEd25519 = 15;
+inline constexpr uint16_t kFlagZone = 0x0100;
+inline constexpr uint16_t kFlagRevoke = 0x0080;
+inline constexpr uint16_t kFlagSep = 0x0001;
+
+// "ECDSAP256SHA256", "ED25519", or the number for any other algorithm.
+std::string algorithm_name(uint8_t algorithm);
+
+class Key {
+public:
+    // Reads path + ".key" and path + ".private" as a key of `zone` (a name without the trailing dot). On
+    // failure returns null and says why in `error`, naming the file and never any key material.
+    static std::shared_ptr<const Key> load(const std::string& path, const std::string& zone, std::string& error);
+
+    ~Key();
+    Key(const Key&) = delete;
+    Key& operator=(const Key&) = delete;
+
+    uint16_t flags() const { return flags_; }
+    uint8_t algorithm() const { return algorithm_; }
+    uint16_t tag() const { return tag_; }
+    // KSK or CSK: the key the parent's DS points at.
+    bool sep() const { return (flags_ & kFlagSep) != 0; }
+    // The DNSKEY RDATA in wire form: flags, protocol 3, algorithm, public key.
+    const std::string& rdata() const { return rdata_; }
+    // The path given to load(), without extension.
+    const std::string& path() const { return path_; }
+    // "glb.example.com. IN DS 33420 13 2 F551...": the DS (SHA-256), as dnssec-dsfromkey -2 prints it.
+    const std::string& ds() const { return ds_; }
+    // "tag 33420, CSK, ECDSAP256SHA256": for messages; never key material.
+    std::string describe() const;
+
+private:
+    struct Private;
+    Key();
+
+    std::string path_;
+    uint16_t flags_ = 0;
+    uint8_t algorithm_ = 0;
+    uint16_t tag_ = 0;
+    std::string rdata_;
+    std::string ds_;
+    std::unique_ptr<Private> private_;  // the ldns key with its private half
+};
+
+// Writes a fresh key pair for `zone` (flags 257: a CSK) in `dir`, created exclusively, the private file mode
+// 0600. Returns the path without extension, or "" with the reason in `error`.
+std::string generate(const std::string& zone, uint8_t algorithm, const std::string& dir, std::string& error);
+
+}  // namespace glbd::dnssec

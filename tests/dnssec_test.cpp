@@ -1,0 +1,206 @@
+// DNSSEC keys (resolver/dnssec/keys.hpp) and zones[].dnssec: pairs written by glbd load back with their tag
+// and DS; every bad pair is refused with the file named and no key material shown. (tests/system/
+// dnssec_keys.sh checks the same files against BIND's and ldns's tools.)
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "conf/config.hpp"
+#include "resolver/dnssec/keys.hpp"
+
+using namespace glbd;
+namespace fs = std::filesystem;
+
+namespace {
+
+class DnssecKeys : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/glbd-keys-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+
+    std::string make(uint8_t algorithm, const std::string& zone = "glb.example.com") {
+        std::string error;
+        std::string path = dnssec::generate(zone, algorithm, dir_, error);
+        EXPECT_FALSE(path.empty()) << error;
+        return path;
+    }
+    static std::string read(const std::string& file) {
+        std::ifstream in(file);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+    static void write(const std::string& file, const std::string& text) { std::ofstream(file) << text; }
+    // The base64 of the private key, which no message may show.
+    static std::string secret_of(const std::string& path) {
+        std::smatch m;
+        std::string text = read(path + ".private");
+        EXPECT_TRUE(std::regex_search(text, m, std::regex("PrivateKey: (\\S+)")));
+        return m[1].str();
+    }
+    // Loading fails with a message holding `want` and not the private key.
+    void refused(const std::string& path, const std::string& zone, const std::string& want, const std::string& secret) {
+        std::string error;
+        EXPECT_EQ(dnssec::Key::load(path, zone, error), nullptr) << path;
+        EXPECT_NE(error.find(want), std::string::npos) << error;
+        if (!secret.empty()) {
+            EXPECT_EQ(error.find(secret), std::string::npos) << error;
+        }
+    }
+
+    std::string dir_;
+};
+
+TEST_F(DnssecKeys, WrittenPairsLoadBack) {
+    for (uint8_t alg : {dnssec::kEcdsaP256Sha256, dnssec::kEd25519}) {
+        std::string path = make(alg);
+        std::smatch m;
+        ASSERT_TRUE(std::regex_match(path, m, std::regex(".*/Kglb\\.example\\.com\\.\\+(\\d{3})\\+(\\d{5})"))) << path;
+        EXPECT_EQ(std::stoi(m[1].str()), alg);
+        struct stat st {};
+        ASSERT_EQ(stat((path + ".private").c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+        std::string error;
+        auto key = dnssec::Key::load(path, "glb.example.com", error);
+        ASSERT_NE(key, nullptr) << error;
+        EXPECT_EQ(key->algorithm(), alg);
+        EXPECT_EQ(key->flags(), 257);
+        EXPECT_TRUE(key->sep());
+        EXPECT_EQ(key->tag(), std::stoi(m[2].str()));
+        // flags 257, protocol 3, the algorithm, then a 64-byte (P-256) or 32-byte (Ed25519) public key.
+        ASSERT_EQ(key->rdata().size(), 4u + (alg == dnssec::kEcdsaP256Sha256 ? 64 : 32));
+        EXPECT_EQ(key->rdata().substr(0, 4), std::string("\x01\x01\x03", 3) + static_cast<char>(alg));
+        EXPECT_TRUE(std::regex_match(
+            key->ds(), std::regex("glb\\.example\\.com\\. IN DS " + std::to_string(std::stoi(m[2].str())) + " " +
+                                  std::to_string(alg) + " 2 [0-9A-F]{64}")))
+            << key->ds();
+        EXPECT_EQ(key->describe().find(secret_of(path)), std::string::npos);
+    }
+    // Zone names compare without regard to case.
+    std::string error;
+    EXPECT_NE(dnssec::Key::load(make(dnssec::kEd25519), "GLB.Example.com", error), nullptr) << error;
+}
+
+TEST_F(DnssecKeys, BadPairsAreRefusedByName) {
+    std::string a = make(dnssec::kEcdsaP256Sha256), b = make(dnssec::kEcdsaP256Sha256);
+    std::string secret = secret_of(a);
+
+    refused(dir_ + "/Knothere", "glb.example.com", "cannot read " + dir_ + "/Knothere.key", "");
+    refused(a, "other.example.com", "not the zone other.example.com", secret);
+
+    // Another key's private half.
+    fs::copy_file(b + ".private", dir_ + "/swapped.private");
+    fs::copy_file(a + ".key", dir_ + "/swapped.key");
+    refused(dir_ + "/swapped", "glb.example.com", "swapped.private: this private key is not the one", secret);
+
+    // Open to every user.
+    chmod((a + ".private").c_str(), 0644);
+    refused(a, "glb.example.com", "must not be open to every user (mode 0644)", secret);
+    chmod((a + ".private").c_str(), 0640);
+    std::string error;
+    EXPECT_NE(dnssec::Key::load(a, "glb.example.com", error), nullptr) << error;
+
+    // A file name whose tag is not the key's.
+    std::string wrong = dir_ + "/Kglb.example.com.+013+00001";
+    fs::copy_file(a + ".key", wrong + ".key");
+    fs::copy_file(a + ".private", wrong + ".private");
+    refused(wrong, "glb.example.com", "the file name says algorithm 013, tag 00001", secret);
+
+    // The .key file edited: revoked, other flags, another algorithm, two records, none.
+    std::string pub = read(a + ".key");
+    auto edited = [&](const std::string& name, const std::string& from, const std::string& to) {
+        std::string text = pub;
+        auto at = text.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        if (at != std::string::npos) text.replace(at, from.size(), to);
+        write(dir_ + "/" + name + ".key", text);
+        fs::copy_file(a + ".private", dir_ + "/" + name + ".private");
+        return dir_ + "/" + name;
+    };
+    refused(edited("revoked", "DNSKEY 257", "DNSKEY 385"), "glb.example.com", "revoked", secret);
+    refused(edited("flags", "DNSKEY 257", "DNSKEY 1"), "glb.example.com", "flags must be 256", secret);
+    refused(edited("protocol", "257 3 13", "257 2 13"), "glb.example.com", "protocol must be 3", secret);
+    refused(edited("rsa", "257 3 13", "257 3 8"), "glb.example.com", "algorithm 8 is not one glbd signs with", secret);
+    write(dir_ + "/two.key", pub + pub);
+    refused(dir_ + "/two", "glb.example.com", "holds one DNSKEY record and nothing else", secret);
+    write(dir_ + "/none.key", "; nothing\n");
+    refused(dir_ + "/none", "glb.example.com", "no DNSKEY record", secret);
+    write(dir_ + "/bad.private", "Private-key-format: v1.2\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: !!!\n");
+    chmod((dir_ + "/bad.private").c_str(), 0600);
+    fs::copy_file(a + ".key", dir_ + "/bad.key");
+    refused(dir_ + "/bad", "glb.example.com", "bad.private: PrivateKey is not a key of algorithm ECDSAP256SHA256",
+            secret);
+}
+
+TEST_F(DnssecKeys, GenerateRefusesWhatItCannotWrite) {
+    std::string error;
+    EXPECT_EQ(dnssec::generate("glb.example.com", 8, dir_, error), "");
+    EXPECT_NE(error.find("use 13 (ECDSAP256SHA256) or 15 (ED25519)"), std::string::npos) << error;
+    EXPECT_EQ(dnssec::generate("glb.example.com", 13, dir_ + "/missing", error), "");
+    EXPECT_NE(error.find("cannot write " + dir_ + "/missing/Kglb.example.com.+013+"), std::string::npos) << error;
+    EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+// zones[].dnssec in a config: keys loaded at load time, so `glbd check` names a bad one with its line.
+TEST_F(DnssecKeys, ConfigLoadsAndChecksTheZoneKeys) {
+    std::string csk = make(dnssec::kEcdsaP256Sha256), ed = make(dnssec::kEd25519);
+    auto config = [&](const std::string& dnssec, const std::string& records = "") {
+        return "cluster: {id: a}\nlisten: {dns: [\"127.0.0.1:5353\"]}\nzones:\n  - origin: glb.example.com\n"
+               "    nameservers: [{name: ns.glb.example.com, addresses: [192.0.2.53]}]\n" +
+               records + "    dnssec:\n" + dnssec + "hosts: []\n";
+    };
+    auto r = conf::load_text(config("      keys: [" + csk + ", " + ed + "]\n      signatureValidity: 14d\n"), "g.yaml");
+    ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
+    const auto& d = r.config->zones[0].dnssec;
+    ASSERT_TRUE(d);
+    ASSERT_EQ(d->keys.size(), 2u);
+    EXPECT_EQ(d->keys[0]->algorithm(), dnssec::kEcdsaP256Sha256);
+    EXPECT_EQ(d->keys[1]->algorithm(), dnssec::kEd25519);
+    EXPECT_EQ(d->signature_validity, std::chrono::hours(14 * 24));
+    auto plain = conf::load_text(config("      keys: [" + csk + "]\n"), "g.yaml");
+    ASSERT_TRUE(plain.config);
+    EXPECT_EQ(plain.config->zones[0].dnssec->signature_validity, std::chrono::hours(7 * 24));
+
+    // A ZSK alone: its flags 256, so its tag and name change; the private half is the same key.
+    std::string pub = read(csk + ".key");
+    pub.replace(pub.find("DNSKEY 257"), 10, "DNSKEY 256");
+    write(dir_ + "/zsk.key", pub);
+    fs::copy_file(csk + ".private", dir_ + "/zsk.private");
+    std::string error;
+    auto zsk = dnssec::Key::load(dir_ + "/zsk", "glb.example.com", error);
+    ASSERT_NE(zsk, nullptr) << error;
+    EXPECT_FALSE(zsk->sep());
+
+    struct Bad {
+        std::string dnssec, records, want;
+    };
+    for (const Bad& b : std::vector<Bad>{
+             {"      keys: [" + dir_ + "/zsk]\n", "", "g.yaml:7:13: zones[0].dnssec.keys: needs a key with flags 257"},
+             {"      keys: [" + dir_ + "/nothere]\n", "", "g.yaml:7:14: zones[0].dnssec.keys[0]: cannot read"},
+             {"      keys: [" + csk + ", " + csk + "]\n", "", "zones[0].dnssec.keys[1]: a second key with tag"},
+             {"      keys: []\n", "", "zones[0].dnssec.keys: needs at least one key"},
+             {"      signatureValidity: 7d\n", "", "zones[0].dnssec.keys: required"},
+             {"      keys: [" + csk + "]\n      signatureValidity: 1h\n", "",
+              "zones[0].dnssec.signatureValidity: must be"},
+             {"      keys: [" + csk + "]\n", "    records: |\n      @ 300 IN DNSKEY 256 3 13 AAAA\n",
+              "zones[0].dnssec: a signed zone's DNSKEY, RRSIG"},
+         }) {
+        auto bad = conf::load_text(config(b.dnssec, b.records), "g.yaml");
+        EXPECT_FALSE(bad.config) << b.dnssec;
+        std::string all;
+        for (const auto& e : bad.errors) all += e.str() + "\n";
+        EXPECT_NE(all.find(b.want), std::string::npos) << all;
+    }
+}
+
+}  // namespace
