@@ -12,6 +12,10 @@
 
 #include "conf/config.hpp"
 #include "resolver/dnssec/keys.hpp"
+#include "resolver/dnssec/sign.hpp"
+#include "resolver/wire/text.hpp"
+
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
 
 using namespace glbd;
 namespace fs = std::filesystem;
@@ -200,6 +204,66 @@ TEST_F(DnssecKeys, ConfigLoadsAndChecksTheZoneKeys) {
         std::string all;
         for (const auto& e : bad.errors) all += e.str() + "\n";
         EXPECT_NE(all.find(b.want), std::string::npos) << all;
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// An RR in wire form, as ldns reads it from a message.
+ldns_rr* rr_of(const std::string& owner, uint16_t type, uint32_t ttl, const std::string& rdata) {
+    std::string w = owner;
+    for (uint16_t v : {type, uint16_t{1}, uint16_t(ttl >> 16), uint16_t(ttl & 0xffff), uint16_t(rdata.size())}) {
+        w += static_cast<char>(v >> 8);
+        w += static_cast<char>(v & 0xff);
+    }
+    w += rdata;
+    ldns_rr* rr = nullptr;
+    size_t pos = 0;
+    EXPECT_EQ(ldns_wire2rr(&rr, reinterpret_cast<const uint8_t*>(w.data()), w.size(), &pos, LDNS_SECTION_ANSWER),
+              LDNS_STATUS_OK);
+    return rr;
+}
+
+// ldns's verdict on `rrsig` over the A records `addresses` at `owner`, with `key`'s DNSKEY.
+ldns_status verify(const dnssec::Key& key, const std::string& owner, const std::vector<std::string>& addresses,
+                   const std::string& rrsig) {
+    ldns_rr_list* set = ldns_rr_list_new();
+    for (const auto& a : addresses) ldns_rr_list_push_rr(set, rr_of(owner, 1, 60, a));
+    ldns_rr* sig = rr_of(owner, 46, 60, rrsig);
+    ldns_rr* dnskey = rr_of(*wire::name_to_wire("glb.example.com"), 48, 3600, key.rdata());
+    ldns_status st = ldns_verify_rrsig(set, sig, dnskey);
+    ldns_rr_list_deep_free(set);
+    ldns_rr_free(sig);
+    ldns_rr_free(dnskey);
+    return st;
+}
+
+TEST_F(DnssecKeys, SignaturesVerifyWithLdns) {
+    const uint32_t now = static_cast<uint32_t>(time(nullptr));
+    const std::string zone = *wire::name_to_wire("glb.example.com");
+    const std::string a1("\xc0\x00\x02\x0a", 4), a2("\xc0\x00\x02\x0b", 4), a3("\xc0\x00\x02\x0c", 4);
+    for (uint8_t alg : {dnssec::kEcdsaP256Sha256, dnssec::kEd25519}) {
+        std::string error;
+        auto key = dnssec::Key::load(make(alg), "glb.example.com", error);
+        ASSERT_NE(key, nullptr) << error;
+        for (const char* name : {"shop.glb.example.com", "*.apps.glb.example.com", "glb.example.com"}) {
+            std::string owner = *wire::name_to_wire(name);
+            // Given out of order and with a duplicate: signed in canonical order, once each.
+            dnssec::RRset set{owner, 1, 60, {a2, a1, a2}};
+            std::string rrsig = dnssec::sign(*key, zone, set, now - 3600, now + 7 * 86400);
+            ASSERT_GT(rrsig.size(), 18u + zone.size()) << name;
+            EXPECT_EQ(rrsig.size(), 18 + zone.size() + 64);
+            EXPECT_EQ(static_cast<uint8_t>(rrsig[2]), alg);
+            unsigned labels = std::string(name) == "glb.example.com" ? 3 : 3 + 1;  // a wildcard's "*" not counted
+            EXPECT_EQ(static_cast<uint8_t>(rrsig[3]), labels) << name;
+            EXPECT_EQ(verify(*key, owner, {a1, a2}, rrsig), LDNS_STATUS_OK) << name << " " << int(alg);
+            // The test can fail: another RRset, or a signature out of its window, does not verify.
+            EXPECT_NE(verify(*key, owner, {a1, a3}, rrsig), LDNS_STATUS_OK) << name;
+            std::string old = dnssec::sign(*key, zone, set, now - 7200, now - 3600);
+            EXPECT_EQ(verify(*key, owner, {a1, a2}, old), LDNS_STATUS_CRYPTO_SIG_EXPIRED) << name;
+        }
     }
 }
 

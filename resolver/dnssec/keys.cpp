@@ -234,6 +234,29 @@ std::string Key::describe() const {
     return "tag " + std::to_string(tag_) + ", " + (sep() ? "KSK/CSK" : "ZSK") + ", " + algorithm_name(algorithm_);
 }
 
+std::string Key::sign_data(std::string_view data) const {
+    std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+    const EVP_MD* md = algorithm_ == kEcdsaP256Sha256 ? EVP_sha256() : nullptr;  // Ed25519 hashes itself
+    size_t len = 0;
+    const auto* in = reinterpret_cast<const unsigned char*>(data.data());
+    if (!ctx || !private_->key || EVP_DigestSignInit(ctx.get(), nullptr, md, nullptr, private_->key.get()) != 1 ||
+        EVP_DigestSign(ctx.get(), nullptr, &len, in, data.size()) != 1)
+        return "";
+    std::string sig(len, '\0');
+    if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len, in, data.size()) != 1) return "";
+    sig.resize(len);
+    if (algorithm_ == kEd25519) return len == 64 ? sig : "";
+    // ECDSA: OpenSSL's DER SEQUENCE { r, s } to the fixed-size r | s of RFC 6605.
+    const auto* der = reinterpret_cast<const unsigned char*>(sig.data());
+    std::unique_ptr<ECDSA_SIG, void (*)(ECDSA_SIG*)> es(d2i_ECDSA_SIG(nullptr, &der, static_cast<long>(len)),
+                                                        ECDSA_SIG_free);
+    unsigned char raw[64];
+    if (!es || BN_bn2binpad(ECDSA_SIG_get0_r(es.get()), raw, 32) != 32 ||
+        BN_bn2binpad(ECDSA_SIG_get0_s(es.get()), raw + 32, 32) != 32)
+        return "";
+    return {reinterpret_cast<const char*>(raw), sizeof raw};
+}
+
 std::shared_ptr<const Key> Key::load(const std::string& path, const std::string& zone, std::string& error) {
     const std::string pub_file = path + ".key", priv_file = path + ".private";
     RrPtr pub = read_public(pub_file, error);

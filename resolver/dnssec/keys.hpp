@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 namespace glbd::dnssec {
 
@@ -39,6 +40,9 @@ public:
     const std::string& ds() const { return ds_; }
     // "tag 33420, CSK, ECDSAP256SHA256": for messages; never key material.
     std::string describe() const;
+    // The signature of `data` as an RRSIG holds it (RFC 6605: r | s, 64 bytes; RFC 8080: 64 bytes), or ""
+    // when OpenSSL fails. Thread-safe: each call has its own context over the shared, read-only key.
+    std::string sign_data(std::string_view data) const;
 
 private:
     struct Private;
