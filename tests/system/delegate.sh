@@ -13,16 +13,7 @@ P=5595 Z=glb.example.com FIX=$FIXTURES/kuadrant
 declare -A ADDR=([eu]=127.0.23.95 [us]=127.0.23.96) API=([eu]=127.0.23.97 [us]=127.0.23.98)
 for c in eu us; do
     start_fakekube $c "${API[$c]}" 6595
-cat > "$WORK/$c.yaml" <<YAML
-cluster: {id: $c, instance: $c-0}
-listen: {dns: ["${ADDR[$c]}:$P"]}
-admin: {listen: "${ADDR[$c]}:9595"}
-geoip: {database: $FIXTURES/test.mmdb}
-rateLimit: {responsesPerSecond: 0}
-zones: [{origin: $Z, nameservers: [{name: ns-eu.$Z, addresses: [${ADDR[eu]}]}, {name: ns-us.$Z, addresses: [${ADDR[us]}]}]}]
-kubernetes: {mode: delegate, kubeconfig: $WORK/$c/kubeconfig}
-$(peers_yaml --interval 500ms --dead 5s "${ADDR[eu]}:$P" "${ADDR[us]}:$P")
-YAML
+    kube_cluster_yaml $c $P 9595 $Z "mode: delegate" "rateLimit: {responsesPerSecond: 0}" eu us > "$WORK/$c.yaml"
 done
 kc() { local c=$1; shift; KUBECONFIG=$WORK/$c/kubeconfig kubectl "$@"; }
 records() {  # NAME...: those records of the fixture, without their health checks, as a kubectl List

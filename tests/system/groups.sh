@@ -14,15 +14,7 @@ declare -A ADDR=([ie]=127.0.23.90 [us]=127.0.23.91) API=([ie]=127.0.23.92 [us]=1
 declare -A GEO=([ie]=IE [us]=US) GW=([ie]=172.18.1.10 [us]=172.18.2.10) GROUP=([ie]="" [us]=west)
 for c in ie us; do
     start_fakekube $c "${API[$c]}" 6590
-cat > "$WORK/$c.yaml" <<YAML
-cluster: {id: $c, instance: $c-0}
-listen: {dns: ["${ADDR[$c]}:$P"]}
-admin: {listen: "${ADDR[$c]}:9590"}
-geoip: {database: $FIXTURES/test.mmdb}
-zones: [{origin: $Z, nameservers: [{name: ns-ie.$Z, addresses: [${ADDR[ie]}]}, {name: ns-us.$Z, addresses: [${ADDR[us]}]}]}]
-kubernetes: {kubeconfig: $WORK/$c/kubeconfig, resync: 1s, group: "${GROUP[$c]}"}
-$(peers_yaml --interval 500ms --dead 5s "${ADDR[ie]}:$P" "${ADDR[us]}:$P")
-YAML
+    kube_cluster_yaml $c $P 9590 $Z "resync: 1s, group: \"${GROUP[$c]}\"" "" ie us > "$WORK/$c.yaml"
 done
 record() { lb_record "$1" "${GEO[$1]}" "${GW[$1]}" "$Z"; }  # CLUSTER
 kc() { local c=$1; shift; KUBECONFIG=$WORK/$c/kubeconfig kubectl "$@"; }

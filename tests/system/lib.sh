@@ -243,6 +243,28 @@ peers_yaml() {
     if [[ -n $dead ]]; then echo "  deadAfter: $dead"; fi
 }
 
+# kube_cluster_yaml C PORT ADMIN_PORT ZONE KUBERNETES EXTRA CLUSTER...: the config of cluster C's glbd in a
+# test of several clusters with their own (fake) API servers, each at ${ADDR[<cluster>]}: the test geo database,
+# ZONE served by every CLUSTER (ns-<cluster>.ZONE), `kubernetes: {KUBERNETES}` with C's kubeconfig, EXTRA
+# top-level lines (or ""), and every CLUSTER a peer (every 500 ms, dead after 5 s).
+kube_cluster_yaml() {
+    local c=$1 p=$2 admin=$3 z=$4 kube=$5 extra=$6 ns="" x
+    local members=()
+    shift 6
+    for x in "$@"; do
+        ns+="${ns:+, }{name: ns-$x.$z, addresses: [${ADDR[$x]}]}"
+        members+=("${ADDR[$x]}:$p")
+    done
+    echo "cluster: {id: $c, instance: $c-0}"
+    echo "listen: {dns: [\"${ADDR[$c]}:$p\"]}"
+    echo "admin: {listen: \"${ADDR[$c]}:$admin\"}"
+    echo "geoip: {database: $FIXTURES/test.mmdb}"
+    if [[ -n $extra ]]; then echo "$extra"; fi
+    echo "zones: [{origin: $z, nameservers: [$ns]}]"
+    echo "kubernetes: {${kube:+$kube, }kubeconfig: $WORK/$c/kubeconfig}"
+    peers_yaml --interval 500ms --dead 5s "${members[@]}"
+}
+
 # pair_configs ZONE A B PORT LISTEN_EXTRA A_EXTRA_LINE: configs $WORK/a.yaml and $WORK/b.yaml for two peers a
 # (at A) and b (at B) serving ZONE, each with one host app-<name>.ZONE (a: 192.0.2.1, b: 192.0.2.2), synced
 # every 500 ms with this run's key, dead after 3 s. LISTEN_EXTRA is added to both listen maps (", key: v");
