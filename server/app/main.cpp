@@ -251,6 +251,12 @@ int config_command(const std::string& cmd, const std::vector<std::string>& args)
         }
         std::printf("%s: ok (%zu zone(s), %zu host(s); geo: %s)\n", path.c_str(), r.config->zones.size(),
                     r.config->hosts.size(), geo.c_str());
+        for (const auto& z : r.config->zones) {
+            if (!z.dnssec) continue;
+            std::string keys;
+            for (const auto& k : z.dnssec->keys) keys += (keys.empty() ? "" : "; ") + k->describe();
+            std::printf("  zone %s: DNSSEC keys: %s\n", z.origin.c_str(), keys.c_str());
+        }
         return 0;
     }
     glbd::setup_logging(r.config->log.level, r.config->log.format);

@@ -32,7 +32,9 @@ ed=$("$GLBD" keygen --dnssec "$ZONE." --algorithm 15 --dir "$K") || fail "glbd k
 [[ $ecdsa == "$K/K$ZONE.+013+"* && $ed == "$K/K$ZONE.+015+"* ]] || fail "keygen printed $ecdsa and $ed"
 [[ $(stat -c %a "$ecdsa.private") == 600 ]] || fail "the private key is mode $(stat -c %a "$ecdsa.private")"
 config "$ecdsa" "$ed" > "$WORK/glbd.yaml"
-"$GLBD" check --config "$WORK/glbd.yaml" > /dev/null || fail "glbd check refused its own keys"
+out=$("$GLBD" check --config "$WORK/glbd.yaml") || fail "glbd check refused its own keys"
+tag13=${ecdsa##*+} tag15=${ed##*+}
+has "$out" "  zone $ZONE: DNSSEC keys: tag $((10#$tag13)), KSK/CSK, ECDSAP256SHA256; tag $((10#$tag15)), KSK/CSK, ED25519"
 "$GLBD" ds "$ZONE" --config "$WORK/glbd.yaml" > "$WORK/ds.glbd" || fail "glbd ds"
 for k in "$ecdsa" "$ed"; do dnssec-dsfromkey -2 "$k.key"; done > "$WORK/ds.bind" || fail "dnssec-dsfromkey"
 [[ $(norm_ds < "$WORK/ds.glbd") == "$(norm_ds < "$WORK/ds.bind")" && $(wc -l < "$WORK/ds.glbd") == 2 ]] ||
