@@ -137,6 +137,8 @@ TEST_F(DnssecKeys, BadPairsAreRefusedByName) {
     refused(edited("rsa", "257 3 13", "257 3 8"), "glb.example.com", "algorithm 8 is not one glbd signs with", secret);
     write(dir_ + "/two.key", pub + pub);
     refused(dir_ + "/two", "glb.example.com", "holds one DNSKEY record and nothing else", secret);
+    write(dir_ + "/long.key", std::string(5000, ';') + "\n" + pub);
+    refused(dir_ + "/long", "glb.example.com", "long.key: not a key file (too long)", secret);
     write(dir_ + "/none.key", "; nothing\n");
     refused(dir_ + "/none", "glb.example.com", "no DNSKEY record", secret);
     write(dir_ + "/bad.private", "Private-key-format: v1.2\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: !!!\n");

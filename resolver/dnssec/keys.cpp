@@ -71,6 +71,10 @@ RrPtr read_public(const std::string& file, std::string& error) {
     RrPtr found;
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
+        if (n > 100 || line.size() > 4096) {  // a DNSKEY line is under 200 bytes; BIND adds a few comments
+            error = file + ": not a key file (too long)";
+            return nullptr;
+        }
         auto first = line.find_first_not_of(" \t\r");
         if (first == std::string::npos || line[first] == ';') continue;
         ldns_rr* rr = nullptr;
