@@ -139,6 +139,9 @@ TEST_F(DnssecKeys, BadPairsAreRefusedByName) {
     refused(dir_ + "/two", "glb.example.com", "holds one DNSKEY record and nothing else", secret);
     write(dir_ + "/long.key", std::string(5000, ';') + "\n" + pub);
     refused(dir_ + "/long", "glb.example.com", "long.key: not a key file (too long)", secret);
+    write(dir_ + "/huge.key", std::string(70000, ';'));
+    refused(dir_ + "/huge", "glb.example.com", "huge.key: not a key file (not a regular file of at most 64 KB)",
+            secret);
     write(dir_ + "/none.key", "; nothing\n");
     refused(dir_ + "/none", "glb.example.com", "no DNSKEY record", secret);
     write(dir_ + "/bad.private", "Private-key-format: v1.2\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: !!!\n");

@@ -59,10 +59,23 @@ std::string hex_upper(const std::string& bytes) {
     return out;
 }
 
+// Key files are read only when they are regular files of at most this size (a FIFO or a huge file named by
+// mistake must not stall or fill the control thread).
+constexpr off_t kMaxFileSize = 64 * 1024;
+
 std::string sys_error(const std::string& file) { return "cannot read " + file + ": " + std::strerror(errno); }
 
 // The one DNSKEY of a .key file (comment lines skipped), or null with `error` set.
 RrPtr read_public(const std::string& file, std::string& error) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) {
+        error = sys_error(file);
+        return nullptr;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > kMaxFileSize) {
+        error = file + ": not a key file (not a regular file of at most 64 KB)";
+        return nullptr;
+    }
     std::ifstream in(file);
     if (!in) {
         error = sys_error(file);
@@ -78,10 +91,10 @@ RrPtr read_public(const std::string& file, std::string& error) {
         auto first = line.find_first_not_of(" \t\r");
         if (first == std::string::npos || line[first] == ';') continue;
         ldns_rr* rr = nullptr;
-        ldns_status st = ldns_rr_new_frm_str(&rr, line.c_str(), 3600, nullptr, nullptr);
+        ldns_status status = ldns_rr_new_frm_str(&rr, line.c_str(), 3600, nullptr, nullptr);
         RrPtr owned(rr);
-        if (st != LDNS_STATUS_OK) {
-            error = file + ":" + std::to_string(n) + ": bad record: " + ldns_get_errorstr_by_id(st);
+        if (status != LDNS_STATUS_OK) {
+            error = file + ":" + std::to_string(n) + ": bad record: " + ldns_get_errorstr_by_id(status);
             return nullptr;
         }
         if (found || ldns_rr_get_type(rr) != LDNS_RR_TYPE_DNSKEY) {
@@ -169,6 +182,10 @@ PkeyPtr read_private(const std::string& file, uint8_t algorithm, std::string& pu
     struct stat st {};
     if (::stat(file.c_str(), &st) != 0) {
         error = sys_error(file);
+        return no_key();
+    }
+    if (!S_ISREG(st.st_mode) || st.st_size > kMaxFileSize) {
+        error = file + ": not a private key file (not a regular file of at most 64 KB)";
         return no_key();
     }
     if ((st.st_mode & (S_IROTH | S_IWOTH)) != 0) {
