@@ -1,4 +1,5 @@
-// resolver/dnssec/keys.cpp — BIND-format key pairs read, checked and written with ldns (README.md).
+// resolver/dnssec/keys.cpp — BIND-format key pairs read, checked and written: the DNSKEY record and the DS with
+// ldns, the private half with OpenSSL (README.md).
 #include "resolver/dnssec/keys.hpp"
 
 #include <fcntl.h>
@@ -10,7 +11,6 @@
 #include <cstring>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
