@@ -92,6 +92,13 @@ int keygen(const std::string& name, bool secret_only) {
     return 0;
 }
 
+// A zone named on the command line as the config holds it: lower case, no trailing dot.
+std::string zone_name(std::string zone) {
+    std::transform(zone.begin(), zone.end(), zone.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (zone.size() > 1 && zone.back() == '.') zone.pop_back();
+    return zone;
+}
+
 // glbd keygen --dnssec ZONE [--algorithm 13|15] [--dir DIR]: a fresh CSK pair written, its path printed.
 int dnssec_keygen(const std::vector<std::string>& args) {
     std::string zone, dir = ".";
@@ -112,8 +119,7 @@ int dnssec_keygen(const std::vector<std::string>& args) {
         }
     }
     if (zone.empty()) return usage_error("keygen --dnssec: give the ZONE");
-    std::transform(zone.begin(), zone.end(), zone.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (zone.size() > 1 && zone.back() == '.') zone.pop_back();
+    zone = zone_name(zone);
     std::string error;
     std::string path = glbd::dnssec::generate(zone, static_cast<uint8_t>(algorithm), dir, error);
     if (path.empty()) {
@@ -137,8 +143,7 @@ int ds_command(const std::vector<std::string>& args) {
         }
     }
     if (zone.empty() || path.empty()) return usage_error("ds needs a ZONE and --config FILE");
-    std::transform(zone.begin(), zone.end(), zone.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (zone.size() > 1 && zone.back() == '.') zone.pop_back();
+    zone = zone_name(zone);
     auto r = load_or_report(path);
     if (!r.config) {
         std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), r.errors.size());
