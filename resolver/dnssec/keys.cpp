@@ -61,7 +61,7 @@ std::string hex_upper(const std::string& bytes) {
 
 // Key files are read only when they are regular files of at most this size (a FIFO or a huge file named by
 // mistake must not stall or fill the control thread).
-constexpr off_t kMaxFileSize = 64 * 1024;
+constexpr off_t kMaxFileSize = off_t{64} * 1024;
 
 std::string sys_error(const std::string& file) { return "cannot read " + file + ": " + std::strerror(errno); }
 
