@@ -19,6 +19,7 @@
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 
+#include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
 
 #include <ldns/ldns.h>  // last: it defines a `bool` macro
@@ -38,14 +39,14 @@ std::string rdf_bytes(const ldns_rdf* rdf) {
     return {reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf)};
 }
 
-std::string rdata_wire(const ldns_rr* rr) {
-    ldns_buffer* buf = ldns_buffer_new(256);
-    if (buf == nullptr) return {};
-    std::string out;
-    if (ldns_rr_rdata2buffer_wire(buf, rr) == LDNS_STATUS_OK)
-        out.assign(reinterpret_cast<const char*>(ldns_buffer_begin(buf)), ldns_buffer_position(buf));
-    ldns_buffer_free(buf);
-    return out;
+// The DNSKEY RDATA (RFC 4034 2.1), and its key tag (appendix B).
+std::string dnskey_rdata(uint16_t flags, uint8_t algorithm, std::string_view public_key) {
+    wire::Builder b;
+    b.u16(flags), b.u8(3), b.u8(algorithm), b.bytes(public_key);
+    return std::string(b.view());
+}
+uint16_t key_tag(const std::string& rdata) {
+    return ldns_calc_keytag_raw(reinterpret_cast<const uint8_t*>(rdata.data()), rdata.size());
 }
 
 std::string hex_upper(const std::string& bytes) {
@@ -295,7 +296,8 @@ std::shared_ptr<const Key> Key::load(const std::string& path, const std::string&
     k->path_ = path;
     k->flags_ = ldns_rdf2native_int16(ldns_rr_rdf(pub.get(), 0));
     k->algorithm_ = ldns_rdf2native_int8(ldns_rr_rdf(pub.get(), 2));
-    k->tag_ = ldns_calc_keytag(pub.get());
+    k->rdata_ = dnskey_rdata(k->flags_, k->algorithm_, rdf_bytes(ldns_rr_rdf(pub.get(), 3)));
+    k->tag_ = key_tag(k->rdata_);
     if (ldns_rdf2native_int8(ldns_rr_rdf(pub.get(), 1)) != 3) {
         error = pub_file + ": the DNSKEY's protocol must be 3";
         return nullptr;
@@ -331,9 +333,8 @@ std::shared_ptr<const Key> Key::load(const std::string& path, const std::string&
         error = priv_file + ": this private key is not the one whose public key " + pub_file + " holds";
         return nullptr;
     }
-    k->rdata_ = rdata_wire(pub.get());
     RrPtr ds(ldns_key_rr2ds(pub.get(), LDNS_SHA256));
-    if (k->rdata_.empty() || !ds || ldns_rr_rd_count(ds.get()) != 4) {
+    if (!ds || ldns_rr_rd_count(ds.get()) != 4) {
         error = pub_file + ": cannot compute the DS";
         return nullptr;
     }
@@ -363,8 +364,7 @@ std::string generate(const std::string& zone, uint8_t algorithm, const std::stri
             error = "OpenSSL could not make a key";
             return "";
         }
-        std::string rdata = std::string("\x01\x01\x03", 3) + static_cast<char>(algorithm) + pub;
-        uint16_t tag = ldns_calc_keytag_raw(reinterpret_cast<const uint8_t*>(rdata.data()), rdata.size());
+        uint16_t tag = key_tag(dnskey_rdata(kFlagZone | kFlagSep, algorithm, pub));
         char name[32];
         std::snprintf(name, sizeof name, ".+%03u+%05u", algorithm, tag);
         std::string base = dir + "/K" + zone + name;

@@ -3,21 +3,13 @@
 
 #include <algorithm>
 
+#include "resolver/wire/builder.hpp"
 #include "resolver/wire/consts.hpp"
 #include "resolver/wire/wire.hpp"
 
 namespace glbd::dnssec {
 
 namespace {
-
-void put16(std::string& out, uint16_t v) {
-    out += static_cast<char>(v >> 8);
-    out += static_cast<char>(v & 0xff);
-}
-void put32(std::string& out, uint32_t v) {
-    put16(out, static_cast<uint16_t>(v >> 16));
-    put16(out, static_cast<uint16_t>(v & 0xffff));
-}
 
 // RFC 4034 3.1.3: the owner's labels, the root and a leading wildcard label not counted.
 uint8_t labels_of(std::string_view owner) {
@@ -29,32 +21,25 @@ uint8_t labels_of(std::string_view owner) {
 }  // namespace
 
 std::string sign(const Key& key, std::string_view signer, const RRset& set, uint32_t inception, uint32_t expiration) {
-    std::string rdata;
-    put16(rdata, set.type);
-    rdata += static_cast<char>(key.algorithm());
-    rdata += static_cast<char>(labels_of(set.owner));
-    put32(rdata, set.ttl);
-    put32(rdata, expiration);
-    put32(rdata, inception);
-    put16(rdata, key.tag());
-    rdata += signer;
+    wire::Builder rrsig;  // the RDATA up to the signature
+    rrsig.u16(set.type), rrsig.u8(key.algorithm()), rrsig.u8(labels_of(set.owner)), rrsig.u32(set.ttl);
+    rrsig.u32(expiration), rrsig.u32(inception), rrsig.u16(key.tag()), rrsig.bytes(signer);
 
     // RFC 4034 6.3: the RRs sorted by their RDATA as left-justified octet strings, each once.
     std::vector<std::string_view> sorted = set.rdatas;
     std::sort(sorted.begin(), sorted.end());
     sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    std::string data = rdata;
+    wire::Builder data;
+    data.bytes(rrsig.view());
     for (std::string_view rd : sorted) {
-        data += set.owner;
-        put16(data, set.type);
-        put16(data, wire::kClassIn);
-        put32(data, set.ttl);
-        put16(data, static_cast<uint16_t>(rd.size()));
-        data += rd;
+        data.bytes(set.owner), data.u16(set.type), data.u16(wire::kClassIn), data.u32(set.ttl);
+        size_t at = data.begin_rdata();
+        data.bytes(rd);
+        data.end_rdata(at);
     }
-    std::string signature = key.sign_data(data);
+    std::string signature = key.sign_data(data.view());
     if (signature.empty()) return "";
-    return rdata + signature;
+    return std::string(rrsig.view()) + signature;
 }
 
 }  // namespace glbd::dnssec
