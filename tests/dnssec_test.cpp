@@ -95,6 +95,34 @@ TEST_F(DnssecKeys, WrittenPairsLoadBack) {
     EXPECT_NE(dnssec::Key::load(make(dnssec::kEd25519), "GLB.Example.com", error), nullptr) << error;
 }
 
+// BIND's dnssec-keygen writes a P-256 scalar as the integer's minimal bytes: one key in 256 has a PrivateKey
+// of 31 bytes (CI met one). Such a key loads. Here d = 1, one byte, whose public point is the curve's generator.
+TEST_F(DnssecKeys, ShortP256ScalarsLoad) {
+    const std::string g = " axfR8uEsQkf4vOblY6RA8ncDfYEt6zOg9KE5RdiYwpZP40Li/hp/m47n60p8D54WK84zV2sxXs7LtkBoN79R9Q==";
+    std::string rdata = std::string("\x01\x01\x03\x0d", 4);
+    ldns_rdf* b64 = ldns_rdf_new_frm_str(LDNS_RDF_TYPE_B64, g.c_str());
+    ASSERT_NE(b64, nullptr);
+    rdata.append(reinterpret_cast<const char*>(ldns_rdf_data(b64)), ldns_rdf_size(b64));
+    ldns_rdf_deep_free(b64);
+    ASSERT_EQ(rdata.size(), 68u);
+    uint16_t tag = ldns_calc_keytag_raw(reinterpret_cast<const uint8_t*>(rdata.data()), rdata.size());
+    char name[64];
+    snprintf(name, sizeof name, "/Kglb.example.com.+013+%05u", tag);
+    std::string path = dir_ + name;
+    write(path + ".key", "glb.example.com. 3600 IN DNSKEY 257 3 13 " + g + "\n");
+    write(path + ".private", "Private-key-format: v1.3\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: AQ==\n");
+    chmod((path + ".private").c_str(), 0600);
+    std::string error;
+    auto key = dnssec::Key::load(path, "glb.example.com", error);
+    ASSERT_NE(key, nullptr) << error;
+    EXPECT_EQ(key->tag(), tag);
+    EXPECT_EQ(key->sign_data("data").size(), 64u);
+    // A scalar of 33 bytes is not one.
+    write(path + ".private",
+          "Private-key-format: v1.3\nAlgorithm: 13 (ECDSAP256SHA256)\nPrivateKey: " + std::string(44, 'A') + "\n");
+    refused(path, "glb.example.com", "PrivateKey is not a key of algorithm ECDSAP256SHA256", "");
+}
+
 TEST_F(DnssecKeys, BadPairsAreRefusedByName) {
     std::string a = make(dnssec::kEcdsaP256Sha256), b = make(dnssec::kEcdsaP256Sha256);
     std::string secret = secret_of(a);

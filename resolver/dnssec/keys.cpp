@@ -146,8 +146,9 @@ PkeyPtr p256_from_scalar(const std::string& d, std::string& pub) {
 }
 
 PkeyPtr key_from_private(uint8_t algorithm, const std::string& d, std::string& pub) {
+    // A P-256 scalar is an integer: ldns-keygen writes its minimal bytes, so one key in 256 has 31 or fewer.
+    if (algorithm == kEcdsaP256Sha256) return d.empty() || d.size() > 32 ? no_key() : p256_from_scalar(d, pub);
     if (d.size() != 32) return no_key();
-    if (algorithm == kEcdsaP256Sha256) return p256_from_scalar(d, pub);
     PkeyPtr key(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr,
                                              reinterpret_cast<const unsigned char*>(d.data()), d.size()),
                 EVP_PKEY_free);
