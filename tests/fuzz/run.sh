@@ -8,7 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECONDS_EACH=${1:-60}; shift || true
 TARGETS=("$@")
-((${#TARGETS[@]})) || TARGETS=(resolver config sync admin statedir kube dnstap dnssec)
+if ((${#TARGETS[@]} == 0)); then  # every target: tests/fuzz/fuzz_NAME.cpp, as tests/CMakeLists.txt builds them
+  for f in tests/fuzz/fuzz_*.cpp; do t=${f#tests/fuzz/fuzz_}; TARGETS+=("${t%.cpp}"); done
+fi
 BUILD=${GLBD_FUZZ_BUILD:-build-fuzz}
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLBD_FUZZ=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target $(printf 'fuzz_%s ' "${TARGETS[@]}") >/dev/null
