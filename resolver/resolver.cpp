@@ -79,6 +79,10 @@ private:
     void write_name_rr(std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
                        std::string_view target);
     void write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set);
+    // With DO, a signed set's RRSIGs after it (RFC 4035 3.1.1): the zone's (`sigs`), or a host's as stored
+    // (HostSignatures: a count byte, then each RDATA after its 2-byte length).
+    void write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, const std::vector<RData>& sigs);
+    void write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, std::string_view stored);
     void write_soa(const Zone& z);
     void add_glue(const RRset& set);
     void count(int section) { ++counts_[section]; }
@@ -103,6 +107,7 @@ private:
     uint8_t scope_ = 0;
     bool short_ttl_ = false;
     bool located_ = false;
+    bool dnssec_ = false;  // the query set DO: signed zones' answers carry their RRSIGs
     geo::Location loc_;
     size_t limit_ = kMaxUdpNoEdns;
     const Zone* qzone_ = nullptr;  // the zone of the question name
@@ -180,6 +185,7 @@ Outcome Responder::classify() {
     }
     if (q_.qclass != kClassIn) return Outcome::refused;
     // Sections are written within the transport's limit, leaving room for the OPT record.
+    dnssec_ = q_.opt.present && q_.opt.do_bit;
     size_t opt_len = q_.opt.present ? opt_size(q_.opt, cookie::kServerLen) : 0;
     w_.set_cap(limit_ > opt_len ? limit_ - opt_len : 0);
     return Outcome::answer;
@@ -295,6 +301,25 @@ void Responder::write_name_rr(std::string_view owner, bool owner_is_qname, uint1
 
 void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set) {
     for (const auto& rd : set.rdata) write_rr(owner, owner_is_qname, set.type, set.ttl, rd);
+    write_rrsigs(owner, owner_is_qname, set.ttl, set.rrsigs);
+}
+
+void Responder::write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl,
+                             const std::vector<RData>& sigs) {
+    if (!dnssec_) return;
+    for (const auto& rd : sigs) write_rr(owner, owner_is_qname, type::RRSIG, ttl, rd);
+}
+
+void Responder::write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, std::string_view stored) {
+    if (!dnssec_ || stored.empty()) return;
+    const auto* p = reinterpret_cast<const uint8_t*>(stored.data());
+    size_t at = 1;
+    for (unsigned i = 0; i < p[0] && at + 2 <= stored.size(); ++i) {
+        size_t len = get16(p + at);
+        if (at + 2 + len > stored.size()) return;
+        write_rr(owner, owner_is_qname, type::RRSIG, ttl, p + at + 2, len);
+        at += 2 + len;
+    }
 }
 
 void Responder::write_soa(const Zone& z) {
@@ -308,9 +333,11 @@ void Responder::write_soa(const Zone& z) {
             for (uint8_t at : z.soa_tail_ptrs) Writer::put16(p + 2 + at, ptr);
         }
         count(section_);
+        write_rrsigs(z.origin, false, z.negative_ttl, z.soa.rrsigs);
         return;
     }
     write_rr(z.origin, false, type::SOA, z.negative_ttl, z.soa.rdata[0]);
+    write_rrsigs(z.origin, false, z.negative_ttl, z.soa.rrsigs);
 }
 
 void Responder::add_glue(const RRset& set) {
@@ -392,16 +419,25 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
         atype = type::AAAA, addr = plan + a.v6(answers, mode), count = a.n6[mode], len = 16;
     }
     uint32_t ttl = short_ttl_ ? std::min(a.ttl, kShortTtl) : a.ttl;
+    // Its signatures, where its zone is signed: made for the mode's bytes (mode 1 shares mode 0's when equal).
+    auto signatures = [&](uint16_t type) {
+        if (dnssec_) {
+            const HostSignatures& sigs = snap_.hosts[static_cast<size_t>(ref.host)]->sigs;
+            write_rrsigs(owner, owner_is_qname, ttl, sigs.find(HostSignatures::key(answers, a.every ? mode : 0, type)));
+        }
+    };
     if (atype != 0) {
         for (unsigned i = 0; i < count; ++i, addr += len) {
             write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr), len);
         }
+        signatures(atype);
         return true;
     }
     if (a.cname[mode] != 0) {
         const auto* c = reinterpret_cast<const char*>(plan + a.name(answers, mode));
         std::string_view target(c + 1, static_cast<uint8_t>(c[0]));
         write_name_rr(owner, owner_is_qname, type::CNAME, ttl, target);
+        signatures(type::CNAME);
         *cname_target = target;
         return true;
     }

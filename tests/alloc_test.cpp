@@ -2,14 +2,17 @@
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 // The query path does not allocate: every operator new in this binary is counted, and answering
 // static, load-balanced (with ECS, geo, weights, CNAME to a hostname), NXDOMAIN, NODATA, REFUSED,
-// FORMERR and truncated queries must not move the count.
+// FORMERR and truncated queries must not move the count, nor must the same queries with DO in a signed
+// zone (the RRSIGs are made when the snapshot is built).
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <new>
 
 #include "geo/location_db.hpp"
+#include "resolver/dnssec/keys.hpp"
 #include "resolver/resolver.hpp"
 #include "server/net/answer_cache.hpp"
 #include "tests/dns_util.hpp"
@@ -54,10 +57,18 @@ zones:
       big   IN TXT   "3123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
       big   IN TXT   "4123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
       big   IN TXT   "5123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789"
+    dnssec: {keys: [KEY]}
 )";
 
 TEST(Allocation, NoHeapAllocationPerQuery) {
-    auto c = config_from(kConfig);
+    char dir[] = "/tmp/glbd-alloc-XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    std::string error, key = dnssec::generate("glb.example.test", dnssec::kEcdsaP256Sha256, dir, error);
+    ASSERT_FALSE(key.empty()) << error;
+    std::string text = kConfig;
+    text.replace(text.find("KEY"), 3, key);
+    auto c = config_from(text);
+    std::filesystem::remove_all(dir);
     ViewBuilder view;
     const char* geos[] = {"IE", "US", "GEO-OC"};
     const char* ids[] = {"ie", "us", "oc"};
@@ -104,6 +115,23 @@ TEST(Allocation, NoHeapAllocationPerQuery) {
     auto formerr = make_query("www.glb.example.test", 1);
     formerr[5] = 2;  // qdcount 2
     queries.emplace_back("FORMERR", formerr);
+    // The same with DO: the signed zone's answers carry their RRSIGs.
+    std::vector<std::string> signed_names;
+    for (size_t i = 0, n = queries.size(); i < n; ++i) signed_names.push_back(std::string(queries[i].first) + " +DO");
+    QueryOpts with_do;
+    with_do.do_bit = true;
+    with_do.payload = 4096;
+    QueryOpts ie_do = ie;
+    ie_do.do_bit = true;
+    queries.emplace_back(signed_names[0].c_str(), make_query("www.glb.example.test", 1, with_do));
+    queries.emplace_back(signed_names[1].c_str(), make_query("alias.glb.example.test", 1, with_do));
+    queries.emplace_back(signed_names[2].c_str(), make_query("shop.glb.example.test", 1, ie_do));
+    queries.emplace_back(signed_names[6].c_str(), make_query("lb.glb.example.test", 1, ie_do));
+    queries.emplace_back(signed_names[7].c_str(), make_query("simple.glb.example.test", 1, with_do));
+    queries.emplace_back(signed_names[8].c_str(), make_query("nope.glb.example.test", 1, with_do));
+    queries.emplace_back(signed_names[9].c_str(), make_query("www.glb.example.test", 16, with_do));
+    queries.emplace_back(signed_names[11].c_str(), make_query("glb.example.test", 2, with_do));
+    queries.emplace_back("DNSKEY +DO", make_query("glb.example.test", 48, with_do));
 
     Client client;
     client.address = test::address_of("10.2.0.9");
@@ -112,6 +140,14 @@ TEST(Allocation, NoHeapAllocationPerQuery) {
     for (const auto& [name, q] : queries) {
         size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);  // warm up
         ASSERT_GT(n, 0u) << name;
+        if (std::string_view(name).ends_with("+DO")) {  // signed: an RRSIG in the answer or authority section
+            Parsed p = parse(out, n);
+            size_t sigs = 0;
+            for (const auto* section : {&p.answer, &p.authority}) {
+                for (const auto& rr : *section) sigs += rr.find(" IN RRSIG ") != std::string::npos ? 1 : 0;
+            }
+            EXPECT_GT(sigs, 0u) << name;
+        }
         uint64_t before = g_allocations.load();
         for (int i = 0; i < 1000; ++i) answer(*snap, q.data(), q.size(), client, out, sizeof out);
         EXPECT_EQ(g_allocations.load() - before, 0u) << name << ": allocations in 1000 answers";

@@ -42,4 +42,31 @@ std::string sign(const Key& key, std::string_view signer, const RRset& set, uint
     return std::string(rrsig.view()) + signature;
 }
 
+ZoneSigner::ZoneSigner(std::string origin, std::vector<std::shared_ptr<const Key>> keys, uint32_t validity)
+    : origin_(std::move(origin)), keys_(std::move(keys)), validity_(validity) {
+    id_ = origin_ + "/" + std::to_string(validity_);
+    for (const auto& k : keys_) {
+        has_zsk_ = has_zsk_ || !k->sep();
+        id_ += "/" + std::to_string(k->algorithm()) + "+" + std::to_string(k->tag());
+    }
+}
+
+std::vector<std::string> ZoneSigner::sign(const RRset& set, uint32_t now) const {
+    std::vector<std::string> out;
+    const bool by_sep = set.type == wire::type::DNSKEY || !has_zsk_;
+    for (const auto& k : keys_) {
+        if (k->sep() != by_sep) continue;
+        std::string rrsig = dnssec::sign(*k, origin_, set, now - 3600, now + validity_);
+        if (!rrsig.empty()) out.push_back(std::move(rrsig));
+    }
+    return out;
+}
+
+std::vector<std::string> ZoneSigner::dnskeys() const {
+    std::vector<std::string> out;
+    out.reserve(keys_.size());
+    for (const auto& k : keys_) out.push_back(k->rdata());
+    return out;
+}
+
 }  // namespace glbd::dnssec

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,5 +24,34 @@ struct RRset {
 // `expiration` (seconds since the epoch, taken modulo 2^32 as RFC 4034 3.1.5 says); "" when the key cannot
 // sign. Allocates: for the control and signer threads, never the query path.
 std::string sign(const Key& key, std::string_view signer, const RRset& set, uint32_t inception, uint32_t expiration);
+
+// One zone's keys and what each signs (README.md): the DNSKEY RRset by every KSK or CSK, every other RRset by
+// every ZSK (by the KSKs or CSKs when there is no ZSK). Immutable once made; the building threads share it.
+class ZoneSigner {
+public:
+    // `origin` in wire form, lower case; `validity` in seconds (conf: 2 h to 366 d).
+    ZoneSigner(std::string origin, std::vector<std::shared_ptr<const Key>> keys, uint32_t validity);
+
+    // The RRSIG RDATAs over `set`, one per key that signs its type, made at `now` (seconds since the
+    // epoch): inception an hour before (a resolver whose clock is behind still validates), expiration
+    // `validity` after. Allocates.
+    [[nodiscard]] std::vector<std::string> sign(const RRset& set, uint32_t now) const;
+    // When signatures made at `made` are made again: half their validity gone, so that a signature served
+    // is always valid for at least half of it (far above any TTL glbd gives).
+    [[nodiscard]] uint32_t refresh_at(uint32_t made) const { return made + validity_ / 2; }
+    // The DNSKEY RDATAs of every key, the RRset published at the apex.
+    [[nodiscard]] std::vector<std::string> dnskeys() const;
+    // The origin, the validity and each key's algorithm and tag: signatures cached under another id
+    // were made by other keys.
+    [[nodiscard]] const std::string& id() const { return id_; }
+    [[nodiscard]] const std::string& origin() const { return origin_; }
+
+private:
+    std::string origin_;
+    std::vector<std::shared_ptr<const Key>> keys_;
+    uint32_t validity_;
+    bool has_zsk_ = false;
+    std::string id_;
+};
 
 }  // namespace glbd::dnssec

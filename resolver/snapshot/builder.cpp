@@ -3,11 +3,13 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <ctime>
 #include <exception>
 #include <set>
 #include <thread>
 
 #include "resolver/snapshot/host.hpp"
+#include "resolver/snapshot/signed.hpp"
 #include "resolver/wire/text.hpp"
 
 namespace glbd {
@@ -84,8 +86,9 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
     s->serial = serial;
     s->geo = std::move(geo);
     s->udp_payload = config.listen.udp_payload;
+    s->signed_at = static_cast<uint32_t>(std::time(nullptr));
     for (const auto& cz : config.zones) s->zones.push_back(build_zone(cz, serial));
-    begin(config, static_cast<bool>(counter_ids));
+    begin(config, static_cast<bool>(counter_ids), s->signed_at);
     try {
         Clusters next;
         std::vector<NameKey> names = in_list_order(touched_by(view, next), next);
@@ -101,10 +104,12 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
 }
 
 // A full build when the config's key or the counting changed (or nothing was built yet), else incremental.
-void SnapshotBuilder::begin(const conf::Config& config, bool counted) {
+void SnapshotBuilder::begin(const conf::Config& config, bool counted, uint32_t now) {
     std::string key = config_key(config);
     last_ = Stats{};
-    last_.full = key != config_key_ || counted != counted_ || clusters_.empty();
+    // Signatures due to be made again: every host is built again (and signed).
+    last_.full =
+        key != config_key_ || counted != counted_ || clusters_.empty() || (resign_at_ != 0 && now >= resign_at_);
     if (last_.full) full_reset(key, counted);
 }
 
@@ -379,6 +384,16 @@ void SnapshotBuilder::finish(Snapshot& s) {
         s.counters = std::max(s.counters, b.counters);
         by_zone[b.zone].emplace_back(&b, static_cast<int>(i));
     }
+    // A signed zone's static RRsets (those that did not change keep their signatures), then the first time any
+    // signature of the snapshot is due to be made again.
+    uint32_t due = 0;
+    auto first = [&due](uint32_t t) {
+        if (t != 0) due = due == 0 ? t : std::min(due, t);
+    };
+    for (auto& z : s.zones) first(signatures_.sign_zone(z, s.signed_at));
+    signatures_.sweep();
+    for (const auto& b : hosts_) first(b->sigs.refresh_at);
+    s.resign_at = resign_at_ = due;
     for (size_t z = 0; z < s.zones.size(); ++z) s.zones[z].freeze(by_zone[z]);
     last_.hosts = s.hosts.size();
 }

@@ -17,6 +17,7 @@
 #include "geo/geo.hpp"
 #include "resolver/global_view.hpp"
 #include "resolver/snapshot/host.hpp"
+#include "resolver/snapshot/signed.hpp"
 #include "resolver/snapshot/snapshot.hpp"
 
 namespace glbd {
@@ -102,7 +103,7 @@ private:
     using Clusters = std::map<std::string, Cluster, std::less<>>;  // by id: the cluster order
     using Touched = std::unordered_set<NameKey, NameKey::Hash>;
     // The steps of build(), in order.
-    void begin(const conf::Config& config, bool counted);
+    void begin(const conf::Config& config, bool counted, uint32_t now);
     Touched touched_by(const SharedView& view, Clusters& next);
     void compare(Cluster& was, Cluster& now, Touched& touched);
     std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
@@ -124,6 +125,8 @@ private:
     bool counted_ = false;
     Stats last_;
     size_t threads_;
+    SignatureCache signatures_;  // signed zones' static RRsets
+    uint32_t resign_at_ = 0;     // the last snapshot's first signature refresh time (0: none)
 };
 
 // One snapshot from a view, built whole; `counter_ids`, when given, numbers the answer counters (else

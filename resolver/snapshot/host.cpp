@@ -1,5 +1,7 @@
 #include "resolver/snapshot/host.hpp"
 
+#include "resolver/snapshot/signed.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -393,6 +395,7 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
     b->bytes = std::make_unique<uint64_t[]>((b->plan_at + plan_bytes_.size() + 7) / 8);  // zeroed
     std::memcpy(b->bytes.get(), h.name.data(), h.name.size());
     std::memcpy(reinterpret_cast<char*>(b->bytes.get()) + b->plan_at, plan_bytes_.data(), plan_bytes_.size());
+    if (zone->signer) sign_host(*b, *zone->signer, s.signed_at);
     return b;
 }
 

@@ -79,6 +79,40 @@ struct Host {
     bool operator==(const Host& o) const;
 };
 
+// A signed zone's host: the RRSIGs of every RRset its plan can answer with (an Answers block's addresses of
+// one family, or its CNAME, in each mode), made when the host is built (signed.hpp). Read on the query path:
+// a binary search over `sets`, no allocation.
+struct HostSignatures {
+    struct Set {
+        uint64_t key = 0;  // key(answers, mode, type)
+        uint32_t at = 0;   // in `bytes`: a count byte, then each RRSIG RDATA as a 2-byte length and its bytes
+        uint32_t len = 0;
+    };
+    std::vector<Set> sets;  // by key
+    std::string bytes;
+    uint32_t refresh_at = 0;  // when these are to be made again (0: none made)
+
+    // The set's key: an Answers block (its offset in the plan), a mode (1 only where it differs from 0) and
+    // the RRset's type.
+    static uint64_t key(uint32_t answers, int mode, uint16_t type) noexcept {
+        return (uint64_t{answers} << 20) | (uint64_t(mode) << 16) | type;
+    }
+    // The RRSIGs of a set as stored (count byte first), or an empty view.
+    [[nodiscard]] std::string_view find(uint64_t key) const noexcept {
+        size_t lo = 0, hi = sets.size();
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (sets[mid].key < key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if (lo == sets.size() || sets[lo].key != key) return {};
+        return std::string_view(bytes).substr(sets[lo].at, sets[lo].len);
+    }
+};
+
 // A host as built: its entries, and its name (wire form) followed by its plan in one buffer, so that
 // confirming a lookup and answering it read neighbouring bytes. Immutable once built: every snapshot in
 // which the host did not change shares it (SnapshotBuilder rebuilds only the hosts a change touches).
@@ -93,6 +127,7 @@ struct HostBlock {
     uint32_t counters = 0;  // above every answers counter id the host uses
     uint8_t name_len = 0;   // host.name.size()
     uint8_t below = 0;      // labels below the zone's origin
+    HostSignatures sigs;    // when its zone is signed
 
     [[nodiscard]] const char* name() const { return reinterpret_cast<const char*>(bytes.get()); }
     [[nodiscard]] const std::byte* plan() const { return reinterpret_cast<const std::byte*>(bytes.get()) + plan_at; }
@@ -101,6 +136,8 @@ struct HostBlock {
 
 struct Snapshot {
     uint32_t serial = 0;
+    uint32_t signed_at = 0;  // when the build began (seconds since the epoch): the time its signatures are made
+    uint32_t resign_at = 0;  // the first of its signatures' refresh times (0: none): a full build is due then
     std::vector<Zone> zones;
     std::vector<std::shared_ptr<const HostBlock>> hosts;  // Zone::Ref::host indexes this (in no set order)
     std::shared_ptr<const geo::GeoDb> geo;

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
 #include <new>
 #include <stdexcept>
 
@@ -64,7 +65,7 @@ void add_record(Zone& z, const std::string& owner, uint16_t type, uint32_t ttl, 
             return;
         }
     }
-    n.rrsets.push_back(RRset{type, ttl, {std::move(rd)}});
+    n.rrsets.push_back(RRset{type, ttl, {std::move(rd)}, {}});
 }
 
 std::string soa_rdata(const conf::Zone& cz, uint32_t serial) {
@@ -114,7 +115,7 @@ Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     Zone z;
     z.origin = must_wire(cz.origin);
     z.labels = wire::label_count(z.origin);
-    z.soa = RRset{wire::type::SOA, cz.ttl, {make_rdata(wire::type::SOA, soa_rdata(cz, serial))}};
+    z.soa = RRset{wire::type::SOA, cz.ttl, {make_rdata(wire::type::SOA, soa_rdata(cz, serial))}, {}};
     z.negative_ttl = std::min(cz.ttl, cz.soa.minimum);
     build_soa_tail(z);
     Node& apex = add_node(z, z.origin);
@@ -131,6 +132,11 @@ Zone build_zone(const conf::Zone& cz, uint32_t serial) {
         }
     }
     for (const auto& rec : cz.records) add_record(z, rec.owner, rec.type, rec.ttl, rec.rdata);
+    if (cz.dnssec) {
+        auto validity = std::chrono::duration_cast<std::chrono::seconds>(cz.dnssec->signature_validity).count();
+        z.signer = std::make_shared<dnssec::ZoneSigner>(z.origin, cz.dnssec->keys, static_cast<uint32_t>(validity));
+        for (std::string& rdata : z.signer->dnskeys()) add_record(z, z.origin, wire::type::DNSKEY, cz.ttl, rdata);
+    }
     return z;
 }
 

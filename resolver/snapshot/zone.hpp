@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "resolver/dnssec/sign.hpp"
 #include "resolver/wire/wire.hpp"
 
 namespace glbd {
@@ -39,6 +41,7 @@ struct RRset {
     uint16_t type = 0;
     uint32_t ttl = 0;
     std::vector<RData> rdata;
+    std::vector<RData> rrsigs;  // a signed zone's RRSIG RDATAs over this set (signed.hpp); else none
 };
 
 struct Node {
@@ -68,6 +71,8 @@ struct Zone {
     std::string soa_tail;
     uint8_t soa_tail_ptrs[2] = {0, 0};
     std::unordered_map<std::string, Node, NameHash, NameEq> nodes;  // every name, empty non-terminals too
+    // zones[].dnssec: the keys that sign the zone's answers (its DNSKEY RRset is at the apex); null: unsigned.
+    std::shared_ptr<const dnssec::ZoneSigner> signer;
 
     // What the index knows of a name without reading its Node (a name that only a host brings, or an empty
     // non-terminal above one, has an empty Node).

@@ -94,6 +94,17 @@ void Daemon::request_rebuild() {
         &rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->rebuild(); }, delay, 0);
 }
 
+// A signed zone's signatures are made again (a full build) when the first is due: the timer wakes at that
+// time, or within the hour (a clock that jumps is caught up with then).
+void Daemon::schedule_resign(uint32_t at) {
+    uv_timer_stop(&resign_timer_);
+    if (at == 0) return;
+    auto now = static_cast<uint32_t>(std::time(nullptr));
+    uint64_t delay_ms = at > now ? std::min<uint64_t>(uint64_t{at - now} * 1000, kResignCheckMs) : 0;
+    uv_timer_start(
+        &resign_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->request_rebuild(); }, delay_ms, 0);
+}
+
 // This instance's hosts with their health go to the sync store; the snapshot is built from the merge.
 void Daemon::rebuild() {
     try {
@@ -116,6 +127,7 @@ void Daemon::rebuild() {
         snap->cookie_secret = cookie_secret_;
         snap->cookie_previous = cookie_previous_;
         publisher_.publish(snap);
+        schedule_resign(snap->resign_at);
         if (kube_ && kube_->writes_status()) kube_->update_statuses(states ? *states : checker_->states());
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
@@ -246,6 +258,8 @@ void Daemon::init_loop() {
     changed_.data = this;
     uv_timer_init(loop_, &rebuild_timer_);
     rebuild_timer_.data = this;
+    uv_timer_init(loop_, &resign_timer_);
+    resign_timer_.data = this;
     // A random cookie secret is rotated daily, the previous one still accepted (RFC 9018 section 5); one
     // from listen.cookieSecretFile changes with the file (at a reload).
     if (config_.listen.cookie_secret) cookie_secret_ = *config_.listen.cookie_secret;
@@ -369,11 +383,11 @@ int Daemon::start_serving() {
                      config_.peers->sync_interval.count(), config_.peers->dead_after.count());
     }
     for (const auto& z : config_.zones) {
-        // The keys are loaded and checked (glbd ds prints their DS); answers are signed from issue 38 on.
+        // Positive answers are signed; denial of existence (issue 38, part 3) is not yet.
         if (z.dnssec) {
             spdlog::warn(
-                "zone {}: {} DNSSEC key(s) loaded, but this build does not sign answers yet: do not put "
-                "the DS in the parent zone",
+                "zone {}: answers signed with {} DNSSEC key(s), but NXDOMAIN and NODATA answers carry no proof "
+                "yet (a validating resolver fails them): do not put the DS in the parent zone yet",
                 z.origin, z.dnssec->keys.size());
         }
     }
@@ -431,6 +445,7 @@ void Daemon::shut_down() {
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&resign_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&cookie_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
     if (admin_) {

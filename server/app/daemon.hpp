@@ -187,6 +187,10 @@ private:
     uv_loop_t* loop_ = nullptr;
     uv_async_t changed_{};
     uv_timer_t rebuild_timer_{};
+    // Signed zones: a full build when the snapshot's first signature is due to be made again.
+    static constexpr uint64_t kResignCheckMs = uint64_t{3600} * 1000;
+    uv_timer_t resign_timer_{};
+    void schedule_resign(uint32_t at);
     uv_timer_t reclaim_timer_{};
     uint64_t last_build_ms_ = 0;
     // This cluster's part of the view is made again (from config_.hosts and the endpoints' health) only when

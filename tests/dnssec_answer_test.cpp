@@ -1,0 +1,183 @@
+// Signed answers (issue 38, part 2): with DO, every RRset answer() gives from a signed zone carries the
+// RRSIGs its keys make, and ldns verifies each with the zone's DNSKEYs: static data, the apex's SOA, NS and
+// DNSKEY, load-balanced answers for clients in two geos, a fail-open answer, a CNAME to a hostname endpoint
+// and a simple host. The DNSKEY RRset is signed by the KSK, every other by the ZSK. Without DO, no RRSIG.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "resolver/dnssec/keys.hpp"
+#include "resolver/resolver.hpp"
+#include "tests/dns_util.hpp"
+#include "tests/view_builder.hpp"
+
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
+
+using namespace glbd;
+using namespace glbd::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read(const std::string& file) {
+    std::ifstream in(file);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+class SignedAnswers : public ::testing::Test {
+protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/glbd-signed-XXXXXX";
+        ASSERT_NE(mkdtemp(tmpl), nullptr);
+        dir_ = tmpl;
+        std::string error;
+        ksk_ = dnssec::generate("glb.test", dnssec::kEcdsaP256Sha256, dir_, error);
+        ASSERT_FALSE(ksk_.empty()) << error;
+        // A ZSK: an Ed25519 pair with flags 256 (its tag changes with the flags, so the files are renamed).
+        std::string made = dnssec::generate("glb.test", dnssec::kEd25519, dir_, error);
+        ASSERT_FALSE(made.empty()) << error;
+        std::string pub = read(made + ".key");
+        pub.replace(pub.find("DNSKEY 257"), 10, "DNSKEY 256");
+        zsk_ = dir_ + "/zsk";
+        std::ofstream(zsk_ + ".key") << pub;
+        fs::rename(made + ".private", zsk_ + ".private");
+        fs::remove(made + ".key");
+        keys_ = ldns_rr_list_new();
+        for (const auto& k : {ksk_, zsk_}) {
+            std::string text = read(k + ".key");
+            std::string record = text.substr(text.find("\nglb.test") + 1);  // after the comment lines
+            ldns_rr* rr = nullptr;
+            ASSERT_EQ(ldns_rr_new_frm_str(&rr, record.c_str(), 0, nullptr, nullptr), LDNS_STATUS_OK) << record;
+            ldns_rr_list_push_rr(keys_, rr);
+        }
+    }
+    void TearDown() override {
+        ldns_rr_list_deep_free(keys_);
+        fs::remove_all(dir_);
+    }
+    conf::Config config() const {
+        return config_from(std::string(kGlbTestConfig) + "      www IN TXT \"hello\"\n    dnssec: {keys: [" + ksk_ +
+                           ", " + zsk_ + "]}\n");
+    }
+    // Each RRset of `section` with its RRSIGs, verified by ldns against the zone's keys; the tags that signed.
+    struct Verdict {
+        size_t sets = 0, verified = 0;
+        std::vector<std::string> failures;
+        std::vector<std::pair<uint16_t, uint16_t>> signed_by;  // (type covered, key tag)
+    };
+    Verdict verify(const uint8_t* wire, size_t len, ldns_pkt_section which) const {
+        Verdict v;
+        ldns_pkt* pkt = nullptr;
+        if (ldns_wire2pkt(&pkt, wire, len) != LDNS_STATUS_OK) {
+            v.failures.push_back("not a message");
+            return v;
+        }
+        ldns_rr_list* rrs = ldns_pkt_get_section_clone(pkt, which);
+        for (size_t i = 0; i < ldns_rr_list_rr_count(rrs); ++i) {
+            ldns_rr* rr = ldns_rr_list_rr(rrs, i);
+            if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_RRSIG) continue;
+            auto covered = static_cast<uint16_t>(ldns_rdf2rr_type(ldns_rr_rrsig_typecovered(rr)));
+            v.signed_by.emplace_back(covered, ldns_rdf2native_int16(ldns_rr_rrsig_keytag(rr)));
+        }
+        for (size_t i = 0; i < ldns_rr_list_rr_count(rrs); ++i) {
+            ldns_rr* rr = ldns_rr_list_rr(rrs, i);
+            ldns_rr_type t = ldns_rr_get_type(rr);
+            if (t == LDNS_RR_TYPE_RRSIG || (i > 0 && ldns_rr_get_type(ldns_rr_list_rr(rrs, i - 1)) == t)) continue;
+            ldns_rr_list* set = ldns_pkt_rr_list_by_name_and_type(pkt, ldns_rr_owner(rr), t, which);
+            ldns_rr_list* sigs = ldns_pkt_rr_list_by_name_and_type(pkt, ldns_rr_owner(rr), LDNS_RR_TYPE_RRSIG, which);
+            ++v.sets;
+            ldns_rr_list* good = ldns_rr_list_new();
+            ldns_status st = sigs ? ldns_verify(set, sigs, keys_, good) : LDNS_STATUS_CRYPTO_NO_RRSIG;
+            if (st == LDNS_STATUS_OK) {
+                ++v.verified;
+            } else {
+                v.failures.push_back("type " + std::to_string(t) + ": " + ldns_get_errorstr_by_id(st));
+            }
+            ldns_rr_list_free(good);
+            ldns_rr_list_deep_free(set);
+            ldns_rr_list_deep_free(sigs);
+        }
+        ldns_rr_list_deep_free(rrs);
+        ldns_pkt_free(pkt);
+        return v;
+    }
+    uint16_t tag(const std::string& path) const {
+        std::string error;
+        auto k = dnssec::Key::load(path, "glb.test", error);
+        EXPECT_NE(k, nullptr) << error;
+        return k ? k->tag() : 0;
+    }
+
+    std::string dir_, ksk_, zsk_;
+    ldns_rr_list* keys_ = nullptr;
+};
+
+TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
+    ViewBuilder view;
+    view.add("shop.glb.test", {TestEntry{"ie", "IE", 100, true, {{"10.0.0.1", true}, {"2001:db8::1", true}}},
+                               TestEntry{"oc", "GEO-OC", 100, false, {{"10.0.0.2", true}, {"10.0.0.3", true}}}});
+    view.add("down.glb.test", TestEntry{"ie", "IE", 100, true, {{"10.0.1.1", false}, {"10.0.1.2", false}}});
+    view.add("lb.glb.test", TestEntry{"ie", "IE", 100, true, {{"LB-1.elb.Example.net", true}}});
+    view.add("simple.glb.test", TestEntry{"ie", "", 100, false, {{"10.1.0.1", true}}, true, false, std::nullopt, 30});
+    auto snap = view.snapshot(config());
+    const uint16_t ksk = tag(ksk_), zsk = tag(zsk_);
+
+    QueryOpts ie, au, plain;
+    ie.do_bit = au.do_bit = true;
+    ie.payload = au.payload = 4096;
+    ie.ecs = ecs_payload("10.1.0.0/16");
+    au.ecs = ecs_payload("10.2.0.0/24");
+    struct Case {
+        const char* name;
+        uint16_t type;
+        QueryOpts opts;
+        std::vector<std::string> want;  // in the answer section
+    };
+    for (const Case& c : std::vector<Case>{
+             {"shop.glb.test", 1, ie, {"10.0.0.1"}},
+             {"shop.glb.test", 1, au, {"10.0.0.2", "10.0.0.3"}},
+             {"shop.glb.test", 28, ie, {"2001:db8::1"}},
+             {"down.glb.test", 1, ie, {"10.0.1.1", "10.0.1.2"}},  // fail-open, TTL 10 under the original 60
+             {"lb.glb.test", 1, ie, {"lb-1.elb.example.net."}},
+             {"simple.glb.test", 1, ie, {"10.1.0.1"}},
+             {"static.glb.test", 1, ie, {"192.0.2.1"}},
+             {"www.glb.test", 16, ie, {"hello"}},
+             {"glb.test", 6, ie, {"SOA"}},
+             {"glb.test", 2, ie, {"ns1.glb.test."}},
+             {"glb.test", 48, ie, {"DNSKEY"}},
+         }) {
+        std::string what = std::string(c.name) + " type " + std::to_string(c.type);
+        auto q = make_query(c.name, c.type, c.opts);
+        Client client;
+        client.address = address_of("192.0.2.200");
+        uint8_t out[4096];
+        size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
+        Parsed p = parse(out, n);
+        std::string all;
+        for (const auto& rr : p.answer) all += rr + "\n";
+        for (const auto& w : c.want) EXPECT_NE(all.find(w), std::string::npos) << what << ":\n" << all;
+        Verdict v = verify(out, n, LDNS_SECTION_ANSWER);
+        EXPECT_EQ(v.sets, 1u) << what << ":\n" << all;
+        EXPECT_EQ(v.verified, v.sets) << what << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;
+        ASSERT_EQ(v.signed_by.size(), 1u) << what << ":\n" << all;
+        EXPECT_EQ(v.signed_by[0].second, c.type == 48 ? ksk : zsk) << what;
+        if (std::string(c.name) == "down.glb.test") {
+            EXPECT_NE(all.find(" 10 IN A "), std::string::npos) << all;
+        }
+
+        // Without DO: the same answer, no signature.
+        plain.ecs = c.opts.ecs;
+        auto unsigned_q = make_query(c.name, c.type, plain);
+        n = answer(*snap, unsigned_q.data(), unsigned_q.size(), client, out, sizeof out);
+        Parsed u = parse(out, n);
+        for (const auto* section : {&u.answer, &u.authority, &u.additional}) {
+            for (const auto& rr : *section) EXPECT_EQ(rr.find(" IN RRSIG "), std::string::npos) << what << ": " << rr;
+        }
+    }
+}
+
+}  // namespace

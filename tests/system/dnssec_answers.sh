@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Signed answers with a validating client (issue 38, part 2): two peered clusters, ie and us, sign zone
+# glb.example.com with the same key pair (a CSK from `glbd keygen --dnssec`); BIND's `delv`, trusting that
+# key, says "fully validated" for the load-balanced host from each cluster for a client in each geo (the
+# geo from geoip.networks over the client's loopback address), for a static record and for the apex's SOA,
+# NS and DNSKEY. A copy of the answer with one byte of the key changed does not validate (the test can fail),
+# and without DO no RRSIG is sent.
+source "$(dirname "$0")/lib.sh"
+command -v delv > /dev/null || fail "delv is not installed (bind9-dnsutils: .ci/deps)"
+ZONE=glb.example.com
+IE=127.0.23.112 US=127.0.23.113 CLIENT_IE=127.0.23.114 CLIENT_US=127.0.23.115 PORT=5612
+key=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec"
+
+for c in ie us; do
+    addr=$IE ip=192.0.2.10 geo=IE
+    [[ $c == us ]] && addr=$US ip=198.51.100.10 geo=US
+    cat > "$WORK/$c.yaml" <<YAML
+cluster: {id: $c, instance: $c-0}
+listen: {dns: ["$addr:$PORT"]}
+geoip:
+  networks: {$CLIENT_IE/32: IE, $CLIENT_US/32: US}
+zones:
+  - origin: $ZONE
+    nameservers: [{name: ns-ie.$ZONE, addresses: [$IE]}, {name: ns-us.$ZONE, addresses: [$US]}]
+    records: |
+      www 300 IN TXT "static"
+    dnssec: {keys: [$key]}
+hosts:
+  - name: shop.$ZONE
+    endpoints: [$ip]
+    loadBalancing: {geo: $geo, defaultGeo: $([[ $c == ie ]] && echo true || echo false)}
+$(peers_yaml --interval 500ms --dead 5s "$IE:$PORT" "$US:$PORT")
+YAML
+    start_glbd "$c" "$WORK/$c.yaml"
+done
+
+# The trust anchor: the key's DNSKEY, as delv reads it.
+read -r owner _ _ flags proto alg pub <<< "$(grep -v '^;' "$key.key")"
+printf 'trust-anchors {\n  %s static-key %s %s %s "%s";\n};\n' "$owner" "$flags" "$proto" "$alg" "$pub" > "$WORK/anchor"
+validate() {  # SERVER CLIENT NAME TYPE [ANCHOR]: delv's output
+    delv -a "${5:-$WORK/anchor}" +root="$ZONE" -b "$2" @"$1" -p "$PORT" "$3" "$4" 2>&1
+}
+both_serve() {
+    [[ $(answers "$IE" "$PORT" "shop.$ZONE" A -b "$CLIENT_US") == 198.51.100.10 ]] &&
+        [[ $(answers "$US" "$PORT" "shop.$ZONE" A -b "$CLIENT_IE") == 192.0.2.10 ]]
+}
+wait_for 30 both_serve || fail "the clusters did not learn each other's entries within 30 s"
+
+for server in "$IE" "$US"; do
+    for client in "$CLIENT_IE" "$CLIENT_US"; do
+        want=192.0.2.10
+        [[ $client == "$CLIENT_US" ]] && want=198.51.100.10
+        out=$(validate "$server" "$client" "shop.$ZONE" A)
+        [[ $out == "; fully validated"* ]] || fail "delv @$server from $client: $out"
+        grep -q "^shop.$ZONE.	60	IN	A	$want$" <<< "$out" || fail "delv @$server from $client: not $want: $out"
+        grep -q "RRSIG	A 13 4 60 " <<< "$out" || fail "no RRSIG in: $out"
+    done
+    for nt in "www.$ZONE TXT" "$ZONE SOA" "$ZONE NS" "$ZONE DNSKEY"; do
+        read -r name type <<< "$nt"
+        out=$(validate "$server" "$CLIENT_IE" "$name" "$type")
+        [[ $out == "; fully validated"* ]] || fail "delv @$server $name $type: $out"
+    done
+done
+pass "delv: the load-balanced host for IE and US clients from both clusters, a TXT, SOA, NS and DNSKEY: fully validated"
+
+# Another key under the same name does not validate them: the signatures are checked, not just present.
+other=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec (a second key)"
+read -r owner _ _ flags proto alg pub <<< "$(grep -v '^;' "$other.key")"
+printf 'trust-anchors {\n  %s static-key %s %s %s "%s";\n};\n' "$owner" "$flags" "$proto" "$alg" "$pub" > "$WORK/wrong"
+out=$(validate "$IE" "$CLIENT_IE" "shop.$ZONE" A "$WORK/wrong")
+[[ $out != *"fully validated"* && $out == *"resolution failed"* ]] || fail "validated under another key: $out"
+pass "under another trust anchor the same answer fails validation"
+
+# Without DO, no signature; with it, one per RRset (a CSK signs everything).
+plain=$(q "$IE" "$PORT" "shop.$ZONE" A -b "$CLIENT_IE")
+grep -q RRSIG <<< "$plain" && fail "an RRSIG without DO: $plain"
+signed=$(q "$IE" "$PORT" "shop.$ZONE" A -b "$CLIENT_IE" +dnssec)
+[[ $(grep -c "IN	RRSIG	A 13 " <<< "$signed") == 1 ]] || fail "not one RRSIG over the A set: $signed"
+pass "no RRSIG without DO, one with it"
+stop_glbd ie
+stop_glbd us
