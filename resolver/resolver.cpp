@@ -13,6 +13,7 @@
 #include <ctime>
 
 #include "resolver/cookie.hpp"
+#include "resolver/dnssec/sign.hpp"
 #include "resolver/select.hpp"
 #include "resolver/wire/opt.hpp"
 #include "resolver/wire/wire.hpp"
@@ -83,6 +84,23 @@ private:
     // (HostSignatures: a count byte, then each RDATA after its 2-byte length).
     void write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, const std::vector<RData>& sigs);
     void write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, std::string_view stored);
+    // Compact denial (RFC 9824), with DO in a signed zone: the NSEC at `owner` that lists `types` (with RRSIG and
+    // NSEC) and whose next name is the owner's immediate successor, and its RRSIGs, made now.
+    struct Types {
+        static constexpr unsigned kMax = 40;
+        uint16_t t[kMax];
+        unsigned n = 0;
+        void add(uint16_t type) { t[n < kMax ? n++ : kMax - 1] = type; }
+    };
+    void deny(const Zone& z, std::string_view owner, bool owner_is_qname, Types& types);
+    // RRSIGs made now over the RRset (`rdatas`, reordered), with DO in a signed zone: a wildcard's answer is
+    // signed at the name asked, as if it existed (RFC 9824's way: no NSEC is needed to prove the name is not
+    // there). `ttl` is the one served, `original_ttl` the set's.
+    static constexpr size_t kMaxOnlineRRs = 256;
+    void sign_now(const Zone& z, std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
+                  uint32_t original_ttl, std::string_view* rdatas, size_t n);
+    // The types an NSEC at a name lists: its node's, and a host's address types except the one asked.
+    void types_at(const Zone::Ref& ref, Types& types) const;
     void write_soa(const Zone& z);
     void add_glue(const RRset& set);
     void count(int section) { ++counts_[section]; }
@@ -107,7 +125,9 @@ private:
     uint8_t scope_ = 0;
     bool short_ttl_ = false;
     bool located_ = false;
-    bool dnssec_ = false;  // the query set DO: signed zones' answers carry their RRSIGs
+    bool dnssec_ = false;             // the query set DO: signed zones' answers carry their RRSIGs
+    bool compact_ = false;            // the answer is a compact denial for a client that set CO: NXDOMAIN, CO echoed
+    const Zone* wildcard_ = nullptr;  // the answer being written comes from a wildcard of this zone: signed now
     geo::Location loc_;
     size_t limit_ = kMaxUdpNoEdns;
     const Zone* qzone_ = nullptr;  // the zone of the question name
@@ -301,6 +321,13 @@ void Responder::write_name_rr(std::string_view owner, bool owner_is_qname, uint1
 
 void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set) {
     for (const auto& rd : set.rdata) write_rr(owner, owner_is_qname, set.type, set.ttl, rd);
+    if (wildcard_ && !set.rrsigs.empty()) {
+        std::string_view rdatas[kMaxOnlineRRs];
+        if (set.rdata.size() > kMaxOnlineRRs) return;
+        for (size_t i = 0; i < set.rdata.size(); ++i) rdatas[i] = set.rdata[i].wire;
+        sign_now(*wildcard_, owner, owner_is_qname, set.type, set.ttl, set.ttl, rdatas, set.rdata.size());
+        return;
+    }
     write_rrsigs(owner, owner_is_qname, set.ttl, set.rrsigs);
 }
 
@@ -338,6 +365,73 @@ void Responder::write_soa(const Zone& z) {
     }
     write_rr(z.origin, false, type::SOA, z.negative_ttl, z.soa.rdata[0]);
     write_rrsigs(z.origin, false, z.negative_ttl, z.soa.rrsigs);
+}
+
+// The RRTYPE bitmap of RFC 4034 4.1.2 for `types` (sorted here), into `out`; its length.
+size_t type_bitmap(uint16_t* types, unsigned n, uint8_t* out) {
+    std::sort(types, types + n);
+    size_t len = 0;
+    for (unsigned i = 0; i < n;) {
+        const auto window = static_cast<uint8_t>(types[i] >> 8);
+        uint8_t* bits = out + len + 2;
+        std::memset(bits, 0, 32);
+        unsigned used = 0;
+        for (; i < n && (types[i] >> 8) == window; ++i) {
+            const unsigned low = types[i] & 0xffu;
+            bits[low / 8] = static_cast<uint8_t>(bits[low / 8] | (0x80u >> (low % 8)));
+            used = std::max(used, low / 8 + 1);
+        }
+        out[len] = window, out[len + 1] = static_cast<uint8_t>(used);
+        len += 2 + used;
+    }
+    return len;
+}
+
+void Responder::types_at(const Zone::Ref& ref, Types& types) const {
+    if (ref.node) {
+        for (const auto& set : ref.node->rrsets) types.add(set.type);
+    }
+    if (ref.host >= 0) {
+        const uint8_t has = snap_.hosts[static_cast<size_t>(ref.host)]->sigs.types;
+        if ((has & HostSignatures::kHasA) && q_.qtype != type::A) types.add(type::A);
+        if ((has & HostSignatures::kHasAaaa) && q_.qtype != type::AAAA) types.add(type::AAAA);
+    }
+}
+
+void Responder::deny(const Zone& z, std::string_view owner, bool owner_is_qname, Types& types) {
+    if (!dnssec_ || !z.signer || types.n + 2 > Types::kMax || owner.size() + 2 > kMaxName) return;
+    section_ = 1;
+    types.add(type::RRSIG), types.add(type::NSEC);
+    // The next name, \000.owner, then the bitmap; signed over the owner in canonical (lower-case) form.
+    uint8_t rdata[2 + kMaxName + Types::kMax * 34];  // at worst a window of 32 bytes for each type
+    rdata[0] = 1, rdata[1] = 0;
+    for (size_t i = 0; i < owner.size(); ++i) {
+        const auto c = static_cast<uint8_t>(owner[i]);  // length bytes are below 64: never a letter
+        rdata[2 + i] = c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c + ('a' - 'A')) : c;
+    }
+    const size_t len = 2 + owner.size() + type_bitmap(types.t, types.n, rdata + 2 + owner.size());
+    write_rr(owner, owner_is_qname, type::NSEC, z.negative_ttl, rdata, len);
+    std::string_view nsec(reinterpret_cast<const char*>(rdata), len);
+    sign_now(z, owner, owner_is_qname, type::NSEC, z.negative_ttl, z.negative_ttl, &nsec, 1);
+}
+
+void Responder::sign_now(const Zone& z, std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
+                         uint32_t original_ttl, std::string_view* rdatas, size_t n) {
+    if (!dnssec_ || !z.signer || owner.size() > kMaxName) return;
+    uint8_t canonical[kMaxName];
+    for (size_t i = 0; i < owner.size(); ++i) {
+        const auto c = static_cast<uint8_t>(owner[i]);  // length bytes are below 64: never a letter
+        canonical[i] = c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c + ('a' - 'A')) : c;
+    }
+    const std::string_view signed_owner(reinterpret_cast<const char*>(canonical), owner.size());
+    const dnssec::ZoneSigner& signer = *z.signer;
+    uint8_t sig[18 + kMaxName + dnssec::Key::kSignatureSize];
+    for (const dnssec::Key* key : signer.signers(type)) {
+        size_t len =
+            dnssec::sign_set(*key, signer.origin(), signed_owner, type, original_ttl, rdatas, n,
+                             signer.inception(snap_.signed_at), signer.expiration(snap_.signed_at), sig, sizeof sig);
+        if (len) write_rr(owner, owner_is_qname, type::RRSIG, ttl, sig, len);
+    }
 }
 
 void Responder::add_glue(const RRset& set) {
@@ -420,24 +514,31 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
     }
     uint32_t ttl = short_ttl_ ? std::min(a.ttl, kShortTtl) : a.ttl;
     // Its signatures, where its zone is signed: made for the mode's bytes (mode 1 shares mode 0's when equal).
-    auto signatures = [&](uint16_t type) {
-        if (dnssec_) {
-            const HostSignatures& sigs = snap_.hosts[static_cast<size_t>(ref.host)]->sigs;
-            write_rrsigs(owner, owner_is_qname, ttl, sigs.find(HostSignatures::key(answers, a.every ? mode : 0, type)));
+    // A wildcard host's are made now, at the name asked.
+    auto signatures = [&](uint16_t type, std::string_view* rdatas, size_t n) {
+        if (!dnssec_) return;
+        if (wildcard_) {
+            if (n <= kMaxOnlineRRs) sign_now(*wildcard_, owner, owner_is_qname, type, ttl, a.ttl, rdatas, n);
+            return;
         }
+        const HostSignatures& sigs = snap_.hosts[static_cast<size_t>(ref.host)]->sigs;
+        write_rrsigs(owner, owner_is_qname, ttl, sigs.find(HostSignatures::key(answers, a.every ? mode : 0, type)));
     };
     if (atype != 0) {
+        std::string_view rdatas[kMaxOnlineRRs];
+        const auto* first = reinterpret_cast<const char*>(addr);
         for (unsigned i = 0; i < count; ++i, addr += len) {
             write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr), len);
+            if (i < kMaxOnlineRRs) rdatas[i] = std::string_view(first + size_t{i} * len, len);
         }
-        signatures(atype);
+        signatures(atype, rdatas, count);
         return true;
     }
     if (a.cname[mode] != 0) {
         const auto* c = reinterpret_cast<const char*>(plan + a.name(answers, mode));
         std::string_view target(c + 1, static_cast<uint8_t>(c[0]));
         write_name_rr(owner, owner_is_qname, type::CNAME, ttl, target);
-        signatures(type::CNAME);
+        signatures(type::CNAME, &target, 1);
         *cname_target = target;
         return true;
     }
@@ -455,18 +556,30 @@ Outcome Responder::resolve() {
     section_ = 0;
     for (int chain = 0; chain < kMaxCnameChain; ++chain) {
         Lookup l = lookup(*zone, name, labels);
+        wildcard_ = l.kind == LookupKind::wildcard ? zone : nullptr;
         if (l.kind == LookupKind::delegation) {
             if (chain > 0) return Outcome::answer;  // the chain leaves our authority: stop there
             rflags_ &= static_cast<uint16_t>(~flag::AA);
             const RRset* ns = l.ref.node->find(type::NS);
             section_ = 1;
             write_rrset(l.cut, false, *ns);
+            Types at_cut;  // an insecure delegation: no DS at the cut (RFC 4035 3.1.4)
+            types_at(Zone::Ref{l.ref.node, nullptr, -1, true}, at_cut);
+            deny(*zone, l.cut, l.cut.size() == name.size() && owner_is_qname, at_cut);
             add_glue(*ns);
             return Outcome::delegation;
         }
         if (l.kind == LookupKind::nxdomain) {
             rcode_ = rcode::NXDOMAIN;
             write_soa(*zone);
+            if (dnssec_ && zone->signer) {
+                // RFC 9824: NOERROR with an NSEC whose bitmap says NXNAME; NXDOMAIN for a client that set CO.
+                compact_ = q_.opt.co_bit;
+                if (!compact_) rcode_ = rcode::NOERROR;
+                Types nx;
+                nx.add(type::NXNAME);
+                deny(*zone, name, owner_is_qname, nx);
+            }
             return Outcome::nxdomain;
         }
         const Node& node = *l.ref.node;  // read only when the name is not a host
@@ -495,6 +608,9 @@ Outcome Responder::resolve() {
         }
         if (!wrote) {
             write_soa(*zone);
+            Types present;
+            types_at(l.ref, present);
+            deny(*zone, name, owner_is_qname, present);
             return chain == 0 ? Outcome::nodata : Outcome::answer;
         }
         if (target.empty() || q_.qtype == type::CNAME) return Outcome::answer;
@@ -547,7 +663,7 @@ size_t Responder::finish(Outcome outcome) {
         cookie::make_server_cookie(snap_.cookie_secret, q_.opt.client_cookie, client_.address, now_s, server_cookie_);
     }
     if (edns) {
-        write_opt(w_, q_.opt, snap_.udp_payload, ext_rcode_, scope_, server_cookie_, cookie::kServerLen);
+        write_opt(w_, q_.opt, snap_.udp_payload, ext_rcode_, scope_, server_cookie_, cookie::kServerLen, compact_);
         ++counts_[2];
     }
     if (w_.overflow()) return 0;

@@ -61,7 +61,7 @@ std::vector<uint8_t> make_query(const std::string& name, uint16_t qtype, const Q
         put16(b, o.payload);
         b.push_back(0);
         b.push_back(o.version);
-        put16(b, o.do_bit ? 0x8000 : 0);
+        put16(b, static_cast<uint16_t>((o.do_bit ? 0x8000 : 0) | (o.co_bit ? 0x4000 : 0)));
         size_t rdlen = (o.ecs ? 4 + o.ecs->size() : 0) + (o.cookie ? 4 + o.cookie->size() : 0);
         put16(b, static_cast<uint16_t>(rdlen));
         if (o.ecs) {

@@ -23,6 +23,7 @@ struct QueryOpts {
     uint16_t payload = 1232;
     uint8_t version = 0;
     bool do_bit = false;
+    bool co_bit = false;  // Compact Answers OK (RFC 9824)
     uint16_t qclass = 1;
     // ECS: family 1/2, source prefix, address bytes already truncated
     std::optional<std::vector<uint8_t>> ecs;

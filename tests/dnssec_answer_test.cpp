@@ -1,7 +1,10 @@
-// Signed answers (issue 38, part 2): with DO, every RRset answer() gives from a signed zone carries the
+// Signed answers (issue 38, parts 2 and 3): with DO, every RRset answer() gives from a signed zone carries the
 // RRSIGs its keys make, and ldns verifies each with the zone's DNSKEYs: static data, the apex's SOA, NS and
 // DNSKEY, load-balanced answers for clients in two geos, a fail-open answer, a CNAME to a hostname endpoint
 // and a simple host. The DNSKEY RRset is signed by the KSK, every other by the ZSK. Without DO, no RRSIG.
+// Denial is compact (RFC 9824): one NSEC at the name asked, its next name \000.name, its bitmap the name's
+// types (NXNAME for a name that does not exist, then NOERROR unless the query set CO); a wildcard's answer is
+// signed at the name asked.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -60,8 +63,10 @@ protected:
         fs::remove_all(dir_);
     }
     conf::Config config() const {
-        return config_from(std::string(kGlbTestConfig) + "      www IN TXT \"hello\"\n    dnssec: {keys: [" + ksk_ +
-                           ", " + zsk_ + "]}\n");
+        return config_from(std::string(kGlbTestConfig) +
+                           "      www IN TXT \"hello\"\n      *.wild IN TXT \"wild\"\n      a.b.deep IN TXT \"deep\"\n"
+                           "      sub IN NS ns.sub.glb.test.\n      ns.sub IN A 192.0.2.99\n    dnssec: {keys: [" +
+                           ksk_ + ", " + zsk_ + "]}\n");
     }
     // Each RRset of `section` with its RRSIGs, verified by ldns against the zone's keys; the tags that signed.
     struct Verdict {
@@ -177,6 +182,90 @@ TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
         for (const auto* section : {&u.answer, &u.authority, &u.additional}) {
             for (const auto& rr : *section) EXPECT_EQ(rr.find(" IN RRSIG "), std::string::npos) << what << ": " << rr;
         }
+    }
+}
+
+// Compact denial: each negative answer's authority section (SOA, NSEC, their RRSIGs) verifies, and its NSEC
+// covers the name alone and lists what the name has.
+TEST_F(SignedAnswers, DenialIsCompactAndVerifies) {
+    ViewBuilder view;
+    view.add("shop.glb.test", TestEntry{"ie", "IE", 100, true, {{"10.0.0.1", true}}});
+    view.add("*.apps.glb.test", TestEntry{"ie", "IE", 100, true, {{"10.0.2.1", true}, {"10.0.2.2", true}}});
+    auto snap = view.snapshot(config());
+    QueryOpts dnssec, co, plain;
+    dnssec.do_bit = co.do_bit = co.co_bit = true;
+    dnssec.payload = co.payload = 4096;
+    struct Case {
+        const char* name;
+        uint16_t type;
+        QueryOpts opts;
+        uint8_t rcode;
+        std::string nsec;  // the NSEC record as parse() prints it, "" for none
+    };
+    for (const Case& c : std::vector<Case>{
+             {"nope.glb.test", 1, dnssec, 0, "nope.glb.test. 60 IN NSEC \\000.nope.glb.test. RRSIG NSEC TYPE128"},
+             {"Nope.GLB.test", 1, co, 3, "\\000.nope.glb.test. RRSIG NSEC TYPE128"},  // CO: NXDOMAIN
+             {"static.glb.test", 16, dnssec, 0, "static.glb.test. 60 IN NSEC \\000.static.glb.test. A RRSIG NSEC"},
+             {"shop.glb.test", 28, dnssec, 0, "shop.glb.test. 60 IN NSEC \\000.shop.glb.test. A RRSIG NSEC"},
+             {"shop.glb.test", 16, dnssec, 0, "shop.glb.test. 60 IN NSEC \\000.shop.glb.test. A RRSIG NSEC"},
+             {"b.deep.glb.test", 1, dnssec, 0, "b.deep.glb.test. 60 IN NSEC \\000.b.deep.glb.test. RRSIG NSEC"},
+             {"glb.test", 16, dnssec, 0, "glb.test. 60 IN NSEC \\000.glb.test. NS SOA RRSIG NSEC DNSKEY"},
+             {"sub.glb.test", 43, dnssec, 0, "sub.glb.test. 60 IN NSEC \\000.sub.glb.test. NS RRSIG NSEC"},
+             {"x.wild.glb.test", 1, dnssec, 0, "x.wild.glb.test. 60 IN NSEC \\000.x.wild.glb.test. TXT RRSIG NSEC"},
+             {"x.apps.glb.test", 28, dnssec, 0, "x.apps.glb.test. 60 IN NSEC \\000.x.apps.glb.test. A RRSIG NSEC"},
+             {"nope.glb.test", 1, plain, 3, ""},
+         }) {
+        std::string what = std::string(c.name) + " type " + std::to_string(c.type);
+        auto q = make_query(c.name, c.type, c.opts);
+        Client client;
+        client.address = address_of("192.0.2.200");
+        uint8_t out[4096];
+        size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
+        Parsed p = parse(out, n);
+        std::string all;
+        for (const auto& rr : p.authority) all += rr + "\n";
+        EXPECT_EQ(p.rcode, c.rcode) << what;
+        EXPECT_TRUE(p.answer.empty()) << what << ": " << p.answer[0];
+        // The OPT record (no options here) is the message's last 11 bytes; its flags echo CO only when asked.
+        ASSERT_GT(n, 11u);
+        const uint16_t flags = static_cast<uint16_t>(out[n - 4] << 8 | out[n - 3]);
+        EXPECT_EQ((flags & 0x4000) != 0, c.opts.co_bit) << what;
+        if (c.nsec.empty()) {
+            EXPECT_EQ(all.find(" IN NSEC "), std::string::npos) << what << ":\n" << all;
+            EXPECT_EQ(all.find(" IN RRSIG "), std::string::npos) << what << ":\n" << all;
+            continue;
+        }
+        EXPECT_NE(all.find(c.nsec), std::string::npos) << what << ":\n" << all;
+        Verdict v = verify(out, n, LDNS_SECTION_AUTHORITY);
+        EXPECT_EQ(v.sets, 2u) << what << ":\n" << all;  // SOA and NSEC
+        EXPECT_EQ(v.verified, v.sets) << what << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;
+    }
+
+    // A referral proves that the child is not signed: the NSEC at the cut, without DS, beside the NS.
+    auto q = make_query("www.sub.glb.test", 1, dnssec);
+    Client client;
+    client.address = address_of("192.0.2.200");
+    uint8_t out[4096];
+    size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
+    Parsed p = parse(out, n);
+    std::string all;
+    for (const auto& rr : p.authority) all += rr + "\n";
+    EXPECT_NE(all.find("sub.glb.test. 60 IN NSEC \\000.sub.glb.test. NS RRSIG NSEC"), std::string::npos) << all;
+    Verdict v = verify(out, n, LDNS_SECTION_AUTHORITY);
+    EXPECT_EQ(v.verified, 1u) << all;  // the NSEC (the child's NS are not signed)
+
+    // A wildcard's answer is signed at the name asked: labels are the name's, and it verifies there.
+    for (const char* name : {"x.wild.glb.test", "y.x.apps.glb.test"}) {
+        q = make_query(name, std::string(name).find("wild") != std::string::npos ? 16 : 1, dnssec);
+        n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
+        p = parse(out, n);
+        all.clear();
+        for (const auto& rr : p.answer) all += rr + "\n";
+        const std::string labels = std::string(name).find("wild") != std::string::npos ? " 4 " : " 5 ";
+        EXPECT_NE(all.find(labels), std::string::npos) << name << ":\n" << all;
+        v = verify(out, n, LDNS_SECTION_ANSWER);
+        EXPECT_EQ(v.sets, 1u) << name << ":\n" << all;
+        EXPECT_EQ(v.verified, 1u) << name << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;
     }
 }
 

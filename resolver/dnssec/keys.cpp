@@ -257,27 +257,35 @@ std::string Key::describe() const {
     return "tag " + std::to_string(tag_) + ", " + (sep() ? "KSK/CSK" : "ZSK") + ", " + algorithm_name(algorithm_);
 }
 
-std::string Key::sign_data(std::string_view data) const {
-    std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+size_t Key::sign_into(std::string_view data, uint8_t* out) const noexcept {
+    // OpenSSL allocates (with its own malloc) inside; glbd's code here does not.
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
     const EVP_MD* md = algorithm_ == kEcdsaP256Sha256 ? EVP_sha256() : nullptr;  // Ed25519 hashes itself
-    size_t len = 0;
+    unsigned char sig[80];  // an ECDSA P-256 DER signature is at most 72 bytes, Ed25519's 64
+    size_t len = sizeof sig;
     const auto* in = reinterpret_cast<const unsigned char*>(data.data());
-    if (!ctx || !private_->key || EVP_DigestSignInit(ctx.get(), nullptr, md, nullptr, private_->key.get()) != 1 ||
-        EVP_DigestSign(ctx.get(), nullptr, &len, in, data.size()) != 1)
-        return "";
-    std::string sig(len, '\0');
-    if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &len, in, data.size()) != 1) return "";
-    sig.resize(len);
-    if (algorithm_ == kEd25519) return len == 64 ? sig : "";
+    bool ok = ctx && private_->key && EVP_DigestSignInit(ctx, nullptr, md, nullptr, private_->key.get()) == 1 &&
+              EVP_DigestSign(ctx, sig, &len, in, data.size()) == 1;
+    EVP_MD_CTX_free(ctx);
+    if (!ok) return 0;
+    if (algorithm_ == kEd25519) {
+        if (len != kSignatureSize) return 0;
+        std::memcpy(out, sig, len);
+        return len;
+    }
     // ECDSA: OpenSSL's DER SEQUENCE { r, s } to the fixed-size r | s of RFC 6605.
-    const auto* der = reinterpret_cast<const unsigned char*>(sig.data());
-    std::unique_ptr<ECDSA_SIG, void (*)(ECDSA_SIG*)> es(d2i_ECDSA_SIG(nullptr, &der, static_cast<long>(len)),
-                                                        ECDSA_SIG_free);
-    unsigned char raw[64];
-    if (!es || BN_bn2binpad(ECDSA_SIG_get0_r(es.get()), raw, 32) != 32 ||
-        BN_bn2binpad(ECDSA_SIG_get0_s(es.get()), raw + 32, 32) != 32)
-        return "";
-    return {reinterpret_cast<const char*>(raw), sizeof raw};
+    const unsigned char* der = sig;
+    ECDSA_SIG* es = d2i_ECDSA_SIG(nullptr, &der, static_cast<long>(len));
+    ok = es && BN_bn2binpad(ECDSA_SIG_get0_r(es), out, 32) == 32 &&
+         BN_bn2binpad(ECDSA_SIG_get0_s(es), out + 32, 32) == 32;
+    ECDSA_SIG_free(es);
+    return ok ? kSignatureSize : 0;
+}
+
+std::string Key::sign_data(std::string_view data) const {
+    uint8_t sig[kSignatureSize];
+    size_t n = sign_into(data, sig);
+    return n ? std::string(reinterpret_cast<const char*>(sig), n) : "";
 }
 
 std::shared_ptr<const Key> Key::load(const std::string& path, const std::string& zone, std::string& error) {

@@ -43,6 +43,10 @@ public:
     // The signature of `data` as an RRSIG holds it (RFC 6605: r | s, 64 bytes; RFC 8080: 64 bytes), or ""
     // when OpenSSL fails. Thread-safe: each call has its own context over the shared, read-only key.
     std::string sign_data(std::string_view data) const;
+    // The same into `out` (kSignatureSize bytes), returning the length written or 0; noexcept and without an
+    // allocation of glbd's own (OpenSSL's happen inside), for the query path.
+    static constexpr size_t kSignatureSize = 64;  // both algorithms
+    size_t sign_into(std::string_view data, uint8_t* out) const noexcept;
 
 private:
     struct Private;

@@ -2,6 +2,7 @@
 #include "resolver/dnssec/sign.hpp"
 
 #include <algorithm>
+#include <cstring>
 
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/consts.hpp"
@@ -44,22 +45,58 @@ std::string sign(const Key& key, std::string_view signer, const RRset& set, uint
 
 ZoneSigner::ZoneSigner(std::string origin, std::vector<std::shared_ptr<const Key>> keys, uint32_t validity)
     : origin_(std::move(origin)), keys_(std::move(keys)), validity_(validity) {
+    static_assert(kDnskeyType == wire::type::DNSKEY);
     id_ = origin_ + "/" + std::to_string(validity_);
     for (const auto& k : keys_) {
-        has_zsk_ = has_zsk_ || !k->sep();
+        (k->sep() ? ksks_ : zsks_).push_back(k.get());
         id_ += "/" + std::to_string(k->algorithm()) + "+" + std::to_string(k->tag());
     }
 }
 
 std::vector<std::string> ZoneSigner::sign(const RRset& set, uint32_t now) const {
     std::vector<std::string> out;
-    const bool by_sep = set.type == wire::type::DNSKEY || !has_zsk_;
-    for (const auto& k : keys_) {
-        if (k->sep() != by_sep) continue;
-        std::string rrsig = dnssec::sign(*k, origin_, set, now - 3600, now + validity_);
+    for (const Key* k : signers(set.type)) {
+        std::string rrsig = dnssec::sign(*k, origin_, set, inception(now), expiration(now));
         if (!rrsig.empty()) out.push_back(std::move(rrsig));
     }
     return out;
+}
+
+size_t sign_set(const Key& key, std::string_view signer, std::string_view owner, uint16_t type, uint32_t ttl,
+                std::string_view* rdatas, size_t n, uint32_t inception, uint32_t expiration, uint8_t* out,
+                size_t cap) noexcept {
+    constexpr size_t kFixed = 18;  // type covered .. key tag
+    uint8_t data[kOnlineData];
+    const size_t head = kFixed + signer.size();
+    if (head + Key::kSignatureSize > cap || head > sizeof data) return 0;
+    auto put16 = [](uint8_t* p, uint16_t v) { p[0] = static_cast<uint8_t>(v >> 8), p[1] = static_cast<uint8_t>(v); };
+    auto put32 = [&](uint8_t* p, uint32_t v) {
+        put16(p, static_cast<uint16_t>(v >> 16)), put16(p + 2, static_cast<uint16_t>(v));
+    };
+    put16(data, type);
+    data[2] = key.algorithm();
+    data[3] = labels_of(owner);
+    put32(data + 4, ttl);
+    put32(data + 8, expiration);
+    put32(data + 12, inception);
+    put16(data + 16, key.tag());
+    std::memcpy(data + kFixed, signer.data(), signer.size());
+    std::memcpy(out, data, head);
+    std::sort(rdatas, rdatas + n);  // RFC 4034 6.3; each once
+    size_t len = head;
+    for (size_t i = 0; i < n; ++i) {
+        if (i > 0 && rdatas[i] == rdatas[i - 1]) continue;
+        if (len + owner.size() + 10 + rdatas[i].size() > sizeof data) return 0;
+        uint8_t* rr = data + len;
+        std::memcpy(rr, owner.data(), owner.size());
+        rr += owner.size();
+        put16(rr, type), put16(rr + 2, wire::kClassIn), put32(rr + 4, ttl);
+        put16(rr + 8, static_cast<uint16_t>(rdatas[i].size()));
+        std::memcpy(rr + 10, rdatas[i].data(), rdatas[i].size());
+        len += owner.size() + 10 + rdatas[i].size();
+    }
+    size_t signed_len = key.sign_into(std::string_view(reinterpret_cast<const char*>(data), len), out + head);
+    return signed_len ? head + signed_len : 0;
 }
 
 std::vector<std::string> ZoneSigner::dnskeys() const {

@@ -25,6 +25,15 @@ struct RRset {
 // sign. Allocates: for the control and signer threads, never the query path.
 std::string sign(const Key& key, std::string_view signer, const RRset& set, uint32_t inception, uint32_t expiration);
 
+// For the query path: the RRSIG RDATA over the RRset (`owner`, `type`, `ttl`, the `n` RDATAs at `rdatas`,
+// sorted here into canonical order, names in canonical form) by `key` for the zone `signer`, written to `out`
+// (room for `cap` bytes). Returns its length, or 0 when the signed data does not fit kOnlineData bytes or the
+// key cannot sign. noexcept, no allocation of glbd's own (OpenSSL allocates inside the signature).
+inline constexpr size_t kOnlineData = 16384;
+size_t sign_set(const Key& key, std::string_view signer, std::string_view owner, uint16_t type, uint32_t ttl,
+                std::string_view* rdatas, size_t n, uint32_t inception, uint32_t expiration, uint8_t* out,
+                size_t cap) noexcept;
+
 // One zone's keys and what each signs (README.md): the DNSKEY RRset by every KSK or CSK, every other RRset by
 // every ZSK (by the KSKs or CSKs when there is no ZSK). Immutable once made; the building threads share it.
 class ZoneSigner {
@@ -39,6 +48,13 @@ public:
     // When signatures made at `made` are made again: half their validity gone, so that a signature served
     // is always valid for at least half of it (far above any TTL glbd gives).
     [[nodiscard]] uint32_t refresh_at(uint32_t made) const { return made + validity_ / 2; }
+    // The window of a signature made at `made`.
+    [[nodiscard]] uint32_t inception(uint32_t made) const { return made - 3600; }
+    [[nodiscard]] uint32_t expiration(uint32_t made) const { return made + validity_; }
+    // The keys that sign an RRset of `type`: the KSKs for DNSKEY (and for all when there is no ZSK), else the ZSKs.
+    [[nodiscard]] const std::vector<const Key*>& signers(uint16_t type) const {
+        return type == kDnskeyType || zsks_.empty() ? ksks_ : zsks_;
+    }
     // The DNSKEY RDATAs of every key, the RRset published at the apex.
     [[nodiscard]] std::vector<std::string> dnskeys() const;
     // The origin, the validity and each key's algorithm and tag: signatures cached under another id
@@ -49,8 +65,9 @@ public:
 private:
     std::string origin_;
     std::vector<std::shared_ptr<const Key>> keys_;
+    static constexpr uint16_t kDnskeyType = 48;
     uint32_t validity_;
-    bool has_zsk_ = false;
+    std::vector<const Key*> ksks_, zsks_;  // into keys_
     std::string id_;
 };
 

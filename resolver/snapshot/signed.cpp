@@ -118,10 +118,11 @@ void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now) {
             const char* v6 = reinterpret_cast<const char*>(plan + a.v6(answers, mode));
             std::vector<std::string_view> rdatas;
             for (unsigned i = 0; i < a.n4[mode]; ++i) rdatas.emplace_back(v4 + 4 * i, 4);
-            if (!rdatas.empty()) add(answers, mode, wire::type::A, a.ttl, rdatas);
+            if (!rdatas.empty()) add(answers, mode, wire::type::A, a.ttl, rdatas), out.types |= HostSignatures::kHasA;
             rdatas.clear();
             for (unsigned i = 0; i < a.n6[mode]; ++i) rdatas.emplace_back(v6 + 16 * i, 16);
-            if (!rdatas.empty()) add(answers, mode, wire::type::AAAA, a.ttl, rdatas);
+            if (!rdatas.empty())
+                add(answers, mode, wire::type::AAAA, a.ttl, rdatas), out.types |= HostSignatures::kHasAaaa;
             if (a.cname[mode] != 0) {
                 const char* c = reinterpret_cast<const char*>(plan + a.name(answers, mode));
                 std::string target = lower(std::string_view(c + 1, static_cast<uint8_t>(c[0])));

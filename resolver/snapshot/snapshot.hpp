@@ -91,6 +91,9 @@ struct HostSignatures {
     std::vector<Set> sets;  // by key
     std::string bytes;
     uint32_t refresh_at = 0;  // when these are to be made again (0: none made)
+    // The address types any of the host's answers holds (kHasA, kHasAaaa): what an NSEC at its name lists.
+    static constexpr uint8_t kHasA = 1, kHasAaaa = 2;
+    uint8_t types = 0;
 
     // The set's key: an Answers block (its offset in the plan), a mode (1 only where it differs from 0) and
     // the RRset's type.

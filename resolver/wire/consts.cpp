@@ -19,7 +19,7 @@ constexpr Named kTypes[] = {
     {type::SRV, "SRV"},     {type::DNAME, "DNAME"}, {type::OPT, "OPT"},       {type::DS, "DS"},
     {type::RRSIG, "RRSIG"}, {type::NSEC, "NSEC"},   {type::DNSKEY, "DNSKEY"}, {type::TSIG, "TSIG"},
     {type::IXFR, "IXFR"},   {type::AXFR, "AXFR"},   {type::MAILB, "MAILB"},   {type::MAILA, "MAILA"},
-    {type::ANY, "ANY"},     {type::CAA, "CAA"}};
+    {type::ANY, "ANY"},     {type::CAA, "CAA"},     {type::NXNAME, "NXNAME"}};
 
 }  // namespace
 

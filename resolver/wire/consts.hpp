@@ -14,7 +14,8 @@ namespace glbd::wire {
 namespace type {
 constexpr uint16_t A = 1, NS = 2, CNAME = 5, SOA = 6, PTR = 12, MX = 15, TXT = 16, AAAA = 28, SRV = 33, DNAME = 39,
                    OPT = 41, DS = 43, RRSIG = 46, NSEC = 47, DNSKEY = 48, NSEC3 = 50, NSEC3PARAM = 51, CDS = 59,
-                   CDNSKEY = 60, TSIG = 250, IXFR = 251, AXFR = 252, MAILB = 253, MAILA = 254, ANY = 255, CAA = 257;
+                   CDNSKEY = 60, NXNAME = 128, TSIG = 250, IXFR = 251, AXFR = 252, MAILB = 253, MAILA = 254, ANY = 255,
+                   CAA = 257;
 }  // namespace type
 
 constexpr uint16_t kClassIn = 1;
@@ -54,6 +55,7 @@ namespace edns {
 constexpr uint16_t kOptionEcs = 8;                    // RFC 7871
 constexpr uint16_t kOptionCookie = 10;                // RFC 7873
 constexpr uint32_t kDoBit = 0x8000;                   // in the OPT record's TTL
+constexpr uint32_t kCoBit = 0x4000;                   // Compact Answers OK (RFC 9824), beside DO
 constexpr uint16_t kFamilyIpv4 = 1, kFamilyIpv6 = 2;  // ECS address families (IANA address family numbers)
 constexpr size_t kClientCookieLen = 8;                // RFC 7873 4.1
 }  // namespace edns

@@ -15,6 +15,7 @@ namespace glbd::wire {
 
 struct Edns {
     bool present = false, do_bit = false;
+    bool co_bit = false;  // Compact Answers OK (RFC 9824): NXDOMAIN wanted with a compact denial
     uint8_t version = 0;
     uint16_t payload = kMaxUdpNoEdns;  // at least 512 (RFC 6891 6.2.5)
     // Client Subnet: family, source prefix, and its ceil(source / 8) address bytes.
@@ -37,6 +38,7 @@ inline bool read_opt(const uint8_t* msg, size_t rdata, size_t rdlen, uint16_t pa
     e.payload = payload > kMaxUdpNoEdns ? payload : kMaxUdpNoEdns;
     e.version = static_cast<uint8_t>(ttl >> 16);
     e.do_bit = (ttl & edns::kDoBit) != 0;
+    e.co_bit = (ttl & edns::kCoBit) != 0;
     size_t p = rdata, end = rdata + rdlen;
     while (p < end) {
         if (p + 4 > end) return false;
@@ -81,9 +83,10 @@ inline size_t opt_size(const Edns& e, size_t server_cookie_len) {
 
 // Appends the response's OPT record for a query's `e`: the payload size offered, `ext_rcode` (its upper 8
 // bits), DO echoed, ECS echoed with `scope` (0 for a source prefix of 0), and with a cookie, the client's and
-// `server_cookie`. False when it did not fit (the writer then overflows).
+// `server_cookie`; CO when `compact` (the answer is a compact denial the client asked NXDOMAIN for). False
+// when it did not fit (the writer then overflows).
 inline bool write_opt(Writer& w, const Edns& e, uint16_t payload, uint16_t ext_rcode, uint8_t scope,
-                      const uint8_t* server_cookie, size_t server_cookie_len) {
+                      const uint8_t* server_cookie, size_t server_cookie_len, bool compact = false) {
     const size_t ecs_len = e.ecs ? 8u + e.ecs_addr_len : 0u;
     const size_t cookie_len = e.cookie ? 4u + edns::kClientCookieLen + server_cookie_len : 0u;
     // Root owner, OPT, payload size, extended rcode, version 0, DO, then the options' length.
@@ -94,7 +97,7 @@ inline bool write_opt(Writer& w, const Edns& e, uint16_t payload, uint16_t ext_r
     Writer::put16(p + 3, payload);
     p[5] = static_cast<uint8_t>(ext_rcode >> 4);
     p[6] = 0;
-    Writer::put16(p + 7, e.do_bit ? edns::kDoBit : 0);
+    Writer::put16(p + 7, static_cast<uint16_t>((e.do_bit ? edns::kDoBit : 0) | (compact ? edns::kCoBit : 0)));
     Writer::put16(p + 9, static_cast<uint16_t>(ecs_len + cookie_len));
     if (e.ecs) {
         Writer::put16(p + 11, edns::kOptionEcs);

@@ -383,12 +383,10 @@ int Daemon::start_serving() {
                      config_.peers->sync_interval.count(), config_.peers->dead_after.count());
     }
     for (const auto& z : config_.zones) {
-        // Positive answers are signed; denial of existence (issue 38, part 3) is not yet.
         if (z.dnssec) {
-            spdlog::warn(
-                "zone {}: answers signed with {} DNSSEC key(s), but NXDOMAIN and NODATA answers carry no proof "
-                "yet (a validating resolver fails them): do not put the DS in the parent zone yet",
-                z.origin, z.dnssec->keys.size());
+            std::string keys;
+            for (const auto& k : z.dnssec->keys) keys += (keys.empty() ? "" : "; ") + k->describe();
+            spdlog::info("zone {}: signed online (DNSSEC keys: {})", z.origin, keys);
         }
     }
     notifier_.start(loop_);

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Signed answers with a validating client (issue 38, part 2): two peered clusters, ie and us, sign zone
+# Signed answers with a validating client (issue 38, parts 2 and 3): two peered clusters, ie and us, sign zone
 # glb.example.com with the same key pair (a CSK from `glbd keygen --dnssec`); BIND's `delv`, trusting that
 # key, says "fully validated" for the load-balanced host from each cluster for a client in each geo (the
-# geo from geoip.networks over the client's loopback address), for a static record and for the apex's SOA,
-# NS and DNSKEY. A copy of the answer with one byte of the key changed does not validate (the test can fail),
-# and without DO no RRSIG is sent.
+# geo from geoip.networks over the client's loopback address), for a wildcard host, a static record and the
+# apex's SOA, NS and DNSKEY, and "negative response, fully validated" for a name that does not exist and for
+# one without the type asked (compact denial, RFC 9824). Under another key the same answers fail (the test
+# can fail), and without DO no RRSIG is sent.
 source "$(dirname "$0")/lib.sh"
 command -v delv > /dev/null || fail "delv is not installed (bind9-dnsutils: .ci/deps)"
 ZONE=glb.example.com
@@ -27,6 +28,9 @@ zones:
     dnssec: {keys: [$key]}
 hosts:
   - name: shop.$ZONE
+    endpoints: [$ip]
+    loadBalancing: {geo: $geo, defaultGeo: $([[ $c == ie ]] && echo true || echo false)}
+  - name: "*.apps.$ZONE"
     endpoints: [$ip]
     loadBalancing: {geo: $geo, defaultGeo: $([[ $c == ie ]] && echo true || echo false)}
 $(peers_yaml --interval 500ms --dead 5s "$IE:$PORT" "$US:$PORT")
@@ -60,16 +64,49 @@ for server in "$IE" "$US"; do
         out=$(validate "$server" "$CLIENT_IE" "$name" "$type")
         [[ $out == "; fully validated"* ]] || fail "delv @$server $name $type: $out"
     done
+    out=$(validate "$server" "$CLIENT_US" "any.apps.$ZONE" A)
+    [[ $out == "; fully validated"* && $out == *"any.apps.$ZONE."*"IN	A	198.51.100.10"* ]] ||
+        fail "delv @$server: the wildcard host: $out"
+    for nt in "nope.$ZONE A" "x.y.nope.$ZONE TXT" "shop.$ZONE AAAA" "www.$ZONE A" "any.apps.$ZONE MX"; do
+        read -r name type <<< "$nt"
+        out=$(validate "$server" "$CLIENT_IE" "$name" "$type")
+        [[ $out == *"; negative response, fully validated"* ]] || fail "delv @$server $name $type: $out"
+    done
 done
-pass "delv: the load-balanced host for IE and US clients from both clusters, a TXT, SOA, NS and DNSKEY: fully validated"
+pass "delv: the load-balanced host for IE and US clients from both clusters, a wildcard host, a TXT, SOA, NS and DNSKEY: fully validated"
+pass "delv: two names that do not exist and three without the type asked: negative response, fully validated"
 
 # Another key under the same name does not validate them: the signatures are checked, not just present.
 other=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec (a second key)"
 read -r owner _ _ flags proto alg pub <<< "$(grep -v '^;' "$other.key")"
 printf 'trust-anchors {\n  %s static-key %s %s %s "%s";\n};\n' "$owner" "$flags" "$proto" "$alg" "$pub" > "$WORK/wrong"
-out=$(validate "$IE" "$CLIENT_IE" "shop.$ZONE" A "$WORK/wrong")
-[[ $out != *"fully validated"* && $out == *"resolution failed"* ]] || fail "validated under another key: $out"
-pass "under another trust anchor the same answer fails validation"
+for nt in "shop.$ZONE A" "nope.$ZONE A"; do
+    read -r name type <<< "$nt"
+    out=$(validate "$IE" "$CLIENT_IE" "$name" "$type" "$WORK/wrong")
+    [[ $out != *"fully validated"* && $out == *"resolution failed"* ]] || fail "validated under another key: $out"
+done
+pass "under another trust anchor the same answers (positive and negative) fail validation"
+
+# The NSEC of a name that does not exist covers that name alone, and says so (NXNAME); with CO, NXDOMAIN.
+out=$(q "$IE" "$PORT" "nope.$ZONE" A +dnssec)
+grep -qF "nope.$ZONE.	60	IN	NSEC	\\000.nope.$ZONE. RRSIG NSEC TYPE128" <<< "$out" || fail "the compact NSEC: $out"
+grep -q "status: NOERROR" <<< "$out" || fail "a compact denial without CO is NOERROR: $out"
+# With DO and CO (dig cannot set CO): "RCODE EDNS-FLAGS" of the answer.
+co=$(python3 - "$IE" "$PORT" "nope.$ZONE" <<'PY'
+import socket, struct, sys
+addr, port, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+q = struct.pack(">HHHHHH", 0x4242, 0, 1, 0, 0, 1)
+q += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\0" + struct.pack(">HH", 1, 1)
+q += b"\0" + struct.pack(">HHIH", 41, 1232, 0xC000, 0)  # OPT: DO | CO
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(3)
+s.sendto(q, (addr, port))
+r = s.recv(4096)
+print(r[3] & 0x0F, hex(struct.unpack(">H", r[-4:-2])[0]))  # the OPT (no options) is last
+PY
+) || fail "the CO query"
+[[ $co == "3 0xc000" ]] || fail "with CO: rcode and EDNS flags $co, not NXDOMAIN with DO and CO echoed"
+pass "compact denial: one NSEC at the name, \\000.name next, NXNAME in its bitmap; NXDOMAIN and CO echoed with CO"
 
 # Without DO, no signature; with it, one per RRset (a CSK signs everything).
 plain=$(q "$IE" "$PORT" "shop.$ZONE" A -b "$CLIENT_IE")
