@@ -1,11 +1,10 @@
 // The answer pipeline, run() in four stages: parse (header, question, EDNS: ECS, cookie) -> classify (opcode,
 // class, meta types, size limit) -> resolve (zone, lookup, CNAME chain, the load-balanced choice; the answer,
-// authority and additional sections) -> finish (rcode, OPT, truncation). Each of the first three returns a
-// typed Outcome; nothing here allocates, locks or throws. The load-balanced choice is select.hpp's, the
-// OPT record read and written wire/opt.hpp's (inline). The stages stay in this one file, with internal
-// linkage, on purpose: the compiler inlines each into the one call per query; split into two files with an
-// external class they cost 8-15% more per query (bench/resolver_bench, measured when this file was split and
-// joined again).
+// authority and additional sections) -> finish (rcode, OPT, truncation). Each of the first three returns a typed
+// Outcome; nothing here locks or throws, or allocates but for OpenSSL inside a signature made while answering
+// (online_sign.hpp). The choice is select.hpp's, the OPT record wire/opt.hpp's (inline). The stages stay in this
+// one file on purpose: the compiler inlines each into the one call per query; split into two files with an
+// external class they cost 8-15% more per query (bench/resolver_bench, measured when split and joined again).
 #include "resolver/resolver.hpp"
 
 #include <algorithm>
@@ -13,7 +12,7 @@
 #include <ctime>
 
 #include "resolver/cookie.hpp"
-#include "resolver/dnssec/sign.hpp"
+#include "resolver/online_sign.hpp"
 #include "resolver/select.hpp"
 #include "resolver/wire/opt.hpp"
 #include "resolver/wire/wire.hpp"
@@ -82,25 +81,12 @@ private:
     void write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set);
     // With DO, a signed set's RRSIGs after it (RFC 4035 3.1.1): the zone's (`sigs`), or a host's as stored
     // (HostSignatures: a count byte, then each RDATA after its 2-byte length).
-    void write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, const std::vector<RData>& sigs);
     void write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, std::string_view stored);
-    // Compact denial (RFC 9824), with DO in a signed zone: the NSEC at `owner` that lists `types` (with RRSIG and
-    // NSEC) and whose next name is the owner's immediate successor, and its RRSIGs, made now.
-    struct Types {
-        static constexpr unsigned kMax = 40;
-        uint16_t t[kMax];
-        unsigned n = 0;
-        void add(uint16_t type) { t[n < kMax ? n++ : kMax - 1] = type; }
-    };
-    void deny(const Zone& z, std::string_view owner, bool owner_is_qname, Types& types);
-    // RRSIGs made now over the RRset (`rdatas`, reordered), with DO in a signed zone: a wildcard's answer is
-    // signed at the name asked, as if it existed (RFC 9824's way: no NSEC is needed to prove the name is not
-    // there). `ttl` is the one served, `original_ttl` the set's.
-    static constexpr size_t kMaxOnlineRRs = 256;
+    // With DO in a signed zone (online_sign.hpp): a compact denial's NSEC at `owner` listing `types`, and
+    // RRSIGs made now over an RRset (a wildcard's answer, signed at the name asked; `ttl` the one served).
+    void deny(const Zone& z, std::string_view owner, bool owner_is_qname, online::TypeList& types);
     void sign_now(const Zone& z, std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
                   uint32_t original_ttl, std::string_view* rdatas, size_t n);
-    // The types an NSEC at a name lists: its node's, and a host's address types except the one asked.
-    void types_at(const Zone::Ref& ref, Types& types) const;
     void write_soa(const Zone& z);
     void add_glue(const RRset& set);
     void count(int section) { ++counts_[section]; }
@@ -212,20 +198,8 @@ Outcome Responder::classify() {
 }
 
 geo::Location Responder::locate() {
-    if (located_) return loc_;
+    if (!located_ && snap_.geo) loc_ = select::client_location(*snap_.geo, client_.address, q_.opt);
     located_ = true;
-    if (!snap_.geo) return loc_;
-    geo::Address a = client_.address;
-    if (q_.opt.ecs && q_.opt.ecs_source > 0) {
-        a = geo::Address{};
-        a.family = q_.opt.ecs_family == edns::kFamilyIpv4 ? 4 : 6;
-        std::memcpy(a.bytes.data(), q_.opt.ecs_addr, q_.opt.ecs_addr_len);
-        uint8_t source = q_.opt.ecs_source;
-        a.unmap(&source);
-    } else {
-        a.unmap();
-    }
-    loc_ = snap_.geo->locate(a);
     return loc_;
 }
 
@@ -321,32 +295,19 @@ void Responder::write_name_rr(std::string_view owner, bool owner_is_qname, uint1
 
 void Responder::write_rrset(std::string_view owner, bool owner_is_qname, const RRset& set) {
     for (const auto& rd : set.rdata) write_rr(owner, owner_is_qname, set.type, set.ttl, rd);
-    if (wildcard_ && !set.rrsigs.empty()) {
-        std::string_view rdatas[kMaxOnlineRRs];
-        if (set.rdata.size() > kMaxOnlineRRs) return;
+    if (wildcard_ && !set.rrsigs.empty() && set.rdata.size() <= online::kMaxRRs) {  // signed at the name asked
+        std::string_view rdatas[online::kMaxRRs];
         for (size_t i = 0; i < set.rdata.size(); ++i) rdatas[i] = set.rdata[i].wire;
-        sign_now(*wildcard_, owner, owner_is_qname, set.type, set.ttl, set.ttl, rdatas, set.rdata.size());
-        return;
+        return sign_now(*wildcard_, owner, owner_is_qname, set.type, set.ttl, set.ttl, rdatas, set.rdata.size());
     }
     write_rrsigs(owner, owner_is_qname, set.ttl, set.rrsigs);
 }
 
-void Responder::write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl,
-                             const std::vector<RData>& sigs) {
-    if (!dnssec_) return;
-    for (const auto& rd : sigs) write_rr(owner, owner_is_qname, type::RRSIG, ttl, rd);
-}
-
 void Responder::write_rrsigs(std::string_view owner, bool owner_is_qname, uint32_t ttl, std::string_view stored) {
-    if (!dnssec_ || stored.empty()) return;
-    const auto* p = reinterpret_cast<const uint8_t*>(stored.data());
-    size_t at = 1;
-    for (unsigned i = 0; i < p[0] && at + 2 <= stored.size(); ++i) {
-        size_t len = get16(p + at);
-        if (at + 2 + len > stored.size()) return;
-        write_rr(owner, owner_is_qname, type::RRSIG, ttl, p + at + 2, len);
-        at += 2 + len;
-    }
+    if (!dnssec_) return;
+    HostSignatures::each(stored, [&](const uint8_t* rrsig, size_t len) {
+        write_rr(owner, owner_is_qname, type::RRSIG, ttl, rrsig, len);
+    });
 }
 
 void Responder::write_soa(const Zone& z) {
@@ -360,56 +321,17 @@ void Responder::write_soa(const Zone& z) {
             for (uint8_t at : z.soa_tail_ptrs) Writer::put16(p + 2 + at, ptr);
         }
         count(section_);
-        write_rrsigs(z.origin, false, z.negative_ttl, z.soa.rrsigs);
-        return;
+    } else {
+        write_rr(z.origin, false, type::SOA, z.negative_ttl, z.soa.rdata[0]);
     }
-    write_rr(z.origin, false, type::SOA, z.negative_ttl, z.soa.rdata[0]);
     write_rrsigs(z.origin, false, z.negative_ttl, z.soa.rrsigs);
 }
 
-// The RRTYPE bitmap of RFC 4034 4.1.2 for `types` (sorted here), into `out`; its length.
-size_t type_bitmap(uint16_t* types, unsigned n, uint8_t* out) {
-    std::sort(types, types + n);
-    size_t len = 0;
-    for (unsigned i = 0; i < n;) {
-        const auto window = static_cast<uint8_t>(types[i] >> 8);
-        uint8_t* bits = out + len + 2;
-        std::memset(bits, 0, 32);
-        unsigned used = 0;
-        for (; i < n && (types[i] >> 8) == window; ++i) {
-            const unsigned low = types[i] & 0xffu;
-            bits[low / 8] = static_cast<uint8_t>(bits[low / 8] | (0x80u >> (low % 8)));
-            used = std::max(used, low / 8 + 1);
-        }
-        out[len] = window, out[len + 1] = static_cast<uint8_t>(used);
-        len += 2 + used;
-    }
-    return len;
-}
-
-void Responder::types_at(const Zone::Ref& ref, Types& types) const {
-    if (ref.node) {
-        for (const auto& set : ref.node->rrsets) types.add(set.type);
-    }
-    if (ref.host >= 0) {
-        const uint8_t has = snap_.hosts[static_cast<size_t>(ref.host)]->sigs.types;
-        if ((has & HostSignatures::kHasA) && q_.qtype != type::A) types.add(type::A);
-        if ((has & HostSignatures::kHasAaaa) && q_.qtype != type::AAAA) types.add(type::AAAA);
-    }
-}
-
-void Responder::deny(const Zone& z, std::string_view owner, bool owner_is_qname, Types& types) {
-    if (!dnssec_ || !z.signer || types.n + 2 > Types::kMax || owner.size() + 2 > kMaxName) return;
+void Responder::deny(const Zone& z, std::string_view owner, bool owner_is_qname, online::TypeList& types) {
+    uint8_t rdata[online::kNsecMax];
+    const size_t len = dnssec_ && z.signer ? online::compact_nsec(owner, types, rdata) : 0;
+    if (len == 0) return;
     section_ = 1;
-    types.add(type::RRSIG), types.add(type::NSEC);
-    // The next name, \000.owner, then the bitmap; signed over the owner in canonical (lower-case) form.
-    uint8_t rdata[2 + kMaxName + Types::kMax * 34];  // at worst a window of 32 bytes for each type
-    rdata[0] = 1, rdata[1] = 0;
-    for (size_t i = 0; i < owner.size(); ++i) {
-        const auto c = static_cast<uint8_t>(owner[i]);  // length bytes are below 64: never a letter
-        rdata[2 + i] = c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c + ('a' - 'A')) : c;
-    }
-    const size_t len = 2 + owner.size() + type_bitmap(types.t, types.n, rdata + 2 + owner.size());
     write_rr(owner, owner_is_qname, type::NSEC, z.negative_ttl, rdata, len);
     std::string_view nsec(reinterpret_cast<const char*>(rdata), len);
     sign_now(z, owner, owner_is_qname, type::NSEC, z.negative_ttl, z.negative_ttl, &nsec, 1);
@@ -417,21 +339,10 @@ void Responder::deny(const Zone& z, std::string_view owner, bool owner_is_qname,
 
 void Responder::sign_now(const Zone& z, std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
                          uint32_t original_ttl, std::string_view* rdatas, size_t n) {
-    if (!dnssec_ || !z.signer || owner.size() > kMaxName) return;
-    uint8_t canonical[kMaxName];
-    for (size_t i = 0; i < owner.size(); ++i) {
-        const auto c = static_cast<uint8_t>(owner[i]);  // length bytes are below 64: never a letter
-        canonical[i] = c >= 'A' && c <= 'Z' ? static_cast<uint8_t>(c + ('a' - 'A')) : c;
-    }
-    const std::string_view signed_owner(reinterpret_cast<const char*>(canonical), owner.size());
-    const dnssec::ZoneSigner& signer = *z.signer;
-    uint8_t sig[18 + kMaxName + dnssec::Key::kSignatureSize];
-    for (const dnssec::Key* key : signer.signers(type)) {
-        size_t len =
-            dnssec::sign_set(*key, signer.origin(), signed_owner, type, original_ttl, rdatas, n,
-                             signer.inception(snap_.signed_at), signer.expiration(snap_.signed_at), sig, sizeof sig);
-        if (len) write_rr(owner, owner_is_qname, type::RRSIG, ttl, sig, len);
-    }
+    if (!dnssec_) return;
+    online::sign(z, snap_.signed_at, owner, type, original_ttl, rdatas, n, [&](const uint8_t* rrsig, size_t len) {
+        write_rr(owner, owner_is_qname, type::RRSIG, ttl, rrsig, len);
+    });
 }
 
 void Responder::add_glue(const RRset& set) {
@@ -516,20 +427,16 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
     // Its signatures, where its zone is signed: made for the mode's bytes (mode 1 shares mode 0's when equal).
     // A wildcard host's are made now, at the name asked.
     auto signatures = [&](uint16_t type, std::string_view* rdatas, size_t n) {
-        if (!dnssec_) return;
-        if (wildcard_) {
-            if (n <= kMaxOnlineRRs) sign_now(*wildcard_, owner, owner_is_qname, type, ttl, a.ttl, rdatas, n);
-            return;
-        }
+        if (wildcard_) return sign_now(*wildcard_, owner, owner_is_qname, type, ttl, a.ttl, rdatas, n);
         const HostSignatures& sigs = snap_.hosts[static_cast<size_t>(ref.host)]->sigs;
         write_rrsigs(owner, owner_is_qname, ttl, sigs.find(HostSignatures::key(answers, a.every ? mode : 0, type)));
     };
     if (atype != 0) {
-        std::string_view rdatas[kMaxOnlineRRs];
+        std::string_view rdatas[online::kMaxRRs];
         const auto* first = reinterpret_cast<const char*>(addr);
         for (unsigned i = 0; i < count; ++i, addr += len) {
             write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr), len);
-            if (i < kMaxOnlineRRs) rdatas[i] = std::string_view(first + size_t{i} * len, len);
+            if (i < online::kMaxRRs) rdatas[i] = std::string_view(first + size_t{i} * len, len);
         }
         signatures(atype, rdatas, count);
         return true;
@@ -563,8 +470,8 @@ Outcome Responder::resolve() {
             const RRset* ns = l.ref.node->find(type::NS);
             section_ = 1;
             write_rrset(l.cut, false, *ns);
-            Types at_cut;  // an insecure delegation: no DS at the cut (RFC 4035 3.1.4)
-            types_at(Zone::Ref{l.ref.node, nullptr, -1, true}, at_cut);
+            online::TypeList at_cut;  // an insecure delegation: no DS at the cut (RFC 4035 3.1.4)
+            online::types_at(snap_, Zone::Ref{l.ref.node, nullptr, -1, true}, q_.qtype, at_cut);
             deny(*zone, l.cut, l.cut.size() == name.size() && owner_is_qname, at_cut);
             add_glue(*ns);
             return Outcome::delegation;
@@ -572,11 +479,10 @@ Outcome Responder::resolve() {
         if (l.kind == LookupKind::nxdomain) {
             rcode_ = rcode::NXDOMAIN;
             write_soa(*zone);
-            if (dnssec_ && zone->signer) {
-                // RFC 9824: NOERROR with an NSEC whose bitmap says NXNAME; NXDOMAIN for a client that set CO.
+            if (dnssec_ && zone->signer) {  // RFC 9824: NOERROR, an NSEC saying NXNAME; NXDOMAIN when CO is set
                 compact_ = q_.opt.co_bit;
-                if (!compact_) rcode_ = rcode::NOERROR;
-                Types nx;
+                rcode_ = compact_ ? rcode::NXDOMAIN : rcode::NOERROR;
+                online::TypeList nx;
                 nx.add(type::NXNAME);
                 deny(*zone, name, owner_is_qname, nx);
             }
@@ -608,8 +514,8 @@ Outcome Responder::resolve() {
         }
         if (!wrote) {
             write_soa(*zone);
-            Types present;
-            types_at(l.ref, present);
+            online::TypeList present;
+            online::types_at(snap_, l.ref, q_.qtype, present);
             deny(*zone, name, owner_is_qname, present);
             return chain == 0 ? Outcome::nodata : Outcome::answer;
         }

@@ -10,6 +10,7 @@
 #include "geo/geo.hpp"
 #include "geo/points.hpp"
 #include "resolver/snapshot/snapshot.hpp"
+#include "resolver/wire/opt.hpp"
 
 namespace glbd::select {
 
@@ -17,6 +18,21 @@ namespace glbd::select {
 template <class T>
 inline const T& at(const std::byte* plan, uint32_t offset) {
     return *reinterpret_cast<const T*>(plan + offset);
+}
+
+// Where a client is for geo answers: the ECS subnet it sent (RFC 7871), else its own address.
+inline geo::Location client_location(const geo::GeoDb& db, const geo::Address& client, const wire::Edns& opt) {
+    geo::Address a = client;
+    if (opt.ecs && opt.ecs_source > 0) {
+        a = geo::Address{};
+        a.family = opt.ecs_family == wire::edns::kFamilyIpv4 ? 4 : 6;
+        std::memcpy(a.bytes.data(), opt.ecs_addr, opt.ecs_addr_len);
+        uint8_t source = opt.ecs_source;
+        a.unmap(&source);
+    } else {
+        a.unmap();
+    }
+    return db.locate(a);
 }
 
 struct Choice {

@@ -46,7 +46,7 @@ uint32_t SignatureCache::sign_zone(Zone& z, uint32_t now) {
                 dnssec::RRset rrset{name, set.type, set.ttl, {}};
                 for (const RData& rd : set.rdata) rrset.rdatas.push_back(rd.wire);
                 m.rrsigs.clear();
-                for (std::string& sig : signer.sign(rrset, now)) m.rrsigs.push_back(RData{std::move(sig), {0, 0}, 0});
+                HostSignatures::store(signer.sign(rrset, now), m.rrsigs);
                 m.made = now;
             }
             m.used = true;
@@ -101,13 +101,8 @@ void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now) {
     out = HostSignatures{};
     const std::string owner = lower(b.host.name);
     auto add = [&](uint32_t answers, int mode, uint16_t type, uint32_t ttl, std::vector<std::string_view> rdatas) {
-        std::vector<std::string> rrsigs = signer.sign(dnssec::RRset{owner, type, ttl, std::move(rdatas)}, now);
         HostSignatures::Set set{HostSignatures::key(answers, mode, type), static_cast<uint32_t>(out.bytes.size()), 0};
-        out.bytes += static_cast<char>(rrsigs.size());
-        for (const std::string& r : rrsigs) {
-            out.bytes += static_cast<char>(r.size() >> 8), out.bytes += static_cast<char>(r.size() & 0xff);
-            out.bytes += r;
-        }
+        HostSignatures::store(signer.sign(dnssec::RRset{owner, type, ttl, std::move(rdatas)}, now), out.bytes);
         set.len = static_cast<uint32_t>(out.bytes.size() - set.at);
         out.sets.push_back(set);
     };

@@ -25,7 +25,7 @@ public:
 
 private:
     struct Made {
-        std::vector<RData> rrsigs;
+        std::string rrsigs;  // as HostSignatures::store() writes them
         uint32_t made = 0;
         bool used = false;
     };

@@ -100,6 +100,26 @@ struct HostSignatures {
     static uint64_t key(uint32_t answers, int mode, uint16_t type) noexcept {
         return (uint64_t{answers} << 20) | (uint64_t(mode) << 16) | type;
     }
+    // Appends RRSIG RDATAs to `out` in the stored form: a count byte, then each after its 2-byte length.
+    static void store(const std::vector<std::string>& rrsigs, std::string& out) {
+        out += static_cast<char>(rrsigs.size());
+        for (const std::string& r : rrsigs) {
+            out += static_cast<char>(r.size() >> 8), out += static_cast<char>(r.size() & 0xff);
+            out += r;
+        }
+    }
+    // f(rdata, len) for each RRSIG of a set as find() gives it (or as a zone's RRset holds it).
+    template <class F>
+    static void each(std::string_view stored, F&& f) noexcept {
+        const auto* p = reinterpret_cast<const uint8_t*>(stored.data());
+        size_t at = 1;
+        for (unsigned i = 0; !stored.empty() && i < p[0] && at + 2 <= stored.size(); ++i) {
+            const size_t len = size_t{p[at]} << 8 | p[at + 1];
+            if (at + 2 + len > stored.size()) return;
+            f(p + at + 2, len);
+            at += 2 + len;
+        }
+    }
     // The RRSIGs of a set as stored (count byte first), or an empty view.
     [[nodiscard]] std::string_view find(uint64_t key) const noexcept {
         size_t lo = 0, hi = sets.size();

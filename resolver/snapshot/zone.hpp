@@ -41,7 +41,7 @@ struct RRset {
     uint16_t type = 0;
     uint32_t ttl = 0;
     std::vector<RData> rdata;
-    std::vector<RData> rrsigs;  // a signed zone's RRSIG RDATAs over this set (signed.hpp); else none
+    std::string rrsigs;  // a signed zone's RRSIGs over this set as HostSignatures stores them (signed.hpp); else ""
 };
 
 struct Node {
