@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "resolver/dnssec/keys.hpp"
@@ -267,6 +268,46 @@ TEST_F(SignedAnswers, DenialIsCompactAndVerifies) {
         EXPECT_EQ(v.sets, 1u) << name << ":\n" << all;
         EXPECT_EQ(v.verified, 1u) << name << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;
     }
+}
+
+}  // namespace
+
+namespace {
+
+// Other keys in a reload: every host is built (and signed) again, none keeps the old keys' signatures.
+TEST_F(SignedAnswers, OtherKeysSignEveryHostAgain) {
+    ViewBuilder view;
+    view.add("shop.glb.test", TestEntry{"ie", "IE", 100, true, {{"10.0.0.1", true}}});
+    std::string error;
+    std::string other = dnssec::generate("glb.test", dnssec::kEcdsaP256Sha256, dir_, error);
+    ASSERT_FALSE(other.empty()) << error;
+    auto with = [&](const std::string& key) {
+        return config_from(std::string(kGlbTestConfig) + "    dnssec: {keys: [" + key + "]}\n");
+    };
+    SnapshotBuilder builder;
+    auto shared = share(view.view());
+    auto tag_of_answer = [&](const Snapshot& snap) {
+        QueryOpts o;
+        o.do_bit = true;
+        auto q = make_query("shop.glb.test", 1, o);
+        Client client;
+        client.address = address_of("192.0.2.200");
+        uint8_t out[4096];
+        Parsed p = parse(out, answer(snap, q.data(), q.size(), client, out, sizeof out));
+        for (const auto& rr : p.answer) {
+            std::smatch m;
+            if (std::regex_search(rr, m, std::regex(" IN RRSIG A 13 \\d+ \\d+ \\d+ \\d+ (\\d+) ")))
+                return std::stoi(m[1]);
+        }
+        return -1;
+    };
+    auto first = builder.build(with(ksk_), shared, nullptr, 1);
+    EXPECT_EQ(tag_of_answer(*first), tag(ksk_));
+    auto again = builder.build(with(ksk_), shared, nullptr, 2);
+    EXPECT_FALSE(builder.last().full);  // the same keys: nothing to build
+    auto swapped = builder.build(with(other), shared, nullptr, 3);
+    EXPECT_TRUE(builder.last().full);
+    EXPECT_EQ(tag_of_answer(*swapped), tag(other));
 }
 
 }  // namespace

@@ -16,10 +16,16 @@ namespace glbd {
 namespace {
 
 // A zone's index for `config`: its origins, this cluster's id and the nearest fallback, what every host's
-// plan depends on besides its entries.
+// plan depends on besides its entries; and a signed zone's keys and validity, what its signatures depend on.
 std::string config_key(const conf::Config& config) {
     std::string key = config.cluster.id + (config.geoip.nearest ? "/n" : "/-");
-    for (const auto& z : config.zones) key += "|" + z.origin;
+    for (const auto& z : config.zones) {
+        key += "|" + z.origin;
+        if (!z.dnssec) continue;
+        key += "/" + std::to_string(z.dnssec->signature_validity.count());
+        for (const auto& k : z.dnssec->keys)
+            key += "/" + std::to_string(k->algorithm()) + "+" + std::to_string(k->tag());
+    }
     return key;
 }
 
