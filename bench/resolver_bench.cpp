@@ -8,9 +8,11 @@ extern "C" {
 #include <libloc/network.h>
 }
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
+#include "resolver/dnssec/keys.hpp"
 #include "resolver/resolver.hpp"
 #include "server/net/rrl.hpp"
 #include "sync/state.hpp"
@@ -52,6 +54,20 @@ GlobalView view(int hosts, int clusters) {
 
 std::shared_ptr<const geo::GeoDb> geodb() {
     return std::make_shared<const geo::GeoDb>(test::fixture_path("test.mmdb"), std::vector<geo::Network>{});
+}
+
+// kConfig with the zone signed by a fresh CSK (`alg`: 13 or 15), written once per run under /tmp.
+conf::Config signed_config(uint8_t alg = dnssec::kEcdsaP256Sha256) {
+    static std::string dir;
+    if (dir.empty()) {
+        char tmpl[] = "/tmp/glbd-bench-XXXXXX";
+        if (!mkdtemp(tmpl)) std::abort();
+        dir = tmpl;
+    }
+    std::string error, key = dnssec::generate("glb.example.test", alg, dir, error);
+    if (key.empty()) std::abort();
+    return test::config_from(std::string(kConfig) + "      *.wild IN A 192.0.2.11\n    dnssec: {keys: [" + key +
+                             "]}\n");
 }
 
 // Answers the queries in turn, one per iteration.
@@ -105,6 +121,35 @@ void load_balanced(benchmark::State& state, int names) {
         queries.push_back(test::make_query("h" + std::to_string(i * hosts / names) + ".glb.example.test", 1, o));
     run(state, *s, queries);
 }
+// The same with DO in a signed zone (issue 38): RRSIGs made at build time, copied out.
+void signed_load_balanced(benchmark::State& state, int names) {
+    const int hosts = static_cast<int>(state.range(0));
+    auto s = build_snapshot(signed_config(), view(hosts, static_cast<int>(state.range(1))), geodb(), 1);
+    test::QueryOpts o;
+    o.ecs = test::ecs_payload("10.1.0.0/16");
+    o.do_bit = true;
+    std::vector<std::vector<uint8_t>> queries;
+    for (int i = 0; i < names; ++i)
+        queries.push_back(test::make_query("h" + std::to_string(i * hosts / names) + ".glb.example.test", 1, o));
+    run(state, *s, queries);
+}
+void BM_SignedLoadBalancedEcs(benchmark::State& state) { signed_load_balanced(state, 1); }
+void BM_SignedLoadBalancedEcsSpread(benchmark::State& state) { signed_load_balanced(state, 1000); }
+// Signed while answering: a compact denial (NSEC + RRSIG) and a wildcard's answer, per algorithm.
+void BM_SignedNxdomain(benchmark::State& state) {
+    auto c = signed_config(static_cast<uint8_t>(state.range(0)));
+    auto s = build_snapshot(c, {local_cluster_view(c)}, geodb(), 1);
+    test::QueryOpts o;
+    o.do_bit = true;
+    run(state, *s, test::make_query("nope.glb.example.test", 1, o));
+}
+void BM_SignedWildcard(benchmark::State& state) {
+    auto c = signed_config(static_cast<uint8_t>(state.range(0)));
+    auto s = build_snapshot(c, {local_cluster_view(c)}, geodb(), 1);
+    test::QueryOpts o;
+    o.do_bit = true;
+    run(state, *s, test::make_query("x.wild.glb.example.test", 1, o));
+}
 void BM_LoadBalancedEcs(benchmark::State& state) { load_balanced(state, 1); }
 void BM_LoadBalancedEcsSpread(benchmark::State& state) { load_balanced(state, 1000); }
 // A full build, as the daemon's first (or after a reload): every host of a shared view.
@@ -117,6 +162,22 @@ void BM_BuildSnapshot(benchmark::State& state) {
         auto s = b->build(c, v, g, 1);
         benchmark::DoNotOptimize(s);
         state.PauseTiming();  // freeing is BM_FreeSnapshot's (a daemon's first build frees nothing)
+        s.reset();
+        b.reset();
+        state.ResumeTiming();
+    }
+}
+
+// A full build of a signed zone: every host's answer sets signed (ECDSA P-256).
+void BM_BuildSnapshotSigned(benchmark::State& state) {
+    auto c = signed_config();
+    auto v = share(view(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
+    auto g = geodb();
+    for (auto _ : state) {
+        auto b = std::make_unique<SnapshotBuilder>();
+        auto s = b->build(c, v, g, 1);
+        benchmark::DoNotOptimize(s);
+        state.PauseTiming();
         s.reset();
         b.reset();
         state.ResumeTiming();
@@ -282,6 +343,11 @@ BENCHMARK(BM_CnameChase);
 BENCHMARK(BM_Nxdomain);
 BENCHMARK(BM_Refused);
 BENCHMARK(BM_LoadBalancedEcs)->Args({1, 3})->Args({1000, 20})->Args({10000, 20});
+BENCHMARK(BM_SignedLoadBalancedEcs)->Args({1000, 20});
+BENCHMARK(BM_SignedLoadBalancedEcsSpread)->Args({1000, 20});
+BENCHMARK(BM_SignedNxdomain)->Arg(13)->Arg(15);
+BENCHMARK(BM_SignedWildcard)->Arg(13)->Arg(15);
+BENCHMARK(BM_BuildSnapshotSigned)->Args({1000, 20})->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_LoadBalancedEcsSpread)->Args({1000, 20})->Args({10000, 20});
 BENCHMARK(BM_BuildSnapshot)->Args({1000, 20})->Args({10000, 20})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildAfterOneFlip)->Args({1000, 20})->Args({10000, 20})->Unit(benchmark::kMillisecond);

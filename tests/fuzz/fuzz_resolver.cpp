@@ -1,8 +1,13 @@
 // libFuzzer target: query bytes -> answer(), over UDP and TCP, from IPv4 and IPv6 sources, against a
 // snapshot with static data, wildcards, a delegation and load-balanced hosts with geo (ECS exercised),
-// a custom network code longer than eight bytes and a hostname endpoint.
+// a custom network code longer than eight bytes and a hostname endpoint, in a signed zone (DO exercises
+// the RRSIGs, compact denial and wildcards signed while answering).
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+
+#include "resolver/dnssec/keys.hpp"
 
 #include "resolver/resolver.hpp"
 #include "tests/dns_util.hpp"
@@ -13,7 +18,11 @@
 using namespace glbd;
 
 static std::shared_ptr<const Snapshot> snapshot() {
-    auto c = test::config_from(R"(cluster: {id: ie}
+    char dir[] = "/tmp/glbd-fuzz-XXXXXX";
+    if (!mkdtemp(dir)) abort();
+    std::string error, key = dnssec::generate("glb.example.test", dnssec::kEcdsaP256Sha256, dir, error);
+    if (key.empty()) abort();
+    std::string text = R"(cluster: {id: ie}
 listen: {dns: ["127.0.0.1:5353"]}
 zones:
   - origin: glb.example.test
@@ -25,7 +34,11 @@ zones:
       child  IN NS    ns.child
       ns.child IN A   192.0.2.90
       @      IN MX    10 www
-)");
+    dnssec: {keys: [KEY]}
+)";
+    text.replace(text.find("KEY"), 3, key);
+    auto c = test::config_from(text);  // the keys are loaded: their files may go
+    std::filesystem::remove_all(dir);
     test::ViewBuilder v;
     const char* geos[] = {"IE", "US", "GEO-OC", "dc-north-long"};
     for (int i = 0; i < 4; ++i) {
