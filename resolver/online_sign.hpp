@@ -53,7 +53,7 @@ inline size_t type_bitmap(uint16_t* types, unsigned n, uint8_t* out) noexcept {
 }
 
 // Room for the RDATA of any NSEC compact_nsec() writes: the next name and a window of 32 bytes for each type.
-inline constexpr size_t kNsecMax = 2 + wire::kMaxName + TypeList::kMax * 34;
+inline constexpr size_t kNsecMax = 2 + wire::kMaxName + size_t{TypeList::kMax} * 34;
 
 // A compact denial's NSEC RDATA at `owner` into `out` (kNsecMax bytes): the next name `\000.owner`, the
 // owner's immediate successor, so that the NSEC covers the owner alone; then `types` with RRSIG and NSEC.

@@ -112,10 +112,10 @@ void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now) {
             const char* v4 = reinterpret_cast<const char*>(plan + a.v4(answers, mode));
             const char* v6 = reinterpret_cast<const char*>(plan + a.v6(answers, mode));
             std::vector<std::string_view> rdatas;
-            for (unsigned i = 0; i < a.n4[mode]; ++i) rdatas.emplace_back(v4 + 4 * i, 4);
+            for (size_t i = 0; i < a.n4[mode]; ++i) rdatas.emplace_back(v4 + 4 * i, 4);
             if (!rdatas.empty()) add(answers, mode, wire::type::A, a.ttl, rdatas), out.types |= HostSignatures::kHasA;
             rdatas.clear();
-            for (unsigned i = 0; i < a.n6[mode]; ++i) rdatas.emplace_back(v6 + 16 * i, 16);
+            for (size_t i = 0; i < a.n6[mode]; ++i) rdatas.emplace_back(v6 + 16 * i, 16);
             if (!rdatas.empty())
                 add(answers, mode, wire::type::AAAA, a.ttl, rdatas), out.types |= HostSignatures::kHasAaaa;
             if (a.cname[mode] != 0) {
