@@ -136,25 +136,19 @@ void signed_load_balanced(benchmark::State& state, int names) {
 void BM_SignedLoadBalancedEcs(benchmark::State& state) { signed_load_balanced(state, 1); }
 void BM_SignedLoadBalancedEcsSpread(benchmark::State& state) { signed_load_balanced(state, 1000); }
 // Signed while answering: a compact denial (NSEC + RRSIG) and a wildcard's answer, per algorithm.
-void BM_SignedNxdomain(benchmark::State& state) {
+void signed_now(benchmark::State& state, const char* name) {
     auto c = signed_config(static_cast<uint8_t>(state.range(0)));
     auto s = build_snapshot(c, {local_cluster_view(c)}, geodb(), 1);
     test::QueryOpts o;
     o.do_bit = true;
-    run(state, *s, test::make_query("nope.glb.example.test", 1, o));
+    run(state, *s, test::make_query(name, 1, o));
 }
-void BM_SignedWildcard(benchmark::State& state) {
-    auto c = signed_config(static_cast<uint8_t>(state.range(0)));
-    auto s = build_snapshot(c, {local_cluster_view(c)}, geodb(), 1);
-    test::QueryOpts o;
-    o.do_bit = true;
-    run(state, *s, test::make_query("x.wild.glb.example.test", 1, o));
-}
+void BM_SignedNxdomain(benchmark::State& state) { signed_now(state, "nope.glb.example.test"); }
+void BM_SignedWildcard(benchmark::State& state) { signed_now(state, "x.wild.glb.example.test"); }
 void BM_LoadBalancedEcs(benchmark::State& state) { load_balanced(state, 1); }
 void BM_LoadBalancedEcsSpread(benchmark::State& state) { load_balanced(state, 1000); }
 // A full build, as the daemon's first (or after a reload): every host of a shared view.
-void BM_BuildSnapshot(benchmark::State& state) {
-    auto c = test::config_from(kConfig);
+void full_builds(benchmark::State& state, const conf::Config& c) {
     auto v = share(view(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
     auto g = geodb();
     for (auto _ : state) {
@@ -167,22 +161,9 @@ void BM_BuildSnapshot(benchmark::State& state) {
         state.ResumeTiming();
     }
 }
-
-// A full build of a signed zone: every host's answer sets signed (ECDSA P-256).
-void BM_BuildSnapshotSigned(benchmark::State& state) {
-    auto c = signed_config();
-    auto v = share(view(static_cast<int>(state.range(0)), static_cast<int>(state.range(1))));
-    auto g = geodb();
-    for (auto _ : state) {
-        auto b = std::make_unique<SnapshotBuilder>();
-        auto s = b->build(c, v, g, 1);
-        benchmark::DoNotOptimize(s);
-        state.PauseTiming();
-        s.reset();
-        b.reset();
-        state.ResumeTiming();
-    }
-}
+void BM_BuildSnapshot(benchmark::State& state) { full_builds(state, test::config_from(kConfig)); }
+// The same in a signed zone: every host's answer sets signed (ECDSA P-256).
+void BM_BuildSnapshotSigned(benchmark::State& state) { full_builds(state, signed_config()); }
 
 // A build after one endpoint's health flipped in one cluster (the cluster's view is a new object, the
 // others the same): what the daemon's builder does for a health flip, an endpoint override or a peer's

@@ -111,6 +111,19 @@ protected:
         ldns_pkt_free(pkt);
         return v;
     }
+    // The answer to `name`/`type` from 192.0.2.200 over UDP, kept in out_ (out_len_ bytes); `lines` gets the
+    // records of `section` (0 answer, 1 authority), one a line.
+    Parsed ask_raw(const Snapshot& snap, const std::string& name, uint16_t type, const QueryOpts& opts, int section,
+                   std::string& lines) {
+        auto q = make_query(name, type, opts);
+        Client client;
+        client.address = address_of("192.0.2.200");
+        out_len_ = answer(snap, q.data(), q.size(), client, out_, sizeof out_);
+        Parsed p = parse(out_, out_len_);
+        lines.clear();
+        for (const auto& rr : section == 0 ? p.answer : p.authority) lines += rr + "\n";
+        return p;
+    }
     uint16_t tag(const std::string& path) const {
         std::string error;
         auto k = dnssec::Key::load(path, "glb.test", error);
@@ -120,6 +133,8 @@ protected:
 
     std::string dir_, ksk_, zsk_;
     ldns_rr_list* keys_ = nullptr;
+    uint8_t out_[4096];
+    size_t out_len_ = 0;
 };
 
 TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
@@ -156,17 +171,10 @@ TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
              {"glb.test", 2, ie, {"ns1.glb.test."}},
              {"glb.test", 48, ie, {"DNSKEY"}},
          }) {
-        std::string what = std::string(c.name) + " type " + std::to_string(c.type);
-        auto q = make_query(c.name, c.type, c.opts);
-        Client client;
-        client.address = address_of("192.0.2.200");
-        uint8_t out[4096];
-        size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
-        Parsed p = parse(out, n);
-        std::string all;
-        for (const auto& rr : p.answer) all += rr + "\n";
+        std::string what = std::string(c.name) + " type " + std::to_string(c.type), all;
+        ask_raw(*snap, c.name, c.type, c.opts, 0, all);
         for (const auto& w : c.want) EXPECT_NE(all.find(w), std::string::npos) << what << ":\n" << all;
-        Verdict v = verify(out, n, LDNS_SECTION_ANSWER);
+        Verdict v = verify(out_, out_len_, LDNS_SECTION_ANSWER);
         EXPECT_EQ(v.sets, 1u) << what << ":\n" << all;
         EXPECT_EQ(v.verified, v.sets) << what << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;
         ASSERT_EQ(v.signed_by.size(), 1u) << what << ":\n" << all;
@@ -177,9 +185,7 @@ TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
 
         // Without DO: the same answer, no signature.
         plain.ecs = c.opts.ecs;
-        auto unsigned_q = make_query(c.name, c.type, plain);
-        n = answer(*snap, unsigned_q.data(), unsigned_q.size(), client, out, sizeof out);
-        Parsed u = parse(out, n);
+        Parsed u = ask_raw(*snap, c.name, c.type, plain, 0, all);
         for (const auto* section : {&u.answer, &u.authority, &u.additional}) {
             for (const auto& rr : *section) EXPECT_EQ(rr.find(" IN RRSIG "), std::string::npos) << what << ": " << rr;
         }
@@ -216,15 +222,10 @@ TEST_F(SignedAnswers, DenialIsCompactAndVerifies) {
              {"x.apps.glb.test", 28, dnssec, 0, "x.apps.glb.test. 60 IN NSEC \\000.x.apps.glb.test. A RRSIG NSEC"},
              {"nope.glb.test", 1, plain, 3, ""},
          }) {
-        std::string what = std::string(c.name) + " type " + std::to_string(c.type);
-        auto q = make_query(c.name, c.type, c.opts);
-        Client client;
-        client.address = address_of("192.0.2.200");
-        uint8_t out[4096];
-        size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
-        Parsed p = parse(out, n);
-        std::string all;
-        for (const auto& rr : p.authority) all += rr + "\n";
+        std::string what = std::string(c.name) + " type " + std::to_string(c.type), all;
+        Parsed p = ask_raw(*snap, c.name, c.type, c.opts, 1, all);
+        const uint8_t* out = out_;
+        const size_t n = out_len_;
         EXPECT_EQ(p.rcode, c.rcode) << what;
         EXPECT_TRUE(p.answer.empty()) << what << ": " << p.answer[0];
         // The OPT record (no options here) is the message's last 11 bytes; its flags echo CO only when asked.
@@ -243,28 +244,18 @@ TEST_F(SignedAnswers, DenialIsCompactAndVerifies) {
     }
 
     // A referral proves that the child is not signed: the NSEC at the cut, without DS, beside the NS.
-    auto q = make_query("www.sub.glb.test", 1, dnssec);
-    Client client;
-    client.address = address_of("192.0.2.200");
-    uint8_t out[4096];
-    size_t n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
-    Parsed p = parse(out, n);
     std::string all;
-    for (const auto& rr : p.authority) all += rr + "\n";
+    ask_raw(*snap, "www.sub.glb.test", 1, dnssec, 1, all);
     EXPECT_NE(all.find("sub.glb.test. 60 IN NSEC \\000.sub.glb.test. NS RRSIG NSEC"), std::string::npos) << all;
-    Verdict v = verify(out, n, LDNS_SECTION_AUTHORITY);
+    Verdict v = verify(out_, out_len_, LDNS_SECTION_AUTHORITY);
     EXPECT_EQ(v.verified, 1u) << all;  // the NSEC (the child's NS are not signed)
 
     // A wildcard's answer is signed at the name asked: labels are the name's, and it verifies there.
     for (const char* name : {"x.wild.glb.test", "y.x.apps.glb.test"}) {
-        q = make_query(name, std::string(name).find("wild") != std::string::npos ? 16 : 1, dnssec);
-        n = answer(*snap, q.data(), q.size(), client, out, sizeof out);
-        p = parse(out, n);
-        all.clear();
-        for (const auto& rr : p.answer) all += rr + "\n";
+        ask_raw(*snap, name, std::string(name).find("wild") != std::string::npos ? 16 : 1, dnssec, 0, all);
         const std::string labels = std::string(name).find("wild") != std::string::npos ? " 4 " : " 5 ";
         EXPECT_NE(all.find(labels), std::string::npos) << name << ":\n" << all;
-        v = verify(out, n, LDNS_SECTION_ANSWER);
+        v = verify(out_, out_len_, LDNS_SECTION_ANSWER);
         EXPECT_EQ(v.sets, 1u) << name << ":\n" << all;
         EXPECT_EQ(v.verified, 1u) << name << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;
     }
@@ -289,12 +280,8 @@ TEST_F(SignedAnswers, OtherKeysSignEveryHostAgain) {
     auto tag_of_answer = [&](const Snapshot& snap) {
         QueryOpts o;
         o.do_bit = true;
-        auto q = make_query("shop.glb.test", 1, o);
-        Client client;
-        client.address = address_of("192.0.2.200");
-        uint8_t out[4096];
-        Parsed p = parse(out, answer(snap, q.data(), q.size(), client, out, sizeof out));
-        for (const auto& rr : p.answer) {
+        std::string all;
+        for (const auto& rr : ask_raw(snap, "shop.glb.test", 1, o, 0, all).answer) {
             std::smatch m;
             if (std::regex_search(rr, m, std::regex(" IN RRSIG A 13 \\d+ \\d+ \\d+ \\d+ (\\d+) ")))
                 return std::stoi(m[1]);

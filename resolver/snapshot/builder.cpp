@@ -317,16 +317,6 @@ bool record_rdata(const ZoneRecord& z, std::string& out) {
     return out.size() <= 65535;
 }
 
-// Whether a name strictly between `zone`'s origin and `name` (both wire) holds NS: `name` is below a cut.
-bool below_cut(const Zone& zone, std::string_view name) {
-    unsigned labels = wire::label_count(name);
-    for (unsigned drop = 1; labels - drop > zone.labels; ++drop) {
-        auto it = zone.nodes.find(name.substr(wire::suffix_offset(name, drop)));
-        if (it != zone.nodes.end() && it->second.find(wire::type::NS)) return true;
-    }
-    return false;
-}
-
 }  // namespace
 
 // Static records every cluster's DNSRecords publish, as zone data. Each server builds the same from the
@@ -370,7 +360,7 @@ void SnapshotBuilder::zone_data(const SharedView& view, const std::vector<ZoneRe
         auto node = zone->nodes.find(*name);
         bool configs = node != zone->nodes.end() && !node->second.rrsets.empty() && !added.count(*name);
         if (configs) continue;
-        bool cut = below_cut(*zone, *name);
+        bool cut = zone->under_cut(*name, false);
         bool wildcard = z->name.rfind("*.", 0) == 0;
         if (z->type == wire::type::NS && (wildcard || cut)) continue;
         if (z->type == wire::type::TXT && (cut || (node != zone->nodes.end() && node->second.find(wire::type::NS))))

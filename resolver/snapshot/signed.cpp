@@ -16,17 +16,6 @@ std::string lower(std::string_view name) {
     return out;
 }
 
-// Whether `name`'s set is one the zone is authoritative for: not at a cut below the origin (its NS are the
-// child's, not signed, RFC 4035 2.2) nor below one (glue).
-bool authoritative(const Zone& z, const std::string& name) {
-    unsigned labels = wire::label_count(name);
-    for (unsigned drop = 0; labels - drop > z.labels; ++drop) {
-        auto it = z.nodes.find(name.substr(wire::suffix_offset(name, drop)));
-        if (it != z.nodes.end() && it->second.find(wire::type::NS)) return false;
-    }
-    return true;
-}
-
 }  // namespace
 
 uint32_t SignatureCache::sign_zone(Zone& z, uint32_t now) {
@@ -35,7 +24,8 @@ uint32_t SignatureCache::sign_zone(Zone& z, uint32_t now) {
     uint32_t first = 0;
     std::string key;
     for (auto& [name, node] : z.nodes) {
-        if (!authoritative(z, name)) continue;
+        // Only sets the zone is authoritative for: not the NS at a cut (the child's, RFC 4035 2.2), nor glue.
+        if (z.under_cut(name, true)) continue;
         for (RRset& set : node.rrsets) {
             wire::Builder k;
             k.bytes(signer.id()), k.bytes(name), k.u16(set.type), k.u32(set.ttl);

@@ -140,6 +140,15 @@ Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     return z;
 }
 
+bool Zone::under_cut(std::string_view name, bool inclusive) const {
+    unsigned n = wire::label_count(name);
+    for (unsigned drop = inclusive ? 0 : 1; n - drop > labels; ++drop) {
+        auto it = nodes.find(name.substr(wire::suffix_offset(name, drop)));
+        if (it != nodes.end() && it->second.find(wire::type::NS)) return true;
+    }
+    return false;
+}
+
 bool address_rdata(std::string_view ip, RData& out, uint16_t& type) {
     geo::Address a;
     if (!geo::Address::parse(ip, a)) return false;

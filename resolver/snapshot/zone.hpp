@@ -98,6 +98,9 @@ struct Zone {
         }
     }
     [[nodiscard]] const Node* node(std::string_view wire) const { return find(wire).node; }
+    // Whether a name below the origin, from `name` (wire, in this zone) up to the origin's child (`name`
+    // itself too when `inclusive`), holds NS: `name` is at or below a zone cut. Reads `nodes`, not the index.
+    [[nodiscard]] bool under_cut(std::string_view name, bool inclusive) const;
     // Builds the lookup index over `nodes` and the hosts of this zone (`hosts`: the snapshot's, each with
     // its index in Snapshot::hosts) with the empty non-terminals above them; call once no more nodes
     // will be added. The index points into `nodes` and into the host blocks: both must outlive it.
