@@ -62,6 +62,9 @@ struct Nameserver {
 struct ZoneDnssec {
     std::vector<std::shared_ptr<const dnssec::Key>> keys;  // loaded and checked; at least one KSK or CSK
     Millis signature_validity{7 * 86'400'000};             // RRSIG expiration - inception
+    [[nodiscard]] uint32_t validity_seconds() const {
+        return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(signature_validity).count());
+    }
 };
 
 struct Zone {

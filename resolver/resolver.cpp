@@ -424,28 +424,28 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
         atype = type::AAAA, addr = plan + a.v6(answers, mode), count = a.n6[mode], len = 16;
     }
     uint32_t ttl = short_ttl_ ? std::min(a.ttl, kShortTtl) : a.ttl;
-    // Its signatures, where its zone is signed: made for the mode's bytes (mode 1 shares mode 0's when equal).
-    // A wildcard host's are made now, at the name asked.
-    auto signatures = [&](uint16_t type, std::string_view* rdatas, size_t n) {
-        if (wildcard_) return sign_now(*wildcard_, owner, owner_is_qname, type, ttl, a.ttl, rdatas, n);
+    // Its RRSIGs, for the mode's bytes (mode 1 shares mode 0's if equal); a wildcard's made now, at the name.
+    auto signatures = [&](uint16_t type, const char* first, size_t each, size_t n) {  // n RDATAs of `each` bytes
+        if (!dnssec_) return;
+        if (wildcard_) {
+            std::string_view rdatas[online::kMaxRRs];
+            for (size_t i = 0; i < n && i < online::kMaxRRs; ++i) rdatas[i] = std::string_view(first + i * each, each);
+            return sign_now(*wildcard_, owner, owner_is_qname, type, ttl, a.ttl, rdatas, n);
+        }
         const HostSignatures& sigs = snap_.hosts[static_cast<size_t>(ref.host)]->sigs;
         write_rrsigs(owner, owner_is_qname, ttl, sigs.find(HostSignatures::key(answers, a.every ? mode : 0, type)));
     };
     if (atype != 0) {
-        std::string_view rdatas[online::kMaxRRs];
-        const auto* first = reinterpret_cast<const char*>(addr);
-        for (unsigned i = 0; i < count; ++i, addr += len) {
-            write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr), len);
-            if (i < online::kMaxRRs) rdatas[i] = std::string_view(first + size_t{i} * len, len);
-        }
-        signatures(atype, rdatas, count);
+        for (unsigned i = 0; i < count; ++i)
+            write_rr(owner, owner_is_qname, atype, ttl, reinterpret_cast<const uint8_t*>(addr) + size_t{i} * len, len);
+        signatures(atype, reinterpret_cast<const char*>(addr), len, count);
         return true;
     }
     if (a.cname[mode] != 0) {
         const auto* c = reinterpret_cast<const char*>(plan + a.name(answers, mode));
         std::string_view target(c + 1, static_cast<uint8_t>(c[0]));
         write_name_rr(owner, owner_is_qname, type::CNAME, ttl, target);
-        signatures(type::CNAME, &target, 1);
+        signatures(type::CNAME, target.data(), target.size(), 1);
         *cname_target = target;
         return true;
     }

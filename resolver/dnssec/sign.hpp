@@ -34,6 +34,9 @@ size_t sign_set(const Key& key, std::string_view signer, std::string_view owner,
                 std::string_view* rdatas, size_t n, uint32_t inception, uint32_t expiration, uint8_t* out,
                 size_t cap) noexcept;
 
+// The validity and each key's algorithm and tag, as one string: what signatures made with `keys` depend on.
+std::string signing_id(const std::vector<std::shared_ptr<const Key>>& keys, uint32_t validity);
+
 // One zone's keys and what each signs (README.md): the DNSKEY RRset by every KSK or CSK, every other RRset by
 // every ZSK (by the KSKs or CSKs when there is no ZSK). Immutable once made; the building threads share it.
 class ZoneSigner {

@@ -21,10 +21,7 @@ std::string config_key(const conf::Config& config) {
     std::string key = config.cluster.id + (config.geoip.nearest ? "/n" : "/-");
     for (const auto& z : config.zones) {
         key += "|" + z.origin;
-        if (!z.dnssec) continue;
-        key += "/" + std::to_string(z.dnssec->signature_validity.count());
-        for (const auto& k : z.dnssec->keys)
-            key += "/" + std::to_string(k->algorithm()) + "+" + std::to_string(k->tag());
+        if (z.dnssec) key += "/" + dnssec::signing_id(z.dnssec->keys, z.dnssec->validity_seconds());
     }
     return key;
 }

@@ -1,7 +1,6 @@
 #include "resolver/snapshot/signed.hpp"
 
 #include <algorithm>
-#include <cctype>
 
 #include "resolver/select.hpp"
 #include "resolver/wire/builder.hpp"
@@ -12,7 +11,7 @@ namespace {
 // A name in wire form, lower-cased: the canonical form RFC 4034 6.2 signs.
 std::string lower(std::string_view name) {
     std::string out(name);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : out) c = static_cast<char>(wire::lower(static_cast<uint8_t>(c)));
     return out;
 }
 

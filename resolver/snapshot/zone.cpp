@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
 #include <new>
 #include <stdexcept>
 
@@ -133,8 +132,7 @@ Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     }
     for (const auto& rec : cz.records) add_record(z, rec.owner, rec.type, rec.ttl, rec.rdata);
     if (cz.dnssec) {
-        auto validity = std::chrono::duration_cast<std::chrono::seconds>(cz.dnssec->signature_validity).count();
-        z.signer = std::make_shared<dnssec::ZoneSigner>(z.origin, cz.dnssec->keys, static_cast<uint32_t>(validity));
+        z.signer = std::make_shared<dnssec::ZoneSigner>(z.origin, cz.dnssec->keys, cz.dnssec->validity_seconds());
         for (std::string& rdata : z.signer->dnskeys()) add_record(z, z.origin, wire::type::DNSKEY, cz.ttl, rdata);
     }
     return z;
