@@ -10,9 +10,21 @@
 #include <random>
 #include <utility>
 
+#include "resolver/dnssec/keys.hpp"
 #include "sync/service_impl.hpp"
 
 namespace glbd::sync {
+namespace {
+// The DNSKEY set this instance publishes for each zone it signs, as its report carries it.
+ZoneKeys zone_keys_of(const conf::Config& c) {
+    ZoneKeys out;
+    for (const auto& z : c.zones) {
+        if (z.dnssec) out.emplace(z.origin, dnssec::published_id(z.dnssec->keys));
+    }
+    return out;
+}
+}  // namespace
+
 Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
     std::vector<conf::Host>().swap(
         config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room
@@ -26,6 +38,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     own.location = config.cluster.location;
     own.group = own_group();
     own.reach = own_reach();
+    own.dnskeys = zone_keys_of(config);
     uint64_t now = now_ms();
     own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
     own.version = now;
@@ -145,6 +158,7 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     own.location = config.cluster.location;
     own.group = own_group();
     own.reach = own_reach();
+    own.dnskeys = zone_keys_of(config);
     if (!networked || !config.peers->learn_members) learnt = {};
     // The zones' static data may have changed: a new version makes every server's serial rise (serial()).
     bump_own();
@@ -414,6 +428,28 @@ std::vector<Service::InstanceStatus> Service::instances() const {
             InstanceStatus{k, impl_->store.alive(k, now, impl_->dead_after()), o == impl_->store.own_origin()});
     }
     return out;
+}
+std::vector<Service::KeyMismatch> Service::key_mismatches(const std::vector<std::string>& served) const {
+    MutexLock lock(impl_->mu);
+    uint64_t now = now_ms();
+    std::vector<KeyMismatch> out;
+    const ZoneKeys& own = impl_->own.dnskeys;
+    auto id = [](const ZoneKeys& keys, const std::string& zone) {
+        auto it = keys.find(zone);
+        return it == keys.end() ? std::string() : it->second;
+    };
+    for (const auto& [o, k] : impl_->store.known()) {
+        if (o == impl_->store.own_origin()) continue;
+        for (auto& zone : sync::key_mismatches(served, own, k.state.dnskeys)) {
+            out.push_back(
+                {o, zone, id(own, zone), id(k.state.dnskeys, zone), impl_->store.alive(k, now, impl_->dead_after())});
+        }
+    }
+    return out;
+}
+ZoneKeys Service::own_zone_keys() const {
+    MutexLock lock(impl_->mu);
+    return impl_->own.dnskeys;
 }
 OverrideMap Service::overrides() const {
     MutexLock lock(impl_->mu);

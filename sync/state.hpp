@@ -16,6 +16,7 @@
 #include "resolver/global_view.hpp"
 #include "sync/groups.hpp"
 #include "sync/members.hpp"
+#include "sync/zone_keys.hpp"
 
 namespace glbd::sync {
 
@@ -47,6 +48,7 @@ struct InstanceState {
     std::string group = {};           // its cluster's failover group ("" = none)
     ActiveGroups active_groups = {};  // the active groups as last set through it (at_ms 0: never)
     std::vector<SocketAddress> reach = {};  // where peers reach its DNS (peers.advertise; sync/members.hpp)
+    ZoneKeys dnskeys = {};                  // the DNSKEY set it publishes for each zone it signs
     [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
 };
 

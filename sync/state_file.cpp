@@ -117,6 +117,11 @@ void put_state(std::string& out, const InstanceState& s) {
     if (s.location) out += ',', put_key(out, "location"), put_string(out, format_location(*s.location));
     if (!s.group.empty()) out += ',', put_key(out, "group"), put_string(out, s.group);
     if (!s.reach.empty()) out += ',', put_key(out, "reach"), put_string(out, join_reach(s.reach));
+    if (!s.dnskeys.empty()) {  // "zone id;zone id"; readers before it skip the key
+        std::string all;
+        for (const auto& [zone, id] : s.dnskeys) all += (all.empty() ? "" : ";") + format_zone_keys(zone, id);
+        out += ',', put_key(out, "dnskeys"), put_string(out, all);
+    }
     if (s.active_groups.at_ms) {  // "a&&b" as the TXT joins them, and when they were set
         out += ',', put_key(out, "activeGroups"), put_string(out, join_groups(s.active_groups.groups));
         out += ',', put_key(out, "activeGroupsAt"), out += std::to_string(s.active_groups.at_ms);

@@ -160,6 +160,16 @@ private:
         } else if (key_ == "reach") {
             std::string where = text(v);
             if (!parse_reach(where, cur_.reach)) bad("\"reach\": \"" + where + "\" is not a list of addresses");
+        } else if (key_ == "dnskeys") {  // "zone id;zone id", as the report's dnskey= strings
+            std::string all = text(v);
+            for (size_t at = 0; at < all.size();) {
+                size_t end = std::min(all.find(';', at), all.size());
+                if (!parse_zone_keys(std::string_view(all).substr(at, end - at), cur_.dnskeys)) {
+                    bad("\"dnskeys\": \"" + all.substr(at, end - at) + "\" is not a zone's DNSKEY set");
+                    break;
+                }
+                at = end + 1;
+            }
         } else if (key_ == "activeGroups") {
             cur_.active_groups.groups = split_groups(text(v), ReportLimits::kMaxGroups);  // checked later
         } else if (key_ == "activeGroupsAt") {

@@ -301,3 +301,25 @@ TEST_F(DnssecKeys, SignaturesVerifyWithLdns) {
 }
 
 }  // namespace
+
+// The id peers compare (sync reports, `glbd check`): the same for the same set in any order, from the keys
+// or from the RDATAs a server answers; another for any other set.
+TEST_F(DnssecKeys, PublishedIdNamesTheSetWhateverItsOrder) {
+    std::string error;
+    auto a = dnssec::Key::load(make(dnssec::kEcdsaP256Sha256), "glb.example.com", error);
+    auto b = dnssec::Key::load(make(dnssec::kEd25519), "glb.example.com", error);
+    ASSERT_TRUE(a && b) << error;
+    std::string ab = dnssec::published_id({a, b});
+    EXPECT_EQ(ab, dnssec::published_id({b, a}));
+    EXPECT_EQ(ab, dnssec::published_id(std::vector<std::string>{b->rdata(), a->rdata()}));
+    auto lo = std::min(a->tag(), b->tag()), hi = std::max(a->tag(), b->tag());
+    EXPECT_TRUE(std::regex_match(ab, std::regex(std::to_string(lo) + "," + std::to_string(hi) + " [0-9a-f]{16}")))
+        << ab;
+    EXPECT_NE(ab, dnssec::published_id({a}));
+    EXPECT_NE(dnssec::published_id({a}), dnssec::published_id({b}));
+    // The same tags over other key material: the digest tells them apart.
+    std::string other = a->rdata();
+    other.back() = static_cast<char>(other.back() ^ 1);
+    std::string a_id = dnssec::published_id({a}), other_id = dnssec::published_id(std::vector<std::string>{other});
+    EXPECT_NE(a_id.substr(a_id.find(' ')), other_id.substr(other_id.find(' ')));
+}

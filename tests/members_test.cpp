@@ -157,3 +157,58 @@ TEST(Members, SilentForForgetAfterIsForgotten) {
 }
 
 }  // namespace
+
+// The DNSKEY sets an instance publishes travel in its report and stateDir; a malformed one, or too many,
+// refuse the report; only the zones we serve are compared.
+TEST(ZoneKeys, TravelInReportsAndStateDirAndAreCompared) {
+    auto a = inst("eu-1", "pod-a", 5, 6);
+    ZoneKeys keys;
+    ASSERT_TRUE(parse_zone_keys("glb.example.com 12345,33420 0123456789abcdef", keys));
+    ASSERT_TRUE(parse_zone_keys("other.example 7 fedcba9876543210", keys));
+    EXPECT_FALSE(parse_zone_keys("glb.example.com 1 0123456789abcdef", keys));  // the zone again
+    EXPECT_EQ(keys.at("glb.example.com"), "12345,33420 0123456789abcdef");
+    a.dnskeys = keys;
+    std::string from, err;
+    std::vector<Report> out;
+    ASSERT_TRUE(decode(encode("eu-1/pod-a", {{a, 0}}), from, out, err)) << err;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].state.dnskeys, keys);
+    std::stringstream file;
+    write_state_file(file, {a}, 1);
+    auto back = read_state_file(file);
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].dnskeys, keys);
+
+    for (const char* bad : {"", "glb.example.com", "glb.example.com 1", "glb.example.com 1 0123456789abcde",
+                            "glb.example.com 1 0123456789abcdeF", "glb.example.com 65536 0123456789abcdef",
+                            "glb.example.com 1,,2 0123456789abcdef", "Glb.example.com 1 0123456789abcdef",
+                            "glb.example.com. 1 0123456789abcdef", "glb example 1 0123456789abcdef",
+                            "glb.example.com 1 0123456789abcdef x",
+                            "glb.example.com 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17 0123456789abcdef"}) {
+        ZoneKeys k;
+        EXPECT_FALSE(parse_zone_keys(bad, k)) << bad;
+        EXPECT_TRUE(k.empty()) << bad;
+        auto rec = encode("eu-1/pod-a", {{inst("eu-1", "pod-a", 5, 6), 0}});
+        rec[1].push_back(std::string("dnskey=") + bad);
+        out.clear();
+        EXPECT_FALSE(decode(rec, from, out, err)) << bad;
+        EXPECT_NE(err.find("bad dnskey"), std::string::npos) << err;
+    }
+    ZoneKeys many;
+    for (size_t i = 0; i < kMaxSignedZones; ++i) {
+        ASSERT_TRUE(parse_zone_keys("z" + std::to_string(i) + ".example 1 0123456789abcdef", many));
+    }
+    EXPECT_FALSE(parse_zone_keys("one-more.example 1 0123456789abcdef", many));
+
+    ZoneKeys ours{{"glb.example.com", "1 0123456789abcdef"}};
+    std::vector<std::string> served{"glb.example.com", "plain.example"};
+    EXPECT_TRUE(key_mismatches(served, ours, ours).empty());
+    EXPECT_EQ(key_mismatches(served, ours, {}), std::vector<std::string>{"glb.example.com"});  // unsigned there
+    EXPECT_EQ(key_mismatches(served, ours, {{"glb.example.com", "2 0123456789abcdef"}}),
+              std::vector<std::string>{"glb.example.com"});
+    ZoneKeys theirs{{"glb.example.com", "1 0123456789abcdef"}, {"plain.example", "1 0123456789abcdef"}};
+    EXPECT_EQ(key_mismatches(served, ours, theirs), std::vector<std::string>{"plain.example"});  // signed there only
+    theirs.erase("plain.example");
+    theirs["not-ours.example"] = "9 0123456789abcdef";  // a zone we do not serve: its business
+    EXPECT_TRUE(key_mismatches(served, ours, theirs).empty());
+}

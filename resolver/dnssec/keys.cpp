@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
+#include <openssl/sha.h>
 
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
@@ -286,6 +288,36 @@ std::string Key::sign_data(std::string_view data) const {
     uint8_t sig[kSignatureSize];
     size_t n = sign_into(data, sig);
     return n ? std::string(reinterpret_cast<const char*>(sig), n) : "";
+}
+
+std::string published_id(std::vector<std::string> rdatas) {
+    std::sort(rdatas.begin(), rdatas.end());  // canonical order (RFC 4034 6.3): the RDATAs as octet strings
+    std::string data, tags;
+    std::vector<uint16_t> sorted_tags;
+    for (const auto& r : rdatas) {
+        data += static_cast<char>(r.size() >> 8), data += static_cast<char>(r.size() & 0xff), data += r;
+        sorted_tags.push_back(key_tag(r));
+    }
+    std::sort(sorted_tags.begin(), sorted_tags.end());
+    for (uint16_t t : sorted_tags) tags += (tags.empty() ? "" : ",") + std::to_string(t);
+    unsigned char md[SHA256_DIGEST_LENGTH];
+    SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
+    static constexpr char kHex[] = "0123456789abcdef";
+    tags += ' ';
+    for (size_t i = 0; i < 8; ++i) tags += kHex[md[i] >> 4], tags += kHex[md[i] & 15];
+    return tags;
+}
+
+std::string published_id(const std::vector<std::shared_ptr<const Key>>& keys) {
+    std::vector<std::string> rdatas;
+    for (const auto& k : keys) rdatas.push_back(k->rdata());
+    return published_id(std::move(rdatas));
+}
+
+std::string describe_keys(const std::vector<std::shared_ptr<const Key>>& keys) {
+    std::string out;
+    for (const auto& k : keys) out += (out.empty() ? "" : "; ") + k->describe();
+    return out;
 }
 
 std::shared_ptr<const Key> Key::load(const std::string& path, const std::string& zone, std::string& error) {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace glbd::dnssec {
 
@@ -60,6 +61,16 @@ private:
     std::string ds_;
     std::unique_ptr<Private> private_;  // the ldns key with its private half
 };
+
+// Each key's describe(), "; " between: "tag 33420, CSK, ECDSAP256SHA256; tag 4151, ZSK, ED25519".
+std::string describe_keys(const std::vector<std::shared_ptr<const Key>>& keys);
+
+// A DNSKEY RRset as peers compare it (sync reports, `glbd check`): the key tags in ascending order, comma
+// separated, a space, and the first 8 bytes of a SHA-256 over the RDATAs in canonical order, in lower case
+// hex: "12345,33420 0123456789abcdef". Two sets are the same if and only if (but for a SHA-256 collision)
+// their ids are equal. Of the keys' RDATAs, or of the set `keys` publish.
+std::string published_id(std::vector<std::string> rdatas);
+std::string published_id(const std::vector<std::shared_ptr<const Key>>& keys);
 
 // Writes a fresh key pair for `zone` (flags 257: a CSK) in `dir`, created exclusively, the private file mode
 // 0600. Returns the path without extension, or "" with the reason in `error`.

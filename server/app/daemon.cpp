@@ -128,6 +128,7 @@ void Daemon::rebuild() {
         snap->cookie_previous = cookie_previous_;
         publisher_.publish(snap);
         schedule_resign(snap->resign_at);
+        log_key_mismatches();
         if (kube_ && kube_->writes_status()) kube_->update_statuses(states ? *states : checker_->states());
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
@@ -383,11 +384,8 @@ int Daemon::start_serving() {
                      config_.peers->sync_interval.count(), config_.peers->dead_after.count());
     }
     for (const auto& z : config_.zones) {
-        if (z.dnssec) {
-            std::string keys;
-            for (const auto& k : z.dnssec->keys) keys += (keys.empty() ? "" : "; ") + k->describe();
-            spdlog::info("zone {}: signed online (DNSSEC keys: {})", z.origin, keys);
-        }
+        if (z.dnssec)
+            spdlog::info("zone {}: signed online (DNSSEC keys: {})", z.origin, dnssec::describe_keys(z.dnssec->keys));
     }
     notifier_.start(loop_);
     notifier_.ready();

@@ -109,6 +109,9 @@ public:
     [[nodiscard]] std::vector<ZoneRecord> served_records() const;
     void adopt_groups_record(const RecordList& records);
     void group_metrics(metrics::Writer& m) const;
+    // Whether peers publish our DNSKEY sets (daemon_dnssec.cpp).
+    [[nodiscard]] nlohmann::json dnssec_json() const;
+    void dnssec_metrics(metrics::Writer& m) const;
     [[nodiscard]] bool ready() const;
 
 private:
@@ -131,6 +134,9 @@ private:
     std::optional<std::string> groups_record_;
     void request_rebuild();
     void rebuild();
+    [[nodiscard]] std::vector<std::string> served_zones() const;
+    void log_key_mismatches();
+    std::set<std::string> key_mismatches_;  // as last logged
 
     uv_signal_t signals_[3]{};  // SIGHUP, SIGTERM, SIGINT
     conf::Config config_;

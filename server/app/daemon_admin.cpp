@@ -151,6 +151,7 @@ std::string Daemon::metrics() const {
     health::write_metrics(m, *checker_, config_.metrics.per_host);
     sync::write_metrics(m, *sync_);
     group_metrics(m);
+    dnssec_metrics(m);
     m.some("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.",
            {{"result=\"ok\"", static_cast<double>(reloads_ok_)},
             {"result=\"failed\"", static_cast<double>(reloads_failed_)}});

@@ -133,6 +133,7 @@ std::string Daemon::summary_json() const {
              {"ready", ready()},
              {"peers", peers_json(*sync_, now)},
              {"clusters", clusters},
+             {"dnssec", dnssec_json()},
              {"counts",
               {{"hosts", hosts},
                {"entries", entries},
@@ -300,7 +301,8 @@ admin::Response Daemon::state_route() {
               {"ready", ready()},
               {"peers", peers_json(*sync_, now)},
               {"clusters", clusters_json(view, sync_->instances(), facts.in_force, now)},
-              {"overrides", overrides}};
+              {"overrides", overrides},
+              {"dnssec", dnssec_json()}};
     if (kube_) head["kubernetes"] = kube_json(now);
     std::string text = head.dump(-1, ' ', false, json::error_handler_t::replace);
     text.back() = ',';  // the object stays open for "hosts"

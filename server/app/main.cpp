@@ -18,6 +18,7 @@
 #include "resolver/wire/text.hpp"
 #include "server/app/daemon.hpp"
 #include "server/app/options.hpp"
+#include "server/app/peer_keys.hpp"
 #include "server/app/status.hpp"
 #include "server/dnstap/dnstap.hpp"
 
@@ -256,11 +257,17 @@ int config_command(const std::string& cmd, const std::vector<std::string>& args)
         }
         std::printf("%s: ok (%zu zone(s), %zu host(s); geo: %s)\n", path.c_str(), r.config->zones.size(),
                     r.config->hosts.size(), geo.c_str());
+        bool signed_zones = false;
         for (const auto& z : r.config->zones) {
             if (!z.dnssec) continue;
-            std::string keys;
-            for (const auto& k : z.dnssec->keys) keys += (keys.empty() ? "" : "; ") + k->describe();
-            std::printf("  zone %s: DNSSEC keys: %s\n", z.origin.c_str(), keys.c_str());
+            std::printf("  zone %s: DNSSEC keys: %s\n", z.origin.c_str(),
+                        glbd::dnssec::describe_keys(z.dnssec->keys).c_str());
+            signed_zones = true;
+        }
+        // A signed zone's keys must be every cluster's: each peer is asked what it publishes (warnings only,
+        // the exit code stays 0: a peer may be down, or not yet reloaded during a key change).
+        if (signed_zones) {
+            for (const auto& line : glbd::peer_key_report(*r.config, 1000)) std::printf("  %s\n", line.c_str());
         }
         return 0;
     }

@@ -102,6 +102,29 @@ int run_probe(const std::string& admin, const std::string& path, const std::stri
     return 1;
 }
 
+namespace {
+// The zones this instance signs and each instance that publishes other keys (absent when every one agrees
+// and no zone is signed).
+void render_dnssec(std::string& out, const nlohmann::json& d) {
+    const auto& mismatches = d.at("keyMismatches");
+    if (d.at("zones").empty() && mismatches.empty()) return;
+    auto id = [](const nlohmann::json& v) { return v.is_null() ? std::string("unsigned") : v.get<std::string>(); };
+    std::vector<std::vector<std::string>> rows{{"ZONE", "DNSKEY (TAGS, DIGEST)", "PEERS"}};
+    for (const auto& [zone, keys] : d.at("zones").items()) {
+        bool agree = true;
+        for (const auto& m : mismatches) agree &= m.at("zone").get<std::string>() != zone;
+        rows.push_back({zone, keys.get<std::string>(), agree ? "every instance publishes the same" : ""});
+    }
+    for (const auto& m : mismatches) {
+        rows.push_back({m.at("zone").get<std::string>(), id(m.at("theirs")),
+                        "MISMATCH: " + m.at("instance").get<std::string>() + " publishes this, we " + id(m.at("ours")) +
+                            (m.at("alive").get<bool>() ? "" : " (instance dead)")});
+    }
+    out += "\nDNSSEC\n";
+    table(out, rows);
+}
+}  // namespace
+
 std::string render_status(const std::string& admin, const std::string& state_json) {
     auto s = nlohmann::json::parse(state_json, nullptr, false);
     if (s.is_discarded()) throw std::runtime_error("not JSON");
@@ -142,6 +165,7 @@ std::string render_status(const std::string& admin, const std::string& state_jso
         }
         table(out, rows);
     }
+    if (s.contains("dnssec")) render_dnssec(out, s.at("dnssec"));
     out += "\nHOSTS\n";
     rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "SOURCE", "ENDPOINTS"}};
     for (const auto& h : s.at("hosts")) {

@@ -253,6 +253,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     if (s.location) out.back().push_back("loc=" + format_location(*s.location));
     if (!s.group.empty()) out.back().push_back(kv("group", s.group));              // older decoders skip it
     if (!s.reach.empty()) out.back().push_back(kv("reach", join_reach(s.reach)));  // so do they this
+    for (const auto& [zone, id] : s.dnskeys) out.back().push_back(kv("dnskey", format_zone_keys(zone, id)));
     for (const auto& h : s.hosts) {
         std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
         if (!h.entry.empty()) rec.push_back(kv("entry", h.entry));  // older decoders skip it
@@ -391,6 +392,7 @@ bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string&
         if (key == "data" && v == "0") cur_->has_data = false;
         if (key == "group") cur_->state.group = v;  // checked with the rest (check_report)
         if (key == "reach" && !parse_reach(v, cur_->state.reach)) return bad("bad reach " + v);
+        if (key == "dnskey" && !parse_zone_keys(v, cur_->state.dnskeys)) return bad("bad dnskey " + v);
         if (key == "loc") {
             cur_->state.location = parse_location(v);
             if (!cur_->state.location) return bad("bad location " + v);
