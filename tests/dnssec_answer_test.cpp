@@ -153,7 +153,7 @@ TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
     ie.ecs = ecs_payload("10.1.0.0/16");
     au.ecs = ecs_payload("10.2.0.0/24");
     struct Case {
-        const char* name;
+        std::string name;
         uint16_t type;
         QueryOpts opts;
         std::vector<std::string> want;  // in the answer section
@@ -170,6 +170,8 @@ TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
              {"glb.test", 6, ie, {"SOA"}},
              {"glb.test", 2, ie, {"ns1.glb.test."}},
              {"glb.test", 48, ie, {"DNSKEY"}},
+             {"glb.test", 59, ie, {" IN CDS " + std::to_string(ksk) + " 13 2 "}},  // the KSK's alone
+             {"glb.test", 60, ie, {" IN CDNSKEY 257 3 13 "}},
          }) {
         std::string what = std::string(c.name) + " type " + std::to_string(c.type), all;
         ask_raw(*snap, c.name, c.type, c.opts, 0, all);
@@ -178,7 +180,11 @@ TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
         EXPECT_EQ(v.sets, 1u) << what << ":\n" << all;
         EXPECT_EQ(v.verified, v.sets) << what << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;
         ASSERT_EQ(v.signed_by.size(), 1u) << what << ":\n" << all;
-        EXPECT_EQ(v.signed_by[0].second, c.type == 48 ? ksk : zsk) << what;
+        EXPECT_EQ(v.signed_by[0].second, c.type == 48 || c.type == 59 || c.type == 60 ? ksk : zsk) << what;
+        if (c.type == 59 || c.type == 60) {
+            EXPECT_EQ(all.find(" 256 3 "), std::string::npos) << what << ": the ZSK is not for the parent\n" << all;
+            EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 2) << what << ": one record and its RRSIG\n" << all;
+        }
         if (std::string(c.name) == "down.glb.test") {
             EXPECT_NE(all.find(" 10 IN A "), std::string::npos) << all;
         }
@@ -216,7 +222,7 @@ TEST_F(SignedAnswers, DenialIsCompactAndVerifies) {
              {"shop.glb.test", 28, dnssec, 0, "shop.glb.test. 60 IN NSEC \\000.shop.glb.test. A RRSIG NSEC"},
              {"shop.glb.test", 16, dnssec, 0, "shop.glb.test. 60 IN NSEC \\000.shop.glb.test. A RRSIG NSEC"},
              {"b.deep.glb.test", 1, dnssec, 0, "b.deep.glb.test. 60 IN NSEC \\000.b.deep.glb.test. RRSIG NSEC"},
-             {"glb.test", 16, dnssec, 0, "glb.test. 60 IN NSEC \\000.glb.test. NS SOA RRSIG NSEC DNSKEY"},
+             {"glb.test", 16, dnssec, 0, "glb.test. 60 IN NSEC \\000.glb.test. NS SOA RRSIG NSEC DNSKEY CDS CDNSKEY"},
              {"sub.glb.test", 43, dnssec, 0, "sub.glb.test. 60 IN NSEC \\000.sub.glb.test. NS RRSIG NSEC"},
              {"x.wild.glb.test", 1, dnssec, 0, "x.wild.glb.test. 60 IN NSEC \\000.x.wild.glb.test. TXT RRSIG NSEC"},
              {"x.apps.glb.test", 28, dnssec, 0, "x.apps.glb.test. 60 IN NSEC \\000.x.apps.glb.test. A RRSIG NSEC"},
@@ -237,7 +243,8 @@ TEST_F(SignedAnswers, DenialIsCompactAndVerifies) {
             EXPECT_EQ(all.find(" IN RRSIG "), std::string::npos) << what << ":\n" << all;
             continue;
         }
-        EXPECT_NE(all.find(c.nsec), std::string::npos) << what << ":\n" << all;
+        EXPECT_NE(all.find(c.nsec + " \n"), std::string::npos) << what << ":\n"
+                                                               << all;  // the whole bitmap (ldns ends it with a space)
         Verdict v = verify(out, n, LDNS_SECTION_AUTHORITY);
         EXPECT_EQ(v.sets, 2u) << what << ":\n" << all;  // SOA and NSEC
         EXPECT_EQ(v.verified, v.sets) << what << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << all;

@@ -379,8 +379,12 @@ std::shared_ptr<const Key> Key::load(const std::string& path, const std::string&
         error = pub_file + ": cannot compute the DS";
         return nullptr;
     }
-    k->ds_ = zone + ". IN DS " + std::to_string(k->tag_) + " " + std::to_string(k->algorithm_) + " 2 " +
-             hex_upper(rdf_bytes(ldns_rr_rdf(ds.get(), 3)));
+    const std::string digest = rdf_bytes(ldns_rr_rdf(ds.get(), 3));
+    k->ds_ =
+        zone + ". IN DS " + std::to_string(k->tag_) + " " + std::to_string(k->algorithm_) + " 2 " + hex_upper(digest);
+    wire::Builder ds_rdata;
+    ds_rdata.u16(k->tag_), ds_rdata.u8(k->algorithm_), ds_rdata.u8(2), ds_rdata.bytes(digest);
+    k->ds_rdata_ = std::string(ds_rdata.view());
     k->private_->key = std::move(priv);
     return k;
 }

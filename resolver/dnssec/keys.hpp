@@ -39,6 +39,8 @@ public:
     const std::string& path() const { return path_; }
     // "glb.example.com. IN DS 33420 13 2 F551...": the DS (SHA-256), as dnssec-dsfromkey -2 prints it.
     const std::string& ds() const { return ds_; }
+    // The same DS's RDATA in wire form (key tag, algorithm, digest type 2, digest): the CDS glbd publishes.
+    const std::string& ds_rdata() const { return ds_rdata_; }
     // "tag 33420, CSK, ECDSAP256SHA256": for messages; never key material.
     std::string describe() const;
     // The signature of `data` as an RRSIG holds it (RFC 6605: r | s, 64 bytes; RFC 8080: 64 bytes), or ""
@@ -58,7 +60,7 @@ private:
     uint8_t algorithm_ = 0;
     uint16_t tag_ = 0;
     std::string rdata_;
-    std::string ds_;
+    std::string ds_, ds_rdata_;
     std::unique_ptr<Private> private_;  // the ldns key with its private half
 };
 

@@ -101,6 +101,18 @@ size_t sign_set(const Key& key, std::string_view signer, std::string_view owner,
     return sign_into(key, signer, owner, type, ttl, rdatas, n, inception, expiration, data, sizeof data, out, cap);
 }
 
+std::vector<std::string> ZoneSigner::cds() const {
+    std::vector<std::string> out;
+    for (const Key* k : ksks_) out.push_back(k->ds_rdata());
+    return out;
+}
+
+std::vector<std::string> ZoneSigner::cdnskeys() const {
+    std::vector<std::string> out;
+    for (const Key* k : ksks_) out.push_back(k->rdata());
+    return out;
+}
+
 std::vector<std::string> ZoneSigner::dnskeys() const {
     std::vector<std::string> out;
     out.reserve(keys_.size());

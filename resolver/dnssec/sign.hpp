@@ -54,12 +54,17 @@ public:
     // The window of a signature made at `made`.
     [[nodiscard]] uint32_t inception(uint32_t made) const { return made - 3600; }
     [[nodiscard]] uint32_t expiration(uint32_t made) const { return made + validity_; }
-    // The keys that sign an RRset of `type`: the KSKs for DNSKEY (and for all when there is no ZSK), else the ZSKs.
+    // The keys that sign an RRset of `type`: the KSKs for DNSKEY, CDS and CDNSKEY (RFC 7344 4.1: a key the
+    // parent's DS points at) and for all when there is no ZSK, else the ZSKs.
     [[nodiscard]] const std::vector<const Key*>& signers(uint16_t type) const {
-        return type == kDnskeyType || zsks_.empty() ? ksks_ : zsks_;
+        return type == kDnskeyType || type == kCdsType || type == kCdnskeyType || zsks_.empty() ? ksks_ : zsks_;
     }
     // The DNSKEY RDATAs of every key, the RRset published at the apex.
     [[nodiscard]] std::vector<std::string> dnskeys() const;
+    // What the parent's DS should be (RFC 7344, RFC 8078): the CDS (SHA-256) and CDNSKEY RDATAs of every KSK
+    // or CSK, published at the apex for a parent that automates its DS.
+    [[nodiscard]] std::vector<std::string> cds() const;
+    [[nodiscard]] std::vector<std::string> cdnskeys() const;
     // The origin, the validity and each key's algorithm and tag: signatures cached under another id
     // were made by other keys.
     [[nodiscard]] const std::string& id() const { return id_; }
@@ -68,7 +73,7 @@ public:
 private:
     std::string origin_;
     std::vector<std::shared_ptr<const Key>> keys_;
-    static constexpr uint16_t kDnskeyType = 48;
+    static constexpr uint16_t kDnskeyType = 48, kCdsType = 59, kCdnskeyType = 60;
     uint32_t validity_;
     std::vector<const Key*> ksks_, zsks_;  // into keys_
     std::string id_;

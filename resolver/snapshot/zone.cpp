@@ -134,6 +134,8 @@ Zone build_zone(const conf::Zone& cz, uint32_t serial) {
     if (cz.dnssec) {
         z.signer = std::make_shared<dnssec::ZoneSigner>(z.origin, cz.dnssec->keys, cz.dnssec->validity_seconds());
         for (std::string& rdata : z.signer->dnskeys()) add_record(z, z.origin, wire::type::DNSKEY, cz.ttl, rdata);
+        for (std::string& rdata : z.signer->cds()) add_record(z, z.origin, wire::type::CDS, cz.ttl, rdata);
+        for (std::string& rdata : z.signer->cdnskeys()) add_record(z, z.origin, wire::type::CDNSKEY, cz.ttl, rdata);
     }
     return z;
 }

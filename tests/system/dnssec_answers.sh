@@ -3,7 +3,7 @@
 # glb.example.com with the same key pair (a CSK from `glbd keygen --dnssec`); BIND's `delv`, trusting that
 # key, says "fully validated" for the load-balanced host from each cluster for a client in each geo (the
 # geo from geoip.networks over the client's loopback address), for a wildcard host, a static record and the
-# apex's SOA, NS and DNSKEY, and "negative response, fully validated" for a name that does not exist and for
+# apex's SOA, NS, DNSKEY, CDS and CDNSKEY (the CDS as BIND's dnssec-dsfromkey makes it), and "negative response, fully validated" for a name that does not exist and for
 # one without the type asked (compact denial, RFC 9824). Under another key the same answers fail (the test
 # can fail), and without DO no RRSIG is sent.
 source "$(dirname "$0")/lib.sh"
@@ -59,7 +59,7 @@ for server in "$IE" "$US"; do
         grep -q "^shop.$ZONE.	60	IN	A	$want$" <<< "$out" || fail "delv @$server from $client: not $want: $out"
         grep -q "RRSIG	A 13 4 60 " <<< "$out" || fail "no RRSIG in: $out"
     done
-    for nt in "www.$ZONE TXT" "$ZONE SOA" "$ZONE NS" "$ZONE DNSKEY"; do
+    for nt in "www.$ZONE TXT" "$ZONE SOA" "$ZONE NS" "$ZONE DNSKEY" "$ZONE CDS" "$ZONE CDNSKEY"; do
         read -r name type <<< "$nt"
         out=$(validate "$server" "$CLIENT_IE" "$name" "$type")
         [[ $out == "; fully validated"* ]] || fail "delv @$server $name $type: $out"
@@ -73,7 +73,20 @@ for server in "$IE" "$US"; do
         [[ $out == *"; negative response, fully validated"* ]] || fail "delv @$server $name $type: $out"
     done
 done
-pass "delv: the load-balanced host for IE and US clients from both clusters, a wildcard host, a TXT, SOA, NS and DNSKEY: fully validated"
+pass "delv: the load-balanced host for IE and US clients from both clusters, a wildcard host, a TXT, SOA, NS, DNSKEY, CDS and CDNSKEY: fully validated"
+
+# The CDS is the DS BIND's dnssec-dsfromkey makes of the key (RFC 8078: what a parent that automates its DS
+# takes), and the CDNSKEY the key itself.
+want_cds=$(dnssec-dsfromkey -2 "$key.key" | awk '{$1 = $2 = $3 = ""; print}' | tr -d ' ')
+want_cdnskey=$(grep -v '^;' "$key.key" | awk '{$1 = $2 = $3 = ""; print}' | tr -d ' ')
+[[ -n $want_cds && -n $want_cdnskey ]] || fail "dnssec-dsfromkey -2 $key.key"
+for server in "$IE" "$US"; do
+    got=$(dig +short +norec @"$server" -p "$PORT" "$ZONE" CDS | tr -d ' ')
+    [[ $got == "$want_cds" ]] || fail "CDS @$server: '$got', dnssec-dsfromkey: '$want_cds'"
+    got=$(dig +short +norec @"$server" -p "$PORT" "$ZONE" CDNSKEY | tr -d ' ')
+    [[ $got == "$want_cdnskey" ]] || fail "CDNSKEY @$server: '$got', the key file: '$want_cdnskey'"
+done
+pass "CDS and CDNSKEY at the apex from both clusters: the DS dnssec-dsfromkey makes of the key, and the key"
 pass "delv: two names that do not exist and three without the type asked: negative response, fully validated"
 
 # Another key under the same name does not validate them: the signatures are checked, not just present.
