@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# A real chain of trust (issue 38, tests with real parts): the parent example.com, signed with BIND's
+# dnssec-signzone and served by NSD, delegates glb.example.com to two peered glbd clusters (ie, us) with a
+# DS that BIND's dnssec-dsfromkey made of glbd's key. unbound, validating from the parent's key alone and
+# sending EDNS Client Subnet, sets AD for the load-balanced host for a client in each geo (each gets its own
+# cluster's address), for a name that does not exist and for a NODATA, through each cluster. A parent whose
+# DS was tampered with makes the same answer SERVFAIL, so the test can fail.
+source "$(dirname "$0")/lib.sh"
+for tool in nsd unbound dnssec-signzone dnssec-dsfromkey; do
+    command -v "$tool" > /dev/null || fail "$tool is not installed (nsd, unbound, bind9-utils: .ci/deps)"
+done
+ZONE=glb.example.com PARENT=example.com PORT=5620
+NSD=127.0.23.120 IE=127.0.23.121 US=127.0.23.122 CLIENT_IE=127.0.23.124 CLIENT_US=127.0.23.125
+NSD_BAD=127.0.23.127
+declare -A UNBOUND=([ie]=127.0.23.123 [us]=127.0.23.126 [bad]=127.0.23.128)
+
+key=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec"
+for c in ie us; do
+    addr=$IE ip=192.0.2.10 geo=IE
+    [[ $c == us ]] && addr=$US ip=198.51.100.10 geo=US
+    cat > "$WORK/$c.yaml" <<YAML
+cluster: {id: $c, instance: $c-0}
+listen: {dns: ["$addr:$PORT"]}
+geoip:
+  networks: {$CLIENT_IE/32: IE, $CLIENT_US/32: US}
+zones:
+  - origin: $ZONE
+    nameservers: [{name: ns-ie.$ZONE, addresses: [$IE]}, {name: ns-us.$ZONE, addresses: [$US]}]
+    dnssec: {keys: [$key]}
+hosts:
+  - name: shop.$ZONE
+    endpoints: [$ip]
+    loadBalancing: {geo: $geo, defaultGeo: $([[ $c == ie ]] && echo true || echo false)}
+$(peers_yaml --interval 500ms --dead 5s "$IE:$PORT" "$US:$PORT")
+YAML
+    start_glbd "$c" "$WORK/$c.yaml"
+done
+
+# The parent: a KSK and a ZSK from dnssec-keygen, the delegation with glue, and the DS of glbd's key.
+mkdir -p "$WORK/parent"
+( cd "$WORK/parent" &&
+  dnssec-keygen -q -a ECDSAP256SHA256 -f KSK "$PARENT" > ksk &&
+  dnssec-keygen -q -a ECDSAP256SHA256 "$PARENT" > zsk ) || fail "dnssec-keygen for $PARENT"
+ds=$(dnssec-dsfromkey -2 "$key.key") || fail "dnssec-dsfromkey"
+parent_zone() {  # DS-RECORD OUT: the parent zone, signed
+    cat > "$WORK/parent/zone" <<ZONEFILE
+\$ORIGIN $PARENT.
+\$TTL 300
+@ IN SOA ns.$PARENT. hostmaster.$PARENT. 1 3600 600 86400 300
+@ IN NS ns.$PARENT.
+ns IN A $NSD
+glb IN NS ns-ie.glb.$PARENT.
+glb IN NS ns-us.glb.$PARENT.
+ns-ie.glb IN A $IE
+ns-us.glb IN A $US
+$1
+\$INCLUDE $(cat "$WORK/parent/ksk").key
+\$INCLUDE $(cat "$WORK/parent/zsk").key
+ZONEFILE
+    (cd "$WORK/parent" && dnssec-signzone -q -o "$PARENT" -f "$2" zone "$(cat zsk)" "$(cat ksk)") > /dev/null ||
+        fail "dnssec-signzone"
+}
+parent_zone "$ds" "$WORK/parent/good.signed"
+# The same DS with one digest digit changed.
+bad_ds=$(sed -E 's/([0-9A-F])$/\1x/; s/0x$/1/; s/([1-9A-F])x$/0/' <<< "$ds")
+[[ $bad_ds != "$ds" ]] || fail "tampering with the DS"
+parent_zone "$bad_ds" "$WORK/parent/bad.signed"
+
+start_nsd() {  # NAME ADDRESS ZONEFILE; returns once it serves the zone signed
+    port_free "$2" "$PORT" || fail "$2:$PORT is already in use before $1 starts (a leftover server?)"
+    mkdir -p "$WORK/$1"
+    cat > "$WORK/$1/nsd.conf" <<CONF
+server:
+    ip-address: $2@$PORT
+    port: $PORT
+    username: ""
+    chroot: ""
+    zonesdir: "$WORK/parent"
+    pidfile: "$WORK/$1/nsd.pid"
+    database: ""
+    zonelistfile: "$WORK/$1/zone.list"
+    xfrdfile: "$WORK/$1/xfrd.state"
+    xfrdir: "$WORK/$1"
+    logfile: "$WORK/$1/nsd.log"
+    server-count: 1
+    verbosity: 1
+remote-control:
+    control-enable: no
+zone:
+    name: $PARENT
+    zonefile: "$3"
+CONF
+    nsd-checkconf "$WORK/$1/nsd.conf" || fail "nsd-checkconf $1"
+    nsd -d -c "$WORK/$1/nsd.conf" >> "$WORK/$1/nsd.out" 2>&1 &
+    PIDS+=("$!")
+    serves() { dig +norec +dnssec +tries=1 +time=1 @"$1" -p "$PORT" "$PARENT" DNSKEY | grep -q "IN	RRSIG	DNSKEY"; }
+    wait_for 30 serves "$2" || fail "$1 does not serve $PARENT within 30 s: $(cat "$WORK/$1/nsd.log" "$WORK/$1/nsd.out")"
+}
+start_nsd nsd "$NSD" "$WORK/parent/good.signed"
+start_nsd nsd-bad "$NSD_BAD" "$WORK/parent/bad.signed"
+
+# unbound: the parent's KSK its only trust anchor; the parent and glb.example.com as stubs (the servers are
+# on port $PORT, not 53); ECS to glbd with the client's whole address.
+anchor=$(grep -v '^;' "$WORK/parent/$(cat "$WORK/parent/ksk").key")
+start_unbound() {  # NAME PARENT-SERVER GLBD-SERVERS...
+    local name=$1 parent=$2 addr=${UNBOUND[$1]}
+    shift 2
+    port_free "$addr" "$PORT" || fail "$addr:$PORT is already in use before unbound $name starts (a leftover server?)"
+    mkdir -p "$WORK/unbound-$name"
+    {
+        cat <<CONF
+server:
+    interface: $addr@$PORT
+    port: $PORT
+    access-control: 127.0.0.0/8 allow
+    do-not-query-localhost: no
+    username: ""
+    chroot: ""
+    directory: "$WORK/unbound-$name"
+    pidfile: "$WORK/unbound-$name/unbound.pid"
+    use-syslog: no
+    logfile: "$WORK/unbound-$name/unbound.log"
+    verbosity: 1
+    val-log-level: 2
+    num-threads: 1
+    trust-anchor: "$anchor"
+    module-config: "subnetcache validator iterator"
+    max-client-subnet-ipv4: 32
+CONF
+        for g in "$@"; do echo "    send-client-subnet: $g"; done
+        printf 'stub-zone:\n    name: "%s"\n    stub-addr: %s@%s\n' "$PARENT" "$parent" "$PORT"
+        printf 'stub-zone:\n    name: "%s"\n' "$ZONE"
+        for g in "$@"; do echo "    stub-addr: $g@$PORT"; done
+        printf 'remote-control:\n    control-enable: no\n'
+    } > "$WORK/unbound-$name/unbound.conf"
+    unbound-checkconf "$WORK/unbound-$name/unbound.conf" > /dev/null || fail "unbound-checkconf $name"
+    unbound -d -c "$WORK/unbound-$name/unbound.conf" >> "$WORK/unbound-$name/out" 2>&1 &
+    PIDS+=("$!")
+}
+start_unbound ie "$NSD" "$IE"
+start_unbound us "$NSD" "$US"
+start_unbound bad "$NSD_BAD" "$IE" "$US"
+
+both_serve() {
+    [[ $(answers "$IE" "$PORT" "shop.$ZONE" A -b "$CLIENT_US") == 198.51.100.10 ]] &&
+        [[ $(answers "$US" "$PORT" "shop.$ZONE" A -b "$CLIENT_IE") == 192.0.2.10 ]]
+}
+wait_for 30 both_serve || fail "the clusters did not learn each other's entries within 30 s"
+resolve() {  # RESOLVER CLIENT NAME TYPE: dig's answer through unbound
+    dig +dnssec +tries=1 +time=5 @"${UNBOUND[$1]}" -p "$PORT" -b "$2" "$3" "$4" 2>&1
+}
+up() { resolve "$1" "$CLIENT_IE" "$PARENT" SOA | grep -q "flags:.* ad"; }
+for r in ie us; do
+    wait_for 30 up "$r" || fail "unbound $r does not validate $PARENT SOA: $(resolve "$r" "$CLIENT_IE" "$PARENT" SOA)"
+done
+
+for r in ie us; do  # through each cluster
+    for client in "$CLIENT_IE" "$CLIENT_US"; do
+        want=192.0.2.10
+        [[ $client == "$CLIENT_US" ]] && want=198.51.100.10
+        out=$(resolve "$r" "$client" "shop.$ZONE" A)
+        grep -q "status: NOERROR" <<< "$out" && grep -q "flags:.* ad" <<< "$out" ||
+            fail "unbound $r from $client: no AD: $out"$'\n'"$(tail -n 20 "$WORK/unbound-$r/unbound.log")"
+        grep -q "^shop.$ZONE.	[0-9]*	IN	A	$want$" <<< "$out" || fail "unbound $r from $client: not $want: $out"
+    done
+    for nt in "nope.$ZONE A" "shop.$ZONE AAAA" "$ZONE TXT"; do
+        read -r name type <<< "$nt"
+        out=$(resolve "$r" "$CLIENT_IE" "$name" "$type")
+        grep -Eq "status: (NOERROR|NXDOMAIN)" <<< "$out" && grep -q "flags:.* ad" <<< "$out" ||
+            fail "unbound $r $name $type: no AD: $out"
+        grep -q "ANSWER: 0," <<< "$out" || fail "unbound $r $name $type: an answer: $out"
+    done
+done
+pass "unbound (ECS, trust anchored at $PARENT signed by dnssec-signzone, served by NSD): AD for the load-balanced host for IE and US clients through each cluster, each its own geo's address"
+pass "unbound: AD for a name that does not exist and for two NODATA, through each cluster"
+
+out=$(resolve bad "$CLIENT_IE" "shop.$ZONE" A)
+grep -q "status: SERVFAIL" <<< "$out" || fail "with a tampered DS: not SERVFAIL: $out"
+out=$(resolve bad "$CLIENT_IE" "$PARENT" SOA)
+grep -q "flags:.* ad" <<< "$out" || fail "the tampered parent itself does not validate: $out"
+grep -q "validation failure <shop.$ZONE. A IN>: DS hash mismatches key" "$WORK/unbound-bad/unbound.log" ||
+    fail "unbound gives another reason: $(grep "validation failure" "$WORK/unbound-bad/unbound.log")"
+pass "a parent with a tampered DS (itself validated): SERVFAIL for the host, unbound says \"DS hash mismatches key\""
+stop_glbd ie
+stop_glbd us
