@@ -12,6 +12,7 @@
 
 #include "conf/config.hpp"
 #include "resolver/dnssec/keys.hpp"
+#include "resolver/dnssec/rollover.hpp"
 #include "resolver/dnssec/sign.hpp"
 #include "resolver/wire/text.hpp"
 
@@ -322,4 +323,68 @@ TEST_F(DnssecKeys, PublishedIdNamesTheSetWhateverItsOrder) {
     other.back() = static_cast<char>(other.back() ^ 1);
     std::string a_id = dnssec::published_id({a}), other_id = dnssec::published_id(std::vector<std::string>{other});
     EXPECT_NE(a_id.substr(a_id.find(' ')), other_id.substr(other_id.find(' ')));
+}
+
+// The key changes a reload may make (RFC 7583, double signature), with an hour of hold time: adding a key
+// beside one that signs now is allowed at once; removing one only once every key that stays has been
+// published for the hold time; a key that would sign alone must have been; a swap in one step is refused.
+TEST_F(DnssecKeys, KeyChangesKeepEveryResolverValidating) {
+    std::string error;
+    auto load = [&](const std::string& path) {
+        auto k = dnssec::Key::load(path, "glb.example.com", error);
+        EXPECT_NE(k, nullptr) << error;
+        return k;
+    };
+    int zsks = 0;
+    auto zsk = [&]() {  // a pair with flags 256 (its tag changes with the flags, so the files are renamed)
+        std::string made = make(dnssec::kEcdsaP256Sha256), pub = read(made + ".key");
+        pub.replace(pub.find("DNSKEY 257"), 10, "DNSKEY 256");
+        std::string path = dir_ + "/zsk" + std::to_string(++zsks);
+        write(path + ".key", pub);
+        fs::rename(made + ".private", path + ".private");
+        fs::remove(made + ".key");
+        return load(path);
+    };
+    auto k1 = load(make(dnssec::kEcdsaP256Sha256)), k2 = load(make(dnssec::kEcdsaP256Sha256));
+    auto z1 = zsk(), z2 = zsk();
+    ASSERT_TRUE(k1 && k2 && z1 && z2);
+    ASSERT_FALSE(z1->sep());
+    const uint64_t hour = 3'600'000, t0 = 1'000'000'000;
+    const std::string zone = "glb.example.com";
+    auto has = [](const std::string& why, const std::string& part) {
+        return why.find(part) != std::string::npos ? ::testing::AssertionSuccess()
+                                                   : ::testing::AssertionFailure() << why;
+    };
+    dnssec::KeyHistory h;
+    EXPECT_EQ(h.check(zone, {k1}, t0, hour), "");  // a zone not signed before: anything
+    h.update(zone, {k1, z1}, t0);
+    EXPECT_EQ(h.published_at(zone, *z1), t0);
+
+    // A ZSK roll: Z2 beside Z1 at once (both sign); Z1 out an hour later, not before.
+    EXPECT_EQ(h.check(zone, {k1, z1, z2}, t0 + 1, hour), "");
+    h.update(zone, {k1, z1, z2}, t0 + hour);
+    EXPECT_EQ(h.published_at(zone, *z1), t0);  // kept
+    std::string why = h.check(zone, {k1, z2}, t0 + hour + 1000, hour);
+    EXPECT_TRUE(has(why, "removing key tag " + std::to_string(z1->tag()) + " now would break validation"));
+    EXPECT_TRUE(has(why, "key tag " + std::to_string(z2->tag()) + " was published 1 s ago"));
+    EXPECT_TRUE(has(why, "in 3599 s or later"));
+    EXPECT_EQ(h.check(zone, {k1, z2}, t0 + 2 * hour, hour), "");
+    // A swap in one step: the new key would sign alone, and no key that signs now would stay.
+    EXPECT_TRUE(has(h.check(zone, {k1, z2}, t0 + hour, hour), "was published 0 s ago"));
+    EXPECT_TRUE(has(h.check(zone, {k2, z1, z2}, t0 + 5 * hour, hour), "would sign the DNSKEY set alone"));
+    // A KSK roll: K2 beside K1 at once, K1 out once K2 has been published an hour.
+    h.update(zone, {k1, k2, z1, z2}, t0 + 2 * hour);
+    EXPECT_TRUE(has(h.check(zone, {k2, z1, z2}, t0 + 2 * hour + 10, hour), "removing key tag"));
+    EXPECT_EQ(h.check(zone, {k2, z1, z2}, t0 + 3 * hour, hour), "");
+    // From KSK + ZSK to a CSK alone: answers held, signed by the ZSKs alone, would fail however long after.
+    h.update(zone, {k1, z1}, t0 + 3 * hour);
+    EXPECT_TRUE(has(h.check(zone, {k1}, t0 + 9 * hour, hour), "no key that signs the answers now"));
+    // From a CSK alone to KSK + ZSK: the new ZSK would sign the answers alone.
+    dnssec::KeyHistory csk;
+    csk.update(zone, {k1}, t0);
+    EXPECT_TRUE(has(csk.check(zone, {k1, z1}, t0 + 9 * hour, hour), "would sign the answers alone"));
+    // A key removed and published again starts over.
+    h.update(zone, {k1}, t0 + 10 * hour);
+    h.update(zone, {k1, z1}, t0 + 11 * hour);
+    EXPECT_EQ(h.published_at(zone, *z1), t0 + 11 * hour);
 }

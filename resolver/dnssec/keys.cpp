@@ -47,9 +47,6 @@ std::string dnskey_rdata(uint16_t flags, uint8_t algorithm, std::string_view pub
     b.u16(flags), b.u8(3), b.u8(algorithm), b.bytes(public_key);
     return std::string(b.view());
 }
-uint16_t key_tag(const std::string& rdata) {
-    return ldns_calc_keytag_raw(reinterpret_cast<const uint8_t*>(rdata.data()), rdata.size());
-}
 
 std::string hex_upper(const std::string& bytes) {
     static constexpr char kDigits[] = "0123456789ABCDEF";
@@ -288,6 +285,10 @@ std::string Key::sign_data(std::string_view data) const {
     uint8_t sig[kSignatureSize];
     size_t n = sign_into(data, sig);
     return n ? std::string(reinterpret_cast<const char*>(sig), n) : "";
+}
+
+uint16_t key_tag(const std::string& rdata) {
+    return ldns_calc_keytag_raw(reinterpret_cast<const uint8_t*>(rdata.data()), rdata.size());
 }
 
 std::string published_id(std::vector<std::string> rdatas) {

@@ -67,6 +67,9 @@ private:
 // Each key's describe(), "; " between: "tag 33420, CSK, ECDSAP256SHA256; tag 4151, ZSK, ED25519".
 std::string describe_keys(const std::vector<std::shared_ptr<const Key>>& keys);
 
+// The key tag of a DNSKEY RDATA (RFC 4034 appendix B).
+uint16_t key_tag(const std::string& rdata);
+
 // A DNSKEY RRset as peers compare it (sync reports, `glbd check`): the key tags in ascending order, comma
 // separated, a space, and the first 8 bytes of a SHA-256 over the RDATAs in canonical order, in lower case
 // hex: "12345,33420 0123456789abcdef". Two sets are the same if and only if (but for a SHA-256 collision)

@@ -174,6 +174,11 @@ bool Daemon::reload() {
         spdlog::error("reload failed: {}; still serving the previous config", e.what());
         return false;
     }
+    if (auto why = refused_key_change(next); !why.empty()) {
+        ++reloads_failed_;
+        spdlog::error("reload refused: {}; still serving the previous config", why);
+        return false;
+    }
     ++reloads_ok_;
     bool same_listen = next.listen.dns.size() == config_.listen.dns.size() &&
                        std::equal(config_.listen.dns.begin(), config_.listen.dns.end(), next.listen.dns.begin());
@@ -193,6 +198,7 @@ bool Daemon::reload() {
     geo_ = std::move(geo);
     start_checker(previous);
     sync_->reconfigure(config_);
+    note_published_keys();
     rebuild();
     auto snap = publisher_.current();
     spdlog::info("reloaded {}: serial {}, {} zone(s), {} host(s)", path_, snap->serial, snap->zones.size(),
@@ -247,6 +253,7 @@ int Daemon::run(const std::string& banner) {
     if (int rc = open_sockets()) return rc;
     if (!drop_privileges()) return 2;
     if (int rc = start_serving()) return rc;
+    note_published_keys();
     if (!banner.empty()) fputs(banner.c_str(), stdout), fflush(stdout);
     wait_for_signal();
     shut_down();

@@ -19,6 +19,7 @@
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
 #include "resolver/base/mutex.hpp"
+#include "resolver/dnssec/rollover.hpp"
 #include "resolver/snapshot/builder.hpp"
 #include "server/app/admin.hpp"
 #include "server/app/answer_ids.hpp"
@@ -137,6 +138,12 @@ private:
     [[nodiscard]] std::vector<std::string> served_zones() const;
     void log_key_mismatches();
     std::set<std::string> key_mismatches_;  // as last logged
+    // Since when each signed zone's keys are published, and the key changes a reload may make (RFC 7583).
+    dnssec::KeyHistory key_history_;
+    std::set<std::string> known_signed_zones_;
+    [[nodiscard]] uint64_t key_hold_ms(const conf::Config& next, const std::string& origin) const;
+    [[nodiscard]] std::string refused_key_change(const conf::Config& next) const;  // "" when allowed
+    void note_published_keys();                                                    // config_'s keys, now
 
     uv_signal_t signals_[3]{};  // SIGHUP, SIGTERM, SIGINT
     conf::Config config_;

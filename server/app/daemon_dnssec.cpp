@@ -1,7 +1,10 @@
-// Whether every instance publishes the DNSKEY sets this one does (each report carries its sets): shown in
-// /v1/state and /v1/summary ("dnssec"), `glbd status`, a metric, and logged when it changes. Control thread.
+// DNSSEC at the daemon (control thread): whether every instance publishes the DNSKEY sets this one does
+// (each report carries its sets), shown in /v1/state and /v1/summary ("dnssec"), `glbd status`, a metric, and
+// logged when it changes; and the key changes a reload may make (RFC 7583, resolver/dnssec/rollover.hpp).
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
 
 #include "resolver/base/metrics.hpp"
 #include "server/app/daemon.hpp"
@@ -61,6 +64,64 @@ void Daemon::log_key_mismatches() {
         if (!now.count(line)) spdlog::info("dnssec: no longer: {}", line);
     }
     key_mismatches_ = std::move(now);
+}
+
+namespace {
+bool in_zone(const std::string& name, const std::string& origin) {
+    return name == origin ||
+           (name.size() > origin.size() && name.compare(name.size() - origin.size(), origin.size(), origin) == 0 &&
+            name[name.size() - origin.size() - 1] == '.');
+}
+// The largest TTL `zone` gives in `config` (its own records, negative answers, the config's hosts).
+uint32_t max_ttl(const conf::Config& config, const std::string& origin) {
+    uint32_t out = 0;
+    for (const auto& z : config.zones) {
+        if (z.origin != origin) continue;
+        out = std::max({out, z.ttl, z.soa.minimum});
+        for (const auto& r : z.records) out = std::max(out, r.ttl);
+    }
+    for (const auto& h : config.hosts) {
+        if (in_zone(h.name, origin)) out = std::max(out, h.ttl);
+    }
+    return out;
+}
+}  // namespace
+
+// How long a resolver may hold `origin`'s DNSKEY set or an answer: the largest TTL of the running config, the
+// next one and every cluster's entries, and the time a change takes to reach the peers.
+uint64_t Daemon::key_hold_ms(const conf::Config& next, const std::string& origin) const {
+    uint32_t ttl = std::max(max_ttl(config_, origin), max_ttl(next, origin));
+    for (const auto& cv : sync_->view()) {
+        for (const auto& h : cv.hosts) {
+            if (in_zone(h.host, origin)) ttl = std::max(ttl, h.ttl);
+        }
+    }
+    uint64_t propagation = next.peers ? 2 * static_cast<uint64_t>(next.peers->sync_interval.count()) : 0;
+    return uint64_t{ttl} * 1000 + propagation + 1000;
+}
+
+std::string Daemon::refused_key_change(const conf::Config& next) const {
+    const uint64_t now = sync::now_ms();
+    for (const auto& z : next.zones) {
+        if (!z.dnssec) continue;
+        if (auto why = key_history_.check(z.origin, z.dnssec->keys, now, key_hold_ms(next, z.origin)); !why.empty())
+            return "zone " + z.origin + ": " + why;
+    }
+    return "";
+}
+
+void Daemon::note_published_keys() {
+    const uint64_t now = sync::now_ms();
+    std::set<std::string> signed_zones;
+    for (const auto& z : config_.zones) {
+        if (!z.dnssec) continue;
+        key_history_.update(z.origin, z.dnssec->keys, now);
+        signed_zones.insert(z.origin);
+    }
+    for (const auto& zone : known_signed_zones_) {
+        if (!signed_zones.count(zone)) key_history_.update(zone, {}, now);
+    }
+    known_signed_zones_ = std::move(signed_zones);
 }
 
 }  // namespace glbd

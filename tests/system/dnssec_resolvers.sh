@@ -4,7 +4,8 @@
 # DS that BIND's dnssec-dsfromkey made of glbd's key. unbound, validating from the parent's key alone and
 # sending EDNS Client Subnet, sets AD for the load-balanced host for a client in each geo (each gets its own
 # cluster's address), for a name that does not exist and for a NODATA, through each cluster. A parent whose
-# DS was tampered with makes the same answer SERVFAIL, so the test can fail.
+# DS was tampered with makes the same answer SERVFAIL, so the test can fail. Then a ZSK rollover runs through
+# while unbound keeps answering with AD: removing the old ZSK too early is refused (RFC 7583).
 source "$(dirname "$0")/lib.sh"
 for tool in nsd unbound dnssec-signzone dnssec-dsfromkey; do
     command -v "$tool" > /dev/null || fail "$tool is not installed (nsd, unbound, bind9-utils: .ci/deps)"
@@ -14,25 +15,36 @@ NSD=127.0.23.120 IE=127.0.23.121 US=127.0.23.122 CLIENT_IE=127.0.23.124 CLIENT_U
 NSD_BAD=127.0.23.127
 declare -A UNBOUND=([ie]=127.0.23.123 [us]=127.0.23.126 [bad]=127.0.23.128)
 
+# glbd's keys: a KSK (the DS points at it) from glbd, a ZSK from BIND's dnssec-keygen, and a second ZSK
+# for the rollover at the end. TTLs of 2 s keep the rollover's hold time short.
 key=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec"
-for c in ie us; do
-    addr=$IE ip=192.0.2.10 geo=IE
+zsk1=$WORK/$(cd "$WORK" && dnssec-keygen -q -a ECDSAP256SHA256 "$ZONE") || fail "dnssec-keygen (ZSK 1)"
+zsk2=$WORK/$(cd "$WORK" && dnssec-keygen -q -a ECDSAP256SHA256 "$ZONE") || fail "dnssec-keygen (ZSK 2)"
+config() {  # CLUSTER KEYS...
+    local c=$1 addr=$IE ip=192.0.2.10 geo=IE
+    shift
     [[ $c == us ]] && addr=$US ip=198.51.100.10 geo=US
-    cat > "$WORK/$c.yaml" <<YAML
+    cat <<YAML
 cluster: {id: $c, instance: $c-0}
 listen: {dns: ["$addr:$PORT"]}
 geoip:
   networks: {$CLIENT_IE/32: IE, $CLIENT_US/32: US}
 zones:
   - origin: $ZONE
+    ttl: 2
+    soa: {minimum: 2}
     nameservers: [{name: ns-ie.$ZONE, addresses: [$IE]}, {name: ns-us.$ZONE, addresses: [$US]}]
-    dnssec: {keys: [$key]}
+    dnssec: {keys: [$(IFS=,; echo "$*")]}
 hosts:
   - name: shop.$ZONE
+    ttl: 2
     endpoints: [$ip]
     loadBalancing: {geo: $geo, defaultGeo: $([[ $c == ie ]] && echo true || echo false)}
 $(peers_yaml --interval 500ms --dead 5s "$IE:$PORT" "$US:$PORT")
 YAML
+}
+for c in ie us; do
+    config "$c" "$key" "$zsk1" > "$WORK/$c.yaml"
     start_glbd "$c" "$WORK/$c.yaml"
 done
 
@@ -181,5 +193,62 @@ grep -q "flags:.* ad" <<< "$out" || fail "the tampered parent itself does not va
 grep -q "validation failure <shop.$ZONE. A IN>: DS hash mismatches key" "$WORK/unbound-bad/unbound.log" ||
     fail "unbound gives another reason: $(grep "validation failure" "$WORK/unbound-bad/unbound.log")"
 pass "a parent with a tampered DS (itself validated): SERVFAIL for the host, unbound says \"DS hash mismatches key\""
+# A ZSK rollover (double signature) while both resolvers answer a query every 100 ms: ZSK 2 beside ZSK 1 on
+# both clusters; removing ZSK 1 at once is refused (the old keys stay); once the hold time has passed it is
+# taken. Not one answer may lose AD or fail.
+( end=$(( $(date +%s) + 60 ))
+  while [[ ! -e $WORK/stop-asking ]] && (( $(date +%s) < end )); do
+      for r in ie us; do
+          out=$(resolve "$r" "$CLIENT_IE" "shop.$ZONE" A)
+          if grep -q "status: NOERROR" <<< "$out" && grep -q "flags:.* ad" <<< "$out"; then echo ok; else
+              echo "BAD $r: $(grep -E "status|flags" <<< "$out" | tr '\n' ' ')"
+          fi
+      done
+      sleep 0.1
+  done > "$WORK/asked" ) &
+asker=$!
+reload() {  # CLUSTER: SIGHUP; true when it reloaded, false when it refused
+    local log=$WORK/$1.log before
+    before=$(grep -cE "reloaded |reload (refused|failed)" "$log")
+    kill -HUP "${GLBD_PIDS[$1]}"
+    wait_for 10 bash -c "(( \$(grep -cE 'reloaded |reload (refused|failed)' '$log') > $before ))" ||
+        fail "$1 neither reloaded nor refused within 10 s"
+    tail -n 5 "$log" | grep -q "reloaded " && ! tail -n 1 "$log" | grep -qE "reload (refused|failed)"
+}
+tag() { basename "$1" | sed -E 's/.*\+0*([0-9]+)$/\1/'; }
+published() {  # SERVER: the DNSKEY set's tags, sorted
+    dig +norec +multi @"$1" -p "$PORT" "$ZONE" DNSKEY | grep -oE "key id = [0-9]+" | awk '{print $4}' | sort -n | xargs
+}
+sleep 2
+for c in ie us; do
+    config "$c" "$key" "$zsk1" "$zsk2" > "$WORK/$c.yaml"
+    reload "$c" || fail "$c refused ZSK 2 beside ZSK 1: $(tail -n 3 "$WORK/$c.log")"
+done
+started=$(date +%s)
+for c in ie us; do config "$c" "$key" "$zsk2" > "$WORK/$c.yaml"; done
+reload ie && fail "ie removed ZSK 1 at once"
+grep -q "reload refused: zone $ZONE: removing key tag $(tag "$zsk1") now would break validation: key tag $(tag "$zsk2") was published" "$WORK/ie.log" ||
+    fail "ie's refusal: $(grep "reload refused" "$WORK/ie.log")"
+want=$(printf '%s\n' "$(tag "$key")" "$(tag "$zsk1")" "$(tag "$zsk2")" | sort -n | xargs)
+[[ $(published "$IE") == "$want" ]] || fail "after the refusal ie publishes $(published "$IE"), not $want"
+pass "ZSK 2 beside ZSK 1 taken at once; removing ZSK 1 right after is refused (RFC 7583) and the three keys stay"
+for c in ie us; do
+    taken() { reload "$1"; }
+    wait_for 30 taken "$c" || fail "$c did not take the removal within 30 s: $(grep "reload refused" "$WORK/$c.log" | tail -n 1)"
+done
+took=$(( $(date +%s) - started ))
+want=$(printf '%s\n' "$(tag "$key")" "$(tag "$zsk2")" | sort -n | xargs)
+for server in "$IE" "$US"; do
+    [[ $(published "$server") == "$want" ]] || fail "$server publishes $(published "$server"), not $want"
+    signer=$(dig +norec +dnssec @"$server" -p "$PORT" "shop.$ZONE" A | awk '$4 == "RRSIG" {print $11}')
+    [[ $signer == "$(tag "$zsk2")" ]] || fail "$server: shop is signed by $signer, not ZSK 2 ($(tag "$zsk2"))"
+done
+sleep 3  # the resolvers' cached answers (TTL 2) expire and are asked again under the new keys
+touch "$WORK/stop-asking"
+wait "$asker"
+asked=$(grep -c . "$WORK/asked")
+bad=$(grep -c BAD "$WORK/asked" || true)
+(( asked >= 20 && bad == 0 )) || fail "$bad of $asked answers during the rollover failed or lacked AD: $(grep -m3 BAD "$WORK/asked")"
+pass "ZSK rollover: ZSK 1 removed after ${took} s, both clusters publish $want and sign with ZSK 2; unbound answered $asked queries with AD, none failed"
 stop_glbd ie
 stop_glbd us

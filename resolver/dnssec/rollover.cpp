@@ -1,0 +1,107 @@
+#include "resolver/dnssec/rollover.hpp"
+
+#include <algorithm>
+
+namespace glbd::dnssec {
+
+void KeyHistory::update(const std::string& zone, const std::vector<std::shared_ptr<const Key>>& keys, uint64_t now_ms) {
+    std::map<std::string, uint64_t> next;
+    const auto& known = published_[zone];
+    for (const auto& k : keys) {
+        auto it = known.find(k->rdata());
+        next[k->rdata()] = it != known.end() ? it->second : now_ms;
+    }
+    if (next.empty()) {
+        published_.erase(zone);
+    } else {
+        published_[zone] = std::move(next);
+    }
+}
+
+uint64_t KeyHistory::published_at(const std::string& zone, const Key& key) const {
+    auto z = published_.find(zone);
+    if (z == published_.end()) return 0;
+    auto it = z->second.find(key.rdata());
+    return it == z->second.end() ? 0 : it->second;
+}
+
+namespace {
+// The keys that sign each role, as ZoneSigner chooses them: [0] the answers (the ZSKs, or the KSKs when there
+// is none), [1] the DNSKEY set (the KSKs); as DNSKEY RDATAs.
+struct Roles {
+    std::vector<std::string> of[2];
+};
+Roles roles(const std::vector<std::string>& rdatas) {
+    Roles r;
+    for (const auto& rd : rdatas) {
+        bool ksk = rd.size() > 1 && (static_cast<uint8_t>(rd[1]) & kFlagSep) != 0;
+        (ksk ? r.of[1] : r.of[0]).push_back(rd);
+    }
+    if (r.of[0].empty()) r.of[0] = r.of[1];
+    return r;
+}
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+std::string tags(const std::vector<std::string>& rdatas) {
+    std::string out;
+    for (const auto& rd : rdatas) out += (out.empty() ? "" : ", ") + std::to_string(key_tag(rd));
+    return out;
+}
+constexpr const char* kRole[2] = {"the answers", "the DNSKEY set"};
+}  // namespace
+
+std::string KeyHistory::check(const std::string& zone, const std::vector<std::shared_ptr<const Key>>& next,
+                              uint64_t now_ms, uint64_t wait_ms) const {
+    auto z = published_.find(zone);
+    if (z == published_.end() || next.empty()) return "";  // newly signed, or no longer signed
+    std::vector<std::string> before, after;
+    for (const auto& [rdata, at] : z->second) before.push_back(rdata);
+    for (const auto& k : next) after.push_back(k->rdata());
+    auto mature = [&](const std::string& rdata) {
+        auto it = z->second.find(rdata);
+        return it != z->second.end() && now_ms - std::min(now_ms, it->second) >= wait_ms;
+    };
+    auto age = [&](const std::string& rdata) {
+        auto it = z->second.find(rdata);
+        return it == z->second.end()
+                   ? std::string("is not published yet")
+                   : "was published " + std::to_string((now_ms - std::min(now_ms, it->second)) / 1000) + " s ago";
+    };
+    const std::string hold = std::to_string((wait_ms + 999) / 1000);
+    const Roles old_roles = roles(before), new_roles = roles(after);
+    for (int r = 0; r < 2; ++r) {
+        // A resolver may hold a DNSKEY set from `wait` ago: one of the keys that will sign must be in it, or
+        // sign now (then every DNSKEY set a resolver may hold has it, as this rule held when it began).
+        const auto& signers = new_roles.of[r];
+        const auto& old_signers = old_roles.of[r];
+        if (std::none_of(signers.begin(), signers.end(),
+                         [&](const auto& k) { return mature(k) || contains(old_signers, k); })) {
+            return "key tag " + tags(signers) + " would sign " + kRole[r] + " alone, and " + tags(signers) + " " +
+                   age(signers.front()) + "; resolvers may hold a DNSKEY set without it for " + hold +
+                   " s (RFC 7583): keep a key that signs them now beside it until then";
+        }
+        // A resolver may hold answers signed by the keys that sign now: one of them must stay published.
+        if (std::none_of(old_signers.begin(), old_signers.end(), [&](const auto& k) { return contains(after, k); })) {
+            return "no key that signs " + std::string(kRole[r]) + " now (tag " + tags(old_signers) +
+                   ") stays published, and resolvers hold answers signed by them alone (RFC 7583)";
+        }
+    }
+    std::vector<std::string> removed;
+    for (const auto& k : before) {
+        if (!contains(after, k)) removed.push_back(k);
+    }
+    if (removed.empty()) return "";
+    for (const auto& k : after) {
+        if (mature(k)) continue;
+        auto it = z->second.find(k);
+        uint64_t since = it == z->second.end() ? 0 : now_ms - std::min(now_ms, it->second);
+        return "removing key tag " + tags(removed) + " now would break validation: key tag " +
+               std::to_string(key_tag(k)) + " " + age(k) + ", and resolvers may hold the DNSKEY set and answers from " +
+               "before it for " + hold + " s (RFC 7583): remove the old key in " +
+               std::to_string((wait_ms - since + 999) / 1000) + " s or later";
+    }
+    return "";
+}
+
+}  // namespace glbd::dnssec
