@@ -357,12 +357,12 @@ TEST_F(DnssecKeys, KeyChangesKeepEveryResolverValidating) {
     };
     dnssec::KeyHistory h;
     EXPECT_EQ(h.check(zone, {k1}, t0, hour), "");  // a zone not signed before: anything
-    h.update(zone, {k1, z1}, t0);
+    h.update({{zone, {k1, z1}}}, t0);
     EXPECT_EQ(h.published_at(zone, *z1), t0);
 
     // A ZSK roll: Z2 beside Z1 at once (both sign); Z1 out an hour later, not before.
     EXPECT_EQ(h.check(zone, {k1, z1, z2}, t0 + 1, hour), "");
-    h.update(zone, {k1, z1, z2}, t0 + hour);
+    h.update({{zone, {k1, z1, z2}}}, t0 + hour);
     EXPECT_EQ(h.published_at(zone, *z1), t0);  // kept
     std::string why = h.check(zone, {k1, z2}, t0 + hour + 1000, hour);
     EXPECT_TRUE(has(why, "removing key tag " + std::to_string(z1->tag()) + " now would break validation"));
@@ -373,18 +373,22 @@ TEST_F(DnssecKeys, KeyChangesKeepEveryResolverValidating) {
     EXPECT_TRUE(has(h.check(zone, {k1, z2}, t0 + hour, hour), "was published 0 s ago"));
     EXPECT_TRUE(has(h.check(zone, {k2, z1, z2}, t0 + 5 * hour, hour), "would sign the DNSKEY set alone"));
     // A KSK roll: K2 beside K1 at once, K1 out once K2 has been published an hour.
-    h.update(zone, {k1, k2, z1, z2}, t0 + 2 * hour);
+    h.update({{zone, {k1, k2, z1, z2}}}, t0 + 2 * hour);
     EXPECT_TRUE(has(h.check(zone, {k2, z1, z2}, t0 + 2 * hour + 10, hour), "removing key tag"));
     EXPECT_EQ(h.check(zone, {k2, z1, z2}, t0 + 3 * hour, hour), "");
     // From KSK + ZSK to a CSK alone: answers held, signed by the ZSKs alone, would fail however long after.
-    h.update(zone, {k1, z1}, t0 + 3 * hour);
+    h.update({{zone, {k1, z1}}}, t0 + 3 * hour);
     EXPECT_TRUE(has(h.check(zone, {k1}, t0 + 9 * hour, hour), "no key that signs the answers now"));
     // From a CSK alone to KSK + ZSK: the new ZSK would sign the answers alone.
     dnssec::KeyHistory csk;
-    csk.update(zone, {k1}, t0);
+    csk.update({{zone, {k1}}}, t0);
     EXPECT_TRUE(has(csk.check(zone, {k1, z1}, t0 + 9 * hour, hour), "would sign the answers alone"));
     // A key removed and published again starts over.
-    h.update(zone, {k1}, t0 + 10 * hour);
-    h.update(zone, {k1, z1}, t0 + 11 * hour);
+    h.update({{zone, {k1}}}, t0 + 10 * hour);
+    h.update({{zone, {k1, z1}}}, t0 + 11 * hour);
     EXPECT_EQ(h.published_at(zone, *z1), t0 + 11 * hour);
+    // A zone no longer signed is forgotten, its keys with it.
+    h.update({}, t0 + 12 * hour);
+    EXPECT_EQ(h.published_at(zone, *k1), 0u);
+    EXPECT_EQ(h.check(zone, {k2}, t0 + 12 * hour, hour), "");
 }

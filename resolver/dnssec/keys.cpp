@@ -311,6 +311,7 @@ std::string published_id(std::vector<std::string> rdatas) {
 
 std::string published_id(const std::vector<std::shared_ptr<const Key>>& keys) {
     std::vector<std::string> rdatas;
+    rdatas.reserve(keys.size());
     for (const auto& k : keys) rdatas.push_back(k->rdata());
     return published_id(std::move(rdatas));
 }

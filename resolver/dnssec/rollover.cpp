@@ -4,18 +4,20 @@
 
 namespace glbd::dnssec {
 
-void KeyHistory::update(const std::string& zone, const std::vector<std::shared_ptr<const Key>>& keys, uint64_t now_ms) {
-    std::map<std::string, uint64_t> next;
-    const auto& known = published_[zone];
-    for (const auto& k : keys) {
-        auto it = known.find(k->rdata());
-        next[k->rdata()] = it != known.end() ? it->second : now_ms;
+void KeyHistory::update(const ZoneKeys& zones, uint64_t now_ms) {
+    std::map<std::string, std::map<std::string, uint64_t>> next;
+    for (const auto& [zone, keys] : zones) {
+        auto known = published_.find(zone);
+        auto& times = next[zone];
+        for (const auto& k : keys) {
+            uint64_t at = now_ms;
+            if (known != published_.end()) {
+                if (auto it = known->second.find(k->rdata()); it != known->second.end()) at = it->second;
+            }
+            times[k->rdata()] = at;
+        }
     }
-    if (next.empty()) {
-        published_.erase(zone);
-    } else {
-        published_[zone] = std::move(next);
-    }
+    published_ = std::move(next);
 }
 
 uint64_t KeyHistory::published_at(const std::string& zone, const Key& key) const {

@@ -20,9 +20,11 @@ namespace glbd::dnssec {
 // would fail to validate.
 class KeyHistory {
 public:
-    // `zone`'s keys are `keys` from `now_ms` on: a key not known yet is published now; keys no longer there
-    // are forgotten (published again later, they start over).
-    void update(const std::string& zone, const std::vector<std::shared_ptr<const Key>>& keys, uint64_t now_ms);
+    // Every signed zone and its keys.
+    using ZoneKeys = std::map<std::string, std::vector<std::shared_ptr<const Key>>>;
+    // The signed zones' keys are `zones`' from `now_ms` on: a key not known yet is published now; keys and
+    // zones no longer there are forgotten (published again later, they start over).
+    void update(const ZoneKeys& zones, uint64_t now_ms);
     // When `key` was first published for `zone` (ms; 0 when it is not).
     [[nodiscard]] uint64_t published_at(const std::string& zone, const Key& key) const;
     // Whether `zone`'s keys may become `next` at `now_ms` (from what update() was last told): "" when they

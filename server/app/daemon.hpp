@@ -140,7 +140,6 @@ private:
     std::set<std::string> key_mismatches_;  // as last logged
     // Since when each signed zone's keys are published, and the key changes a reload may make (RFC 7583).
     dnssec::KeyHistory key_history_;
-    std::set<std::string> known_signed_zones_;
     [[nodiscard]] uint64_t key_hold_ms(const conf::Config& next, const std::string& origin) const;
     [[nodiscard]] std::string refused_key_change(const conf::Config& next) const;  // "" when allowed
     void note_published_keys();                                                    // config_'s keys, now

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "conf/names.hpp"
 #include "resolver/base/metrics.hpp"
 #include "server/app/daemon.hpp"
 
@@ -67,11 +68,6 @@ void Daemon::log_key_mismatches() {
 }
 
 namespace {
-bool in_zone(const std::string& name, const std::string& origin) {
-    return name == origin ||
-           (name.size() > origin.size() && name.compare(name.size() - origin.size(), origin.size(), origin) == 0 &&
-            name[name.size() - origin.size() - 1] == '.');
-}
 // The largest TTL `zone` gives in `config` (its own records, negative answers, the config's hosts).
 uint32_t max_ttl(const conf::Config& config, const std::string& origin) {
     uint32_t out = 0;
@@ -81,7 +77,7 @@ uint32_t max_ttl(const conf::Config& config, const std::string& origin) {
         for (const auto& r : z.records) out = std::max(out, r.ttl);
     }
     for (const auto& h : config.hosts) {
-        if (in_zone(h.name, origin)) out = std::max(out, h.ttl);
+        if (conf::is_subdomain(h.name, origin)) out = std::max(out, h.ttl);
     }
     return out;
 }
@@ -93,7 +89,7 @@ uint64_t Daemon::key_hold_ms(const conf::Config& next, const std::string& origin
     uint32_t ttl = std::max(max_ttl(config_, origin), max_ttl(next, origin));
     for (const auto& cv : sync_->view()) {
         for (const auto& h : cv.hosts) {
-            if (in_zone(h.host, origin)) ttl = std::max(ttl, h.ttl);
+            if (conf::is_subdomain(h.host, origin)) ttl = std::max(ttl, h.ttl);
         }
     }
     uint64_t propagation = next.peers ? 2 * static_cast<uint64_t>(next.peers->sync_interval.count()) : 0;
@@ -111,17 +107,11 @@ std::string Daemon::refused_key_change(const conf::Config& next) const {
 }
 
 void Daemon::note_published_keys() {
-    const uint64_t now = sync::now_ms();
-    std::set<std::string> signed_zones;
+    dnssec::KeyHistory::ZoneKeys signed_zones;
     for (const auto& z : config_.zones) {
-        if (!z.dnssec) continue;
-        key_history_.update(z.origin, z.dnssec->keys, now);
-        signed_zones.insert(z.origin);
+        if (z.dnssec) signed_zones.emplace(z.origin, z.dnssec->keys);
     }
-    for (const auto& zone : known_signed_zones_) {
-        if (!signed_zones.count(zone)) key_history_.update(zone, {}, now);
-    }
-    known_signed_zones_ = std::move(signed_zones);
+    key_history_.update(signed_zones, sync::now_ms());
 }
 
 }  // namespace glbd
