@@ -429,8 +429,10 @@ std::vector<Service::InstanceStatus> Service::instances() const {
     }
     return out;
 }
-std::vector<Service::KeyMismatch> Service::key_mismatches(const std::vector<std::string>& served) const {
+std::vector<Service::KeyMismatch> Service::key_mismatches() const {
     MutexLock lock(impl_->mu);
+    std::vector<std::string> served;
+    for (const auto& z : impl_->config.zones) served.push_back(z.origin);
     uint64_t now = now_ms();
     std::vector<KeyMismatch> out;
     const ZoneKeys& own = impl_->own.dnskeys;

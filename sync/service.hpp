@@ -107,15 +107,15 @@ public:
         bool self = false;
     };
     [[nodiscard]] std::vector<InstanceStatus> instances() const;
-    // Each known instance that publishes another DNSKEY set than this one for a zone of `served` (every
-    // zone this instance serves): signed with other keys, or signed by one of the two only.
+    // Each known instance that publishes another DNSKEY set than this one for a zone this instance serves
+    // (its config's zones): signed with other keys, or signed by one of the two only.
     struct KeyMismatch {
         std::string origin;
         std::string zone;
         std::string ours, theirs;  // published ids (dnssec::published_id), "" for unsigned
         bool alive = false;
     };
-    [[nodiscard]] std::vector<KeyMismatch> key_mismatches(const std::vector<std::string>& served) const;
+    [[nodiscard]] std::vector<KeyMismatch> key_mismatches() const;
     [[nodiscard]] ZoneKeys own_zone_keys() const;  // what this instance publishes
     // The overrides in force (the latest per target from any origin; "auto" clears).
     [[nodiscard]] OverrideMap overrides() const;

@@ -1,6 +1,7 @@
 #include "resolver/dnssec/rollover.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace glbd::dnssec {
 
@@ -60,15 +61,19 @@ std::string KeyHistory::check(const std::string& zone, const std::vector<std::sh
     std::vector<std::string> before, after;
     for (const auto& [rdata, at] : z->second) before.push_back(rdata);
     for (const auto& k : next) after.push_back(k->rdata());
-    auto mature = [&](const std::string& rdata) {
+    // How long ago a key was first published (none: it is not yet).
+    auto age_of = [&](const std::string& rdata) -> std::optional<uint64_t> {
         auto it = z->second.find(rdata);
-        return it != z->second.end() && now_ms - std::min(now_ms, it->second) >= wait_ms;
+        if (it == z->second.end()) return std::nullopt;
+        return now_ms - std::min(now_ms, it->second);
+    };
+    auto mature = [&](const std::string& rdata) {
+        auto a = age_of(rdata);
+        return a && *a >= wait_ms;
     };
     auto age = [&](const std::string& rdata) {
-        auto it = z->second.find(rdata);
-        return it == z->second.end()
-                   ? std::string("is not published yet")
-                   : "was published " + std::to_string((now_ms - std::min(now_ms, it->second)) / 1000) + " s ago";
+        auto a = age_of(rdata);
+        return a ? "was published " + std::to_string(*a / 1000) + " s ago" : std::string("is not published yet");
     };
     const std::string hold = std::to_string((wait_ms + 999) / 1000);
     const Roles old_roles = roles(before), new_roles = roles(after);
@@ -96,12 +101,10 @@ std::string KeyHistory::check(const std::string& zone, const std::vector<std::sh
     if (removed.empty()) return "";
     for (const auto& k : after) {
         if (mature(k)) continue;
-        auto it = z->second.find(k);
-        uint64_t since = it == z->second.end() ? 0 : now_ms - std::min(now_ms, it->second);
         return "removing key tag " + tags(removed) + " now would break validation: key tag " +
                std::to_string(key_tag(k)) + " " + age(k) + ", and resolvers may hold the DNSKEY set and answers from " +
                "before it for " + hold + " s (RFC 7583): remove the old key in " +
-               std::to_string((wait_ms - since + 999) / 1000) + " s or later";
+               std::to_string((wait_ms - age_of(k).value_or(0) + 999) / 1000) + " s or later";
     }
     return "";
 }

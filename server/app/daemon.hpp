@@ -135,7 +135,6 @@ private:
     std::optional<std::string> groups_record_;
     void request_rebuild();
     void rebuild();
-    [[nodiscard]] std::vector<std::string> served_zones() const;
     void log_key_mismatches();
     std::set<std::string> key_mismatches_;  // as last logged
     // Since when each signed zone's keys are published, and the key changes a reload may make (RFC 7583).

@@ -14,17 +14,11 @@ namespace glbd {
 
 using nlohmann::json;
 
-std::vector<std::string> Daemon::served_zones() const {
-    std::vector<std::string> out;
-    for (const auto& z : config_.zones) out.push_back(z.origin);
-    return out;
-}
-
 json Daemon::dnssec_json() const {
     json zones = json::object();
     for (const auto& [zone, id] : sync_->own_zone_keys()) zones[zone] = id;
     json mismatches = json::array();
-    for (const auto& m : sync_->key_mismatches(served_zones())) {
+    for (const auto& m : sync_->key_mismatches()) {
         mismatches.push_back({{"instance", m.origin},
                               {"zone", m.zone},
                               {"alive", m.alive},
@@ -39,11 +33,11 @@ void Daemon::dnssec_metrics(metrics::Writer& m) const {
     m.family("glbd_dnssec_key_mismatch", "gauge",
              "Per zone served: the live instances that publish another DNSKEY set than this one (other keys, or "
              "signed on one side only). Anything but 0 breaks validation of some answers.");
-    auto mismatches = sync_->key_mismatches(served_zones());
-    for (const auto& zone : served_zones()) {
+    auto mismatches = sync_->key_mismatches();
+    for (const auto& z : config_.zones) {
         size_t n = 0;
-        for (const auto& mm : mismatches) n += mm.alive && mm.zone == zone ? 1 : 0;
-        m.sample("glbd_dnssec_key_mismatch", metrics::label("zone", zone), static_cast<double>(n));
+        for (const auto& mm : mismatches) n += mm.alive && mm.zone == z.origin ? 1 : 0;
+        m.sample("glbd_dnssec_key_mismatch", metrics::label("zone", z.origin), static_cast<double>(n));
     }
 }
 
@@ -51,7 +45,7 @@ void Daemon::dnssec_metrics(metrics::Writer& m) const {
 // stops (or is no longer alive).
 void Daemon::log_key_mismatches() {
     std::set<std::string> now;
-    for (const auto& m : sync_->key_mismatches(served_zones())) {
+    for (const auto& m : sync_->key_mismatches()) {
         if (!m.alive) continue;
         std::string line = "zone " + m.zone + ": " + m.origin + " publishes " +
                            (m.theirs.empty() ? "no DNSKEY (unsigned)" : "DNSKEY " + m.theirs) + ", this server " +

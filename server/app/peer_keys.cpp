@@ -69,6 +69,9 @@ Asked ask_dnskey(const sockaddr_storage& to, socklen_t to_len, const std::string
 std::vector<std::string> peer_key_report(const conf::Config& config, int timeout_ms) {
     std::vector<std::string> out;
     if (!config.peers) return out;
+    std::vector<std::string> ours;  // per zone: the set this config publishes ("" unsigned)
+    for (const auto& z : config.zones) ours.push_back(z.dnssec ? dnssec::published_id(z.dnssec->keys) : "");
+    auto name = [](const std::string& id) { return id.empty() ? std::string("none (unsigned)") : id; };
     for (const auto& m : config.peers->members) {
         bool own = false;
         for (const auto& l : config.listen.dns) own |= l.str() == m.str();
@@ -84,8 +87,8 @@ std::vector<std::string> peer_key_report(const conf::Config& config, int timeout
         auto to_len = static_cast<socklen_t>(std::min<size_t>(found->ai_addrlen, sizeof to));
         std::memcpy(&to, found->ai_addr, to_len);
         ::freeaddrinfo(found);
-        for (const auto& z : config.zones) {
-            std::string ours = z.dnssec ? dnssec::published_id(z.dnssec->keys) : "";
+        for (size_t i = 0; i < config.zones.size(); ++i) {
+            const auto& z = config.zones[i];
             Asked a = ask_dnskey(to, to_len, z.origin, timeout_ms);
             std::string where = "zone " + z.origin + ": peer " + m.str();
             if (!a.error.empty()) {
@@ -93,12 +96,11 @@ std::vector<std::string> peer_key_report(const conf::Config& config, int timeout
                 continue;
             }
             std::string theirs = a.rdatas.empty() ? "" : dnssec::published_id(a.rdatas);
-            auto name = [](const std::string& id) { return id.empty() ? std::string("none (unsigned)") : id; };
-            if (theirs == ours) {
-                out.push_back(where + " publishes the same DNSKEY set (" + name(ours) + ")");
+            if (theirs == ours[i]) {
+                out.push_back(where + " publishes the same DNSKEY set (" + name(ours[i]) + ")");
             } else {
                 out.push_back("warning: " + where + " publishes DNSKEY " + name(theirs) + ", this config " +
-                              name(ours) + ": resolvers that ask both fail to validate");
+                              name(ours[i]) + ": resolvers that ask both fail to validate");
             }
         }
     }
