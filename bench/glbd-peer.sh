@@ -16,6 +16,12 @@ origin() {  # CLUSTER GEO A AAAA
     "$1" "$now" "$now" "$PEER_ZONE" "$2" "$3" "$4"
 }
 echo "{\"saved\":$now,\"origins\":[$(origin ie IE $ie),$(origin oc GEO-OC $oc)]}" > "$D/state/state.json"
+# peers.sh --dnssec (PEER_DNSSEC=1): the zone is signed online with a CSK of its own (ECDSA P-256, as Knot's).
+dnssec=""
+if [[ ${PEER_DNSSEC:-0} == 1 ]]; then
+  key=$("${GLBD_BIN:?}" keygen --dnssec "$PEER_ZONE" --algorithm 13 --dir "$D")
+  dnssec="dnssec: {keys: [${key}]}"
+fi
 cat > "$D/glbd.yaml" <<YAML
 cluster: {id: us, instance: bench}
 listen: {dns: ["127.0.0.1:$PEER_PORT"]}
@@ -26,6 +32,7 @@ geoip: {database: $PEER_MMDB}
 zones:
   - origin: $PEER_ZONE
     file: $D/zone
+    $dnssec
 hosts:
   - name: app.$PEER_ZONE
     ttl: 60
