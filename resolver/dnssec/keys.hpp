@@ -1,6 +1,7 @@
 // resolver/dnssec/keys — a zone's DNSSEC key pairs in BIND's file format (README.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,6 +15,18 @@ inline constexpr uint8_t kEd25519 = 15;
 inline constexpr uint16_t kFlagZone = 0x0100;
 inline constexpr uint16_t kFlagRevoke = 0x0080;
 inline constexpr uint16_t kFlagSep = 0x0001;
+
+// Which keys sign what (README.md), one rule for the signer and for the rollover check: of[kKeySets] (the
+// DNSKEY, CDS and CDNSKEY sets) by the KSKs and CSKs, those with the SEP flag (`sep(key)`); of[kAnswers] (every
+// other RRset) by the ZSKs, or by the KSKs when there is none.
+enum Role { kAnswers = 0, kKeySets = 1 };
+template <class K, class Sep>
+std::array<std::vector<K>, 2> split_roles(const std::vector<K>& keys, Sep sep) {
+    std::array<std::vector<K>, 2> of;
+    for (const auto& k : keys) of[sep(k) ? kKeySets : kAnswers].push_back(k);
+    if (of[kAnswers].empty()) of[kAnswers] = of[kKeySets];
+    return of;
+}
 
 // "ECDSAP256SHA256", "ED25519", or the number for any other algorithm.
 std::string algorithm_name(uint8_t algorithm);

@@ -1,6 +1,7 @@
 #include "resolver/dnssec/rollover.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 namespace glbd::dnssec {
@@ -29,19 +30,10 @@ uint64_t KeyHistory::published_at(const std::string& zone, const Key& key) const
 }
 
 namespace {
-// The keys that sign each role, as ZoneSigner chooses them: [0] the answers (the ZSKs, or the KSKs when there
-// is none), [1] the DNSKEY set (the KSKs); as DNSKEY RDATAs.
-struct Roles {
-    std::vector<std::string> of[2];
-};
-Roles roles(const std::vector<std::string>& rdatas) {
-    Roles r;
-    for (const auto& rd : rdatas) {
-        bool ksk = rd.size() > 1 && (static_cast<uint8_t>(rd[1]) & kFlagSep) != 0;
-        (ksk ? r.of[1] : r.of[0]).push_back(rd);
-    }
-    if (r.of[0].empty()) r.of[0] = r.of[1];
-    return r;
+// The keys that sign each Role (split_roles), as DNSKEY RDATAs.
+std::array<std::vector<std::string>, 2> roles(const std::vector<std::string>& rdatas) {
+    return split_roles(
+        rdatas, [](const std::string& rd) { return rd.size() > 1 && (static_cast<uint8_t>(rd[1]) & kFlagSep) != 0; });
 }
 bool contains(const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
@@ -51,7 +43,7 @@ std::string tags(const std::vector<std::string>& rdatas) {
     for (const auto& rd : rdatas) out += (out.empty() ? "" : ", ") + std::to_string(key_tag(rd));
     return out;
 }
-constexpr const char* kRole[2] = {"the answers", "the DNSKEY set"};
+constexpr const char* kRoleName[2] = {"the answers", "the DNSKEY set"};  // by Role
 }  // namespace
 
 std::string KeyHistory::check(const std::string& zone, const std::vector<std::shared_ptr<const Key>>& next,
@@ -76,21 +68,21 @@ std::string KeyHistory::check(const std::string& zone, const std::vector<std::sh
         return a ? "was published " + std::to_string(*a / 1000) + " s ago" : std::string("is not published yet");
     };
     const std::string hold = std::to_string((wait_ms + 999) / 1000);
-    const Roles old_roles = roles(before), new_roles = roles(after);
-    for (int r = 0; r < 2; ++r) {
+    const auto old_roles = roles(before), new_roles = roles(after);
+    for (Role r : {kAnswers, kKeySets}) {
         // A resolver may hold a DNSKEY set from `wait` ago: one of the keys that will sign must be in it, or
         // sign now (then every DNSKEY set a resolver may hold has it, as this rule held when it began).
-        const auto& signers = new_roles.of[r];
-        const auto& old_signers = old_roles.of[r];
+        const auto& signers = new_roles[r];
+        const auto& old_signers = old_roles[r];
         if (std::none_of(signers.begin(), signers.end(),
                          [&](const auto& k) { return mature(k) || contains(old_signers, k); })) {
-            return "key tag " + tags(signers) + " would sign " + kRole[r] + " alone, and " + tags(signers) + " " +
+            return "key tag " + tags(signers) + " would sign " + kRoleName[r] + " alone, and " + tags(signers) + " " +
                    age(signers.front()) + "; resolvers may hold a DNSKEY set without it for " + hold +
                    " s (RFC 7583): keep a key that signs them now beside it until then";
         }
         // A resolver may hold answers signed by the keys that sign now: one of them must stay published.
         if (std::none_of(old_signers.begin(), old_signers.end(), [&](const auto& k) { return contains(after, k); })) {
-            return "no key that signs " + std::string(kRole[r]) + " now (tag " + tags(old_signers) +
+            return "no key that signs " + std::string(kRoleName[r]) + " now (tag " + tags(old_signers) +
                    ") stays published, and resolvers hold answers signed by them alone (RFC 7583)";
         }
     }

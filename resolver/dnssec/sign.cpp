@@ -76,7 +76,9 @@ ZoneSigner::ZoneSigner(std::string origin, std::vector<std::shared_ptr<const Key
     : origin_(std::move(origin)), keys_(std::move(keys)), validity_(validity) {
     static_assert(kDnskeyType == wire::type::DNSKEY);
     id_ = origin_ + "/" + signing_id(keys_, validity_);
-    for (const auto& k : keys_) (k->sep() ? ksks_ : zsks_).push_back(k.get());
+    std::vector<const Key*> all;
+    for (const auto& k : keys_) all.push_back(k.get());
+    signers_ = split_roles(all, [](const Key* k) { return k->sep(); });
 }
 
 std::vector<std::string> ZoneSigner::sign(const RRset& set, uint32_t now) const {
@@ -103,13 +105,13 @@ size_t sign_set(const Key& key, std::string_view signer, std::string_view owner,
 
 std::vector<std::string> ZoneSigner::cds() const {
     std::vector<std::string> out;
-    for (const Key* k : ksks_) out.push_back(k->ds_rdata());
+    for (const Key* k : signers_[kKeySets]) out.push_back(k->ds_rdata());
     return out;
 }
 
 std::vector<std::string> ZoneSigner::cdnskeys() const {
     std::vector<std::string> out;
-    for (const Key* k : ksks_) out.push_back(k->rdata());
+    for (const Key* k : signers_[kKeySets]) out.push_back(k->rdata());
     return out;
 }
 

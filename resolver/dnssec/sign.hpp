@@ -1,6 +1,7 @@
 // resolver/dnssec/sign — an RRset's RRSIG (RFC 4034 section 3), made with a zone's key (README.md).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -57,7 +58,7 @@ public:
     // The keys that sign an RRset of `type`: the KSKs for DNSKEY, CDS and CDNSKEY (RFC 7344 4.1: a key the
     // parent's DS points at) and for all when there is no ZSK, else the ZSKs.
     [[nodiscard]] const std::vector<const Key*>& signers(uint16_t type) const {
-        return type == kDnskeyType || type == kCdsType || type == kCdnskeyType || zsks_.empty() ? ksks_ : zsks_;
+        return signers_[type == kDnskeyType || type == kCdsType || type == kCdnskeyType ? kKeySets : kAnswers];
     }
     // The DNSKEY RDATAs of every key, the RRset published at the apex.
     [[nodiscard]] std::vector<std::string> dnskeys() const;
@@ -75,7 +76,7 @@ private:
     std::vector<std::shared_ptr<const Key>> keys_;
     static constexpr uint16_t kDnskeyType = 48, kCdsType = 59, kCdnskeyType = 60;
     uint32_t validity_;
-    std::vector<const Key*> ksks_, zsks_;  // into keys_
+    std::array<std::vector<const Key*>, 2> signers_;  // by Role, into keys_
     std::string id_;
 };
 

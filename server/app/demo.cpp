@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <uv.h>
@@ -27,6 +26,7 @@
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
 #include "server/app/status.hpp"
+#include "server/app/udp_ask.hpp"
 
 namespace glbd {
 namespace {
@@ -153,19 +153,16 @@ std::string ask(const char* server, const char* name, const char* subnet) {
     size_t rdata = q.begin_rdata();
     q.u16(8), q.u16(6), q.u16(1), q.u8(16), q.u8(0), q.u8(a[0]), q.u8(a[1]);  // ECS: IPv4, source /16
     q.end_rdata(rdata);
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(kDnsPort);
-    inet_pton(AF_INET, server, &sa.sin_addr);
-    sendto(fd, q.vec().data(), q.size(), 0, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
-    pollfd p{fd, POLLIN, 0};
-    std::string out;
-    uint8_t r[1500];
-    ssize_t len = poll(&p, 1, 100) == 1 ? recv(fd, r, sizeof r, 0) : -1;
-    close(fd);
-    if (len < static_cast<ssize_t>(wire::kHeaderSize)) return out;
-    auto n = static_cast<size_t>(len);
+    sockaddr_storage to{};
+    auto* sa = reinterpret_cast<sockaddr_in*>(&to);
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons(kDnsPort);
+    inet_pton(AF_INET, server, &sa->sin_addr);
+    std::string out, error;
+    const std::vector<uint8_t> answer = udp_ask(to, sizeof(sockaddr_in), q.vec(), 100, error);
+    if (answer.empty()) return out;
+    const uint8_t* r = answer.data();
+    const size_t n = answer.size();
     wire::Records records(r, n, wire::skip_questions(r, n, wire::kHeaderSize, wire::get16(r + 4)));
     wire::Record rr;
     for (unsigned i = 0, an = wire::get16(r + 6); i < an && records.next(rr); ++i) {

@@ -1,11 +1,7 @@
 #include "server/app/peer_keys.hpp"
 
 #include <netdb.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <random>
 
 #include "resolver/dnssec/keys.hpp"
@@ -13,6 +9,7 @@
 #include "resolver/wire/consts.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
+#include "server/app/udp_ask.hpp"
 
 namespace glbd {
 namespace {
@@ -34,25 +31,11 @@ Asked ask_dnskey(const sockaddr_storage& to, socklen_t to_len, const std::string
     q.u16(id), q.u16(0), q.u16(1), q.u16(0), q.u16(0), q.u16(1);  // one question, one OPT; RD clear
     q.bytes(*qname), q.u16(kDnskey), q.u16(wire::kClassIn);
     q.u8(0), q.u16(wire::type::OPT), q.u16(1232), q.u32(0), q.u16(0);  // OPT: no options
-    int fd = ::socket(to.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return {"cannot open a socket", {}};
-    uint8_t r[4096];
-    ssize_t len = -1;
-    if (::sendto(fd, q.vec().data(), q.size(), 0, reinterpret_cast<const sockaddr*>(&to), to_len) >= 0) {
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-        while (len < 0) {  // answers with another id (late ones of an earlier query) are skipped
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-            pollfd p{fd, POLLIN, 0};
-            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) != 1) break;
-            len = ::recv(fd, r, sizeof r, 0);
-            if (len >= static_cast<ssize_t>(wire::kHeaderSize) && wire::get16(r) != id) len = -1;
-        }
-    }
-    ::close(fd);
-    if (len < static_cast<ssize_t>(wire::kHeaderSize))
-        return {"no answer in " + std::to_string(timeout_ms) + " ms", {}};
-    auto n = static_cast<size_t>(len);
+    std::string error;
+    const std::vector<uint8_t> answer = udp_ask(to, to_len, q.vec(), timeout_ms, error);
+    if (answer.empty()) return {error, {}};
+    const uint8_t* r = answer.data();
+    const size_t n = answer.size();
     uint16_t flags = wire::get16(r + 2);
     if ((flags & 0x0200) != 0) return {"the answer is truncated", {}};
     if ((flags & 0xf) != 0) return {"it answers " + wire::rcode_name(flags & 0xf), {}};
