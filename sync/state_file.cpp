@@ -1,54 +1,16 @@
 #include "sync/state_file.hpp"
 
+#include "resolver/base/atomic_file.hpp"
 #include "resolver/wire/consts.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <stdexcept>
-#include <streambuf>
 
 namespace glbd::sync {
 
 namespace {
-
-// An ostream's buffer writing to a file descriptor, 64 KiB at a time.
-class FdStreambuf : public std::streambuf {
-public:
-    explicit FdStreambuf(int fd) : fd_(fd), buf_(size_t{64} << 10) { setp(buf_.data(), buf_.data() + buf_.size()); }
-    [[nodiscard]] bool ok() const { return ok_; }
-
-protected:
-    int_type overflow(int_type ch) override {
-        if (!drain()) return traits_type::eof();
-        if (!traits_type::eq_int_type(ch, traits_type::eof())) *pptr() = traits_type::to_char_type(ch), pbump(1);
-        return traits_type::not_eof(ch);
-    }
-    int sync() override { return drain() ? 0 : -1; }
-
-private:
-    bool drain() {
-        for (char* p = pbase(); p < pptr();) {
-            ssize_t n = ::write(fd_, p, static_cast<size_t>(pptr() - p));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                ok_ = false;
-                break;
-            }
-            p += n;
-        }
-        setp(buf_.data(), buf_.data() + buf_.size());
-        return ok_;
-    }
-    int fd_;
-    std::vector<char> buf_;
-    bool ok_ = true;
-};
 
 // ---- writing: straight to text, no JSON tree per origin
 
@@ -164,40 +126,10 @@ void write_state_file(std::ostream& out, const std::vector<InstanceState>& state
     out << "]}\n";
 }
 
-// The temporary file is created afresh (O_EXCL: never one that exists; O_NOFOLLOW: never through a link
-// someone put there), readable by glbd's user only, synced, then renamed over state.json, and the directory
-// synced, so that a crash leaves the old file or the new one, whole.
 bool save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms,
                      std::string* error) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::string path = dir + "/" + kStateFileName, tmp = path + ".tmp";
-    ::unlink(tmp.c_str());  // a leftover (or a planted link) goes; unlink never follows a link
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        *error = "cannot create " + tmp + ": " + std::strerror(errno);
-        return false;
-    }
-    FdStreambuf buf(fd);
-    std::ostream out(&buf);
-    write_state_file(out, states, saved_ms);
-    out.flush();
-    bool ok = out.good() && buf.ok() && ::fsync(fd) == 0;
-    ok = ::close(fd) == 0 && ok;
-    if (!ok) {
-        *error = "cannot write " + tmp + ": " + std::strerror(errno);
-        ::unlink(tmp.c_str());
-        return false;
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        *error = "cannot rename " + tmp + ": " + std::strerror(errno);
-        return false;
-    }
-    if (int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
-        ::fsync(d);
-        ::close(d);
-    }
-    return true;
+    return save_file(
+        dir, kStateFileName, [&](std::ostream& out) { write_state_file(out, states, saved_ms); }, *error);
 }
 
 }  // namespace glbd::sync

@@ -34,8 +34,8 @@ void write_state_file(std::ostream& out, const std::vector<InstanceState>& state
 std::vector<InstanceState> read_state_file(std::istream& in);
 
 constexpr const char* kStateFileName = "state.json";
-// Writes `states` to DIR/state.json so that a crash leaves the old file or the new one, whole (see the
-// definition); false with `error` saying why when it could not.
+// Writes `states` to DIR/state.json so that a crash leaves the old file or the new one, whole (save_file in
+// resolver/base/atomic_file.hpp); false with `error` saying why when it could not.
 bool save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms,
                      std::string* error);
 

@@ -392,3 +392,59 @@ TEST_F(DnssecKeys, KeyChangesKeepEveryResolverValidating) {
     EXPECT_EQ(h.published_at(zone, *k1), 0u);
     EXPECT_EQ(h.check(zone, {k2}, t0 + 12 * hour, hour), "");
 }
+
+// The history kept in stateDir: what to_text() writes reads back the same, and a file that is anything else
+// is refused whole (a restart is then not checked, rather than checked against a wrong history).
+TEST_F(DnssecKeys, KeyHistoryTravelsThroughStateDirText) {
+    std::string error;
+    auto k1 = dnssec::Key::load(make(dnssec::kEcdsaP256Sha256), "glb.example.com", error);
+    auto k2 = dnssec::Key::load(make(dnssec::kEd25519), "glb.example.com", error);
+    auto k3 = dnssec::Key::load(make(dnssec::kEcdsaP256Sha256), "glb.example.com", error);
+    ASSERT_TRUE(k1 && k2 && k3) << error;
+    dnssec::KeyHistory h;
+    h.update({{"glb.example.com", {k1}}, {"other.example.org", {k3}}}, 1000);
+    h.update({{"glb.example.com", {k1, k2}}, {"other.example.org", {k3}}}, 5000);
+    const std::string text = h.to_text();
+    EXPECT_EQ(text.substr(0, text.find('\n')), "glbd-dnssec-keys 1");
+    dnssec::KeyHistory back;
+    ASSERT_TRUE(back.from_text(text, error)) << error;
+    EXPECT_EQ(back.published_at("glb.example.com", *k1), 1000u);
+    EXPECT_EQ(back.published_at("glb.example.com", *k2), 5000u);
+    EXPECT_EQ(back.published_at("other.example.org", *k3), 1000u);
+    EXPECT_EQ(back.published_at("glb.example.com", *k3), 0u);
+    EXPECT_EQ(back.to_text(), text);
+    // Checked as the history it was: removing k1 four seconds after k2 came, with a hold of an hour.
+    EXPECT_NE(back.check("glb.example.com", {k2}, 9000, 3'600'000), "");
+
+    const std::string line = text.substr(text.find('\n') + 1, text.find('\n', text.find('\n') + 1) - text.find('\n'));
+    const std::string head = "glbd-dnssec-keys 1\n";
+    struct Bad {
+        std::string text, why;
+    };
+    const std::vector<Bad> bad = {
+        {"", "empty"},
+        {"glbd-dnssec-keys 2\n", "line 1: not \"glbd-dnssec-keys 1\""},
+        {head + "glb.example.com 1000\n", "line 2: not ZONE MS DNSKEY"},
+        {head + "glb.example.com 1000 AAAA AAAA\n", "line 2: not ZONE MS DNSKEY"},
+        {head + "glb..example.com 1000 AQMNAAAA\n", "line 2: not a zone name"},
+        {head + "glb.example.com -5 AQMNAAAA\n", "line 2: not a time in ms"},
+        {head + "glb.example.com 99999999999999999999999 AQMNAAAA\n", "line 2: not a time in ms"},
+        {head + "glb.example.com 1000 AQM\n", "line 2: not a DNSKEY RDATA in base64"},
+        {head + "glb.example.com 1000 AQ==\n", "line 2: not a DNSKEY RDATA in base64"},
+        {head + line + line, "line 3: a key listed twice"},
+        {head + "glb.example.com 1000 AQMNAAAA", "line 2: not ended by a newline (a file cut short?)"},
+    };
+    for (const auto& b : bad) {
+        dnssec::KeyHistory kept = back;
+        error.clear();
+        EXPECT_FALSE(kept.from_text(b.text, error)) << b.text;
+        EXPECT_EQ(error, b.why) << b.text;
+        EXPECT_EQ(kept.to_text(), text) << "a refused file changed the history: " << b.text;
+    }
+    std::string many = head;
+    for (size_t i = 0; i <= dnssec::KeyHistory::kMaxKeys; ++i) {
+        many += "z" + std::to_string(i) + ".example 1000 AQMNAAAA\n";
+    }
+    EXPECT_FALSE(back.from_text(many, error));
+    EXPECT_EQ(error, "line " + std::to_string(dnssec::KeyHistory::kMaxKeys + 2) + ": more than 1024 keys");
+}

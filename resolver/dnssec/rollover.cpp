@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <optional>
+
+#include "resolver/wire/text.hpp"
 
 namespace glbd::dnssec {
 
@@ -27,6 +30,60 @@ uint64_t KeyHistory::published_at(const std::string& zone, const Key& key) const
     if (z == published_.end()) return 0;
     auto it = z->second.find(key.rdata());
     return it == z->second.end() ? 0 : it->second;
+}
+
+namespace {
+constexpr std::string_view kFileHeader = "glbd-dnssec-keys 1";
+}  // namespace
+
+std::string KeyHistory::to_text() const {
+    std::string out(kFileHeader);
+    out += '\n';
+    for (const auto& [zone, keys] : published_) {
+        for (const auto& [rdata, at] : keys)
+            out += zone + ' ' + std::to_string(at) + ' ' + wire::base64_encode(rdata) + '\n';
+    }
+    return out;
+}
+
+bool KeyHistory::from_text(std::string_view text, std::string& error) {
+    std::map<std::string, std::map<std::string, uint64_t>> read;
+    size_t keys = 0, line_no = 0;
+    while (!text.empty()) {
+        const size_t eol = text.find('\n');
+        if (eol == std::string_view::npos) {
+            error = "line " + std::to_string(line_no + 1) + ": not ended by a newline (a file cut short?)";
+            return false;
+        }
+        const std::string_view line = text.substr(0, eol);
+        text.remove_prefix(eol + 1);
+        auto bad = [&](const std::string& why) {
+            error = "line " + std::to_string(line_no) + ": " + why;
+            return false;
+        };
+        if (++line_no == 1) {
+            if (line != kFileHeader) return bad("not \"" + std::string(kFileHeader) + "\"");
+            continue;
+        }
+        const size_t a = line.find(' '), b = a == std::string_view::npos ? a : line.find(' ', a + 1);
+        if (b == std::string_view::npos || line.find(' ', b + 1) != std::string_view::npos)
+            return bad("not ZONE MS DNSKEY");
+        const std::string_view zone = line.substr(0, a), ms = line.substr(a + 1, b - a - 1);
+        if (!wire::name_to_wire(zone) || zone.empty()) return bad("not a zone name");
+        uint64_t at = 0;
+        auto [end, ec] = std::from_chars(ms.data(), ms.data() + ms.size(), at);
+        if (ms.empty() || ec != std::errc() || end != ms.data() + ms.size()) return bad("not a time in ms");
+        auto rdata = wire::base64_decode(line.substr(b + 1));
+        if (!rdata || rdata->size() < 4 || rdata->size() > 2048) return bad("not a DNSKEY RDATA in base64");
+        if (++keys > kMaxKeys) return bad("more than " + std::to_string(kMaxKeys) + " keys");
+        if (!read[std::string(zone)].emplace(std::move(*rdata), at).second) return bad("a key listed twice");
+    }
+    if (line_no == 0) {
+        error = "empty";
+        return false;
+    }
+    published_ = std::move(read);
+    return true;
 }
 
 namespace {

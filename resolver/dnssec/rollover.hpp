@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "resolver/dnssec/keys.hpp"
@@ -31,6 +32,16 @@ public:
     // may; else why not, naming the key and when the change may be made.
     [[nodiscard]] std::string check(const std::string& zone, const std::vector<std::shared_ptr<const Key>>& next,
                                     uint64_t now_ms, uint64_t wait_ms) const;
+
+    // The history as text, kept in stateDir (kFileName) so that a restart is checked as a reload is: the line
+    // "glbd-dnssec-keys 1", then one line a key: ZONE MS DNSKEY-RDATA (base64).
+    static constexpr const char* kFileName = "dnssec-keys";
+    [[nodiscard]] std::string to_text() const;
+    // Reads what to_text() wrote, strictly: another first line, a line that is not a zone name, a time in ms
+    // and a DNSKEY RDATA (base64, 4 to 2048 bytes), a key twice, or more than kMaxKeys keys, and nothing is
+    // taken: false, with `error` naming the line and the problem.
+    static constexpr size_t kMaxKeys = 1024;
+    bool from_text(std::string_view text, std::string& error);
 
 private:
     std::map<std::string, std::map<std::string, uint64_t>> published_;  // zone -> DNSKEY RDATA -> ms

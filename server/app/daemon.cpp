@@ -250,6 +250,7 @@ int Daemon::run(const std::string& banner) {
         return 2;
     }
     if (int rc = make_sources()) return rc;
+    if (int rc = restore_key_history()) return rc;
     if (int rc = open_sockets()) return rc;
     if (!drop_privileges()) return 2;
     if (int rc = start_serving()) return rc;

@@ -141,7 +141,10 @@ private:
     dnssec::KeyHistory key_history_;
     [[nodiscard]] uint64_t key_hold_ms(const conf::Config& next, const std::string& origin) const;
     [[nodiscard]] std::string refused_key_change(const conf::Config& next) const;  // "" when allowed
-    void note_published_keys();                                                    // config_'s keys, now
+    void note_published_keys();  // config_'s keys, now; saved in stateDir
+    // At start, before any key is noted: the history saved by the last run, and whether config_'s keys may
+    // follow it (a restart is checked as a reload is). 0, or 1 when they may not (the reason logged).
+    int restore_key_history();
 
     uv_signal_t signals_[3]{};  // SIGHUP, SIGTERM, SIGINT
     conf::Config config_;

@@ -1,12 +1,16 @@
 // DNSSEC at the daemon (control thread): whether every instance publishes the DNSKEY sets this one does
 // (each report carries its sets), shown in /v1/state and /v1/summary ("dnssec"), `glbd status`, a metric, and
-// logged when it changes; and the key changes a reload may make (RFC 7583, resolver/dnssec/rollover.hpp).
+// logged when it changes; and the key changes a reload or a restart may make (RFC 7583,
+// resolver/dnssec/rollover.hpp), the keys' history kept in stateDir.
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "conf/names.hpp"
+#include "resolver/base/atomic_file.hpp"
 #include "resolver/base/metrics.hpp"
 #include "server/app/daemon.hpp"
 
@@ -106,6 +110,42 @@ void Daemon::note_published_keys() {
         if (z.dnssec) signed_zones.emplace(z.origin, z.dnssec->keys);
     }
     key_history_.update(signed_zones, sync::now_ms());
+    if (config_.state_dir.empty()) return;
+    const std::string path = config_.state_dir + "/" + dnssec::KeyHistory::kFileName;
+    std::error_code ec;
+    if (signed_zones.empty() && !std::filesystem::exists(path, ec)) return;  // never signed here: no file
+    const std::string text = key_history_.to_text();
+    if (std::string error; !save_file(
+            config_.state_dir, dnssec::KeyHistory::kFileName, [&](std::ostream& out) { out << text; }, error)) {
+        spdlog::warn("cannot save the DNSSEC keys' history: {}; a restart cannot be checked against it", error);
+    }
+}
+
+int Daemon::restore_key_history() {
+    if (config_.state_dir.empty()) return 0;
+    const std::string path = config_.state_dir + "/" + dnssec::KeyHistory::kFileName;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return 0;                     // the first run with this stateDir, or no zone was signed
+    constexpr size_t kMaxBytes = 1 << 20;  // kMaxKeys lines of at most 2 KB of base64 and a name
+    std::string text(kMaxBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    dnssec::KeyHistory saved;
+    std::string error;
+    if (text.size() > kMaxBytes) error = "larger than 1 MiB";
+    if (!error.empty() || !saved.from_text(text, error)) {
+        spdlog::warn("{}: {}: ignored, so this start's keys are not checked against the last run's", path, error);
+        return 0;
+    }
+    key_history_ = std::move(saved);
+    if (auto why = refused_key_change(config_); !why.empty()) {
+        spdlog::error(
+            "refusing to start: {} (the keys published until the last run are listed in {}: a change of "
+            "keys is checked at a restart as at a reload)",
+            why, path);
+        return 1;
+    }
+    return 0;
 }
 
 }  // namespace glbd

@@ -1,0 +1,17 @@
+// resolver/base/atomic_file — a file in a directory of glbd's own (stateDir) replaced whole or not at all.
+#pragma once
+
+#include <functional>
+#include <ostream>
+#include <string>
+
+namespace glbd {
+
+// Writes DIR/NAME from what `write` puts into the stream (64 KiB at a time, never the whole text in memory):
+// a fresh temporary file (O_EXCL: never one that exists; O_NOFOLLOW: never through a link someone put there),
+// readable by glbd's user only, synced, renamed over DIR/NAME, and the directory synced, so that a crash leaves
+// the old file or the new one, whole. Makes DIR when missing. False with `error` saying why when it could not.
+bool save_file(const std::string& dir, const std::string& name, const std::function<void(std::ostream&)>& write,
+               std::string& error);
+
+}  // namespace glbd
