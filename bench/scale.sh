@@ -9,14 +9,17 @@
 # Then the two-node sync: a node started empty learns the large view from it (SYNC_ONLY=1: only that).
 # With PROBES=1 (root: it needs a network namespace), last, the cost of probing 10,000 endpoints (HTTP
 # every 5 s) and its effect on DNS latency, from bench/health-load.sh.
-#   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH]
+#   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH] [--dnssec]
+# --dnssec: one more view, "signed", the large one with its zone signed (a CSK, ECDSA P-256): every host's
+# answer sets are signed when a snapshot is built, so its start, build, memory and flips show what that costs;
+# every dnsperf query then sets DO (the unsigned views answer them unsigned).
 # Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0
 # (GLBD_CPUS=0,1 lets the measured glbd use both: its full builds then share hosts among two threads).
 # glbd runs with the environment the systemd unit and the image give it (malloc's heap on transparent huge
 # pages); GLIBC_TUNABLES= bash bench/scale.sh measures without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HOSTS=10000 CLUSTERS=20 DURATION=10 REPEAT=3 GLBD=build-release/glbd
+HOSTS=10000 CLUSTERS=20 DURATION=10 REPEAT=3 GLBD=build-release/glbd DNSSEC=0
 while (($#)); do
   case $1 in
     --hosts) HOSTS=$2; shift ;;
@@ -24,6 +27,7 @@ while (($#)); do
     --duration) DURATION=$2; shift ;;
     --repeat) REPEAT=$2; shift ;;
     --glbd) GLBD=$2; shift ;;
+    --dnssec) DNSSEC=1 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
   shift
@@ -101,6 +105,7 @@ measure() {
     for w in ecs src; do
       local opts=()
       [[ $w == ecs ]] && opts=(-E 8:000110000a01)  # 10.1.0.0/16, geo IE in the test MMDB
+      ((DNSSEC)) && opts+=(-D)
       out="$WORK/dnsperf-$name-$w-$rep.txt"
       read -r u0 s0 <<<"$(tree_ticks "$PID")"
       taskset -c 0 dnsperf -s "$ADDR" -p "$PORT" -d "$d/queries.txt" -l "$DURATION" -c 8 -q 100 "${opts[@]}" > "$out" 2>&1 || true
@@ -190,9 +195,16 @@ sync_measure() {
 make_view "$WORK/small" 10 3
 make_view "$WORK/large" "$HOSTS" "$CLUSTERS"
 echo "state file: $(du -h "$WORK/large/state/state.json" | cut -f1), config: $(du -h "$WORK/large/glbd.yaml" | cut -f1)" >&2
+if ((DNSSEC)); then
+  make_view "$WORK/signed" "$HOSTS" "$CLUSTERS"
+  key=$("$GLBD" keygen --dnssec glb.example.test --dir "$WORK/signed")
+  sed -i "s|^    nameservers: .*|&\n    dnssec: {keys: [$key]}|" "$WORK/signed/glbd.yaml"
+  grep -q "dnssec: {keys: \[$key\]}" "$WORK/signed/glbd.yaml" || { echo "scale: the signed view has no key" >&2; exit 1; }
+fi
 if [[ -z ${SYNC_ONLY:-} ]]; then
   measure small "$WORK/small"
   measure large "$WORK/large"
+  ((DNSSEC)) && measure signed "$WORK/signed"
 fi
 sync_measure "$WORK/large"
 
@@ -229,7 +241,9 @@ echo
 awk '{ usr[$1, $2] = $5; srv[$1, $2] = $6 }
   END { n = split("ecs src", ws, " ")
     for (i = 1; i <= n; i++) if (usr["small", ws[i]] > 0 && srv["small", ws[i]] > 0)
-      printf "large / small, %s: usr us/q %.2f, srv us/q %.2f\n", ws[i], usr["large", ws[i]] / usr["small", ws[i]], srv["large", ws[i]] / srv["small", ws[i]] }' "$WORK/median"
+      printf "large / small, %s: usr us/q %.2f, srv us/q %.2f\n", ws[i], usr["large", ws[i]] / usr["small", ws[i]], srv["large", ws[i]] / srv["small", ws[i]]
+    for (i = 1; i <= n; i++) if (srv["large", ws[i]] > 0 && srv["signed", ws[i]] > 0)
+      printf "signed / large, %s: usr us/q %.2f, srv us/q %.2f\n", ws[i], usr["signed", ws[i]] / usr["large", ws[i]], srv["signed", ws[i]] / srv["large", ws[i]] }' "$WORK/median"
 if [[ -n ${PROBES:-} ]]; then
   echo
   echo "Probing 10,000 endpoints (bench/health-load.sh):"
