@@ -134,6 +134,20 @@ q() {
     local addr=$1 port=$2; shift 2
     dig @"$addr" -p "$port" +norec +time=2 +tries=1 "$@"
 }
+# denials_validated LABEL RESOLVE...: through a validating resolver (RESOLVE... NAME TYPE prints dig's answer),
+# a name that does not exist and two NODATA in $ZONE (a host's AAAA, the apex's TXT) come back NOERROR or
+# NXDOMAIN with AD and no answer.
+denials_validated() {
+    local label=$1 nt name type out
+    shift
+    for nt in "nope.$ZONE A" "shop.$ZONE AAAA" "$ZONE TXT"; do
+        read -r name type <<< "$nt"
+        out=$("$@" "$name" "$type")
+        grep -Eq "status: (NOERROR|NXDOMAIN)" <<< "$out" && grep -q "flags:.* ad" <<< "$out" ||
+            fail "$label $name $type: no AD: $out"
+        grep -q "ANSWER: 0," <<< "$out" || fail "$label $name $type: an answer: $out"
+    done
+}
 # answers ADDR PORT NAME TYPE [dig args]: the rdata of the answer, one per line, sorted
 answers() {
     local addr=$1 port=$2 name=$3 type=$4; shift 4
