@@ -125,8 +125,9 @@ int Daemon::restore_key_history() {
     if (config_.state_dir.empty()) return 0;
     const std::string path = config_.state_dir + "/" + dnssec::KeyHistory::kFileName;
     std::ifstream in(path, std::ios::binary);
-    if (!in) return 0;                     // the first run with this stateDir, or no zone was signed
-    constexpr size_t kMaxBytes = 1 << 20;  // kMaxKeys lines of at most 2 KB of base64 and a name
+    if (!in) return 0;  // the first run with this stateDir, or no zone was signed
+    // glbd writes some 150 bytes a key (algorithms 13 and 15): a larger file is not one it wrote.
+    constexpr size_t kMaxBytes = 1 << 20;
     std::string text(kMaxBytes + 1, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<size_t>(in.gcount()));
