@@ -145,6 +145,7 @@ private:
     // At start, before any key is noted: the history saved by the last run, and whether config_'s keys may
     // follow it (a restart is checked as a reload is). 0, or 1 when they may not (the reason logged).
     int restore_key_history();
+    [[nodiscard]] std::string key_history_path() const;  // in stateDir
 
     uv_signal_t signals_[3]{};  // SIGHUP, SIGTERM, SIGINT
     conf::Config config_;

@@ -111,7 +111,7 @@ void Daemon::note_published_keys() {
     }
     key_history_.update(signed_zones, sync::now_ms());
     if (config_.state_dir.empty()) return;
-    const std::string path = config_.state_dir + "/" + dnssec::KeyHistory::kFileName;
+    const std::string path = key_history_path();
     std::error_code ec;
     if (signed_zones.empty() && !std::filesystem::exists(path, ec)) return;  // never signed here: no file
     const std::string text = key_history_.to_text();
@@ -121,9 +121,11 @@ void Daemon::note_published_keys() {
     }
 }
 
+std::string Daemon::key_history_path() const { return config_.state_dir + "/" + dnssec::KeyHistory::kFileName; }
+
 int Daemon::restore_key_history() {
     if (config_.state_dir.empty()) return 0;
-    const std::string path = config_.state_dir + "/" + dnssec::KeyHistory::kFileName;
+    const std::string path = key_history_path();
     std::ifstream in(path, std::ios::binary);
     if (!in) return 0;  // the first run with this stateDir, or no zone was signed
     // glbd writes some 150 bytes a key (algorithms 13 and 15): a larger file is not one it wrote.

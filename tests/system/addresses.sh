@@ -7,8 +7,8 @@ source "$(dirname "$0")/lib.sh"
 dir=$(dirname "$0")
 shared=$(for f in "$dir"/*.sh; do
     [[ $(basename "$f") == lib.sh ]] && continue
-    # 127.0.0.0 is no listener: it is the network in 127.0.0.0/8 (a resolver's allowed clients).
-    grep -ho '127\.0\.0\.[0-9]\{1,3\}\b' "$f" | grep -vx -e '127.0.0.1' -e '127.0.0.0' | sort -u | sed "s|$| $(basename "$f")|"
+    # A network ("127.0.0.0/8", a resolver's allowed clients) is no listener: an address before "/" is not one.
+    grep -hoP '127\.0\.0\.\d{1,3}\b(?!/)' "$f" | grep -vx '127.0.0.1' | sort -u | sed "s|$| $(basename "$f")|"
 done | sort | awk '{n[$1]++; files[$1] = files[$1] " " $2} END {for (a in n) if (n[a] > 1) print a ":" files[a]}')
 # "demo.sh docs.sh" for each lock of system tests.
 locked=$(sed -n 's/^set_tests_properties(\(system\.[^)]*\) PROPERTIES RESOURCE_LOCK .*/\1/p' "$dir/../CMakeLists.txt" |
