@@ -129,7 +129,7 @@ measure() {
   local v4="c00/10.0.$((h / 250)).$((h % 250 + 1))" v6
   v6="c00/2001:db8:0::$(printf %x $((h + 1)))"
   for target in c00 "$v4"; do
-    local flips="" puts=""
+    local flips="" puts="" sets=""
     for state in down auto; do
       [[ $target == "$v4" && $state == down ]] && curl -s -o /dev/null -X PUT -d "{\"target\":\"$v6\",\"state\":\"down\"}" "http://$ADMIN/v1/overrides"
       t0=$(ms)
@@ -142,9 +142,12 @@ measure() {
         sleep 0.002
       done
       flips+=" $(( $(ms) - t0 ))"
+      # The rebuild's RRsets in the signed zone: signed anew / kept with their signatures (0/0 unsigned).
+      sets+=" $(curl -s "http://$ADMIN/metrics" | awk '/^glbd_snapshot_signed_sets\{result="made"\}/ {m = $2}
+        /^glbd_snapshot_signed_sets\{result="kept"\}/ {k = $2} END {printf "%d/%d", m, k}')"
       [[ $target == "$v4" && $state == auto ]] && curl -s -o /dev/null -X PUT -d "{\"target\":\"$v6\",\"state\":\"auto\"}" "http://$ADMIN/v1/overrides"
     done
-    echo "$name ${target%%/*}$([[ $target == */* ]] && echo /endpoint) $flips $puts" >> "$WORK/flips"
+    echo "$name ${target%%/*}$([[ $target == */* ]] && echo /endpoint) $flips $puts $sets" >> "$WORK/flips"
   done
   kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
 }
@@ -225,9 +228,11 @@ echo
 echo "Flips by override: the default cluster drained and handed back (every host changes), then one endpoint"
 echo "of the measured host (one host changes): request to changed answer (dig polling), and the request's latency."
 echo
-echo "| view | drained | answer moved after | request took | back: answer moved after | request took |"
-echo "|---|---|---:|---:|---:|---:|"
-awk '{printf "| %s | %s | %d ms | %.1f ms | %d ms | %.1f ms |\n", $1, $2, $3, $5 * 1000, $4, $6 * 1000}' "$WORK/flips"
+echo "Signed sets: the rebuild's RRsets signed anew / kept with the signatures they had (glbd_snapshot_signed_sets)."
+echo
+echo "| view | drained | answer moved after | request took | signed sets | back: answer moved after | request took | signed sets |"
+echo "|---|---|---:|---:|---:|---:|---:|---:|"
+awk '{printf "| %s | %s | %d ms | %.1f ms | %s | %d ms | %.1f ms | %s |\n", $1, $2, $3, $5 * 1000, $7, $4, $6 * 1000, $8}' "$WORK/flips"
 echo
 echo "dnsperf -c 8 -q 100 -l $DURATION over 1000 load-balanced names, median of $REPEAT by q/s; ecs = client subnet"
 echo "10.1.0.0/16 (IE), src = no ECS (the source address, no geo: the default group)."

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "resolver/dnssec/keys.hpp"
@@ -302,6 +303,86 @@ TEST_F(SignedAnswers, OtherKeysSignEveryHostAgain) {
     auto swapped = builder.build(with(other), shared, nullptr, 3);
     EXPECT_TRUE(builder.last().full);
     EXPECT_EQ(tag_of_answer(*swapped), tag(other));
+}
+
+}  // namespace
+
+namespace {
+
+// Every RRSIG RDATA a snapshot's hosts carry, in the stored form.
+std::set<std::string> host_signatures(const Snapshot& snap) {
+    std::set<std::string> out;
+    for (const auto& b : snap.hosts) {
+        for (const auto& set : b->sigs.sets) {
+            HostSignatures::each(
+                std::string_view(b->sigs.bytes).substr(set.at, set.len),
+                [&](const uint8_t* rd, size_t len) { out.emplace(reinterpret_cast<const char*>(rd), len); });
+        }
+    }
+    return out;
+}
+
+// A host built again keeps the signatures of the sets a change left alone, and signs the rest anew. ECDSA
+// signs differently each time (a random nonce), so an equal RRSIG is one kept, not one made again. A full
+// build with the same keys and validity (here: the answers counted from now on) keeps every one; another
+// validity keeps none. The answers verify throughout.
+TEST_F(SignedAnswers, AChangeSignsOnlyTheSetsItChanged) {
+    auto entries = [](const std::string& us_address) {
+        return std::vector<TestEntry>{TestEntry{"ie", "IE", 100, true, {{"10.0.0.1", true}}},
+                                      TestEntry{"us", "US", 100, false, {{us_address, true}}}};
+    };
+    ViewBuilder was, now;
+    was.add("shop.glb.test", entries("10.0.0.2")).add("api.glb.test", entries("10.0.0.9"));
+    now.add("shop.glb.test", entries("10.0.0.3")).add("api.glb.test", entries("10.0.0.9"));
+    auto with = [&](const std::string& validity) {
+        return config_from(std::string(kGlbTestConfig) + "    dnssec: {keys: [" + ksk_ +
+                           "], signatureValidity: " + validity + "}\n");
+    };
+    auto answers_verify = [&](const Snapshot& snap) {
+        QueryOpts o;
+        o.do_bit = true;
+        std::string lines;
+        for (const char* name : {"shop.glb.test", "api.glb.test"}) {
+            ask_raw(snap, name, 1, o, 0, lines);
+            Verdict v = verify(out_, out_len_, LDNS_SECTION_ANSWER);
+            EXPECT_EQ(v.sets, 1u) << name << "\n" << lines;
+            EXPECT_EQ(v.verified, v.sets) << name << "\n" << lines;
+        }
+    };
+    SnapshotBuilder builder;
+    auto first = builder.build(with("7d"), share(was.view()), nullptr, 1);
+    EXPECT_EQ(builder.last().signed_sets.kept, 0u);
+    // Per host, the sets its picks answer with: IE's endpoint and US's (each once, whichever groups name it).
+    EXPECT_EQ(builder.last().signed_sets.made, 4u);
+    const auto before = host_signatures(*first);
+    answers_verify(*first);
+
+    auto changed = builder.build(with("7d"), share(now.view()), nullptr, 2);
+    ASSERT_FALSE(builder.last().full);
+    EXPECT_EQ(builder.last().built, 1u);  // shop alone
+    const auto after = host_signatures(*changed);
+    std::vector<std::string> kept, made;
+    for (const auto& sig : after) (before.count(sig) ? kept : made).push_back(sig);
+    // shop's set of 10.0.0.3 is new; its set of 10.0.0.1 kept its RRSIG, and api (shared, not built) its two.
+    EXPECT_EQ(builder.last().signed_sets.made, 1u);
+    EXPECT_EQ(builder.last().signed_sets.kept, 1u);
+    EXPECT_EQ(made.size(), 1u);
+    EXPECT_EQ(kept.size(), 3u);
+    answers_verify(*changed);
+
+    auto counted = builder.build(with("7d"), share(now.view()), nullptr, 3,
+                                 [](const std::string&, const std::string&) { return uint32_t{0}; });
+    ASSERT_TRUE(builder.last().full);
+    EXPECT_EQ(builder.last().built, 2u);
+    EXPECT_EQ(builder.last().signed_sets.made, 0u);
+    EXPECT_EQ(host_signatures(*counted), after);
+    answers_verify(*counted);
+
+    auto other = builder.build(with("6d"), share(now.view()), nullptr, 4);
+    ASSERT_TRUE(builder.last().full);
+    EXPECT_EQ(builder.last().signed_sets.kept, 0u);
+    for (const auto& sig : host_signatures(*other)) EXPECT_EQ(after.count(sig), 0u);
+    answers_verify(*other);
 }
 
 }  // namespace

@@ -96,9 +96,11 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
         Clusters next;
         std::vector<NameKey> names = in_list_order(touched_by(view, next), next);
         build_hosts(config, *s, next, names, counter_ids);
+        before_.clear(), before_at_.clear();
         clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
         zone_data(view, served, *s);
     } catch (...) {
+        before_.clear(), before_at_.clear();
         full_reset("", false);  // part done: the next build starts over
         throw;
     }
@@ -113,7 +115,16 @@ void SnapshotBuilder::begin(const conf::Config& config, bool counted, uint32_t n
     // Signatures due to be made again: every host is built again (and signed).
     last_.full =
         key != config_key_ || counted != counted_ || clusters_.empty() || (resign_at_ != 0 && now >= resign_at_);
-    if (last_.full) full_reset(key, counted);
+    if (last_.full) {  // the hosts as they were: their signatures may serve again (sign_host)
+        before_ = std::move(hosts_), before_at_ = std::move(host_at_);
+        full_reset(key, counted);
+    }
+}
+
+const HostBlock* SnapshotBuilder::built_before(const std::string& name) const {
+    if (auto at = host_at_.find(name); at != host_at_.end()) return hosts_[at->second].get();
+    if (auto at = before_at_.find(name); at != before_at_.end()) return before_[at->second].get();
+    return nullptr;
 }
 
 // Which host names a change touches: every name of a cluster that came, went, or changed its liveness,
@@ -210,32 +221,36 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
             contributions_of(next, names[i], contributions);
             std::string name(names[i].name);
             std::shared_ptr<const HostBlock> b;
-            if (!contributions.empty()) b = writer.build(config, s, name, contributions, ids, labels_);
+            if (!contributions.empty())
+                b = writer.build(config, s, name, contributions, ids, labels_, built_before(name));
             done(i, std::move(name), std::move(b));
         }
+        return writer.signed_sets();
     };
+    auto add = [this](const SignCount& c) { last_.signed_sets.made += c.made, last_.signed_sets.kept += c.kept; };
     size_t threads = names.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
     if (threads == 1) {
-        build_range(0, names.size(), [&](size_t, std::string&& name, std::shared_ptr<const HostBlock>&& b) {
+        add(build_range(0, names.size(), [&](size_t, std::string&& name, std::shared_ptr<const HostBlock>&& b) {
             apply(std::move(name), std::move(b));
-        });
+        }));
         return;
     }
     std::vector<std::shared_ptr<const HostBlock>> built(names.size());
     auto keep = [&](size_t i, std::string&&, std::shared_ptr<const HostBlock>&& b) { built[i] = std::move(b); };
     std::vector<std::thread> helpers;
     std::vector<std::exception_ptr> failed(threads);
+    std::vector<SignCount> counts(threads);
     for (size_t t = 1; t < threads; ++t) {
         helpers.emplace_back([&, t] {
             try {
-                build_range(names.size() * t / threads, names.size() * (t + 1) / threads, keep);
+                counts[t] = build_range(names.size() * t / threads, names.size() * (t + 1) / threads, keep);
             } catch (...) {
                 failed[t] = std::current_exception();
             }
         });
     }
     try {
-        build_range(0, names.size() / threads, keep);
+        counts[0] = build_range(0, names.size() / threads, keep);
     } catch (...) {
         failed[0] = std::current_exception();
     }
@@ -243,6 +258,7 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
     for (const auto& f : failed) {
         if (f) std::rethrow_exception(f);
     }
+    for (const auto& c : counts) add(c);
     for (size_t n = 0; n < names.size(); ++n) apply(std::string(names[n].name), std::move(built[n]));
 }
 

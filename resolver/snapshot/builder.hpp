@@ -48,8 +48,9 @@ public:
     // What the last build did.
     struct Stats {
         bool full = false;
-        size_t hosts = 0;  // hosts in the snapshot
-        size_t built = 0;  // hosts built (the rest shared)
+        size_t hosts = 0;       // hosts in the snapshot
+        size_t built = 0;       // hosts built (the rest shared)
+        SignCount signed_sets;  // the built hosts' RRsets signed anew, and those that kept their signatures
     };
     [[nodiscard]] const Stats& last() const { return last_; }
 
@@ -115,11 +116,17 @@ private:
     // The clusters' static records (ClusterView::records) into the zones, by the rules in zone_data's text.
     void zone_data(const SharedView& view, const std::vector<ZoneRecord>& served, Snapshot& s) const;
     void full_reset(const std::string& key, bool counted);
+    // The host `name` as the last build left it (null when it had none): what a host built again keeps
+    // the signatures of. Read by the building threads while build_hosts() runs; nothing writes it meanwhile.
+    [[nodiscard]] const HostBlock* built_before(const std::string& name) const;
 
     Clusters clusters_;
     // The hosts in our zones (the next snapshot's Snapshot::hosts) and where each is in it.
     std::vector<std::shared_ptr<const HostBlock>> hosts_;
     std::unordered_map<std::string, size_t> host_at_;
+    // In a full build, the last build's hosts and their places, until the hosts are built (built_before()).
+    std::vector<std::shared_ptr<const HostBlock>> before_;
+    std::unordered_map<std::string, size_t> before_at_;
     std::string config_key_;
     std::shared_ptr<Labels> labels_ = std::make_shared<Labels>();  // the entries' cluster ids and geo codes
     bool counted_ = false;

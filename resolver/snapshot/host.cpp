@@ -336,7 +336,8 @@ HostWriter::HostWriter(HostWriter&&) noexcept = default;
 
 std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, const Snapshot& s,
                                                    const std::string& name, const Contributions& contributions,
-                                                   SharedIds& counter_ids, const std::shared_ptr<Labels>& labels) {
+                                                   SharedIds& counter_ids, const std::shared_ptr<Labels>& labels,
+                                                   const HostBlock* before) {
     auto w = wire::name_to_wire(name);
     if (!w) return nullptr;
     const Zone* zone = s.find_zone(*w);
@@ -395,7 +396,7 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
     b->bytes = std::make_unique<uint64_t[]>((b->plan_at + plan_bytes_.size() + 7) / 8);  // zeroed
     std::memcpy(b->bytes.get(), h.name.data(), h.name.size());
     std::memcpy(reinterpret_cast<char*>(b->bytes.get()) + b->plan_at, plan_bytes_.data(), plan_bytes_.size());
-    if (zone->signer) sign_host(*b, *zone->signer, s.signed_at);
+    if (zone->signer) sign_host(*b, *zone->signer, s.signed_at, before, signed_);
     return b;
 }
 

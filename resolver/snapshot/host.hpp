@@ -11,6 +11,7 @@
 #include "conf/config.hpp"
 #include "resolver/base/mutex.hpp"
 #include "resolver/global_view.hpp"
+#include "resolver/snapshot/signed.hpp"
 #include "resolver/snapshot/snapshot.hpp"
 
 namespace glbd {
@@ -67,15 +68,19 @@ public:
     HostWriter& operator=(const HostWriter&) = delete;
 
     // The host `name` (as the view spells it) from its contributions, numbering its entries' strings in
-    // `labels` (which the block keeps); null when the name is in none of `snap`'s zones.
+    // `labels` (which the block keeps); null when the name is in none of `snap`'s zones. In a signed zone,
+    // the sets it shares with `before` (the host as built last, or null) keep their signatures (sign_host).
     std::shared_ptr<const HostBlock> build(const conf::Config& config, const Snapshot& snap, const std::string& name,
                                            const Contributions& contributions, SharedIds& counter_ids,
-                                           const std::shared_ptr<Labels>& labels);
+                                           const std::shared_ptr<Labels>& labels, const HostBlock* before = nullptr);
+    // The RRsets this writer's hosts signed anew and kept.
+    [[nodiscard]] const SignCount& signed_sets() const { return signed_; }
 
 private:
     LabelCache cache_;
     std::vector<Endpoints> eps_;
     std::string plan_bytes_;
+    SignCount signed_;
 };
 
 }  // namespace glbd

@@ -1,6 +1,8 @@
 #include "resolver/snapshot/signed.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <unordered_map>
 
 #include "resolver/select.hpp"
 #include "resolver/wire/builder.hpp"
@@ -59,10 +61,15 @@ void SignatureCache::sweep() {
     }
 }
 
-void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now) {
+namespace {
+
+// f(answers, mode, type, ttl, rdatas) for each RRset `b`'s plan can answer with: per Answers block the plan
+// names (a simple host's one, or each pick's choices; each once) and mode (1 only where its bytes differ
+// from 0's), its A, its AAAA and a hostname endpoint's CNAME (the target lower-cased), each when not empty.
+template <class F>
+void each_set(const HostBlock& b, F&& f) {
     const std::byte* plan = b.plan();
     const auto& head = select::at<plan::Head>(plan, 0);
-    // Every Answers block the plan names: a simple host's one, or each pick's choices.
     std::vector<uint32_t> blocks;
     if (head.simple) {
         blocks.push_back(head.answers);
@@ -85,37 +92,85 @@ void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now) {
     }
     std::sort(blocks.begin(), blocks.end());
     blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
-
-    HostSignatures& out = b.sigs;
-    out = HostSignatures{};
-    const std::string owner = lower(b.host.name);
-    auto add = [&](uint32_t answers, int mode, uint16_t type, uint32_t ttl, std::vector<std::string_view> rdatas) {
-        HostSignatures::Set set{HostSignatures::key(answers, mode, type), static_cast<uint32_t>(out.bytes.size()), 0};
-        HostSignatures::store(signer.sign(dnssec::RRset{owner, type, ttl, std::move(rdatas)}, now), out.bytes);
-        set.len = static_cast<uint32_t>(out.bytes.size() - set.at);
-        out.sets.push_back(set);
-    };
+    std::vector<std::string_view> rdatas;
+    std::string target;
     for (uint32_t answers : blocks) {
         const auto& a = select::at<plan::Answers>(plan, answers);
         for (int mode = 0; mode < (a.every == 0 ? 1 : 2); ++mode) {  // every == 0: mode 1 is mode 0's bytes
             const char* v4 = reinterpret_cast<const char*>(plan + a.v4(answers, mode));
             const char* v6 = reinterpret_cast<const char*>(plan + a.v6(answers, mode));
-            std::vector<std::string_view> rdatas;
+            rdatas.clear();
             for (size_t i = 0; i < a.n4[mode]; ++i) rdatas.emplace_back(v4 + 4 * i, 4);
-            if (!rdatas.empty()) add(answers, mode, wire::type::A, a.ttl, rdatas), out.types |= HostSignatures::kHasA;
+            if (!rdatas.empty()) f(answers, mode, wire::type::A, a.ttl, rdatas);
             rdatas.clear();
             for (size_t i = 0; i < a.n6[mode]; ++i) rdatas.emplace_back(v6 + 16 * i, 16);
-            if (!rdatas.empty())
-                add(answers, mode, wire::type::AAAA, a.ttl, rdatas), out.types |= HostSignatures::kHasAaaa;
+            if (!rdatas.empty()) f(answers, mode, wire::type::AAAA, a.ttl, rdatas);
             if (a.cname[mode] != 0) {
                 const char* c = reinterpret_cast<const char*>(plan + a.name(answers, mode));
-                std::string target = lower(std::string_view(c + 1, static_cast<uint8_t>(c[0])));
-                add(answers, mode, wire::type::CNAME, a.ttl, {target});
+                target = lower(std::string_view(c + 1, static_cast<uint8_t>(c[0])));
+                rdatas.assign(1, target);
+                f(answers, mode, wire::type::CNAME, a.ttl, rdatas);
             }
         }
     }
-    std::sort(out.sets.begin(), out.sets.end(), [](const auto& x, const auto& y) { return x.key < y.key; });
+}
+
+// What an RRSIG over a host's RRset covers besides the owner: the type, the original TTL and the set in
+// canonical order (RFC 4034 6.3, duplicates once), each RDATA after its length. Equal for equal sets in any order.
+std::string set_identity(uint16_t type, uint32_t ttl, std::vector<std::string_view> rdatas) {
+    std::sort(rdatas.begin(), rdatas.end());
+    rdatas.erase(std::unique(rdatas.begin(), rdatas.end()), rdatas.end());
+    wire::Builder k;
+    k.u16(type), k.u32(ttl);
+    for (std::string_view rd : rdatas) k.u16(static_cast<uint16_t>(rd.size())), k.bytes(rd);
+    return std::string(k.view());
+}
+
+}  // namespace
+
+void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now, const HostBlock* before,
+               SignCount& count) {
+    HostSignatures& out = b.sigs;
+    out = HostSignatures{};
+    out.signer = std::hash<std::string>{}(signer.id());
     out.refresh_at = signer.refresh_at(now);
+    // The sets `before` signed, by what their signatures cover, when they may still be given.
+    std::unordered_map<std::string, std::string_view> kept;
+    if (before && before->sigs.signer == out.signer && now < before->sigs.refresh_at &&
+        before->sigs.refresh_at <= out.refresh_at) {
+        each_set(*before, [&](uint32_t answers, int mode, uint16_t type, uint32_t ttl,
+                              const std::vector<std::string_view>& rdatas) {
+            std::string_view stored = before->sigs.find(HostSignatures::key(answers, mode, type));
+            if (!stored.empty()) kept.emplace(set_identity(type, ttl, rdatas), stored);
+        });
+    }
+    const std::string owner = lower(b.host.name);
+    // The sets signed here, by what their signatures cover: a set that more than one block answers with
+    // (the same cluster's choice in several groups) is signed once.
+    std::unordered_map<std::string, HostSignatures::Set> mine;
+    each_set(b, [&](uint32_t answers, int mode, uint16_t type, uint32_t ttl,
+                    const std::vector<std::string_view>& rdatas) {
+        HostSignatures::Set set{HostSignatures::key(answers, mode, type), static_cast<uint32_t>(out.bytes.size()), 0};
+        std::string identity = set_identity(type, ttl, rdatas);
+        if (auto same = mine.find(identity); same != mine.end()) {
+            set.at = same->second.at, set.len = same->second.len;  // the bytes of the one signed already
+        } else {
+            if (auto it = kept.find(identity); it != kept.end()) {
+                out.bytes += it->second;
+                out.refresh_at = std::min(out.refresh_at, before->sigs.refresh_at);
+                ++count.kept;
+            } else {
+                HostSignatures::store(signer.sign(dnssec::RRset{owner, type, ttl, rdatas}, now), out.bytes);
+                ++count.made;
+            }
+            set.len = static_cast<uint32_t>(out.bytes.size() - set.at);
+            mine.emplace(std::move(identity), set);
+        }
+        out.sets.push_back(set);
+        if (type == wire::type::A) out.types |= HostSignatures::kHasA;
+        if (type == wire::type::AAAA) out.types |= HostSignatures::kHasAaaa;
+    });
+    std::sort(out.sets.begin(), out.sets.end(), [](const auto& x, const auto& y) { return x.key < y.key; });
 }
 
 }  // namespace glbd

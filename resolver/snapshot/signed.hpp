@@ -32,7 +32,14 @@ private:
     std::unordered_map<std::string, Made> sets_;
 };
 
-// Signs each RRset `b`'s plan can answer with (see HostSignatures), with `signer`, at `now`.
-void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now);
+// Signs each RRset `b`'s plan can answer with (see HostSignatures), with `signer`, at `now`. A set that
+// `before` (the host as the last build left it, or null) also answers with keeps the signatures it has
+// there, when the same signer made them and they are not yet due (before its refresh_at, not after `now`):
+// a change re-signs only the sets it changed. A set several of the plan's blocks answer with is signed and
+// stored once. Any thread; `before` is read only. Adds to `count` the distinct sets signed anew and kept.
+struct SignCount {
+    size_t made = 0, kept = 0;  // RRsets
+};
+void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now, const HostBlock* before, SignCount& count);
 
 }  // namespace glbd

@@ -90,7 +90,8 @@ struct HostSignatures {
     };
     std::vector<Set> sets;  // by key
     std::string bytes;
-    uint32_t refresh_at = 0;  // when these are to be made again (0: none made)
+    uint32_t refresh_at = 0;  // when these are to be made again (0: none made): the oldest's
+    uint64_t signer = 0;      // a hash of the ZoneSigner's id(): whose keys and validity made them
     // The address types any of the host's answers holds (kHasA, kHasAaaa): what an NSEC at its name lists.
     static constexpr uint8_t kHasA = 1, kHasAaaa = 2;
     uint8_t types = 0;

@@ -134,8 +134,9 @@ void Daemon::rebuild() {
         last_build_ms_ = uv_now(loop_);
         last_build_cost_us_ = (uv_hrtime() - start) / 1000;
         const auto& built = builder_.last();
-        spdlog::debug("snapshot rebuilt: serial {}, {} of {} host(s) built{}", snap->serial, built.built, built.hosts,
-                      built.full ? " (full)" : "");
+        spdlog::debug("snapshot rebuilt: serial {}, {} of {} host(s) built{}, {} RRset(s) signed, {} kept",
+                      snap->serial, built.built, built.hosts, built.full ? " (full)" : "", built.signed_sets.made,
+                      built.signed_sets.kept);
         // A full build (and, at start, parsing the state file) frees far more than it keeps; give the free
         // pages back, or a large view leaves the process holding several times what it uses.
         if (built.full || built.built > 1000) malloc_trim(0);

@@ -164,6 +164,11 @@ std::string Daemon::metrics() const {
           static_cast<double>(builder_.last().built));
     m.one("glbd_snapshot_hosts", "gauge", "Load-balanced hosts in the snapshot being served.",
           static_cast<double>(builder_.last().hosts));
+    m.some("glbd_snapshot_signed_sets", "gauge",
+           "The last snapshot's built hosts' RRsets in signed zones: signed anew, or kept with their signatures "
+           "(unchanged since the build before).",
+           {{"result=\"made\"", static_cast<double>(builder_.last().signed_sets.made)},
+            {"result=\"kept\"", static_cast<double>(builder_.last().signed_sets.kept)}});
     m.one("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.", ready() ? 1 : 0);
     return m.str();
 }
