@@ -1,6 +1,7 @@
 // conf/config.cpp — YAML to a validated Config: the server's own sections (cluster, listen, admin, geoip,
 // peers, kubernetes, log, rateLimit) and the entry points. Every problem is collected, none stops the walk.
 #include "conf/config.hpp"
+#include "resolver/base/read_file.hpp"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -13,7 +14,6 @@
 #include <fstream>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include "conf/names.hpp"
 #include "conf/reader.hpp"
@@ -476,15 +476,14 @@ LoadResult load_text(const std::string& text, const std::string& name) {
 }
 
 LoadResult load_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
+    std::string error;
+    auto text = read_file(path, kMaxConfigBytes, error);
+    if (!text) {
         LoadResult r;
-        r.errors.push_back(Error{path, 0, 0, "", "cannot open the config file"});
+        r.errors.push_back(Error{path, 0, 0, "", "cannot open the config file: " + error});
         return r;
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return load_text(ss.str(), path);
+    return load_text(*text, path);
 }
 
 }  // namespace glbd::conf

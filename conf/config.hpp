@@ -18,6 +18,9 @@
 
 namespace glbd::conf {
 
+// The most a config file, or a zone file it names, may hold (10,000 hosts take some 1.5 MB).
+inline constexpr size_t kMaxConfigBytes = size_t{64} << 20;
+
 using Millis = std::chrono::milliseconds;
 
 // One problem in a config, located: "file:line:col: key.path: message".

@@ -1,13 +1,12 @@
 // conf/config_hosts.cpp — the DNS data of a config: zones (SOA, nameservers, records, zone files) and the
 // load-balanced hosts (endpoints, loadBalancing, healthCheck).
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "conf/names.hpp"
 #include "conf/reader.hpp"
+#include "resolver/base/read_file.hpp"
 #include "resolver/wire/consts.hpp"
 #include "resolver/wire/text.hpp"
 
@@ -26,14 +25,6 @@ std::optional<std::string> domain_name(Reader& r, const Node& n, const std::stri
         return std::nullopt;
     }
     return wire::wire_to_name(*w);
-}
-
-std::string read_file(const std::string& path, bool& ok) {
-    std::ifstream in(path);
-    ok = static_cast<bool>(in);
-    std::stringstream ss;
-    if (ok) ss << in.rdbuf();
-    return ss.str();
 }
 
 void read_soa(Reader& r, const Node& n, const std::string& path, Zone& zone) {
@@ -86,13 +77,13 @@ void read_nameservers(Reader& r, const Node& n, const std::string& path, Zone& z
 // A zone's records from its `file` and `records` (apex NS records join the nameservers).
 void read_records(Reader& r, Section& s, Zone& zone, std::vector<StaticRecord>& apex_ns) {
     if (auto f = s.str("file")) {
-        bool ok = false;
-        std::string text = read_file(*f, ok);
-        if (!ok) {
-            s.error("file", "cannot open \"" + *f + "\"");
+        std::string error;
+        auto text = read_file(*f, kMaxConfigBytes, error);
+        if (!text) {
+            s.error("file", "cannot open \"" + *f + "\": " + error);
         } else {
             Reader fr(*f, r.errors());
-            parse_zone_text(fr, text, "", 0, zone, apex_ns);
+            parse_zone_text(fr, *text, "", 0, zone, apex_ns);
         }
     }
     if (auto text = s.str("records")) {

@@ -4,9 +4,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
 #include <utility>
 
+#include "resolver/base/read_file.hpp"
 #include "sync/service.hpp"
 #include "sync/service_impl.hpp"
 #include "sync/state_file.hpp"
@@ -18,10 +18,16 @@ std::string Service::Impl::state_path() const { return config.state_dir + "/" + 
 
 void Service::Impl::load_state_dir(uint64_t now) {
     if (config.state_dir.empty()) return;
-    std::ifstream in(state_path());
-    if (!in) return;
+    std::string error;
+    bool missing = false;
+    auto text = read_file(state_path(), kMaxStateFileBytes, error, &missing);
+    if (!text) {
+        if (!missing) spdlog::warn("sync: ignoring {}: {}", state_path(), error);
+        return;
+    }
     try {
-        std::vector<InstanceState> origins = read_state_file(in);
+        std::vector<InstanceState> origins = read_state_file(*text);
+        text.reset();  // the parsed origins are what is kept
         size_t n = 0;
         for (auto& s : origins) {
             CheckResult checked = check_report(s, now, s.origin() != own.origin());

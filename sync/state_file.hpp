@@ -11,6 +11,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sync/state.hpp"
@@ -30,8 +31,11 @@ void write_state_file(std::ostream& out, const std::vector<InstanceState>& state
 
 // Reads a whole file from the parser's events straight into origins (no JSON tree is ever built). Throws
 // std::exception with the problem when anything in it is malformed, of the wrong type or out of range:
-// the caller then ignores the file whole.
+// the caller then ignores the file whole. From the file's text (as read_file gives it), or from a stream.
+std::vector<InstanceState> read_state_file(std::string_view text);
 std::vector<InstanceState> read_state_file(std::istream& in);
+// The most a state file may hold: 10,000 hosts x 20 clusters take 18 MB.
+constexpr size_t kMaxStateFileBytes = size_t{1} << 30;
 
 constexpr const char* kStateFileName = "state.json";
 // Writes `states` to DIR/state.json so that a crash leaves the old file or the new one, whole (save_file in

@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <istream>
+#include <iterator>
 #include <stdexcept>
 
 #include "resolver/wire/consts.hpp"
@@ -465,11 +467,16 @@ private:
 
 }  // namespace
 
-std::vector<InstanceState> read_state_file(std::istream& in) {
+std::vector<InstanceState> read_state_file(std::string_view text) {
     Reader r;
-    nlohmann::json::sax_parse(in, &r);
+    nlohmann::json::sax_parse(text.begin(), text.end(), &r);
     if (!r.saw_origins) throw std::runtime_error("no \"origins\" array");
     return std::move(r.origins);
+}
+
+std::vector<InstanceState> read_state_file(std::istream& in) {
+    std::string text(std::istreambuf_iterator<char>(in), {});
+    return read_state_file(text);
 }
 
 }  // namespace glbd::sync

@@ -228,3 +228,54 @@ TEST(CurlUrl, ThePathNeverChangesHostOrPort) {
 }
 
 }  // namespace
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "resolver/base/read_file.hpp"
+
+namespace {
+
+// read_file: a regular file whole, or nothing with the reason: missing (and said so), a directory, a FIFO (never
+// blocked on), one byte over the bound. A file bigger than its first read is read whole.
+TEST(ReadFile, WholeRegularFilesWithinTheirBoundOnly) {
+    char tmpl[] = "/tmp/glbd-read-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    std::string error;
+    bool missing = false;
+
+    std::string big(3 << 20, 'x');
+    big[12345] = 'y';
+    std::ofstream(dir + "/big", std::ios::binary) << big;
+    auto text = glbd::read_file(dir + "/big", big.size(), error, &missing);
+    ASSERT_TRUE(text) << error;
+    EXPECT_EQ(*text, big);
+    EXPECT_FALSE(missing);
+
+    EXPECT_FALSE(glbd::read_file(dir + "/big", big.size() - 1, error, &missing));
+    EXPECT_EQ(error, "larger than " + std::to_string(big.size() - 1) + " bytes");
+    EXPECT_FALSE(missing);
+
+    std::ofstream(dir + "/empty").close();
+    text = glbd::read_file(dir + "/empty", 0, error);
+    ASSERT_TRUE(text) << error;
+    EXPECT_EQ(*text, "");
+
+    EXPECT_FALSE(glbd::read_file(dir + "/nope", 10, error, &missing));
+    EXPECT_EQ(error, "No such file or directory");
+    EXPECT_TRUE(missing);
+
+    EXPECT_FALSE(glbd::read_file(dir, 10, error, &missing));
+    EXPECT_EQ(error, "not a regular file");
+    EXPECT_FALSE(missing);
+
+    ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);  // no writer: a blocking open would wait for ever
+    EXPECT_FALSE(glbd::read_file(dir + "/fifo", 10, error));
+    EXPECT_EQ(error, "not a regular file");
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace

@@ -376,7 +376,7 @@ TEST(Conf, EveryErrorReportedAtOnce) {
 TEST(Conf, MissingFileNamed) {
     auto r = conf::load_file("/nonexistent/glbd.yaml");
     ASSERT_EQ(r.errors.size(), 1u);
-    EXPECT_EQ(r.errors[0].str(), "/nonexistent/glbd.yaml: cannot open the config file");
+    EXPECT_EQ(r.errors[0].str(), "/nonexistent/glbd.yaml: cannot open the config file: No such file or directory");
 }
 
 TEST(Conf, ZoneFileMergedAndErrorsNameIt) {

@@ -7,11 +7,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "conf/names.hpp"
 #include "resolver/base/atomic_file.hpp"
 #include "resolver/base/metrics.hpp"
+#include "resolver/base/read_file.hpp"
 #include "server/app/daemon.hpp"
 
 namespace glbd {
@@ -126,17 +126,13 @@ std::string Daemon::key_history_path() const { return config_.state_dir + "/" + 
 int Daemon::restore_key_history() {
     if (config_.state_dir.empty()) return 0;
     const std::string path = key_history_path();
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return 0;  // the first run with this stateDir, or no zone was signed
     // glbd writes some 150 bytes a key (algorithms 13 and 15): a larger file is not one it wrote.
-    constexpr size_t kMaxBytes = 1 << 20;
-    std::string text(kMaxBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
-    dnssec::KeyHistory saved;
     std::string error;
-    if (text.size() > kMaxBytes) error = "larger than 1 MiB";
-    if (!error.empty() || !saved.from_text(text, error)) {
+    bool missing = false;
+    auto text = read_file(path, size_t{1} << 20, error, &missing);
+    if (missing) return 0;  // the first run with this stateDir, or no zone was signed
+    dnssec::KeyHistory saved;
+    if (!text || !saved.from_text(*text, error)) {
         spdlog::warn("{}: {}: ignored, so this start's keys are not checked against the last run's", path, error);
         return 0;
     }

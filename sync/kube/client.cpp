@@ -1,4 +1,5 @@
 #include "sync/kube/client.hpp"
+#include "resolver/base/read_file.hpp"
 
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
@@ -7,7 +8,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 
 #include "conf/config.hpp"
@@ -38,12 +38,12 @@ constexpr long kSilentWatchS = 180;  // bookmarks or events come every minute or
 constexpr int kWatchTimeoutMinS = 300, kWatchTimeoutMaxS = 600;  // asked of the server, at random between
 constexpr long kHttpOk = 200, kHttpUnauthorized = 401, kHttpGone = 410;
 
+// A kubeconfig, a service account's token or namespace (a kubeconfig with its certificates inline is some KB).
 std::string read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    std::string error;
+    auto text = glbd::read_file(path, size_t{4} << 20, error);
+    if (!text) throw std::runtime_error("cannot read " + path + ": " + error);
+    return std::move(*text);
 }
 
 std::string trim(std::string s) {
