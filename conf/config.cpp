@@ -1,7 +1,6 @@
 // conf/config.cpp — YAML to a validated Config: the server's own sections (cluster, listen, admin, geoip,
 // peers, kubernetes, log, rateLimit) and the entry points. Every problem is collected, none stops the walk.
 #include "conf/config.hpp"
-#include "resolver/base/read_file.hpp"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -17,6 +16,7 @@
 
 #include "conf/names.hpp"
 #include "conf/reader.hpp"
+#include "resolver/base/read_file.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
 

@@ -33,7 +33,7 @@ void write_state_file(std::ostream& out, const std::vector<InstanceState>& state
 // std::exception with the problem when anything in it is malformed, of the wrong type or out of range:
 // the caller then ignores the file whole. From the file's text (as read_file gives it), or from a stream.
 std::vector<InstanceState> read_state_file(std::string_view text);
-std::vector<InstanceState> read_state_file(std::istream& in);
+std::vector<InstanceState> read_state_file(std::istream& in);  // tests and fuzz targets: the whole stream, unbounded
 // The most a state file may hold: 10,000 hosts x 20 clusters take 18 MB.
 constexpr size_t kMaxStateFileBytes = size_t{1} << 30;
 

@@ -1,5 +1,4 @@
 #include "sync/kube/client.hpp"
-#include "resolver/base/read_file.hpp"
 
 #include <curl/curl.h>
 #include <spdlog/spdlog.h>
@@ -17,6 +16,7 @@
 #include "resolver/base/clock.hpp"
 #include "resolver/base/curl.hpp"
 #include "resolver/base/log_throttle.hpp"
+#include "resolver/base/read_file.hpp"
 #include "resolver/wire/text.hpp"
 #include "sync/kube/records.hpp"
 
