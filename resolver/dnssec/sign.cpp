@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/consts.hpp"
@@ -76,6 +77,7 @@ ZoneSigner::ZoneSigner(std::string origin, std::vector<std::shared_ptr<const Key
     : origin_(std::move(origin)), keys_(std::move(keys)), validity_(validity) {
     static_assert(kDnskeyType == wire::type::DNSKEY);
     id_ = origin_ + "/" + signing_id(keys_, validity_);
+    id_hash_ = std::hash<std::string>{}(id_);
     std::vector<const Key*> all;
     for (const auto& k : keys_) all.push_back(k.get());
     signers_ = split_roles(all, [](const Key* k) { return k->sep(); });

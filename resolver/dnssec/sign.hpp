@@ -69,6 +69,8 @@ public:
     // The origin, the validity and each key's algorithm and tag: signatures cached under another id
     // were made by other keys.
     [[nodiscard]] const std::string& id() const { return id_; }
+    // A hash of id(), made once: what a host's signatures record of their signer.
+    [[nodiscard]] size_t id_hash() const { return id_hash_; }
     [[nodiscard]] const std::string& origin() const { return origin_; }
 
 private:
@@ -78,6 +80,7 @@ private:
     uint32_t validity_;
     std::array<std::vector<const Key*>, 2> signers_;  // by Role, into keys_
     std::string id_;
+    size_t id_hash_ = 0;
 };
 
 }  // namespace glbd::dnssec

@@ -1,7 +1,6 @@
 #include "resolver/snapshot/signed.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <unordered_map>
 
 #include "resolver/select.hpp"
@@ -17,6 +16,17 @@ std::string lower(std::string_view name) {
     return out;
 }
 
+// What an RRSIG over a host's RRset covers besides the owner: the type, the original TTL and the set in
+// canonical order (RFC 4034 6.3, duplicates once), each RDATA after its length. Equal for equal sets in any order.
+std::string set_identity(uint16_t type, uint32_t ttl, std::vector<std::string_view> rdatas) {
+    std::sort(rdatas.begin(), rdatas.end());
+    rdatas.erase(std::unique(rdatas.begin(), rdatas.end()), rdatas.end());
+    wire::Builder k;
+    k.u16(type), k.u32(ttl);
+    for (std::string_view rd : rdatas) k.u16(static_cast<uint16_t>(rd.size())), k.bytes(rd);
+    return std::string(k.view());
+}
+
 }  // namespace
 
 uint32_t SignatureCache::sign_zone(Zone& z, uint32_t now) {
@@ -24,14 +34,15 @@ uint32_t SignatureCache::sign_zone(Zone& z, uint32_t now) {
     const dnssec::ZoneSigner& signer = *z.signer;
     uint32_t first = 0;
     std::string key;
+    std::vector<std::string_view> rdatas;
     for (auto& [name, node] : z.nodes) {
         // Only sets the zone is authoritative for: not the NS at a cut (the child's, RFC 4035 2.2), nor glue.
         if (z.under_cut(name, true)) continue;
         for (RRset& set : node.rrsets) {
-            wire::Builder k;
-            k.bytes(signer.id()), k.bytes(name), k.u16(set.type), k.u32(set.ttl);
-            for (const RData& rd : set.rdata) k.u16(static_cast<uint16_t>(rd.wire.size())), k.bytes(rd.wire);
-            key.assign(k.view());
+            // Keyed as an RRSIG covers the set (the owner, then set_identity), by this signer.
+            rdatas.clear();
+            for (const RData& rd : set.rdata) rdatas.emplace_back(rd.wire);
+            key.assign(signer.id()).append(name).append(set_identity(set.type, set.ttl, rdatas));
             Made& m = sets_[key];
             if (m.rrsigs.empty() || now >= signer.refresh_at(m.made) || now < m.made) {
                 dnssec::RRset rrset{name, set.type, set.ttl, {}};
@@ -115,24 +126,13 @@ void each_set(const HostBlock& b, F&& f) {
     }
 }
 
-// What an RRSIG over a host's RRset covers besides the owner: the type, the original TTL and the set in
-// canonical order (RFC 4034 6.3, duplicates once), each RDATA after its length. Equal for equal sets in any order.
-std::string set_identity(uint16_t type, uint32_t ttl, std::vector<std::string_view> rdatas) {
-    std::sort(rdatas.begin(), rdatas.end());
-    rdatas.erase(std::unique(rdatas.begin(), rdatas.end()), rdatas.end());
-    wire::Builder k;
-    k.u16(type), k.u32(ttl);
-    for (std::string_view rd : rdatas) k.u16(static_cast<uint16_t>(rd.size())), k.bytes(rd);
-    return std::string(k.view());
-}
-
 }  // namespace
 
 void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now, const HostBlock* before,
                SignCount& count) {
     HostSignatures& out = b.sigs;
     out = HostSignatures{};
-    out.signer = std::hash<std::string>{}(signer.id());
+    out.signer = signer.id_hash();
     out.refresh_at = signer.refresh_at(now);
     // The sets `before` signed, by what their signatures cover, when they may still be given.
     std::unordered_map<std::string, std::string_view> kept;
