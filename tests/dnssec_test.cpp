@@ -369,6 +369,14 @@ TEST_F(DnssecKeys, KeyChangesKeepEveryResolverValidating) {
     EXPECT_TRUE(has(why, "key tag " + std::to_string(z2->tag()) + " was published 1 s ago"));
     EXPECT_TRUE(has(why, "in 3599 s or later"));
     EXPECT_EQ(h.check(zone, {k1, z2}, t0 + 2 * hour, hour), "");
+    // Two keys that stay are both too young: the youngest is named, with the wait until it has been
+    // published for the hold time (not the older one's shorter wait).
+    dnssec::KeyHistory young;
+    young.update({{zone, {k1, z1}}}, t0);
+    young.update({{zone, {k1, z1, z2}}}, t0 + 1000);
+    why = young.check(zone, {k1, z2}, t0 + 2000, hour);
+    EXPECT_TRUE(has(why, "key tag " + std::to_string(z2->tag()) + " was published 1 s ago"));
+    EXPECT_TRUE(has(why, "in 3599 s or later"));
     // A swap in one step: the new key would sign alone, and no key that signs now would stay.
     EXPECT_TRUE(has(h.check(zone, {k1, z2}, t0 + hour, hour), "was published 0 s ago"));
     EXPECT_TRUE(has(h.check(zone, {k2, z1, z2}, t0 + 5 * hour, hour), "would sign the DNSKEY set alone"));

@@ -148,14 +148,17 @@ std::string KeyHistory::check(const std::string& zone, const std::vector<std::sh
         if (!contains(after, k)) removed.push_back(k);
     }
     if (removed.empty()) return "";
+    // Every key that stays must have been published for the hold time; the youngest says how long is left.
+    const std::string* youngest = nullptr;
     for (const auto& k : after) {
-        if (mature(k)) continue;
-        return "removing key tag " + tags(removed) + " now would break validation: key tag " +
-               std::to_string(key_tag(k)) + " " + age(k) + ", and resolvers may hold the DNSKEY set and answers from " +
-               "before it for " + hold + " s (RFC 7583): remove the old key in " +
-               std::to_string((wait_ms - age_of(k).value_or(0) + 999) / 1000) + " s or later";
+        if (!mature(k) && (!youngest || age_of(k).value_or(0) < age_of(*youngest).value_or(0))) youngest = &k;
     }
-    return "";
+    if (!youngest) return "";
+    return "removing key tag " + tags(removed) + " now would break validation: key tag " +
+           std::to_string(key_tag(*youngest)) + " " + age(*youngest) +
+           ", and resolvers may hold the DNSKEY set and answers from before it for " + hold +
+           " s (RFC 7583): remove the old key in " +
+           std::to_string((wait_ms - age_of(*youngest).value_or(0) + 999) / 1000) + " s or later";
 }
 
 }  // namespace glbd::dnssec
