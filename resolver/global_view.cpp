@@ -23,6 +23,39 @@ void order_entries(HostList& hosts) {
     std::stable_sort(hosts.begin(), hosts.end(), before);
 }
 
+HostTally::HostTally(const std::vector<HostEntry>& hosts) {
+    for (const HostEntry& h : hosts) {
+        // The list is in order by name (order_entries), so a name's entries are together.
+        if (ends_.empty() || name(ends_.size() - 1) != h.host) {
+            text_ += h.host;
+            ends_.push_back(static_cast<uint32_t>(text_.size()));
+        }
+        endpoints_ += h.endpoints.size();
+        for (const EndpointState& e : h.endpoints) healthy_ += e.healthy ? 1 : 0;
+    }
+}
+
+size_t HostTally::distinct(const std::vector<const HostTally*>& tallies) {
+    // The union of sorted lists, one list at a time (each cluster mostly holds the same names).
+    std::vector<std::string_view> all, next;
+    for (const HostTally* t : tallies) {
+        next.clear();
+        next.reserve(all.size() + t->names());
+        size_t i = 0, j = 0;
+        while (i < all.size() || j < t->names()) {
+            if (j == t->names() || (i < all.size() && all[i] < t->name(j))) {
+                next.push_back(all[i++]);
+            } else {
+                std::string_view n = t->name(j++);
+                if (i < all.size() && all[i] == n) ++i;
+                next.push_back(n);
+            }
+        }
+        all.swap(next);
+    }
+    return all.size();
+}
+
 SharedView share(GlobalView view) {
     SharedView out;
     out.reserve(view.size());

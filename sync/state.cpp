@@ -200,6 +200,7 @@ ClusterView merge_cluster(const std::string& id, bool alive, const std::vector<c
     }
     order_entries(cv.hosts);  // a report out of order (an older or a hostile peer) is put in order here
     apply_overrides(cv, overrides);
+    cv.tally = std::make_shared<const HostTally>(cv.hosts);
     return cv;
 }
 

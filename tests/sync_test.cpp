@@ -205,6 +205,46 @@ TEST(Store, EndpointOverrideBeatsClusterOverrideSetLater) {
     for (const auto& e : eu->hosts[0].endpoints) EXPECT_FALSE(e.healthy) << e.target;
 }
 
+// The counts a summary gives (GET /v1/summary) travel with each cluster's merged view, made after the
+// overrides: its distinct names (a name with two entries once), endpoints and healthy ones; and the names of
+// several clusters are counted once each.
+TEST(Store, EachClustersViewCarriesItsCounts) {
+    Store st;
+    auto me = inst("me", "a", 1, 1, {{"192.0.2.9", true}});
+    set_override(me.overrides, "eu/192.0.2.2", "down", 100);
+    st.set_own(me, 0);
+    InstanceState eu{"eu", "x", 10, 10, {}, {}};
+    for (std::string name : {"b.glb.test", "a.glb.test", "c.glb.test"}) {
+        eu.hosts.push_back(HostEntry{name, 60, conf::LoadBalancing{100, "IE", true}, {{"192.0.2.1", true}}, "ie-gw"});
+    }
+    eu.hosts.push_back(HostEntry{
+        "b.glb.test", 60, conf::LoadBalancing{100, "US", false}, {{"192.0.2.2", true}, {"192.0.2.3", false}}, "us-gw"});
+    st.merge(eu, 0, 0);
+    auto view = st.shared_view(0, 3000);
+    std::vector<const HostTally*> of;
+    for (const auto& cv : view) {
+        ASSERT_NE(cv->tally, nullptr) << cv->id;
+        of.push_back(cv->tally.get());
+    }
+    auto eu_view = cluster(st.view(0, 3000), "eu");
+    ASSERT_TRUE(eu_view && eu_view->tally);
+    const HostTally& t = *eu_view->tally;
+    ASSERT_EQ(t.names(), 3u);
+    EXPECT_EQ(t.name(0), "a.glb.test");
+    EXPECT_EQ(t.name(1), "b.glb.test");
+    EXPECT_EQ(t.name(2), "c.glb.test");
+    EXPECT_EQ(t.endpoints(), 5u);
+    EXPECT_EQ(t.healthy(), 3u);  // 192.0.2.3 reported down, 192.0.2.2 overridden down
+    // me's one host (test::inst names it) and eu's three, none shared; then eu's names twice count once.
+    EXPECT_EQ(HostTally::distinct(of), 4u);
+    EXPECT_EQ(HostTally::distinct({&t, &t}), 3u);
+    EXPECT_EQ(HostTally::distinct({}), 0u);
+    HostTally other(std::vector<HostEntry>{HostEntry{"b.glb.test", 60, std::nullopt, {}, ""},
+                                           HostEntry{"d.glb.test", 60, std::nullopt, {}, ""}});
+    EXPECT_EQ(HostTally::distinct({&t, &other}), 4u);
+    EXPECT_EQ(HostTally::distinct({&other, &t}), 4u);
+}
+
 TEST(Store, LatestOverrideWinsAcrossOrigins) {
     Store st;
     auto me = inst("me", "a", 1, 1);

@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "server/app/daemon.hpp"
 #include "sync/state.hpp"
@@ -115,18 +117,20 @@ std::string Daemon::summary_json() const {
     const sync::OverrideMap in_force = sync_->overrides();
     const GlobalView view = sync_->view();
     auto snap = publisher_.current();
-    size_t hosts = 0, entries = 0, endpoints = 0, down = 0;
-    for (HostWalk walk(view, "", false); walk.next();) ++hosts;
+    size_t entries = 0, endpoints = 0, down = 0;
     json clusters = clusters_json(view, sync_->instances(), in_force, now);
+    // Each cluster's counts, made when its view was merged (a view made otherwise is counted here).
+    std::vector<std::shared_ptr<const HostTally>> tallies;
+    std::vector<const HostTally*> of;
     for (size_t i = 0; i < view.size(); ++i) {  // clusters_json keeps the view's order
-        size_t all = 0, up = 0;
-        for (const auto& h : view[i].hosts) {
-            all += h.endpoints.size();
-            for (const auto& e : h.endpoints) up += e.healthy ? 1 : 0;
-        }
+        const auto& t =
+            tallies.emplace_back(view[i].tally ? view[i].tally : std::make_shared<HostTally>(view[i].hosts));
+        of.push_back(t.get());
+        const size_t all = t->endpoints(), up = t->healthy();
         entries += view[i].hosts.size(), endpoints += all, down += all - up;
         if (i < clusters.size()) clusters[i]["endpoints"] = {{"up", up}, {"all", all}};  // the page's colours
     }
+    const size_t hosts = HostTally::distinct(of);
     json out{{"cluster", config_.cluster.id},
              {"instance", config_.cluster.instance},
              {"serial", snap ? snap->serial : 0},
