@@ -9,6 +9,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "conf/config.hpp"
 #include "resolver/dnssec/keys.hpp"
@@ -297,6 +298,36 @@ TEST_F(DnssecKeys, SignaturesVerifyWithLdns) {
             EXPECT_NE(verify(*key, owner, {a1, a3}, rrsig), LDNS_STATUS_OK) << name;
             std::string old = dnssec::sign(*key, zone, set, now - 7200, now - 3600);
             EXPECT_EQ(verify(*key, owner, {a1, a2}, old), LDNS_STATUS_CRYPTO_SIG_EXPIRED) << name;
+        }
+    }
+}
+
+// A key signs from several threads at once (the builder's threads, the query threads' online denials): each
+// signature is made with a copy of the key's context made ready at load, and every one verifies.
+TEST_F(DnssecKeys, OneKeySignsOnManyThreadsAtOnce) {
+    const uint32_t now = static_cast<uint32_t>(time(nullptr));
+    const std::string zone = *wire::name_to_wire("glb.example.com");
+    for (uint8_t alg : {dnssec::kEcdsaP256Sha256, dnssec::kEd25519}) {
+        std::string error;
+        auto key = dnssec::Key::load(make(alg), "glb.example.com", error);
+        ASSERT_NE(key, nullptr) << error;
+        constexpr int kThreads = 4, kEach = 25;
+        std::vector<std::vector<std::pair<std::string, std::string>>> made(kThreads);  // (address, RRSIG)
+        const std::string owner = *wire::name_to_wire("shop.glb.example.com");
+        std::vector<std::thread> threads;
+        for (int t = 0; t < kThreads; ++t) {
+            threads.emplace_back([&, t] {
+                for (int i = 0; i < kEach; ++i) {
+                    std::string a{'\xc0', '\x00', static_cast<char>(t), static_cast<char>(i)};
+                    dnssec::RRset set{owner, 1, 60, {a}};
+                    made[t].emplace_back(a, dnssec::sign(*key, zone, set, now - 3600, now + 86400));
+                }
+            });
+        }
+        for (auto& th : threads) th.join();
+        for (const auto& each : made) {
+            ASSERT_EQ(each.size(), size_t{kEach});
+            for (const auto& [a, rrsig] : each) EXPECT_EQ(verify(*key, owner, {a}, rrsig), LDNS_STATUS_OK) << int(alg);
         }
     }
 }
