@@ -322,6 +322,55 @@ std::set<std::string> host_signatures(const Snapshot& snap) {
     return out;
 }
 
+// A start answers before it signs (SnapshotBuilder::defer_first_signing): the first build signs no host and
+// is due to be signed again at once; its answers (an address set, a CNAME) are signed as they are given and
+// verify, and its denials list the host's types. The next build signs every set.
+TEST_F(SignedAnswers, AStartAnswersBeforeItSigns) {
+    ViewBuilder view;
+    view.add("shop.glb.test", {TestEntry{"ie", "IE", 100, true, {{"10.0.0.1", true}}},
+                               TestEntry{"us", "US", 100, false, {{"10.0.0.2", true}}}});
+    view.add("lb.glb.test", TestEntry{"ie", "IE", 100, true, {{"LB-1.elb.Example.net", true}}});
+    QueryOpts o;
+    o.do_bit = true;
+    o.payload = 4096;
+    auto answers_verify = [&](const Snapshot& snap) {
+        for (const char* name : {"shop.glb.test", "lb.glb.test"}) {
+            std::string lines;
+            ask_raw(snap, name, 1, o, 0, lines);
+            Verdict v = verify(out_, out_len_, LDNS_SECTION_ANSWER);
+            EXPECT_EQ(v.sets, 1u) << name << "\n" << lines;
+            EXPECT_EQ(v.verified, v.sets) << name << ": " << (v.failures.empty() ? "" : v.failures[0]) << "\n" << lines;
+        }
+        std::string lines;
+        ask_raw(snap, "shop.glb.test", 28, o, 1, lines);  // NODATA: the NSEC lists A
+        EXPECT_NE(lines.find("shop.glb.test. 60 IN NSEC \\000.shop.glb.test. A RRSIG NSEC \n"), std::string::npos)
+            << lines;
+        Verdict v = verify(out_, out_len_, LDNS_SECTION_AUTHORITY);
+        EXPECT_EQ(v.verified, 2u) << lines;  // SOA and NSEC
+    };
+    SnapshotBuilder builder;
+    builder.defer_first_signing(true);
+    auto first = builder.build(config(), share(view.view()), nullptr, 1);
+    EXPECT_EQ(builder.last().signed_sets.made, 0u);
+    EXPECT_EQ(builder.last().signed_sets.deferred, 2u);
+    EXPECT_TRUE(host_signatures(*first).empty());
+    EXPECT_EQ(first->resign_at, first->signed_at);  // due at once
+    answers_verify(*first);
+
+    auto second = builder.build(config(), share(view.view()), nullptr, 2);
+    EXPECT_TRUE(builder.last().full);
+    EXPECT_EQ(builder.last().signed_sets.deferred, 0u);
+    EXPECT_EQ(builder.last().signed_sets.made, 3u);  // shop's IE and US sets, lb's CNAME
+    EXPECT_EQ(host_signatures(*second).size(), 3u);
+    EXPECT_GT(second->resign_at, second->signed_at);
+    answers_verify(*second);
+    // Not deferred again: a change signs only its sets.
+    view.add("new.glb.test", TestEntry{"ie", "IE", 100, true, {{"10.0.0.9", true}}});
+    builder.build(config(), share(view.view()), nullptr, 3);
+    EXPECT_EQ(builder.last().signed_sets.deferred, 0u);
+    EXPECT_EQ(builder.last().signed_sets.made, 1u);
+}
+
 // A host built again keeps the signatures of the sets a change left alone, and signs the rest anew. ECDSA
 // signs differently each time (a random nonce), so an equal RRSIG is one kept, not one made again. A full
 // build with the same keys and validity (here: the answers counted from now on) keeps every one; another

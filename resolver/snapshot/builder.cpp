@@ -119,6 +119,7 @@ void SnapshotBuilder::begin(const conf::Config& config, bool counted, uint32_t n
         before_ = std::move(hosts_), before_at_ = std::move(host_at_);
         full_reset(key, counted);
     }
+    defer_now_ = defer_first_ && last_.full && before_.empty();
 }
 
 const HostBlock* SnapshotBuilder::built_before(const std::string& name) const {
@@ -216,6 +217,7 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
     SharedIds ids(counter_ids);
     auto build_range = [&](size_t from, size_t to, auto&& done) {
         HostWriter writer(*labels_);
+        writer.defer_signing(defer_now_);
         Contributions contributions;
         for (size_t i = from; i < to; ++i) {
             contributions_of(next, names[i], contributions);
@@ -227,7 +229,9 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
         }
         return writer.signed_sets();
     };
-    auto add = [this](const SignCount& c) { last_.signed_sets.made += c.made, last_.signed_sets.kept += c.kept; };
+    auto add = [this](const SignCount& c) {
+        last_.signed_sets.made += c.made, last_.signed_sets.kept += c.kept, last_.signed_sets.deferred += c.deferred;
+    };
     size_t threads = names.size() < kParallelFrom ? 1 : std::clamp<size_t>(usable_cpus(), 1, threads_);
     if (threads == 1) {
         add(build_range(0, names.size(), [&](size_t, std::string&& name, std::shared_ptr<const HostBlock>&& b) {

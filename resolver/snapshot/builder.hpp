@@ -45,12 +45,19 @@ public:
                                     const CounterIds& counter_ids = {}, const std::vector<ZoneRecord>& served = {});
     // Forgets everything: the next build is a full one.
     void reset();
+    // With `defer`, a build that has no hosts built before (the first, or the first after reset() or a
+    // failure) signs no host: each is left to the resolver to sign as it answers (HostSignatures::deferred),
+    // and the snapshot's resign_at is its own signed_at, so that the next build, at once, signs them all. A
+    // start then answers after a build without signing (0.3 s at 10,000 hosts x 20 clusters, against 13 s
+    // signing 400,000 RRsets on one CPU).
+    void defer_first_signing(bool defer) { defer_first_ = defer; }
     // What the last build did.
     struct Stats {
         bool full = false;
         size_t hosts = 0;       // hosts in the snapshot
         size_t built = 0;       // hosts built (the rest shared)
-        SignCount signed_sets;  // the built hosts' RRsets signed anew, and those that kept their signatures
+        SignCount signed_sets;  // the built hosts' RRsets signed anew, and those that kept their signatures;
+                                // the hosts left to sign
     };
     [[nodiscard]] const Stats& last() const { return last_; }
 
@@ -134,6 +141,8 @@ private:
     size_t threads_;
     SignatureCache signatures_;  // signed zones' static RRsets
     uint32_t resign_at_ = 0;     // the last snapshot's first signature refresh time (0: none)
+    bool defer_first_ = false;   // defer_first_signing()
+    bool defer_now_ = false;     // this build leaves its hosts to sign
 };
 
 // One snapshot from a view, built whole; `counter_ids`, when given, numbers the answer counters (else

@@ -396,7 +396,11 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
     b->bytes = std::make_unique<uint64_t[]>((b->plan_at + plan_bytes_.size() + 7) / 8);  // zeroed
     std::memcpy(b->bytes.get(), h.name.data(), h.name.size());
     std::memcpy(reinterpret_cast<char*>(b->bytes.get()) + b->plan_at, plan_bytes_.data(), plan_bytes_.size());
-    if (zone->signer) sign_host(*b, *zone->signer, s.signed_at, before, signed_);
+    if (zone->signer && defer_) {
+        defer_host(*b, s.signed_at, signed_);
+    } else if (zone->signer) {
+        sign_host(*b, *zone->signer, s.signed_at, before, signed_);
+    }
     return b;
 }
 

@@ -75,12 +75,15 @@ public:
                                            const std::shared_ptr<Labels>& labels, const HostBlock* before = nullptr);
     // The RRsets this writer's hosts signed anew and kept.
     [[nodiscard]] const SignCount& signed_sets() const { return signed_; }
+    // Hosts of signed zones built from now on are left to sign (defer_host), not signed.
+    void defer_signing(bool defer) { defer_ = defer; }
 
 private:
     LabelCache cache_;
     std::vector<Endpoints> eps_;
     std::string plan_bytes_;
     SignCount signed_;
+    bool defer_ = false;
 };
 
 }  // namespace glbd

@@ -128,6 +128,18 @@ void each_set(const HostBlock& b, F&& f) {
 
 }  // namespace
 
+void defer_host(HostBlock& b, uint32_t now, SignCount& count) {
+    HostSignatures& out = b.sigs;
+    out = HostSignatures{};
+    out.deferred = true;
+    out.refresh_at = now;
+    each_set(b, [&](uint32_t, int, uint16_t type, uint32_t, const std::vector<std::string_view>&) {
+        if (type == wire::type::A) out.types |= HostSignatures::kHasA;
+        if (type == wire::type::AAAA) out.types |= HostSignatures::kHasAaaa;
+    });
+    ++count.deferred;
+}
+
 void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now, const HostBlock* before,
                SignCount& count) {
     HostSignatures& out = b.sigs;

@@ -39,7 +39,11 @@ private:
 // stored once. Any thread; `before` is read only. Adds to `count` the distinct sets signed anew and kept.
 struct SignCount {
     size_t made = 0, kept = 0;  // RRsets
+    size_t deferred = 0;        // hosts left to sign (defer_host)
 };
 void sign_host(HostBlock& b, const dnssec::ZoneSigner& signer, uint32_t now, const HostBlock* before, SignCount& count);
+// `b` with no signature yet (HostSignatures::deferred), due at `now`: its types, for the NSEC of a denial at
+// its name, and nothing else. Counts the host in `count.deferred`.
+void defer_host(HostBlock& b, uint32_t now, SignCount& count);
 
 }  // namespace glbd

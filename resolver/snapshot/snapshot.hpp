@@ -95,6 +95,9 @@ struct HostSignatures {
     // The address types any of the host's answers holds (kHasA, kHasAaaa): what an NSEC at its name lists.
     static constexpr uint8_t kHasA = 1, kHasAaaa = 2;
     uint8_t types = 0;
+    // None made yet (defer_host: a start's first build): the resolver signs the host's answers as it gives
+    // them (online::sign), until the next build, due at once (refresh_at), signs them.
+    bool deferred = false;
 
     // The set's key: an Answers block (its offset in the plan), a mode (1 only where it differs from 0) and
     // the RRset's type.

@@ -134,9 +134,11 @@ void Daemon::rebuild() {
         last_build_ms_ = uv_now(loop_);
         last_build_cost_us_ = (uv_hrtime() - start) / 1000;
         const auto& built = builder_.last();
-        spdlog::debug("snapshot rebuilt: serial {}, {} of {} host(s) built{}, {} RRset(s) signed, {} kept",
-                      snap->serial, built.built, built.hosts, built.full ? " (full)" : "", built.signed_sets.made,
-                      built.signed_sets.kept);
+        spdlog::debug(
+            "snapshot rebuilt: serial {}, {} of {} host(s) built{}, {} RRset(s) signed, {} kept, {} host(s) "
+            "left to sign",
+            snap->serial, built.built, built.hosts, built.full ? " (full)" : "", built.signed_sets.made,
+            built.signed_sets.kept, built.signed_sets.deferred);
         // A full build (and, at start, parsing the state file) frees far more than it keeps; give the free
         // pages back, or a large view leaves the process holding several times what it uses.
         if (built.full || built.built > 1000) malloc_trim(0);
@@ -270,6 +272,9 @@ void Daemon::init_loop() {
     rebuild_timer_.data = this;
     uv_timer_init(loop_, &resign_timer_);
     resign_timer_.data = this;
+    // The first build signs no host: the server answers after it, signing each answer of a signed zone as
+    // it gives it, and the resign timer starts the build that signs every host at once (SnapshotBuilder).
+    builder_.defer_first_signing(true);
     // A random cookie secret is rotated daily, the previous one still accepted (RFC 9018 section 5); one
     // from listen.cookieSecretFile changes with the file (at a reload).
     if (config_.listen.cookie_secret) cookie_secret_ = *config_.listen.cookie_secret;
