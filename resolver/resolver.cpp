@@ -424,18 +424,16 @@ bool Responder::host_answer(const Zone::Ref& ref, std::string_view owner, bool o
         atype = type::AAAA, addr = plan + a.v6(answers, mode), count = a.n6[mode], len = 16;
     }
     uint32_t ttl = short_ttl_ ? std::min(a.ttl, kShortTtl) : a.ttl;
-    // Its RRSIGs, for the mode's bytes (mode 1 shares mode 0's if equal); a wildcard's made now, at the name.
-    // A host not signed yet (a start's first snapshot) is signed now too.
+    // Its RRSIGs, for the mode's bytes (mode 1 shares mode 0's if equal); made now for a wildcard (at the
+    // name) and for a host not signed yet (a start's first snapshot).
     auto signatures = [&](uint16_t type, const char* first, size_t each, size_t n) {  // n RDATAs of `each` bytes
         if (!dnssec_) return;
-        const HostBlock* host = wildcard_ ? nullptr : snap_.hosts[static_cast<size_t>(ref.host)].get();
-        if (const Zone* now = host ? (host->sigs.deferred ? &snap_.zones[host->zone] : nullptr) : wildcard_) {
-            std::string_view rdatas[online::kMaxRRs];
-            for (size_t i = 0; i < n && i < online::kMaxRRs; ++i) rdatas[i] = std::string_view(first + i * each, each);
-            return sign_now(*now, owner, owner_is_qname, type, ttl, a.ttl, rdatas, n);
-        }
-        write_rrsigs(owner, owner_is_qname, ttl,
-                     host->sigs.find(HostSignatures::key(answers, a.every ? mode : 0, type)));
+        const HostBlock& host = *snap_.hosts[static_cast<size_t>(ref.host)];
+        const uint64_t key = HostSignatures::key(answers, a.every ? mode : 0, type);
+        if (!wildcard_ && !host.sigs.deferred) return write_rrsigs(owner, owner_is_qname, ttl, host.sigs.find(key));
+        std::string_view rdatas[online::kMaxRRs];
+        for (size_t i = 0; i < n && i < online::kMaxRRs; ++i) rdatas[i] = std::string_view(first + i * each, each);
+        sign_now(wildcard_ ? *wildcard_ : snap_.zones[host.zone], owner, owner_is_qname, type, ttl, a.ttl, rdatas, n);
     };
     if (atype != 0) {
         for (unsigned i = 0; i < count; ++i)
