@@ -20,23 +20,15 @@ while (($#)); do
   esac
   shift
 done
-if [[ $GLBD == build-release/glbd ]]; then
-  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-release -j"$(nproc)" --target glbd >/dev/null
-fi
-GLBD=$(realpath "$GLBD")
-WORK=$(mktemp -d)
-PID=
-cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
+source bench/lib.sh
+GLBD=$(release_glbd "$GLBD")
+work_dir
 ADDR=127.0.3.2 PORT=5321 ADMIN=127.0.3.2:9161
 HZ=$(getconf CLK_TCK)
 
 mkdir -p "$WORK/state"
 python3 tests/tools/scale-view.py "$WORK" "$HOSTS" 1 "$ADDR" "$PORT" "$ADMIN" "$PWD/tests/fixtures/test.mmdb"
-key=$("$GLBD" keygen --dnssec glb.example.test --dir "$WORK")
-sed -i "s|^    nameservers: .*|&\n    dnssec: {keys: [$key]}|" "$WORK/glbd.yaml"
-grep -q "dnssec: {keys: \[$key\]}" "$WORK/glbd.yaml" || { echo "denials: the view has no key" >&2; exit 1; }
+sign_view "$WORK" "$GLBD"
 python3 - "$WORK" "$HOSTS" <<'EOF'
 import random, sys
 work, hosts = sys.argv[1], int(sys.argv[2])

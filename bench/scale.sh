@@ -33,15 +33,9 @@ while (($#)); do
   shift
 done
 export GLIBC_TUNABLES=${GLIBC_TUNABLES-glibc.malloc.hugetlb=1}
-if [[ $GLBD == build-release/glbd ]]; then
-  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-release -j"$(nproc)" --target glbd >/dev/null
-fi
-GLBD=$(realpath "$GLBD")
-WORK=$(mktemp -d)
-PID=
-cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$WORK"; }
-trap cleanup EXIT
+source bench/lib.sh
+GLBD=$(release_glbd "$GLBD")
+work_dir
 [[ -n ${KEEP:-} ]] && trap "[[ -n \$PID ]] && kill \$PID; echo kept $WORK" EXIT
 ADDR=127.0.3.1 PORT=5320 ADMIN=127.0.3.1:9160
 HZ=$(getconf CLK_TCK)
@@ -201,9 +195,7 @@ make_view "$WORK/large" "$HOSTS" "$CLUSTERS"
 echo "state file: $(du -h "$WORK/large/state/state.json" | cut -f1), config: $(du -h "$WORK/large/glbd.yaml" | cut -f1)" >&2
 if ((DNSSEC)); then
   make_view "$WORK/signed" "$HOSTS" "$CLUSTERS"
-  key=$("$GLBD" keygen --dnssec glb.example.test --dir "$WORK/signed")
-  sed -i "s|^    nameservers: .*|&\n    dnssec: {keys: [$key]}|" "$WORK/signed/glbd.yaml"
-  grep -q "dnssec: {keys: \[$key\]}" "$WORK/signed/glbd.yaml" || { echo "scale: the signed view has no key" >&2; exit 1; }
+  sign_view "$WORK/signed" "$GLBD"
 fi
 if [[ -z ${SYNC_ONLY:-} ]]; then
   measure small "$WORK/small"

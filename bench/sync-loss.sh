@@ -31,10 +31,8 @@ while (($#)); do
   esac
   shift
 done
-if [[ $GLBD == build-release/glbd ]]; then
-  cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build-release -j"$(nproc)" --target glbd >/dev/null
-fi
+source bench/lib.sh
+GLBD=$(release_glbd "$GLBD")
 ip link set lo up
 WORK=$(mktemp -d)
 PIDS=()
