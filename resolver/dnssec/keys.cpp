@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -21,7 +23,6 @@
 #include <openssl/param_build.h>
 #include <openssl/sha.h>
 
-#include "resolver/base/mutex.hpp"
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
 
@@ -246,30 +247,60 @@ std::string algorithm_name(uint8_t algorithm) {
     return std::to_string(algorithm);
 }
 
+namespace {
+// The digest a signature by `algorithm` is made with (none for Ed25519: it hashes itself).
+const EVP_MD* digest(uint8_t algorithm) { return algorithm == kEcdsaP256Sha256 ? EVP_sha256() : nullptr; }
+std::atomic<uint64_t> next_key_id{1};
+
+// Each thread's contexts made ready to sign (EVP_DigestSignInit: the provider's fetch and the key's checks, 3-8
+// us of a 23-31 us ECDSA signature here), one per key it signed with lately: a signature copies its thread's,
+// so no context is read by two threads and no lock is taken (a query thread signs denials while answering).
+struct ReadyContexts {
+    struct Slot {
+        uint64_t key = 0;  // Key::Private::id
+        EVP_MD_CTX* ctx = nullptr;
+    };
+    std::array<Slot, 4> slots{};  // a key rolled over takes the place of the one used longest ago
+    size_t next = 0;
+    ReadyContexts() = default;
+    ReadyContexts(const ReadyContexts&) = delete;
+    ReadyContexts& operator=(const ReadyContexts&) = delete;
+    ~ReadyContexts() {
+        for (auto& s : slots) EVP_MD_CTX_free(s.ctx);
+    }
+    // This thread's context for key `id`, made ready with `init` when it has none; null when that fails.
+    template <class Init>
+    EVP_MD_CTX* get(uint64_t id, Init&& init) noexcept {
+        for (auto& s : slots) {
+            if (s.key == id) return s.ctx;
+        }
+        Slot& s = slots[next++ % slots.size()];
+        EVP_MD_CTX_free(s.ctx);
+        s = Slot{};
+        EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+        if (!ctx || !init(ctx)) {
+            EVP_MD_CTX_free(ctx);
+            return nullptr;
+        }
+        s = Slot{id, ctx};
+        return ctx;
+    }
+};
+thread_local ReadyContexts ready_contexts;
+}  // namespace
+
 struct Key::Private {
     PkeyPtr key = no_key();
-    // A context made ready once to sign with `key` (EVP_DigestSignInit: the provider's fetch and the key's
-    // checks, 3-8 us of a 23-31 us ECDSA signature here): each signature is made with a copy of it. Copied
-    // under `mu`, since OpenSSL promises nothing of one context read by two threads at once.
-    Mutex mu;
-    std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ready GLBD_GUARDED_BY(mu){nullptr, EVP_MD_CTX_free};
+    uint64_t id = next_key_id.fetch_add(1);  // names this key in each thread's ReadyContexts
 
-    // The digest a signature by `algorithm` is made with (none for Ed25519: it hashes itself).
-    static const EVP_MD* digest(uint8_t algorithm) { return algorithm == kEcdsaP256Sha256 ? EVP_sha256() : nullptr; }
-    // `ctx` set up to sign with `key`: a copy of `ready`, or set up anew when there is none or it cannot be
-    // copied (a provider without the copy).
-    bool start(EVP_MD_CTX* ctx, uint8_t algorithm) {
-        {
-            MutexLock lock(mu);
-            if (ready && EVP_MD_CTX_copy_ex(ctx, ready.get()) == 1) return true;
-        }
-        return key && EVP_DigestSignInit(ctx, nullptr, digest(algorithm), nullptr, key.get()) == 1;
-    }
-    void make_ready(uint8_t algorithm) {
-        std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-        if (!ctx || !key || EVP_DigestSignInit(ctx.get(), nullptr, digest(algorithm), nullptr, key.get()) != 1) return;
-        MutexLock lock(mu);
-        ready = std::move(ctx);
+    // `ctx` set up to sign with `key`: a copy of this thread's ready context, or set up anew when it cannot
+    // be had or copied.
+    bool start(EVP_MD_CTX* ctx, uint8_t algorithm) const noexcept {
+        auto init = [&](EVP_MD_CTX* c) {
+            return key && EVP_DigestSignInit(c, nullptr, digest(algorithm), nullptr, key.get()) == 1;
+        };
+        if (EVP_MD_CTX* ready = ready_contexts.get(id, init); ready && EVP_MD_CTX_copy_ex(ctx, ready) == 1) return true;
+        return init(ctx);
     }
 };
 
@@ -410,7 +441,6 @@ std::shared_ptr<const Key> Key::load(const std::string& path, const std::string&
     ds_rdata.u16(k->tag_), ds_rdata.u8(k->algorithm_), ds_rdata.u8(2), ds_rdata.bytes(digest);
     k->ds_rdata_ = std::string(ds_rdata.view());
     k->private_->key = std::move(priv);
-    k->private_->make_ready(k->algorithm_);
     return k;
 }
 
