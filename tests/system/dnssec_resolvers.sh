@@ -78,38 +78,8 @@ bad_ds=$(sed -E 's/([0-9A-F])$/\1x/; s/0x$/1/; s/([1-9A-F])x$/0/' <<< "$ds")
 [[ $bad_ds != "$ds" ]] || fail "tampering with the DS"
 parent_zone "$bad_ds" "$WORK/parent/bad.signed"
 
-start_nsd() {  # NAME ADDRESS ZONEFILE; returns once it serves the zone signed
-    port_free "$2" "$PORT" || fail "$2:$PORT is already in use before $1 starts (a leftover server?)"
-    mkdir -p "$WORK/$1"
-    cat > "$WORK/$1/nsd.conf" <<CONF
-server:
-    ip-address: $2@$PORT
-    port: $PORT
-    username: ""
-    chroot: ""
-    zonesdir: "$WORK/parent"
-    pidfile: "$WORK/$1/nsd.pid"
-    database: ""
-    zonelistfile: "$WORK/$1/zone.list"
-    xfrdfile: "$WORK/$1/xfrd.state"
-    xfrdir: "$WORK/$1"
-    logfile: "$WORK/$1/nsd.log"
-    server-count: 1
-    verbosity: 1
-remote-control:
-    control-enable: no
-zone:
-    name: $PARENT
-    zonefile: "$3"
-CONF
-    nsd-checkconf "$WORK/$1/nsd.conf" || fail "nsd-checkconf $1"
-    nsd -d -c "$WORK/$1/nsd.conf" >> "$WORK/$1/nsd.out" 2>&1 &
-    PIDS+=("$!")
-    serves() { dig +norec +dnssec +tries=1 +time=1 @"$1" -p "$PORT" "$PARENT" DNSKEY | grep -q "IN	RRSIG	DNSKEY"; }
-    wait_for 30 serves "$2" || fail "$1 does not serve $PARENT within 30 s: $(cat "$WORK/$1/nsd.log" "$WORK/$1/nsd.out")"
-}
-start_nsd nsd "$NSD" "$WORK/parent/good.signed"
-start_nsd nsd-bad "$NSD_BAD" "$WORK/parent/bad.signed"
+start_nsd nsd "$PORT" "$PARENT" "$WORK/parent/good.signed" "$NSD"
+start_nsd nsd-bad "$PORT" "$PARENT" "$WORK/parent/bad.signed" "$NSD_BAD"
 
 # unbound: the parent's KSK its only trust anchor; the parent and glb.example.com as stubs (the servers are
 # on port $PORT, not 53); ECS to glbd with the client's whole address.

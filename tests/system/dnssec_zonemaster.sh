@@ -55,30 +55,7 @@ ZONEFILE
 ( cd "$WORK/nsd" && nsd_key=$(dnssec-keygen -q -a ECDSAP256SHA256 -f KSK "$ZONE") &&
   echo "\$INCLUDE $nsd_key.key" >> zone && dnssec-signzone -q -z -o "$ZONE" -f zone.signed zone "$nsd_key" > /dev/null &&
   dnssec-dsfromkey -2 "$nsd_key.key" > ds ) || fail "signing NSD's zone with dnssec-signzone"
-cat > "$WORK/nsd/nsd.conf" <<CONF
-server:
-    ip-address: $NSD1
-    ip-address: $NSD2
-    port: 53
-    username: ""
-    chroot: ""
-    zonesdir: "$WORK/nsd"
-    pidfile: "$WORK/nsd/nsd.pid"
-    database: ""
-    zonelistfile: "$WORK/nsd/zone.list"
-    xfrdfile: "$WORK/nsd/xfrd.state"
-    xfrdir: "$WORK/nsd"
-    logfile: "$WORK/nsd.log"
-    server-count: 1
-remote-control:
-    control-enable: no
-zone:
-    name: $ZONE
-    zonefile: "$WORK/nsd/zone.signed"
-CONF
-nsd -d -c "$WORK/nsd/nsd.conf" >> "$WORK/nsd.log" 2>&1 &
-PIDS+=("$!")
-wait_for 30 serves "$NSD1" || fail "NSD does not serve $ZONE within 30 s"
+start_nsd nsd 53 "$ZONE" "$WORK/nsd/zone.signed" "$NSD1" "$NSD2"
 
 zonemaster() {  # OUT DS NS...: the findings at NOTICE or above, "LEVEL MODULE TAG" a line (OUT.full: all)
     local out=$1 ds=$2 ns=()

@@ -129,6 +129,46 @@ wait_for() {
     return 1
 }
 
+# start_nsd NAME PORT ZONE ZONEFILE ADDRESS...: NSD (Debian's) serving ZONE from ZONEFILE on each ADDRESS:PORT,
+# in $WORK/NAME; returns once the first answers the zone's SOA with authority. SIGHUP to its pid ($NSD_PID)
+# reloads a changed zone file.
+start_nsd() {
+    local name=$1 port=$2 zone=$3 file=$4 addr listen=""
+    shift 4
+    for addr in "$@"; do
+        port_free "$addr" "$port" || fail "$addr:$port is already in use before $name starts (a leftover server?)"
+        listen+="    ip-address: $addr@$port"$'\n'
+    done
+    mkdir -p "$WORK/$name"
+    cat > "$WORK/$name/nsd.conf" <<CONF
+server:
+${listen}    port: $port
+    username: ""
+    chroot: ""
+    zonesdir: "$(dirname "$file")"
+    pidfile: "$WORK/$name/nsd.pid"
+    database: ""
+    zonelistfile: "$WORK/$name/zone.list"
+    xfrdfile: "$WORK/$name/xfrd.state"
+    xfrdir: "$WORK/$name"
+    logfile: "$WORK/$name/nsd.log"
+    server-count: 1
+    verbosity: 1
+remote-control:
+    control-enable: no
+zone:
+    name: $zone
+    zonefile: "$file"
+CONF
+    nsd-checkconf "$WORK/$name/nsd.conf" || fail "nsd-checkconf $name"
+    nsd -d -c "$WORK/$name/nsd.conf" >> "$WORK/$name/nsd.out" 2>&1 &
+    NSD_PID=$!
+    PIDS+=("$NSD_PID")
+    nsd_serves() { dig +norec +tries=1 +time=1 @"$1" -p "$port" "$zone" SOA | grep -q "flags: qr aa"; }
+    wait_for 30 nsd_serves "$1" ||
+        fail "$name does not serve $zone within 30 s: $(cat "$WORK/$name/nsd.log" "$WORK/$name/nsd.out")"
+}
+
 # q ADDR PORT ARGS... : dig with short timeouts, no retries, no recursion wanted
 q() {
     local addr=$1 port=$2; shift 2
