@@ -65,6 +65,9 @@ struct Nameserver {
 struct ZoneDnssec {
     std::vector<std::shared_ptr<const dnssec::Key>> keys;  // loaded and checked; at least one KSK or CSK
     Millis signature_validity{7 * 86'400'000};             // RRSIG expiration - inception
+    // The parent zone's servers (IP:PORT), asked for the zone's DS before a KSK is removed; none: not asked.
+    std::vector<SocketAddress> parent;
+    static constexpr size_t kMaxParentServers = 8;
     [[nodiscard]] uint32_t validity_seconds() const {
         return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(signature_validity).count());
     }

@@ -94,10 +94,18 @@ void read_records(Reader& r, Section& s, Zone& zone, std::vector<StaticRecord>& 
 
 // zones[].dnssec: the key pairs loaded and checked now, so that `glbd check` names a bad one.
 void read_dnssec(Reader& r, const Node& n, const std::string& path, Zone& zone) {
-    Section s(r, n, path, {"keys", "signatureValidity"});
+    Section s(r, n, path, {"keys", "signatureValidity", "parent"});
     if (!s) return;
     ZoneDnssec d;
     s.duration("signatureValidity", Millis{7'200'000}, Millis{366LL * 86'400'000}, d.signature_validity);
+    if (auto parent = s["parent"]; parent && r.seq(parent, s.at("parent"))) {
+        if (parent.size() > ZoneDnssec::kMaxParentServers) {
+            r.error(parent, s.at("parent"), "at most " + std::to_string(ZoneDnssec::kMaxParentServers) + " servers");
+        }
+        for (size_t i = 0; i < parent.size() && i < ZoneDnssec::kMaxParentServers; ++i) {
+            if (auto a = r.socket_address(parent[i], Reader::index(s.at("parent"), i))) d.parent.push_back(*a);
+        }
+    }
     auto keys = s["keys"];
     if (!keys) return r.error(n, s.at("keys"), "required: the zone's key pairs");
     if (!r.seq(keys, s.at("keys"))) return;

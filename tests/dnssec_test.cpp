@@ -17,6 +17,8 @@
 #include "resolver/dnssec/sign.hpp"
 #include "resolver/wire/text.hpp"
 
+#include <openssl/evp.h>
+
 #include <ldns/ldns.h>  // last: it defines a `bool` macro
 
 using namespace glbd;
@@ -206,6 +208,12 @@ TEST_F(DnssecKeys, ConfigLoadsAndChecksTheZoneKeys) {
     EXPECT_EQ(d->keys[0]->algorithm(), dnssec::kEcdsaP256Sha256);
     EXPECT_EQ(d->keys[1]->algorithm(), dnssec::kEd25519);
     EXPECT_EQ(d->signature_validity, std::chrono::hours(14 * 24));
+    EXPECT_TRUE(d->parent.empty());
+    auto asked = conf::load_text(
+        config("      keys: [" + csk + "]\n      parent: [\"192.0.2.53:53\", \"[2001:db8::53]:5353\"]\n"), "g.yaml");
+    ASSERT_TRUE(asked.config) << (asked.errors.empty() ? "" : asked.errors[0].str());
+    ASSERT_EQ(asked.config->zones[0].dnssec->parent.size(), 2u);
+    EXPECT_EQ(asked.config->zones[0].dnssec->parent[1].str(), "[2001:db8::53]:5353");
     auto plain = conf::load_text(config("      keys: [" + csk + "]\n"), "g.yaml");
     ASSERT_TRUE(plain.config);
     EXPECT_EQ(plain.config->zones[0].dnssec->signature_validity, std::chrono::hours(7 * 24));
@@ -231,6 +239,15 @@ TEST_F(DnssecKeys, ConfigLoadsAndChecksTheZoneKeys) {
              {"      signatureValidity: 7d\n", "", "zones[0].dnssec.keys: required"},
              {"      keys: [" + csk + "]\n      signatureValidity: 1h\n", "",
               "zones[0].dnssec.signatureValidity: must be"},
+             {"      keys: [" + csk + "]\n      parent: [ns.example.org:53]\n", "",
+              "zones[0].dnssec.parent[0]: \"ns.example.org\" is not an IP address"},
+             {"      keys: [" + csk + "]\n      parent: [192.0.2.53]\n", "",
+              "zones[0].dnssec.parent[0]: must be HOST:PORT"},
+             {"      keys: [" + csk +
+                  "]\n      parent: [1.1.1.1:53, 1.1.1.2:53, 1.1.1.3:53, 1.1.1.4:53, 1.1.1.5:53, 1.1.1.6:53, "
+                  "1.1.1.7:53, 1.1.1.8:53, "
+                  "1.1.1.9:53]\n",
+              "", "zones[0].dnssec.parent: at most 8 servers"},
              {"      keys: [" + csk + "]\n", "    records: |\n      @ 300 IN DNSKEY 256 3 13 AAAA\n",
               "zones[0].dnssec: a signed zone's DNSKEY, RRSIG"},
          }) {
@@ -444,7 +461,7 @@ TEST_F(DnssecKeys, KeyHistoryTravelsThroughStateDirText) {
     h.update({{"glb.example.com", {k1}}, {"other.example.org", {k3}}}, 1000);
     h.update({{"glb.example.com", {k1, k2}}, {"other.example.org", {k3}}}, 5000);
     const std::string text = h.to_text();
-    EXPECT_EQ(text.substr(0, text.find('\n')), "glbd-dnssec-keys 1");
+    EXPECT_EQ(text.substr(0, text.find('\n')), "glbd-dnssec-keys 2");
     dnssec::KeyHistory back;
     ASSERT_TRUE(back.from_text(text, error)) << error;
     EXPECT_EQ(back.published_at("glb.example.com", *k1), 1000u);
@@ -456,15 +473,19 @@ TEST_F(DnssecKeys, KeyHistoryTravelsThroughStateDirText) {
     EXPECT_NE(back.check("glb.example.com", {k2}, 9000, 3'600'000), "");
 
     const std::string line = text.substr(text.find('\n') + 1, text.find('\n', text.find('\n') + 1) - text.find('\n'));
-    const std::string head = "glbd-dnssec-keys 1\n";
+    const std::string head = "glbd-dnssec-keys 2\n", v1 = "glbd-dnssec-keys 1\n";
     struct Bad {
         std::string text, why;
     };
     const std::vector<Bad> bad = {
         {"", "empty"},
-        {"glbd-dnssec-keys 2\n", "line 1: not \"glbd-dnssec-keys 1\""},
-        {head + "glb.example.com 1000\n", "line 2: not ZONE MS DNSKEY"},
-        {head + "glb.example.com 1000 AAAA AAAA\n", "line 2: not ZONE MS DNSKEY"},
+        {"glbd-dnssec-keys 3\n", "line 1: not \"glbd-dnssec-keys 2\""},
+        {head + "glb.example.com 1000\n", "line 2: not ZONE MS DNSKEY [ds=MS]"},
+        {head + "glb.example.com 1000 AQMNAAAA ds=5 x\n", "line 2: not ZONE MS DNSKEY [ds=MS]"},
+        {v1 + "glb.example.com 1000 AQMNAAAA ds=5\n", "line 2: not ZONE MS DNSKEY"},
+        {head + "glb.example.com 1000 AQMNAAAA AAAA\n", "line 2: not ds=MS after the DNSKEY"},
+        {head + "glb.example.com 1000 AQMNAAAA ds=0\n", "line 2: not ds=MS after the DNSKEY"},
+        {head + "glb.example.com 1000 AQMNAAAA ds=\n", "line 2: not ds=MS after the DNSKEY"},
         {head + "glb..example.com 1000 AQMNAAAA\n", "line 2: not a zone name"},
         {head + "glb.example.com -5 AQMNAAAA\n", "line 2: not a time in ms"},
         {head + "glb.example.com 99999999999999999999999 AQMNAAAA\n", "line 2: not a time in ms"},
@@ -486,4 +507,89 @@ TEST_F(DnssecKeys, KeyHistoryTravelsThroughStateDirText) {
     }
     EXPECT_FALSE(back.from_text(many, error));
     EXPECT_EQ(error, "line " + std::to_string(dnssec::KeyHistory::kMaxKeys + 2) + ": more than 1024 keys");
+    // A version 1 file (before ds=) still reads.
+    dnssec::KeyHistory old;
+    EXPECT_TRUE(old.from_text(v1 + line, error)) << error;
+    EXPECT_NE(old.published_at("glb.example.com", *k1), 0u);
+}
+
+// A KSK roll's last step waits for the parent: its DS set must point at a KSK that stays (any of digest
+// types 1, 2 and 4), on every server asked, and have for the DS set's TTL; what was seen is kept in the text.
+TEST_F(DnssecKeys, TheParentsDsSetGatesAKskRemoval) {
+    std::string error;
+    auto k1 = dnssec::Key::load(make(dnssec::kEcdsaP256Sha256), "glb.example.com", error);
+    auto k2 = dnssec::Key::load(make(dnssec::kEd25519), "glb.example.com", error);
+    ASSERT_TRUE(k1 && k2) << error;
+    const std::string zone = "glb.example.com", t1 = std::to_string(k1->tag()), t2 = std::to_string(k2->tag());
+    // k2's DS with a SHA-384 digest (type 4), made here: over the owner's wire form and the DNSKEY RDATA.
+    const std::string owner("\003glb\007example\003com\000", 17);
+    std::string data = owner + k2->rdata(), ds384 = k2->ds_rdata().substr(0, 3) + '\4';
+    unsigned char md[48];
+    unsigned int md_len = 0;
+    ASSERT_EQ(EVP_Digest(data.data(), data.size(), md, &md_len, EVP_sha384(), nullptr), 1);
+    ds384.append(reinterpret_cast<const char*>(md), md_len);
+    EXPECT_TRUE(k2->names_ds(ds384));
+    EXPECT_TRUE(k2->names_ds(k2->ds_rdata()));
+    EXPECT_FALSE(k1->names_ds(k2->ds_rdata()));
+    std::string tampered = ds384;
+    tampered.back() ^= 1;
+    EXPECT_FALSE(k2->names_ds(tampered));
+
+    const uint64_t hour = 3'600'000, t0 = 1'000'000'000;
+    dnssec::KeyHistory h;
+    h.update({{zone, {k1}}}, t0);
+    h.update({{zone, {k1, k2}}}, t0 + hour);
+    EXPECT_TRUE(h.dropped_ksks(zone, {k1, k2}).empty());
+    ASSERT_EQ(h.dropped_ksks(zone, {k2}), std::vector<std::string>{k1->rdata()});
+    using Answer = dnssec::KeyHistory::ParentAnswer;
+    auto has = [](const std::string& why, const std::string& part) {
+        return why.find(part) != std::string::npos ? ::testing::AssertionSuccess()
+                                                   : ::testing::AssertionFailure() << why;
+    };
+    const uint64_t t = t0 + 3 * hour;  // k2 published long enough for the DNSKEY set's hold
+    ASSERT_EQ(h.check(zone, {k2}, t, hour), "");
+    // The parent still points at k1 alone: refused, whatever the time.
+    std::vector<Answer> old_ds = {{"192.0.2.53:53", "", {k1->ds_rdata()}, 3600}};
+    h.note_parent(zone, {k2}, old_ds, t);
+    std::string why = h.check_parent(zone, {k2}, old_ds, t + 100 * hour);
+    EXPECT_TRUE(has(why, "removing KSK tag " + t1 +
+                             " would break the chain of trust: the parent's DS set at "
+                             "192.0.2.53:53 points at key tag " +
+                             t1 + " and at no KSK that stays (tag " + t2 + ")"));
+    // A server that does not answer: refused, and nothing noted.
+    std::vector<Answer> silent = {{"192.0.2.53:53", "", {k1->ds_rdata(), ds384}, 3600},
+                                  {"192.0.2.54:53", "timeout", {}, 0}};
+    h.note_parent(zone, {k2}, silent, t);
+    EXPECT_TRUE(has(h.check_parent(zone, {k2}, silent, t), "its server 192.0.2.54:53 gave no DS set (timeout)"));
+    EXPECT_EQ(h.to_text().find(" ds="), std::string::npos);
+    // Two servers that disagree: the one without k2's DS is named.
+    std::vector<Answer> split = {{"192.0.2.53:53", "", {k1->ds_rdata(), ds384}, 3600},
+                                 {"192.0.2.54:53", "", {k1->ds_rdata()}, 3600}};
+    h.note_parent(zone, {k2}, split, t);
+    EXPECT_TRUE(
+        has(h.check_parent(zone, {k2}, split, t), "the parent's DS set at 192.0.2.54:53 points at key tag " + t1));
+    // Both hold k2's DS (one as SHA-384): it may go once the DS set's TTL has passed since it was first seen.
+    std::vector<Answer> both = {{"192.0.2.53:53", "", {k1->ds_rdata(), ds384}, 3600},
+                                {"192.0.2.54:53", "", {k2->ds_rdata()}, 600}};
+    h.note_parent(zone, {k2}, both, t);
+    h.note_parent(zone, {k2}, both, t + 1000);  // seen again: still since t
+    why = h.check_parent(zone, {k2}, both, t + 1000);
+    EXPECT_TRUE(has(why, "has pointed at key tag " + t2 + " for 1 s"));
+    EXPECT_TRUE(has(why, "for its TTL, 3600 s: remove it in 3599 s or later"));
+    EXPECT_EQ(h.check_parent(zone, {k2}, both, t + hour), "");
+    // Kept through the text, so that a restart is checked alike.
+    dnssec::KeyHistory back;
+    ASSERT_TRUE(back.from_text(h.to_text(), error)) << error;
+    EXPECT_EQ(back.to_text(), h.to_text());
+    EXPECT_TRUE(has(back.check_parent(zone, {k2}, both, t + 1000), "remove it in 3599 s or later"));
+    EXPECT_EQ(back.check_parent(zone, {k2}, both, t + hour), "");
+    // The DS withdrawn and back: the wait starts over.
+    h.note_parent(zone, {k2}, old_ds, t + 2 * hour);
+    h.note_parent(zone, {k2}, both, t + 3 * hour);
+    EXPECT_TRUE(has(h.check_parent(zone, {k2}, both, t + 3 * hour), "for 0 s"));
+    // An insecure delegation (no DS at all): no chain of trust to break.
+    std::vector<Answer> none = {{"192.0.2.53:53", "", {}, 0}};
+    EXPECT_EQ(h.check_parent(zone, {k2}, none, t), "");
+    // Nothing to ask when no KSK goes.
+    EXPECT_EQ(h.check_parent(zone, {k1, k2}, old_ds, t), "");
 }

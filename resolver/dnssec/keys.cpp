@@ -340,6 +340,11 @@ std::string Key::sign_data(std::string_view data) const {
     return n ? std::string(reinterpret_cast<const char*>(sig), n) : "";
 }
 
+bool Key::names_ds(std::string_view ds_rdata) const {
+    if (ds_rdata == ds_rdata_) return true;
+    return std::find(other_ds_rdata_.begin(), other_ds_rdata_.end(), ds_rdata) != other_ds_rdata_.end();
+}
+
 uint16_t key_tag(const std::string& rdata) {
     return ldns_calc_keytag_raw(reinterpret_cast<const uint8_t*>(rdata.data()), rdata.size());
 }
@@ -440,6 +445,15 @@ std::shared_ptr<const Key> Key::load(const std::string& path, const std::string&
     wire::Builder ds_rdata;
     ds_rdata.u16(k->tag_), ds_rdata.u8(k->algorithm_), ds_rdata.u8(2), ds_rdata.bytes(digest);
     k->ds_rdata_ = std::string(ds_rdata.view());
+    // What a parent may hold besides: DS digest types 1 (SHA-1) and 4 (SHA-384), for names_ds().
+    for (ldns_hash h : {LDNS_SHA1, LDNS_SHA384}) {
+        RrPtr other(ldns_key_rr2ds(pub.get(), h));
+        if (!other || ldns_rr_rd_count(other.get()) != 4) continue;
+        wire::Builder rd;
+        rd.u16(k->tag_), rd.u8(k->algorithm_), rd.u8(h == LDNS_SHA1 ? 1 : 4);
+        rd.bytes(rdf_bytes(ldns_rr_rdf(other.get(), 3)));
+        k->other_ds_rdata_.emplace_back(rd.view());
+    }
     k->private_->key = std::move(priv);
     return k;
 }

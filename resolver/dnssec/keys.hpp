@@ -54,6 +54,9 @@ public:
     const std::string& ds() const { return ds_; }
     // The same DS's RDATA in wire form (key tag, algorithm, digest type 2, digest): the CDS glbd publishes.
     const std::string& ds_rdata() const { return ds_rdata_; }
+    // Whether a DS RDATA (wire form) points at this key: its tag, algorithm and digest, of type 1 (SHA-1),
+    // 2 (SHA-256) or 4 (SHA-384).
+    bool names_ds(std::string_view ds_rdata) const;
     // "tag 33420, CSK, ECDSAP256SHA256": for messages; never key material.
     std::string describe() const;
     // The signature of `data` as an RRSIG holds it (RFC 6605: r | s, 64 bytes; RFC 8080: 64 bytes), or ""
@@ -74,7 +77,8 @@ private:
     uint16_t tag_ = 0;
     std::string rdata_;
     std::string ds_, ds_rdata_;
-    std::unique_ptr<Private> private_;  // the ldns key with its private half
+    std::vector<std::string> other_ds_rdata_;  // digest types 1 and 4
+    std::unique_ptr<Private> private_;         // the ldns key with its private half
 };
 
 // Each key's describe(), "; " between: "tag 33420, CSK, ECDSAP256SHA256; tag 4151, ZSK, ED25519".

@@ -140,8 +140,10 @@ private:
     // Since when each signed zone's keys are published, and the key changes a reload may make (RFC 7583).
     dnssec::KeyHistory key_history_;
     [[nodiscard]] uint64_t key_hold_ms(const conf::Config& next, const std::string& origin) const;
-    [[nodiscard]] std::string refused_key_change(const conf::Config& next) const;  // "" when allowed
-    void note_published_keys();  // config_'s keys, now; saved in stateDir
+    // "" when allowed; asks the parent's servers when a KSK is removed (its answers kept in the history)
+    [[nodiscard]] std::string refused_key_change(const conf::Config& next);
+    void note_published_keys();     // config_'s keys, now; saved in stateDir
+    void save_key_history() const;  // in stateDir, if there is one
     // At start, before any key is noted: the history saved by the last run, and whether config_'s keys may
     // follow it (a restart is checked as a reload is). 0, or 1 when they may not (the reason logged).
     int restore_key_history();

@@ -14,6 +14,8 @@
 #include "resolver/base/read_file.hpp"
 #include "server/app/daemon.hpp"
 
+#include <ldns/ldns.h>  // last: it defines a `bool` macro
+
 namespace glbd {
 
 using nlohmann::json;
@@ -94,12 +96,96 @@ uint64_t Daemon::key_hold_ms(const conf::Config& next, const std::string& origin
     return uint64_t{ttl} * 1000 + propagation + 1000;
 }
 
-std::string Daemon::refused_key_change(const conf::Config& next) const {
+namespace {
+using ParentAnswer = dnssec::KeyHistory::ParentAnswer;
+
+// What `server`, one of the parent zone's, answers for `zone`'s DS: no recursion asked, UDP then TCP when
+// truncated, one try of 2 s. The answer must be authoritative, NOERROR (the DS set, or none: an insecure
+// delegation).
+ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server) {
+    ParentAnswer a;
+    a.server = server.str();
+    struct Free {
+        void operator()(ldns_resolver* r) const { ldns_resolver_deep_free(r); }
+        void operator()(ldns_rdf* r) const { ldns_rdf_deep_free(r); }
+        void operator()(ldns_pkt* p) const { ldns_pkt_free(p); }
+    };
+    std::unique_ptr<ldns_resolver, Free> res(ldns_resolver_new());
+    std::unique_ptr<ldns_rdf, Free> ns(ldns_rdf_new_frm_str(
+        server.address.family == 4 ? LDNS_RDF_TYPE_A : LDNS_RDF_TYPE_AAAA, server.address.str().c_str()));
+    std::unique_ptr<ldns_rdf, Free> name(ldns_dname_new_frm_str((zone + ".").c_str()));
+    if (!res || !ns || !name || ldns_resolver_push_nameserver(res.get(), ns.get()) != LDNS_STATUS_OK) {
+        a.error = "cannot make the query";
+        return a;
+    }
+    ldns_resolver_set_port(res.get(), server.port);
+    ldns_resolver_set_recursive(res.get(), false);
+    ldns_resolver_set_retry(res.get(), 1);
+    ldns_resolver_set_timeout(res.get(), timeval{2, 0});
+    ldns_resolver_set_fallback(res.get(), true);
+    ldns_pkt* raw = nullptr;
+    ldns_status st = ldns_resolver_send(&raw, res.get(), name.get(), LDNS_RR_TYPE_DS, LDNS_RR_CLASS_IN, 0);
+    std::unique_ptr<ldns_pkt, Free> pkt(raw);
+    if (st != LDNS_STATUS_OK || !pkt) {
+        a.error = st != LDNS_STATUS_OK ? ldns_get_errorstr_by_id(st) : "no answer";
+        return a;
+    }
+    if (ldns_pkt_get_rcode(pkt.get()) != LDNS_RCODE_NOERROR) {
+        const ldns_lookup_table* rcode = ldns_lookup_by_id(ldns_rcodes, ldns_pkt_get_rcode(pkt.get()));
+        a.error = std::string("answered ") + (rcode ? rcode->name : "an error");
+        return a;
+    }
+    if (!ldns_pkt_aa(pkt.get())) {
+        a.error = "its answer is not authoritative: list the parent zone's own servers";
+        return a;
+    }
+    const ldns_rr_list* answer = ldns_pkt_answer(pkt.get());
+    for (size_t i = 0; i < ldns_rr_list_rr_count(answer); ++i) {
+        const ldns_rr* rr = ldns_rr_list_rr(answer, i);
+        if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_DS || ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN ||
+            ldns_dname_compare(ldns_rr_owner(rr), name.get()) != 0) {
+            continue;
+        }
+        std::string rdata;
+        for (size_t f = 0; f < ldns_rr_rd_count(rr); ++f) {
+            const ldns_rdf* rdf = ldns_rr_rdf(rr, f);
+            rdata.append(reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf));
+        }
+        a.ds.push_back(std::move(rdata));
+        a.ttl = std::max(a.ttl, ldns_rr_ttl(rr));
+    }
+    return a;
+}
+}  // namespace
+
+std::string Daemon::refused_key_change(const conf::Config& next) {
     const uint64_t now = sync::now_ms();
     for (const auto& z : next.zones) {
         if (!z.dnssec) continue;
         if (auto why = key_history_.check(z.origin, z.dnssec->keys, now, key_hold_ms(next, z.origin)); !why.empty())
             return "zone " + z.origin + ": " + why;
+        // A KSK removed: the parent's DS set must point at one that stays (asked only then).
+        auto dropped = key_history_.dropped_ksks(z.origin, z.dnssec->keys);
+        if (dropped.empty()) continue;
+        if (z.dnssec->parent.empty()) {
+            spdlog::warn(
+                "zone {}: a KSK is removed without asking the parent whether its DS set points at one that "
+                "stays (set dnssec.parent to have glbd check it)",
+                z.origin);
+            continue;
+        }
+        std::vector<ParentAnswer> answers;
+        for (const auto& server : z.dnssec->parent) answers.push_back(ask_parent_ds(z.origin, server));
+        key_history_.note_parent(z.origin, z.dnssec->keys, answers, sync::now_ms());
+        save_key_history();
+        if (auto why = key_history_.check_parent(z.origin, z.dnssec->keys, answers, sync::now_ms()); !why.empty())
+            return "zone " + z.origin + ": " + why;
+        for (const auto& a : answers) {
+            spdlog::info(
+                "zone {}: the parent's server {} holds DS {} (TTL {} s): the KSK may go", z.origin, a.server,
+                a.ds.empty() ? "none (an insecure delegation)" : "of " + std::to_string(a.ds.size()) + " key(s)",
+                a.ttl);
+        }
     }
     return "";
 }
@@ -110,10 +196,13 @@ void Daemon::note_published_keys() {
         if (z.dnssec) signed_zones.emplace(z.origin, z.dnssec->keys);
     }
     key_history_.update(signed_zones, sync::now_ms());
-    if (config_.state_dir.empty()) return;
-    const std::string path = key_history_path();
     std::error_code ec;
-    if (signed_zones.empty() && !std::filesystem::exists(path, ec)) return;  // never signed here: no file
+    if (signed_zones.empty() && !std::filesystem::exists(key_history_path(), ec)) return;  // never signed here
+    save_key_history();
+}
+
+void Daemon::save_key_history() const {
+    if (config_.state_dir.empty()) return;
     const std::string text = key_history_.to_text();
     if (std::string error; !save_file(
             config_.state_dir, dnssec::KeyHistory::kFileName, [&](std::ostream& out) { out << text; }, error)) {

@@ -67,6 +67,6 @@ pass "after the hold time the old key's removal at a restart is taken"
 
 echo "not a history" > "$WORK/state/dnssec-keys"
 runs "$k1"
-grep -q "warning .*dnssec-keys: line 1: not \"glbd-dnssec-keys 1\": ignored" "$WORK/a.log" ||
+grep -q "warning .*dnssec-keys: line 1: not \"glbd-dnssec-keys 2\": ignored" "$WORK/a.log" ||
     fail "no warning for a bad history: $(cat "$WORK/a.log")"
 pass "a history that cannot be read is ignored with a warning"
