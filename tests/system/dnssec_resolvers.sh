@@ -7,8 +7,8 @@
 # DS was tampered with makes the same answer SERVFAIL, so the test can fail. Then a ZSK rollover runs through
 # while unbound keeps answering with AD: removing the old ZSK too early is refused (RFC 7583).
 source "$(dirname "$0")/lib.sh"
-for tool in nsd unbound dnssec-signzone dnssec-dsfromkey; do
-    command -v "$tool" > /dev/null || fail "$tool is not installed (nsd, unbound, bind9-utils: .ci/deps)"
+for tool in nsd unbound dnssec-signzone dnssec-dsfromkey dnsviz; do
+    command -v "$tool" > /dev/null || fail "$tool is not installed (nsd, unbound, bind9-utils, dnsviz: .ci/deps)"
 done
 ZONE=glb.example.com PARENT=example.com PORT=5620
 NSD=127.0.23.120 IE=127.0.23.121 US=127.0.23.122 CLIENT_IE=127.0.23.124 CLIENT_US=127.0.23.125
@@ -157,6 +157,24 @@ grep -q "flags:.* ad" <<< "$out" || fail "the tampered parent itself does not va
 grep -q "validation failure <shop.$ZONE. A IN>: DS hash mismatches key" "$WORK/unbound-bad/unbound.log" ||
     fail "unbound gives another reason: $(grep "validation failure" "$WORK/unbound-bad/unbound.log")"
 pass "a parent with a tampered DS (itself validated): SERVFAIL for the host, unbound says \"DS hash mismatches key\""
+
+# DNSViz (Debian's): the same chain probed from the parent's server and both clusters, trusting the parent's
+# KSK alone. Every RRset, RRSIG, DS, DNSKEY and denial is secure ([.]), with no error or warning; through the
+# tampered parent it finds the DS's digest invalid.
+echo "$anchor" > "$WORK/anchor"
+dnsviz_print() {  # PARENT-SERVER OUT
+    (cd "$WORK" && timeout 60 dnsviz probe -A -a "$PARENT" -x "$PARENT+:ns.$PARENT=$1:$PORT" \
+        -x "$ZONE:ns-ie.$ZONE=$IE:$PORT,ns-us.$ZONE=$US:$PORT" "$ZONE" "shop.$ZONE" "nope.$ZONE" > "$2.json" 2> "$2.err" &&
+        dnsviz print -t anchor < "$2.json" > "$2" 2>> "$2.err") || fail "dnsviz: $(cat "$2.err")"
+}
+dnsviz_print "$NSD" "$WORK/dnsviz"
+grep -q "^  \[\.\]  A: 192.0.2.10$" "$WORK/dnsviz" || fail "dnsviz: no secure A for shop.$ZONE: $(cat "$WORK/dnsviz")"
+grep -q "NSEC: nope.$ZONE. \\\\000.nope.$ZONE. RRSIG NSEC TYPE128" "$WORK/dnsviz" || fail "dnsviz: no compact denial: $(cat "$WORK/dnsviz")"
+not_secure=$(grep "^ " "$WORK/dnsviz" | grep -v "\[\.\]" || true)
+[[ -z $not_secure ]] || fail "dnsviz finds what is not secure: $not_secure"$'\n'"$(cat "$WORK/dnsviz")"
+dnsviz_print "$NSD_BAD" "$WORK/dnsviz-bad"
+grep -q "E:DIGEST_INVALID" "$WORK/dnsviz-bad" || fail "dnsviz over the tampered DS: $(cat "$WORK/dnsviz-bad")"
+pass "dnsviz $(dpkg-query -W -f='${Version}' dnsviz): $(grep -c "\[\.\]" "$WORK/dnsviz") secure statuses from the parent's KSK to shop.$ZONE, an apex NODATA and nope.$ZONE's compact denial, none otherwise; E:DIGEST_INVALID for the tampered DS"
 # A ZSK rollover (double signature) while both resolvers answer a query every 100 ms: ZSK 2 beside ZSK 1 on
 # both clusters; removing ZSK 1 at once is refused (the old keys stay); once the hold time has passed it is
 # taken. Not one answer may lose AD or fail.
