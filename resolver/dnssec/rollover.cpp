@@ -183,7 +183,8 @@ std::vector<std::string> KeyHistory::dropped_ksks(const std::string& zone,
     std::vector<std::string> out;
     auto z = published_.find(zone);
     if (z == published_.end() || next.empty()) return out;  // newly signed, or no longer signed
-    for (const auto& [rdata, p] : z->second) {
+    for (const auto& published : z->second) {
+        const std::string& rdata = published.first;  // named: clang 14 captures no structured binding
         const bool sep = rdata.size() > 1 && (static_cast<uint8_t>(rdata[1]) & kFlagSep) != 0;
         if (sep && std::none_of(next.begin(), next.end(), [&](const auto& k) { return k->rdata() == rdata; }))
             out.push_back(rdata);
