@@ -128,6 +128,26 @@ void read_dnssec(Reader& r, const Node& n, const std::string& path, Zone& zone) 
         std::none_of(d.keys.begin(), d.keys.end(), [](const auto& k) { return k->sep(); })) {
         r.error(keys, s.at("keys"), "needs a key with flags 257 (a KSK or CSK), the one the parent's DS names");
     }
+    if (keys.size() > 0 && d.keys.size() == keys.size()) {
+        // RFC 4035 2.2: each RRset is signed with every algorithm of the DNSKEY set. A resolver whose DS names
+        // one algorithm finds an RRset signed with another alone bogus.
+        auto roles = dnssec::split_roles(d.keys, [](const auto& k) { return k->sep(); });
+        std::set<uint8_t> algorithms;
+        for (const auto& k : d.keys) algorithms.insert(k->algorithm());
+        for (uint8_t alg : algorithms) {
+            for (dnssec::Role role : {dnssec::kAnswers, dnssec::kKeySets}) {
+                if (std::any_of(roles[role].begin(), roles[role].end(),
+                                [&](const auto& k) { return k->algorithm() == alg; }))
+                    continue;
+                r.error(keys, s.at("keys"),
+                        "algorithm " + dnssec::algorithm_name(alg) + " would sign no " +
+                            (role == dnssec::kAnswers ? "answer (the ZSKs sign them, and none is of it)"
+                                                      : "DNSKEY set (no KSK or CSK is of it)") +
+                            ": every RRset must be signed with each algorithm of the DNSKEY set (RFC 4035 2.2), so "
+                            "give each algorithm a KSK or CSK, and a ZSK when the zone has ZSKs");
+            }
+        }
+    }
     if (keys.size() == 0) r.error(keys, s.at("keys"), "needs at least one key");
     for (const auto& rec : zone.records) {
         namespace t = wire::type;

@@ -40,9 +40,10 @@ protected:
         ASSERT_NE(mkdtemp(tmpl), nullptr);
         dir_ = tmpl;
         std::string error;
-        ksk_ = dnssec::generate("glb.test", dnssec::kEcdsaP256Sha256, dir_, error);
+        ksk_ = dnssec::generate("glb.test", dnssec::kEd25519, dir_, error);
         ASSERT_FALSE(ksk_.empty()) << error;
-        // A ZSK: an Ed25519 pair with flags 256 (its tag changes with the flags, so the files are renamed).
+        // A ZSK of the same algorithm (RFC 4035 2.2: each RRset signed with every algorithm of the DNSKEY
+        // set): an Ed25519 pair with flags 256 (its tag changes with the flags, so the files are renamed).
         std::string made = dnssec::generate("glb.test", dnssec::kEd25519, dir_, error);
         ASSERT_FALSE(made.empty()) << error;
         std::string pub = read(made + ".key");
@@ -171,8 +172,8 @@ TEST_F(SignedAnswers, EveryRRsetVerifiesWithLdns) {
              {"glb.test", 6, ie, {"SOA"}},
              {"glb.test", 2, ie, {"ns1.glb.test."}},
              {"glb.test", 48, ie, {"DNSKEY"}},
-             {"glb.test", 59, ie, {" IN CDS " + std::to_string(ksk) + " 13 2 "}},  // the KSK's alone
-             {"glb.test", 60, ie, {" IN CDNSKEY 257 3 13 "}},
+             {"glb.test", 59, ie, {" IN CDS " + std::to_string(ksk) + " 15 2 "}},  // the KSK's alone
+             {"glb.test", 60, ie, {" IN CDNSKEY 257 3 15 "}},
          }) {
         std::string what = std::string(c.name) + " type " + std::to_string(c.type), all;
         ask_raw(*snap, c.name, c.type, c.opts, 0, all);
@@ -291,7 +292,7 @@ TEST_F(SignedAnswers, OtherKeysSignEveryHostAgain) {
         std::string all;
         for (const auto& rr : ask_raw(snap, "shop.glb.test", 1, o, 0, all).answer) {
             std::smatch m;
-            if (std::regex_search(rr, m, std::regex(" IN RRSIG A 13 \\d+ \\d+ \\d+ \\d+ (\\d+) ")))
+            if (std::regex_search(rr, m, std::regex(" IN RRSIG A 1[35] \\d+ \\d+ \\d+ \\d+ (\\d+) ")))
                 return std::stoi(m[1]);
         }
         return -1;

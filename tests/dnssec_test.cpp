@@ -248,6 +248,10 @@ TEST_F(DnssecKeys, ConfigLoadsAndChecksTheZoneKeys) {
                   "1.1.1.7:53, 1.1.1.8:53, "
                   "1.1.1.9:53]\n",
               "", "zones[0].dnssec.parent: at most 8 servers"},
+             {"      keys: [" + ed + ", " + dir_ + "/zsk]\n", "",
+              "zones[0].dnssec.keys: algorithm ECDSAP256SHA256 would sign no DNSKEY set (no KSK or CSK is of it)"},
+             {"      keys: [" + ed + ", " + dir_ + "/zsk]\n", "",
+              "zones[0].dnssec.keys: algorithm ED25519 would sign no answer (the ZSKs sign them, and none is of it)"},
              {"      keys: [" + csk + "]\n", "    records: |\n      @ 300 IN DNSKEY 256 3 13 AAAA\n",
               "zones[0].dnssec: a signed zone's DNSKEY, RRSIG"},
          }) {

@@ -60,9 +60,14 @@ grep -q "RRSIG.*DNSKEY 13 " "$WORK/zone.signed" || fail "no signature made with 
 cd "$K"
 bind_ksk=$K/$(dnssec-keygen -q -a ECDSAP256SHA256 -f KSK "$ZONE") || fail "dnssec-keygen"
 bind_zsk=$K/$(dnssec-keygen -q -a ED25519 "$ZONE") || fail "dnssec-keygen"
+bind_zsk13=$K/$(dnssec-keygen -q -a ECDSAP256SHA256 "$ZONE") || fail "dnssec-keygen"
 ldns_key=$K/$(ldns-keygen -a ED25519 -k "$ZONE") || fail "ldns-keygen"
 cd - > /dev/null
-config "$bind_ksk" "$bind_zsk" "$ldns_key" > "$WORK/others.yaml"
+# Each algorithm with a KSK and a ZSK (RFC 4035 2.2); without BIND's ECDSA ZSK, ECDSA would sign no answer.
+config "$bind_ksk" "$bind_zsk" "$ldns_key" > "$WORK/mixed.yaml"
+out=$("$GLBD" check --config "$WORK/mixed.yaml" 2>&1) && fail "a KSK of an algorithm without a ZSK of it was accepted"
+has "$out" "zones[0].dnssec.keys: algorithm ECDSAP256SHA256 would sign no answer"
+config "$bind_ksk" "$bind_zsk" "$bind_zsk13" "$ldns_key" > "$WORK/others.yaml"
 "$GLBD" check --config "$WORK/others.yaml" > /dev/null || fail "glbd check refused BIND's or ldns's keys"
 "$GLBD" ds "$ZONE" --config "$WORK/others.yaml" > "$WORK/ds2.glbd" || fail "glbd ds"
 for k in "$bind_ksk" "$ldns_key"; do dnssec-dsfromkey -2 "$k.key"; done > "$WORK/ds2.bind"
@@ -83,4 +88,4 @@ out=$("$GLBD" ds "$ZONE" --config "$WORK/open.yaml" 2>&1) && fail "glbd ds print
 config "$K/Kmissing" > "$WORK/missing.yaml"
 out=$("$GLBD" check --config "$WORK/missing.yaml" 2>&1) && fail "a missing key was accepted"
 has "$out" "cannot read $K/Kmissing.key: No such file or directory"
-pass "glbd's keys read by BIND (DS equal, dnssec-signzone + dnssec-verify); BIND's and ldns's keys loaded; RSA, mode 0644 and a missing pair refused"
+pass "glbd's keys read by BIND (DS equal, dnssec-signzone + dnssec-verify); BIND's and ldns's keys loaded; RSA, mode 0644, a missing pair and an algorithm that would sign no answer refused"
