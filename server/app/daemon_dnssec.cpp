@@ -182,9 +182,8 @@ std::string Daemon::refused_key_change(const conf::Config& next) {
             return "zone " + z.origin + ": " + why;
         for (const auto& a : answers) {
             spdlog::info(
-                "zone {}: the parent's server {} holds DS {} (TTL {} s): the KSK may go", z.origin, a.server,
-                a.ds.empty() ? "none (an insecure delegation)" : "of " + std::to_string(a.ds.size()) + " key(s)",
-                a.ttl);
+                "zone {}: the parent's server {} holds {} (TTL {} s): the KSK may go", z.origin, a.server,
+                a.ds.empty() ? "no DS (an insecure delegation)" : std::to_string(a.ds.size()) + " DS record(s)", a.ttl);
         }
     }
     return "";
@@ -196,6 +195,7 @@ void Daemon::note_published_keys() {
         if (z.dnssec) signed_zones.emplace(z.origin, z.dnssec->keys);
     }
     key_history_.update(signed_zones, sync::now_ms());
+    if (config_.state_dir.empty()) return;
     std::error_code ec;
     if (signed_zones.empty() && !std::filesystem::exists(key_history_path(), ec)) return;  // never signed here
     save_key_history();

@@ -113,5 +113,5 @@ while (( $(date +%s%N) < seen + 3500000000 )); do sleep 0.1; done
 config "$NSD" "$k2"
 expect "the DS's TTL passed" "$(verdict)" "reloaded "
 serves "$t2" || fail "glbd publishes $(published), not $t2"
-grep -q "the parent's server $NSD:$PORT holds DS of 2 key(s) (TTL 3 s): the KSK may go" "$WORK/a.log" || fail "no log line for the parent's DS"
+grep -q "the parent's server $NSD:$PORT holds 2 DS record(s) (TTL 3 s): the KSK may go" "$WORK/a.log" || fail "no log line for the parent's DS"
 pass "once the DS set's TTL has passed, the old CSK goes: glbd publishes $(published)"
