@@ -7,7 +7,9 @@
 # one without the type asked (compact denial, RFC 9824). Under another key the same answers fail (the test
 # can fail), and without DO no RRSIG is sent.
 source "$(dirname "$0")/lib.sh"
-command -v delv > /dev/null || fail "delv is not installed (bind9-dnsutils: .ci/deps)"
+for tool in delv ldns-verify-zone; do
+    command -v "$tool" > /dev/null || fail "$tool is not installed (bind9-dnsutils, ldnsutils: .ci/deps)"
+done
 ZONE=glb.example.com
 IE=127.0.23.112 US=127.0.23.113 CLIENT_IE=127.0.23.114 CLIENT_US=127.0.23.115 PORT=5612
 key=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec"
@@ -127,5 +129,43 @@ grep -q RRSIG <<< "$plain" && fail "an RRSIG without DO: $plain"
 signed=$(q "$IE" "$PORT" "shop.$ZONE" A -b "$CLIENT_IE" +dnssec)
 [[ $(grep -c "IN	RRSIG	A 13 " <<< "$signed") == 1 ]] || fail "not one RRSIG over the A set: $signed"
 pass "no RRSIG without DO, one with it"
+
+# ldns-verify-zone over every RRset each cluster answers a client of each geo with (the apex's, the static
+# TXT, the name servers' addresses, the load-balanced host's), the key as its trust anchor: every signature
+# verifies. glbd's denials are compact (RFC 9824), with no NSEC chain to check, so the only errors it may
+# report are "no NSEC(3)" for each name; a signature changed by one character is "Bogus".
+grep -v '^;' "$key.key" > "$WORK/anchor.key"
+answer_set() {  # SERVER CLIENT: the answers, as a zone file
+    local nt name type
+    for nt in "$ZONE SOA" "$ZONE NS" "$ZONE DNSKEY" "$ZONE CDS" "$ZONE CDNSKEY" "www.$ZONE TXT" "ns-ie.$ZONE A" \
+        "ns-us.$ZONE A" "shop.$ZONE A"; do
+        read -r name type <<< "$nt"
+        dig +dnssec +norec +noall +answer +time=2 +tries=1 @"$1" -p "$PORT" -b "$2" "$name" "$type"
+    done
+}
+verify_zone() {  # FILE: ldns-verify-zone's errors other than the missing NSEC chain
+    ldns-verify-zone -k "$WORK/anchor.key" "$1" 2>&1 | grep "^Error" | grep -v "^Error: there is no NSEC(3) for " || true
+}
+for server in "$IE" "$US"; do
+    for client in "$CLIENT_IE" "$CLIENT_US"; do
+        answer_set "$server" "$client" > "$WORK/answers.zone"
+        [[ $(grep -c "	RRSIG	" "$WORK/answers.zone") == 9 ]] || fail "not 9 signed RRsets: $(cat "$WORK/answers.zone")"
+        errors=$(verify_zone "$WORK/answers.zone")
+        [[ -z $errors ]] || fail "ldns-verify-zone @$server from $client: $errors"$'\n'"$(cat "$WORK/answers.zone")"
+    done
+done
+python3 - "$WORK/answers.zone" > "$WORK/tampered.zone" <<'PY'
+import sys
+for line in open(sys.argv[1]):
+    if line.startswith("shop.") and "\tRRSIG\tA 13 " in line:  # the signature's first character, changed
+        rdata = line.split("\t")[-1].split(" ")
+        rdata[8] = ("B" if rdata[8][0] == "A" else "A") + rdata[8][1:]
+        line = "\t".join(line.split("\t")[:-1] + [" ".join(rdata)])
+    sys.stdout.write(line)
+PY
+cmp -s "$WORK/answers.zone" "$WORK/tampered.zone" && fail "tampering with the host's RRSIG"
+[[ $(verify_zone "$WORK/tampered.zone") == "Error: Bogus DNSSEC signature for shop.$ZONE.	A" ]] ||
+    fail "ldns-verify-zone over a tampered signature: $(verify_zone "$WORK/tampered.zone")"
+pass "ldns-verify-zone: the 9 RRsets each cluster gives each geo's client verify under the key; a signature one character off is Bogus"
 stop_glbd ie
 stop_glbd us
