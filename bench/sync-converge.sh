@@ -70,7 +70,7 @@ end_wait() { wait "$WAITER" && RESULT=$(cat "$WORK/result"); }
 
 # profile N T0 MS: the start-up and work behind a convergence of MS ms (PROFILE=1).
 profile() {
-  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 second=0 ticks
+  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 skipped=0 second=0 ticks
   ticks=$(getconf CLK_TCK)
   for ((i = 1; i <= n; i++)); do
     line=$(grep -m1 "glbd serving" "$WORK/c$i.log") || { echo "server $i never served" >&2; continue; }
@@ -84,6 +84,7 @@ profile() {
     served=$(( served + $(awk '/^glbd_sync_served_total / {print int($2)}' <<<"$m") ))
     failed=$(( failed + $(awk '/^glbd_sync_failures_total/ {s += $2} END {print int(s)}' <<<"$m") ))
     reports=$(( reports + $(awk '/^glbd_sync_reports_received_total / {s = $2} END {print int(s)}' <<<"$m") ))
+    skipped=$(( skipped + $(awk '/^glbd_sync_reports_skipped_total / {s = $2} END {print int(s)}' <<<"$m") ))
     second=$(( second + $(awk '/^glbd_sync_second_connects_total/ {s += $2} END {print int(s)}' <<<"$m") ))
   done
   echo "profile of the full convergence of $n servers ($total ms from the first launch):"
@@ -92,7 +93,8 @@ profile() {
   echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time"
   echo "- transfers served: $served ($(( served / n )) per server); exchanges failed: $failed (peers not yet listening);"
   echo "  connections tried a second time (the first slow to open): $second"
-  echo "- reports with data received: $reports, against $(( n * (n - 1) )) if each server learnt each other origin once"
+  echo "- reports with data received: $reports, against $(( n * (n - 1) )) if each server learnt each other origin once;"
+  echo "  of them $skipped held already at their version when they came (not decoded)"
 }
 
 echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all |"

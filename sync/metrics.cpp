@@ -96,6 +96,10 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
           "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every "
           "peer.",
           static_cast<double>(sc.reports_received.load()));
+    m.one("glbd_sync_reports_skipped_total", "counter",
+          "Of the reports with data received, those held already at their version (sent by a peer asked before "
+          "they arrived from another): read as heartbeats, their data not decoded.",
+          static_cast<double>(sc.reports_skipped.load()));
     size_t learnt = 0;
     for (const auto& p : peers) learnt += p.learnt ? 1 : 0;
     m.one("glbd_sync_learnt_members", "gauge", "Members learnt from peers (not in peers.members), answering or not.",

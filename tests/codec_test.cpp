@@ -169,6 +169,45 @@ TEST(Decoder, HandsOnEachReportWhenTheNextOriginBegins) {
     EXPECT_EQ(d.from(), "eu-1/pod-a");
 }
 
+// A report the puller holds at its incarnation and version comes out as a heartbeat, its data records
+// skipped; another version of the same origin, or another origin, is read whole.
+TEST(Decoder, AReportHeldAtItsVersionIsReadAsAHeartbeat) {
+    auto a = inst("eu-1", "pod-a", 5, 6);
+    auto b = inst("us-1", "pod-b", 7, 8);
+    b.hosts.push_back(b.hosts[0]);
+    b.hosts[1].host = "api.glb.test";
+    auto records = encode("eu-1/pod-a", {{a, 0}, {b, 250}});
+    std::vector<std::string> asked;
+    auto decode_held = [&](uint64_t held_version) {
+        Decoder d;
+        d.skip_held([&](const InstanceState& s) {
+            asked.push_back(s.origin());
+            return s.origin() == "us-1/pod-b" && s.incarnation == b.incarnation && s.version == held_version;
+        });
+        std::vector<Report> done;
+        for (const auto& r : records) EXPECT_TRUE(d.add(r, done)) << d.error();
+        d.finish(done);
+        return done;
+    };
+    auto done = decode_held(7);
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_TRUE(done[0].has_data);
+    EXPECT_FALSE(done[0].skipped);
+    EXPECT_EQ(done[0].state.hosts.size(), 1u);
+    EXPECT_FALSE(done[1].has_data);
+    EXPECT_TRUE(done[1].skipped);
+    EXPECT_TRUE(done[1].state.hosts.empty()) << "a held report's hosts are not read";
+    EXPECT_EQ(done[1].state.version, 7u);
+    EXPECT_EQ(done[1].state.heartbeat, 8u);
+    EXPECT_EQ(done[1].age_ms, 250u);
+    EXPECT_EQ(asked, (std::vector<std::string>{"eu-1/pod-a", "us-1/pod-b"}));
+    done = decode_held(6);  // an older version held: the report is news, read whole
+    ASSERT_EQ(done.size(), 2u);
+    EXPECT_TRUE(done[1].has_data);
+    EXPECT_FALSE(done[1].skipped);
+    EXPECT_EQ(done[1].state.hosts.size(), 2u);
+}
+
 TEST(Decoder, AReportOverItsLimitIsCutOffAndTheOnesBeforeItCount) {
     // Override records for one target overwrite each other: the reader keeps little while the report's
     // bytes grow past 64 MiB.

@@ -359,6 +359,7 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
                        true);
         }
     }
+    if (skipping_ && k0 != "origin") return true;  // held already: not decoded (its bytes counted above)
     if (k0 == "glbd-sync") {
         if (v0 != "1") return bad("unsupported version " + v0);
         for (const auto& str : rec) {
@@ -384,6 +385,7 @@ bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string&
     if (cur_) done.push_back(std::move(*cur_));
     cur_.emplace();
     bytes_ = 0;
+    skipping_ = false;
     cur_->state.cluster = v0.substr(0, slash);
     cur_->state.instance = v0.substr(slash + 1);
     for (size_t k = 1; k < rec.size(); ++k) {
@@ -403,6 +405,10 @@ bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string&
          : key == "version"   ? cur_->state.version
          : key == "heartbeat" ? cur_->state.heartbeat
                               : cur_->age_ms) = n;
+    }
+    if (cur_->has_data && held_ && held_(cur_->state)) {
+        skipping_ = cur_->skipped = true;
+        cur_->has_data = false;
     }
     return true;
 }

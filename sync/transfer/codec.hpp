@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +31,7 @@ struct Report {
     InstanceState state;
     uint64_t age_ms = 0;
     bool has_data = true;  // false: the origin record only (version, heartbeat, age), "data=0"
+    bool skipped = false;  // its data came, but was held already at this version (Decoder::skip_held): unread
 };
 // The largest TXT record encode() writes (a host's endpoints continue in "more=1" records beyond it).
 constexpr size_t kMaxRecordBytes = 8000;
@@ -52,6 +54,11 @@ public:
     // Reads one record; a report it completes is appended to `done`. False when the record is malformed or
     // a limit is passed (see error()): the reports handed on before it stay good, nothing more is read.
     bool add(const std::vector<std::string>& record, std::vector<Report>& done);
+    // The pulling side's: an origin `held` says it holds at the report's incarnation and version is read as a
+    // heartbeat (has_data false, `skipped`): its data records are skipped, counted against the report's size
+    // limit but not decoded (a version names one state of an origin's data; a fresh node pulling many peers
+    // at once otherwise decodes each origin from every relay that sends it).
+    void skip_held(std::function<bool(const InstanceState&)> held) { held_ = std::move(held); }
     // The end of the transfer: the last report, if any, is appended to `done`.
     void finish(std::vector<Report>& done);
     const std::string& from() const { return from_; }
@@ -67,6 +74,8 @@ private:
     bool add_override(const std::vector<std::string>& rec, const std::string& v0);
     bool add_active_groups(const std::vector<std::string>& rec, const std::string& v0);
     std::optional<Report> cur_;
+    std::function<bool(const InstanceState&)> held_;
+    bool skipping_ = false;  // cur_'s data records (held already)
     std::string from_, error_;
     size_t index_ = 0, origins_ = 0, bytes_ = 0;
     bool over_limit_ = false;

@@ -100,6 +100,12 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
     Exchange* x = owned.get();
     exchanges.emplace(x, std::move(owned));
     x->impl = this, x->peer = peer, x->notify = notify;
+    x->decoder.skip_held([this](const InstanceState& s) {
+        MutexLock lock(mu);
+        auto it = store.known().find(s.origin());
+        return it != store.known().end() && it->second.state.incarnation == s.incarnation &&
+               it->second.state.version == s.version;
+    });
     x->relay = !notify && (peer == round_lead || want_relay.count(peer));
     std::vector<uint8_t> wire =
         notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[peer], held_versions(), x->relay);
@@ -295,7 +301,8 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
     MutexLock lock(mu);
     uint64_t now = now_ms();
     for (auto& r : reports) {
-        if (r.has_data) counters.reports_received.fetch_add(1);
+        if (r.has_data || r.skipped) counters.reports_received.fetch_add(1);
+        if (r.skipped) counters.reports_skipped.fetch_add(1);
         CheckResult checked = check_report(r.state, now);
         if (!checked.error.empty()) {
             counters.rejected_reports.fetch_add(1);
