@@ -154,6 +154,18 @@ ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server)
         a.ds.push_back(std::move(rdata));
         a.ttl = std::max(a.ttl, ldns_rr_ttl(rr));
     }
+    // No DS: the parent proves it with its own SOA. The zone's SOA means a server of the zone itself (glbd, a
+    // NODATA at its apex), which knows nothing of the parent's DS.
+    if (a.ds.empty()) {
+        const ldns_rr_list* authority = ldns_pkt_authority(pkt.get());
+        bool parents_soa = false;
+        for (size_t i = 0; i < ldns_rr_list_rr_count(authority); ++i) {
+            const ldns_rr* rr = ldns_rr_list_rr(authority, i);
+            parents_soa |=
+                ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA && ldns_dname_is_subdomain(name.get(), ldns_rr_owner(rr));
+        }
+        if (!parents_soa) a.error = "no DS and no SOA of a zone above " + zone + ": list the parent zone's own servers";
+    }
     return a;
 }
 }  // namespace

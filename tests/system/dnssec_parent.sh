@@ -86,6 +86,11 @@ line=$(verdict)
 expect "a parent that does not answer" "$line" "reload refused: .*its server $SILENT:$PORT gave no DS set"
 pass "a parent server that does not answer holds the removal: ${line#*reload refused: }"
 
+config "$GLBD_ADDR" "$k2"  # glbd itself, as the parent by mistake: its NODATA for DS proves nothing
+line=$(verdict)
+expect "the zone's own server as the parent" "$line" "reload refused: .*its server $GLBD_ADDR:$PORT gave no DS set \(no DS and no SOA of a zone above $ZONE"
+pass "the zone's own server, given as the parent, holds the removal: ${line#*reload refused: }"
+
 parent_zone 2 "$k1" "$k2"
 kill -HUP "$NSD_PID"
 wait_for 20 bash -c "[[ \$(dig +norec +short @$NSD -p $PORT $ZONE DS | wc -l) == 2 ]]" || fail "NSD does not serve both DS: $(ds_tags)"
