@@ -260,7 +260,7 @@ struct ReadyContexts {
         uint64_t key = 0;  // Key::Private::id
         EVP_MD_CTX* ctx = nullptr;
     };
-    std::array<Slot, 4> slots{};  // a key rolled over takes the place of the one used longest ago
+    std::array<Slot, 4> slots{};  // in turn: a key rolled over takes the place of the one made longest ago
     size_t next = 0;
     ReadyContexts() = default;
     ReadyContexts(const ReadyContexts&) = delete;

@@ -104,10 +104,11 @@ bool KeyHistory::from_text(std::string_view text, std::string& error) {
 }
 
 namespace {
+// Whether a DNSKEY RDATA is a KSK's or a CSK's (SEP in its flags' low byte).
+bool is_sep(const std::string& rdata) { return rdata.size() > 1 && (static_cast<uint8_t>(rdata[1]) & kFlagSep) != 0; }
 // The keys that sign each Role (split_roles), as DNSKEY RDATAs.
 std::array<std::vector<std::string>, 2> roles(const std::vector<std::string>& rdatas) {
-    return split_roles(
-        rdatas, [](const std::string& rd) { return rd.size() > 1 && (static_cast<uint8_t>(rd[1]) & kFlagSep) != 0; });
+    return split_roles(rdatas, is_sep);
 }
 bool contains(const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
@@ -185,8 +186,7 @@ std::vector<std::string> KeyHistory::dropped_ksks(const std::string& zone,
     if (z == published_.end() || next.empty()) return out;  // newly signed, or no longer signed
     for (const auto& published : z->second) {
         const std::string& rdata = published.first;  // named: clang 14 captures no structured binding
-        const bool sep = rdata.size() > 1 && (static_cast<uint8_t>(rdata[1]) & kFlagSep) != 0;
-        if (sep && std::none_of(next.begin(), next.end(), [&](const auto& k) { return k->rdata() == rdata; }))
+        if (is_sep(rdata) && std::none_of(next.begin(), next.end(), [&](const auto& k) { return k->rdata() == rdata; }))
             out.push_back(rdata);
     }
     return out;
@@ -194,11 +194,14 @@ std::vector<std::string> KeyHistory::dropped_ksks(const std::string& zone,
 
 namespace {
 using ParentAnswers = std::vector<KeyHistory::ParentAnswer>;
+// Whether one server's DS set points at `key`.
+bool points_at(const Key& key, const KeyHistory::ParentAnswer& a) {
+    return std::any_of(a.ds.begin(), a.ds.end(), [&](const auto& ds) { return key.names_ds(ds); });
+}
 // Whether every server's DS set points at `key`.
 bool all_point_at(const Key& key, const ParentAnswers& answers) {
-    return !answers.empty() && std::all_of(answers.begin(), answers.end(), [&](const auto& a) {
-        return std::any_of(a.ds.begin(), a.ds.end(), [&](const auto& ds) { return key.names_ds(ds); });
-    });
+    return !answers.empty() &&
+           std::all_of(answers.begin(), answers.end(), [&](const auto& a) { return points_at(key, a); });
 }
 // The key tags a DS set names: "33420, 4151".
 std::string ds_tags(const std::vector<std::string>& ds) {
@@ -258,8 +261,7 @@ std::string KeyHistory::check_parent(const std::string& zone, const std::vector<
     }
     if (!best) {
         for (const auto& a : answers) {
-            if (std::none_of(next.begin(), next.end(),
-                             [&](const auto& k) { return k->sep() && all_point_at(*k, {a}); })) {
+            if (std::none_of(next.begin(), next.end(), [&](const auto& k) { return k->sep() && points_at(*k, a); })) {
                 return removing + " would break the chain of trust: the parent's DS set at " + a.server +
                        " points at " + (a.ds.empty() ? "no key" : "key tag " + ds_tags(a.ds)) +
                        " and at no KSK that stays (tag " + tags(staying) +

@@ -11,8 +11,7 @@ done
 ZONE=glb.example.com PARENT=example.com GLBD_ADDR=127.0.23.147 NSD=127.0.23.148 SILENT=127.0.23.149 PORT=5647
 k1=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec (1)"
 k2=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec (2)"
-tag() { basename "$1" | sed -E 's/.*\+0*([0-9]+)$/\1/'; }
-t1=$(tag "$k1") t2=$(tag "$k2")
+t1=$(key_tag "$k1") t2=$(key_tag "$k2")
 
 mkdir -p "$WORK/parent"
 parent_zone() {  # SERIAL KEYS...: the parent zone, delegating to glbd with the keys' DS (TTL 3 s)
@@ -51,18 +50,13 @@ hosts:
   - {name: shop.$ZONE, ttl: 1, endpoints: [192.0.2.10]}
 YAML
 }
-published() { dig +norec +multi @"$GLBD_ADDR" -p "$PORT" "$ZONE" DNSKEY | grep -oE "key id = [0-9]+" | awk '{print $4}' | sort -n | xargs; }
-serves() {  # TAGS: glbd publishes exactly these
-    wait_for 20 bash -c "[[ \$(dig +norec +multi @$GLBD_ADDR -p $PORT $ZONE DNSKEY | grep -oE 'key id = [0-9]+' | awk '{print \$4}' | sort -n | xargs) == '$1' ]]"
+published() { dnskey_tags "$GLBD_ADDR" "$PORT" "$ZONE"; }
+serves() {  # TAGS: glbd publishes exactly these, within 20 s
+    local want=$1
+    publishes_wanted() { [[ $(published) == "$want" ]]; }
+    wait_for 20 publishes_wanted
 }
-verdict() {  # SIGHUP; prints this reload's verdict line
-    local log=$WORK/a.log before
-    before=$(grep -cE "reloaded |reload (refused|failed)" "$log")
-    kill -HUP "${GLBD_PIDS[a]}"
-    wait_for 20 bash -c "(( \$(grep -cE 'reloaded |reload (refused|failed)' '$log') > $before ))" ||
-        fail "glbd neither reloaded nor refused within 20 s"
-    grep -E "reloaded |reload (refused|failed)" "$log" | sed -n "$((before + 1))p"
-}
+verdict() { reload_verdict a; }
 expect() {  # WHAT LINE PATTERN
     grep -qE "$3" <<< "$2" || fail "$1: $2"
 }

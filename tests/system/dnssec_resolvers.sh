@@ -189,20 +189,8 @@ pass "dnsviz $(dpkg-query -W -f='${Version}' dnsviz): $(grep -c "\[\.\]" "$WORK/
       sleep 0.1
   done > "$WORK/asked" ) &
 asker=$!
-reload() {  # CLUSTER: SIGHUP; true when it reloaded, false when it refused
-    local log=$WORK/$1.log before
-    before=$(grep -cE "reloaded |reload (refused|failed)" "$log")
-    kill -HUP "${GLBD_PIDS[$1]}"
-    wait_for 10 bash -c "(( \$(grep -cE 'reloaded |reload (refused|failed)' '$log') > $before ))" ||
-        fail "$1 neither reloaded nor refused within 10 s"
-    # The verdict on this SIGHUP is the first such line after the ones before it (other lines, a key mismatch
-    # seen by sync, may come after it).
-    grep -E "reloaded |reload (refused|failed)" "$log" | sed -n "$((before + 1))p" | grep -q "reloaded "
-}
-tag() { basename "$1" | sed -E 's/.*\+0*([0-9]+)$/\1/'; }
-published() {  # SERVER: the DNSKEY set's tags, sorted
-    dig +norec +multi @"$1" -p "$PORT" "$ZONE" DNSKEY | grep -oE "key id = [0-9]+" | awk '{print $4}' | sort -n | xargs
-}
+reload() { reload_verdict "$1" | grep -q "reloaded "; }  # CLUSTER: true when it reloaded, false when it refused
+published() { dnskey_tags "$1" "$PORT" "$ZONE"; }  # SERVER
 sleep 2
 for c in ie us; do
     config "$c" "$key" "$zsk1" "$zsk2" > "$WORK/$c.yaml"
@@ -211,9 +199,9 @@ done
 started=$(date +%s)
 for c in ie us; do config "$c" "$key" "$zsk2" > "$WORK/$c.yaml"; done
 reload ie && fail "ie removed ZSK 1 at once"
-grep -q "reload refused: zone $ZONE: removing key tag $(tag "$zsk1") now would break validation: key tag $(tag "$zsk2") was published" "$WORK/ie.log" ||
+grep -q "reload refused: zone $ZONE: removing key tag $(key_tag "$zsk1") now would break validation: key tag $(key_tag "$zsk2") was published" "$WORK/ie.log" ||
     fail "ie's refusal: $(grep "reload refused" "$WORK/ie.log")"
-want=$(printf '%s\n' "$(tag "$key")" "$(tag "$zsk1")" "$(tag "$zsk2")" | sort -n | xargs)
+want=$(printf '%s\n' "$(key_tag "$key")" "$(key_tag "$zsk1")" "$(key_tag "$zsk2")" | sort -n | xargs)
 [[ $(published "$IE") == "$want" ]] || fail "after the refusal ie publishes $(published "$IE"), not $want"
 pass "ZSK 2 beside ZSK 1 taken at once; removing ZSK 1 right after is refused (RFC 7583) and the three keys stay"
 for c in ie us; do
@@ -221,11 +209,11 @@ for c in ie us; do
     wait_for 30 taken "$c" || fail "$c did not take the removal within 30 s: $(grep "reload refused" "$WORK/$c.log" | tail -n 1)"
 done
 took=$(( $(date +%s) - started ))
-want=$(printf '%s\n' "$(tag "$key")" "$(tag "$zsk2")" | sort -n | xargs)
+want=$(printf '%s\n' "$(key_tag "$key")" "$(key_tag "$zsk2")" | sort -n | xargs)
 for server in "$IE" "$US"; do
     [[ $(published "$server") == "$want" ]] || fail "$server publishes $(published "$server"), not $want"
     signer=$(dig +norec +dnssec @"$server" -p "$PORT" "shop.$ZONE" A | awk '$4 == "RRSIG" {print $11}')
-    [[ $signer == "$(tag "$zsk2")" ]] || fail "$server: shop is signed by $signer, not ZSK 2 ($(tag "$zsk2"))"
+    [[ $signer == "$(key_tag "$zsk2")" ]] || fail "$server: shop is signed by $signer, not ZSK 2 ($(key_tag "$zsk2"))"
 done
 sleep 3  # the resolvers' cached answers (TTL 2) expire and are asked again under the new keys
 touch "$WORK/stop-asking"

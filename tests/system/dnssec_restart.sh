@@ -8,7 +8,6 @@ source "$(dirname "$0")/lib.sh"
 ZONE=glb.example.com ADDR=127.0.23.146 PORT=5646
 k1=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec (1)"
 k2=$("$GLBD" keygen --dnssec "$ZONE" --dir "$WORK") || fail "glbd keygen --dnssec (2)"
-tag() { basename "$1" | sed -E 's/.*\+0*([0-9]+)$/\1/'; }
 config() {  # KEYS...
     cat > "$WORK/glbd.yaml" <<YAML
 cluster: {id: a, instance: a-0}
@@ -24,12 +23,12 @@ hosts:
   - {name: shop.$ZONE, ttl: 2, endpoints: [192.0.2.10]}
 YAML
 }
-published() { dig +norec +multi @"$ADDR" -p "$PORT" "$ZONE" DNSKEY | grep -oE "key id = [0-9]+" | awk '{print $4}' | sort -n | xargs; }
+published() { dnskey_tags "$ADDR" "$PORT" "$ZONE"; }
 runs() {  # KEYS...: starts glbd with these keys; true once it serves them, and it keeps running
     config "$@"
     start_glbd a "$WORK/glbd.yaml"
     local want
-    want=$(for k in "$@"; do tag "$k"; done | sort -n | xargs)
+    want=$(for k in "$@"; do key_tag "$k"; done | sort -n | xargs)
     serves() { [[ $(published) == "$want" ]]; }
     wait_for 20 serves || fail "glbd does not publish $want within 20 s: $(tail -n 5 "$WORK/a.log")"
 }
@@ -37,7 +36,7 @@ refused() {  # KEYS...: glbd must exit 1 at start, saying why
     config "$@"
     local rc=0
     timeout 20 "$GLBD" serve --config "$WORK/glbd.yaml" > "$WORK/refused.log" 2>&1 || rc=$?
-    ((rc == 1)) || fail "glbd with keys $(for k in "$@"; do tag "$k"; done | xargs) exited $rc, not 1: $(tail -n 5 "$WORK/refused.log")"
+    ((rc == 1)) || fail "glbd with keys $(for k in "$@"; do key_tag "$k"; done | xargs) exited $rc, not 1: $(tail -n 5 "$WORK/refused.log")"
     grep "refusing to start: zone $ZONE: " "$WORK/refused.log" || fail "no reason given: $(cat "$WORK/refused.log")"
 }
 
@@ -45,14 +44,14 @@ runs "$k1"
 [[ $(grep -c " " "$WORK/state/dnssec-keys") == 2 ]] || fail "stateDir's history: $(cat "$WORK/state/dnssec-keys")"
 stop_glbd a
 refused "$k2" > "$WORK/why"
-grep -q "key tag $(tag "$k2") would sign the answers alone" "$WORK/why" || fail "another reason: $(cat "$WORK/why")"
+grep -q "key tag $(key_tag "$k2") would sign the answers alone" "$WORK/why" || fail "another reason: $(cat "$WORK/why")"
 pass "a restart with a new CSK in place of the old one is refused: $(cut -c1-150 "$WORK/why")..."
 
 runs "$k1" "$k2"
 started=$(date +%s%N)
 stop_glbd a
 refused "$k2" > "$WORK/why"
-grep -q "removing key tag $(tag "$k1") now would break validation: key tag $(tag "$k2") was published" "$WORK/why" ||
+grep -q "removing key tag $(key_tag "$k1") now would break validation: key tag $(key_tag "$k2") was published" "$WORK/why" ||
     fail "another reason: $(cat "$WORK/why")"
 pass "removing the old CSK at the next restart, before the hold time, is refused"
 
@@ -61,7 +60,7 @@ runs "$k1" "$k2"
 while (( $(date +%s%N) < started + 3500000000 )); do sleep 0.1; done
 stop_glbd a
 runs "$k2"
-[[ $(published) == "$(tag "$k2")" ]] || fail "publishes $(published), not $(tag "$k2")"
+[[ $(published) == "$(key_tag "$k2")" ]] || fail "publishes $(published), not $(key_tag "$k2")"
 stop_glbd a
 pass "after the hold time the old key's removal at a restart is taken"
 

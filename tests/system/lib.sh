@@ -169,6 +169,26 @@ CONF
         fail "$name does not serve $zone within 30 s: $(cat "$WORK/$name/nsd.log" "$WORK/$name/nsd.out")"
 }
 
+# key_tag PATH: the key tag of a BIND-format pair, from its name (K<zone>.+<alg>+<tag>).
+key_tag() { basename "$1" | sed -E 's/.*\+0*([0-9]+)$/\1/'; }
+
+# dnskey_tags ADDR PORT ZONE: the tags of the DNSKEY set the server publishes, ascending, space separated.
+dnskey_tags() {
+    dig +norec +multi @"$1" -p "$2" "$3" DNSKEY | grep -oE "key id = [0-9]+" | awk '{print $4}' | sort -n | xargs
+}
+
+# reload_verdict NAME: SIGHUP to glbd NAME; prints the verdict on it, the first "reloaded" or "reload
+# refused/failed" line of its log after those before the signal (other lines, a key mismatch seen by sync,
+# may come after it).
+reload_verdict() {
+    local log=$WORK/$1.log before
+    before=$(grep -cE "reloaded |reload (refused|failed)" "$log")
+    kill -HUP "${GLBD_PIDS[$1]}"
+    wait_for 20 bash -c "(( \$(grep -cE 'reloaded |reload (refused|failed)' '$log') > $before ))" ||
+        fail "glbd $1 neither reloaded nor refused within 20 s"
+    grep -E "reloaded |reload (refused|failed)" "$log" | sed -n "$((before + 1))p"
+}
+
 # q ADDR PORT ARGS... : dig with short timeouts, no retries, no recursion wanted
 q() {
     local addr=$1 port=$2; shift 2
