@@ -10,6 +10,7 @@
 #include <random>
 #include <utility>
 
+#include "resolver/base/thread_name.hpp"
 #include "resolver/dnssec/keys.hpp"
 #include "sync/service_impl.hpp"
 
@@ -199,7 +200,10 @@ void Service::Impl::start() {
     uv_update_time(&loop);
     last_save_ms = uv_now(&loop);
     schedule_save();
-    thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
+    thread = std::thread([this] {
+        name_this_thread("glbd-sync");
+        uv_run(&loop, UV_RUN_DEFAULT);
+    });
 }
 
 void Service::Impl::stop() {

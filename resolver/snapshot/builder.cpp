@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "resolver/base/thread_name.hpp"
 #include "resolver/snapshot/host.hpp"
 #include "resolver/snapshot/signed.hpp"
 #include "resolver/wire/text.hpp"
@@ -246,6 +247,7 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
     std::vector<SignCount> counts(threads);
     for (size_t t = 1; t < threads; ++t) {
         helpers.emplace_back([&, t] {
+            name_this_thread("glbd-build");
             try {
                 counts[t] = build_range(names.size() * t / threads, names.size() * (t + 1) / threads, keep);
             } catch (...) {

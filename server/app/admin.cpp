@@ -2,6 +2,7 @@
 
 #include "resolver/base/address.hpp"
 #include "resolver/base/mutex.hpp"
+#include "resolver/base/thread_name.hpp"
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
@@ -212,7 +213,10 @@ struct Server::Impl {
     void run() {
         if (!started || running) return;
         running = true;
-        thread = std::thread([this] { uv_run(loop, UV_RUN_DEFAULT); });
+        thread = std::thread([this] {
+            name_this_thread("glbd-admin");
+            uv_run(loop, UV_RUN_DEFAULT);
+        });
     }
 
     void stop() {

@@ -15,6 +15,7 @@
 #include "dnstap.pb-c.h"
 #include "resolver/base/clock.hpp"
 #include "resolver/base/log_throttle.hpp"
+#include "resolver/base/thread_name.hpp"
 
 namespace glbd::dnstap {
 
@@ -193,7 +194,10 @@ uint64_t Sink::dropped() const {
 void Sink::start() {
     if (thread_.joinable()) return;
     stopping_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        name_this_thread("glbd-dnstap");
+        run();
+    });
 }
 
 void Sink::stop() {

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "resolver/base/thread_name.hpp"
 #include "resolver/explain.hpp"
 #include "resolver/wire/consts.hpp"
 #include "server/net/answer_cache.hpp"
@@ -391,6 +392,7 @@ void DnsServer::start() {
     for (auto& wp : udp_) {
         UdpWorker* w = wp.get();
         w->thread = std::thread([w] {
+            name_this_thread("glbd-udp");
             ask_short_slice();
             w->run();
         });

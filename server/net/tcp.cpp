@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "resolver/base/thread_name.hpp"
 #include "resolver/explain.hpp"
 
 namespace glbd {
@@ -47,7 +48,10 @@ void DnsServer::TcpWorker::start() {
     let_go.data = this;
     uv_timer_start(
         &let_go, [](uv_timer_t* t) { static_cast<TcpWorker*>(t->data)->reader.get(); }, kLetGoMs, kLetGoMs);
-    thread = std::thread([this] { uv_run(&loop, UV_RUN_DEFAULT); });
+    thread = std::thread([this] {
+        name_this_thread("glbd-tcp");
+        uv_run(&loop, UV_RUN_DEFAULT);
+    });
 }
 
 void DnsServer::TcpWorker::join() {

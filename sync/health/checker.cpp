@@ -18,6 +18,7 @@
 #include "resolver/base/clock.hpp"
 #include "resolver/base/lookup.hpp"
 #include "resolver/base/mutex.hpp"
+#include "resolver/base/thread_name.hpp"
 #include "sync/health/http_probe.hpp"
 #include "sync/health/tcp_probe.hpp"
 
@@ -176,6 +177,7 @@ struct Checker::Impl {
         }
         started = true;
         thread = std::thread([this] {
+            name_this_thread("glbd-health");
             // Probing yields to answering: at a lower priority than the DNS threads, a core they share
             // serves queries first (a hint; failing to set it changes nothing else).
             setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kProbeNice);

@@ -17,6 +17,7 @@
 #include "resolver/base/curl.hpp"
 #include "resolver/base/log_throttle.hpp"
 #include "resolver/base/read_file.hpp"
+#include "resolver/base/thread_name.hpp"
 #include "resolver/wire/text.hpp"
 #include "sync/kube/records.hpp"
 
@@ -153,7 +154,10 @@ Watcher::~Watcher() { stop(); }
 
 void Watcher::start() {
     stopping_ = false;
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        name_this_thread("glbd-kube");
+        run();
+    });
 }
 
 void Watcher::stop() {

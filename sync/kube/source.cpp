@@ -9,6 +9,7 @@
 
 #include "conf/names.hpp"
 #include "resolver/base/clock.hpp"
+#include "resolver/base/thread_name.hpp"
 #include "resolver/wire/text.hpp"
 
 namespace glbd::kube {
@@ -49,7 +50,10 @@ Source::Source(const conf::Config& config, const std::function<void()>& on_chang
 Source::~Source() { stop(); }
 
 void Source::start() {
-    requests_thread_ = std::thread([this] { run_requests(); });
+    requests_thread_ = std::thread([this] {
+        name_this_thread("glbd-kube-req");
+        run_requests();
+    });
     for (auto& w : watchers_) {
         spdlog::info("kubernetes: watching {}{}", w->describe(), selector_.empty() ? "" : " (" + selector_ + ")");
         w->start();
