@@ -57,6 +57,12 @@ struct Service::Impl {
     bool notify_pending GLBD_GUARDED_BY(mu) = false;
     bool own_hosts_set GLBD_GUARDED_BY(mu) = false;
     std::map<std::string, bool> last_alive GLBD_GUARDED_BY(mu);
+    // Each origin's data as last served, encoded once per data change (its Known::changed_generation).
+    struct Served {
+        uint32_t generation;
+        std::shared_ptr<const EncodedData> data;
+    };
+    std::map<std::string, Served> served_data GLBD_GUARDED_BY(mu);
     std::set<std::string> warned GLBD_GUARDED_BY(mu);  // origin+version already warned about foreign hosts
     bool save_pending GLBD_GUARDED_BY(mu) = false;
     bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
@@ -208,9 +214,10 @@ struct Service::Impl {
     void reject(Auth a, const char* what, const std::string& peer);  // what: NOTIFY, transfer, heartbeat
     bool first_use(const std::string& mac);
     std::set<Address> literal_members() const;
-    // One origin's records for a transfer (false: no longer known), and this instance's origin name.
-    bool encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out)
-        GLBD_EXCLUDES(mu);
+    // One origin's record for a transfer and, when asked, its data (false: no longer known); and this
+    // instance's origin name.
+    bool encode_origin(const std::string& origin, bool data, std::vector<std::string>& record,
+                       std::shared_ptr<const EncodedData>& encoded) GLBD_EXCLUDES(mu);
     std::string own_origin_name() const GLBD_EXCLUDES(mu);
     // The `_glbd.` zone as a transfer: SOA, the records, SOA; split into messages of about kMessageBudget
     // bytes, each signed (the first with the request's MAC, the next ones chained), written one message at

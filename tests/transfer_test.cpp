@@ -103,6 +103,7 @@ int first_unverified(const std::vector<std::vector<uint8_t>>& msgs, const ldns_r
 
 struct Zone {
     std::vector<std::vector<std::string>> txt;  // every TXT record's strings, in order
+    std::vector<std::string> owners;            // and their owners
     std::vector<uint32_t> soa_serials;
     std::string first_type, last_type;
     std::vector<Report> reports;
@@ -129,6 +130,9 @@ Zone read_zone(const std::vector<std::vector<uint8_t>>& msgs) {
             z.last_type = type;
             if (type == "SOA") z.soa_serials.push_back(ldns_rdf2native_int32(ldns_rr_rdf(rr, 2)));
             if (type != "TXT") continue;
+            char* owner = ldns_rdf2str(ldns_rr_owner(rr));
+            z.owners.emplace_back(owner ? owner : "");
+            free(owner);
             std::vector<std::string> strings;
             for (size_t k = 0; k < ldns_rr_rd_count(rr); ++k) {
                 const ldns_rdf* d = ldns_rr_rdf(rr, k);
@@ -238,6 +242,48 @@ TEST(Transfer, IxfrFromAKnownGenerationCarriesOnlyWhatChanged) {
     // A serial from the future (a former incarnation of the server) gets everything.
     auto future = read_zone(serve(svc, *request("IXFR", delta.soa_serials.at(0) + 1000)));
     EXPECT_TRUE(find(future, "us/b")->has_data);
+}
+
+// Each origin's data is encoded once per state and served as it is (TransferWriter): the records are the
+// ones encode() writes for the same reports, string for string, named as docs/sync.md shows; a second
+// transfer of the same state is the same, and one after a change carries the change.
+TEST(Transfer, OwnersNameEachRecordAndEveryTransferCarriesTheStateAsEncoded) {
+    StateDir dir;
+    dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) + "]}");
+    Service svc(test::config_from(sync_config(dir.path)), nullptr);
+    svc.set_own_hosts(hosts(3));
+    ASSERT_EQ(svc.set_override("eu/192.0.2.10", "down"), "");
+    auto z = read_zone(serve(svc, *request("AXFR")));
+    ASSERT_EQ(z.reports.size(), 2u);
+    EXPECT_EQ(encode(z.from, z.reports), z.txt);
+    ASSERT_EQ(z.owners.size(), z.txt.size());
+    std::vector<std::string> expect{"_glbd."};
+    int origin = 0, item = 0;
+    for (size_t i = 1; i < z.txt.size(); ++i) {
+        const std::string& first = z.txt[i][0];
+        if (first.rfind("origin=", 0) == 0) {
+            expect.push_back("o" + std::to_string(++origin) + "._glbd."), item = 0;
+        } else {
+            expect.push_back((first.rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item) + ".o" +
+                             std::to_string(origin) + "._glbd.");
+        }
+    }
+    EXPECT_EQ(z.owners, expect);
+    EXPECT_NE(std::find(z.owners.begin(), z.owners.end(), "v4.o1._glbd."), z.owners.end());  // eu/a's override
+
+    auto again = read_zone(serve(svc, *request("AXFR")));
+    EXPECT_EQ(again.owners, z.owners);
+    ASSERT_EQ(again.txt.size(), z.txt.size());
+    for (size_t i = 0; i < z.txt.size(); ++i) {
+        if (z.txt[i][0].rfind("origin=", 0) != 0) {  // origin records differ: heartbeats move
+            EXPECT_EQ(again.txt[i], z.txt[i]);
+        }
+    }
+    svc.set_own_hosts(hosts(4, "b"));
+    auto changed = read_zone(serve(svc, *request("AXFR")));
+    ASSERT_NE(find(changed, "eu/a"), nullptr);
+    EXPECT_EQ(find(changed, "eu/a")->state.hosts, hosts(4, "b"));
+    EXPECT_EQ(encode(changed.from, changed.reports), changed.txt);
 }
 
 // "have=origin@version/incarnation" in the request: origins the puller holds at that version or newer, of

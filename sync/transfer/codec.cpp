@@ -287,6 +287,21 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     }
 }
 
+std::shared_ptr<const EncodedData> encode_data(const InstanceState& s) {
+    std::vector<std::vector<std::string>> records;
+    encode_report(s, 0, 0, true, records);
+    wire::Builder fields, rdata;
+    for (size_t i = kOriginFields; i < records[0].size(); ++i) fields.text(records[0][i]);
+    auto out = std::make_shared<EncodedData>();
+    out->records.reserve(records.size() - 1);
+    for (size_t r = 1; r < records.size(); ++r) {
+        for (const auto& str : records[r]) rdata.text(str);
+        out->records.push_back({rdata.size(), records[r][0].rfind("host=", 0) == 0});
+    }
+    out->origin_fields = fields.view(), out->rdata = rdata.view();
+    return out;
+}
+
 std::vector<std::string> encode_header(const std::string& from) { return {"glbd-sync=1", kv("from", from)}; }
 
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports) {

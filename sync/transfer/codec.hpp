@@ -43,6 +43,22 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
                    std::vector<std::vector<std::string>>& out);
 // The TXT records' text strings, one vector per record, in zone order (without the SOAs).
 std::vector<std::vector<std::string>> encode(const std::string& from, const std::vector<Report>& reports);
+// The origin record's first fields (origin, inc, version, heartbeat, age), with or without data; what follows
+// them is "data=0" or the data fields.
+constexpr size_t kOriginFields = 5;
+// One origin's data as it goes on the wire, encoded once per state and sent as it is in every transfer that
+// carries it (a relay serves the same report to many pullers; serve.cpp keeps one per origin until its data
+// changes): the records encode_report() writes with data, less the origin record's first kOriginFields.
+struct EncodedData {
+    struct Record {
+        size_t end;  // where its RDATA ends in `rdata` (it begins where the record before it ends)
+        bool host;   // a host's record (owner h<N>), else an override, a zone record or the groups (v<N>)
+    };
+    std::string origin_fields;  // the origin record's data fields (loc=, group=, reach=, dnskey=) as RDATA
+    std::string rdata;          // every data record's character-strings, one record after another
+    std::vector<Record> records;
+};
+std::shared_ptr<const EncodedData> encode_data(const InstanceState& s);
 // The reader of a transfer's TXT records, one record at a time: each origin's report is handed on as soon as
 // the next origin record (or the end) shows it complete, so a reader holds one report, never the transfer.
 class Decoder {
@@ -104,14 +120,20 @@ public:
         qd_ = 1;
     }
     void soa(uint32_t serial, Section in = Section::answer) {
-        size_t rd = header(kSyncZone, wire::type::SOA, in);
+        size_t rd = header(sync_zone_wire(), wire::type::SOA, in);
         name("glbd."), name("hostmaster.glbd.");
         for (uint32_t v : {serial, 1u, 1u, 1u, 1u}) b_.u32(v);
         b_.end_rdata(rd);
     }
     void txt(const std::string& owner, const std::vector<std::string>& strings, Section in = Section::answer) {
-        size_t rd = header(owner, wire::type::TXT, in);
+        txt_wire(wire::name_to_wire(owner).value_or(std::string(1, '\0')), strings, {}, in);
+    }
+    // A TXT record owned by a wire name: `strings`, then RDATA encoded already (EncodedData).
+    void txt_wire(std::string_view owner_wire, const std::vector<std::string>& strings, std::string_view rdata,
+                  Section in = Section::answer) {
+        size_t rd = header(owner_wire, wire::type::TXT, in);
         for (const auto& s : strings) b_.text(s);
+        b_.bytes(rdata);
         b_.end_rdata(rd);
     }
     [[nodiscard]] size_t size() const { return b_.size(); }
@@ -124,8 +146,8 @@ public:
 private:
     void name(const std::string& n) { b_.bytes(wire::name_to_wire(n).value_or(std::string(1, '\0'))); }
     // Owner, type, class IN, TTL 0; returns where the RDATA starts.
-    size_t header(const std::string& owner, uint16_t type, Section in) {
-        name(owner), b_.u16(type), b_.u16(wire::kClassIn), b_.u32(0);
+    size_t header(std::string_view owner_wire, uint16_t type, Section in) {
+        b_.bytes(owner_wire), b_.u16(type), b_.u16(wire::kClassIn), b_.u32(0);
         ++counts_[static_cast<int>(in)];
         return b_.begin_rdata();
     }

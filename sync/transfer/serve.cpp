@@ -2,6 +2,8 @@
 // NOTIFY, answered from the store.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <charconv>
 #include <ctime>
 
 #include "sync/service_impl.hpp"
@@ -107,10 +109,11 @@ void Service::Impl::reject(Auth a, const char* what, const std::string& peer) {
 namespace {
 
 // A transfer being written (TCP thread), one message per call as the connection takes them. Each origin's
-// records are encoded when its turn comes, under the lock, from the store as it is then; the serial (the
-// store's generation when the request came) is in the first SOA. A change during the transfer is either in
-// it or after that serial, so the puller's next IXFR brings it; each report is whole at its own version, the
-// one thing a puller relies on. Holds one message and one origin's records.
+// record is written when its turn comes, under the lock, from the store as it is then, with its data as
+// encoded once for that state (encode_origin); the serial (the store's generation when the request came) is
+// in the first SOA. A change during the transfer is either in it or after that serial, so the puller's next
+// IXFR brings it; each report is whole at its own version, the one thing a puller relies on. Holds one
+// message, one origin's record and a reference to its data.
 class TransferWriter {
 public:
     static constexpr uint16_t kAnswerFlags = wire::flag::QR | wire::flag::AA;
@@ -131,15 +134,14 @@ public:
           now_s_(static_cast<uint64_t>(std::time(nullptr))) {
         msg_.question(qtype_);
         msg_.soa(generation_);
-        if (qtype_ != wire::type::SOA) pending_.push_back(encode_header(impl_.own_origin_name()));
+        if (qtype_ != wire::type::SOA) head_ = encode_header(impl_.own_origin_name()), head_due_ = true;
     }
 
     // The next message; false when it is the last.
     bool next(std::vector<uint8_t>& out) {
         if (done_) return false;
         while (qtype_ != wire::type::SOA) {
-            if (at_ == pending_.size()) {
-                pending_.clear(), at_ = 0;
+            if (!head_due_ && (!data_ || record_ == data_->records.size())) {
                 if (!refill()) break;
                 continue;
             }
@@ -147,8 +149,14 @@ public:
                 flush(out);
                 return true;
             }
-            msg_.txt(owner(pending_[at_]), pending_[at_]);
-            ++at_;
+            if (head_due_) {
+                write_head();
+            } else {
+                const auto& r = data_->records[record_];
+                size_t begin = record_ ? data_->records[record_ - 1].end : 0;
+                msg_.txt_wire(owner(r.host ? 'h' : 'v', ++record_), {},
+                              std::string_view(data_->rdata).substr(begin, r.end - begin));
+            }
         }
         if (qtype_ != wire::type::SOA) msg_.soa(generation_);
         flush(out);
@@ -157,24 +165,42 @@ public:
     }
 
 private:
-    // The records of the next origin still in the store (one that was forgotten meanwhile is left out).
+    // The record of the next origin still in the store (one that was forgotten meanwhile is left out).
     bool refill() {
         while (next_origin_ < origins_.size()) {
             const Origin& o = origins_[next_origin_++];
-            if (impl_.encode_origin(o.name, o.data, pending_)) return true;
+            if (impl_.encode_origin(o.name, o.data, head_, data_)) {
+                head_due_ = true, record_ = 0;
+                return true;
+            }
         }
         return false;
     }
-    // Owners name the records for people reading a transfer: the header at the apex, each origin as o<N>,
-    // its hosts and overrides below it.
-    std::string owner(const std::vector<std::string>& rec) {
-        if (rec[0].rfind("origin=", 0) == 0) {
-            ++origin_n_, item_ = 0;
-            return "o" + std::to_string(origin_n_) + "." + kSyncZone;
+    // The transfer's header at the apex, or an origin's record (o<N>) with its data fields.
+    void write_head() {
+        head_due_ = false;
+        if (origin_n_ == 0 && !data_ && head_[0].rfind("origin=", 0) != 0) {
+            msg_.txt_wire(sync_zone_wire(), head_, {});
+            return;
         }
-        if (origin_n_ == 0) return kSyncZone;
-        return (rec[0].rfind("host=", 0) == 0 ? "h" : "v") + std::to_string(++item_) + ".o" +
-               std::to_string(origin_n_) + "." + kSyncZone;
+        ++origin_n_;
+        msg_.txt_wire(owner(0, 0), head_, data_ ? std::string_view(data_->origin_fields) : std::string_view());
+    }
+    // Owners name the records for people reading a transfer: each origin as o<N>, its hosts (h<M>) and other
+    // records (v<M>) below it. `kind` 0: the origin's own.
+    std::string_view owner(char kind, size_t item) {
+        char* p = owner_;
+        auto label = [&p](char first, size_t n) {
+            char* start = p++;
+            *p++ = first;
+            p = std::to_chars(p, p + 20, n).ptr;
+            *start = static_cast<char>(p - start - 1);
+        };
+        if (kind) label(kind, item);
+        label('o', static_cast<size_t>(origin_n_));
+        const std::string& zone = sync_zone_wire();
+        p = std::copy(zone.begin(), zone.end(), p);
+        return {owner_, static_cast<size_t>(p - owner_)};
     }
     void flush(std::vector<uint8_t>& out) {
         out = msg_.finish();
@@ -192,9 +218,12 @@ private:
     size_t next_origin_ = 0;
     Message msg_;
     uint64_t now_s_;
-    std::vector<std::vector<std::string>> pending_;
-    size_t at_ = 0;
-    int origin_n_ = 0, item_ = 0;
+    std::vector<std::string> head_;            // the header, then each origin's record
+    std::shared_ptr<const EncodedData> data_;  // that origin's data, when it is sent
+    size_t record_ = 0;                        // data_'s next record
+    bool head_due_ = false;
+    int origin_n_ = 0;
+    char owner_[2 * 22 + 8];  // two labels of a letter and up to 20 digits, and `_glbd.`
     bool first_ = true, done_ = false;
 };
 
@@ -205,15 +234,29 @@ std::string Service::Impl::own_origin_name() const {
     return own.origin();
 }
 
-bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vector<std::vector<std::string>>& out) {
+bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vector<std::string>& record,
+                                  std::shared_ptr<const EncodedData>& encoded) {
     MutexLock lock(mu);
     auto it = store.known().find(origin);
     if (it == store.known().end()) return false;
     const Known& k = it->second;
     uint64_t now = now_ms();
     bool own_one = origin == store.own_origin();
+    std::vector<std::vector<std::string>> out;
     encode_report(k.state, own_one ? now : k.state.heartbeat,
-                  own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms, data, out);
+                  own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms, false, out);
+    record = std::move(out.front());
+    encoded.reset();
+    if (!data) return true;
+    record.resize(kOriginFields);  // its data fields come encoded with the data, without "data=0"
+    auto [at, fresh] = served_data.try_emplace(origin);
+    if (fresh || at->second.generation != k.changed_generation || !at->second.data) {
+        at->second = {k.changed_generation, encode_data(k.state)};
+        if (served_data.size() > store.known().size()) {  // drop the forgotten origins' data
+            std::erase_if(served_data, [&](const auto& e) { return !store.known().contains(e.first); });
+        }
+    }
+    encoded = at->second.data;
     return true;
 }
 
