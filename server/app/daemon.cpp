@@ -84,11 +84,22 @@ void Daemon::start_checker(const health::States& previous) {
     }
 }
 
+namespace {
+
+// The calling thread's CPU time so far (µs).
+uint64_t thread_cpu_us() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1'000'000 + static_cast<uint64_t>(ts.tv_nsec) / 1000;
+}
+
+}  // namespace
+
 void Daemon::request_rebuild() {
     if (uv_is_active(reinterpret_cast<uv_handle_t*>(&rebuild_timer_))) return;  // one is already due
     uint64_t now = uv_now(loop_);
-    // At least kMinRebuild apart, and never more than a third of the time spent building.
-    auto min_gap = std::max(static_cast<uint64_t>(kMinRebuild.count()), 2 * last_build_cost_us_ / 1000);
+    // At least kMinRebuild apart, and never more than a third of the control thread's time spent building.
+    auto min_gap = std::max(static_cast<uint64_t>(kMinRebuild.count()), 2 * last_build_cpu_us_ / 1000);
     uint64_t delay = last_build_ms_ + min_gap > now ? last_build_ms_ + min_gap - now : 0;
     uv_timer_start(
         &rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->rebuild(); }, delay, 0);
@@ -108,7 +119,7 @@ void Daemon::schedule_resign(uint32_t at) {
 // This instance's hosts with their health go to the sync store; the snapshot is built from the merge.
 void Daemon::rebuild() {
     try {
-        uint64_t start = uv_hrtime();
+        uint64_t start = uv_hrtime(), cpu_start = thread_cpu_us();
         // This cluster's view again only when its hosts or their health changed. The count is read before
         // the states: a change between the two is in the states, and makes the next rebuild do it again.
         OwnViewMadeFor now{hosts_generation_, checker_generation_, checker_->health_changes()};
@@ -133,6 +144,8 @@ void Daemon::rebuild() {
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
         last_build_cost_us_ = (uv_hrtime() - start) / 1000;
+        last_build_cpu_us_ = thread_cpu_us() - cpu_start;
+        ++builds_, build_cpu_us_ += last_build_cpu_us_;
         const auto& built = builder_.last();
         spdlog::debug(
             "snapshot rebuilt: serial {}, {} of {} host(s) built{}, {} RRset(s) signed, {} kept, {} host(s) "

@@ -1,7 +1,8 @@
 // server/app/daemon — the running process on the control thread (the main thread's libuv loop): it owns the
 // config, the health checker and the sync service, builds snapshots from the merged view and publishes
 // them. Health and sync wake it through a uv_async from their own threads; rebuilds are coalesced to
-// at most one every kMinRebuild. Query threads only ever see published snapshots.
+// at most one every kMinRebuild, or twice the CPU time the last took (request_rebuild). Query threads only ever see
+// published snapshots.
 #pragma once
 
 #include <uv.h>
@@ -221,6 +222,10 @@ private:
     };
     OwnViewMadeFor own_made_for_;
     uint64_t last_build_cost_us_ = 0;
+    // The control thread's CPU time for the last build: what paces the next (request_rebuild); the wall time
+    // of a build on a busy machine is mostly waiting for a core.
+    uint64_t last_build_cpu_us_ = 0;
+    uint64_t builds_ = 0, build_cpu_us_ = 0;  // every snapshot built since start, and its CPU time
 };
 
 void setup_logging(const std::string& level, const std::string& format);

@@ -159,6 +159,11 @@ std::string Daemon::metrics() const {
           publisher_.current() ? publisher_.current()->serial : 0);
     m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.",
           static_cast<double>(last_build_cost_us_) / 1e6);
+    m.one("glbd_snapshot_builds_total", "counter", "Snapshots built since start (each change of the view, coalesced).",
+          static_cast<double>(builds_));
+    m.one("glbd_snapshot_build_cpu_seconds_total", "counter",
+          "CPU time the control thread spent building snapshots since start.",
+          static_cast<double>(build_cpu_us_) / 1e6);
     m.one("glbd_snapshot_hosts_built", "gauge",
           "Hosts the last snapshot built (a change builds only the hosts it touches; the rest are shared).",
           static_cast<double>(builder_.last().built));

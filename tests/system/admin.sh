@@ -73,6 +73,17 @@ grep -q '^glbd_endpoints{health="healthy"} ' "$WORK/m3" && grep -q '^glbd_endpoi
     fail "no glbd_endpoints by health"
 python3 "$TOOLS/promcheck.py" "$WORK/m3" >/dev/null || fail "metrics without perHost: $(python3 "$TOOLS/promcheck.py" "$WORK/m3")"
 pass "metrics: answers by cluster and probes in all unless metrics.perHost (switched off by a reload)"
+# Snapshots built since start (the first and the reload's at least), and the CPU they took.
+builds=$(awk '/^glbd_snapshot_builds_total / {print $2}' "$WORK/m3")
+build_cpu=$(awk '/^glbd_snapshot_build_cpu_seconds_total / {print $2}' "$WORK/m3")
+[[ -n $builds && ${builds%.*} -ge 2 ]] || fail "glbd_snapshot_builds_total: '$builds', want 2 or more"
+python3 -c "import sys; sys.exit(0 if 0 < float('$build_cpu') < 60 else 1)" || fail "glbd_snapshot_build_cpu_seconds_total: '$build_cpu'"
+# Each thread is named for its role (top -H, perf): the control thread keeps the process's name.
+threads=$(cat /proc/"$PID_adm"/task/*/comm | sort -u | paste -sd' ')
+for t in glbd glbd-udp glbd-tcp glbd-admin glbd-health; do
+    [[ " $threads " == *" $t "* ]] || fail "no thread named $t among: $threads"
+done
+pass "snapshots: $builds built, ${build_cpu} s of CPU; threads: $threads"
 
 # The view in parts: a summary with counts and no host; hosts in pages, with filters.
 h http://$A:$AP/v1/summary > "$WORK/summary.json"
