@@ -4,7 +4,9 @@ wanted: WANT a number (that many addresses), an address (it is among them), or w
 is not, and the answer is not empty). Prints the milliseconds from the moment written in file GO (epoch ms)
 until the last server did, or exits 1 after LIMIT ms. It creates GO.ready once set up and then waits for GO,
 so that Python's own start is not part of the figure (bench/sync-converge.sh, bench/sync-loss.sh).
-   fleet-wait.py N NAME WANT LIMIT_MS GO PORT [--prefix 127.0.2.] [--absent] [--source ADDR]
+With --progress FILE it also writes, every 500 ms, the ms since GO and how many addresses all servers answer
+in all (their last answers): the course of a convergence, not only its end.
+   fleet-wait.py N NAME WANT LIMIT_MS GO PORT [--prefix 127.0.2.] [--absent] [--source ADDR] [--progress FILE]
 """
 import argparse, socket, struct, sys, time
 
@@ -14,6 +16,7 @@ for a in ("n", "name", "want", "limit", "go", "port"):
 p.add_argument("--prefix", default="127.0.2.")
 p.add_argument("--absent", action="store_true")
 p.add_argument("--source", default="")
+p.add_argument("--progress", default="")
 o = p.parse_args()
 n, limit, port = int(o.n), int(o.limit), int(o.port)
 q = b"".join(bytes([len(l)]) + l.encode() for l in o.name.split(".")) + b"\0"
@@ -54,7 +57,12 @@ for _ in range(60000):  # the action begins within a minute
 else:
     sys.exit(1)
 left, qid = set(range(1, n + 1)), 0
+seen, next_mark = {}, 500
+progress = open(o.progress, "w") if o.progress else None
 while left:
+    if progress and time.time() * 1000 - since >= next_mark:
+        progress.write(f"{next_mark} {sum(seen.values())}\n")
+        next_mark += 500
     if time.time() * 1000 - since > limit:
         sys.exit(1)
     for i in left:
@@ -68,6 +76,12 @@ while left:
             msg, (addr, _) = s.recvfrom(4096)
         except BlockingIOError:
             break
-        if addr.startswith(o.prefix) and done(addresses(msg)):
+        if not addr.startswith(o.prefix):
+            continue
+        a = addresses(msg)
+        seen[addr] = len(a)
+        if done(a):
             left.discard(int(addr[len(o.prefix):]))
+if progress:
+    progress.close()
 print(round(time.time() * 1000 - since))

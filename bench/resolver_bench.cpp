@@ -16,6 +16,7 @@ extern "C" {
 #include "resolver/resolver.hpp"
 #include "server/net/rrl.hpp"
 #include "sync/state.hpp"
+#include "sync/transfer/codec.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;
@@ -298,6 +299,71 @@ void BM_ViewOfLargeHost(benchmark::State& state) {
     }
 }
 
+// One origin's report of N simple hosts (one endpoint each, as bench/sync-converge.sh's), as a transfer's
+// messages carry it.
+std::vector<std::vector<uint8_t>> report_messages(int hosts) {
+    sync::InstanceState s{"c7", "c7-0", 1796037623033, 1796037623033, {}, {}};
+    s.incarnation = 1796037500;
+    std::vector<HostEntry> list;
+    for (int h = 0; h < hosts; ++h) {
+        list.push_back(HostEntry{"h" + std::to_string(h) + ".bench.test",
+                                 60,
+                                 std::nullopt,
+                                 {EndpointState{"100.64.7." + std::to_string(h % 250 + 1), true}}});
+    }
+    s.hosts = HostList(std::move(list));
+    std::vector<std::vector<std::string>> recs{sync::encode_header("c1/c1-0")};
+    sync::encode_report(s, s.heartbeat, 0, true, recs);
+    std::vector<std::vector<uint8_t>> out;
+    sync::Message m(1, 0);
+    for (const auto& r : recs) {
+        if (m.size() > sync::kMessageBudget) out.push_back(m.finish()), m = sync::Message(1, 0);
+        m.txt("h1.o1._glbd.", r);
+    }
+    out.push_back(m.finish());
+    return out;
+}
+
+// The pulling side's reading of one report of N hosts: its messages parsed, decoded (Decoder), checked.
+void BM_DecodeReport(benchmark::State& state) {
+    auto msgs = report_messages(static_cast<int>(state.range(0)));
+    for (auto _ : state) {
+        sync::Decoder d;
+        std::vector<sync::Report> done;
+        std::vector<std::vector<std::string>> txts;
+        for (const auto& m : msgs) {
+            txts.clear();
+            int soas = 0;
+            uint32_t serial = 0;
+            sync::parse_transfer_answers(m.data(), m.size(), txts, soas, serial);
+            for (const auto& r : txts) d.add(r, done);
+        }
+        d.finish(done);
+        if (done.size() != 1) state.SkipWithError("no report");
+        benchmark::DoNotOptimize(sync::check_report(done.front().state, 1796037623033));
+    }
+}
+
+// The same report held already: its records read and skipped (Decoder::skip_held).
+void BM_SkipReport(benchmark::State& state) {
+    auto msgs = report_messages(static_cast<int>(state.range(0)));
+    for (auto _ : state) {
+        sync::Decoder d;
+        d.skip_held([](const sync::InstanceState&) { return true; });
+        std::vector<sync::Report> done;
+        std::vector<std::vector<std::string>> txts;
+        for (const auto& m : msgs) {
+            txts.clear();
+            int soas = 0;
+            uint32_t serial = 0;
+            sync::parse_transfer_answers(m.data(), m.size(), txts, soas, serial);
+            for (const auto& r : txts) d.add(r, done);
+        }
+        d.finish(done);
+        benchmark::DoNotOptimize(done);
+    }
+}
+
 // Response rate limiting's check of one UDP answer, over 4,096 client /24s (the table's lookup per query).
 void BM_RrlCheck(benchmark::State& state) {
     RateLimiter rl(RrlOptions{200, 2, 24, 56});
@@ -319,6 +385,8 @@ BENCHMARK(BM_LocateMaxMindTestDb)->Arg(4)->Arg(6);
 BENCHMARK(BM_LoadLocationDb)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ViewOfLargeHost)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RrlCheck);
+BENCHMARK(BM_DecodeReport)->Arg(1000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SkipReport)->Arg(1000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_Static);
 BENCHMARK(BM_CnameChase);
 BENCHMARK(BM_Nxdomain);

@@ -70,7 +70,8 @@ end_wait() { wait "$WAITER" && RESULT=$(cat "$WORK/result"); }
 
 # profile N T0 MS: the start-up and work behind a convergence of MS ms (PROFILE=1).
 profile() {
-  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 skipped=0 second=0 ticks
+  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 skipped=0 second=0 builds=0 build_ms=0 ticks
+  local -A by_thread=()
   ticks=$(getconf CLK_TCK)
   for ((i = 1; i <= n; i++)); do
     line=$(grep -m1 "glbd serving" "$WORK/c$i.log") || { echo "server $i never served" >&2; continue; }
@@ -79,6 +80,12 @@ profile() {
     (( at < first )) && first=$at
     read -r -a st < <(sed 's/.*) //' "/proc/${PIDS[$((i - 1))]}/stat")
     cpu=$(( cpu + (st[11] + st[12]) * 1000 / ticks ))
+    local task name
+    for task in /proc/"${PIDS[$((i - 1))]}"/task/*; do  # threads are named glbd-<role>; the control thread glbd
+      name=$(cat "$task/comm" 2>/dev/null) || continue
+      read -r -a st < <(sed 's/.*) //' "$task/stat")
+      by_thread[$name]=$(( ${by_thread[$name]:-0} + (st[11] + st[12]) * 1000 / ticks ))
+    done
     local m
     m=$(curl -s "http://127.0.3.$i:$PORT/metrics")
     served=$(( served + $(awk '/^glbd_sync_served_total / {print int($2)}' <<<"$m") ))
@@ -86,11 +93,16 @@ profile() {
     reports=$(( reports + $(awk '/^glbd_sync_reports_received_total / {s = $2} END {print int(s)}' <<<"$m") ))
     skipped=$(( skipped + $(awk '/^glbd_sync_reports_skipped_total / {s = $2} END {print int(s)}' <<<"$m") ))
     second=$(( second + $(awk '/^glbd_sync_second_connects_total/ {s += $2} END {print int(s)}' <<<"$m") ))
+    builds=$(( builds + $(awk '/^glbd_snapshot_builds_total / {print int($2)}' <<<"$m") ))
+    build_ms=$(( build_ms + $(awk '/^glbd_snapshot_build_cpu_seconds_total / {print int($2 * 1000)}' <<<"$m") ))
   done
   echo "profile of the full convergence of $n servers ($total ms from the first launch):"
   echo "- began serving (config read, first build, sockets bound): the first after $first ms, the last after $last ms"
   echo "- from the last one serving to every server answering every cluster: $(( total - last )) ms"
-  echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time"
+  echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time;"
+  echo "  by thread: $(for name in "${!by_thread[@]}"; do echo "$name ${by_thread[$name]} ms"; done | sort -k2 -nr | paste -sd, | sed 's/,/, /g')"
+  [[ -s $WORK/progress ]] && echo "- addresses answered, all servers together (of $(( n * n ))), every 500 ms: $(awk '{print $2}' "$WORK/progress" | paste -sd' ')"
+  echo "- snapshots built: $builds ($(( builds / n )) per server), their CPU (the control thread's) $build_ms ms in all"
   echo "- transfers served: $served ($(( served / n )) per server); exchanges failed: $failed (peers not yet listening);"
   echo "  connections tried a second time (the first slow to open): $second"
   echo "- reports with data received: $reports, against $(( n * (n - 1) )) if each server learnt each other origin once;"
@@ -101,7 +113,7 @@ echo "| servers | hosts each | full convergence from start | one change reaches 
 echo "|---:|---:|---:|---:|---:|"
 for n in $SERVERS; do
   for ((i = 1; i <= n; i++)); do config "$n" "$i" 0 > "$WORK/c$i.yaml"; done
-  start_wait "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000
+  start_wait "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000 ${PROFILE:+--progress "$WORK/progress"}
   t0=$(ms)
   for ((i = 1; i <= n; i++)); do "$GLBD" serve -c "$WORK/c$i.yaml" 2>"$WORK/c$i.log" & PIDS+=($!); done
   go "$t0"
