@@ -330,13 +330,13 @@ void BM_DecodeReport(benchmark::State& state) {
     for (auto _ : state) {
         sync::Decoder d;
         std::vector<sync::Report> done;
-        std::vector<std::vector<std::string>> txts;
+        sync::TxtViews txts;
         for (const auto& m : msgs) {
             txts.clear();
             int soas = 0;
             uint32_t serial = 0;
             sync::parse_transfer_answers(m.data(), m.size(), txts, soas, serial);
-            for (const auto& r : txts) d.add(r, done);
+            for (size_t i = 0; i < txts.size(); ++i) d.add(txts[i], done);
         }
         d.finish(done);
         if (done.size() != 1) state.SkipWithError("no report");
@@ -351,13 +351,13 @@ void BM_SkipReport(benchmark::State& state) {
         sync::Decoder d;
         d.skip_held([](const sync::InstanceState&) { return true; });
         std::vector<sync::Report> done;
-        std::vector<std::vector<std::string>> txts;
+        sync::TxtViews txts;
         for (const auto& m : msgs) {
             txts.clear();
             int soas = 0;
             uint32_t serial = 0;
             sync::parse_transfer_answers(m.data(), m.size(), txts, soas, serial);
-            for (const auto& r : txts) d.add(r, done);
+            for (size_t i = 0; i < txts.size(); ++i) d.add(txts[i], done);
         }
         d.finish(done);
         benchmark::DoNotOptimize(done);

@@ -6,7 +6,6 @@
 #include "conf/config.hpp"
 #include "resolver/base/address.hpp"
 #include "resolver/wire/consts.hpp"
-#include "resolver/wire/text.hpp"
 
 namespace glbd::conf {
 
@@ -39,21 +38,32 @@ bool is_host_name(std::string_view s) {
     return !std::all_of(last.begin(), last.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
 }
 
-// The canonical text of a name: what wire::wire_to_name(wire::name_to_wire(s)) gives.
-static bool canonical(std::string_view s) {
-    auto w = wire::name_to_wire(s);
-    return w && wire::wire_to_name(*w) == s;
+// Read in one pass, without building the wire form: every peer's report checks each of its host names.
+bool is_canonical_name(std::string_view s) {
+    if (s == ".") return true;
+    if (s.empty() || s.size() > 253 || s.back() == '.') return false;  // 253: its wire form within 255 bytes
+    size_t label = 0;
+    for (char ch : s) {
+        auto c = static_cast<unsigned char>(ch);
+        if (c == '.') {
+            if (label == 0) return false;
+            label = 0;
+        } else if (c <= ' ' || c >= 0x7f || c == '\\' || c == '"' || (c >= 'A' && c <= 'Z') || ++label > 63) {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool is_lb_host_name(std::string_view s) {
-    if (s.empty() || s == "." || !canonical(s)) return false;
+    if (s.empty() || s == "." || !is_canonical_name(s)) return false;
     if (s.find('*', 1) != std::string_view::npos) return false;
     return s[0] != '*' || s.rfind("*.", 0) == 0;
 }
 
 bool is_endpoint(std::string_view s) {
     if (Address::is_ip(s)) return true;
-    return is_host_name(s) && s.back() != '.' && canonical(s);
+    return is_host_name(s) && s.back() != '.' && is_canonical_name(s);
 }
 
 bool is_custom_geo_code(std::string_view s) {

@@ -33,6 +33,9 @@ bool is_subdomain(std::string_view name, std::string_view origin);
 // An API server URL glbd may send a bearer token to: https://, or http:// to a loopback host (an address in
 // 127.0.0.0/8 or ::1, or "localhost", compared whole: not a prefix of another name), for tests.
 bool is_api_server_url(std::string_view url);
+// Whether `s` is a name's canonical text, the one wire::wire_to_name(wire::name_to_wire(s)) gives back: lower
+// case, no trailing dot, labels of 1 to 63 printable bytes (no space, backslash or quote), at most 253 bytes.
+bool is_canonical_name(std::string_view s);
 // A name as glbd holds it: lower case (ASCII), without the trailing dot. Not checked.
 std::string canonical_name(std::string name);
 

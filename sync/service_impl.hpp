@@ -139,7 +139,7 @@ struct Service::Impl {
         size_t total = 0;
         bool done = false;
         bool changed = false, need_full = false;        // what the reports merged so far did
-        std::vector<std::vector<std::string>> records;  // of the message being read
+        TxtViews records;                               // of the message being read (views into it)
         Decoder decoder;
     };
 

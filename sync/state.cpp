@@ -433,10 +433,14 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
     // A host that breaks a rule, or one (host, entry) given twice, is left out; the rest of the report stands.
     const std::vector<HostEntry>& hosts = s.hosts;
     std::vector<size_t> bad;
-    std::unordered_set<std::string> seen;
+    std::unordered_set<std::string_view> seen;     // names given once, without an entry name
+    std::unordered_set<std::string> seen_entries;  // name and entry, of the others
+    seen.reserve(hosts.size());
     for (size_t i = 0; i < hosts.size(); ++i) {
         std::string why = host_problem(hosts[i]);
-        if (why.empty() && !seen.insert(hosts[i].host + '\0' + hosts[i].entry).second) {
+        const HostEntry& h = hosts[i];
+        if (why.empty() &&
+            !(h.entry.empty() ? seen.insert(h.host).second : seen_entries.insert(h.host + '\0' + h.entry).second)) {
             why = hosts[i].host + ": entry \"" + hosts[i].entry + "\" given twice";
         }
         if (why.empty()) continue;

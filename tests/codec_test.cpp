@@ -306,6 +306,12 @@ TEST(CheckReport, EveryFieldByTheConfigRules) {
          },
          "endpoints"},
         {"one entry given twice", [](InstanceState& s) { s.hosts[1] = s.hosts[0]; }, "given twice"},
+        {"one named entry given twice",
+         [](InstanceState& s) {
+             s.hosts[0].entry = "gw-a";
+             s.hosts[1] = s.hosts[0];
+         },
+         "given twice"},
     };
     for (const auto& c : left_out) {
         InstanceState s = good;

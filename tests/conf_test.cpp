@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <random>
 
 #include "conf/config.hpp"
 #include "conf/names.hpp"
@@ -425,3 +426,32 @@ TEST(Conf, Base64RoundTrip) {
 }
 
 }  // namespace
+
+// is_canonical_name reads a name in one pass; it must say exactly what the round trip through the wire
+// form says (the definition it replaced), for names made of every kind of byte that matters to it.
+TEST(Conf, CanonicalNameIsTheWireRoundTrip) {
+    auto round_trip = [](std::string_view s) {
+        auto w = wire::name_to_wire(s);
+        return w && wire::wire_to_name(*w) == s;
+    };
+    const std::string alphabet = "ab-_*.Z9 \\\"\x7f\x01\xc3";
+    std::mt19937 rng(7);
+    size_t canonical = 0;
+    for (int i = 0; i < 200'000; ++i) {
+        std::string s;
+        size_t len = rng() % 12;
+        for (size_t k = 0; k < len; ++k) s += alphabet[rng() % (rng() % 3 ? 6 : alphabet.size())];
+        ASSERT_EQ(conf::is_canonical_name(s), round_trip(s)) << "\"" << s << "\"";
+        canonical += round_trip(s);
+    }
+    EXPECT_GT(canonical, 10'000u);  // the sample holds many of both
+    for (const std::string& s :
+         std::vector<std::string>{".", "", "a.", ".a", "a..b", "A.b", std::string(63, 'a') + ".b", std::string(64, 'a'),
+                                  std::string(126, 'a') + "." + std::string(126, 'b'), std::string(253, 'a'),
+                                  std::string(63, 'a') + "." + std::string(63, 'a') + "." + std::string(63, 'a') + "." +
+                                      std::string(61, 'a'),
+                                  std::string(63, 'a') + "." + std::string(63, 'a') + "." + std::string(63, 'a') + "." +
+                                      std::string(62, 'a')}) {
+        EXPECT_EQ(conf::is_canonical_name(s), round_trip(s)) << "\"" << s << "\" (" << s.size() << " bytes)";
+    }
+}

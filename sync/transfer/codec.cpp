@@ -39,8 +39,7 @@ void read_have(std::string_view v, std::map<std::string, Held>& have) {
 
 }  // namespace
 
-bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
-                            uint32_t& serial) {
+bool parse_transfer_answers(const uint8_t* m, size_t len, TxtViews& txts, int& soas, uint32_t& serial) {
     if (len < wire::kHeaderSize) return false;
     size_t start = wire::skip_questions(m, len, wire::kHeaderSize, wire::get16(m + 4));
     wire::Records records(m, len, start);
@@ -56,10 +55,20 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
             serial = wire::get32(m + p);
             ++soas;
         } else if (type == wire::type::TXT) {
-            std::vector<std::string> strings;
-            if (!each_string(m, rr, [&](std::string_view v) { strings.emplace_back(v); })) return false;
-            txts.push_back(std::move(strings));
+            if (!each_string(m, rr, [&](std::string_view v) { txts.strings.push_back(v); })) return false;
+            txts.ends.push_back(txts.strings.size());
         }
+    }
+    return true;
+}
+
+bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
+                            uint32_t& serial) {
+    TxtViews views;
+    if (!parse_transfer_answers(m, len, views, soas, serial)) return false;
+    for (size_t i = 0; i < views.size(); ++i) {
+        auto rec = views[i];
+        txts.emplace_back(rec.begin(), rec.end());
     }
     return true;
 }
@@ -218,7 +227,7 @@ namespace {
 std::string kv(const std::string& k, const std::string& v) { return k + "=" + v; }
 std::string kv(const std::string& k, uint64_t v) { return k + "=" + std::to_string(v); }
 
-bool number(const std::string& s, uint64_t& out) {
+bool number(std::string_view s, uint64_t& out) {
     auto r = std::from_chars(s.data(), s.data() + s.size(), out);
     return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
 }
@@ -314,15 +323,14 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
 namespace {
 
 // "key=value" -> {key, value}; no '=': {s, ""}.
-std::pair<std::string, std::string> split(const std::string& s) {
+std::pair<std::string_view, std::string_view> split(std::string_view s) {
     auto eq = s.find('=');
-    return eq == std::string::npos ? std::pair<std::string, std::string>{s, ""}
-                                   : std::pair<std::string, std::string>{s.substr(0, eq), s.substr(eq + 1)};
+    return eq == std::string_view::npos ? std::pair{s, std::string_view()} : std::pair{s.substr(0, eq), s.substr(eq + 1)};
 }
 
 // The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down. Returns what is
 // wrong, or "".
-std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
+std::string decode_host(Decoder::Record rec, HostEntry& h) {
     conf::LoadBalancing lb;
     bool has_lb = false;
     for (size_t k = 1; k < rec.size(); ++k) {
@@ -335,17 +343,17 @@ std::string decode_host(const std::vector<std::string>& rec, HostEntry& h) {
             if (!number(v, n) || n > 65535) return "bad weight";
             lb.weight = static_cast<uint16_t>(n), has_lb = true;
         } else if (key == "geo") {
-            lb.geo = v, has_lb = true;
+            lb.geo = std::string(v), has_lb = true;
         } else if (key == "entry") {
-            h.entry = v;
+            h.entry = std::string(v);
         } else if (key == "default") {
             lb.default_geo = v == "1", has_lb = true;
         } else if (key == "ep") {
             auto sp = v.rfind(' ');
-            if (sp == std::string::npos) return "bad endpoint " + v;
-            std::string st = v.substr(sp + 1);
-            if (st != "up" && st != "down") return "bad endpoint state " + st;
-            h.endpoints.push_back(EndpointState{v.substr(0, sp), st == "up"});
+            if (sp == std::string_view::npos) return "bad endpoint " + std::string(v);
+            std::string_view st = v.substr(sp + 1);
+            if (st != "up" && st != "down") return "bad endpoint state " + std::string(st);
+            h.endpoints.push_back(EndpointState{std::string(v.substr(0, sp)), st == "up"});
         }
     }
     if (has_lb) h.load_balancing = lb;
@@ -361,7 +369,12 @@ bool Decoder::bad(const std::string& why, bool limit) {
     return false;
 }
 
-bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done) {
+bool Decoder::add(const std::vector<std::string>& record, std::vector<Report>& done) {
+    std::vector<std::string_view> views(record.begin(), record.end());
+    return add(Record(views), done);
+}
+
+bool Decoder::add(Record rec, std::vector<Report>& done) {
     if (!error_.empty()) return false;
     ++index_;
     if (rec.empty()) return bad("empty");
@@ -376,10 +389,10 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
     }
     if (skipping_ && k0 != "origin") return true;  // held already: not decoded (its bytes counted above)
     if (k0 == "glbd-sync") {
-        if (v0 != "1") return bad("unsupported version " + v0);
+        if (v0 != "1") return bad("unsupported version " + std::string(v0));
         for (const auto& str : rec) {
             auto [k, v] = split(str);
-            if (k == "from") from_ = v;
+            if (k == "from") from_ = std::string(v);
         }
         return true;
     }
@@ -391,9 +404,9 @@ bool Decoder::add(const std::vector<std::string>& rec, std::vector<Report>& done
     return true;  // unknown record kinds are skipped: a newer peer may send more
 }
 
-bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string& v0, std::vector<Report>& done) {
+bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& done) {
     auto slash = v0.find('/');
-    if (slash == std::string::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + v0);
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + std::string(v0));
     if (++origins_ > ReportLimits::kMaxOrigins) {
         return bad("more than " + std::to_string(ReportLimits::kMaxOrigins) + " origins in one transfer", true);
     }
@@ -401,21 +414,21 @@ bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string&
     cur_.emplace();
     bytes_ = 0;
     skipping_ = false;
-    cur_->state.cluster = v0.substr(0, slash);
-    cur_->state.instance = v0.substr(slash + 1);
+    cur_->state.cluster = std::string(v0.substr(0, slash));
+    cur_->state.instance = std::string(v0.substr(slash + 1));
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);
         uint64_t n = 0;
         if (key == "data" && v == "0") cur_->has_data = false;
-        if (key == "group") cur_->state.group = v;  // checked with the rest (check_report)
-        if (key == "reach" && !parse_reach(v, cur_->state.reach)) return bad("bad reach " + v);
-        if (key == "dnskey" && !parse_zone_keys(v, cur_->state.dnskeys)) return bad("bad dnskey " + v);
+        if (key == "group") cur_->state.group = std::string(v);  // checked with the rest (check_report)
+        if (key == "reach" && !parse_reach(v, cur_->state.reach)) return bad("bad reach " + std::string(v));
+        if (key == "dnskey" && !parse_zone_keys(v, cur_->state.dnskeys)) return bad("bad dnskey " + std::string(v));
         if (key == "loc") {
             cur_->state.location = parse_location(v);
-            if (!cur_->state.location) return bad("bad location " + v);
+            if (!cur_->state.location) return bad("bad location " + std::string(v));
         }
         if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
-        if (!number(v, n)) return bad("bad " + key);
+        if (!number(v, n)) return bad("bad " + std::string(key));
         (key == "inc"         ? cur_->state.incarnation
          : key == "version"   ? cur_->state.version
          : key == "heartbeat" ? cur_->state.heartbeat
@@ -428,9 +441,9 @@ bool Decoder::add_origin(const std::vector<std::string>& rec, const std::string&
     return true;
 }
 
-bool Decoder::add_host(const std::vector<std::string>& rec, const std::string& v0) {
+bool Decoder::add_host(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
-    HostEntry h{v0, 60, std::nullopt, {}};
+    HostEntry h{std::string(v0), 60, std::nullopt, {}};
     if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
     bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
     auto& hosts = cur_->state.hosts;
@@ -446,10 +459,10 @@ bool Decoder::add_host(const std::vector<std::string>& rec, const std::string& v
     return true;
 }
 
-bool Decoder::add_zone(const std::vector<std::string>& rec, const std::string& v0) {
+bool Decoder::add_zone(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("zone record without an origin that carries data");
     ZoneRecord z;
-    z.name = v0;
+    z.name = std::string(v0);
     bool known_type = false;  // a record without type= is skipped, as one of an unknown type is
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);
@@ -462,7 +475,7 @@ bool Decoder::add_zone(const std::vector<std::string>& rec, const std::string& v
             if (!number(v, n) || n > 2147483647) return bad("bad ttl");
             z.ttl = static_cast<uint32_t>(n);
         } else if (key == "d") {
-            z.data.push_back(v);
+            z.data.emplace_back(v);
         } else if (key == "d+") {
             if (z.data.empty()) return bad("d+= without its d=");
             z.data.back() += v;
@@ -472,23 +485,23 @@ bool Decoder::add_zone(const std::vector<std::string>& rec, const std::string& v
     return true;
 }
 
-bool Decoder::add_override(const std::vector<std::string>& rec, const std::string& v0) {
+bool Decoder::add_override(Record rec, std::string_view v0) {
     if (!cur_) return bad("override before any origin");
     OverrideEntry e;
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);
         if (key == "state") {
             e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
-            if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + v);
+            if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + std::string(v));
         } else if (key == "at" && !number(v, e.at_ms)) {
             return bad("bad override time");
         }
     }
-    cur_->state.overrides[v0] = e;
+    cur_->state.overrides[std::string(v0)] = e;
     return true;
 }
 
-bool Decoder::add_active_groups(const std::vector<std::string>& rec, const std::string& v0) {
+bool Decoder::add_active_groups(Record rec, std::string_view v0) {
     if (!cur_) return bad("active groups before any origin");
     ActiveGroups a;
     for (size_t k = 1; k < rec.size(); ++k) {

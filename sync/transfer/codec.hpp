@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,8 +68,11 @@ public:
     // report by check_report): about 100,000 hosts of a few endpoints each.
     static constexpr size_t kMaxReportBytes = 64u << 20;
 
+    using Record = std::span<const std::string_view>;  // one TXT record's character-strings
     // Reads one record; a report it completes is appended to `done`. False when the record is malformed or
     // a limit is passed (see error()): the reports handed on before it stay good, nothing more is read.
+    // Nothing is kept of `record`'s bytes: it may go when the call returns.
+    bool add(Record record, std::vector<Report>& done);
     bool add(const std::vector<std::string>& record, std::vector<Report>& done);
     // The pulling side's: an origin `held` says it holds at the report's incarnation and version is read as a
     // heartbeat (has_data false, `skipped`): its data records are skipped, counted against the report's size
@@ -84,11 +88,11 @@ public:
 
 private:
     bool bad(const std::string& why, bool limit = false);
-    bool add_origin(const std::vector<std::string>& rec, const std::string& v0, std::vector<Report>& done);
-    bool add_host(const std::vector<std::string>& rec, const std::string& v0);
-    bool add_zone(const std::vector<std::string>& rec, const std::string& v0);
-    bool add_override(const std::vector<std::string>& rec, const std::string& v0);
-    bool add_active_groups(const std::vector<std::string>& rec, const std::string& v0);
+    bool add_origin(Record rec, std::string_view v0, std::vector<Report>& done);
+    bool add_host(Record rec, std::string_view v0);
+    bool add_zone(Record rec, std::string_view v0);
+    bool add_override(Record rec, std::string_view v0);
+    bool add_active_groups(Record rec, std::string_view v0);
     std::optional<Report> cur_;
     std::function<bool(const InstanceState&)> held_;
     bool skipping_ = false;  // cur_'s data records (held already)
@@ -101,8 +105,21 @@ private:
 bool decode(const std::vector<std::vector<std::string>>& records, std::string& from, std::vector<Report>& out,
             std::string& error);
 
+// The TXT records of one message as views into it, valid while the message is: record i is
+// strings[ends[i - 1]] up to strings[ends[i]] (one allocation for a message's records, not one per string).
+struct TxtViews {
+    std::vector<std::string_view> strings;
+    std::vector<size_t> ends;
+    [[nodiscard]] size_t size() const { return ends.size(); }
+    Decoder::Record operator[](size_t i) const {
+        size_t begin = i ? ends[i - 1] : 0;
+        return Decoder::Record(strings).subspan(begin, ends[i] - begin);
+    }
+    void clear() { strings.clear(), ends.clear(); }
+};
 // The pulling side's reading of one transfer message: the SOA serials and every TXT record's strings of
-// its answer section. False when the message is malformed. (Exposed for tests and fuzzing.)
+// its answer section (appended). False when the message is malformed. (The copying form: tests, fuzzing.)
+bool parse_transfer_answers(const uint8_t* m, size_t len, TxtViews& txts, int& soas, uint32_t& serial);
 bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vector<std::string>>& txts, int& soas,
                             uint32_t& serial);
 

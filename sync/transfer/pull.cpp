@@ -263,9 +263,10 @@ void Service::Impl::on_data(Exchange* x) {
         if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial))
             return finish(x, "malformed response");
         std::vector<Report> ready;
-        for (const auto& rec : x->records) {
-            if (!x->decoder.add(rec, ready)) break;
+        for (size_t i = 0; i < x->records.size(); ++i) {
+            if (!x->decoder.add(x->records[i], ready)) break;
         }
+        x->records.clear();  // views into `msg`
         if (x->decoder.error().empty() && x->soas >= 2) x->decoder.finish(ready);
         accept(x, ready);
         if (!x->decoder.error().empty()) {
