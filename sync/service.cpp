@@ -266,6 +266,7 @@ void Service::Impl::on_wake() {
 // Every syncInterval: resolve the members again, then pull from each (the lead first, see round_lead).
 void Service::Impl::round() {
     if (!resolving) resolve_members();
+    ++rounds;
     bool notify;
     {
         MutexLock lock(mu);
@@ -278,7 +279,7 @@ void Service::Impl::round() {
     take_relayed_news();
     std::vector<SocketAddress> due = due_pulls();
     if (!due.empty()) {
-        size_t lead = rounds++ % due.size();
+        size_t lead = leads++ % due.size();
         round_lead = due[lead];
         for (size_t i = 0; i < due.size(); ++i) {
             if (i != lead) round_rest.push_back(due[i]);

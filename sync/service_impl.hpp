@@ -109,7 +109,8 @@ struct Service::Impl {
     // pull asks for everything (how news crosses a cut link).
     std::optional<SocketAddress> round_lead;
     std::vector<SocketAddress> round_rest;
-    size_t rounds = 0;
+    size_t rounds = 0;  // every round so far (relayed news waits for them)
+    size_t leads = 0;   // the rounds that pulled: the next lead is the next member due
     std::set<SocketAddress> want_relay;
     std::map<SocketAddress, uint32_t> last_generation;  // per peer: the serial last received
     int resolving = 0;
@@ -138,8 +139,8 @@ struct Service::Impl {
         uint32_t serial = 0;
         size_t total = 0;
         bool done = false;
-        bool changed = false, need_full = false;        // what the reports merged so far did
-        TxtViews records;                               // of the message being read (views into it)
+        bool changed = false, need_full = false;  // what the reports merged so far did
+        TxtViews records;                         // of the message being read (views into it)
         Decoder decoder;
     };
 
