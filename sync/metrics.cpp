@@ -92,6 +92,12 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
           static_cast<double>(sc.rejected_hosts.load()));
     m.one("glbd_sync_oversized_total", "counter", "Transfers cut off at a report over 64 MiB or past 1,024 origins.",
           static_cast<double>(sc.oversized.load()));
+    const uint64_t pulls_all = sc.relay_pulls.load(), pulls = sc.pulls.load();  // in this order: all <= pulls
+    m.some(
+        "glbd_sync_pulls_total", "counter",
+        "Pulls of peers' state: of everything the peer relays (scope=all), or of its own origin's data with "
+        "heartbeats of the rest (scope=own, \"relay=0\").",
+        {{"scope=\"all\"", static_cast<double>(pulls_all)}, {"scope=\"own\"", static_cast<double>(pulls - pulls_all)}});
     m.one("glbd_sync_reports_received_total", "counter",
           "Peer reports with data (one origin's hosts) received in transfers; a view is learnt once, not from every "
           "peer.",

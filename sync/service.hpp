@@ -52,6 +52,7 @@ struct PeerStatus {
 
 struct SyncCounters {
     std::atomic<uint64_t> pulls{0}, pull_failures{0}, notifies_sent{0}, notifies_received{0};
+    std::atomic<uint64_t> relay_pulls{0};  // of the pulls, those that asked for everything the peer relays
     std::atomic<uint64_t> served{0}, rejected_unsigned{0}, rejected_badkey{0}, rejected_badsig{0}, rejected_badtime{0},
         rejected_replay{0}, oversized{0}, rejected_reports{0}, rejected_hosts{0};
     std::atomic<uint64_t> reports_received{0};  // reports with data (one origin's hosts), before any check

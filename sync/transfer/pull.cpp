@@ -114,6 +114,7 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
     x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
     x->out.insert(x->out.end(), wire.begin(), wire.end());
     (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
+    if (x->relay) counters.relay_pulls.fetch_add(1);
 
     uv_timer_init(&loop, &x->timer);
     uv_timer_init(&loop, &x->hedge);
@@ -357,8 +358,19 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
         }
         if (!r.has_data) {
             // Nothing new from this origin since our last pull, unless the peer holds a newer version than we
-            // do (learnt elsewhere, and we missed it): then ask for everything.
-            x->need_full |= store.merge_heartbeat(r.state, r.age_ms, now, nullptr);
+            // do (learnt elsewhere, and we missed it): then ask for everything. An origin we do not know yet
+            // (or its new life) waits two rounds first, as a beat's news of it does (take_relayed_news): at a
+            // start, its own member's pull brings it by then, and every peer's relay not at once.
+            auto known = store.known().find(r.state.origin());
+            bool new_to_us = known == store.known().end() || r.state.incarnation > known->second.state.incarnation;
+            if (!store.merge_heartbeat(r.state, r.age_ms, now, nullptr)) continue;
+            if (!new_to_us) {
+                x->need_full = true;
+            } else if (relayed_news.size() < ReportLimits::kMaxOrigins || relayed_news.count(r.state.origin())) {
+                Held shown{r.state.version, r.state.incarnation};
+                auto [it, added] = relayed_news.try_emplace(r.state.origin(), RelayedNews{shown, x->peer, rounds});
+                if (!added) it->second.held = shown;
+            }
             continue;
         }
         auto m = store.merge(r.state, r.age_ms, now);
@@ -385,7 +397,13 @@ void Service::Impl::complete(Exchange* x) {
             members.erase(std::remove(members.begin(), members.end(), x->peer), members.end());
         }
     }
-    last_generation[x->peer] = x->need_full ? 0 : x->serial;
+    // The serial a pull of everything ended at is where the next asks from; one of the peer's own origin only
+    // ("relay=0") says nothing of the others' data, which may have changed before it without our taking it.
+    if (x->need_full) {
+        last_generation[x->peer] = 0;
+    } else if (x->relay) {
+        last_generation[x->peer] = x->serial;
+    }
     if (x->need_full) {
         want_relay.insert(x->peer);
     } else if (x->relay) {
