@@ -324,21 +324,27 @@ std::vector<std::vector<uint8_t>> report_messages(int hosts) {
     return out;
 }
 
-// The pulling side's reading of one report of N hosts: its messages parsed, decoded (Decoder), checked.
+// The pulling side's reading of one report (`msgs`) by `d`: its messages parsed and each record decoded.
+std::vector<sync::Report> read_report(const std::vector<std::vector<uint8_t>>& msgs, sync::Decoder& d) {
+    std::vector<sync::Report> done;
+    sync::TxtViews txts;
+    for (const auto& m : msgs) {
+        txts.clear();
+        int soas = 0;
+        uint32_t serial = 0;
+        sync::parse_transfer_answers(m.data(), m.size(), txts, soas, serial);
+        for (size_t i = 0; i < txts.size(); ++i) d.add(txts[i], done);
+    }
+    d.finish(done);
+    return done;
+}
+
+// A report of N hosts read, decoded and checked.
 void BM_DecodeReport(benchmark::State& state) {
     auto msgs = report_messages(static_cast<int>(state.range(0)));
     for (auto _ : state) {
         sync::Decoder d;
-        std::vector<sync::Report> done;
-        sync::TxtViews txts;
-        for (const auto& m : msgs) {
-            txts.clear();
-            int soas = 0;
-            uint32_t serial = 0;
-            sync::parse_transfer_answers(m.data(), m.size(), txts, soas, serial);
-            for (size_t i = 0; i < txts.size(); ++i) d.add(txts[i], done);
-        }
-        d.finish(done);
+        auto done = read_report(msgs, d);
         if (done.size() != 1) state.SkipWithError("no report");
         benchmark::DoNotOptimize(sync::check_report(done.front().state, 1796037623033));
     }
@@ -350,17 +356,7 @@ void BM_SkipReport(benchmark::State& state) {
     for (auto _ : state) {
         sync::Decoder d;
         d.skip_held([](const sync::InstanceState&) { return true; });
-        std::vector<sync::Report> done;
-        sync::TxtViews txts;
-        for (const auto& m : msgs) {
-            txts.clear();
-            int soas = 0;
-            uint32_t serial = 0;
-            sync::parse_transfer_answers(m.data(), m.size(), txts, soas, serial);
-            for (size_t i = 0; i < txts.size(); ++i) d.add(txts[i], done);
-        }
-        d.finish(done);
-        benchmark::DoNotOptimize(done);
+        benchmark::DoNotOptimize(read_report(msgs, d));
     }
 }
 

@@ -272,6 +272,7 @@ struct Service::Impl {
     bool in_our_zones(const std::string& host) const;
     void refute(const InstanceState& heard) GLBD_REQUIRES(mu);
     void accept(Exchange* x, std::vector<Report>& reports);
+    void accept_heartbeat(Exchange* x, const Report& r, uint64_t now) GLBD_REQUIRES(mu);
     void complete(Exchange* x);
     static void finish(Exchange* x, const std::string& error);
     // ---- heartbeats (transfer/beat.cpp)

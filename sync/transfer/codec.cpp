@@ -325,7 +325,8 @@ namespace {
 // "key=value" -> {key, value}; no '=': {s, ""}.
 std::pair<std::string_view, std::string_view> split(std::string_view s) {
     auto eq = s.find('=');
-    return eq == std::string_view::npos ? std::pair{s, std::string_view()} : std::pair{s.substr(0, eq), s.substr(eq + 1)};
+    return eq == std::string_view::npos ? std::pair{s, std::string_view()}
+                                        : std::pair{s.substr(0, eq), s.substr(eq + 1)};
 }
 
 // The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down. Returns what is
@@ -406,7 +407,8 @@ bool Decoder::add(Record rec, std::vector<Report>& done) {
 
 bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& done) {
     auto slash = v0.find('/');
-    if (slash == std::string_view::npos || slash == 0 || slash + 1 == v0.size()) return bad("bad origin " + std::string(v0));
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 == v0.size())
+        return bad("bad origin " + std::string(v0));
     if (++origins_ > ReportLimits::kMaxOrigins) {
         return bad("more than " + std::to_string(ReportLimits::kMaxOrigins) + " origins in one transfer", true);
     }

@@ -357,20 +357,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
             spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
         }
         if (!r.has_data) {
-            // Nothing new from this origin since our last pull, unless the peer holds a newer version than we
-            // do (learnt elsewhere, and we missed it): then ask for everything. An origin we do not know yet
-            // (or its new life) waits two rounds first, as a beat's news of it does (take_relayed_news): at a
-            // start, its own member's pull brings it by then, and every peer's relay not at once.
-            auto known = store.known().find(r.state.origin());
-            bool new_to_us = known == store.known().end() || r.state.incarnation > known->second.state.incarnation;
-            if (!store.merge_heartbeat(r.state, r.age_ms, now, nullptr)) continue;
-            if (!new_to_us) {
-                x->need_full = true;
-            } else if (relayed_news.size() < ReportLimits::kMaxOrigins || relayed_news.count(r.state.origin())) {
-                Held shown{r.state.version, r.state.incarnation};
-                auto [it, added] = relayed_news.try_emplace(r.state.origin(), RelayedNews{shown, x->peer, rounds});
-                if (!added) it->second.held = shown;
-            }
+            accept_heartbeat(x, r, now);
             continue;
         }
         auto m = store.merge(r.state, r.age_ms, now);
@@ -383,6 +370,23 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
     // link goes with the next pull (one syncInterval).
     if (x->changed) request_save();
     reports.clear();
+}
+
+// A report without data: nothing new from this origin since our last pull, unless the peer holds a newer
+// version than we do (learnt elsewhere, and we missed it): then the next pull asks for everything. An origin
+// we do not know yet (or its new life) waits two rounds first, as a beat's news of it does
+// (take_relayed_news): at a start, its own member's pull brings it by then, and every peer's relay not at once.
+void Service::Impl::accept_heartbeat(Exchange* x, const Report& r, uint64_t now) {
+    auto known = store.known().find(r.state.origin());
+    bool new_to_us = known == store.known().end() || r.state.incarnation > known->second.state.incarnation;
+    if (!store.merge_heartbeat(r.state, r.age_ms, now, nullptr)) return;
+    if (!new_to_us) {
+        x->need_full = true;
+    } else if (relayed_news.size() < ReportLimits::kMaxOrigins || relayed_news.count(r.state.origin())) {
+        Held shown{r.state.version, r.state.incarnation};
+        auto [it, added] = relayed_news.try_emplace(r.state.origin(), RelayedNews{shown, x->peer, rounds});
+        if (!added) it->second.held = shown;
+    }
 }
 
 void Service::Impl::complete(Exchange* x) {
