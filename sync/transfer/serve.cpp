@@ -252,8 +252,9 @@ bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vec
     auto [at, fresh] = served_data.try_emplace(origin);
     if (fresh || at->second.generation != k.changed_generation || !at->second.data) {
         at->second = {k.changed_generation, encode_data(k.state)};
-        if (served_data.size() > store.known().size()) {  // drop the forgotten origins' data
-            std::erase_if(served_data, [&](const auto& e) { return !store.known().contains(e.first); });
+        const auto& known = store.known();
+        if (served_data.size() > known.size()) {  // drop the forgotten origins' data
+            std::erase_if(served_data, [&known](const auto& e) { return !known.contains(e.first); });
         }
     }
     encoded = at->second.data;
