@@ -251,12 +251,16 @@ void encode_report(const Report& r, std::vector<std::vector<std::string>>& out) 
     encode_report(r.state, r.state.heartbeat, r.age_ms, r.has_data, out);
 }
 
+std::vector<std::string> origin_fields(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms) {
+    return {kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version), kv("heartbeat", heartbeat),
+            kv("age", age_ms)};
+}
+
 void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, bool has_data,
                    std::vector<std::vector<std::string>>& out) {
-    out.push_back({kv("origin", s.origin()), kv("inc", s.incarnation), kv("version", s.version),
-                   kv("heartbeat", heartbeat), kv("age", age_ms)});
+    out.push_back(origin_fields(s, heartbeat, age_ms));
     if (!has_data) {
-        out.back().push_back("data=0");
+        out.back().emplace_back(kNoData);
         return;
     }
     if (s.location) out.back().push_back("loc=" + format_location(*s.location));

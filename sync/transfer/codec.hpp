@@ -47,6 +47,8 @@ std::vector<std::vector<std::string>> encode(const std::string& from, const std:
 // The origin record's first fields (origin, inc, version, heartbeat, age), with or without data; what follows
 // them is "data=0" or the data fields.
 constexpr size_t kOriginFields = 5;
+std::vector<std::string> origin_fields(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms);
+inline constexpr std::string_view kNoData = "data=0";
 // One origin's data as it goes on the wire, encoded once per state and sent as it is in every transfer that
 // carries it (a relay serves the same report to many pullers; serve.cpp keeps one per origin until its data
 // changes): the records encode_report() writes with data, less the origin record's first kOriginFields.

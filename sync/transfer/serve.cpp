@@ -134,7 +134,7 @@ public:
           now_s_(static_cast<uint64_t>(std::time(nullptr))) {
         msg_.question(qtype_);
         msg_.soa(generation_);
-        if (qtype_ != wire::type::SOA) head_ = encode_header(impl_.own_origin_name()), head_due_ = true;
+        if (qtype_ != wire::type::SOA) head_ = encode_header(impl_.own_origin_name()), head_due_ = header_ = true;
     }
 
     // The next message; false when it is the last.
@@ -179,7 +179,8 @@ private:
     // The transfer's header at the apex, or an origin's record (o<N>) with its data fields.
     void write_head() {
         head_due_ = false;
-        if (origin_n_ == 0 && !data_ && head_[0].rfind("origin=", 0) != 0) {
+        if (header_) {
+            header_ = false;
             msg_.txt_wire(sync_zone_wire(), head_, {});
             return;
         }
@@ -221,7 +222,7 @@ private:
     std::vector<std::string> head_;            // the header, then each origin's record
     std::shared_ptr<const EncodedData> data_;  // that origin's data, when it is sent
     size_t record_ = 0;                        // data_'s next record
-    bool head_due_ = false;
+    bool head_due_ = false, header_ = false;   // head_ is due; it is the transfer's header
     int origin_n_ = 0;
     char owner_[2 * 22 + 8];  // two labels of a letter and up to 20 digits, and `_glbd.`
     bool first_ = true, done_ = false;
@@ -242,13 +243,13 @@ bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vec
     const Known& k = it->second;
     uint64_t now = now_ms();
     bool own_one = origin == store.own_origin();
-    std::vector<std::vector<std::string>> out;
-    encode_report(k.state, own_one ? now : k.state.heartbeat,
-                  own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms, false, out);
-    record = std::move(out.front());
+    record = origin_fields(k.state, own_one ? now : k.state.heartbeat,
+                           own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms);
     encoded.reset();
-    if (!data) return true;
-    record.resize(kOriginFields);  // its data fields come encoded with the data, without "data=0"
+    if (!data) {
+        record.emplace_back(kNoData);
+        return true;
+    }
     auto [at, fresh] = served_data.try_emplace(origin);
     if (fresh || at->second.generation != k.changed_generation || !at->second.data) {
         at->second = {k.changed_generation, encode_data(k.state)};
