@@ -190,6 +190,39 @@ void BM_BuildAfterOneFlip(benchmark::State& state) {
     state.counters["built"] = static_cast<double>(b.last().built);
 }
 
+// A build after a cluster came (or went) in a fleet's cold start: `clusters` clusters, each with the same
+// `hosts` simple hosts of one IPv4 endpoint (as bench/sync-converge.sh runs them), the last one there in every
+// other build. Every host is touched (the cluster names them all) and built again from all its entries.
+void BM_BuildAfterNewCluster(benchmark::State& state) {
+    auto c = test::config_from(kConfig);
+    GlobalView v;
+    for (int k = 0; k < state.range(1); ++k) {
+        ClusterView cv{"c" + std::to_string(k), true, {}, std::nullopt};
+        for (int h = 0; h < state.range(0); ++h) {
+            std::string ep =
+                "10." + std::to_string(k) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1);
+            cv.hosts.push_back(
+                HostEntry{"h" + std::to_string(h) + ".glb.example.test", 60, std::nullopt, {{ep, true}}});
+        }
+        v.push_back(std::move(cv));
+    }
+    SharedView with = share(v), without = with;
+    without.pop_back();
+    auto g = geodb();
+    SnapshotBuilder b;
+    b.build(c, without, g, 1);
+    uint32_t serial = 2;
+    for (auto _ : state) {
+        auto s = b.build(c, serial % 2 ? with : without, g, serial);
+        ++serial;
+        benchmark::DoNotOptimize(s);
+        state.PauseTiming();
+        s.reset();
+        state.ResumeTiming();
+    }
+    state.counters["built"] = static_cast<double>(b.last().built);
+}
+
 // Freeing a snapshot: what the thread that lets go of the last reference pays (the control thread's,
 // see server/publisher.hpp).
 void BM_FreeSnapshot(benchmark::State& state) {
@@ -396,5 +429,6 @@ BENCHMARK(BM_BuildSnapshotSigned)->Args({1000, 20})->Unit(benchmark::kMillisecon
 BENCHMARK(BM_LoadBalancedEcsSpread)->Args({1000, 20})->Args({10000, 20});
 BENCHMARK(BM_BuildSnapshot)->Args({1000, 20})->Args({10000, 20})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_BuildAfterOneFlip)->Args({1000, 20})->Args({10000, 20})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildAfterNewCluster)->Args({1000, 20})->Args({1000, 50})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_FreeSnapshot)->Args({1000, 20})->Args({10000, 20})->Unit(benchmark::kMillisecond);
 BENCHMARK_MAIN();
