@@ -12,6 +12,7 @@
 #include "resolver/wire/text.hpp"
 #include "server/app/answer_ids.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/view_builder.hpp"
 
 using namespace glbd;
 using namespace glbd::test;
@@ -434,6 +435,45 @@ TEST(SnapshotBuilder, SeventyThousandAddressesNeitherWrapNorOverflow) {
     EXPECT_TRUE(aaaa.answer.empty());
     ASSERT_EQ(aaaa.authority.size(), 1u);
     EXPECT_EQ(test::field(aaaa.authority, 0, 3), "SOA");
+}
+
+std::vector<std::string> addresses(const Parsed& p) {
+    std::vector<std::string> out;
+    for (const auto& rr : p.answer) out.push_back(field(rr, 4));
+    return out;
+}
+
+// A simple host's union past the linear search (16 addresses of a family) and through its table's growth:
+// each address once, in the order first given (cluster order, then endpoint order), answered where some alive
+// cluster has it healthy; IPv4 and IPv6 apart. The union is made from the entries' endpoints as already read
+// (host.cpp, Endpoints::merge), and must be what adding every endpoint's text again gave (the code before it
+// passes this test too).
+TEST(SnapshotBuilder, SimpleHostUnionOfManyKeepsEachAddressOnceInOrder) {
+    auto v4 = [](int i) { return "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250 + 1); };
+    TestEntry a{"a", "", 0, false, {}, true, false}, b{"b", "", 0, false, {}, true, false},
+        dead{"c", "", 0, false, {}, false, false};
+    for (int i = 0; i < 1200; ++i) a.endpoints.emplace_back(v4(i), i % 7 != 3);    // every 7th from 3 unhealthy
+    a.endpoints.emplace_back(v4(10), true);                                        // given again, healthy
+    for (int i = 600; i < 1800; ++i) b.endpoints.emplace_back(v4(i), i % 2 == 0);  // half of a's again
+    for (int i = 1800; i < 1900; ++i) dead.endpoints.emplace_back(v4(i), true);    // never healthy: dead
+    for (int i = 0; i < 40; ++i) b.endpoints.emplace_back("2001:db8::" + std::to_string(i + 1), i != 5);
+    a.endpoints.emplace_back("2001:db8::6", true);  // healthy in a
+    ViewBuilder view;
+    view.add("app.glb.test", std::vector<TestEntry>{a, b, dead});
+    auto s = view.snapshot(config_from(kGlbTestConfig));
+    auto p = ask(*s, make_query("app.glb.test", wire::type::A), Transport::tcp);
+    std::vector<std::string> want;
+    for (int i = 0; i < 1800; ++i) {
+        bool healthy = (i < 1200 && (i % 7 != 3 || i == 10)) || (i >= 600 && i % 2 == 0);
+        if (healthy) want.push_back(v4(i));
+    }
+    EXPECT_EQ(addresses(p), want);
+    auto six = ask(*s, make_query("app.glb.test", wire::type::AAAA), Transport::tcp);
+    std::vector<std::string> want6 = {"2001:db8::6"};  // a's, first in cluster order; unhealthy in b: once
+    for (int i = 0; i < 40; ++i) {
+        if (i != 5) want6.push_back("2001:db8::" + std::to_string(i + 1));
+    }
+    EXPECT_EQ(addresses(six), want6);
 }
 
 }  // namespace

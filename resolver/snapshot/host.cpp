@@ -7,7 +7,6 @@
 #include <cstring>
 #include <optional>
 #include <type_traits>
-#include <unordered_map>
 
 #include "geo/points.hpp"
 #include "resolver/wire/text.hpp"
@@ -25,12 +24,13 @@ struct Endpoints {
     uint32_t healthy4 = 0, healthy6 = 0;  // counts that cannot wrap (the plan keeps at most kMaxAddresses)
     std::string cname[2];                 // the first hostname endpoint (healthy / any), wire form; empty when none
     uint32_t ttl = 60;
-    // Past kLinearUpTo addresses of a family, where each one is in its list (a hash of its bytes): adding
-    // n endpoints costs O(n), not O(n^2).
+    // Past kLinearUpTo addresses of a family, where each one is in its list: an open-addressing table of
+    // places (place + 1; 0 is empty), at most half full, kept from one entry to the next, so adding n
+    // endpoints costs O(n), not O(n^2), and allocates nothing once a build has warmed it.
     static constexpr size_t kLinearUpTo = 16;
     struct Index {
-        std::unordered_map<std::string_view, uint32_t> at;  // views into the list's bytes
-        const Address* base = nullptr;                      // the list's storage when `at` was made
+        std::vector<uint32_t> slots;
+        size_t used = 0;
     };
     Index where[2];
 
@@ -39,7 +39,7 @@ struct Endpoints {
         v4.clear(), v6.clear();
         healthy4 = healthy6 = 0;
         cname[0].clear(), cname[1].clear();
-        where[0] = {}, where[1] = {};
+        where[0].used = where[1].used = 0;  // the table is filled again when next needed (insert)
         ttl = 60;
     }
     [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
@@ -58,16 +58,7 @@ struct Endpoints {
     void add(const EndpointState& ep, bool alive) {
         bool healthy = alive && ep.healthy;
         if (geo::Address ip; geo::Address::parse(ep.target, ip)) {
-            bool is4 = ip.family == 4;
-            auto& list = is4 ? v4 : v6;
-            auto& count = is4 ? healthy4 : healthy6;
-            if (Address* x = find(list, where[is4 ? 0 : 1], ip.bytes)) {
-                if (healthy && !x->healthy) x->healthy = true, ++count;
-                return;
-            }
-            list.push_back(Address{ip.bytes, healthy});
-            if (healthy) ++count;
-            index(list, where[is4 ? 0 : 1]);
+            add_address(ip.family == 4, ip.bytes, healthy);
             return;
         }
         if (auto w = wire::name_to_wire(ep.target)) {
@@ -75,32 +66,66 @@ struct Endpoints {
             if (healthy && cname[0].empty()) cname[0] = *w;
         }
     }
+    // Adds the endpoints of another entry, already read (healthy only where `alive`): the same as adding
+    // each of its endpoints again, without reading their text again.
+    void merge(const Endpoints& e, bool alive) {
+        for (const Address& x : e.v4) add_address(true, x.bytes, alive && x.healthy);
+        for (const Address& x : e.v6) add_address(false, x.bytes, alive && x.healthy);
+        if (cname[1].empty()) cname[1] = e.cname[1];
+        if (alive && cname[0].empty()) cname[0] = e.cname[0];
+    }
 
 private:
-    static std::string_view key(const Address& a) {
-        return {reinterpret_cast<const char*>(a.bytes.data()), a.bytes.size()};
+    void add_address(bool is4, const std::array<uint8_t, 16>& bytes, bool healthy) {
+        auto& list = is4 ? v4 : v6;
+        auto& count = is4 ? healthy4 : healthy6;
+        Index& index = where[is4 ? 0 : 1];
+        if (Address* x = find(list, index, bytes)) {
+            if (healthy && !x->healthy) x->healthy = true, ++count;
+            return;
+        }
+        list.push_back(Address{bytes, healthy});
+        if (healthy) ++count;
+        if (list.size() > kLinearUpTo) insert(list, index, static_cast<uint32_t>(list.size() - 1));
+    }
+    static size_t hash(const std::array<uint8_t, 16>& bytes) {
+        uint64_t a = 0, b = 0;
+        std::memcpy(&a, bytes.data(), 8);
+        std::memcpy(&b, bytes.data() + 8, 8);
+        uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL);
+        return static_cast<size_t>(h ^ (h >> 29));
     }
     static Address* find(std::vector<Address>& list, const Index& index, const std::array<uint8_t, 16>& bytes) {
-        if (list.size() <= kLinearUpTo) {
+        if (index.used == 0) {  // no table yet: at most kLinearUpTo addresses
             for (auto& x : list) {
                 if (x.bytes == bytes) return &x;
             }
             return nullptr;
         }
-        auto it = index.at.find({reinterpret_cast<const char*>(bytes.data()), bytes.size()});
-        return it == index.at.end() ? nullptr : &list[it->second];
-    }
-    // After an address was added: the index, once the list is past kLinearUpTo (made again whole when the
-    // list's storage moved, since the keys point into it).
-    static void index(std::vector<Address>& list, Index& index) {
-        if (list.size() <= kLinearUpTo) return;
-        if (index.base != list.data()) {
-            index.at.clear();
-            for (uint32_t i = 0; i < list.size(); ++i) index.at.emplace(key(list[i]), i);
-            index.base = list.data();
-        } else {
-            index.at.emplace(key(list.back()), static_cast<uint32_t>(list.size() - 1));
+        size_t mask = index.slots.size() - 1;
+        for (size_t i = hash(bytes) & mask; index.slots[i] != 0; i = (i + 1) & mask) {
+            if (Address& x = list[index.slots[i] - 1]; x.bytes == bytes) return &x;
         }
+        return nullptr;
+    }
+    // The address at `place` into the table (made, or made larger and filled again, when it would be more
+    // than half full).
+    static void insert(const std::vector<Address>& list, Index& index, uint32_t place) {
+        if (2 * (index.used + 1) > index.slots.size() || index.used == 0) {
+            size_t size = 64;
+            while (size < 4 * list.size()) size *= 2;
+            index.slots.assign(size, 0);
+            index.used = 0;
+            for (uint32_t p = 0; p < place; ++p) put(list, index, p);
+        }
+        put(list, index, place);
+    }
+    static void put(const std::vector<Address>& list, Index& index, uint32_t place) {
+        size_t mask = index.slots.size() - 1;
+        size_t i = hash(list[place].bytes) & mask;
+        while (index.slots[i] != 0) i = (i + 1) & mask;
+        index.slots[i] = place + 1;
+        ++index.used;
     }
 };
 
@@ -280,20 +305,22 @@ Entry build_entry(LabelCache& labels, size_t position, const ClusterView& cluste
 }
 
 // Writes the plan of a host whose entries (and, for a load-balanced one, their counters) are set.
-// `active_usable`: some entry of a cluster that does not stand by is usable (see HostWriter::build).
+// `active_usable`: some entry of a cluster that does not stand by is usable (see HostWriter::build). A simple
+// host's answers are the union of its entries' endpoints, made in `joined`.
 void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, bool nearest,
-               const Contributions& contributions, bool active_usable) {
+               const Contributions& contributions, bool active_usable, Endpoints& joined) {
     if (h.simple) {
-        Endpoints all;
-        all.ttl = h.ttl;
-        for (const auto& [cluster, he] : contributions) {
-            for (const auto& ep : he->endpoints) all.add(ep, cluster->alive && !(cluster->standby && active_usable));
+        joined.reset();
+        joined.ttl = h.ttl;
+        for (size_t i = 0; i < contributions.size(); ++i) {
+            const ClusterView& cluster = *contributions[i].first;
+            joined.merge(eps[i], cluster.alive && !(cluster.standby && active_usable));
         }
         plan::Head head;
         head.ttl = h.ttl;
         head.counter = h.counter;
         w.put(head);
-        head.answers = put_answers(w, all);
+        head.answers = put_answers(w, joined);
         w.set(0, head);
         return;
     }
@@ -330,7 +357,7 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
 
 }  // namespace
 
-HostWriter::HostWriter(Labels& labels) : cache_(labels) {}
+HostWriter::HostWriter(Labels& labels) : cache_(labels), joined_(std::make_unique<Endpoints>()) {}
 HostWriter::~HostWriter() = default;
 HostWriter::HostWriter(HostWriter&&) noexcept = default;
 
@@ -381,7 +408,7 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
     }
     plan_bytes_.clear();
     PlanWriter plan(plan_bytes_);
-    host_plan(plan, h, eps_, config.geoip.nearest, contributions, active_usable);
+    host_plan(plan, h, eps_, config.geoip.nearest, contributions, active_usable, *joined_);
     b->key = name;
     b->hash = wire::name_hash(h.name);
     b->name_len = static_cast<uint8_t>(h.name.size());

@@ -81,6 +81,7 @@ public:
 private:
     LabelCache cache_;
     std::vector<Endpoints> eps_;
+    std::unique_ptr<Endpoints> joined_;  // a simple host's union of its entries' endpoints
     std::string plan_bytes_;
     SignCount signed_;
     bool defer_ = false;
