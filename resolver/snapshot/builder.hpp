@@ -85,6 +85,8 @@ private:
         // cluster for a name, in list order); kNone past the last.
         [[nodiscard]] uint32_t find(const std::vector<HostEntry>& hosts, const NameKey& name) const;
         [[nodiscard]] uint32_t next(uint32_t place) const { return next_.empty() ? kNone : next_[place]; }
+        // Whether no name is given twice: then every place is its name's first and only one.
+        [[nodiscard]] bool unique() const { return next_.empty(); }
         template <class F>
         void each(F&& f) const {  // f(name, place) for each distinct name, the hosts the table was built over
             for (const auto& s : slots_) {
@@ -117,7 +119,8 @@ private:
     std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
     void build_hosts(const conf::Config& config, const Snapshot& s, const Clusters& next,
                      const std::vector<NameKey>& names, const CounterIds& counter_ids);
-    static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out);
+    static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out,
+                                 std::vector<uint32_t>& cursors);
     void apply(std::string name, std::shared_ptr<const HostBlock> b);
     void finish(Snapshot& s);
     // The clusters' static records (ClusterView::records) into the zones, by the rules in zone_data's text.
