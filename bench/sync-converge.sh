@@ -70,7 +70,7 @@ end_wait() { wait "$WAITER" && RESULT=$(cat "$WORK/result"); }
 
 # profile N T0 MS: the start-up and work behind a convergence of MS ms (PROFILE=1).
 profile() {
-  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 skipped=0 second=0 builds=0 build_ms=0 beats=0 beats_in=0 pulls=0 ticks
+  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 skipped=0 second=0 builds=0 build_ms=0 beats=0 resent=0 beats_in=0 handed=0 dropped=0 pulls=0 ticks
   local -A by_thread=()
   ticks=$(getconf CLK_TCK)
   for ((i = 1; i <= n; i++)); do
@@ -96,8 +96,11 @@ profile() {
     builds=$(( builds + $(awk '/^glbd_snapshot_builds_total / {print int($2)}' <<<"$m") ))
     build_ms=$(( build_ms + $(awk '/^glbd_snapshot_build_cpu_seconds_total / {print int($2 * 1000)}' <<<"$m") ))
     beats=$(( beats + $(awk '/^glbd_sync_beats_total\{result="sent"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
+    resent=$(( resent + $(awk '/^glbd_sync_beats_total\{result="resent"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
     beats_in=$(( beats_in + $(awk '/^glbd_sync_peer_beats_received_total/ {s += $2} END {print int(s)}' <<<"$m") ))
     pulls=$(( pulls + $(awk '/^glbd_sync_pulls_total/ {s += $2} END {print int(s)}' <<<"$m") ))
+    handed=$(( handed + $(awk '/^glbd_sync_udp_notifies_total\{result="handed"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
+    dropped=$(( dropped + $(awk '/^glbd_sync_udp_notifies_total\{result="dropped"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
   done
   echo "profile of the full convergence of $n servers ($total ms from the first launch):"
   echo "- began serving (config read, first build, sockets bound): the first after $first ms, the last after $last ms"
@@ -106,7 +109,8 @@ profile() {
   echo "  by thread: $(for name in "${!by_thread[@]}"; do echo "$name ${by_thread[$name]} ms"; done | sort -k2 -nr | paste -sd, | sed 's/,/, /g')"
   [[ -s $WORK/progress ]] && echo "- addresses answered, all servers together (of $(( n * n ))), every 500 ms: $(awk '{print $2}' "$WORK/progress" | paste -sd' ')"
   echo "- snapshots built: $builds ($(( builds / n )) per server), their CPU (the control thread's) $build_ms ms in all"
-  echo "- heartbeats sent: $beats ($(( beats / n )) per server), received: $beats_in; pulls: $pulls"
+  echo "- heartbeats sent: $beats ($(( beats / n )) per server; $resent of them a change's again), handed to the sync threads: $handed, dropped there: $dropped,"
+  echo "  received (read and verified): $beats_in; pulls: $pulls"
   echo "- transfers served: $served ($(( served / n )) per server); exchanges failed: $failed (peers not yet listening);"
   echo "  connections tried a second time (the first slow to open): $second"
   echo "- reports with data received: $reports, against $(( n * (n - 1) )) if each server learnt each other origin once;"
