@@ -8,6 +8,7 @@
 #include <string>
 
 #include "conf/config.hpp"
+#include "scratch.hpp"
 
 namespace {
 
@@ -25,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check(text);
         return 0;
     }
-    static const std::string zone = "/tmp/glbd-fuzz-" + std::to_string(getpid()) + ".zone";
+    static const glbd::fuzz::Scratch scratch("/tmp/glbd-fuzz-" + std::to_string(getpid()) + ".zone");
+    const std::string& zone = scratch.path();
     std::ofstream(zone, std::ios::binary | std::ios::trunc) << text;
     const std::string head =
         "cluster: {id: f}\nlisten: {dns: [\"127.0.0.1:53\"]}\nzones:\n  - origin: fuzz.test\n"

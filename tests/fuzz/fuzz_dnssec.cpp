@@ -10,16 +10,13 @@
 #include <string_view>
 
 #include "resolver/dnssec/keys.hpp"
+#include "scratch.hpp"
 
 namespace {
 
 const std::string& dir() {
-    static const std::string d = [] {
-        char tmpl[] = "/tmp/glbd-fuzz-keys-XXXXXX";
-        if (mkdtemp(tmpl) == nullptr) std::abort();
-        return std::string(tmpl);
-    }();
-    return d;
+    static const glbd::fuzz::Scratch d(glbd::fuzz::Scratch::directory("glbd-fuzz-keys-"));
+    return d.path();
 }
 
 void put(const std::string& file, std::string_view text, mode_t mode) {
