@@ -70,8 +70,17 @@ end_wait() { wait "$WAITER" && RESULT=$(cat "$WORK/result"); }
 
 # profile N T0 MS: the start-up and work behind a convergence of MS ms (PROFILE=1).
 profile() {
-  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 served=0 failed=0 reports=0 skipped=0 second=0 builds=0 build_ms=0 beats=0 resent=0 beats_in=0 handed=0 dropped=0 pulls=0 ticks
-  local -A by_thread=()
+  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 build_ms=0 ticks
+  local -A by_thread=() sum=()
+  # What each server's /metrics adds up to, summed over the servers: the samples whose line starts so.
+  local -A counted=(
+    [served]='glbd_sync_served_total ' [failed]='glbd_sync_failures_total' [second]='glbd_sync_second_connects_total'
+    [reports]='glbd_sync_reports_received_total ' [skipped]='glbd_sync_reports_skipped_total '
+    [builds]='glbd_snapshot_builds_total ' [pulls]='glbd_sync_pulls_total'
+    [beats]='glbd_sync_beats_total{result="sent"}' [resent]='glbd_sync_beats_total{result="resent"}'
+    [beats_in]='glbd_sync_peer_beats_received_total'
+    [handed]='glbd_sync_udp_notifies_total{result="handed"}' [dropped]='glbd_sync_udp_notifies_total{result="dropped"}'
+  )
   ticks=$(getconf CLK_TCK)
   for ((i = 1; i <= n; i++)); do
     line=$(grep -m1 "glbd serving" "$WORK/c$i.log") || { echo "server $i never served" >&2; continue; }
@@ -86,21 +95,12 @@ profile() {
       read -r -a st < <(sed 's/.*) //' "$task/stat")
       by_thread[$name]=$(( ${by_thread[$name]:-0} + (st[11] + st[12]) * 1000 / ticks ))
     done
-    local m
+    local m key
     m=$(curl -s "http://127.0.3.$i:$PORT/metrics")
-    served=$(( served + $(awk '/^glbd_sync_served_total / {print int($2)}' <<<"$m") ))
-    failed=$(( failed + $(awk '/^glbd_sync_failures_total/ {s += $2} END {print int(s)}' <<<"$m") ))
-    reports=$(( reports + $(awk '/^glbd_sync_reports_received_total / {s = $2} END {print int(s)}' <<<"$m") ))
-    skipped=$(( skipped + $(awk '/^glbd_sync_reports_skipped_total / {s = $2} END {print int(s)}' <<<"$m") ))
-    second=$(( second + $(awk '/^glbd_sync_second_connects_total/ {s += $2} END {print int(s)}' <<<"$m") ))
-    builds=$(( builds + $(awk '/^glbd_snapshot_builds_total / {print int($2)}' <<<"$m") ))
+    for key in "${!counted[@]}"; do
+      sum[$key]=$(( ${sum[$key]:-0} + $(awk -v p="${counted[$key]}" 'index($0, p) == 1 {s += $NF} END {print int(s)}' <<<"$m") ))
+    done
     build_ms=$(( build_ms + $(awk '/^glbd_snapshot_build_cpu_seconds_total / {print int($2 * 1000)}' <<<"$m") ))
-    beats=$(( beats + $(awk '/^glbd_sync_beats_total\{result="sent"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
-    resent=$(( resent + $(awk '/^glbd_sync_beats_total\{result="resent"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
-    beats_in=$(( beats_in + $(awk '/^glbd_sync_peer_beats_received_total/ {s += $2} END {print int(s)}' <<<"$m") ))
-    pulls=$(( pulls + $(awk '/^glbd_sync_pulls_total/ {s += $2} END {print int(s)}' <<<"$m") ))
-    handed=$(( handed + $(awk '/^glbd_sync_udp_notifies_total\{result="handed"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
-    dropped=$(( dropped + $(awk '/^glbd_sync_udp_notifies_total\{result="dropped"\}/ {s += $2} END {print int(s)}' <<<"$m") ))
   done
   echo "profile of the full convergence of $n servers ($total ms from the first launch):"
   echo "- began serving (config read, first build, sockets bound): the first after $first ms, the last after $last ms"
@@ -108,13 +108,13 @@ profile() {
   echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time;"
   echo "  by thread: $(for name in "${!by_thread[@]}"; do echo "$name ${by_thread[$name]} ms"; done | sort -k2 -nr | paste -sd, | sed 's/,/, /g')"
   [[ -s $WORK/progress ]] && echo "- addresses answered, all servers together (of $(( n * n ))), every 500 ms: $(awk '{print $2}' "$WORK/progress" | paste -sd' ')"
-  echo "- snapshots built: $builds ($(( builds / n )) per server), their CPU (the control thread's) $build_ms ms in all"
-  echo "- heartbeats sent: $beats ($(( beats / n )) per server; $resent of them a change's again), handed to the sync threads: $handed, dropped there: $dropped,"
-  echo "  received (read and verified): $beats_in; pulls: $pulls"
-  echo "- transfers served: $served ($(( served / n )) per server); exchanges failed: $failed (peers not yet listening);"
-  echo "  connections tried a second time (the first slow to open): $second"
-  echo "- reports with data received: $reports, against $(( n * (n - 1) )) if each server learnt each other origin once;"
-  echo "  of them $skipped held already at their version when they came (not decoded)"
+  echo "- snapshots built: ${sum[builds]} ($(( sum[builds] / n )) per server), their CPU (the control thread's) $build_ms ms in all"
+  echo "- heartbeats sent: ${sum[beats]} ($(( sum[beats] / n )) per server; ${sum[resent]} of them a change's again), handed to the sync threads: ${sum[handed]}, dropped there: ${sum[dropped]},"
+  echo "  received (read and verified): ${sum[beats_in]}; pulls: ${sum[pulls]}"
+  echo "- transfers served: ${sum[served]} ($(( sum[served] / n )) per server); exchanges failed: ${sum[failed]} (peers not yet listening);"
+  echo "  connections tried a second time (the first slow to open): ${sum[second]}"
+  echo "- reports with data received: ${sum[reports]}, against $(( n * (n - 1) )) if each server learnt each other origin once;"
+  echo "  of them ${sum[skipped]} held already at their version when they came (not decoded)"
 }
 
 echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all |"

@@ -191,6 +191,12 @@ std::string field(const std::string& rr, int index) {
     return f;
 }
 
+std::vector<std::string> answer_rdata(const Parsed& p) {
+    std::vector<std::string> out;
+    for (const auto& rr : p.answer) out.push_back(field(rr, 4));
+    return out;
+}
+
 std::string field(const std::vector<std::string>& section, size_t i, int index) {
     if (i >= section.size()) {
         ADD_FAILURE() << "no record " << i << " in a section of " << section.size();

@@ -83,6 +83,8 @@ zones:
 std::string field(const std::string& rr, int index);
 // The same for record `i` of a section; a test failure (and "") when the section has no record `i`.
 std::string field(const std::vector<std::string>& section, size_t i, int index);
+// The first RDATA field of each answer record, in order (the addresses of an A or AAAA answer).
+std::vector<std::string> answer_rdata(const Parsed& p);
 
 std::string fixture_path(const std::string& name);
 

@@ -42,12 +42,6 @@ Parsed query(const Snapshot& s, const std::string& subnet, uint16_t qtype = 1, Q
                qi);
 }
 
-std::vector<std::string> rdata(const Parsed& p) {
-    std::vector<std::string> out;
-    for (const auto& rr : p.answer) out.push_back(field(rr, 4));
-    return out;
-}
-
 // Three clusters: Ireland, the US (the default geo) and Oceania.
 std::vector<E> world() {
     return {
@@ -60,7 +54,7 @@ std::vector<E> world() {
 TEST(Selection, ExactCountry) {
     auto s = snapshot(world());
     auto p = query(*s, "10.1.0.0/16");
-    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(answer_rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
     EXPECT_EQ(field(p.answer, 0, 1), "60");
     EXPECT_EQ(p.ecs_scope, 16);
 }
@@ -68,14 +62,14 @@ TEST(Selection, ExactCountry) {
 TEST(Selection, Continent) {
     auto s = snapshot(world());
     auto p = query(*s, "10.2.0.0/16");  // AU, Oceania: no AU entry, a GEO-OC one
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"});
     EXPECT_EQ(field(p.answer, 0, 1), "60");
 }
 
 TEST(Selection, DefaultGeo) {
     auto s = snapshot(world());
     auto p = query(*s, "10.5.0.0/16");  // JP, Asia: neither country nor continent has entries
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});
     EXPECT_EQ(field(p.answer, 0, 1), "60");  // reached by the ordinary order: the host's TTL
 }
 
@@ -86,7 +80,7 @@ TEST(Selection, AllWhenNoDefault) {
     std::map<std::string, int> seen;
     for (int i = 0; i < 300; ++i) {
         auto p = query(*s, "10.5.0.0/16");
-        seen[rdata(p)[0]]++;
+        seen[answer_rdata(p)[0]]++;
         EXPECT_EQ(field(p.answer, 0, 1), "60");
     }
     EXPECT_EQ(seen.size(), 3u);  // every cluster is reachable from "all"
@@ -110,7 +104,7 @@ TEST(Selection, TwoEntriesOfOneClusterStayApart) {
     auto c = config_from(kGlbTestConfig);
     auto s = build_snapshot(c, v, test_geo(), 1);
     auto irish = query(*s, "10.1.0.0/16");
-    EXPECT_EQ(rdata(irish), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(answer_rdata(irish), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
     EXPECT_EQ(field(irish.answer, 0, 1), "30");
     auto american = query(*s, "10.3.0.0/16");
     ASSERT_EQ(american.answer.size(), 1u);
@@ -118,7 +112,7 @@ TEST(Selection, TwoEntriesOfOneClusterStayApart) {
     EXPECT_EQ(field(american.answer, 0, 4), "elb.example.net.");
     EXPECT_EQ(field(american.answer, 0, 1), "90");
     auto aussie = query(*s, "10.2.0.0/16");
-    EXPECT_EQ(rdata(aussie), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(aussie), std::vector<std::string>{"203.0.113.10"});
     // Explain names each entry of the group it chose.
     ExplainRequest r;
     r.name = "app.glb.test", r.subnet = address_of("10.3.0.0"), r.subnet_len = 16, r.client = address_of("192.0.2.200");
@@ -131,7 +125,7 @@ TEST(Selection, TwoEntriesOfOneClusterStayApart) {
 TEST(Selection, UnknownLocationUsesDefault) {
     auto s = snapshot(world());
     auto p = query(*s, "10.9.0.0/16");  // not in the database
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});
 }
 
 TEST(Selection, CustomNetworkCode) {
@@ -139,7 +133,7 @@ TEST(Selection, CustomNetworkCode) {
     w.push_back({"north", "dc-north", 100, false, {{"192.0.2.70", true}}});
     auto s = snapshot(w);
     auto p = query(*s, "192.168.7.0/24");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.70"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"192.0.2.70"});
     EXPECT_EQ(p.ecs_scope, 24);
 }
 
@@ -150,8 +144,8 @@ TEST(Selection, LongCustomCodesSharingEightBytes) {
     w.push_back({"north2", "dc-north-2", 100, false, {{"192.0.2.72", true}}});
     auto s = snapshot(w, "app.glb.test", 60,
                       networks_of({{"192.168.7.0/24", "dc-north-1"}, {"192.168.8.0/24", "dc-north-2"}}));
-    EXPECT_EQ(rdata(query(*s, "192.168.7.0/24")), std::vector<std::string>{"192.0.2.71"});
-    EXPECT_EQ(rdata(query(*s, "192.168.8.0/24")), std::vector<std::string>{"192.0.2.72"});
+    EXPECT_EQ(answer_rdata(query(*s, "192.168.7.0/24")), std::vector<std::string>{"192.0.2.71"});
+    EXPECT_EQ(answer_rdata(query(*s, "192.168.8.0/24")), std::vector<std::string>{"192.0.2.72"});
 }
 
 // The counter a query reports is the one build_snapshot gave the entry that answered.
@@ -184,7 +178,7 @@ TEST(Selection, GroupUnhealthyFallsToNextGroupWithShortTtl) {
     auto s = snapshot(w);
     QueryInfo qi;
     auto p = query(*s, "10.1.0.0/16", 1, &qi);
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});  // IE unusable -> default (US)
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});  // IE unusable -> default (US)
     EXPECT_EQ(field(p.answer, 0, 1), "10");
     EXPECT_TRUE(qi.fallback);
     EXPECT_FALSE(qi.fail_open);
@@ -195,7 +189,7 @@ TEST(Selection, DeadClusterFallsToNextGroup) {
     w[0].alive = false;
     auto s = snapshot(w);
     auto p = query(*s, "10.1.0.0/16");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});
     EXPECT_EQ(field(p.answer, 0, 1), "10");
 }
 
@@ -204,7 +198,7 @@ TEST(Selection, OnlyHealthyAddressesOfTheChosenEntry) {
     w[0].endpoints = {{"192.0.2.10", false}, {"192.0.2.11", true}};
     auto s = snapshot(w);
     auto p = query(*s, "10.1.0.0/16");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.11"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"192.0.2.11"});
     EXPECT_EQ(field(p.answer, 0, 1), "60");
 }
 
@@ -217,7 +211,7 @@ TEST(Selection, AllUnhealthyFailsOpenWithShortTtl) {
     QueryInfo qi;
     auto p = query(*s, "10.1.0.0/16", 1, &qi);
     // The first group (IE) as if every endpoint were healthy.
-    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(answer_rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
     EXPECT_EQ(field(p.answer, 0, 1), "10");
     EXPECT_TRUE(qi.fail_open);
     EXPECT_EQ(p.rcode, 0);
@@ -228,24 +222,24 @@ TEST(Selection, AllDeadFailsOpenNeverEmpty) {
     for (auto& e : w) e.alive = false;
     auto s = snapshot(w);
     auto p = query(*s, "10.2.0.0/16");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"});
     EXPECT_EQ(field(p.answer, 0, 1), "10");
 }
 
 TEST(Selection, WeightZeroOnlyWhenEveryUsableEntryIsZero) {
     std::vector<E> w = {{"a", "IE", 0, false, {{"192.0.2.1", true}}}, {"b", "IE", 5, false, {{"192.0.2.2", true}}}};
     auto s = snapshot(w);
-    for (int i = 0; i < 500; ++i) EXPECT_EQ(rdata(query(*s, "10.1.0.0/16"))[0], "192.0.2.2");
+    for (int i = 0; i < 500; ++i) EXPECT_EQ(answer_rdata(query(*s, "10.1.0.0/16"))[0], "192.0.2.2");
     w[1].endpoints[0].second = false;  // b unusable: a (weight 0) is the only usable entry
     auto s2 = snapshot(w);
     auto p = query(*s2, "10.1.0.0/16");
-    EXPECT_EQ(rdata(p)[0], "192.0.2.1");
+    EXPECT_EQ(answer_rdata(p)[0], "192.0.2.1");
     EXPECT_EQ(field(p.answer, 0, 1), "60");
     w[1].weight = 0;
     w[1].endpoints[0].second = true;
     auto s3 = snapshot(w);
     std::map<std::string, int> seen;
-    for (int i = 0; i < 400; ++i) seen[rdata(query(*s3, "10.1.0.0/16"))[0]]++;
+    for (int i = 0; i < 400; ++i) seen[answer_rdata(query(*s3, "10.1.0.0/16"))[0]]++;
     EXPECT_EQ(seen.size(), 2u);  // all zero: uniform
 }
 
@@ -266,8 +260,8 @@ TEST(Selection, AaaaOnlyEntries) {
                         {"v6", "IE", 100, false, {{"2001:db8::1", true}}}};
     auto s = snapshot(w);
     for (int i = 0; i < 50; ++i) {
-        EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 28)), std::vector<std::string>{"2001:db8::1"});
-        EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1)), std::vector<std::string>{"192.0.2.1"});
+        EXPECT_EQ(answer_rdata(query(*s, "10.1.0.0/16", 28)), std::vector<std::string>{"2001:db8::1"});
+        EXPECT_EQ(answer_rdata(query(*s, "10.1.0.0/16", 1)), std::vector<std::string>{"192.0.2.1"});
     }
 }
 
@@ -287,7 +281,7 @@ TEST(Selection, NodataForTypesWithoutData) {
 TEST(Selection, WildcardHost) {
     auto s = snapshot(world(), "*.apps.glb.test");
     auto p = query(*s, "10.1.0.0/16", 1, nullptr, "Shop.Apps.glb.test");
-    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(answer_rdata(p), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
     EXPECT_EQ(field(p.answer, 0, 0), "Shop.Apps.glb.test.");
     EXPECT_EQ(query(*s, "10.1.0.0/16", 1, nullptr, "apps.glb.test").answer.size(), 0u);
 }
@@ -300,7 +294,7 @@ TEST(Selection, SimpleHostUnion) {
     };
     auto s = snapshot(w);
     auto p = query(*s, "10.1.0.0/16");
-    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.1", "192.0.2.3"}));
+    EXPECT_EQ(answer_rdata(p), (std::vector<std::string>{"192.0.2.1", "192.0.2.3"}));
     EXPECT_EQ(field(p.answer, 0, 1), "60");
     EXPECT_EQ(p.ecs_scope, 0);  // does not depend on the client
 }
@@ -310,14 +304,14 @@ TEST(Selection, SimpleHostAllDownFailsOpen) {
                         {"b", "", 0, false, {{"192.0.2.3", false}}, true, false}};
     auto s = snapshot(w);
     auto p = query(*s, "");
-    EXPECT_EQ(rdata(p), (std::vector<std::string>{"192.0.2.1", "192.0.2.3"}));
+    EXPECT_EQ(answer_rdata(p), (std::vector<std::string>{"192.0.2.1", "192.0.2.3"}));
     EXPECT_EQ(field(p.answer, 0, 1), "10");
 }
 
 TEST(Selection, SourceAddressWhenNoEcs) {
     auto s = snapshot(world());
     auto p = ask(*s, make_query("app.glb.test", 1), Transport::udp, "10.2.0.5");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"});
     EXPECT_FALSE(p.ecs);  // no ECS in the answer when the query had none
 }
 
@@ -329,7 +323,7 @@ TEST(Ecs, ScopeIsTheDecidingNetworkLength) {
     EXPECT_EQ(v6.ecs_family, 2);
     EXPECT_EQ(v6.ecs_source, 56);
     EXPECT_EQ(v6.ecs_scope, 48);
-    EXPECT_EQ(rdata(v6), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(v6), std::vector<std::string>{"203.0.113.10"});
 }
 
 TEST(Ecs, ScopeZeroForStaticData) {
@@ -367,7 +361,7 @@ TEST(Ecs, SourceZeroUsesPacketSourceAndScopeZero) {
     QueryOpts o;
     o.ecs = std::vector<uint8_t>{0, 1, 0, 0};
     auto p = ask(*s, make_query("app.glb.test", 1, o), Transport::udp, "10.2.0.9");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"});
     EXPECT_EQ(p.ecs_scope, 0);
 }
 
@@ -376,14 +370,14 @@ TEST(Ecs, Ipv6SourceZeroUsesPacketSourceAndScopeZero) {
     QueryOpts o;
     o.ecs = std::vector<uint8_t>{0, 2, 0, 0};
     auto p = ask(*s, make_query("app.glb.test", 1, o), Transport::udp, "2001:db8:2::9");  // AU in the fixture
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"});
     ASSERT_TRUE(p.ecs);
     EXPECT_EQ(p.ecs_family, 2);
     EXPECT_EQ(p.ecs_source, 0);
     EXPECT_EQ(p.ecs_scope, 0);
     // From an IPv4 source too: the family of the option is echoed, scope 0.
     auto q = ask(*s, make_query("app.glb.test", 1, o), Transport::udp, "10.1.0.9");
-    EXPECT_EQ(rdata(q), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
+    EXPECT_EQ(answer_rdata(q), (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
     EXPECT_EQ(q.ecs_scope, 0);
 }
 
@@ -392,7 +386,7 @@ TEST(Ecs, Ipv6SourceZeroUsesPacketSourceAndScopeZero) {
 TEST(Selection, MixedEntryAnswersAddressesThenItsHostName) {
     std::vector<E> w = {{"ie", "IE", 100, false, {{"192.0.2.1", true}, {"lb-1.elb.example.net", true}}}};
     auto s = snapshot(w);
-    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1)), std::vector<std::string>{"192.0.2.1"});
+    EXPECT_EQ(answer_rdata(query(*s, "10.1.0.0/16", 1)), std::vector<std::string>{"192.0.2.1"});
     auto aaaa = query(*s, "10.1.0.0/16", 28);
     ASSERT_EQ(aaaa.answer.size(), 1u);
     EXPECT_EQ(field(aaaa.answer, 0, 3), "CNAME");
@@ -409,16 +403,18 @@ TEST(Selection, MixedEntryAnswersAddressesThenItsHostName) {
 // from the wildcard, whatever the type; other names are.
 TEST(Selection, WildcardHostBesideStaticNames) {
     auto s = snapshot(world(), "*.glb.test");
-    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "static.glb.test")), std::vector<std::string>{"192.0.2.1"});
+    EXPECT_EQ(answer_rdata(query(*s, "10.1.0.0/16", 1, nullptr, "static.glb.test")),
+              std::vector<std::string>{"192.0.2.1"});
     auto nodata = query(*s, "10.1.0.0/16", 28, nullptr, "static.glb.test");
     EXPECT_EQ(nodata.rcode, 0);
     EXPECT_TRUE(nodata.answer.empty());
-    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "other.glb.test")),
+    EXPECT_EQ(answer_rdata(query(*s, "10.1.0.0/16", 1, nullptr, "other.glb.test")),
               (std::vector<std::string>{"192.0.2.10", "192.0.2.11"}));
-    EXPECT_EQ(rdata(query(*s, "10.3.0.0/16", 1, nullptr, "deep.er.glb.test")),
+    EXPECT_EQ(answer_rdata(query(*s, "10.3.0.0/16", 1, nullptr, "deep.er.glb.test")),
               std::vector<std::string>{"198.51.100.10"});
     // The nameserver's own name is not load-balanced either.
-    EXPECT_EQ(rdata(query(*s, "10.1.0.0/16", 1, nullptr, "ns1.glb.test")), std::vector<std::string>{"192.0.2.53"});
+    EXPECT_EQ(answer_rdata(query(*s, "10.1.0.0/16", 1, nullptr, "ns1.glb.test")),
+              std::vector<std::string>{"192.0.2.53"});
 }
 
 // Chi-square goodness of fit of the chosen entries against weight / sum of weights.
@@ -494,32 +490,32 @@ std::shared_ptr<const Snapshot> nearest_snapshot(const std::vector<E>& entries, 
 
 TEST(Selection, NearestClusterWhenTheCountryAndContinentHaveNone) {
     auto p = query(*nearest_snapshot(spread(), false), "10.5.0.0/16");  // JP, Asia: no entry for either
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.50"}) << "the default geo without nearest";
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.50"}) << "the default geo without nearest";
     auto s = nearest_snapshot(spread());
     p = query(*s, "10.5.0.0/16");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"}) << "JP's nearest is Oceania";
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"}) << "JP's nearest is Oceania";
     EXPECT_EQ(p.ecs_scope, 16);
     EXPECT_EQ(field(p.answer, 0, 1), "60");  // the nearest usable group is no fallback
     p = query(*s, "10.6.0.0/20");            // BR: nearest is the US
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});
     p = query(*s, "10.1.0.0/16");  // IE has its own group: nearest is not asked
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"192.0.2.10"});
     p = query(*s, "172.16.0.0/16");  // no location at all: the default geo
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.50"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.50"});
 }
 
 // The next nearest answers with the short TTL, as any fallback does: the client comes back when the nearest
 // recovers. (On the old code JP got the normal 60 while AU, whose own continent was down, got 10.)
 TEST(Selection, NearestThenTheNextNearestWhenItFails) {
     auto p = query(*nearest_snapshot(spread(false)), "10.5.0.0/16");  // Oceania down: JP's next is the US
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});
     EXPECT_EQ(field(p.answer, 0, 1), "10");
     auto au = query(*nearest_snapshot(spread(false)), "10.2.0.0/16");  // AU, Oceania's own: the same
     EXPECT_EQ(field(au.answer, 0, 1), "10");
     p = query(*nearest_snapshot(spread(false, false)), "10.5.0.0/16");  // and the US down too: Ireland
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"192.0.2.10"});
     p = query(*nearest_snapshot(spread(true, false)), "10.6.0.0/20");  // BR with the US down: Ireland
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"192.0.2.10"});
 }
 
 // New Zealand lies across the 180th meridian (Auckland 174.8E, the Chatham Islands 176.5W): with Oceania
@@ -532,7 +528,7 @@ TEST(Selection, NearestFromNewZealandAcrossTheAntimeridian) {
         {"oc", "GEO-OC", 100, false, {{"203.0.113.10", false}}},
     };
     auto s = snapshot(three, "app.glb.test", 60, networks_of({{"10.64.0.0/16", "NZ"}}), {}, true);
-    EXPECT_EQ(rdata(query(*s, "10.64.0.0/16")), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(answer_rdata(query(*s, "10.64.0.0/16")), std::vector<std::string>{"198.51.100.10"});
 }
 
 TEST(Selection, NearestMeasuresFromTheDatabasesCoordinates) {
@@ -540,12 +536,12 @@ TEST(Selection, NearestMeasuresFromTheDatabasesCoordinates) {
     // Vladivostok and 10.13/16 at Kaliningrad; 10.14/16 has no coordinates.
     auto s = nearest_snapshot(spread());
     auto p = query(*s, "10.12.0.0/16");  // Vladivostok: Oceania 7,000 km, the US 8,500, Ireland 8,600
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"});
     EXPECT_EQ(p.ecs_scope, 16);
     p = query(*s, "10.13.0.0/16");  // Kaliningrad: Ireland
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"192.0.2.10"});
     p = query(*s, "10.14.0.0/16");  // no coordinates: the country's point, nearest Ireland
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"192.0.2.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"192.0.2.10"});
 }
 
 TEST(Selection, NearestUsesTheClustersLocation) {
@@ -554,17 +550,17 @@ TEST(Selection, NearestUsesTheClustersLocation) {
     auto entries = spread();
     entries[1].location = conf::Coordinates{61.2181f, -149.9003f};
     auto p = query(*nearest_snapshot(entries), "10.5.0.0/16");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"198.51.100.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});
     // Down, it is passed over for the next nearest, as before.
     entries[1].endpoints[0].second = false;
     p = query(*nearest_snapshot(entries), "10.5.0.0/16");
-    EXPECT_EQ(rdata(p), std::vector<std::string>{"203.0.113.10"});
+    EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"203.0.113.10"});
     // A second US cluster without a location joins the group: the group keeps Anchorage as its point.
     entries[1].endpoints[0].second = true;
     entries.push_back({"us2", "US", 100, false, {{"198.51.100.20", true}}});
     p = query(*nearest_snapshot(entries), "10.5.0.0/16");
     EXPECT_EQ(p.answer.size(), 1u);
-    EXPECT_NE(rdata(p), std::vector<std::string>{"203.0.113.10"}) << "the US group (Anchorage) is nearest";
+    EXPECT_NE(answer_rdata(p), std::vector<std::string>{"203.0.113.10"}) << "the US group (Anchorage) is nearest";
 }
 
 TEST(Selection, NearestIsExplained) {

@@ -437,12 +437,6 @@ TEST(SnapshotBuilder, SeventyThousandAddressesNeitherWrapNorOverflow) {
     EXPECT_EQ(test::field(aaaa.authority, 0, 3), "SOA");
 }
 
-std::vector<std::string> addresses(const Parsed& p) {
-    std::vector<std::string> out;
-    for (const auto& rr : p.answer) out.push_back(field(rr, 4));
-    return out;
-}
-
 // A simple host's union past the linear search (16 addresses of a family) and through its table's growth:
 // each address once, in the order first given (cluster order, then endpoint order), answered where some alive
 // cluster has it healthy; IPv4 and IPv6 apart. The union is made from the entries' endpoints as already read
@@ -467,13 +461,13 @@ TEST(SnapshotBuilder, SimpleHostUnionOfManyKeepsEachAddressOnceInOrder) {
         bool healthy = (i < 1200 && (i % 7 != 3 || i == 10)) || (i >= 600 && i % 2 == 0);
         if (healthy) want.push_back(v4(i));
     }
-    EXPECT_EQ(addresses(p), want);
+    EXPECT_EQ(answer_rdata(p), want);
     auto six = ask(*s, make_query("app.glb.test", wire::type::AAAA), Transport::tcp);
     std::vector<std::string> want6 = {"2001:db8::6"};  // a's, first in cluster order; unhealthy in b: once
     for (int i = 0; i < 40; ++i) {
         if (i != 5) want6.push_back("2001:db8::" + std::to_string(i + 1));
     }
-    EXPECT_EQ(addresses(six), want6);
+    EXPECT_EQ(answer_rdata(six), want6);
 }
 
 }  // namespace

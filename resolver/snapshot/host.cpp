@@ -25,21 +25,17 @@ struct Endpoints {
     std::string cname[2];                 // the first hostname endpoint (healthy / any), wire form; empty when none
     uint32_t ttl = 60;
     // Past kLinearUpTo addresses of a family, where each one is in its list: an open-addressing table of
-    // places (place + 1; 0 is empty), at most half full, kept from one entry to the next, so adding n
-    // endpoints costs O(n), not O(n^2), and allocates nothing once a build has warmed it.
+    // places (place + 1; 0 is empty), at most half full, made when the list passes kLinearUpTo and kept in
+    // step with it (the list's size says whether it is in use), its storage kept from one entry to the next:
+    // adding n endpoints costs O(n), not O(n^2), and allocates nothing once a build has warmed it.
     static constexpr size_t kLinearUpTo = 16;
-    struct Index {
-        std::vector<uint32_t> slots;
-        size_t used = 0;
-    };
-    Index where[2];
+    std::vector<uint32_t> where[2];
 
     // Empty again, keeping what it allocated (one Endpoints serves entry after entry while a build runs).
     void reset() {
         v4.clear(), v6.clear();
         healthy4 = healthy6 = 0;
         cname[0].clear(), cname[1].clear();
-        where[0].used = where[1].used = 0;  // the table is filled again when next needed (insert)
         ttl = 60;
     }
     [[nodiscard]] bool any_healthy() const { return healthy4 + healthy6 > 0 || !cname[0].empty(); }
@@ -79,7 +75,7 @@ private:
     void add_address(bool is4, const std::array<uint8_t, 16>& bytes, bool healthy) {
         auto& list = is4 ? v4 : v6;
         auto& count = is4 ? healthy4 : healthy6;
-        Index& index = where[is4 ? 0 : 1];
+        std::vector<uint32_t>& index = where[is4 ? 0 : 1];
         if (Address* x = find(list, index, bytes)) {
             if (healthy && !x->healthy) x->healthy = true, ++count;
             return;
@@ -95,37 +91,36 @@ private:
         uint64_t h = (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL);
         return static_cast<size_t>(h ^ (h >> 29));
     }
-    static Address* find(std::vector<Address>& list, const Index& index, const std::array<uint8_t, 16>& bytes) {
-        if (index.used == 0) {  // no table yet: at most kLinearUpTo addresses
+    static Address* find(std::vector<Address>& list, const std::vector<uint32_t>& slots,
+                         const std::array<uint8_t, 16>& bytes) {
+        if (list.size() <= kLinearUpTo) {  // no table in use
             for (auto& x : list) {
                 if (x.bytes == bytes) return &x;
             }
             return nullptr;
         }
-        size_t mask = index.slots.size() - 1;
-        for (size_t i = hash(bytes) & mask; index.slots[i] != 0; i = (i + 1) & mask) {
-            if (Address& x = list[index.slots[i] - 1]; x.bytes == bytes) return &x;
+        size_t mask = slots.size() - 1;
+        for (size_t i = hash(bytes) & mask; slots[i] != 0; i = (i + 1) & mask) {
+            if (Address& x = list[slots[i] - 1]; x.bytes == bytes) return &x;
         }
         return nullptr;
     }
-    // The address at `place` into the table (made, or made larger and filled again, when it would be more
-    // than half full).
-    static void insert(const std::vector<Address>& list, Index& index, uint32_t place) {
-        if (2 * (index.used + 1) > index.slots.size() || index.used == 0) {
+    // The address just added at `place`, the list's last, into the table: made with every place when the list
+    // has just passed kLinearUpTo, made larger and filled again when it would be more than half full.
+    static void insert(const std::vector<Address>& list, std::vector<uint32_t>& slots, uint32_t place) {
+        if (place == kLinearUpTo || 2 * list.size() > slots.size()) {
             size_t size = 64;
             while (size < 4 * list.size()) size *= 2;
-            index.slots.assign(size, 0);
-            index.used = 0;
-            for (uint32_t p = 0; p < place; ++p) put(list, index, p);
+            slots.assign(size, 0);
+            for (uint32_t p = 0; p < place; ++p) put(list, slots, p);
         }
-        put(list, index, place);
+        put(list, slots, place);
     }
-    static void put(const std::vector<Address>& list, Index& index, uint32_t place) {
-        size_t mask = index.slots.size() - 1;
+    static void put(const std::vector<Address>& list, std::vector<uint32_t>& slots, uint32_t place) {
+        size_t mask = slots.size() - 1;
         size_t i = hash(list[place].bytes) & mask;
-        while (index.slots[i] != 0) i = (i + 1) & mask;
-        index.slots[i] = place + 1;
-        ++index.used;
+        while (slots[i] != 0) i = (i + 1) & mask;
+        slots[i] = place + 1;
     }
 };
 
