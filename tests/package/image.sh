@@ -56,8 +56,8 @@ echo "ok: glbd check in the image"
 
 podman run -d --name "$NAME" "${run[@]}" "$TAG" >/dev/null
 answer=""
-for _ in $(seq 1 100); do  # 10 s at most
-    answer=$(dig +short +time=1 +tries=1 @"$ADDR" shop.glb.image.test A 2>/dev/null | sort | tr '\n' ' ') || true
+for _ in $(seq 1 100); do  # 10 s at most; dig +short prints a refused try as ";; ..." on stdout: not an answer
+    answer=$(dig +short +time=1 +tries=1 @"$ADDR" shop.glb.image.test A 2>/dev/null | grep -v '^;' | sort | tr '\n' ' ') || true
     [[ -n $answer ]] && break
     sleep 0.1
 done
