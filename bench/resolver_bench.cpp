@@ -14,6 +14,7 @@ extern "C" {
 
 #include "resolver/dnssec/keys.hpp"
 #include "resolver/resolver.hpp"
+#include "server/app/answer_ids.hpp"
 #include "server/net/rrl.hpp"
 #include "sync/state.hpp"
 #include "sync/transfer/codec.hpp"
@@ -192,7 +193,8 @@ void BM_BuildAfterOneFlip(benchmark::State& state) {
 
 // A build after a cluster came (or went) in a fleet's cold start: `clusters` clusters, each with the same
 // `hosts` simple hosts of one IPv4 endpoint (as bench/sync-converge.sh runs them), the last one there in every
-// other build. Every host is touched (the cluster names them all) and built again from all its entries.
+// other build. Every host is touched (the cluster names them all) and built again from all its entries, its
+// answers counted as the daemon counts them.
 void BM_BuildAfterNewCluster(benchmark::State& state) {
     auto c = test::config_from(kConfig);
     GlobalView v;
@@ -210,10 +212,12 @@ void BM_BuildAfterNewCluster(benchmark::State& state) {
     without.pop_back();
     auto g = geodb();
     SnapshotBuilder b;
-    b.build(c, without, g, 1);
+    SharedAnswerIds ids;  // the answer counters, numbered as the daemon numbers them
+    CounterIds number = [&ids](const std::string& host, const std::string& cluster) { return ids.id(host, cluster); };
+    b.build(c, without, g, 1, number);
     uint32_t serial = 2;
     for (auto _ : state) {
-        auto s = b.build(c, serial % 2 ? with : without, g, serial);
+        auto s = b.build(c, serial % 2 ? with : without, g, serial, number);
         ++serial;
         benchmark::DoNotOptimize(s);
         state.PauseTiming();

@@ -39,7 +39,8 @@ public:
     explicit SnapshotBuilder(size_t threads = kMaxThreads) : threads_(std::max<size_t>(threads, 1)) {}
     // Throws std::runtime_error on data that cannot be served (then the next build is a full one).
     // `served` are records glbd itself publishes (the failover groups' TXT): served as the config's records are
-    // (never over them), and in place of any cluster's records of the same name and type.
+    // (never over them), and in place of any cluster's records of the same name and type. `counter_ids` must
+    // give a (host, cluster) pair the same id in every build: a host built again keeps the ids it had.
     std::shared_ptr<Snapshot> build(const conf::Config& config, const SharedView& view,
                                     std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
                                     const CounterIds& counter_ids = {}, const std::vector<ZoneRecord>& served = {});

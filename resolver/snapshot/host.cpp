@@ -352,6 +352,29 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
 
 }  // namespace
 
+// A host built again keeps the ids its last block counted with (ids are given out for the builder's life): true
+// when `before` had one for each it needs now, as when only its endpoints or their health changed.
+bool HostWriter::reuse_counters(Host& h, const HostBlock* before) {
+    if (!before) return false;
+    const Host& was = before->host;
+    if (h.simple) {
+        h.counter = was.simple ? was.counter : kNoCounter;
+        return h.counter != kNoCounter;
+    }
+    if (was.simple) return false;
+    size_t from = 0;  // entries keep their clusters' order: look from the last one found
+    for (auto& e : h.entries) {
+        const std::string& cluster = h.cluster(e);
+        e.counter = kNoCounter;
+        for (size_t n = 0; n < was.entries.size() && e.counter == kNoCounter; ++n) {
+            const Entry& w = was.entries[(from + n) % was.entries.size()];
+            if (was.cluster(w) == cluster) e.counter = w.counter, from = (from + n + 1) % was.entries.size();
+        }
+        if (e.counter == kNoCounter) return false;
+    }
+    return true;
+}
+
 HostWriter::HostWriter(Labels& labels) : cache_(labels), joined_(std::make_unique<Endpoints>()) {}
 HostWriter::~HostWriter() = default;
 HostWriter::HostWriter(HostWriter&&) noexcept = default;
@@ -391,7 +414,7 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
             if (contributions[i].first->standby) h.entries[i].usable = false, h.entries[i].standby = true;
         }
     }
-    if (counter_ids) {
+    if (counter_ids && !reuse_counters(h, before)) {
         std::string shown = wire::wire_to_name(h.name);
         counter_ids.with([&](const CounterIds& number) {
             if (h.simple) {

@@ -69,7 +69,8 @@ public:
 
     // The host `name` (as the view spells it) from its contributions, numbering its entries' strings in
     // `labels` (which the block keeps); null when the name is in none of `snap`'s zones. In a signed zone,
-    // the sets it shares with `before` (the host as built last, or null) keep their signatures (sign_host).
+    // the sets it shares with `before` (the host as built last, or null) keep their signatures (sign_host),
+    // and its answer counter ids are those `before` was given, where it had them for the same clusters.
     std::shared_ptr<const HostBlock> build(const conf::Config& config, const Snapshot& snap, const std::string& name,
                                            const Contributions& contributions, SharedIds& counter_ids,
                                            const std::shared_ptr<Labels>& labels, const HostBlock* before = nullptr);
@@ -79,6 +80,8 @@ public:
     void defer_signing(bool defer) { defer_ = defer; }
 
 private:
+    static bool reuse_counters(Host& h, const HostBlock* before);
+
     LabelCache cache_;
     std::vector<Endpoints> eps_;
     std::unique_ptr<Endpoints> joined_;  // a simple host's union of its entries' endpoints
