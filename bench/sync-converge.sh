@@ -8,6 +8,7 @@
 # With PROFILE=1, each server also gets an admin endpoint and logs at info, and after the full convergence
 # a profile says where its time went: when each server began serving (the start-up on shared cores), the
 # CPU all of them spent against the cores' wall time, the transfers served, and the exchanges that failed.
+# LOGLEVEL=debug (with PROFILE=1) logs every build, and the profile adds the builds' wall time against their CPU.
 #   bash bench/sync-converge.sh [--servers "5 10 20"] [--hosts 1000] [--glbd build/glbd]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +35,7 @@ config() {  # N I CHANGED(0/1)
   echo "cluster: {id: c$i, instance: c$i-0}"
   echo "listen: {dns: [\"127.0.2.$i:$PORT\"]}"
   echo "threads: 1"
-  echo "log: {level: $([[ -n ${PROFILE:-} ]] && echo info || echo warn)}"
+  echo "log: {level: $([[ -n ${PROFILE:-} ]] && echo "${LOGLEVEL:-info}" || echo warn)}"
   [[ -n ${PROFILE:-} ]] && echo "admin: {listen: \"127.0.3.$i:$PORT\"}"
   echo "zones: [{origin: bench.test, nameservers: [{name: ns.bench.test, addresses: [127.0.2.1]}]}]"
   echo "hosts:"
@@ -109,6 +110,8 @@ profile() {
   echo "  by thread: $(for name in "${!by_thread[@]}"; do echo "$name ${by_thread[$name]} ms"; done | sort -k2 -nr | paste -sd, | sed 's/,/, /g')"
   [[ -s $WORK/progress ]] && echo "- addresses answered, all servers together (of $(( n * n ))), every 500 ms: $(awk '{print $2}' "$WORK/progress" | paste -sd' ')"
   echo "- snapshots built: ${sum[builds]} ($(( sum[builds] / n )) per server), their CPU (the control thread's) $build_ms ms in all"
+  cat "$WORK"/c*.log | grep -o "snapshot rebuilt: .* in [0-9.]* ms ([0-9.]* ms CPU)" | tr -d "(" | awk '{w += $(NF-4); c += $(NF-2); n++}
+    END {if (n) printf "  (LOGLEVEL=debug: %d builds logged, %.0f ms of wall time each on average for %.1f ms of CPU)\n", n, w / n, c / n}'
   echo "- heartbeats sent: ${sum[beats]} ($(( sum[beats] / n )) per server; ${sum[resent]} of them a change's again), handed to the sync threads: ${sum[handed]}, dropped there: ${sum[dropped]},"
   echo "  received (read and verified): ${sum[beats_in]}; pulls: ${sum[pulls]}"
   echo "- transfers served: ${sum[served]} ($(( sum[served] / n )) per server); exchanges failed: ${sum[failed]} (peers not yet listening);"

@@ -149,9 +149,10 @@ void Daemon::rebuild() {
         const auto& built = builder_.last();
         spdlog::debug(
             "snapshot rebuilt: serial {}, {} of {} host(s) built{}, {} RRset(s) signed, {} kept, {} host(s) "
-            "left to sign",
+            "left to sign, in {:.1f} ms ({:.1f} ms CPU)",
             snap->serial, built.built, built.hosts, built.full ? " (full)" : "", built.signed_sets.made,
-            built.signed_sets.kept, built.signed_sets.deferred);
+            built.signed_sets.kept, built.signed_sets.deferred, static_cast<double>(last_build_cost_us_) / 1000,
+            static_cast<double>(last_build_cpu_us_) / 1000);
         // A full build (and, at start, parsing the state file) frees far more than it keeps; give the free
         // pages back, or a large view leaves the process holding several times what it uses.
         if (built.full || built.built > 1000) malloc_trim(0);
