@@ -110,7 +110,7 @@ profile() {
   echo "  by thread: $(for name in "${!by_thread[@]}"; do echo "$name ${by_thread[$name]} ms"; done | sort -k2 -nr | paste -sd, | sed 's/,/, /g')"
   [[ -s $WORK/progress ]] && echo "- addresses answered, all servers together (of $(( n * n ))), every 500 ms: $(awk '{print $2}' "$WORK/progress" | paste -sd' ')"
   echo "- snapshots built: ${sum[builds]} ($(( sum[builds] / n )) per server), their CPU (the control thread's) $build_ms ms in all"
-  cat "$WORK"/c*.log | grep -o "snapshot rebuilt: .* in [0-9.]* ms ([0-9.]* ms CPU)" | tr -d "(" | awk '{w += $(NF-4); c += $(NF-2); n++}
+  { cat "$WORK"/c*.log | grep -o "snapshot rebuilt: .* in [0-9.]* ms ([0-9.]* ms CPU)" || true; } | tr -d "(" | awk '{w += $(NF-4); c += $(NF-2); n++}
     END {if (n) printf "  (LOGLEVEL=debug: %d builds logged, %.0f ms of wall time each on average for %.1f ms of CPU)\n", n, w / n, c / n}'
   echo "- heartbeats sent: ${sum[beats]} ($(( sum[beats] / n )) per server; ${sum[resent]} of them a change's again), handed to the sync threads: ${sum[handed]}, dropped there: ${sum[dropped]},"
   echo "  received (read and verified): ${sum[beats_in]}; pulls: ${sum[pulls]}"
