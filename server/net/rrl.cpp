@@ -1,11 +1,17 @@
 #include "server/net/rrl.hpp"
 
+#include <new>
+
 #include "resolver/wire/wire.hpp"
 
 namespace glbd {
 
 RateLimiter::RateLimiter(RrlOptions o, std::optional<cookie::Secret> secret)
-    : opt_(o), secret_(secret ? *secret : cookie::random_secret()), table_(opt_.rate ? kSlots : 0) {}
+    : opt_(o), secret_(secret ? *secret : cookie::random_secret()) {
+    if (!opt_.rate) return;
+    table_.reset(static_cast<Slot*>(std::calloc(kSlots, sizeof(Slot))));
+    if (!table_) throw std::bad_alloc();
+}
 
 // The key's slot: the first of its window that holds it, else the first free or stale one (a key not seen
 // this second: its count would start again anyway), else its first slot, shared.

@@ -11,7 +11,8 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <vector>
+#include <cstdlib>
+#include <memory>
 
 #include "geo/geo.hpp"
 #include "resolver/cookie.hpp"
@@ -47,7 +48,12 @@ private:
     Slot& slot_of(uint64_t key, uint32_t now_s);
     RrlOptions opt_;
     cookie::Secret secret_;
-    std::vector<Slot> table_;
+    struct Free {
+        void operator()(Slot* p) const { std::free(p); }
+    };
+    // kSlots zeroed slots (key 0: free) from calloc, whose fresh pages the kernel zeroes as they are first
+    // touched: a table a quiet server never fills costs it no memset and no resident memory.
+    std::unique_ptr<Slot[], Free> table_;
 };
 
 // Cuts a response down to its header and question, with TC=1 (for a slipped response).
