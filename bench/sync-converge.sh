@@ -71,7 +71,7 @@ end_wait() { wait "$WAITER" && RESULT=$(cat "$WORK/result"); }
 
 # profile N T0 MS: the start-up and work behind a convergence of MS ms (PROFILE=1).
 profile() {
-  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 build_ms=0 ticks
+  local n=$1 t0=$2 total=$3 i line at last=0 first=999999 cpu=0 faults=0 build_ms=0 ticks
   local -A by_thread=() sum=()
   # What each server's /metrics adds up to, summed over the servers: the samples whose line starts so.
   local -A counted=(
@@ -90,6 +90,7 @@ profile() {
     (( at < first )) && first=$at
     read -r -a st < <(sed 's/.*) //' "/proc/${PIDS[$((i - 1))]}/stat")
     cpu=$(( cpu + (st[11] + st[12]) * 1000 / ticks ))
+    faults=$(( faults + st[7] ))
     local task name
     for task in /proc/"${PIDS[$((i - 1))]}"/task/*; do  # threads are named glbd-<role>; the control thread glbd
       name=$(cat "$task/comm" 2>/dev/null) || continue
@@ -106,7 +107,7 @@ profile() {
   echo "profile of the full convergence of $n servers ($total ms from the first launch):"
   echo "- began serving (config read, first build, sockets bound): the first after $first ms, the last after $last ms"
   echo "- from the last one serving to every server answering every cluster: $(( total - last )) ms"
-  echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time;"
+  echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time; minor page faults: $faults;"
   echo "  by thread: $(for name in "${!by_thread[@]}"; do echo "$name ${by_thread[$name]} ms"; done | sort -k2 -nr | paste -sd, | sed 's/,/, /g')"
   [[ -s $WORK/progress ]] && echo "- addresses answered, all servers together (of $(( n * n ))), every 500 ms: $(awk '{print $2}' "$WORK/progress" | paste -sd' ')"
   echo "- snapshots built: ${sum[builds]} ($(( sum[builds] / n )) per server), their CPU (the control thread's) $build_ms ms in all"
