@@ -231,6 +231,43 @@ TEST(SnapshotBuilder, ThreadsBuildTheSnapshotOneThreadBuilds) {
     expect_same_snapshot(*next, *SnapshotBuilder(1).build(config, view, nullptr, 2, counters.fn()));
 }
 
+// A host built again keeps the answer counter ids of its last build: the numbering (a lock and two name
+// lookups a pair in the daemon) is asked again only for a host with an entry of a cluster it did not have.
+TEST(SnapshotBuilder, AHostBuiltAgainKeepsItsCounterIds) {
+    auto config = config_from(kConfig);
+    auto cluster = [](const std::string& id, bool healthy) {
+        ClusterView c{id, true, {}, std::nullopt};
+        c.hosts.push_back(HostEntry{"lb.glb.test", 60, conf::LoadBalancing{10, "US", true}, {{"10.0.0.1", healthy}}});
+        c.hosts.push_back(HostEntry{"s.glb.test", 60, std::nullopt, {{"10.0.0.2", healthy}}});
+        return std::make_shared<const ClusterView>(std::move(c));
+    };
+    SharedView view{cluster("c1", true), cluster("c2", true)};
+    Counters counters;
+    std::vector<std::string> asked;  // the hosts the numbering was asked for, one per call
+    CounterIds number = [&](const std::string& host, const std::string& c) {
+        asked.push_back(host);
+        return counters.fn()(host, c);
+    };
+    SnapshotBuilder builder;
+    builder.build(config, view, nullptr, 1, number);
+    EXPECT_EQ(asked.size(), 3u);  // (lb, c1), (lb, c2), (s, all)
+
+    asked.clear();
+    view[0] = cluster("c1", false);  // both hosts built again: their health changed
+    auto flipped = builder.build(config, view, nullptr, 2, number);
+    EXPECT_EQ(builder.last().built, 2u);
+    EXPECT_TRUE(asked.empty());
+    expect_same_snapshot(*flipped, *SnapshotBuilder().build(config, view, nullptr, 2, counters.fn()));
+
+    asked.clear();
+    view.push_back(cluster("c3", true));  // a new cluster: lb has an entry without an id, s keeps "all"
+    auto grown = builder.build(config, view, nullptr, 3, number);
+    EXPECT_FALSE(asked.empty());
+    EXPECT_EQ(std::count(asked.begin(), asked.end(), "lb.glb.test"), static_cast<long>(asked.size()));
+    EXPECT_EQ(counters.ids.size(), 4u);
+    expect_same_snapshot(*grown, *SnapshotBuilder().build(config, view, nullptr, 3, counters.fn()));
+}
+
 // 1,000 hosts x 5 clusters: one endpoint's health flip builds that host alone, and its answer moves.
 TEST(SnapshotBuilder, OneFlipBuildsOneHost) {
     auto config = config_from(kConfig);
