@@ -10,9 +10,9 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include "geo/geo.hpp"
 #include "resolver/cookie.hpp"
