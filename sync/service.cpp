@@ -370,6 +370,10 @@ bool Service::Impl::is_own_listen(const SocketAddress& addr) const {
     return std::find(config.listen.dns.begin(), config.listen.dns.end(), addr) != config.listen.dns.end();
 }
 
+bool Service::pulling() const {
+    return impl_->pulls_open.load() > 0 && uv_hrtime() / 1'000'000 < impl_->pull_heard_ms.load() + Impl::kPullQuietMs;
+}
+
 Service::Service(const conf::Config& config, std::function<void()> on_change)
     : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
 Service::~Service() { stop(); }

@@ -74,6 +74,10 @@ public:
     void stop();
     // A reload: the new config's peers, key and zones; what is known is kept.
     void reconfigure(const conf::Config& config);
+    // Any thread. Whether a pull is under way on an open connection and pulls were heard from lately (a
+    // peer that answers, not one being tried or gone silent): what it brings changes the view again when it
+    // ends (on_change).
+    [[nodiscard]] bool pulling() const;
 
     // Control thread. This instance's hosts (health applied) and static records (from its DNSRecords); bumps
     // the version when they changed.

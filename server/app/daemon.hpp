@@ -1,8 +1,9 @@
 // server/app/daemon — the running process on the control thread (the main thread's libuv loop): it owns the
 // config, the health checker and the sync service, builds snapshots from the merged view and publishes
 // them. Health and sync wake it through a uv_async from their own threads; rebuilds are coalesced to
-// at most one every kMinRebuild, or twice the CPU time the last took (request_rebuild). Query threads only ever see
-// published snapshots.
+// at most one every kMinRebuild, or twice the CPU time the last took (request_rebuild), and one due while a
+// peer's transfer is being read waits for it, at most kHoldForPulls (due_rebuild). Query threads only ever
+// see published snapshots.
 #pragma once
 
 #include <uv.h>
@@ -79,6 +80,7 @@ private:
 class Daemon {
 public:
     static constexpr std::chrono::milliseconds kMinRebuild{50};
+    static constexpr std::chrono::milliseconds kHoldForPulls{1000};
 
     // `path` is re-read on SIGHUP; empty for an embedded config, which then cannot reload.
     Daemon(conf::Config config, std::string path);
@@ -135,6 +137,7 @@ private:
     // The active-groups text the DNSRecords last held ("" none), from their first list on (adopt_groups_record).
     std::optional<std::string> groups_record_;
     void request_rebuild();
+    void due_rebuild();  // request_rebuild's timer: rebuild(), or wait for the transfers being read
     void rebuild();
     void log_key_mismatches();
     std::set<std::string> key_mismatches_;  // as last logged
@@ -221,6 +224,9 @@ private:
         bool operator==(const OwnViewMadeFor&) const = default;
     };
     OwnViewMadeFor own_made_for_;
+    [[nodiscard]] OwnViewMadeFor own_view_now() const;
+    uint64_t due_since_ = 0;    // when the build waiting for pulls was first due (uv_now; 0: none waits)
+    uint64_t builds_held_ = 0;  // builds that waited for pulls (glbd_snapshot_builds_held_total)
     uint64_t last_build_cost_us_ = 0;
     // The control thread's CPU time for the last build: what paces the next (request_rebuild); the wall time
     // of a build on a busy machine is mostly waiting for a core.

@@ -164,6 +164,10 @@ std::string Daemon::metrics() const {
     m.one("glbd_snapshot_build_cpu_seconds_total", "counter",
           "CPU time the control thread spent building snapshots since start.",
           static_cast<double>(build_cpu_us_) / 1e6);
+    m.one("glbd_snapshot_builds_held_total", "counter",
+          "Snapshot builds that waited for peers' pulls under way to end (at most 1 s; never for this cluster's "
+          "own change).",
+          static_cast<double>(builds_held_));
     m.one("glbd_snapshot_hosts_built", "gauge",
           "Hosts the last snapshot built (a change builds only the hosts it touches; the rest are shared).",
           static_cast<double>(builder_.last().built));

@@ -78,6 +78,9 @@ builds=$(awk '/^glbd_snapshot_builds_total / {print $2}' "$WORK/m3")
 build_cpu=$(awk '/^glbd_snapshot_build_cpu_seconds_total / {print $2}' "$WORK/m3")
 [[ -n $builds && ${builds%.*} -ge 2 ]] || fail "glbd_snapshot_builds_total: '$builds', want 2 or more"
 python3 -c "import sys; sys.exit(0 if 0 < float('$build_cpu') < 60 else 1)" || fail "glbd_snapshot_build_cpu_seconds_total: '$build_cpu'"
+# A build waits only for a pull under way: this server has no peers, so none of its builds waited.
+held=$(awk '/^glbd_snapshot_builds_held_total / {print $2}' "$WORK/m3")
+[[ $held == 0 ]] || fail "glbd_snapshot_builds_held_total: '$held' without peers, want 0"
 # Each thread is named for its role (top -H, perf): the control thread keeps the process's name.
 threads=$(cat /proc/"$PID_adm"/task/*/comm | sort -u | paste -sd' ')
 for t in glbd glbd-udp glbd-tcp glbd-admin glbd-health; do
