@@ -77,7 +77,7 @@ profile() {
   local -A counted=(
     [served]='glbd_sync_served_total ' [failed]='glbd_sync_failures_total' [second]='glbd_sync_second_connects_total'
     [reports]='glbd_sync_reports_received_total ' [skipped]='glbd_sync_reports_skipped_total '
-    [builds]='glbd_snapshot_builds_total ' [pulls]='glbd_sync_pulls_total'
+    [builds]='glbd_snapshot_builds_total ' [held]='glbd_snapshot_builds_held_total ' [pulls]='glbd_sync_pulls_total'
     [beats]='glbd_sync_beats_total{result="sent"}' [resent]='glbd_sync_beats_total{result="resent"}'
     [beats_in]='glbd_sync_peer_beats_received_total'
     [handed]='glbd_sync_udp_notifies_total{result="handed"}' [dropped]='glbd_sync_udp_notifies_total{result="dropped"}'
@@ -110,7 +110,7 @@ profile() {
   echo "- CPU of all servers until then: $cpu ms, against $(( total * $(nproc) )) ms of $(nproc) cores' wall time; minor page faults: $faults;"
   echo "  by thread: $(for name in "${!by_thread[@]}"; do echo "$name ${by_thread[$name]} ms"; done | sort -k2 -nr | paste -sd, | sed 's/,/, /g')"
   [[ -s $WORK/progress ]] && echo "- addresses answered, all servers together (of $(( n * n ))), every 500 ms: $(awk '{print $2}' "$WORK/progress" | paste -sd' ')"
-  echo "- snapshots built: ${sum[builds]} ($(( sum[builds] / n )) per server), their CPU (the control thread's) $build_ms ms in all"
+  echo "- snapshots built: ${sum[builds]} ($(( sum[builds] / n )) per server; ${sum[held]} of them waited for pulls under way), their CPU (the control thread's) $build_ms ms in all"
   { cat "$WORK"/c*.log | grep -o "snapshot rebuilt: .* in [0-9.]* ms ([0-9.]* ms CPU)" || true; } | tr -d "(" | awk '{w += $(NF-4); c += $(NF-2); n++}
     END {if (n) printf "  (LOGLEVEL=debug: %d builds logged, %.0f ms of wall time each on average for %.1f ms of CPU)\n", n, w / n, c / n}'
   echo "- heartbeats sent: ${sum[beats]} ($(( sum[beats] / n )) per server; ${sum[resent]} of them a change's again), handed to the sync threads: ${sum[handed]}, dropped there: ${sum[dropped]},"
