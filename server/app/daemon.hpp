@@ -2,8 +2,8 @@
 // config, the health checker and the sync service, builds snapshots from the merged view and publishes
 // them. Health and sync wake it through a uv_async from their own threads; rebuilds are coalesced to
 // at most one every kMinRebuild, or twice the CPU time the last took (request_rebuild), and one due while a
-// peer's transfer is being read waits for it, at most kHoldForPulls (due_rebuild). Query threads only ever
-// see published snapshots.
+// pull is under way with a peer that answers waits for it, at most kHoldForPulls (due_rebuild). Query threads
+// only ever see published snapshots.
 #pragma once
 
 #include <uv.h>
@@ -137,7 +137,7 @@ private:
     // The active-groups text the DNSRecords last held ("" none), from their first list on (adopt_groups_record).
     std::optional<std::string> groups_record_;
     void request_rebuild();
-    void due_rebuild();  // request_rebuild's timer: rebuild(), or wait for the transfers being read
+    void due_rebuild();  // request_rebuild's timer: rebuild(), or wait for the pulls under way
     void rebuild();
     void log_key_mismatches();
     std::set<std::string> key_mismatches_;  // as last logged
