@@ -371,7 +371,7 @@ bool Service::Impl::is_own_listen(const SocketAddress& addr) const {
 }
 
 bool Service::pulling() const {
-    return impl_->pulls_open.load() > 0 && uv_hrtime() / 1'000'000 < impl_->pull_heard_ms.load() + Impl::kPullQuietMs;
+    return impl_->pulls_open.load() > 0 && steady_ms() < impl_->pull_heard_ms.load() + Impl::kPullQuietMs;
 }
 
 Service::Service(const conf::Config& config, std::function<void()> on_change)

@@ -38,7 +38,7 @@ struct Service::Impl {
     RecordList saved_own_records;            // and its static records
     std::atomic<bool> networked{false};
     // Service::pulling(): the pulls whose connection opened and that have not ended, and when one last
-    // opened or read a message (uv_hrtime, ms): a peer that stopped answering holds no build.
+    // opened or read a message (steady_ms): a peer that stopped answering holds no build.
     std::atomic<int> pulls_open{0};
     std::atomic<uint64_t> pull_heard_ms{0};
     static constexpr uint64_t kPullQuietMs = 250;

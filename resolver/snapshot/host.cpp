@@ -350,11 +350,9 @@ void host_plan(PlanWriter& w, const Host& h, const std::vector<Endpoints>& eps, 
     lb_plan(w, h, eps, geo_groups, default_group, all, shapes.size() > 1, nearest);
 }
 
-}  // namespace
-
 // A host built again keeps the ids its last block counted with (ids are given out for the builder's life): true
 // when `before` had one for each it needs now, as when only its endpoints or their health changed.
-bool HostWriter::reuse_counters(Host& h, const HostBlock* before) {
+bool reuse_counters(Host& h, const HostBlock* before) {
     if (!before) return false;
     const Host& was = before->host;
     if (h.simple) {
@@ -374,6 +372,8 @@ bool HostWriter::reuse_counters(Host& h, const HostBlock* before) {
     }
     return true;
 }
+
+}  // namespace
 
 HostWriter::HostWriter(Labels& labels) : cache_(labels), joined_(std::make_unique<Endpoints>()) {}
 HostWriter::~HostWriter() = default;

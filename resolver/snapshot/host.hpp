@@ -80,8 +80,6 @@ public:
     void defer_signing(bool defer) { defer_ = defer; }
 
 private:
-    static bool reuse_counters(Host& h, const HostBlock* before);
-
     LabelCache cache_;
     std::vector<Endpoints> eps_;
     std::unique_ptr<Endpoints> joined_;  // a simple host's union of its entries' endpoints

@@ -189,7 +189,7 @@ void Service::Impl::connected(uv_connect_t* c, int status) {
         return;
     }
     ex->stream = reinterpret_cast<uv_tcp_t*>(c->handle);
-    if (!ex->notify) ++ex->impl->pulls_open, ex->impl->pull_heard_ms = uv_hrtime() / 1'000'000;  // until finish()
+    if (!ex->notify) ++ex->impl->pulls_open, ex->impl->pull_heard_ms = steady_ms();  // until finish()
     uv_timer_stop(&ex->hedge);
     uv_tcp_t* other = ex->stream == &ex->tcp ? &ex->spare : &ex->tcp;
     if ((other == &ex->tcp || ex->spare_started) && !uv_is_closing(reinterpret_cast<uv_handle_t*>(other))) {
@@ -262,7 +262,7 @@ void Service::Impl::on_data(Exchange* x) {
         x->mac = mac;
         ++x->messages;
         if (x->notify) return finish(x, "");
-        pull_heard_ms = uv_hrtime() / 1'000'000;
+        pull_heard_ms = steady_ms();
         uv_timer_again(&x->timer);  // the timeout is for a silent peer, not for a large view
         x->records.clear();
         if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial))
