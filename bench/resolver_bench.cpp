@@ -349,6 +349,7 @@ std::vector<std::vector<uint8_t>> report_messages(int hosts) {
                                  {EndpointState{"100.64.7." + std::to_string(h % 250 + 1), true}}});
     }
     s.hosts = HostList(std::move(list));
+    order_entries(s.hosts);  // as a glbd sends its list
     std::vector<std::vector<std::string>> recs{sync::encode_header("c1/c1-0")};
     sync::encode_report(s, s.heartbeat, 0, true, recs);
     std::vector<std::vector<uint8_t>> out;

@@ -23,6 +23,11 @@ void order_entries(HostList& hosts) {
     std::stable_sort(hosts.begin(), hosts.end(), before);
 }
 
+bool strictly_ordered(const std::vector<HostEntry>& hosts) {
+    return std::adjacent_find(hosts.begin(), hosts.end(),
+                              [](const HostEntry& a, const HostEntry& b) { return !a.before(b); }) == hosts.end();
+}
+
 HostTally::HostTally(const std::vector<HostEntry>& hosts) {
     for (const HostEntry& h : hosts) {
         // The list is in order by name (order_entries), so a name's entries are together.

@@ -121,6 +121,9 @@ struct ZoneRecord {
 using RecordList = CowVector<ZoneRecord>;
 // Puts a cluster's entries in their order (by host, then entry) unless they are in it already.
 void order_entries(HostList& hosts);
+// Whether the entries are in that order with no (host, entry) twice, as every glbd lists and sends them: then
+// finding an entry given twice needs no set of names.
+bool strictly_ordered(const std::vector<HostEntry>& hosts);
 
 // What the operator's summary (GET /v1/summary) counts of a cluster's list, made once with the list (where a
 // cluster's view is merged) so that a summary costs what it returns, not a walk over every entry of every

@@ -160,15 +160,13 @@ ClusterView merge_cluster(const std::string& id, bool alive, const std::vector<c
         cv.location = use.front()->state.location, cv.records = use.front()->state.records;
         cv.group = use.front()->state.group;
     }
-    bool plain = use.size() == 1;  // one report with no host or endpoint twice: a copy
+    // One report in order, with no entry or endpoint twice (as a glbd sends it): a copy. The rest (two
+    // replicas, or a report out of order) is merged below.
+    bool plain = use.size() == 1;
     if (plain) {
         const auto& hosts = use.front()->state.hosts;
-        std::unordered_set<std::string> names;  // host and entry
-        names.reserve(hosts.size());
-        for (const auto& h : hosts) {
-            plain = names.insert(h.host + '\0' + h.entry).second && !targets_repeat(h.endpoints);
-            if (!plain) break;
-        }
+        plain = strictly_ordered(hosts) && std::none_of(hosts.begin(), hosts.end(),
+                                                        [](const HostEntry& h) { return targets_repeat(h.endpoints); });
         if (plain) cv.hosts = hosts;
     }
     if (!plain) {
@@ -433,13 +431,14 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
     // A host that breaks a rule, or one (host, entry) given twice, is left out; the rest of the report stands.
     const std::vector<HostEntry>& hosts = s.hosts;
     std::vector<size_t> bad;
+    const bool ordered = strictly_ordered(hosts);  // then nothing is given twice; else the sets find what is
     std::unordered_set<std::string_view> seen;     // names given once, without an entry name
     std::unordered_set<std::string> seen_entries;  // name and entry, of the others
-    seen.reserve(hosts.size());
+    if (!ordered) seen.reserve(hosts.size());
     for (size_t i = 0; i < hosts.size(); ++i) {
         std::string why = host_problem(hosts[i]);
         const HostEntry& h = hosts[i];
-        if (why.empty() &&
+        if (why.empty() && !ordered &&
             !(h.entry.empty() ? seen.insert(h.host).second : seen_entries.insert(h.host + '\0' + h.entry).second)) {
             why = hosts[i].host + ": entry \"" + hosts[i].entry + "\" given twice";
         }

@@ -251,6 +251,54 @@ TEST(Codec, MalformedRejected) {
     EXPECT_TRUE(decode({{"glbd-sync=1"}, {"future=thing"}}, from, out, err));  // unknown kinds skipped
 }
 
+// A list in order (as a glbd sends it) is checked for an entry given twice without sets of names; one out of
+// order with the sets. Both find the same entry, wherever it comes again.
+TEST(CheckReport, AnEntryGivenTwiceIsLeftOutInOrderOrNot) {
+    const uint64_t now = 1'000'000'000;
+    auto host = [](const char* name, const char* entry) {
+        return HostEntry{name, 60, std::nullopt, {{"192.0.2.1", true}}, entry};
+    };
+    auto insert = [](const HostList& list, size_t at, HostEntry h) {
+        std::vector<HostEntry> v = list;
+        v.insert(v.begin() + static_cast<ptrdiff_t>(at), std::move(h));
+        return v;
+    };
+    InstanceState ordered = life(1, now, now, "192.0.2.1");  // a.glb.test
+    ordered.hosts.push_back(host("b.glb.test", ""));
+    ordered.hosts.push_back(host("c.glb.test", "gw-a"));
+    ordered.hosts.push_back(host("c.glb.test", "gw-b"));
+    ASSERT_TRUE(strictly_ordered(ordered.hosts));
+    {
+        InstanceState s = ordered;
+        CheckResult r = check_report(s, now);
+        EXPECT_EQ(r.dropped, 0u);
+        EXPECT_EQ(s.hosts.size(), 4u);
+    }
+    struct Case {
+        const char* what;
+        std::function<void(InstanceState&)> spoil;
+        const char* twice;
+    };
+    std::vector<Case> cases = {
+        {"next to it", [&](InstanceState& s) { s.hosts = insert(s.hosts, 2, host("b.glb.test", "")); },
+         "b.glb.test: entry \"\" given twice"},
+        {"apart, out of order", [&](InstanceState& s) { s.hosts.push_back(host("a.glb.test", "")); },
+         "a.glb.test: entry \"\" given twice"},
+        {"a named entry apart", [&](InstanceState& s) { s.hosts = insert(s.hosts, 0, host("c.glb.test", "gw-b")); },
+         "c.glb.test: entry \"gw-b\" given twice"},
+    };
+    for (const auto& c : cases) {
+        InstanceState s = ordered;
+        c.spoil(s);
+        EXPECT_FALSE(strictly_ordered(s.hosts)) << c.what;
+        CheckResult r = check_report(s, now);
+        EXPECT_EQ(r.error, "") << c.what;
+        EXPECT_EQ(r.dropped, 1u) << c.what;
+        EXPECT_EQ(r.dropped_why, c.twice) << c.what;
+        EXPECT_EQ(s.hosts.size(), 4u) << c.what;
+    }
+}
+
 TEST(CheckReport, EveryFieldByTheConfigRules) {
     const uint64_t now = 1'000'000'000;
     InstanceState good = life(1, now, now, "192.0.2.1");

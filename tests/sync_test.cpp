@@ -107,6 +107,31 @@ TEST(Store, EntriesOfOneNameStayApartAlone_AndAcrossReplicas) {
     EXPECT_EQ(eu->hosts[1].endpoints, (std::vector<EndpointState>{{"shop-us.elb.example.com", true}}));  // 1 of 2
 }
 
+// One report is its cluster's list as it is when it is in order, with no entry twice (the list is shared, not
+// copied); out of order, the same entries in order.
+TEST(Store, OneReportInOrderIsSharedAndOneOutOfOrderIsPutInOrder) {
+    auto report = [](const std::string& instance, std::vector<std::string> names) {
+        InstanceState s{"eu", instance, 10, 10, {}, {}};
+        for (const auto& n : names) s.hosts.push_back(HostEntry{n, 60, std::nullopt, {{"192.0.2.1", true}}});
+        return s;
+    };
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    InstanceState in_order = report("r1", {"a.glb.test", "b.glb.test", "c.glb.test"});
+    st.merge(in_order, 0, 1000);
+    auto eu = cluster(st.view(1000, 3000), "eu");
+    ASSERT_TRUE(eu);
+    EXPECT_TRUE(eu->hosts.same_list(st.known().at("eu/r1").state.hosts));
+    EXPECT_EQ(eu->hosts, in_order.hosts);
+
+    Store out;
+    out.set_own(inst("me", "a", 1, 1), 0);
+    out.merge(report("r1", {"c.glb.test", "a.glb.test", "b.glb.test"}), 0, 1000);
+    eu = cluster(out.view(1000, 3000), "eu");
+    ASSERT_TRUE(eu);
+    EXPECT_EQ(eu->hosts, in_order.hosts);
+}
+
 TEST(Store, LosingOneReplicaWithdrawsNothing) {
     Store st;
     st.set_own(inst("me", "a", 1, 1), 0);
