@@ -333,15 +333,21 @@ std::pair<std::string_view, std::string_view> split(std::string_view s) {
                                         : std::pair{s.substr(0, eq), s.substr(eq + 1)};
 }
 
-// The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down. Returns what is
-// wrong, or "".
-std::string decode_host(Decoder::Record rec, HostEntry& h) {
+// The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down, and `more`
+// (more=1: endpoints of the host the last record began). Returns what is wrong, or "".
+std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more) {
     conf::LoadBalancing lb;
     bool has_lb = false;
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);
         uint64_t n = 0;
-        if (key == "ttl") {
+        if (key == "ep") {  // the most frequent first
+            auto sp = v.rfind(' ');
+            if (sp == std::string_view::npos) return "bad endpoint " + std::string(v);
+            std::string_view st = v.substr(sp + 1);
+            if (st != "up" && st != "down") return "bad endpoint state " + std::string(st);
+            h.endpoints.push_back(EndpointState{std::string(v.substr(0, sp)), st == "up"});
+        } else if (key == "ttl") {
             if (!number(v, n) || n > 2147483647) return "bad ttl";
             h.ttl = static_cast<uint32_t>(n);
         } else if (key == "weight") {
@@ -353,12 +359,8 @@ std::string decode_host(Decoder::Record rec, HostEntry& h) {
             h.entry = std::string(v);
         } else if (key == "default") {
             lb.default_geo = v == "1", has_lb = true;
-        } else if (key == "ep") {
-            auto sp = v.rfind(' ');
-            if (sp == std::string_view::npos) return "bad endpoint " + std::string(v);
-            std::string_view st = v.substr(sp + 1);
-            if (st != "up" && st != "down") return "bad endpoint state " + std::string(st);
-            h.endpoints.push_back(EndpointState{std::string(v.substr(0, sp)), st == "up"});
+        } else if (key == "more") {
+            more = more || v == "1";
         }
     }
     if (has_lb) h.load_balancing = lb;
@@ -450,8 +452,8 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
 bool Decoder::add_host(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
     HostEntry h{std::string(v0), 60, std::nullopt, {}};
-    if (std::string why = decode_host(rec, h); !why.empty()) return bad(why);
-    bool more = std::find(rec.begin(), rec.end(), "more=1") != rec.end();
+    bool more = false;
+    if (std::string why = decode_host(rec, h, more); !why.empty()) return bad(why);
     auto& hosts = cur_->state.hosts;
     if (more) {  // the endpoints of the host the last record began
         if (hosts.empty() || hosts.back().host != h.host || hosts.back().entry != h.entry) {
@@ -460,7 +462,7 @@ bool Decoder::add_host(Record rec, std::string_view v0) {
         auto& eps = hosts.back().endpoints;
         eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
     } else {
-        hosts.push_back(std::move(h));
+        hosts.emplace_back(std::move(h));
     }
     return true;
 }
