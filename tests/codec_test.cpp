@@ -41,6 +41,37 @@ TEST(Codec, RoundTrip) {
     EXPECT_FALSE(out[1].state.hosts[0].load_balancing);
 }
 
+// A host whose endpoints pass one record's budget goes on in records marked more=1, which the decoder
+// appends to the host the last record began; one that begins nothing is refused.
+TEST(Codec, AHostOfManyEndpointsGoesOnInMoreRecords) {
+    auto a = inst("eu-1", "pod-a", 7, 8);
+    a.hosts[0].endpoints.clear();
+    for (int i = 0; i < 2000; ++i) {
+        a.hosts[0].endpoints.push_back({"10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250), i % 3 != 0});
+    }
+    auto records = encode("eu-1/pod-a", {{a, 0}});
+    size_t more = std::count_if(records.begin(), records.end(), [](const std::vector<std::string>& r) {
+        return std::find(r.begin(), r.end(), "more=1") != r.end();
+    });
+    EXPECT_GE(more, 3u);  // 2,000 endpoints of about 16 bytes in records of at most 8,000
+    std::string from, err;
+    std::vector<Report> out;
+    ASSERT_TRUE(decode(records, from, out, err)) << err;
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].state.hosts.size(), 1u);
+    EXPECT_EQ(out[0].state.hosts[0].endpoints, a.hosts[0].endpoints);
+
+    auto orphan = records;
+    auto first_more = std::find_if(orphan.begin(), orphan.end(), [](const std::vector<std::string>& r) {
+        return std::find(r.begin(), r.end(), "more=1") != r.end();
+    });
+    ASSERT_NE(first_more, orphan.end());
+    (*first_more)[0] = "host=other.glb.test";  // continues a host that no record began
+    out.clear();
+    EXPECT_FALSE(decode(orphan, from, out, err));
+    EXPECT_NE(err.find("more= without its host"), std::string::npos) << err;
+}
+
 TEST(Codec, StaticRecordsTravelWithTheOriginAndOlderDecodersSkipThem) {
     auto a = inst("eu-1", "pod-a", 5, 6);
     std::string long_txt(700, 'y');
