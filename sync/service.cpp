@@ -44,6 +44,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
     own.version = now;
     own.heartbeat = now;
+    leads = std::hash<std::string>{}(own.origin());
     // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
     // restart. Set first: what is loaded next is stamped with generations of this counter.
     store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);

@@ -115,7 +115,9 @@ struct Service::Impl {
     std::optional<SocketAddress> round_lead;
     std::vector<SocketAddress> round_rest;
     size_t rounds = 0;  // every round so far (relayed news waits for them)
-    size_t leads = 0;   // the rounds that pulled: the next lead is the next member due
+    // The rounds that pulled: the next lead is the next member due. It starts at a hash of our origin, so that
+    // a fleet started together does not ask its first member for everything at once, each server in turn.
+    size_t leads = 0;
     std::set<SocketAddress> want_relay;
     std::map<SocketAddress, uint32_t> last_generation;  // per peer: the serial last received
     int resolving = 0;
