@@ -420,6 +420,48 @@ TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
     EXPECT_GE(later_second_half, 3) << later << " later probes, none in the second half of the interval";
 }
 
+// A stall of the checker's loop (a busy CPU; here its callback holds it for 2 s at the first change) does not
+// keep together the rounds that fell due meanwhile: they run when it ends, and each then goes back to its own
+// point of the interval, not every interval from the moment the loop woke (one burst per interval for good).
+TEST(ProbeSchedule, RoundsGoBackToTheirPointsAfterAStall) {
+    constexpr int kEndpoints = 24;
+    std::vector<int> listeners = listen_on(82, 18082, kEndpoints);
+    ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
+    std::string config = kScheduleConfig;
+    for (int i = 1; i <= kEndpoints; ++i) {
+        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.82." + std::to_string(i) +
+                  "], healthCheck: {protocol: TCP, port: 18082, interval: 1s, timeout: 500ms}}\n";
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::atomic<int64_t> stall_end_ms{-1};
+    health::Checker checker(test::config_from(config), [&] {
+        if (stall_end_ms.load() >= 0) return;
+        std::this_thread::sleep_for(2000ms);  // every later round falls due in it (their phases are within 1 s)
+        stall_end_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+    });
+    checker.start();
+    auto probes = collect_probes(listeners, t0, 4500ms);
+    checker.stop();
+    for (int fd : listeners) close(fd);
+    const int64_t woke = stall_end_ms.load();
+    ASSERT_GE(woke, 2000);
+    // The interval after the catch-up: each endpoint once, at its own point.
+    std::vector<int64_t> after;
+    for (auto [t, where] : probes) {
+        if (t > woke + 50 && t <= woke + 1050) after.push_back(t);
+    }
+    std::sort(after.begin(), after.end());
+    size_t together = 0;  // the most probes within 50 ms of each other
+    for (size_t i = 0, j = 0; j < after.size(); ++j) {
+        while (after[j] - after[i] > 50) ++i;
+        together = std::max(together, j - i + 1);
+    }
+    EXPECT_GE(after.size(), static_cast<size_t>(kEndpoints) - 2) << "probes in the interval after the stall";
+    EXPECT_LE(together, static_cast<size_t>(kEndpoints) / 2)
+        << together << " of " << after.size() << " probes within 50 ms of each other after a stall";
+}
+
 // More endpoints than a first round should probe in one second (kFirstRoundPerSecond): the first round takes
 // longer instead of coming as one burst (10,000 probes in a second left thousands unanswered by a busy target,
 // each a false "unhealthy"). 2,500 hosts with as many different checks of one address: 2,500 probes, about

@@ -70,7 +70,8 @@ struct Checker::Impl {
         uint64_t first_ms = 0;               // when the first round begins (from start): within a second, or when due
         uint64_t last_round_ms = 0;          // steady clock; from the checker before this one, then each round's
         uint64_t phase_ms = 0;               // where in each interval the later rounds begin: anywhere in it
-        bool phased = false;                 // the later rounds are scheduled
+        bool phased = false;                 // the first round has begun: the later ones are at the phase
+        uint64_t due_ms = 0;                 // loop time (uv_now) the next round is due at
         // the round in progress
         bool busy = false;
         int outstanding = 0;
@@ -170,10 +171,8 @@ struct Checker::Impl {
                 t->first_ms = slot(std::min<uint64_t>(interval, first_span));
                 t->phase_ms = slot(interval);
             }
-            uv_timer_start(
-                &t->timer,
-                [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
-                t->first_ms, 0);
+            t->due_ms = uv_now(&loop) + t->first_ms;
+            uv_timer_start(&t->timer, on_timer, t->first_ms, 0);
         }
         started = true;
         thread = std::thread([this] {
@@ -207,16 +206,20 @@ struct Checker::Impl {
     }
 
     // ---- rounds
-    void on_timer(Target* t) {
-        if (!t->phased) {  // after the first round: every interval, from the target's phase on
-            t->phased = true;
-            auto interval = static_cast<uint64_t>(t->hc.interval.count());
-            uv_timer_start(
-                &t->timer,
-                [](uv_timer_t* tm) { static_cast<Target*>(tm->data)->impl->on_timer(static_cast<Target*>(tm->data)); },
-                t->phase_ms + interval - t->first_ms, interval);
-        }
-        begin_round(t);
+    // A round is due. The next one is at the target's phase after the first round, then every interval from
+    // when the last was due, not from when the loop woke: a loop that wakes late (a busy CPU) would carry
+    // its delay into every later round, and rounds that fell due during one stall would stay together, one
+    // burst every interval. A round missed entirely is skipped.
+    static void on_timer(uv_timer_t* timer) {
+        auto* t = static_cast<Target*>(timer->data);
+        auto interval = std::max<uint64_t>(1, static_cast<uint64_t>(t->hc.interval.count()));
+        uint64_t now = uv_now(timer->loop);
+        uint64_t next = t->phased ? t->due_ms + interval : t->due_ms - t->first_ms + t->phase_ms + interval;
+        t->phased = true;
+        if (next <= now) next += ((now - next) / interval + 1) * interval;
+        t->due_ms = next;
+        uv_timer_start(timer, on_timer, next - now, 0);
+        t->impl->begin_round(t);
     }
 
     void begin_round(Target* t) {
