@@ -368,6 +368,18 @@ std::vector<int> listen_on(uint32_t octet, uint16_t port, int n, int backlog = 1
     return fds;
 }
 
+// The schedule tests' config: `n` hosts h1..hN, each with one endpoint 127.0.OCTET.i probed over TCP at `port`
+// every `interval`.
+std::string schedule_config(int octet, int port, int n, const std::string& interval) {
+    std::string config = kScheduleConfig;
+    for (int i = 1; i <= n; ++i) {
+        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0." + std::to_string(octet) + "." +
+                  std::to_string(i) + "], healthCheck: {protocol: TCP, port: " + std::to_string(port) +
+                  ", interval: " + interval + ", timeout: 500ms}}\n";
+    }
+    return config;
+}
+
 // The probes that arrive at `listeners` until `until` from `t0`: when (ms from t0) and at which listener.
 std::vector<std::pair<int64_t, int>> collect_probes(const std::vector<int>& listeners,
                                                     std::chrono::steady_clock::time_point t0,
@@ -395,11 +407,7 @@ TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
     constexpr int kEndpoints = 24;
     std::vector<int> listeners = listen_on(78, 18078, kEndpoints);
     ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
-    std::string config = kScheduleConfig;
-    for (int i = 1; i <= kEndpoints; ++i) {
-        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.78." + std::to_string(i) +
-                  "], healthCheck: {protocol: TCP, port: 18078, interval: 2s, timeout: 500ms}}\n";
-    }
+    std::string config = schedule_config(78, 18078, kEndpoints, "2s");
     health::Checker checker(test::config_from(config), nullptr);
     auto t0 = std::chrono::steady_clock::now();
     checker.start();
@@ -427,11 +435,7 @@ TEST(ProbeSchedule, RoundsGoBackToTheirPointsAfterAStall) {
     constexpr int kEndpoints = 24;
     std::vector<int> listeners = listen_on(82, 18082, kEndpoints);
     ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
-    std::string config = kScheduleConfig;
-    for (int i = 1; i <= kEndpoints; ++i) {
-        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.82." + std::to_string(i) +
-                  "], healthCheck: {protocol: TCP, port: 18082, interval: 1s, timeout: 500ms}}\n";
-    }
+    std::string config = schedule_config(82, 18082, kEndpoints, "1s");
     auto t0 = std::chrono::steady_clock::now();
     std::atomic<int64_t> stall_end_ms{-1};
     health::Checker checker(test::config_from(config), [&] {
@@ -498,11 +502,7 @@ TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
     constexpr int kEndpoints = 24;
     std::vector<int> listeners = listen_on(79, 18077, kEndpoints);
     ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
-    std::string config = kScheduleConfig;
-    for (int i = 1; i <= kEndpoints; ++i) {
-        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.79." + std::to_string(i) +
-                  "], healthCheck: {protocol: TCP, port: 18077, interval: 4s, timeout: 500ms}}\n";
-    }
+    std::string config = schedule_config(79, 18077, kEndpoints, "4s");
     auto cfg = test::config_from(config);
     auto first = std::make_unique<health::Checker>(cfg, nullptr);
     first->start();
