@@ -15,10 +15,12 @@ namespace glbd::dnstap {
 
 namespace {
 
+// An ldns text, freed. ldns writes most bytes of a name or a string as \DDD, but not all: a tab in an ISDN
+// address came out as it is. Any byte outside printable ASCII left becomes \xNN (ldns's own escapes stay).
 std::string owned(char* s) {
     std::string out = s ? s : "?";
     free(s);  // NOLINT(cppcoreguidelines-no-malloc): ldns's strings are malloc'd
-    return out;
+    return escape_bytes(out, [](unsigned char ch) { return ch < 0x20 || ch >= 0x7f; });
 }
 
 // "shop.glb.example.test. A NOERROR: A 192.0.2.10, A 192.0.2.11" for a response's bytes.
