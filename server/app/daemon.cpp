@@ -101,8 +101,7 @@ void Daemon::request_rebuild() {
     // At least kMinRebuild apart, and never more than a third of the control thread's time spent building.
     auto min_gap = std::max(static_cast<uint64_t>(kMinRebuild.count()), 2 * last_build_cpu_us_ / 1000);
     uint64_t delay = last_build_ms_ + min_gap > now ? last_build_ms_ + min_gap - now : 0;
-    uv_timer_start(
-        &rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->due_rebuild(); }, delay, 0);
+    uv_timer_start(&rebuild_timer_, on_rebuild_timer, delay, 0);
 }
 
 // A build that is due waits while a pull is under way with a peer that answers (Service::pulling): its end
@@ -116,8 +115,7 @@ void Daemon::due_rebuild() {
     if (due_since_ == 0) due_since_ = now;
     if (sync_ && sync_->pulling() && own_view_now() == own_made_for_ &&
         now - due_since_ + kPollMs <= static_cast<uint64_t>(kHoldForPulls.count())) {
-        uv_timer_start(
-            &rebuild_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->due_rebuild(); }, kPollMs, 0);
+        uv_timer_start(&rebuild_timer_, on_rebuild_timer, kPollMs, 0);
         return;
     }
     if (now > due_since_) ++builds_held_;

@@ -138,6 +138,7 @@ private:
     std::optional<std::string> groups_record_;
     void request_rebuild();
     void due_rebuild();  // request_rebuild's timer: rebuild(), or wait for the pulls under way
+    static void on_rebuild_timer(uv_timer_t* t) { static_cast<Daemon*>(t->data)->due_rebuild(); }
     void rebuild();
     void log_key_mismatches();
     std::set<std::string> key_mismatches_;  // as last logged
