@@ -3,8 +3,9 @@
 # TLS with a bearer token, to show it behaves as an API server does for what glbd relies on: discovery,
 # apply (create, then a merge patch), get, label, a status merge patch that leaves spec alone, watch (also
 # from a list's resourceVersion, across deletes and relabels made before it opened), delete, lists in pages
-# (limit/continue: kubectl --chunk-size), status not taken on create, Secrets (kubectl create secret), and a
-# rotated token refused in its old form.
+# (limit/continue: kubectl --chunk-size), status not taken on create, Secrets (kubectl create secret), a
+# rotated token refused in its old form, finalizers (a delete marks, the last finalizer's removal deletes) and a
+# stale resourceVersion refused.
 source "$(dirname "$0")/lib.sh"
 # kubectl is not a Debian package: where it is missing the test is reported skipped (ctest exit code 77).
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -98,4 +99,23 @@ mv "$WORK/k/token.new" "$WORK/k/token"   # the server now wants the new token; k
 kubectl get dnsrecords -A >/dev/null 2>&1 || fail "the rotated token (re-read from tokenFile) was refused"
 curl -sk -H "Authorization: Bearer $(cat "$WORK/k/token.old")" "https://$K:$KP/apis/kuadrant.io/v1alpha1/dnsrecords" |
     grep -q '"code": 401' || fail "the old token was accepted"
-pass "kubectl against fakekube: discovery, apply (create, patch), get, label selectors, status patch, watch (also from a list's resourceVersion), delete, pages, secrets, token rotation"
+# Finalizers, as dns-operator puts one on every DNSRecord: a delete only marks the object (deletionTimestamp),
+# no finalizer may be added meanwhile, and removing the last one lets it go; a patch whose resourceVersion is
+# stale is a conflict.
+printf 'apiVersion: kuadrant.io/v1alpha1\nkind: DNSRecord\nmetadata: {name: held, namespace: gw, finalizers: [kuadrant.io/dns-record]}\nspec: {rootHost: h.glb.example.com}\n' |
+    kubectl apply --validate=false -f - >/dev/null || fail "apply with a finalizer"
+stale=$(kubectl get dnsrecord held -n gw -o jsonpath='{.metadata.resourceVersion}')
+kubectl label dnsrecord held -n gw moved=1 >/dev/null
+out=$(kubectl patch dnsrecord held -n gw --type=merge -p "{\"metadata\":{\"resourceVersion\":\"$stale\",\"labels\":{\"x\":\"1\"}}}" 2>&1) &&
+    fail "a patch with a stale resourceVersion was taken: $out"
+[[ $out == *"the object has been modified"* ]] || fail "stale resourceVersion: $out"
+kubectl delete dnsrecord held -n gw --wait=false | grep -q deleted || fail "kubectl delete --wait=false"
+[[ -n $(kubectl get dnsrecord held -n gw -o jsonpath='{.metadata.deletionTimestamp}') ]] ||
+    fail "a record with a finalizer went at once, or has no deletionTimestamp: $(kubectl get dnsrecord held -n gw -o json 2>&1)"
+out=$(kubectl patch dnsrecord held -n gw --type=merge -p '{"metadata":{"finalizers":["kuadrant.io/dns-record","x.example/other"]}}' 2>&1) &&
+    fail "a finalizer was added to a record being deleted: $out"
+[[ $out == *"no new finalizers"* ]] || fail "adding a finalizer while deleting: $out"
+kubectl patch dnsrecord held -n gw --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null || fail "remove the finalizer"
+out=$(kubectl get dnsrecord held -n gw 2>&1) && fail "still there after its last finalizer went: $out"
+[[ $out == *NotFound* || $out == *"not found"* ]] || fail "get after the finalizer went: $out"
+pass "kubectl against fakekube: discovery, apply (create, patch), get, label selectors, status patch, watch (also from a list's resourceVersion), delete, pages, secrets, token rotation, finalizers, stale resourceVersion"

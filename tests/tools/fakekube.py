@@ -8,7 +8,9 @@ glbd's client can be tested on a machine without a cluster (tests/system/fakekub
 Serves discovery (/api, /api/v1, /apis, /apis/kuadrant.io/v1alpha1, /version), and for dnsrecords: list (all
 namespaces or one, labelSelector, in pages with limit and continue; a continue token older than the
 history is 410 Gone), get, create (status dropped, as for any resource with a status subresource), replace,
-merge-patch of the object and of /status, delete, and watch (chunked JSON lines, resourceVersion, allowWatchBookmarks, timeoutSeconds, label-selector
+merge-patch of the object and of /status (a metadata.resourceVersion in the body is a precondition: 409 when
+stale), delete (an object with metadata.finalizers is only given a deletionTimestamp, and goes when a patch
+removes its last finalizer; none may be added meanwhile), and watch (chunked JSON lines, resourceVersion, allowWatchBookmarks, timeoutSeconds, label-selector
 transitions as ADDED/DELETED, ERROR 410 for a compacted resourceVersion). With --token-file every request
 needs "Authorization: Bearer <the file's content>" (read at each request, so a test can rotate it); 401
 otherwise (kubectl sends a token only over TLS: --tls serves HTTPS with the given certificate and key). With
@@ -286,11 +288,27 @@ class Handler(BaseHTTPRequestHandler):
             if method == "GET":
                 return self.send_json(200, cur)
             if method == "DELETE":
+                if cur["metadata"].get("finalizers"):
+                    # As the API server does: an object with finalizers is only marked; it goes when the last
+                    # finalizer is removed (below).
+                    if not cur["metadata"].get("deletionTimestamp"):
+                        new = json.loads(json.dumps(cur))
+                        new["metadata"]["deletionTimestamp"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+                        new["metadata"]["deletionGracePeriodSeconds"] = 0
+                        self.store.objects[key] = new
+                        self.store.record("MODIFIED", new, json.loads(json.dumps(cur)))
+                        cur = new
+                    return self.send_json(200, cur)
                 del self.store.objects[key]
                 self.store.record("DELETED", cur, json.loads(json.dumps(cur)))
                 return self.send_json(200, cur)
             if method in ("PATCH", "PUT"):
                 body = self.body()
+                if not isinstance(body, dict):
+                    return self.send_json(415, status(415, "UnsupportedMediaType", "only merge patches are served"))
+                want_rv = (body.get("metadata") or {}).get("resourceVersion")
+                if want_rv and want_rv != cur["metadata"]["resourceVersion"]:  # a precondition, as the API server's
+                    return self.send_json(409, status(409, "Conflict", f'Operation cannot be fulfilled on dnsrecords.{GROUP} "{name}": the object has been modified; please apply your changes to the latest version and try again'))
                 if method == "PUT":
                     new = body if sub is None else dict(cur, status=body.get("status"))
                 else:
@@ -302,10 +320,21 @@ class Handler(BaseHTTPRequestHandler):
                     new["status"] = cur.get("status")
                     if new.get("spec") != cur.get("spec"):
                         new["metadata"]["generation"] = cur["metadata"].get("generation", 1) + 1
-                for k in ("uid", "creationTimestamp", "namespace", "name"):
-                    new["metadata"][k] = cur["metadata"][k]
+                for k in ("uid", "creationTimestamp", "namespace", "name", "deletionTimestamp",
+                          "deletionGracePeriodSeconds"):
+                    if k in cur["metadata"]:
+                        new["metadata"][k] = cur["metadata"][k]
+                    else:
+                        new["metadata"].pop(k, None)
                 if new.get("status") is None:
                     new.pop("status", None)
+                deleting = bool(cur["metadata"].get("deletionTimestamp"))
+                if deleting and set(new["metadata"].get("finalizers") or []) - set(cur["metadata"].get("finalizers") or []):
+                    return self.send_json(422, status(422, "Invalid", "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted"))
+                if deleting and not new["metadata"].get("finalizers"):  # the last finalizer removed: it goes
+                    del self.store.objects[key]
+                    self.store.record("DELETED", new, json.loads(json.dumps(new)))
+                    return self.send_json(200, new)
                 self.store.objects[key] = new
                 self.store.record("MODIFIED", new, json.loads(json.dumps(cur)))
                 return self.send_json(200, new)
