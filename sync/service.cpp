@@ -482,6 +482,25 @@ std::vector<PeerStatus> Service::peers() const {
     return out;
 }
 const SyncCounters& Service::counters() const { return impl_->counters; }
+uint64_t Service::own_version() const {
+    MutexLock lock(impl_->mu);
+    return impl_->own.version;
+}
+std::vector<std::string> Service::not_holding(uint64_t version) const {
+    MutexLock lock(impl_->mu);
+    std::vector<std::string> out;
+    uint64_t now = now_ms();
+    const std::string& own = impl_->store.own_origin();
+    for (const auto& [origin, k] : impl_->store.known()) {
+        if (origin == own || !impl_->store.alive(k, now, impl_->dead_after())) continue;
+        auto it = impl_->own_held.find(origin);
+        if (it == impl_->own_held.end() || it->second.incarnation != impl_->own.incarnation ||
+            it->second.version < version) {
+            out.push_back(printable(origin));
+        }
+    }
+    return out;
+}
 std::string Service::own_origin() const {
     MutexLock lock(impl_->mu);
     return impl_->own.origin();

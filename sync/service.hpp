@@ -128,6 +128,11 @@ public:
     [[nodiscard]] std::vector<PeerStatus> peers() const;
     [[nodiscard]] const SyncCounters& counters() const;
     [[nodiscard]] std::string own_origin() const;
+    // This instance's report: its version now, and the live peers (other instances, by printable origin) not
+    // known to hold it at `version` or later in this incarnation. A peer shows what it holds of us in its
+    // heartbeats and in the origin records of every transfer we pull from it.
+    [[nodiscard]] uint64_t own_version() const;
+    [[nodiscard]] std::vector<std::string> not_holding(uint64_t version) const;
 
     // TCP thread: answers a `_glbd.` AXFR/SOA query or a NOTIFY (`answered`), refuses one that is not
     // signed with the key (`rejected`: the caller closes the connection), or leaves it (`not_ours`).

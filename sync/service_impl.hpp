@@ -75,7 +75,11 @@ struct Service::Impl {
     // come at any time, also while a reload restarts the loop, and must never signal a handle that is closed
     // or not made yet).
     bool wakeable GLBD_GUARDED_BY(mu) = false;
-    std::string records_group GLBD_GUARDED_BY(mu);           // status.group of this cluster's DNSRecords
+    std::string records_group GLBD_GUARDED_BY(mu);  // status.group of this cluster's DNSRecords
+    // Per peer origin, the newest version of this instance's report it showed holding (its beats, the origin
+    // records of a pull from it): Service::not_holding. At most one entry per known origin.
+    std::map<std::string, Held> own_held GLBD_GUARDED_BY(mu);
+    void note_own_held(const std::string& peer, const InstanceState& ours) GLBD_REQUIRES(mu);
     LearntMembers learnt GLBD_GUARDED_BY(mu);                // members learnt from peers (sync thread; status: control)
     std::set<SocketAddress> configured GLBD_GUARDED_BY(mu);  // peers.members, resolved (never learnt)
 

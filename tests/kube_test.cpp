@@ -214,6 +214,31 @@ TEST(KubeRecords, SecondZoneServedOnlyWhenItIsGlbds) {
     EXPECT_TRUE(kube::map_record(r, one).not_ours);
 }
 
+// A record this mode reads but for a zone glbd does not serve says which zone and glbd's own (logged, counted,
+// and in delegate and controller mode written on its status); a record the mode does not read at all says
+// nothing (a delegated record in controller mode is dns-operator's).
+TEST(KubeRecords, ARecordForAZoneNotServedSaysWhich) {
+    kube::Record r = only("second-zone");
+    kube::MapOptions one = options();
+    one.zones.pop_back();
+    kube::Mapped m = kube::map_record(r, one);
+    EXPECT_TRUE(m.not_ours);
+    EXPECT_EQ(m.other_zone,
+              "it is labelled for zone example.net, which this glbd does not serve (its zones: glb.example.com)");
+    kube::Record d = fixture("primary-three-clusters").at("api-gw-api-eu-1");
+    kube::MapOptions elsewhere = options(kube::Mode::delegate);
+    elsewhere.zones = {zone("glb.example.test")};
+    m = kube::map_record(d, elsewhere);
+    EXPECT_TRUE(m.not_ours);
+    EXPECT_EQ(m.other_zone,
+              "its rootHost api.glb.example.com lies in no zone this glbd serves (its zones: glb.example.test)");
+    elsewhere.mode = kube::Mode::controller;  // a delegated record: not controller mode's input at all
+    m = kube::map_record(d, elsewhere);
+    EXPECT_TRUE(m.not_ours);
+    EXPECT_EQ(m.other_zone, "");
+    EXPECT_EQ(kube::map_record(d, options(kube::Mode::delegate)).other_zone, "");  // served
+}
+
 TEST(KubeRecords, OlderVersionsAndNewerStatusFieldsRead) {
     kube::Mapped m = kube::map_record(only("v014-labelled"), options());
     ASSERT_EQ(m.error, "");

@@ -3,12 +3,15 @@
 // at most once a minute, and one silent for forgetAfter forgotten.
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <sstream>
 
 #include "sync/members.hpp"
+#include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
 #include "sync/transfer/codec.hpp"
+#include "sync/transfer/tsig.hpp"
 #include "tests/sync_util.hpp"
 
 using namespace glbd;
@@ -211,4 +214,48 @@ TEST(ZoneKeys, TravelInReportsAndStateDirAndAreCompared) {
     theirs.erase("plain.example");
     theirs["not-ours.example"] = "9 0123456789abcdef";  // a zone we do not serve: its business
     EXPECT_TRUE(key_mismatches(served, ours, theirs).empty());
+}
+
+// What a peer holds of this instance's report (Service::not_holding, which a deletion in delegate mode waits on):
+// a live peer counts as holding a version once its heartbeat shows our origin at it or later, in our life.
+TEST(Members, APeerHoldsOurReportOnceItsBeatShowsIt) {
+    test::StateDir dir;
+    uint64_t now = now_ms();
+    dir.write(R"({"saved":1,"origins":[)" + test::us_origin(now - 1000) + "]}");  // us/b: known, just heard
+    Service svc(test::config_from(test::sync_config(dir.path)), nullptr);
+    svc.set_own_hosts(test::hosts(1));
+    const uint64_t v = svc.own_version();
+    InstanceState ours;
+    for (const auto& i : svc.instances()) {
+        if (i.self) ours = i.known.state;
+    }
+    ASSERT_EQ(ours.origin(), "eu/a");
+    EXPECT_EQ(svc.not_holding(v), std::vector<std::string>{"us/b"});
+
+    auto key = tsig::Key::from("glb-sync", "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=");
+    uint64_t seq = now;
+    auto beat = [&](uint64_t held_version, uint64_t held_incarnation) {  // us/b's beat showing ours as it holds it
+        Beat h;
+        h.from = "us/b", h.seq = ++seq;
+        InstanceState theirs{"us", "b", now - 1000, now, {}, {}};
+        InstanceState held = ours;
+        held.version = held_version, held.incarnation = held_incarnation, held.heartbeat = now;
+        std::vector<std::vector<std::string>> origins;
+        encode_report(theirs, now, 0, false, origins);
+        encode_report(held, now, 0, false, origins);
+        auto wire = beat_message(7, h, origins, kMaxBeatBytes);
+        tsig::sign(wire, key, "", false, static_cast<uint64_t>(std::time(nullptr)));
+        svc.take_beat(wire.data(), wire.size(), sa("127.0.0.2:5399"));
+    };
+    beat(v - 1, ours.incarnation);  // the report before the last change
+    EXPECT_EQ(svc.not_holding(v), std::vector<std::string>{"us/b"});
+    EXPECT_TRUE(svc.not_holding(v - 1).empty());
+    beat(v, ours.incarnation - 1);  // our version, but of a former life
+    EXPECT_EQ(svc.not_holding(v), std::vector<std::string>{"us/b"});
+    beat(v, ours.incarnation);
+    EXPECT_TRUE(svc.not_holding(v).empty());
+    beat(v - 5, ours.incarnation);  // an older beat's view never takes it back
+    EXPECT_TRUE(svc.not_holding(v).empty());
+    svc.set_own_hosts(test::hosts(2));  // a new change: not held until shown
+    EXPECT_EQ(svc.not_holding(svc.own_version()), std::vector<std::string>{"us/b"});
 }

@@ -162,7 +162,7 @@ void Daemon::rebuild() {
         publisher_.publish(snap);
         schedule_resign(snap->resign_at);
         log_key_mismatches();
-        if (kube_ && kube_->writes_status()) kube_->update_statuses(states ? *states : checker_->states());
+        update_kube_statuses(states ? &*states : nullptr);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);
         last_build_cost_us_ = (uv_hrtime() - start) / 1000;
@@ -180,6 +180,26 @@ void Daemon::rebuild() {
         if (built.full || built.built > 1000) malloc_trim(0);
     } catch (const std::exception& e) {
         spdlog::error("cannot rebuild the snapshot: {}", e.what());
+    }
+}
+
+// The statuses controller and delegate mode write, once the sync service holds this cluster's report as made from
+// the records collected last (a deletion is judged by the report version that withdrew it). While a deletion waits
+// for the peers to hold that report, again every kDeletionPollMs.
+void Daemon::update_kube_statuses(const health::States* states) {
+    if (!kube_ || !kube_->writes_status() || own_view_now() != own_made_for_) return;
+    kube::Source::Fleet fleet;
+    fleet.own_version = sync_->own_version();
+    fleet.not_holding = [this](uint64_t version) { return sync_->not_holding(version); };
+    fleet.max_wait_ms = config_.peers ? static_cast<uint64_t>(config_.peers->dead_after.count()) : 0;
+    kube_->update_statuses(states ? *states : checker_->states(), fleet);
+    bool waiting = uv_is_active(reinterpret_cast<uv_handle_t*>(&deletion_timer_));
+    if (kube_->deletions_pending() && !waiting) {
+        uv_timer_start(
+            &deletion_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->update_kube_statuses(nullptr); },
+            kDeletionPollMs, kDeletionPollMs);
+    } else if (!kube_->deletions_pending() && waiting) {
+        uv_timer_stop(&deletion_timer_);
     }
 }
 
@@ -343,6 +363,8 @@ int Daemon::make_sources() {
         // first of them.
         uv_timer_init(loop_, &kube_timer_);
         kube_timer_.data = this;
+        uv_timer_init(loop_, &deletion_timer_);
+        deletion_timer_.data = this;
         uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) {
             auto* self = static_cast<Daemon*>(a->data);
             if (uv_is_active(reinterpret_cast<uv_handle_t*>(&self->kube_timer_))) return;
@@ -490,6 +512,7 @@ void Daemon::shut_down() {
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&kube_timer_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&deletion_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&resign_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&cookie_timer_), nullptr);

@@ -189,6 +189,9 @@ private:
     uv_async_t kube_changed_{};
     uv_timer_t kube_timer_{};  // applies a burst of record events at once
     static constexpr uint64_t kKubeSettleMs = 100;
+    void update_kube_statuses(const health::States* states);  // null: the checker's now
+    uv_timer_t deletion_timer_{};                             // while a deletion waits for the peers
+    static constexpr uint64_t kDeletionPollMs = 250;
     // Answers per (host, cluster): counters that outlive snapshots, wired into each one built.
     // Answer counter ids by (host, cluster), 0..size-1 in order of first use: stable for the process's
     // life, so counts survive rebuilds.

@@ -267,17 +267,20 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
 // The Kubernetes source's state (for /v1/state and /v1/summary).
 nlohmann::json Daemon::kube_json(uint64_t now) const {
     auto ks = kube_->stats();
-    return {
-        {"mode", kube_->mode_name()},
-        {"selector", kube_->label_selector()},
-        {"synced", ks.synced},
-        {"events", ks.events},
-        {"relists", ks.relists},
-        {"errors", ks.errors},
-        {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
-        {"records",
-         {{"valid", kube_counts_.valid}, {"invalid", kube_counts_.invalid}, {"otherZone", kube_counts_.other_zone}}},
-        {"statusesWritten", kube_->statuses_written()}};
+    return {{"mode", kube_->mode_name()},
+            {"selector", kube_->label_selector()},
+            {"synced", ks.synced},
+            {"events", ks.events},
+            {"relists", ks.relists},
+            {"errors", ks.errors},
+            {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
+            {"records",
+             {{"valid", kube_counts_.valid},
+              {"invalid", kube_counts_.invalid},
+              {"otherZone", kube_counts_.other_zone},
+              {"notInput", kube_counts_.not_input},
+              {"deleting", kube_counts_.deleting}}},
+            {"statusesWritten", kube_->statuses_written()}};
 }
 
 }  // namespace glbd

@@ -197,7 +197,9 @@ std::string render_status(const std::string& admin, const std::string& state_jso
         out += "\nKUBERNETES\n" + k.at("mode").get<std::string>() + " mode" +
                (k.at("selector").get<std::string>().empty() ? "" : " (" + k.at("selector").get<std::string>() + ")") +
                ", " + (k.at("synced").get<bool>() ? "synced" : "NOT SYNCED") + "; DNSRecords: " + r.at("valid").dump() +
-               " served, " + r.at("invalid").dump() + " invalid, " + r.at("otherZone").dump() + " not ours; " +
+               " served, " + r.at("invalid").dump() + " invalid, " + r.at("otherZone").dump() +
+               " for a zone this glbd does not serve" +
+               (r.value("deleting", 0) ? ", " + r.at("deleting").dump() + " being deleted" : "") + "; " +
                k.at("events").dump() + " events, " + k.at("relists").dump() + " lists, " + k.at("errors").dump() +
                " errors; last event " + ago(k.at("lastEventMsAgo")) + "\n";
     }

@@ -458,6 +458,27 @@ bool in_zones(const std::string& name, const std::vector<conf::Zone>& zones) {
 
 }  // namespace
 
+namespace {
+
+std::string zone_list(const std::vector<conf::Zone>& zones) {
+    std::string out;
+    for (const auto& z : zones) out += (out.empty() ? "" : ", ") + z.origin;
+    return out.empty() ? "none" : out;
+}
+
+// A record that is an input of this mode but for a zone glbd does not serve: why ("" when it is not one).
+std::string other_zone(const Record& r, const MapOptions& o) {
+    if (o.mode == Mode::coredns) {
+        if (r.zone_label.empty()) return "";
+        return "it is labelled for zone " + r.zone_label +
+               ", which this glbd does not serve (its zones: " + zone_list(o.zones) + ")";
+    }
+    if (r.root_host.empty()) return "";
+    return "its rootHost " + r.root_host + " lies in no zone this glbd serves (its zones: " + zone_list(o.zones) + ")";
+}
+
+}  // namespace
+
 Mapped map_record(const Record& r, const MapOptions& o) {
     Mapped m;
     switch (o.mode) {
@@ -468,7 +489,12 @@ Mapped map_record(const Record& r, const MapOptions& o) {
         case Mode::delegate: m.not_ours = !r.delegate || r.authoritative || !in_zones(r.root_host, o.zones); break;
         case Mode::controller: m.not_ours = r.delegate || r.authoritative || !in_zones(r.root_host, o.zones); break;
     }
-    if (m.not_ours) return m;
+    if (m.not_ours) {
+        bool input = o.mode == Mode::coredns ||
+                     (o.mode == Mode::delegate ? r.delegate && !r.authoritative : !r.delegate && !r.authoritative);
+        if (input) m.other_zone = other_zone(r, o);
+        return m;
+    }
     if (!r.error.empty()) {
         m.error = r.error;
         return m;

@@ -10,10 +10,14 @@ namespace glbd::kube {
 
 void write_metrics(metrics::Writer& m, const Source& kube, const Source::Collected& counts, uint64_t shadowed) {
     auto ks = kube.stats();
-    m.some("glbd_kubernetes_records", "gauge", "DNSRecords held, by state: valid, invalid (skipped), other_zone.",
+    m.some("glbd_kubernetes_records", "gauge",
+           "DNSRecords held, by state: valid, invalid (skipped), other_zone (for a zone this glbd does not serve), "
+           "not_input (not read in this mode), deleting (delegate mode: withdrawn, being deleted).",
            {{"state=\"valid\"", static_cast<double>(counts.valid)},
             {"state=\"invalid\"", static_cast<double>(counts.invalid)},
-            {"state=\"other_zone\"", static_cast<double>(counts.other_zone)}});
+            {"state=\"other_zone\"", static_cast<double>(counts.other_zone)},
+            {"state=\"not_input\"", static_cast<double>(counts.not_input)},
+            {"state=\"deleting\"", static_cast<double>(counts.deleting)}});
     m.one("glbd_kubernetes_names_refused", "gauge",
           "Names the records publish that are refused now (out of scope, contested, conflicting).",
           static_cast<double>(counts.refused));

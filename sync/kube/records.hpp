@@ -135,6 +135,7 @@ struct Mapped {
     std::vector<Refusal> refused;       // names left out; the rest of the record is served
     std::string error;                  // the whole record refused: why
     bool not_ours = false;              // not an input in this mode (another zone, delegated, authoritative...)
+    std::string other_zone;             // not ours because it names a zone this glbd does not serve: which, and why
     std::vector<std::string> names;     // every name it publishes (hosts and records), for ownership
 };
 

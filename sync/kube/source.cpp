@@ -21,12 +21,9 @@ constexpr size_t kMaxStatusMessage = 1024;  // a Ready condition's message lists
 std::string bare(const std::string& name) { return name.rfind("*.", 0) == 0 ? name.substr(2) : name; }
 }  // namespace
 
-std::string coredns_selector(const std::vector<conf::Zone>& zones) {
-    if (zones.size() == 1) return "kuadrant.io/coredns-zone-name=" + zones[0].origin;
-    std::string s = "kuadrant.io/coredns-zone-name in (";
-    for (size_t i = 0; i < zones.size(); ++i) s += (i ? "," : "") + zones[i].origin;
-    return s + ")";
-}
+// Every record labelled for a zone, not only for glbd's: one labelled for a zone glbd does not serve (a user's
+// zone that is not glbd's) is then seen, logged and counted rather than never heard of.
+std::string coredns_selector() { return "kuadrant.io/coredns-zone-name"; }
 
 Source::Source(const conf::Config& config, const std::function<void()>& on_change) : on_change_(on_change) {
     const conf::Kubernetes& k = *config.kubernetes;
@@ -37,7 +34,7 @@ Source::Source(const conf::Config& config, const std::function<void()>& on_chang
     options_.owners = k.owners;
     options_.deny = k.deny_networks;
     options_.insecure_health_checks = k.insecure_health_checks;
-    if (k.mode == Mode::coredns) selector_ = coredns_selector(config.zones);
+    if (k.mode == Mode::coredns) selector_ = coredns_selector();
     requests_ = std::make_unique<Watcher>(access, "", "", nullptr);
     std::vector<std::string> paths;
     if (k.namespaces.empty()) paths.push_back(std::string(kResource) + "/dnsrecords");
@@ -247,10 +244,29 @@ Source::Collected Source::collect() {
     take_changes();
     Collected c;
     std::vector<Held*> live;
+    std::set<std::string> other_zone;
     for (auto& held : held_) {
         for (auto& [key, h] : held) {
             if (h.mapped.not_ours) {
+                if (h.mapped.other_zone.empty()) {
+                    ++c.not_input;
+                    continue;
+                }
                 ++c.other_zone;
+                std::string id = key + "@" + h.mapped.other_zone;
+                uint64_t left_out = 0;
+                if (!other_zone_logged_.count(id) && log_throttle_.allow("other zone", wall_ms(), &left_out)) {
+                    spdlog::warn("kubernetes: DNSRecord {} is not served: {}{}", printable(key),
+                                 printable(h.mapped.other_zone),
+                                 left_out ? " (" + std::to_string(left_out) + " more not logged)" : "");
+                }
+                other_zone.insert(std::move(id));
+                continue;
+            }
+            // Delegate mode withdraws a record being deleted at once (dns-operator's secondary waits for glbd to
+            // say its endpoints are removed: update_statuses).
+            if (mode_ == Mode::delegate && h.record->deleting) {
+                ++c.deleting;
                 continue;
             }
             if (!h.mapped.error.empty()) {
@@ -283,10 +299,11 @@ Source::Collected Source::collect() {
         unprobed.insert(std::move(id));
     }
     unprobed_logged_ = std::move(unprobed);
+    other_zone_logged_ = std::move(other_zone);
     std::set<std::string> seen;
     for (auto& held : held_) {
         for (auto& [key, h] : held) {
-            if (h.mapped.not_ours) continue;
+            if (h.mapped.not_ours || (mode_ == Mode::delegate && h.record->deleting)) continue;
             c.refused += h.mapped.refused.size() + h.contested.size();
             log_refusals(h);
             seen.insert(key + "@" + h.record->resource_version + "@" + std::to_string(h.contested.size()));
@@ -357,49 +374,129 @@ nlohmann::json ready(const Mapped& m, const std::vector<Refusal>& contested, int
     return condition("Ready", false, "ValidationError", msg, gen);
 }
 
+// Healthy as dns-operator writes it (internal/controller/dnsrecord_healthchecks.go) and kuadrant-operator reads
+// it (a DNSPolicy is healthy only while every record's Healthy is True): True AllChecksPassed when every probed
+// endpoint is healthy; False SomeChecksPassed when some are; False HealthChecksFailed when none is, or none has
+// been probed yet ("Probes are creating"). An endpoint not probed yet counts as not healthy, as upstream's.
+// None when the record has no probed endpoint.
 nlohmann::json healthy(const Mapped& m, const health::States& health, int64_t gen) {
     size_t healthy = 0, total = 0, known = 0;
+    std::string not_healthy;  // as Go prints a []string: "[a b]"
     for (const auto& h : m.hosts) {
         if (!h.health_check) continue;
         for (const auto& ep : h.endpoints) {
             ++total;
             auto it = health.find({h.name, ep});
-            if (it != health.end() && it->second.known) ++known, healthy += it->second.healthy;
+            bool ok = it != health.end() && it->second.known && it->second.healthy;
+            known += it != health.end() && it->second.known;
+            healthy += ok;
+            if (!ok && not_healthy.size() < kMaxStatusMessage) not_healthy += (not_healthy.empty() ? "" : " ") + ep;
         }
     }
     if (total == 0) return nullptr;
-    if (known == 0) return condition("Healthy", false, "Unknown", "no probe result yet", gen);
-    if (healthy == total) return condition("Healthy", true, "AllChecksPassed", "all endpoints healthy", gen);
-    if (healthy > 0) {
-        return condition("Healthy", true, "PartiallyHealthy",
-                         std::to_string(healthy) + " of " + std::to_string(total) + " endpoints healthy", gen);
+    if (known == 0) return condition("Healthy", false, "HealthChecksFailed", "Probes are creating", gen);
+    if (healthy == total) return condition("Healthy", true, "AllChecksPassed", "All healthchecks succeeded", gen);
+    return condition("Healthy", false, healthy > 0 ? "SomeChecksPassed" : "HealthChecksFailed",
+                     "Not healthy addresses: [" + not_healthy + "]", gen);
+}
+
+// Whether a record of a zone glbd does not serve may get glbd's status in controller mode: only when no other
+// controller wrote its Ready (another dns-operator may serve that zone beside glbd).
+bool status_is_glbds(const Record& r) {
+    if (!r.status) return true;
+    auto conds = r.status->find("conditions");
+    if (conds == r.status->end() || !conds->is_array()) return true;
+    for (const auto& c : *conds) {
+        if (!c.is_object() || c.value("type", "") != "Ready") continue;
+        auto msg = c.find("message");
+        return msg != c.end() && msg->is_string() && msg->get<std::string>().find("glbd") != std::string::npos;
     }
-    return condition("Healthy", false, "HealthChecksFailed", "no endpoint healthy", gen);
+    return true;
 }
 
 }  // namespace
 
-void Source::update_statuses(const health::States& health) {
+nlohmann::json Source::deletion_condition(const std::string& key, const Held& h, const Fleet& fleet, uint64_t now) {
+    const int64_t gen = h.record->generation;
+    auto [it, fresh] = deletions_.try_emplace(key);
+    Deletion& d = it->second;
+    if (fresh) {
+        d.version = fleet.own_version, d.since_ms = now;
+        // A record that gave the report nothing (refused whole, or every name) has nothing to withdraw.
+        bool gave = h.mapped.error.empty() && (!h.mapped.hosts.empty() || !h.mapped.records.empty());
+        d.removed = !gave;
+        spdlog::info("kubernetes: DNSRecord {} is being deleted: its entries are withdrawn", printable(key));
+    }
+    if (!d.removed) {
+        std::vector<std::string> missing =
+            fleet.not_holding ? fleet.not_holding(d.version) : std::vector<std::string>{};
+        if (missing.empty()) {
+            d.removed = true;
+            spdlog::info("kubernetes: DNSRecord {}: every live peer holds this cluster's report without it ({} ms)",
+                         printable(key), now - d.since_ms);
+        } else if (now - d.since_ms >= fleet.max_wait_ms) {
+            d.removed = true;
+            std::string who;
+            for (const auto& m : missing) who += (who.empty() ? "" : ", ") + m;
+            spdlog::warn("kubernetes: DNSRecord {}: endpoints taken as removed after {} ms; not confirmed by {}",
+                         printable(key), now - d.since_ms, printable(who));
+        }
+    }
+    if (d.removed) {
+        return condition("Ready", false, "ProviderEndpointsRemoved", "DNS records removed from glbd's fleet", gen);
+    }
+    return condition("Ready", false, "ProviderEndpointsDeletion", "DNS records are being deleted from glbd's fleet",
+                     gen);
+}
+
+bool Source::deletions_pending() const {
+    return std::any_of(deletions_.begin(), deletions_.end(), [](const auto& d) { return !d.second.removed; });
+}
+
+void Source::update_statuses(const health::States& health, const Fleet& fleet) {
     if (!writes_status()) return;
     const bool delegate = mode_ == Mode::delegate;
+    const uint64_t now = steady_ms();
     std::map<std::string, nlohmann::json> want;  // the status patch of each record that shows something else
+    std::set<std::string> deleting, unread;
     for (const auto& held : held_) {
         for (const auto& [key, h] : held) {
-            if (h.mapped.not_ours) continue;
-            int64_t gen = h.record->generation;
-            nlohmann::json conds = nlohmann::json::array({ready(h.mapped, h.contested, gen)});
-            if (auto hc = healthy(h.mapped, health, gen); !hc.is_null()) conds.push_back(std::move(hc));
-            nlohmann::json status = {{"observedGeneration", gen}, {"conditions", conds}};
-            const nlohmann::json* shown = h.record->status.get();
+            const Record& r = *h.record;
+            const int64_t gen = r.generation;
+            nlohmann::json conds = nlohmann::json::array();
+            if (delegate && r.deleting && (!h.mapped.not_ours || !h.mapped.other_zone.empty())) {
+                deleting.insert(key);
+                conds.push_back(deletion_condition(key, h, fleet, now));
+            } else if (h.mapped.not_ours) {
+                if (h.mapped.other_zone.empty() || (!delegate && !status_is_glbds(r))) continue;
+                conds.push_back(condition(
+                    "Ready", false, "DNSProviderError",
+                    "Unable to find suitable zone in provider: glbd does not serve it: " + h.mapped.other_zone, gen));
+            } else {
+                conds.push_back(ready(h.mapped, h.contested, gen));
+                if (auto hc = healthy(h.mapped, health, gen); !hc.is_null()) conds.push_back(std::move(hc));
+            }
+            nlohmann::json status = {{"observedGeneration", gen}, {"conditions", std::move(conds)}};
+            const nlohmann::json* shown = r.status.get();
             if (delegate && shown) {
                 auto mine = shown->find(kRemoteStatusKey);
                 shown = mine != shown->end() ? &*mine : nullptr;
             }
             if (shown && shows(*shown, status)) continue;
+            // A record whose status cannot be read (one over the size limit): written once per change, or every
+            // write would bring it back unread, and be written again.
+            if (!r.status) {
+                unread.insert(key);
+                auto last = written_last_.find(key);
+                if (last != written_last_.end() && shows(last->second, status)) continue;
+                written_last_[key] = status;
+            }
             want[key] = delegate ? nlohmann::json{{"remoteRecordStatuses", {{kRemoteStatusKey, std::move(status)}}}}
                                  : std::move(status);
         }
     }
+    std::erase_if(deletions_, [&](const auto& d) { return !deleting.count(d.first); });
+    std::erase_if(written_last_, [&](const auto& w) { return !unread.count(w.first); });
     if (want.empty()) return;
     {
         MutexLock lock(requests_mu_);

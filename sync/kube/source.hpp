@@ -43,8 +43,11 @@ public:
         std::vector<StaticRecord> records;                    // NS and TXT, sorted by name and type
         std::unordered_map<std::string, std::string> source;  // host or record name -> "namespace/name"
         std::string group;  // the status.group most of the served records show (dns-operator's --group), or ""
-        size_t valid = 0, invalid = 0, other_zone = 0;
-        size_t refused = 0;  // names refused now (a record's, or contested)
+        size_t valid = 0, invalid = 0;
+        size_t other_zone = 0;  // inputs of this mode for a zone glbd does not serve (logged, and in status)
+        size_t not_input = 0;   // records this mode does not read (delegated ones in controller mode...)
+        size_t deleting = 0;    // delegate mode: records being deleted, withdrawn (no longer served)
+        size_t refused = 0;     // names refused now (a record's, or contested)
     };
     // What the records held now give. Only records that changed since the last call are mapped again.
     // Every refusal is logged once per record version (throttled, its bytes escaped) and counted.
@@ -52,10 +55,24 @@ public:
     [[nodiscard]] uint64_t refusals_total() const { return refusals_total_; }
     [[nodiscard]] uint64_t maps_total() const { return maps_total_; }  // records mapped since the start
 
+    // What the daemon knows of this cluster's report to its peers, for the deletions of delegate mode: a record
+    // being deleted is Removed once every live peer holds a report made after its withdrawal.
+    struct Fleet {
+        uint64_t own_version = 0;  // this instance's report as it is now (made after the last collect())
+        // The live peers (printable origins) not known to hold this instance's report at `version` or later.
+        std::function<std::vector<std::string>(uint64_t version)> not_holding;
+        uint64_t max_wait_ms = 10'000;  // how long a withdrawal waits for them (then logged)
+    };
     // Controller and delegate mode (writes_status): the status each record should have now (Ready from the mapping and
     // its refusals, Healthy from the probes of its hosts), written by the requests thread with a merge patch to /status
-    // when it differs from what the record shows. Control thread.
-    void update_statuses(const health::States& health);
+    // when it differs from what the record shows. In delegate mode, a record being deleted (withdrawn by
+    // collect()) gets Ready=False ProviderEndpointsDeletion, then ProviderEndpointsRemoved once `fleet` holds
+    // this cluster's report without it (or after fleet.max_wait_ms, logged), which lets dns-operator's secondary
+    // remove its finalizer. Control thread, after the report made from the last collect() went to the sync
+    // service.
+    void update_statuses(const health::States& health, const Fleet& fleet);
+    // Whether a deletion waits for the fleet (update_statuses should be called again soon).
+    [[nodiscard]] bool deletions_pending() const;
     [[nodiscard]] bool controller() const { return mode_ == Mode::controller; }
     // Whether update_statuses() writes: controller mode (the record's own status) and delegate mode (glbd's
     // entry of status.remoteRecordStatuses, as a Kuadrant primary writes its own; dns-operator on each cluster,
@@ -88,6 +105,13 @@ private:
         std::unordered_map<std::string, bool> balanced;  // name -> load-balanced (or a simple host)
         std::map<std::string, std::string> unprobed;     // record -> why its hosts are not probed
     };
+    // A record being deleted in delegate mode: the report version it was withdrawn in, since when, and
+    // whether Removed was written.
+    struct Deletion {
+        uint64_t version = 0, since_ms = 0;
+        bool removed = false;
+    };
+    nlohmann::json deletion_condition(const std::string& key, const Held& h, const Fleet& fleet, uint64_t now);
     struct Secret {
         bool fetched = false;
         std::string error;  // why its headers cannot be used ("" when they can)
@@ -110,8 +134,12 @@ private:
     std::vector<std::map<std::string, Held>> held_;  // per watcher, by "namespace/name"
     bool remap_ = false;                             // the options changed: map every record again
     uint64_t refusals_total_ = 0, maps_total_ = 0;
-    std::set<std::string> logged_;           // "key@resourceVersion@..." of records whose refusals were logged
-    std::set<std::string> unprobed_logged_;  // "key@why" said
+    std::set<std::string> logged_;               // "key@resourceVersion@..." of records whose refusals were logged
+    std::set<std::string> unprobed_logged_;      // "key@why" said
+    std::set<std::string> other_zone_logged_;    // "key@why" said
+    std::map<std::string, Deletion> deletions_;  // delegate mode: records being deleted, by key
+    std::map<std::string, nlohmann::json>
+        written_last_;  // the status last queued of each record whose status is unread
     LogThrottle log_throttle_{5, 1000};
 
     std::unique_ptr<Watcher> requests_;  // not started: its requests are the requests thread's
@@ -134,7 +162,7 @@ namespace glbd::kube {
 // named too (the daemon counts them).
 void write_metrics(metrics::Writer& out, const Source& source, const Source::Collected& counts, uint64_t shadowed);
 
-// The label selector of coredns mode for these zones.
-std::string coredns_selector(const std::vector<conf::Zone>& zones);
+// The label selector of coredns mode: every record labelled for a zone (those for glbd's zones are served).
+std::string coredns_selector();
 
 }  // namespace glbd::kube

@@ -345,6 +345,7 @@ Service::Impl::BeatNews Service::Impl::merge_beat(Beat& beat) {
         }
         const std::string origin = r.state.origin();
         if (origin == own.origin()) {
+            note_own_held(beat.from, r.state);
             refute(r.state);
             continue;
         }

@@ -300,6 +300,16 @@ void Service::Impl::refute(const InstanceState& heard) {
     bump_own();
 }
 
+void Service::Impl::note_own_held(const std::string& peer, const InstanceState& ours) {
+    if (peer.empty() || peer == own.origin() || ours.incarnation != own.incarnation) return;
+    Held& h = own_held[peer];
+    if (h.incarnation != ours.incarnation || h.version < ours.version) h = Held{ours.version, ours.incarnation};
+    const auto& known = store.known();
+    if (own_held.size() > known.size() + 16) {  // peers forgotten since
+        std::erase_if(own_held, [&known](const auto& e) { return !known.contains(e.first); });
+    }
+}
+
 // Merges the reports a transfer has completed so far (each checked whole first; a bad one is dropped, the
 // others still count).
 void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
@@ -330,6 +340,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
             }
         }
         if (r.state.origin() == own.origin()) {
+            note_own_held(x->decoder.from(), r.state);
             refute(r.state);
             continue;
         }

@@ -93,4 +93,72 @@ kc us -n toystore delete dnsrecord api-gw-api-us-2 >/dev/null || fail "delete in
 wait_for 20 bash -c "[[ \"\$(curl -s http://${ADDR[eu]}:9595/v1/hosts?prefix=api.$Z)\" != *a1b2c3-us-2* ]]" ||
     fail "the deletion in us never reached eu's glbd: $(entries eu)"
 pass "kubectl delete in us -> eu's glbd drops the entry after $(( $(now_ms) - t0 )) ms"
+
+# A delegated record's whole life, as dns-operator's secondary (on every cluster in delegate mode) lives it: it
+# puts its finalizer on the record and removes it only once the record's Ready and every entry of
+# status.remoteRecordStatuses say ProviderEndpointsRemoved (ProviderEndpointsRemoved() in dns-operator's
+# api/v1alpha1). glbd must withdraw the record's entries, say ProviderEndpointsDeletion, then Removed once its
+# peers hold its report without them; this test removes the finalizer exactly then, as the secondary would.
+finalized() {  # NAME ADDRESS: a delegated record of eu with the secondary's finalizer
+    cat <<REC
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: $1, namespace: toystore, finalizers: [kuadrant.io/dns-record]}
+spec:
+  rootHost: $1.$Z
+  delegate: true
+  endpoints: [{dnsName: $1.$Z, recordType: A, targets: [$2]}]
+REC
+}
+reason() {  # NAME: the reason of glbd's Ready in the record's remoteRecordStatuses ("" if none, or gone)
+    kc eu -n toystore get dnsrecord "$1" -o jsonpath='{.status.remoteRecordStatuses.glbd.conditions[?(@.type=="Ready")].reason}' 2>/dev/null
+}
+# As the secondary: waits for Removed, noting every reason seen on the way, then lets the object go.
+secondary() {  # NAME DEADLINE_S: prints the reasons seen, in order
+    local name=$1 end=$(( $(date +%s) + $2 )) seen="" r
+    while (( $(date +%s) < end )); do
+        r=$(reason "$name")
+        [[ -n $r && $seen != *"$r"* ]] && seen+="$r "
+        if [[ $r == ProviderEndpointsRemoved ]]; then
+            kc eu -n toystore patch dnsrecord "$name" --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+            break
+        fi
+        sleep 0.1
+    done
+    echo "$seen"
+}
+finalized doomed 172.18.200.51 | kc eu apply --validate=false -f - >/dev/null || fail "apply doomed"
+for c in eu us; do
+    wait_for 20 bash -c "[[ \$(dig @${ADDR[$c]} -p $P +short doomed.$Z A) == 172.18.200.51 ]]" || fail "$c never served doomed.$Z"
+done
+wait_for 20 bash -c "[[ \$(KUBECONFIG=$WORK/eu/kubeconfig kubectl -n toystore get dnsrecord doomed -o jsonpath='{.status.remoteRecordStatuses.glbd.conditions[0].reason}') == ProviderSuccess ]]" ||
+    fail "doomed: no ProviderSuccess from glbd: $(reason doomed)"
+t0=$(now_ms)
+kc eu -n toystore delete dnsrecord doomed --wait=false >/dev/null || fail "delete doomed"
+[[ -n $(kc eu -n toystore get dnsrecord doomed -o jsonpath='{.metadata.deletionTimestamp}') ]] || fail "doomed went without its finalizer"
+seen=$(secondary doomed 20)
+[[ $seen == *ProviderEndpointsRemoved* ]] || fail "glbd never said the endpoints were removed (reasons seen: $seen)"
+removed_ms=$(( $(now_ms) - t0 ))
+out=$(kc eu -n toystore get dnsrecord doomed 2>&1) && fail "doomed still exists after its finalizer went: $out"
+for c in eu us; do
+    wait_for 10 bash -c "[[ -z \$(dig @${ADDR[$c]} -p $P +short doomed.$Z A) ]]" || fail "$c still answers doomed.$Z"
+    [[ $(dig @"${ADDR[$c]}" -p $P doomed.$Z A | grep -c NXDOMAIN) == 1 ]] || fail "$c: doomed.$Z is not NXDOMAIN"
+done
+grep -q "DNSRecord toystore/doomed: every live peer holds this cluster's report without it" "$WORK/eu.log" ||
+    fail "eu did not wait for its peer's confirmation: $(grep doomed "$WORK/eu.log")"
+pass "delegated record deleted with the secondary's finalizer: reasons $seen; Removed after $removed_ms ms (us confirmed holding eu's report without it); object gone and doomed.$Z NXDOMAIN on both servers after $(( $(now_ms) - t0 )) ms"
+
+# A peer that never confirms (frozen: alive until deadAfter) cannot keep a record Terminating: Removed comes
+# after a bounded wait (deadAfter, 5 s here), logged.
+finalized stuck 172.18.200.52 | kc eu apply --validate=false -f - >/dev/null || fail "apply stuck"
+wait_for 20 bash -c "[[ \$(dig @${ADDR[us]} -p $P +short stuck.$Z A) == 172.18.200.52 ]]" || fail "us never served stuck.$Z"
+kill -STOP "${GLBD_PIDS[us]}"
+t0=$(now_ms)
+kc eu -n toystore delete dnsrecord stuck --wait=false >/dev/null || fail "delete stuck"
+seen=$(secondary stuck 30)
+kill -CONT "${GLBD_PIDS[us]}"
+[[ $seen == *ProviderEndpointsRemoved* ]] || fail "a frozen peer kept stuck Terminating (reasons seen: $seen)"
+out=$(kc eu -n toystore get dnsrecord stuck 2>&1) && fail "stuck still exists: $out"
+wait_for 20 bash -c "[[ -z \$(dig @${ADDR[us]} -p $P +short stuck.$Z A) ]]" || fail "us still answers stuck.$Z after it woke"
+pass "with us frozen: Removed after $(( $(now_ms) - t0 )) ms all the same ($(grep -o 'DNSRecord toystore/stuck: [^(]*' "$WORK/eu.log" | tail -1)); us withdraws stuck.$Z once it wakes"
 for c in eu us; do stop_glbd $c; done

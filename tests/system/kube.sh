@@ -75,7 +75,7 @@ spec:
     - {dnsName: ie.klb.api.$Z, recordType: CNAME, recordTTL: 60, setIdentifier: elb, targets: [abc123.elb.eu-west-1.amazonaws.com], providerSpecific: [{name: weight, value: "100"}]}
 ---
 REC
-    simple elsewhere www.other.example.net 192.0.2.81 other.example.net   # another zone's label: not selected
+    simple elsewhere www.other.example.net 192.0.2.81 other.example.net   # another zone's label: not served, said
     simple stray www.other.example.net 192.0.2.82                           # our label, another zone
     simple shadow file.$Z 192.0.2.99                                        # the file has this host
     lb badgeo bad.$Z GEO-XX 1 192.0.2.83
@@ -105,7 +105,14 @@ wait_for 5 bash -c "curl -s http://$ADMIN/metrics | grep -q '^glbd_kubernetes_na
     fail "refused names metric: $(metrics | grep glbd_kubernetes_names_refused)"
 [[ $(metric 'glbd_kubernetes_records{state="valid"}') == 7 && $(metric glbd_kubernetes_refusals_total) == 2 ]] ||
     fail "records: $(metrics | grep -E 'glbd_kubernetes_(records|refusals)')"
-pass "kubectl apply -> answers in $added_ms ms: klb shape (IPv4+IPv6), an ELB target, wildcard, simple; file wins; a bad geo code and a foreign name refused per name"
+# A record labelled for a zone this glbd does not serve (a user's own zone, not the one glbd was set up with) is
+# not silent: logged with both zones, counted, and shown by glbd status.
+[[ -z $(answers $A $P www.other.example.net A) ]] || fail "another zone's record is served"
+grep -q "DNSRecord web/elsewhere is not served: it is labelled for zone other.example.net, which this glbd does not serve (its zones: $Z)" "$WORK/g.log" ||
+    fail "a record labelled for another zone not logged: $(grep elsewhere "$WORK/g.log")"
+[[ $(metric 'glbd_kubernetes_records{state="other_zone"}') == 1 ]] || fail "other zone: $(metrics | grep glbd_kubernetes_records)"
+"$GLBD" status --admin "$ADMIN" | grep -q "1 for a zone this glbd does not serve" || fail "glbd status: $("$GLBD" status --admin "$ADMIN" | grep -A1 KUBERNETES)"
+pass "kubectl apply -> answers in $added_ms ms: klb shape (IPv4+IPv6), an ELB target, wildcard, simple; file wins; a bad geo code and a foreign name refused per name; a record labelled for another zone logged and counted"
 
 # MODIFIED and DELETED.
 sed -i 's/172.18.200.1", "2001:db8::1/172.18.200.9", "2001:db8::1/; s/\["172.18.200.1","2001:db8::1"\]/["172.18.200.9","2001:db8::1"]/' "$WORK/records.yaml"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Controller mode: glbd is the only DNSRecord controller. It reads every record whose rootHost lies in its
-# zones (no label needed; another zone's record is left alone) and writes their status with a merge patch to
+# zones (no label needed) and writes their status with a merge patch to
 # /status: Ready (ProviderSuccess, or False with the mapping error), Healthy from its probes of the record's
-# healthCheck, observedGeneration; `kubectl get dnsrecord` shows them. Skipped where kubectl is missing.
+# healthCheck as dns-operator writes it (AllChecksPassed, SomeChecksPassed, HealthChecksFailed), observedGeneration;
+# a record of another zone gets Ready=False DNSProviderError unless another controller wrote its Ready;
+# `kubectl get dnsrecord` shows them. Skipped where kubectl is missing.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
-A=127.0.0.195 P=5495 K=127.0.0.196 KP=6496 T=127.0.0.197 TP=8097
+A=127.0.0.195 P=5495 K=127.0.0.196 KP=6496 T=127.0.0.197 TP=8097 DOWN=127.0.0.198
 start_fakekube k $K $KP
 export KUBECONFIG=$WORK/k/kubeconfig
 start_target t $T:$TP
@@ -25,6 +27,22 @@ spec:
   rootHost: app.$Z
   endpoints: [{dnsName: app.$Z, recordType: A, recordTTL: 60, targets: [$T]}]
   healthCheck: {port: $TP, path: /healthz, protocol: HTTP, interval: 1s, failureThreshold: 1}
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: partial, namespace: web}
+spec:
+  rootHost: partial.$Z
+  endpoints: [{dnsName: partial.$Z, recordType: A, recordTTL: 60, targets: [$T, $DOWN]}]
+  healthCheck: {port: $TP, path: /healthz, protocol: HTTP, interval: 1s, failureThreshold: 1}
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: slow, namespace: web}
+spec:
+  rootHost: slow.$Z
+  endpoints: [{dnsName: slow.$Z, recordType: A, recordTTL: 60, targets: [$T]}]
+  healthCheck: {port: $TP, path: /hang, protocol: HTTP, interval: 1s, failureThreshold: 1}
 ---
 apiVersion: kuadrant.io/v1alpha1
 kind: DNSRecord
@@ -51,6 +69,11 @@ kubectl apply --validate=false -f "$WORK/records.yaml" >/dev/null || fail "kubec
 cond() {  # NAME TYPE FIELD: a condition's field as kubectl shows it
     kubectl get dnsrecord "$1" -n web -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}"
 }
+# A record whose first probe is still out (the target accepts and never answers; Kuadrant's probe timeout is
+# 3 s) reads as dns-operator writes it before its probes report: Healthy=False HealthChecksFailed.
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord slow -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].message}') == 'Probes are creating' ]]" ||
+    fail "slow: Healthy is '$(cond slow Healthy status)/$(cond slow Healthy reason)/$(cond slow Healthy message)' before its first probe ended"
+[[ $(cond slow Healthy status)/$(cond slow Healthy reason) == False/HealthChecksFailed ]] || fail "slow: $(cond slow Healthy status)/$(cond slow Healthy reason)"
 wait_for 10 bash -c "[[ \$(dig @$A -p $P +short app.$Z A) == $T ]]" || fail "app not served"
 wait_for 10 bash -c "[[ \$(kubectl get dnsrecord app -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].reason}') == AllChecksPassed ]]" ||
     fail "app: Healthy is '$(cond app Healthy reason)'"
@@ -63,8 +86,29 @@ wait_for 10 bash -c "[[ \$(kubectl get dnsrecord grabber -n web -o jsonpath='{.s
     fail "grabber: Ready is '$(cond grabber Ready status)/$(cond grabber Ready reason)'"
 [[ $(cond grabber Ready message) == "served but for: $Z: the zone apex is this glbd's" ]] || fail "grabber: message '$(cond grabber Ready message)'"
 [[ $(dig @$A -p $P +short grab.$Z A) == 192.0.2.7 ]] || fail "grabber: its own name not served"
-[[ -z $(kubectl get dnsrecord foreign -n web -o jsonpath='{.status}') ]] || fail "a record of another zone got a status"
-pass "controller mode: Ready/ProviderSuccess, Healthy/AllChecksPassed, observedGeneration 1; broken record Ready=False with its reason; a record naming the apex Ready=False/ValidationError, its own name served; another zone's record untouched"
+# One endpoint of two fails: kuadrant-operator's DNSPolicy reads Healthy=False, as dns-operator writes it.
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord partial -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].reason}') == SomeChecksPassed ]]" ||
+    fail "partial: Healthy is '$(cond partial Healthy status)/$(cond partial Healthy reason)'"
+[[ $(cond partial Healthy status) == False && $(cond partial Healthy message) == "Not healthy addresses: [$DOWN]" ]] ||
+    fail "partial: $(cond partial Healthy status) '$(cond partial Healthy message)'"
+# A record of a zone glbd does not serve says so where its author looks, and in the log.
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord foreign -n web -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].reason}') == DNSProviderError ]]" ||
+    fail "foreign: Ready is '$(cond foreign Ready status)/$(cond foreign Ready reason)'"
+[[ $(cond foreign Ready status) == False && $(cond foreign Ready message) == *"rootHost www.other.example.net lies in no zone this glbd serves (its zones: $Z)"* ]] ||
+    fail "foreign: '$(cond foreign Ready message)'"
+grep -q "DNSRecord web/foreign is not served: its rootHost www.other.example.net lies in no zone" "$WORK/g.log" || fail "foreign not logged"
+pass "controller mode: Ready/ProviderSuccess, Healthy/AllChecksPassed, observedGeneration 1; before the first probe Healthy=False/HealthChecksFailed 'Probes are creating'; one endpoint of two down Healthy=False/SomeChecksPassed; broken record Ready=False with its reason; a record naming the apex Ready=False/ValidationError, its own name served; another zone's record Ready=False/DNSProviderError, logged"
+# Another zone's record whose Ready another controller wrote (a dns-operator serving that zone) is left alone.
+printf 'apiVersion: kuadrant.io/v1alpha1\nkind: DNSRecord\nmetadata: {name: theirs, namespace: web}\nspec: {rootHost: www.other.example.net, endpoints: [{dnsName: www.other.example.net, recordType: A, targets: [192.0.2.1]}]}\n' |
+    kubectl apply --validate=false -f - >/dev/null || fail "apply theirs"
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord theirs -n web -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].reason}') == DNSProviderError ]]" ||
+    fail "theirs: glbd's status never came"
+kubectl patch dnsrecord theirs -n web --subresource=status --type=merge \
+    -p '{"status":{"conditions":[{"type":"Ready","status":"True","reason":"ProviderSuccess","message":"Provider ensured the dns record"}]}}' >/dev/null ||
+    fail "status patch of theirs"
+sleep 1
+[[ $(cond theirs Ready reason) == ProviderSuccess ]] || fail "theirs: glbd overwrote another controller's status: $(cond theirs Ready reason) '$(cond theirs Ready message)'"
+pass "another zone's record whose Ready another controller wrote afterwards is left to it"
 
 kill "$PID_t"; wait "$PID_t" 2>/dev/null || true
 wait_for 20 bash -c "[[ \$(kubectl get dnsrecord app -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].reason}') == HealthChecksFailed ]]" ||
