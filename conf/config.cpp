@@ -207,8 +207,8 @@ void read_deny_networks(Reader& r, const Node& n, Kubernetes& k) {
 
 void read_kubernetes(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "kubernetes",
-              {"mode", "apiServer", "kubeconfig", "namespaces", "resync", "owners", "group", "insecureHealthChecks",
-               "denyNetworks"});
+              {"mode", "apiServer", "kubeconfig", "namespaces", "resync", "owners", "groupsFrom", "group",
+               "insecureHealthChecks", "denyNetworks"});
     if (!s) return;
     Kubernetes k;
     if (auto m = s.choice("mode", {"coredns", "delegate", "controller"})) {
@@ -226,15 +226,20 @@ void read_kubernetes(Reader& r, const Node& n, Config& c) {
     if (auto v = s.str("kubeconfig")) k.kubeconfig = *v;
     if (!k.api_server.empty() && !k.kubeconfig.empty())
         r.error(n, "kubernetes", "set apiServer or kubeconfig, not both");
-    if (auto v = s["namespaces"]; v && r.seq(v, "kubernetes.namespaces")) {
+    auto namespaces = [&](const char* key, std::vector<std::string>& out) {
+        std::string at = std::string("kubernetes.") + key;
+        auto v = s[key];
+        if (!v || !r.seq(v, at)) return;
         for (size_t i = 0; i < v.size(); ++i) {
-            auto path = Reader::index("kubernetes.namespaces", i);
+            auto path = Reader::index(at, i);
             if (auto ns = r.str(v[i], path)) {
                 if (!is_cluster_id(*ns)) r.error(v[i], path, "not a namespace name: \"" + *ns + "\"");
-                k.namespaces.push_back(*ns);
+                out.push_back(*ns);
             }
         }
-    }
+    };
+    namespaces("namespaces", k.namespaces);
+    namespaces("groupsFrom", k.groups_from);
     s.duration("resync", Millis{0}, Millis{86'400'000}, k.resync);
     if (auto v = s["owners"]) read_owners(r, v, k);
     if (auto v = s.str("group")) {

@@ -151,6 +151,9 @@ struct Kubernetes {
     // owners: namespace -> the names (and what lies below them) its records may publish; empty: any name
     // under a record's own rootHost.
     std::map<std::string, std::vector<std::string>> owners;
+    // groupsFrom: the namespaces whose records may set the active groups (kuadrant-active-groups.<zone>); empty:
+    // glbd's own namespace only (its service account's, or its kubeconfig context's).
+    std::vector<std::string> groups_from;
     std::string group;                   // this cluster's failover group; "" = the records' status.group
     bool insecure_health_checks = true;  // as dns-operator's --insecure-health-checks
     std::vector<Prefix> deny_networks;   // record endpoints in these networks are refused

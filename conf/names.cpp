@@ -22,6 +22,10 @@ bool is_group_name(std::string_view s) {
     });
 }
 
+std::string active_groups_name(std::string_view zone_origin) {
+    return "kuadrant-active-groups." + std::string(zone_origin);
+}
+
 bool is_instance_name(std::string_view s) {
     return !s.empty() && s.size() <= 253 && std::all_of(s.begin(), s.end(), [](char ch) {
         return std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '_' || ch == '-';

@@ -23,6 +23,8 @@ bool is_endpoint(std::string_view s);
 // '\'' (its TXT record's separators and quotes); glbd also refuses '=' (which would break the record's
 // "groups=" pair) and anything but printable ASCII.
 bool is_group_name(std::string_view s);
+// The TXT record dns-operator reads a zone's active failover groups from: "kuadrant-active-groups.<origin>".
+std::string active_groups_name(std::string_view zone_origin);
 // A geo code of geoip.networks: 1..32 characters of [A-Za-z0-9_-].
 bool is_custom_geo_code(std::string_view s);
 // A health check's path (and query): starts with "/" or "?" (so that it can never name another host or

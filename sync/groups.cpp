@@ -7,10 +7,6 @@
 
 namespace glbd::sync {
 
-std::string active_groups_name(std::string_view zone_origin) {
-    return "kuadrant-active-groups." + std::string(zone_origin);
-}
-
 std::string join_groups(const std::vector<std::string>& groups) {
     std::string out;
     for (const auto& g : groups) out += (out.empty() ? "" : "&&") + g;
@@ -41,6 +37,8 @@ void sort_unique(std::vector<std::string>& v) {
 
 std::vector<std::string> parse_active_groups(std::string_view text) {
     std::vector<std::string> out;
+    while (!text.empty() && text.front() == '"') text.remove_prefix(1);
+    while (!text.empty() && text.back() == '"') text.remove_suffix(1);
     while (true) {
         size_t semi = text.find(';');
         std::string_view pair = text.substr(0, semi);
@@ -71,9 +69,9 @@ std::optional<std::vector<std::string>> group_set(const std::vector<std::string>
     return out;
 }
 
-bool stands_by(const std::string& group, const std::optional<ActiveGroups>& active) {
-    if (group.empty()) return false;
-    return !active || !std::binary_search(active->groups.begin(), active->groups.end(), group);
+bool stands_by(const std::string& group, const std::optional<GroupsInForce>& in_force) {
+    if (group.empty() || !in_force) return false;
+    return !std::binary_search(in_force->groups.begin(), in_force->groups.end(), group);
 }
 
 }  // namespace glbd::sync

@@ -10,6 +10,7 @@
 #include <random>
 #include <utility>
 
+#include "conf/names.hpp"
 #include "resolver/base/thread_name.hpp"
 #include "resolver/dnssec/keys.hpp"
 #include "sync/service_impl.hpp"
@@ -22,6 +23,15 @@ ZoneKeys zone_keys_of(const conf::Config& c) {
     for (const auto& z : c.zones) {
         if (z.dnssec) out.emplace(z.origin, dnssec::published_id(z.dnssec->keys));
     }
+    return out;
+}
+}  // namespace
+
+namespace {
+// The groups records' names: kuadrant-active-groups.<zone> of every zone served.
+std::vector<std::string> groups_names(const conf::Config& c) {
+    std::vector<std::string> out;
+    for (const auto& z : c.zones) out.push_back(conf::active_groups_name(z.origin));
     return out;
 }
 }  // namespace
@@ -50,6 +60,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
     load_state_dir(now);
     store.set_own(own, now);
+    store.set_groups_names(groups_names(config));
 }
 
 Service::Impl::~Impl() {
@@ -97,18 +108,22 @@ void Service::Impl::set_records_group(const std::string& group) {
     wake_up();
 }
 
-std::string Service::Impl::set_active_groups(const std::vector<std::string>& list) {
-    std::string bad;
-    auto groups = group_set(list, &bad);
-    if (!groups) return "not a group name: \"" + bad + "\" (1 to 16 printable characters, none of ;&,=\"' or space)";
-    if (groups->size() > ReportLimits::kMaxGroups)
-        return "more than " + std::to_string(ReportLimits::kMaxGroups) + " active groups";
+std::string Service::Impl::set_active_groups(const std::optional<std::vector<std::string>>& list) {
+    std::optional<std::vector<std::string>> groups = std::vector<std::string>{};
+    if (list) {
+        std::string bad;
+        groups = group_set(*list, &bad);
+        if (!groups)
+            return "not a group name: \"" + bad + "\" (1 to 16 printable characters, none of ;&,=\"' or space)";
+        if (groups->size() > ReportLimits::kMaxGroups)
+            return "more than " + std::to_string(ReportLimits::kMaxGroups) + " active groups";
+    }
     {
         MutexLock lock(mu);
         // Later than any set known, so that it wins everywhere even against a peer's clock a little ahead.
         uint64_t at = now_ms();
-        if (auto in_force = store.active_groups()) at = std::max(at, in_force->at_ms + 1);
-        own.active_groups = ActiveGroups{std::move(*groups), at};
+        if (auto last = store.admin_groups()) at = std::max(at, last->at_ms + 1);
+        own.active_groups = ActiveGroups{std::move(*groups), at, !list.has_value()};
         bump_own();
     }
     wake_up();
@@ -161,6 +176,7 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     own.group = own_group();
     own.reach = own_reach();
     own.dnskeys = zone_keys_of(config);
+    store.set_groups_names(groups_names(config));
     if (!networked || !config.peers->learn_members) learnt = {};
     // The zones' static data may have changed: a new version makes every server's serial rise (serial()).
     bump_own();
@@ -400,9 +416,10 @@ void Service::set_records_group(const std::string& group) { impl_->set_records_g
 std::string Service::set_active_groups(const std::vector<std::string>& groups) {
     return impl_->set_active_groups(groups);
 }
-std::optional<ActiveGroups> Service::active_groups() const {
+void Service::clear_active_groups() { impl_->set_active_groups(std::nullopt); }
+std::optional<GroupsInForce> Service::groups_in_force() const {
     MutexLock lock(impl_->mu);
-    return impl_->store.active_groups();
+    return impl_->store.groups_in_force(now_ms(), impl_->dead_after());
 }
 std::string Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);

@@ -107,13 +107,15 @@ OverrideMap Store::overrides() const {
     return merged;
 }
 
-std::optional<ActiveGroups> Store::active_groups() const {
+std::optional<ActiveGroups> Store::admin_groups() const {
     std::optional<ActiveGroups> latest;
     for (const auto& [origin, k] : known_) {
         const ActiveGroups& a = k.state.active_groups;
         if (a.at_ms == 0) continue;
-        // The latest wins; at the same time the greater set, so that every server picks the same.
-        if (!latest || std::tie(a.at_ms, a.groups) > std::tie(latest->at_ms, latest->groups)) latest = a;
+        // The latest wins; at the same time a clear, then the greater set, so that every server picks the same.
+        if (!latest ||
+            std::tie(a.at_ms, a.cleared, a.groups) > std::tie(latest->at_ms, latest->cleared, latest->groups))
+            latest = a;
     }
     return latest;
 }
@@ -204,31 +206,75 @@ ClusterView merge_cluster(const std::string& id, bool alive, const std::vector<c
 
 }  // namespace
 
+std::map<std::string, Store::ClusterReports> Store::by_cluster(uint64_t now_ms, uint64_t dead_after_ms) const {
+    std::map<std::string, ClusterReports> out;
+    for (const auto& [origin, k] : known_) {
+        ClusterReports& c = out[k.state.cluster];
+        c.instances.push_back(&k);
+        c.alive.push_back(alive(k, now_ms, dead_after_ms));
+    }
+    for (auto& [id, c] : out) {
+        std::vector<const Known*> live;
+        for (size_t i = 0; i < c.instances.size(); ++i) {
+            if (c.alive[i]) live.push_back(c.instances[i]);
+        }
+        c.use = newest_first(c.instances, live);
+    }
+    return out;
+}
+
+std::optional<GroupsInForce> Store::in_force(const std::map<std::string, ClusterReports>& clusters) const {
+    GroupsInForce out;
+    for (const auto& [id, c] : clusters) {
+        if (c.use.empty()) continue;
+        for (const ZoneRecord& z : c.use.front()->state.records) {
+            if (z.type != wire::type::TXT ||
+                std::find(groups_names_.begin(), groups_names_.end(), z.name) == groups_names_.end())
+                continue;
+            std::string text;
+            for (const auto& part : z.data) text += part;
+            out.records.emplace_back(id, text);
+            for (auto& g : parse_active_groups(text)) out.groups.push_back(std::move(g));
+        }
+    }
+    if (std::optional<ActiveGroups> admin = admin_groups(); admin && !admin->cleared) {
+        out.groups = admin->groups, out.pinned = true, out.at_ms = admin->at_ms;  // the records wait
+        return out;
+    }
+    if (out.records.empty()) return std::nullopt;  // no set anywhere: every group active
+    std::sort(out.groups.begin(), out.groups.end());
+    out.groups.erase(std::unique(out.groups.begin(), out.groups.end()), out.groups.end());
+    return out;
+}
+
+std::optional<GroupsInForce> Store::groups_in_force(uint64_t now_ms, uint64_t dead_after_ms) const {
+    return in_force(by_cluster(now_ms, dead_after_ms));
+}
+
 SharedView Store::shared_view(uint64_t now_ms, uint64_t dead_after_ms) const {
-    std::map<std::string, std::vector<const Known*>> clusters;
-    for (const auto& [origin, k] : known_) clusters[k.state.cluster].push_back(&k);
-    OverrideMap in_force = overrides();  // "auto" entries are gone: what is left names a cluster or an endpoint
-    std::optional<ActiveGroups> active = active_groups();
+    std::map<std::string, ClusterReports> clusters = by_cluster(now_ms, dead_after_ms);
+    OverrideMap overrides_in_force =
+        overrides();  // "auto" entries are gone: what is left names a cluster or an endpoint
+    std::optional<GroupsInForce> active = in_force(clusters);
     SharedView out;
     std::map<std::string, Cached> next;
-    for (auto& [id, instances] : clusters) {
+    for (auto& [id, reports] : clusters) {
         ClusterKey key;
-        std::vector<const Known*> live;
-        for (const Known* k : instances) {
-            bool a = alive(*k, now_ms, dead_after_ms);
-            if (a) live.push_back(k);
-            key.instances.emplace_back(k->state.origin(), k->changed_generation, a);
+        bool any_alive = false;
+        for (size_t i = 0; i < reports.instances.size(); ++i) {
+            const Known* k = reports.instances[i];
+            any_alive = any_alive || reports.alive[i];
+            key.instances.emplace_back(k->state.origin(), k->changed_generation, reports.alive[i]);
         }
-        key.overrides = overrides_naming(in_force, id);
-        std::vector<const Known*> use = newest_first(instances, live);
+        key.overrides = overrides_naming(overrides_in_force, id);
+        const std::vector<const Known*>& use = reports.use;
         key.standby = stands_by(use.empty() ? std::string() : use.front()->state.group, active);
         auto cached = cache_.find(id);
         std::shared_ptr<const ClusterView> view;
         if (cached != cache_.end() && cached->second.key == key) {
             view = cached->second.view;
         } else {
-            view =
-                std::make_shared<const ClusterView>(merge_cluster(id, !live.empty(), use, key.overrides, key.standby));
+            view = std::make_shared<const ClusterView>(merge_cluster(id, any_alive, use, key.overrides, key.standby));
         }
         out.push_back(view);
         next.emplace(id, Cached{std::move(key), std::move(view)});
@@ -428,6 +474,8 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         return refuse("active groups not sorted or given twice");
     }
     if (s.active_groups.at_ms > horizon) return refuse("active groups time ahead of our clock by more than 5 minutes");
+    if (s.active_groups.cleared && !s.active_groups.groups.empty())
+        return refuse("active groups cleared and set at once");
     // A host that breaks a rule, or one (host, entry) given twice, is left out; the rest of the report stands.
     const std::vector<HostEntry>& hosts = s.hosts;
     std::vector<size_t> bad;

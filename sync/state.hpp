@@ -106,8 +106,13 @@ public:
     [[nodiscard]] SharedView shared_view(uint64_t now_ms, uint64_t dead_after_ms) const;
     // The overrides in force: per target, the latest entry of any origin ("auto" removes).
     [[nodiscard]] OverrideMap overrides() const;
-    // The active groups in force: the latest set through any origin (nullopt: none ever set).
-    [[nodiscard]] std::optional<ActiveGroups> active_groups() const;
+    // The admin's last word on the active groups: the latest set or clear through any origin (nullopt: none).
+    [[nodiscard]] std::optional<ActiveGroups> admin_groups() const;
+    // The names of the groups records (kuadrant-active-groups.<zone>, one per zone served).
+    void set_groups_names(std::vector<std::string> names) { groups_names_ = std::move(names); }
+    // The active groups in force (sync/groups.hpp): the admin's set, else the groups records' in the clusters'
+    // reports (each cluster's as its view takes them), else none.
+    [[nodiscard]] std::optional<GroupsInForce> groups_in_force(uint64_t now_ms, uint64_t dead_after_ms) const;
     [[nodiscard]] const std::map<std::string, Known>& known() const { return known_; }
     [[nodiscard]] const std::string& own_origin() const { return own_; }
 
@@ -124,7 +129,15 @@ private:
         ClusterKey key;
         std::shared_ptr<const ClusterView> view;
     };
+    // Each cluster's instances, and those of them its view is made from (newest_first: the live ones, or all).
+    struct ClusterReports {
+        std::vector<const Known*> instances, use;
+        std::vector<bool> alive;  // of each instance
+    };
+    [[nodiscard]] std::map<std::string, ClusterReports> by_cluster(uint64_t now_ms, uint64_t dead_after_ms) const;
+    [[nodiscard]] std::optional<GroupsInForce> in_force(const std::map<std::string, ClusterReports>& clusters) const;
     std::map<std::string, Known> known_;
+    std::vector<std::string> groups_names_;
     std::string own_;
     uint32_t generation_ = 1;
     mutable std::map<std::string, Cached> cache_;  // by cluster id (shared_view)

@@ -84,9 +84,10 @@ void put_state(std::string& out, const InstanceState& s) {
         for (const auto& [zone, id] : s.dnskeys) all += (all.empty() ? "" : ";") + format_zone_keys(zone, id);
         out += ',', put_key(out, "dnskeys"), put_string(out, all);
     }
-    if (s.active_groups.at_ms) {  // "a&&b" as the TXT joins them, and when they were set
+    if (s.active_groups.at_ms) {  // "a&&b" as the TXT joins them, and when they were set (or cleared)
         out += ',', put_key(out, "activeGroups"), put_string(out, join_groups(s.active_groups.groups));
         out += ',', put_key(out, "activeGroupsAt"), out += std::to_string(s.active_groups.at_ms);
+        if (s.active_groups.cleared) out += ',', put_key(out, "activeGroupsCleared"), out += "true";
     }
     if (!s.records.empty()) {  // [name, type, ttl, [data, ...]]; readers before it skip the key
         out += ',', put_key(out, "records"), out += '[';

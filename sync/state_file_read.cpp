@@ -176,6 +176,8 @@ private:
             cur_.active_groups.groups = split_groups(text(v), ReportLimits::kMaxGroups);  // checked later
         } else if (key_ == "activeGroupsAt") {
             cur_.active_groups.at_ms = number(v, UINT64_MAX);
+        } else if (key_ == "activeGroupsCleared") {
+            cur_.active_groups.cleared = flag(v);
         } else if (key_ == "hosts") {
             bad("\"hosts\" is not an array");
         } else if (key_ == "overrides") {

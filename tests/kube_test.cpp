@@ -198,12 +198,26 @@ TEST(KubeRecords, ZoneSetUpRecordMatchingChangesNothingElseIsRefusedPerName) {
     EXPECT_EQ(m.hosts[0].name, "*.glb.example.com");
 }
 
-TEST(KubeRecords, ActiveGroupsTxtIsServed) {
-    kube::Mapped m = kube::map_record(only("active-groups"), options());
+// The active groups' record switches every cluster's traffic: only the namespaces kubernetes.groupsFrom names
+// (default: glbd's own) may publish it, as a TXT, at exactly kuadrant-active-groups.<zone>.
+TEST(KubeRecords, ActiveGroupsTxtIsServedOnlyFromGroupsFrom) {
+    kube::MapOptions o = options();
+    o.groups_from = {"kuadrant-coredns"};
+    kube::Mapped m = kube::map_record(only("active-groups"), o);
     ASSERT_EQ(m.error, "");
-    ASSERT_EQ(m.records.size(), 1u);
+    ASSERT_EQ(m.records.size(), 1u) << refusals(m);
     EXPECT_EQ(m.records[0].name, "kuadrant-active-groups.glb.example.com");
     EXPECT_EQ(m.records[0].targets, std::vector<std::string>{"version=1;groups=primary-eu&&primary-us"});
+
+    o.groups_from = {"glbd"};
+    m = kube::map_record(only("active-groups"), o);
+    EXPECT_TRUE(m.records.empty());
+    EXPECT_EQ(refusals(m),
+              "kuadrant-active-groups.glb.example.com: only the namespaces of kubernetes.groupsFrom may set the "
+              "active groups (glbd)\n");
+    o.groups_from.clear();
+    m = kube::map_record(only("active-groups"), o);
+    EXPECT_NE(refusals(m).find("(none: glbd's own namespace is not known)"), std::string::npos) << refusals(m);
 }
 
 TEST(KubeRecords, SecondZoneServedOnlyWhenItIsGlbds) {
@@ -324,6 +338,21 @@ TEST(KubeRecords, NamesOutsideTheRootHostApexAndNameServersAreRefused) {
               "glb.example.com: the zone apex is this glbd's\n"
               "ns1.glb.example.com: its addresses differ from zones[].nameservers\n"
               "www.example.org: not in a zone of this glbd\n");
+}
+
+TEST(KubeRecords, OnlyTheExactGroupsNameIsTheGroupsRecord) {
+    json txt = {{"dnsName", "kuadrant-active-groups.shop.glb.example.com"},
+                {"recordType", "TXT"},
+                {"targets", {"version=1;groups=mine"}}};
+    kube::Mapped m = map(record("shop.glb.example.com", {a("shop.glb.example.com", {"192.0.2.1"}), txt}));
+    EXPECT_EQ(refusals(m), "");  // a TXT like any other, below the record's own name: it sets nothing
+    ASSERT_EQ(m.records.size(), 1u);
+    kube::MapOptions o = options();
+    o.groups_from = {"team-a"};
+    m = map(
+        record("kuadrant-active-groups.glb.example.com", {a("kuadrant-active-groups.glb.example.com", {"192.0.2.1"})}),
+        o);
+    EXPECT_EQ(refusals(m), "kuadrant-active-groups.glb.example.com: the active groups' record is a TXT record only\n");
 }
 
 TEST(KubeRecords, OwnersLimitANamespacesNames) {

@@ -162,6 +162,7 @@ void Daemon::rebuild() {
         publisher_.publish(snap);
         schedule_resign(snap->resign_at);
         log_key_mismatches();
+        log_groups();
         update_kube_statuses(states ? &*states : nullptr);
         uv_update_time(loop_);
         last_build_ms_ = uv_now(loop_);

@@ -111,7 +111,8 @@ public:
     [[nodiscard]] admin::Response groups_route(const admin::Request& req);
     [[nodiscard]] std::string groups_json() const;
     [[nodiscard]] std::vector<ZoneRecord> served_records() const;
-    void adopt_groups_record(const RecordList& records);
+    void log_groups();
+    std::optional<std::optional<sync::GroupsInForce>> groups_logged_;  // the set in force as last logged
     void group_metrics(metrics::Writer& m) const;
     // Whether peers publish our DNSKEY sets (daemon_dnssec.cpp).
     [[nodiscard]] nlohmann::json dnssec_json() const;
@@ -134,8 +135,6 @@ private:
     // Kubernetes DNSRecords (daemon_kube.cpp): config_.hosts = the file's hosts + the records' (the file wins).
     void merge_kubernetes();
     void apply_kubernetes();  // a record changed: merge, restart the probes, rebuild
-    // The active-groups text the DNSRecords last held ("" none), from their first list on (adopt_groups_record).
-    std::optional<std::string> groups_record_;
     void request_rebuild();
     void due_rebuild();  // request_rebuild's timer: rebuild(), or wait for the pulls under way
     static void on_rebuild_timer(uv_timer_t* t) { static_cast<Daemon*>(t->data)->due_rebuild(); }

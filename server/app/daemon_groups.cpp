@@ -1,11 +1,13 @@
 // Failover groups (dns-operator's active groups) at the daemon: GET and PUT /v1/groups, the TXT record
-// `kuadrant-active-groups.<zone>` it serves in every zone, and the set taken from a DNSRecord holding that
-// record. Control thread.
+// `kuadrant-active-groups.<zone>` it serves in every zone while the admin's set holds, and the log of where the
+// set in force comes from. Control thread.
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 
+#include "conf/names.hpp"
+#include "resolver/base/log_throttle.hpp"
 #include "resolver/base/metrics.hpp"
 #include "resolver/wire/consts.hpp"
 #include "server/app/daemon.hpp"
@@ -15,41 +17,48 @@ namespace glbd {
 
 using nlohmann::json;
 
-// One TXT per zone while a set is in force; none before any was set (dns-operator then finds no record and
-// takes every group as inactive, as glbd does).
+// While the admin's set is in force, its TXT in every zone (taking the name from any record's). Otherwise the
+// groups records the clusters' DNSRecords publish are served as they wrote them (zone data), and a zone
+// without one has none: dns-operator then finds no record, as glbd then has every group active.
 std::vector<ZoneRecord> Daemon::served_records() const {
     std::vector<ZoneRecord> out;
-    auto active = sync_->active_groups();
-    if (!active) return out;
+    auto in_force = sync_->groups_in_force();
+    if (!in_force || !in_force->pinned) return out;
     for (const auto& z : config_.zones) {
-        out.push_back(ZoneRecord{sync::active_groups_name(z.origin),
+        out.push_back(ZoneRecord{conf::active_groups_name(z.origin),
                                  wire::type::TXT,
                                  sync::kActiveGroupsTtl,
-                                 {sync::format_active_groups(active->groups)}});
+                                 {sync::format_active_groups(in_force->groups)}});
     }
     return out;
 }
 
-// A DNSRecord of this cluster that holds `kuadrant-active-groups.<zone>` (a user's record, as dns-operator's
-// CoreDNS set-up has them) sets the active groups when its text changes. Its text at start sets them only
-// when no set is in force: a set made later through the admin API is not undone by a restart.
-void Daemon::adopt_groups_record(const RecordList& records) {
-    std::string text;  // "" when no record holds it
-    for (const auto& r : records) {
-        if (r.type != wire::type::TXT || r.name.rfind("kuadrant-active-groups.", 0) != 0) continue;
-        for (const auto& s : r.data) text += s;
-        break;
+namespace {
+std::string describe(const std::optional<sync::GroupsInForce>& g, const HostSources& sources) {
+    if (!g) return "none set: every group is active";
+    std::string out = "\"" + sync::join_groups(g->groups) + "\"";
+    if (g->pinned) return out + ", set through the admin API (glbd groups set; glbd groups clear hands it back)";
+    out += " from the groups record of ";
+    for (size_t i = 0; i < g->records.size(); ++i) {
+        const auto& [cluster, text] = g->records[i];
+        out += (i ? ", " : "") + std::string("cluster ") + cluster + " (\"" + printable(text) + "\")";
     }
-    if (text == groups_record_) return;
-    bool first = !groups_record_.has_value();
-    groups_record_ = text;
-    if (text.empty() || (first && sync_->active_groups())) return;
-    auto groups = sync::parse_active_groups(text);
-    if (auto err = sync_->set_active_groups(groups); !err.empty()) {
-        spdlog::warn("groups: the DNSRecord's active groups \"{}\" are not taken: {}", text, err);
-        return;
+    for (const auto& [name, key] : sources) {
+        if (name.rfind("kuadrant-active-groups.", 0) == 0)
+            out += "; here DNSRecord " + printable(key) + " holds " + name;
     }
-    spdlog::info("groups: active groups set from a DNSRecord: \"{}\"", sync::format_active_groups(groups));
+    return out;
+}
+}  // namespace
+
+// Says when the set in force changes, and where it comes from.
+void Daemon::log_groups() {
+    auto now = sync_->groups_in_force();
+    if (groups_logged_ && *groups_logged_ == now) return;
+    bool first = !groups_logged_;
+    groups_logged_ = now;
+    if (first && !now) return;
+    spdlog::info("groups: active groups: {}", describe(now, *host_source_));
 }
 
 // A sample per grouped cluster and per active group: a few at any number of hosts.
@@ -63,23 +72,34 @@ void Daemon::group_metrics(metrics::Writer& m) const {
                      metrics::label("cluster", cv->id) + "," + metrics::label("group", cv->group), cv->standby ? 1 : 0);
         }
     }
-    m.family("glbd_active_group", "gauge", "1 for each active failover group (none before a set is made).");
-    if (auto active = sync_->active_groups()) {
-        for (const auto& g : active->groups) m.sample("glbd_active_group", metrics::label("group", g), 1);
+    auto in_force = sync_->groups_in_force();
+    m.family("glbd_active_group", "gauge", "1 for each active failover group (none while no set is in force).");
+    if (in_force) {
+        for (const auto& g : in_force->groups) m.sample("glbd_active_group", metrics::label("group", g), 1);
     }
+    m.one("glbd_active_groups_pinned", "gauge",
+          "1 while the admin's set of active groups (glbd groups set) holds, whatever the groups records say.",
+          in_force && in_force->pinned ? 1 : 0);
 }
 
 std::string Daemon::groups_json() const {
-    auto active = sync_->active_groups();
+    auto in_force = sync_->groups_in_force();
     json clusters = json::array();
     for (const auto& cv : sync_->shared_view()) {
         clusters.push_back(
             {{"id", cv->id}, {"group", cv->group.empty() ? json(nullptr) : json(cv->group)}, {"standby", cv->standby}});
     }
-    json out = {{"active", active ? json(active->groups) : json(nullptr)},
-                {"setAt", active ? json(active->at_ms) : json(nullptr)},
-                {"record", active ? json(sync::format_active_groups(active->groups)) : json(nullptr)},
-                {"clusters", clusters}};
+    json records = json::array();
+    if (in_force) {
+        for (const auto& [cluster, text] : in_force->records) records.push_back({{"cluster", cluster}, {"text", text}});
+    }
+    json out = {
+        {"active", in_force ? json(in_force->groups) : json(nullptr)},
+        {"pinned", in_force && in_force->pinned},
+        {"setAt", in_force && in_force->pinned ? json(in_force->at_ms) : json(nullptr)},
+        {"record", in_force && in_force->pinned ? json(sync::format_active_groups(in_force->groups)) : json(nullptr)},
+        {"records", records},
+        {"clusters", clusters}};
     return out.dump() + "\n";
 }
 
@@ -98,11 +118,19 @@ admin::Response Daemon::groups_route(const admin::Request& req) {
         r.body = why + "\n";
         return r;
     };
+    const char* expected =
+        R"(expected JSON {"active": ["GROUP", ...]}, {"add": "GROUP"}, {"remove": "GROUP"} or {"clear": true})";
     auto j = json::parse(req.body, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.size() != 1) {
-        return fail(R"(expected JSON {"active": ["GROUP", ...]} or {"add": "GROUP"} or {"remove": "GROUP"})");
+    if (j.is_discarded() || !j.is_object() || j.size() != 1) return fail(expected);
+    if (j.contains("clear")) {
+        if (!j["clear"].is_boolean() || !j["clear"].get<bool>()) return fail(expected);
+        sync_->clear_active_groups();
+        spdlog::info("groups: the admin's set of active groups cleared: the groups records decide again");
+        rebuild();
+        r.body = groups_json();
+        return r;
     }
-    auto in_force = sync_->active_groups();
+    auto in_force = sync_->groups_in_force();
     std::vector<std::string> groups = in_force ? in_force->groups : std::vector<std::string>{};
     if (j.contains("active") && j["active"].is_array()) {
         groups.clear();
@@ -115,11 +143,12 @@ admin::Response Daemon::groups_route(const admin::Request& req) {
     } else if (j.contains("remove") && j["remove"].is_string()) {
         std::erase(groups, j["remove"].get<std::string>());
     } else {
-        return fail(R"(expected JSON {"active": ["GROUP", ...]} or {"add": "GROUP"} or {"remove": "GROUP"})");
+        return fail(expected);
     }
     if (auto err = sync_->set_active_groups(groups); !err.empty()) return fail(err);
-    auto now = sync_->active_groups();
-    spdlog::info("groups: active groups set: \"{}\"", sync::format_active_groups(now ? now->groups : groups));
+    auto now = sync_->groups_in_force();
+    spdlog::info("groups: active groups set through the admin API: \"{}\"",
+                 sync::format_active_groups(now ? now->groups : groups));
     rebuild();
     r.body = groups_json();
     return r;

@@ -35,7 +35,6 @@ void Daemon::merge_kubernetes() {
     kube_records_ = zone_records(c.records);
     if (kube_->stats().synced) {
         sync_->set_records_group(c.group);
-        adopt_groups_record(kube_records_);
     } else {
         kube_records_ = kube_seed_records_;
         // Not listed yet (the API server may be down): what stateDir had of this cluster's records, without

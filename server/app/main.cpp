@@ -41,9 +41,10 @@ Usage:
   glbd explain NAME --client IP|--subnet CIDR [--type A] [--admin H:P]
                                why a client gets the answer it gets (zone, location, groups, answer)
   glbd explain --dnstap FILE   every answer a dnstap file logged, with why it was chosen then
-  glbd groups [set GROUP... | add GROUP | remove GROUP] [--admin H:P]
-                               dns-operator's active failover groups: shown, or changed and
-                               shared with every peer (served as kuadrant-active-groups.<zone>)
+  glbd groups [set GROUP... | add GROUP | remove GROUP | clear] [--admin H:P]
+                               dns-operator's active failover groups: shown, or set and shared
+                               with every peer (served as kuadrant-active-groups.<zone>; holds
+                               whatever a groups record says until `clear`)
   glbd probe [--admin H:P] [--path /readyz]
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
@@ -194,7 +195,7 @@ int admin_client(const std::string& cmd, const std::vector<std::string>& args) {
                            : glbd::run_probe(admin, path, token ? token : "");
 }
 
-// glbd groups [set G... | add G | remove G] [--admin H:P]: dns-operator's active groups, shown or changed.
+// glbd groups [set G... | add G | remove G | clear] [--admin H:P]: dns-operator's active groups, shown or changed.
 int groups_command(const std::vector<std::string>& args) {
     std::string admin = "127.0.0.1:9153", verb;
     std::vector<std::string> names;
@@ -203,7 +204,8 @@ int groups_command(const std::vector<std::string>& args) {
             admin = args[++i];
         } else if (args[i].rfind("--admin=", 0) == 0) {
             admin = args[i].substr(8);
-        } else if (verb.empty() && names.empty() && (args[i] == "set" || args[i] == "add" || args[i] == "remove")) {
+        } else if (verb.empty() && names.empty() &&
+                   (args[i] == "set" || args[i] == "add" || args[i] == "remove" || args[i] == "clear")) {
             verb = args[i];
         } else if (!verb.empty() && args[i].rfind("--", 0) != 0) {
             names.push_back(args[i]);
@@ -212,6 +214,7 @@ int groups_command(const std::vector<std::string>& args) {
         }
     }
     if ((verb == "add" || verb == "remove") && names.size() != 1) return usage_error("groups " + verb + ": one group");
+    if (verb == "clear" && !names.empty()) return usage_error("groups clear: no group names");
     const char* token = std::getenv("GLBD_ADMIN_TOKEN");
     return glbd::run_groups(admin, token ? token : "", verb, names);
 }

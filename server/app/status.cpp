@@ -347,12 +347,20 @@ std::string render_groups(const std::string& groups_json) {
     auto j = nlohmann::json::parse(groups_json);
     std::string out;
     if (j.at("active").is_null()) {
-        out += "active groups: none set (every grouped cluster stands by; ungrouped ones answer)\n";
+        out += "active groups: none set (every group is active)\n";
     } else {
         std::string list;
         for (const auto& g : j.at("active")) list += (list.empty() ? "" : ", ") + g.get<std::string>();
         out += "active groups: " + (list.empty() ? std::string("none") : list) + "\n";
-        out += "served as:     kuadrant-active-groups.<zone> TXT \"" + j.at("record").get<std::string>() + "\"\n";
+        if (j.value("pinned", false)) {
+            out += "set by:        the admin API (glbd groups set); glbd groups clear hands them back to the records\n";
+            out += "served as:     kuadrant-active-groups.<zone> TXT \"" + j.at("record").get<std::string>() + "\"\n";
+        }
+        for (const auto& r : j.value("records", nlohmann::json::array())) {
+            out += "groups record: cluster " + r.at("cluster").get<std::string>() + ": \"" +
+                   r.at("text").get<std::string>() + "\"" +
+                   (j.value("pinned", false) ? " (not in force while the admin's set holds)" : "") + "\n";
+        }
     }
     std::vector<std::vector<std::string>> rows{{"CLUSTER", "GROUP", "ANSWERS"}};
     for (const auto& c : j.at("clusters")) {
@@ -370,7 +378,9 @@ int run_groups(const std::string& admin, const std::string& token, const std::st
     if (verb.empty()) {
         status = http_get(url, token, 5000, body, error);
     } else {
-        nlohmann::json req = verb == "set" ? nlohmann::json{{"active", names}} : nlohmann::json{{verb, names.at(0)}};
+        nlohmann::json req = verb == "set"     ? nlohmann::json{{"active", names}}
+                             : verb == "clear" ? nlohmann::json{{"clear", true}}
+                                               : nlohmann::json{{verb, names.at(0)}};
         status = http_request("PUT", url, token, req.dump(), 5000, body, error);
     }
     if (status != 200) {

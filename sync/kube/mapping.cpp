@@ -67,6 +67,21 @@ private:
         return "";
     }
 
+    // The active groups' record (the exact name kuadrant-active-groups.<zone>: a TXT, and only from the
+    // namespaces of kubernetes.groupsFrom): "" if `name` is not it or may be published, else why not.
+    std::string groups_problem(const std::string& name, const std::vector<const Endpoint*>& all) const {
+        const conf::Zone* z = zone_of(name);
+        if (!z || name != conf::active_groups_name(z->origin)) return "";
+        for (const Endpoint* e : all) {
+            if (e->type != "TXT") return "the active groups' record is a TXT record only";
+        }
+        if (std::find(o_.groups_from.begin(), o_.groups_from.end(), r_.ns) != o_.groups_from.end()) return "";
+        std::string allowed;
+        for (const auto& ns : o_.groups_from) allowed += (allowed.empty() ? "" : ", ") + ns;
+        return "only the namespaces of kubernetes.groupsFrom may set the active groups (" +
+               (allowed.empty() ? std::string("none: glbd's own namespace is not known") : allowed) + ")";
+    }
+
     // The apex NS set and nameserver glue a zone set-up record publishes: what glbd serves anyway when it
     // matches zones[].nameservers (nothing to do), refused with the reason when it does not.
     bool zone_setup(const Endpoint& e) {
@@ -310,6 +325,10 @@ private:
             }
             if (all.empty()) continue;
             if (std::string why = scope_problem(name); !why.empty()) {
+                refuse(name, why);
+                continue;
+            }
+            if (std::string why = groups_problem(name, all); !why.empty()) {
                 refuse(name, why);
                 continue;
             }

@@ -111,6 +111,9 @@ struct MapOptions {
     std::map<std::string, std::vector<std::string>> owners;
     std::vector<Prefix> deny;  // kubernetes.denyNetworks: endpoint addresses refused
     bool insecure_health_checks = true;
+    // The namespaces whose records may publish the active groups (kuadrant-active-groups.<zone>): the config's
+    // kubernetes.groupsFrom, else glbd's own namespace (none when it is not known).
+    std::vector<std::string> groups_from;
 };
 
 // A name a record may not publish, and why (it is logged, counted, and shown in the record's status).

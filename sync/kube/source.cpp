@@ -34,6 +34,8 @@ Source::Source(const conf::Config& config, const std::function<void()>& on_chang
     options_.owners = k.owners;
     options_.deny = k.deny_networks;
     options_.insecure_health_checks = k.insecure_health_checks;
+    options_.groups_from = k.groups_from;
+    if (options_.groups_from.empty() && !access.namespace_.empty()) options_.groups_from = {access.namespace_};
     if (k.mode == Mode::coredns) selector_ = coredns_selector();
     requests_ = std::make_unique<Watcher>(access, "", "", nullptr);
     std::vector<std::string> paths;
@@ -55,6 +57,11 @@ void Source::start() {
         spdlog::info("kubernetes: watching {}{}", w->describe(), selector_.empty() ? "" : " (" + selector_ + ")");
         w->start();
     }
+    std::string from;
+    for (const auto& ns : options_.groups_from) from += (from.empty() ? "" : ", ") + ns;
+    spdlog::info(
+        "kubernetes: the active groups may be set by records of {}",
+        from.empty() ? "no namespace (glbd's own is not known: set kubernetes.groupsFrom)" : "namespace " + from);
 }
 
 void Source::stop() {

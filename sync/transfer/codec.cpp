@@ -297,6 +297,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     }
     if (s.active_groups.at_ms) {  // "active-groups=a&&b" (or "active-groups=" for none), as the TXT joins them
         out.push_back({kv("active-groups", join_groups(s.active_groups.groups)), kv("at", s.active_groups.at_ms)});
+        if (s.active_groups.cleared) out.back().emplace_back("clear=1");  // older readers: an empty set
     }
 }
 
@@ -515,6 +516,7 @@ bool Decoder::add_active_groups(Record rec, std::string_view v0) {
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);
         if (key == "at" && !number(v, a.at_ms)) return bad("bad active groups time");
+        if (key == "clear") a.cleared = v == "1";
     }
     if (a.at_ms == 0) return bad("active groups without a time");
     a.groups = split_groups(v0, ReportLimits::kMaxGroups);  // the names are checked with the rest (check_report)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Failover groups as dns-operator (>= 0.16) has them, served by two glbd clusters: ie's records carry
-# status.group "east" (as dns-operator --group=east writes it), us sets kubernetes.group "west". No active set:
-# every cluster is grouped and none active, so both answer as without groups (fail-open). `glbd groups` on
-# one server switches the active set; both servers answer from the active group and serve the TXT
-# kuadrant-active-groups.<zone>, read here the way dns-operator reads it; a switch back the other way from
-# the other server; then a labelled DNSRecord holding that TXT (a CoreDNS user's set-up) switches it again.
-# Skipped where kubectl is missing.
+# status.group "east" (as dns-operator --group=east writes it), us sets kubernetes.group "west". No groups record
+# and no set: every group is active, both answer. `glbd groups` on one server switches the active set; both
+# servers answer from the active group and serve the TXT kuadrant-active-groups.<zone>, read here the way
+# dns-operator reads it; a switch back the other way from the other server. Then the groups record: a labelled
+# DNSRecord holding that TXT (a CoreDNS user's set-up) waits while the admin's set holds, takes over at
+# `glbd groups clear`, is served as written, and its deletion leaves every group active; one from a namespace
+# not in kubernetes.groupsFrom, or at a name that only starts like it, switches nothing. Skipped where kubectl
+# is missing.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 TOOLS="$(dirname "$0")/../tools"
@@ -14,7 +16,7 @@ declare -A ADDR=([ie]=127.0.23.90 [us]=127.0.23.91) API=([ie]=127.0.23.92 [us]=1
 declare -A GEO=([ie]=IE [us]=US) GW=([ie]=172.18.1.10 [us]=172.18.2.10) GROUP=([ie]="" [us]=west)
 for c in ie us; do
     start_fakekube $c "${API[$c]}" 6590
-    kube_cluster_yaml $c $P 9590 $Z "resync: 1s, group: \"${GROUP[$c]}\"" "" ie us > "$WORK/$c.yaml"
+    kube_cluster_yaml $c $P 9590 $Z "resync: 1s, group: \"${GROUP[$c]}\", groupsFrom: [gateways]" "" ie us > "$WORK/$c.yaml"
 done
 record() { lb_record "$1" "${GEO[$1]}" "${GW[$1]}" "$Z"; }  # CLUSTER
 kc() { local c=$1; shift; KUBECONFIG=$WORK/$c/kubeconfig kubectl "$@"; }
@@ -42,9 +44,11 @@ wait_for 20 bash -c "[[ \$(curl -s http://${ADDR[us]}:9590/v1/groups) == *'\"gro
 for s in ie us; do
     [[ $(cluster_group $s ie) == east && $(cluster_group $s us) == west ]] || fail "$s: groups $(groups_of $s)"
 done
-wait_for 20 agree "${GW[ie]}" "${GW[us]}" || fail "no set, every cluster grouped: as without groups expected, got $(from ie 10.1.0.0/16)/$(from ie 10.3.0.0/16)"
+wait_for 20 agree "${GW[ie]}" "${GW[us]}" || fail "no set: every group active expected, got $(from ie 10.1.0.0/16)/$(from ie 10.3.0.0/16)"
 [[ $(dig @"${ADDR[ie]}" -p $P +short kuadrant-active-groups.$Z TXT) == "" ]] || fail "a TXT before any set"
-pass "groups from status.group (ie: east) and kubernetes.group (us: west); no active set: both answer, fail-open"
+[[ $(groups_of ie) == *'"active":null'* && $(groups_of ie) == *'"standby":false'* && $(groups_of ie) != *'"standby":true'* ]] ||
+    fail "no set: $(groups_of ie)"
+pass "groups from status.group (ie: east) and kubernetes.group (us: west); no groups record, no set: every group active, both answer"
 
 # The TXT read as dns-operator's getActiveGroups reads it: strings joined, ';' pairs, "groups" split on "&&".
 active_as_dns_operator() {
@@ -94,17 +98,63 @@ out=$("$GLBD" groups set "bad;name" --admin "${ADDR[ie]}:9590" 2>&1) && fail "a 
 [[ $out == *"not a group name"* ]] || fail "bad name: $out"
 pass "a bad group name is refused with the reason ($out)"
 
-# A user's labelled DNSRecord holding the TXT, as a CoreDNS set-up has it: its text sets the groups.
-cat <<REC | kc us apply --validate=false -f - >/dev/null || fail "apply the groups record"
+# A user's labelled DNSRecord holding the TXT, as a CoreDNS set-up has it, from a namespace of groupsFrom. The
+# admin's set (east and west since `add`) holds whatever it says, until `glbd groups clear`.
+groups_record() {  # NAMESPACE NAME TEXT
+    cat <<REC
 apiVersion: kuadrant.io/v1alpha1
 kind: DNSRecord
-metadata: {name: active-groups, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $Z}}
+metadata: {name: $2, namespace: $1, labels: {kuadrant.io/coredns-zone-name: $Z}}
 spec:
-  rootHost: kuadrant-active-groups.$Z
+  rootHost: $Z
   endpoints:
-    - {dnsName: kuadrant-active-groups.$Z, recordType: TXT, targets: ["version=1;groups=west"]}
+    - {dnsName: kuadrant-active-groups.$Z, recordType: TXT, targets: ['$3']}
 REC
-wait_for 20 agree "${GW[us]}" "${GW[us]}" || fail "the DNSRecord's groups=west never took: $(groups_of ie)"
-for s in ie us; do [[ $(active_as_dns_operator "${ADDR[$s]}") == west ]] || fail "$s: TXT after the record"; done
-pass "a labelled DNSRecord holding kuadrant-active-groups.$Z (groups=west) switches both servers"
+}
+groups_record gateways active-groups 'groups=west;version=1' | kc us apply --validate=false -f - >/dev/null ||
+    fail "apply the groups record"
+wait_for 20 bash -c "[[ \$(curl -s http://${ADDR[ie]}:9590/v1/groups) == *'groups=west;version=1'* ]]" ||
+    fail "ie never saw us's groups record: $(groups_of ie); us: $(groups_of us)"
+agree "${GW[ie]}" "${GW[us]}" || fail "the record overrode the admin's set: $(from ie 10.1.0.0/16)/$(from ie 10.3.0.0/16)"
+[[ $(active_as_dns_operator "${ADDR[ie]}") == east,west ]] || fail "ie: TXT while the admin's set holds"
+pass "a groups record (groups=west) while the admin's set (east, west) holds: nothing switches"
+t0=$(now_ms)
+"$GLBD" groups clear --admin "${ADDR[ie]}:9590" > "$WORK/groups.out" || fail "glbd groups clear: $(cat "$WORK/groups.out")"
+wait_for 20 agree "${GW[us]}" "${GW[us]}" || fail "after clear, the record's groups=west never took: $(groups_of ie)"
+ms=$(( $(now_ms) - t0 ))
+for s in ie us; do
+    [[ $(dig @"${ADDR[$s]}" -p $P +short kuadrant-active-groups.$Z TXT) == '"groups=west;version=1"' ]] ||
+        fail "$s: the TXT is not served as the record wrote it: $(dig @"${ADDR[$s]}" -p $P +short kuadrant-active-groups.$Z TXT)"
+done
+grep -q "groups: active groups: \"west\" from the groups record of cluster us (\"groups=west;version=1\"); here DNSRecord gateways/active-groups holds kuadrant-active-groups.$Z" "$WORK/us.log" ||
+    fail "us's log does not name the record: $(grep 'groups:' "$WORK/us.log")"
+grep -q 'groups: active groups: "west" from the groups record of cluster us' "$WORK/ie.log" || fail "ie's log: $(grep 'groups:' "$WORK/ie.log")"
+pass "glbd groups clear: the record's groups=west in force on both servers within $ms ms, its TXT served as written, the log naming it"
+
+# Records that may not switch anything: another namespace's, and a name that only starts like the groups record.
+kc us create namespace tenant >/dev/null 2>&1 || true
+{ groups_record tenant grab 'version=1;groups=east'; echo ---
+  cat <<REC
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: prefix, namespace: gateways, labels: {kuadrant.io/coredns-zone-name: $Z}}
+spec:
+  rootHost: shop.$Z
+  endpoints: [{dnsName: kuadrant-active-groups.shop.$Z, recordType: TXT, targets: ['version=1;groups=east']}]
+REC
+} | kc us apply --validate=false -f - >/dev/null || fail "apply the hostile records"
+wait_for 20 grep -q "DNSRecord tenant/grab: kuadrant-active-groups.$Z refused: only the namespaces of kubernetes.groupsFrom may set the active groups (gateways)" "$WORK/us.log" ||
+    fail "tenant's groups record not refused: $(grep grab "$WORK/us.log")"
+wait_for 20 bash -c "[[ -n \$(dig @${ADDR[ie]} -p $P +short kuadrant-active-groups.shop.$Z TXT) ]]" || fail "the prefix TXT is not served"
+agree "${GW[us]}" "${GW[us]}" || fail "a hostile record switched the groups: $(groups_of ie)"
+pass "a groups record from a namespace not in groupsFrom is refused (logged); a TXT at kuadrant-active-groups.shop.$Z is served and switches nothing"
+
+# The record deleted: no groups record, no set: every group active again, and no TXT.
+t0=$(now_ms)
+kc us -n gateways delete dnsrecord active-groups >/dev/null || fail "delete the groups record"
+wait_for 20 agree "${GW[ie]}" "${GW[us]}" || fail "after the record went: $(groups_of ie)"
+for s in ie us; do
+    [[ -z $(dig @"${ADDR[$s]}" -p $P +short kuadrant-active-groups.$Z TXT) ]] || fail "$s still serves the TXT of a deleted record"
+done
+pass "the groups record deleted: every group active on both servers within $(( $(now_ms) - t0 )) ms, no TXT"
 for c in ie us; do stop_glbd $c; done

@@ -26,7 +26,7 @@ zones:
     nameservers: [{name: ns1.example.net, addresses: [127.0.0.1]}]
 $(peers_yaml --interval 300ms "$4:$P")
 YAML
-    [[ ${5:-} ]] && printf 'admin: {listen: "%s"}\nkubernetes: {kubeconfig: %s}\n' "$ADMIN" "$WORK/k/kubeconfig"
+    [[ ${5:-} ]] && printf 'admin: {listen: "%s"}\nkubernetes: {kubeconfig: %s, groupsFrom: [kuadrant-coredns]}\n' "$ADMIN" "$WORK/k/kubeconfig"
     return 0
 }
 config a eu-1 $A $B kubernetes > "$WORK/a.yaml"
