@@ -250,7 +250,7 @@ void read_health_check(Reader& r, const Node& n, const std::string& path, Host& 
     host.health_check = hc;
 }
 
-void read_endpoints(Reader& r, const Node& eps, const std::string& path, Host& host) {
+void read_endpoints(Reader& r, const Node& eps, const std::string& path, Host& host, bool apex) {
     if (!r.seq(eps, path)) return;
     for (size_t k = 0; k < eps.size(); ++k) {
         std::string ep = Reader::index(path, k);
@@ -258,7 +258,9 @@ void read_endpoints(Reader& r, const Node& eps, const std::string& path, Host& h
         if (!e) continue;
         if (is_ip(*e)) {
             host.endpoints.push_back(*e);
-        } else if (auto w = wire::name_to_wire(*e); w && is_host_name(*e)) {
+        } else if (auto w = wire::name_to_wire(*e); w && is_host_name(*e) && apex) {
+            r.error(eps[k], ep, std::string(kApexCname) + ": \"" + *e + "\"");
+        } else if (w && is_host_name(*e)) {
             host.endpoints.push_back(wire::wire_to_name(*w));  // lower case, no trailing dot: is_endpoint()
         } else {
             r.error(eps[k], ep, "not an IP address or host name: \"" + *e + "\"");
@@ -299,8 +301,9 @@ void read_host(Reader& r, Section& s, Seen& seen, Config& c) {
         std::any_of(c.zones.begin(), c.zones.end(), [&](const Zone& z) { return is_subdomain(host.name, z.origin); });
     if (!in_zone && !c.zones.empty()) s.error("name", host.name + " is not in any configured zone");
     s.integer("ttl", 0, kMaxTtl, host.ttl);
+    bool apex = std::any_of(c.zones.begin(), c.zones.end(), [&](const Zone& z) { return host.name == z.origin; });
     if (auto eps = s["endpoints"])
-        read_endpoints(r, eps, s.at("endpoints"), host);
+        read_endpoints(r, eps, s.at("endpoints"), host, apex);
     else
         r.error(s.node(), s.at("endpoints"), "required");
     if (auto lb = s["loadBalancing"]) read_load_balancing(r, lb, s.at("loadBalancing"), c, host);

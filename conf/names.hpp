@@ -23,6 +23,11 @@ bool is_endpoint(std::string_view s);
 // '\'' (its TXT record's separators and quotes); glbd also refuses '=' (which would break the record's
 // "groups=" pair) and anything but printable ASCII.
 bool is_group_name(std::string_view s);
+// Why a host at a zone's apex has addresses only: a host name endpoint is answered as a CNAME, and a CNAME
+// cannot sit beside the apex's SOA and NS.
+constexpr const char* kApexCname =
+    "a host at the zone apex takes IP addresses only (a host name would be answered as a CNAME, which cannot sit "
+    "beside the apex's SOA and NS: RFC 1034 section 3.6.2)";
 // The TXT record dns-operator reads a zone's active failover groups from: "kuadrant-active-groups.<origin>".
 std::string active_groups_name(std::string_view zone_origin);
 // A geo code of geoip.networks: 1..32 characters of [A-Za-z0-9_-].

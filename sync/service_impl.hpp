@@ -281,6 +281,7 @@ struct Service::Impl {
     [[nodiscard]] uint64_t hedge_ms(const SocketAddress& peer) const;
     void on_data(Exchange* x);
     bool in_our_zones(const std::string& host) const;
+    bool servable(const HostEntry& h) const;
     void refute(const InstanceState& heard) GLBD_REQUIRES(mu);
     void accept(Exchange* x, std::vector<Report>& reports);
     void accept_heartbeat(Exchange* x, const Report& r, uint64_t now) GLBD_REQUIRES(mu);

@@ -166,6 +166,7 @@ TEST(Conf, KubernetesKeys) {
         with("stateDir:",
              "kubernetes:\n  mode: delegate\n  owners: {shop: [Shop.GLB.example.com.], web: [www.glb.example.com]}\n"
              "  group: eu\n  insecureHealthChecks: false\n  denyNetworks: [169.254.0.0/16, \"fe80::/10\"]\n"
+             "  groupsFrom: [kuadrant-system, ops]\n"
              "stateDir:"),
         "glbd.yaml");
     ASSERT_TRUE(r.config) << (r.errors.empty() ? "" : r.errors[0].str());
@@ -174,6 +175,7 @@ TEST(Conf, KubernetesKeys) {
     ASSERT_EQ(k.owners.size(), 2u);
     EXPECT_EQ(k.owners.at("shop"), std::vector<std::string>{"shop.glb.example.com"});  // lower case, no dot
     EXPECT_EQ(k.group, "eu");
+    EXPECT_EQ(k.groups_from, (std::vector<std::string>{"kuadrant-system", "ops"}));
     EXPECT_FALSE(k.insecure_health_checks);
     ASSERT_EQ(k.deny_networks.size(), 2u);
     EXPECT_EQ(k.deny_networks[1].str(), "fe80::/10");
@@ -361,6 +363,11 @@ const Bad kBad[] = {
      "kubernetes.owners.Shop_1: not a namespace name"},
     {"KubeDenyNetworks", with("stateDir:", "kubernetes: {denyNetworks: [10.0.0.1/8]}\nstateDir:"),
      "glbd.yaml:48:29: kubernetes.denyNetworks[0]: not a CIDR network"},
+    {"KubeGroupsFromBadNamespace", with("stateDir:", "kubernetes: {groupsFrom: [Ops_1]}\nstateDir:"),
+     "glbd.yaml:48:27: kubernetes.groupsFrom[0]: not a namespace name"},
+    // A host at the apex answers A/AAAA; a host name endpoint there would be a CNAME beside the SOA and NS.
+    {"HostAtApexWithHostName", with("name: shop.glb.example.com", "name: glb.example.com"),
+     "glbd.yaml:24:45: hosts[0].endpoints[2]: a host at the zone apex takes IP addresses only"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Validation, BadConfig, ::testing::ValuesIn(kBad),

@@ -335,9 +335,65 @@ TEST(KubeRecords, NamesOutsideTheRootHostApexAndNameServersAreRefused) {
     EXPECT_EQ(m.hosts[0].name, "shop.glb.example.com");
     EXPECT_EQ(refusals(m),
               "bank.glb.example.com: outside its rootHost shop.glb.example.com\n"
-              "glb.example.com: the zone apex is this glbd's\n"
+              "glb.example.com: the zone apex is this glbd's unless kubernetes.owners gives it to namespace team-a\n"
               "ns1.glb.example.com: its addresses differ from zones[].nameservers\n"
               "www.example.org: not in a zone of this glbd\n");
+}
+
+// The zone apex is the record's only when kubernetes.owners gives it to its namespace, and then for addresses
+// only (simple or load-balanced); glbd's SOA and NS stay, a CNAME (or a load-balanced entry that would be one)
+// cannot sit beside them (RFC 1034 section 3.6.2), nor may other data.
+TEST(KubeRecords, TheApexIsARecordsWhenOwnersGiveItAndThenAddressesOnly) {
+    kube::MapOptions o = options();
+    o.owners = {{"team-a", {"glb.example.com"}}};
+    kube::Mapped m = map(record("glb.example.com", {a("glb.example.com", {"192.0.2.1", "2001:db8::1"})}), o);
+    ASSERT_EQ(refusals(m), "");
+    ASSERT_EQ(m.hosts.size(), 1u);
+    EXPECT_EQ(m.hosts[0].name, "glb.example.com");
+    EXPECT_EQ(m.hosts[0].endpoints, (std::vector<std::string>{"192.0.2.1", "2001:db8::1"}));
+
+    json cname = {{"dnsName", "glb.example.com"}, {"recordType", "CNAME"}, {"targets", {"lb.example.net"}}};
+    m = map(record("glb.example.com", {cname}), o);
+    EXPECT_EQ(refusals(m),
+              "glb.example.com: a CNAME at the zone apex (RFC 1034 section 3.6.2: it cannot sit beside the apex's SOA "
+              "and NS)\n");
+    json txt = {{"dnsName", "glb.example.com"}, {"recordType", "TXT"}, {"targets", {"v=spf1 -all"}}};
+    m = map(record("glb.example.com", {txt}), o);
+    EXPECT_EQ(refusals(m), "glb.example.com: TXT at the zone apex: its data but addresses is this glbd's\n");
+
+    // Load-balanced at the apex (apex CNAME klb.apex, as kuadrant-operator writes a listener on the apex): the
+    // addresses' entries are served, directly; an external host name target would be a CNAME there.
+    auto chain = [](const std::string& leaf_type, const std::string& leaf) {
+        return std::vector<json>{
+            {{"dnsName", "glb.example.com"}, {"recordType", "CNAME"}, {"targets", {"klb.glb.example.com"}}},
+            {{"dnsName", "klb.glb.example.com"},
+             {"recordType", "CNAME"},
+             {"targets", {"ie.klb.glb.example.com"}},
+             {"providerSpecific", {{{"name", "geo-code"}, {"value", "IE"}}}}},
+            {{"dnsName", "ie.klb.glb.example.com"},
+             {"recordType", "CNAME"},
+             {"setIdentifier", leaf},
+             {"targets", {leaf}},
+             {"providerSpecific", {{{"name", "weight"}, {"value", "100"}}}}},
+            {{"dnsName", "x1.klb.glb.example.com"}, {"recordType", leaf_type}, {"targets", {"192.0.2.7"}}}};
+    };
+    m = map(record("glb.example.com", chain("A", "x1.klb.glb.example.com")), o);
+    ASSERT_EQ(refusals(m), "");
+    ASSERT_EQ(m.hosts.size(), 1u);
+    EXPECT_EQ(m.hosts[0].name, "glb.example.com");
+    EXPECT_EQ(m.hosts[0].endpoints, std::vector<std::string>{"192.0.2.7"});
+    std::vector<json> elb = chain("A", "lb-1.elb.example.net");
+    elb.pop_back();  // no address records: the target is an external name
+    m = map(record("glb.example.com", elb), o);
+    EXPECT_TRUE(m.hosts.empty());
+    EXPECT_NE(refusals(m).find("glb.example.com: a host at the zone apex takes IP addresses only"), std::string::npos)
+        << refusals(m);
+
+    o.owners = {{"team-a", {"shop.glb.example.com"}}};  // owners that do not give the apex
+    m = map(record("glb.example.com", {a("glb.example.com", {"192.0.2.1"})}), o);
+    EXPECT_TRUE(m.hosts.empty());
+    EXPECT_EQ(refusals(m),
+              "glb.example.com: the zone apex is this glbd's unless kubernetes.owners gives it to namespace team-a\n");
 }
 
 TEST(KubeRecords, OnlyTheExactGroupsNameIsTheGroupsRecord) {

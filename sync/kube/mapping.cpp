@@ -48,21 +48,42 @@ private:
         return best;
     }
 
-    // Whether the record's author may publish `name` at all ("" if so, else why).
+    // Whether kubernetes.owners names the record's namespace for `name` (or a name above it).
+    bool owners_give(const std::string& name) const {
+        auto own = o_.owners.find(r_.ns);
+        return own != o_.owners.end() &&
+               std::any_of(own->second.begin(), own->second.end(),
+                           [&](const std::string& suffix) { return conf::is_subdomain(bare(name), suffix); });
+    }
+
+    // Whether the record's author may publish `name` at all ("" if so, else why). The zone apex only when
+    // kubernetes.owners gives it to the record's namespace (and then addresses only: apex_problem).
     std::string scope_problem(const std::string& name) const {
         const conf::Zone* z = zone_of(name);
         if (!z) return "not in a zone of this glbd";
-        if (name == z->origin) return "the zone apex is this glbd's";
+        if (name == z->origin && !owners_give(name))
+            return "the zone apex is this glbd's unless kubernetes.owners gives it to namespace " + r_.ns;
         for (const auto& ns : z->nameservers) {
             if (ns.name == name) return "the nameserver names are this glbd's";
         }
         if (!conf::is_subdomain(bare(name), bare(r_.root_host))) return "outside its rootHost " + r_.root_host;
         if (!o_.owners.empty()) {
-            auto own = o_.owners.find(r_.ns);
-            if (own == o_.owners.end()) return "namespace " + r_.ns + " owns no names (kubernetes.owners)";
-            bool owned = std::any_of(own->second.begin(), own->second.end(),
-                                     [&](const std::string& suffix) { return conf::is_subdomain(bare(name), suffix); });
-            if (!owned) return "not among the names kubernetes.owners gives namespace " + r_.ns;
+            if (!o_.owners.count(r_.ns)) return "namespace " + r_.ns + " owns no names (kubernetes.owners)";
+            if (!owners_give(name)) return "not among the names kubernetes.owners gives namespace " + r_.ns;
+        }
+        return "";
+    }
+
+    // At a zone apex the author may publish addresses (a simple or load-balanced host), nothing else: the SOA
+    // and NS are glbd's, and a CNAME cannot sit beside them. "" or why not.
+    std::string apex_problem(const std::string& name, const std::vector<const Endpoint*>& all) const {
+        const conf::Zone* z = zone_of(name);
+        if (!z || name != z->origin) return "";
+        for (const Endpoint* e : all) {
+            if (e->type == "CNAME")
+                return "a CNAME at the zone apex (RFC 1034 section 3.6.2: it cannot sit beside the apex's SOA and NS)";
+            if (e->type != "A" && e->type != "AAAA")
+                return e->type + " at the zone apex: its data but addresses is this glbd's";
         }
         return "";
     }
@@ -227,10 +248,18 @@ private:
             std::vector<conf::Host> entries;
             std::string why = chain(klb, entries);
             for (const auto& h : hosts) {
+                const conf::Zone* z = zone_of(h);
+                bool apex_name =
+                    z && h == z->origin && std::any_of(entries.begin(), entries.end(), [](const conf::Host& e) {
+                        return std::any_of(e.endpoints.begin(), e.endpoints.end(),
+                                           [](const std::string& t) { return !Address::is_ip(t); });
+                    });
                 if (std::string scope = scope_problem(h); !scope.empty()) {
                     refuse(h, scope);
                 } else if (!why.empty()) {
                     refuse(h, why);
+                } else if (apex_name) {
+                    refuse(h, conf::kApexCname);
                 } else {
                     for (auto entry : entries) {
                         entry.name = h;
@@ -329,6 +358,10 @@ private:
                 continue;
             }
             if (std::string why = groups_problem(name, all); !why.empty()) {
+                refuse(name, why);
+                continue;
+            }
+            if (std::string why = apex_problem(name, all); !why.empty()) {
                 refuse(name, why);
                 continue;
             }

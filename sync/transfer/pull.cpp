@@ -288,6 +288,16 @@ bool Service::Impl::in_our_zones(const std::string& host) const {
                        [&](const conf::Zone& z) { return conf::is_subdomain(h, z.origin); });
 }
 
+// A peer's entry we can serve: in our zones, and at a zone apex with addresses only (a host name there would be
+// answered as a CNAME beside the SOA and NS: conf::kApexCname).
+bool Service::Impl::servable(const HostEntry& h) const {
+    if (!in_our_zones(h.host)) return false;
+    bool apex =
+        std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) { return z.origin == h.host; });
+    return !apex || std::all_of(h.endpoints.begin(), h.endpoints.end(),
+                                [](const EndpointState& ep) { return Address::is_ip(ep.target); });
+}
+
 // A peer holds this instance's origin from a life at least as new as ours (we restarted without
 // stateDir, perhaps with the clock set back): begin a newer life at once, so that peers take it.
 void Service::Impl::refute(const InstanceState& heard) {
@@ -365,11 +375,11 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
         }
         auto& hosts = r.state.hosts;
         size_t before = hosts.size();
-        hosts.erase(
-            std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !in_our_zones(h.host); }),
-            hosts.end());
+        hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !servable(h); }),
+                    hosts.end());
         if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
-            spdlog::warn("sync: ignored {} host(s) of {} outside our zones", before - hosts.size(), r.state.origin());
+            spdlog::warn("sync: ignored {} host(s) of {} outside our zones (or at a zone apex with a host name)",
+                         before - hosts.size(), r.state.origin());
         }
         if (!r.has_data) {
             accept_heartbeat(x, r, now);

@@ -16,7 +16,10 @@ cat > "$WORK/glbd.yaml" <<YAML
 cluster: {id: eu-1}
 listen: {dns: ["$A:$P"]}
 zones: [{origin: $Z, nameservers: [{name: ns1.$Z, addresses: [$A]}]}]
-kubernetes: {kubeconfig: $WORK/k/kubeconfig, mode: controller}
+kubernetes:
+  kubeconfig: $WORK/k/kubeconfig
+  mode: controller
+  owners: {web: [app.$Z, partial.$Z, slow.$Z, broken.$Z, grab.$Z], apex: [$Z]}
 YAML
 start_glbd g "$WORK/glbd.yaml"
 cat > "$WORK/records.yaml" <<YAML
@@ -60,6 +63,20 @@ spec:
 ---
 apiVersion: kuadrant.io/v1alpha1
 kind: DNSRecord
+metadata: {name: site, namespace: apex}
+spec:
+  rootHost: $Z
+  endpoints: [{dnsName: $Z, recordType: A, recordTTL: 60, targets: [192.0.2.50]}, {dnsName: $Z, recordType: AAAA, targets: ["2001:db8::50"]}]
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: apex-cname, namespace: apex}
+spec:
+  rootHost: $Z
+  endpoints: [{dnsName: $Z, recordType: CNAME, targets: [lb.example.net]}]
+---
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
 metadata: {name: foreign, namespace: web}
 spec:
   rootHost: www.other.example.net
@@ -84,7 +101,8 @@ wait_for 10 bash -c "[[ \$(kubectl get dnsrecord broken -n web -o jsonpath='{.st
 [[ $(cond broken Ready message) == *"not-an-address is not an IP address"* ]] || fail "broken: message '$(cond broken Ready message)'"
 wait_for 10 bash -c "[[ \$(kubectl get dnsrecord grabber -n web -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].reason}') == ValidationError ]]" ||
     fail "grabber: Ready is '$(cond grabber Ready status)/$(cond grabber Ready reason)'"
-[[ $(cond grabber Ready message) == "served but for: $Z: the zone apex is this glbd's" ]] || fail "grabber: message '$(cond grabber Ready message)'"
+[[ $(cond grabber Ready message) == "served but for: $Z: the zone apex is this glbd's unless kubernetes.owners gives it to namespace web" ]] ||
+    fail "grabber: message '$(cond grabber Ready message)'"
 [[ $(dig @$A -p $P +short grab.$Z A) == 192.0.2.7 ]] || fail "grabber: its own name not served"
 # One endpoint of two fails: kuadrant-operator's DNSPolicy reads Healthy=False, as dns-operator writes it.
 wait_for 10 bash -c "[[ \$(kubectl get dnsrecord partial -n web -o jsonpath='{.status.conditions[?(@.type==\"Healthy\")].reason}') == SomeChecksPassed ]]" ||
@@ -97,6 +115,18 @@ wait_for 10 bash -c "[[ \$(kubectl get dnsrecord foreign -n web -o jsonpath='{.s
 [[ $(cond foreign Ready status) == False && $(cond foreign Ready message) == *"rootHost www.other.example.net lies in no zone this glbd serves (its zones: $Z)"* ]] ||
     fail "foreign: '$(cond foreign Ready message)'"
 grep -q "DNSRecord web/foreign is not served: its rootHost www.other.example.net lies in no zone" "$WORK/g.log" || fail "foreign not logged"
+# The zone apex, which kubernetes.owners gives namespace apex: its addresses served beside glbd's own SOA and NS;
+# a CNAME there refused with the RFC's reason.
+wait_for 10 bash -c "[[ \$(dig @$A -p $P +short $Z A) == 192.0.2.50 ]]" || fail "the apex A is not served: $(dig @$A -p $P $Z A)"
+[[ $(dig @$A -p $P +short $Z AAAA) == 2001:db8::50 ]] || fail "apex AAAA: $(dig @$A -p $P +short $Z AAAA)"
+[[ $(dig @$A -p $P +short $Z NS) == ns1.$Z. && $(dig @$A -p $P +short $Z SOA) == "ns1.$Z. hostmaster.$Z. "* ]] ||
+    fail "the apex's NS or SOA is not glbd's: $(dig @$A -p $P +short $Z NS) / $(dig @$A -p $P +short $Z SOA)"
+capex() { kubectl get dnsrecord "$1" -n apex -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}"; }
+wait_for 10 bash -c "[[ \$(kubectl get dnsrecord apex-cname -n apex -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].reason}') == ValidationError ]]" ||
+    fail "apex-cname: Ready is '$(capex apex-cname Ready reason)'"
+[[ $(capex apex-cname Ready message) == *"$Z: a CNAME at the zone apex (RFC 1034 section 3.6.2"* ]] || fail "apex-cname: '$(capex apex-cname Ready message)'"
+[[ $(capex site Ready reason) == ProviderSuccess ]] || fail "site: $(capex site Ready reason) '$(capex site Ready message)'"
+pass "the zone apex given to namespace apex by kubernetes.owners: A and AAAA served beside glbd's SOA and NS; a CNAME there refused (RFC 1034 3.6.2)"
 pass "controller mode: Ready/ProviderSuccess, Healthy/AllChecksPassed, observedGeneration 1; before the first probe Healthy=False/HealthChecksFailed 'Probes are creating'; one endpoint of two down Healthy=False/SomeChecksPassed; broken record Ready=False with its reason; a record naming the apex Ready=False/ValidationError, its own name served; another zone's record Ready=False/DNSProviderError, logged"
 # Another zone's record whose Ready another controller wrote (a dns-operator serving that zone) is left alone.
 printf 'apiVersion: kuadrant.io/v1alpha1\nkind: DNSRecord\nmetadata: {name: theirs, namespace: web}\nspec: {rootHost: www.other.example.net, endpoints: [{dnsName: www.other.example.net, recordType: A, targets: [192.0.2.1]}]}\n' |
