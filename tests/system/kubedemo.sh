@@ -3,8 +3,9 @@
 # prints what it promises, in both modes. CoreDNS mode: three kubectl listings (a listener's record and its
 # authoritative record each), glbd status with the records as sources, the right cluster for each client
 # location, and the time a change took to cross clusters. --delegate: each cluster's delegated record with
-# glbd's Ready on it, the same answers, a group switch both ways on every server, and a fourth cluster that
-# named one member known to every server, which lists it as learnt.
+# glbd's Ready on it, the same answers, a group switch both ways on every server, a record deleted with
+# dns-operator's finalizer gone everywhere, and a fourth cluster that named one member known to every server,
+# which lists it as learnt.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
 bash "$(dirname "$0")/../tools/kube-demo.sh" > "$WORK/demo.out" 2>&1 || fail "the demo failed: $(tail -20 "$WORK/demo.out")"
@@ -29,6 +30,8 @@ grep -q 'groups set backup (on us) -> every server answers from it after [0-9]* 
     fail "backup active: every client of every server should get oc: $(grep 'asked at' <<<"$out")"
 (( $(grep -c "Ireland -> 172.18.1.99, US -> 172.18.2.10, Australia -> 172.18.2.10, elsewhere -> 172.18.2.10" <<<"$out") == 3 )) ||
     fail "primary active: Australian clients should get us (oc stands by): $(grep 'asked at' <<<"$out")"
+grep -q "kubectl delete in us of a record with dns-operator's finalizer: glbd wrote ProviderEndpointsRemoved after [0-9]* ms; finalizer removed, object gone (1 NotFound), every server answers nothing for promo.shop.example after [0-9]* ms" <<<"$out" ||
+    fail "the deleted record: $(grep -A2 'kubectl delete' <<<"$out")"
 grep -q "kubectl apply in nz -> every server holds its entry after [0-9]* ms" <<<"$out" || fail "nz: $out"
 for c in ie us oc; do grep -q "^  $c's peers: .*nz/nz-0 (learnt)" <<<"$out" || fail "$c does not list nz as learnt: $out"; done
 grep -q "^  nz's peers: ie/ie-0, .*(learnt).*(learnt)" <<<"$out" || fail "nz's peers: $out"

@@ -103,6 +103,13 @@ PY
     grep -q "id: $c" "$WORK/$c/glbd.yaml" || fail "render did not set the cluster id"
 done
 pass "render.py: eu-1 and us-1 manifests pass glbd check"
+# --help says what every flag is.
+help=$(python3 "$ROOT/docker/k8s/render.py" --help) || fail "render.py --help"
+for flag in $(grep -o 'add_argument("--[a-z-]*' "$ROOT/docker/k8s/render.py" | sed 's/add_argument("//'); do
+    line=$(grep -A1 -E "^  $flag( |$)" <<<"$help" | tr -s ' ')
+    (( ${#line} > ${#flag} + 12 )) || fail "render.py --help does not say what $flag is: '$line'"
+done
+[[ $help == *"kubectl kustomize docker/k8s/overlays/delegate"* ]] || fail "render.py --help has no example"
 "$GLBD" check --config "$ROOT/docker/k8s/base/glbd.yaml" >/dev/null 2>&1 && fail "glbd check accepted a manifest as a config"
 grep -qx "USER 10053:10053" "$ROOT/docker/Dockerfile" || fail "the image's user is not numeric (runAsNonRoot cannot check a name)"
 [[ $(kubectl kustomize "$ROOT/docker/k8s/base" 2>/dev/null | grep -c "kind: ClusterRoleBinding") == 0 ]] || fail "the base binds API rights"
@@ -190,6 +197,66 @@ PY
         "$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" >/dev/null || fail "overlay for $c: $("$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" 2>&1)"
     done
     pass "kustomize overlays coredns, controller and delegate: ServiceAccount, RBAC by mode (Secrets get only), denyNetworks, configs pass glbd check; rendered per cluster (eu-1, us-1) with their own id, peer and key"
+
+    # An install in a zone of the user's own (docs/kuadrant.md, "Install"): the delegate overlay rendered with
+    # --zone glb.example.com and the nameservers' addresses. The rendered glbd, run here with this test's
+    # addresses and API server in place of the pod's (everything else as rendered), answers the user's
+    # delegated record for shop.glb.example.com and says so in its status.
+    A=127.0.27.1 K=127.0.27.2
+    kubectl kustomize "$ROOT/docker/k8s/overlays/delegate" |
+        python3 "$ROOT/docker/k8s/render.py" --from - --zone glb.example.com --cluster us-1 --image glbd:1.2 \
+            --nameserver ns-eu=198.51.100.53 --nameserver ns-us=$A --peer 198.51.100.53 --secret "$KEY" \
+            --owner shop=shop.glb.example.com --deny-network 10.96.0.0/12 > "$WORK/zone.yaml" || fail "render --zone"
+    start_fakekube own $K 6527
+    python3 - "$WORK/zone.yaml" "$WORK/zone" "$A" "$WORK/own/kubeconfig" <<'PY' || fail "render --zone: wrong values"
+import os, sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+out, addr, kubeconfig = sys.argv[2], sys.argv[3], sys.argv[4]
+cfg = yaml.safe_load([d for d in docs if d["kind"] == "ConfigMap"][0]["data"]["glbd.yaml"])
+zone = cfg["zones"][0]
+assert zone["origin"] == "glb.example.com", zone
+assert zone["nameservers"] == [{"name": "ns-eu.glb.example.com", "addresses": ["198.51.100.53"]},
+                               {"name": "ns-us.glb.example.com", "addresses": [addr]}], zone["nameservers"]
+assert "glb.example.test" not in yaml.safe_dump(cfg), "the example zone is left somewhere"
+assert cfg["kubernetes"]["mode"] == "delegate" and cfg["kubernetes"]["owners"] == {"shop": ["shop.glb.example.com"]}
+assert "10.96.0.0/12" in cfg["kubernetes"]["denyNetworks"] and "169.254.0.0/16" in cfg["kubernetes"]["denyNetworks"]
+assert [d for d in docs if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["image"] == "glbd:1.2"
+# This machine in place of the pod: listen and admin on the test's address, the API through a kubeconfig,
+# stateDir and the Secret under the test's directory, no peer to reach.
+os.makedirs(out + "/tsig", exist_ok=True)
+open(out + "/tsig/secret", "w").write([d for d in docs if d["kind"] == "Secret"][0]["stringData"]["secret"])
+cfg["listen"]["dns"] = [addr + ":5527"]
+cfg["admin"]["listen"] = addr + ":9527"
+cfg["kubernetes"]["kubeconfig"] = kubeconfig
+cfg["peers"]["key"]["secretFile"] = out + "/tsig/secret"
+cfg["peers"]["members"] = []
+cfg["stateDir"] = out + "/state"
+cfg["log"]["format"] = "text"
+open(out + "/glbd.yaml", "w").write(yaml.safe_dump(cfg))
+PY
+    mkdir -p "$WORK/zone/state"
+    start_glbd zone "$WORK/zone/glbd.yaml"
+    cat <<REC | KUBECONFIG=$WORK/own/kubeconfig kubectl apply --validate=false -f - >/dev/null || fail "apply the user's record"
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: shop-api, namespace: shop}
+spec:
+  rootHost: shop.glb.example.com
+  delegate: true
+  endpoints: [{dnsName: shop.glb.example.com, recordType: A, recordTTL: 60, targets: [192.0.2.80]}]
+REC
+    wait_for 20 bash -c "[[ \$(dig @$A -p 5527 +short shop.glb.example.com A) == 192.0.2.80 ]]" ||
+        fail "the rendered glbd does not answer shop.glb.example.com: $(dig @$A -p 5527 shop.glb.example.com A)"
+    [[ $(dig @$A -p 5527 +short glb.example.com NS | sort | tr '\n' ' ') == "ns-eu.glb.example.com. ns-us.glb.example.com. " ]] ||
+        fail "NS of glb.example.com: $(dig @$A -p 5527 +short glb.example.com NS)"
+    wait_for 20 bash -c "[[ \$(KUBECONFIG=$WORK/own/kubeconfig kubectl -n shop get dnsrecord shop-api -o jsonpath='{.status.remoteRecordStatuses.glbd.conditions[0].reason}') == ProviderSuccess ]]" ||
+        fail "no ProviderSuccess on the user's record"
+    stop_glbd zone
+    out=$(kubectl kustomize "$ROOT/docker/k8s/overlays/delegate" |
+        python3 "$ROOT/docker/k8s/render.py" --from - --zone glb.example.com --cluster us-1 --secret "$KEY" 2>&1) &&
+        fail "--zone without --nameserver was taken"
+    [[ $out == *"--zone glb.example.com: give --nameserver NAME=ADDRESS"* ]] || fail "--zone without --nameserver: $out"
+    pass "render.py --zone glb.example.com of the delegate overlay: zone, nameservers, owners, denyNetworks, image set, no example zone left; that glbd answers the user's delegated record and writes its status; --zone without --nameserver refused"
 else
     echo "kubectl missing: the kustomize overlays were not rendered"
 fi

@@ -8,7 +8,9 @@
 # --delegate: Kuadrant's multi-cluster delegation without a primary (docs/kuadrant.md): each cluster holds only
 # its delegated record (a DNSPolicy with delegate: true), each glbd runs in kubernetes.mode delegate and writes
 # its status on it; ie and us are failover group "primary", oc "backup" (as dns-operator --group), and the
-# active set is switched with `glbd groups`; then a fourth cluster, nz, joins by naming one member (ie).
+# active set is switched with `glbd groups`; a record deleted in us with dns-operator's finalizer on it goes once
+# glbd says its endpoints are removed (as the secondary waits for); then a fourth cluster, nz, joins by naming
+# one member (ie).
 #   bash tests/tools/kube-demo.sh [--delegate] [--wait]   (GLBD=path/to/glbd, default build/glbd; needs kubectl)
 # --wait keeps everything running until Ctrl-C (KUBECONFIG files and addresses are printed).
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -108,10 +110,14 @@ apply ie 172.18.1.99
 wait_for 20 bash -c "[[ \$(dig @${DNS[oc]} -p $P +short www.$Z A +subnet=10.1.0.0/16) == 172.18.1.99 ]]" || fail "the change did not reach oc"
 echo "== kubectl apply in ie (gateway 172.18.1.99) -> oc's glbd answers Irish clients with it after $(( $(now_ms) - t0 )) ms"
 if (( DELEGATE )); then
-    # Failover groups: no active set yet, every grouped cluster stands by, so all answer (fail-open).
+    # Failover groups: no set yet (no groups record, no glbd groups set): every group active, all answer.
     everywhere() {  # CLIENT ANSWER: every server gives that client that answer
         local c
         for c in ie us oc; do [[ $(ask $c "$1") == "$2" ]] || return 1; done
+    }
+    everywhere_name() {  # NAME ANSWER: every server answers NAME's A with ANSWER ("" for none)
+        local c
+        for c in ie us oc; do [[ $(dig @"${DNS[$c]}" -p $P +short "$1" A) == "$2" ]] || return 1; done
     }
     switch() {  # GROUPS... : glbd groups set on us, timed until every server gives an Irish client WANT (last arg)
         local want=${*: -1} t
@@ -127,6 +133,30 @@ if (( DELEGATE )); then
     wait_for 20 everywhere 10.2.0.0/16 "${GW[us]}" || fail "primary: Australian clients got $(ask oc 10.2.0.0/16)"
     answers ie us oc
     switch primary backup 172.18.1.99
+    # A delegated record's deletion, as dns-operator's secondary lives it: its finalizer stays until glbd's
+    # entry of status.remoteRecordStatuses says ProviderEndpointsRemoved; here the script removes it then.
+    cat <<REC | kc us apply --validate=false -f - >/dev/null || fail "apply promo"
+apiVersion: kuadrant.io/v1alpha1
+kind: DNSRecord
+metadata: {name: promo, namespace: shop, finalizers: [kuadrant.io/dns-record]}
+spec:
+  rootHost: promo.$Z
+  delegate: true
+  endpoints: [{dnsName: promo.$Z, recordType: A, targets: [172.18.2.77]}]
+REC
+    wait_for 20 everywhere_name promo.$Z 172.18.2.77 || fail "promo.$Z is not answered everywhere"
+    t0=$(now_ms)
+    kc us -n shop delete dnsrecord promo --wait=false >/dev/null || fail "delete promo"
+    removed() {
+        [[ $(kc us -n shop get dnsrecord promo -o jsonpath='{.status.remoteRecordStatuses.glbd.conditions[?(@.type=="Ready")].reason}') == ProviderEndpointsRemoved ]]
+    }
+    wait_for 30 removed || fail "glbd never said promo's endpoints were removed"
+    removed_ms=$(( $(now_ms) - t0 ))
+    kc us -n shop patch dnsrecord promo --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null || fail "remove the finalizer"
+    wait_for 20 everywhere_name promo.$Z "" || fail "promo.$Z is still answered"
+    echo "== kubectl delete in us of a record with dns-operator's finalizer: glbd wrote ProviderEndpointsRemoved" \
+        "after $removed_ms ms; finalizer removed, object gone ($(kc us -n shop get dnsrecord promo 2>&1 | grep -c NotFound) NotFound)," \
+        "every server answers nothing for promo.$Z after $(( $(now_ms) - t0 )) ms"
     # A fourth cluster joins naming one member, ie; the others learn it, and it learns them.
     cluster nz "{address: \"${DNS[ie]}:$P\"}"  # its API server, then its glbd
     t0=$(now_ms)
