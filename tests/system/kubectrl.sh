@@ -7,7 +7,7 @@
 # `kubectl get dnsrecord` shows them. Skipped where kubectl is missing.
 source "$(dirname "$0")/lib.sh"
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
-A=127.0.0.195 P=5495 K=127.0.0.196 KP=6496 T=127.0.0.197 TP=8097 DOWN=127.0.0.198
+A=127.0.0.195 P=5495 K=127.0.0.196 KP=6496 T=127.0.0.197 TP=8097 DOWN=127.0.0.194
 start_fakekube k $K $KP
 export KUBECONFIG=$WORK/k/kubeconfig
 start_target t $T:$TP
