@@ -16,6 +16,17 @@ TEST_JOBS=$((JOBS + 1))
 # The builds too: a job that links or writes its object waits on the disk, and another compiles meanwhile.
 BUILD_JOBS=$((JOBS + 1))
 phase() { printf "== %s (at %dm%02ds)\n" "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
+# Each ctest phase's skipped tests (a tool missing: kubectl, podman...), said loudly at the end: a run that
+# skipped the Kubernetes tests must not read as one that ran them.
+SKIPPED=$(mktemp)
+run_ctest() {  # BUILD_DIR ctest-args...
+  local log rc=0
+  log=$(mktemp)
+  ctest --test-dir "$@" 2>&1 | tee "$log" || rc=$?
+  sed -n '/The following tests did not run:/,/^$/p' "$log" | grep -E '^\s+[0-9]+ - ' | sed "s|^|$1: |" >> "$SKIPPED" || true
+  rm -f "$log"
+  return "$rc"
+}
 
 phase "style (clang-format)"
 bash tests/style.sh format
@@ -24,7 +35,7 @@ phase "build (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$BUILD_JOBS"
 phase "test (RelWithDebInfo)"
-ctest --test-dir build -j"$TEST_JOBS" --output-on-failure
+run_ctest build -j"$TEST_JOBS" --output-on-failure
 
 # clang-tidy (over the release tree's compile commands) runs in the background at the lowest priority from
 # here, in the time the later phases leave idle (packaging waits on the disk, the sanitizer tests on timers:
@@ -35,7 +46,7 @@ ctest --test-dir build -j"$TEST_JOBS" --output-on-failure
 TIDY_LOG=$(mktemp)
 nice -n 19 bash tests/style.sh tidy build >"$TIDY_LOG" 2>&1 &
 TIDY_PID=$!
-trap 'kill "$TIDY_PID" 2>/dev/null || true; rm -f "$TIDY_LOG"' EXIT
+trap 'kill "$TIDY_PID" 2>/dev/null || true; rm -f "$TIDY_LOG" "$SKIPPED"' EXIT
 
 phase "package (.deb: lintian, installed into Debian 12)"
 bash tests/package/deb.sh build || [[ $? == 77 ]]  # 77: skipped (podman or lintian missing)
@@ -53,16 +64,23 @@ phase "fuzz (libFuzzer, ${GLBD_FUZZ_SECONDS:-15} s per target)"
 GLBD_FUZZ_BUILD=build-asan bash tests/fuzz/run.sh "${GLBD_FUZZ_SECONDS:-15}"
 phase "test (ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan -j"$TEST_JOBS" --output-on-failure -LE "output|threads"
+  run_ctest build-asan -j"$TEST_JOBS" --output-on-failure -LE "output|threads"
 
 phase "build (ThreadSanitizer, clang)"
 CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLBD_TSAN=ON >/dev/null
 cmake --build build-tsan -j"$BUILD_JOBS"
 phase "test (ThreadSanitizer)"
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --test-dir build-tsan -j"$TEST_JOBS" --output-on-failure -LE "output|input"
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 run_ctest build-tsan -j"$TEST_JOBS" --output-on-failure -LE "output|input"
 phase "tidy (waiting for the background run)"
 tidy_status=0
 wait "$TIDY_PID" || tidy_status=$?
 cat "$TIDY_LOG"
 ((tidy_status == 0)) || exit "$tidy_status"
+if [[ -s $SKIPPED ]]; then
+  echo "================================================================================"
+  echo "!! $(wc -l < "$SKIPPED") test run(s) SKIPPED (they did not run: a tool they need is missing here;"
+  echo "!! each test's log says which, e.g. kubectl for the Kubernetes tests, podman for the image):"
+  sed 's/^/!!   /' "$SKIPPED"
+  echo "================================================================================"
+fi
 phase "done"

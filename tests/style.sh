@@ -24,16 +24,30 @@ case "$what" in
     ;;
   tidy)
     build=${2:?usage: $0 tidy BUILD}
+    # A gate that cannot pass by accident: no tool, no compile database or no file to check is a failure.
+    for tool in run-clang-tidy clang-tidy; do
+      command -v "$tool" >/dev/null || { echo "style: clang-tidy: $tool is not installed (.ci/deps installs it)" >&2; exit 1; }
+    done
+    [[ -s $build/compile_commands.json ]] || { echo "style: clang-tidy: no $build/compile_commands.json (build first)" >&2; exit 1; }
     # The product's sources (not tests): every file of BUILD's compile_commands.json under these folders.
-    out=$(run-clang-tidy -p "$build" -j "$(nproc)" -quiet -extra-arg=-Wno-unknown-warning-option \
-      "$(pwd)/(conf|geo|resolver|server|sync)/" 2>&1 | sed 's/\x1b\[[0-9;]*m//g') || true
+    scope="$(pwd)/(conf|geo|resolver|server|sync)/"
+    files=$(grep -cE "\"file\": \"$scope" "$build/compile_commands.json" || true)
+    (( files > 0 )) || { echo "style: clang-tidy: no product source in $build/compile_commands.json" >&2; exit 1; }
+    rc=0
+    out=$(run-clang-tidy -p "$build" -j "$(nproc)" -quiet -extra-arg=-Wno-unknown-warning-option "$scope" 2>&1 |
+      sed 's/\x1b\[[0-9;]*m//g') || rc=$?
     findings=$(printf '%s\n' "$out" | grep -E ': (warning|error): ' | sort -u || true)
     if [[ -n "$findings" ]]; then
       printf '%s\n' "$findings"
       echo "style: clang-tidy: $(printf '%s\n' "$findings" | wc -l) finding(s) (.clang-tidy)" >&2
       exit 1
     fi
-    echo "style: clang-tidy: no findings"
+    if (( rc != 0 )); then  # it failed without a finding to show: it did not run as it should
+      printf '%s\n' "$out" | tail -20
+      echo "style: clang-tidy: run-clang-tidy exited $rc" >&2
+      exit 1
+    fi
+    echo "style: clang-tidy: no findings in $files files"
     ;;
   *)
     echo "usage: $0 format | tidy BUILD" >&2
