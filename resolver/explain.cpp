@@ -8,9 +8,8 @@
 
 #include "resolver/resolver.hpp"
 #include "resolver/select.hpp"
-#include "resolver/wire/builder.hpp"
+#include "resolver/wire/query.hpp"
 #include "resolver/wire/text.hpp"
-#include "resolver/wire/wire.hpp"
 
 namespace glbd {
 namespace {
@@ -152,44 +151,30 @@ void explain_groups(const Snapshot& snap, const Host& host, const std::byte* pla
 
 // answer() for the query the client would send; its answer records, TTL, ECS scope and rcode.
 void real_answer(const Snapshot& snap, const std::string& qname, const ExplainRequest& req, Explanation& e) {
-    wire::Builder q;
-    constexpr uint16_t kId = 0x4242, kPayload = 1232;              // an answer of any size fits (it goes over "TCP")
-    q.u16(kId), q.u16(0), q.u16(1), q.u16(0), q.u16(0), q.u16(1);  // a QUERY, one question, the OPT record
-    q.bytes(qname), q.u16(req.qtype), q.u16(wire::kClassIn);
-    q.u8(0), q.u16(wire::type::OPT), q.u16(kPayload), q.u32(0);
-    size_t rd = q.begin_rdata();
-    if (req.subnet) {
-        size_t n = (req.subnet_len + 7u) / 8;
-        q.u16(wire::edns::kOptionEcs), q.u16(static_cast<uint16_t>(4 + n));
-        q.u16(req.subnet->family == 4 ? wire::edns::kFamilyIpv4 : wire::edns::kFamilyIpv6);
-        q.u8(req.subnet_len), q.u8(0);
-        geo::Address masked = *req.subnet;
-        for (unsigned bit = req.subnet_len; bit < masked.bits(); ++bit)
-            masked.bytes[bit / 8] &= static_cast<uint8_t>(~(0x80 >> (bit % 8)));
-        q.bytes(std::string_view(reinterpret_cast<const char*>(masked.bytes.data()), n));
-    }
-    q.end_rdata(rd);
+    wire::QueryOptions o;
+    o.id = 0x4242;
+    o.payload = 1232;  // an answer of any size fits (it goes over "TCP")
+    if (req.subnet) o.client_subnet = Prefix{*req.subnet, req.subnet_len};
+    const std::vector<uint8_t> q = wire::make_query(qname, req.qtype, o);
     uint8_t out[4096];
     QueryInfo info;
-    size_t len = answer(snap, q.vec().data(), q.size(), Client{req.client, Transport::tcp}, out, sizeof out, &info);
+    size_t len = answer(snap, q.data(), q.size(), Client{req.client, Transport::tcp}, out, sizeof out, &info);
     e.rcode = wire::rcode_name(info.rcode);
-    if (len < wire::kHeaderSize) return;
-    wire::Records records(out, len, wire::skip_questions(out, len, wire::kHeaderSize, wire::get16(out + 4)));
+    wire::ResponseRecords records(out, len);
     wire::Record rr;
-    unsigned an = wire::get16(out + 6), total = an + wire::get16(out + 8) + wire::get16(out + 10);
-    for (unsigned i = 0; i < total && records.next(rr); ++i) {
-        if (i < an && (rr.type == wire::type::A || rr.type == wire::type::AAAA) && (rr.rdlen == 4 || rr.rdlen == 16)) {
+    wire::Section section{};
+    while (records.next(rr, section)) {
+        const bool answer_section = section == wire::Section::answer;
+        if (answer_section && (rr.type == wire::type::A || rr.type == wire::type::AAAA) &&
+            (rr.rdlen == 4 || rr.rdlen == 16)) {
             geo::Address a;
             a.family = rr.rdlen == 4 ? 4 : 6;
             std::memcpy(a.bytes.data(), out + rr.rdata, rr.rdlen);
             e.answers.push_back((rr.type == wire::type::A ? "A " : "AAAA ") + a.str());
             e.ttl = e.answers.size() == 1 ? rr.ttl : std::min(e.ttl, rr.ttl);
-        } else if (i < an && rr.type == wire::type::CNAME) {
-            uint8_t name[wire::kMaxName];
-            size_t name_len = 0;
-            if (wire::read_plain_name(out, len, rr.rdata, name, &name_len)) {
-                e.answers.push_back("CNAME " + wire::wire_to_name({reinterpret_cast<char*>(name), name_len}));
-            }
+        } else if (answer_section && rr.type == wire::type::CNAME) {
+            std::string target;
+            if (wire::read_name(out, len, rr.rdata, target)) e.answers.push_back("CNAME " + wire::wire_to_name(target));
             e.ttl = e.answers.size() == 1 ? rr.ttl : std::min(e.ttl, rr.ttl);
         } else if (rr.type == wire::type::OPT && req.subnet) {
             for (size_t p = rr.rdata; p + 4 <= rr.end();) {  // options: code, length, data

@@ -15,6 +15,7 @@
 #include "resolver/online_sign.hpp"
 #include "resolver/select.hpp"
 #include "resolver/wire/opt.hpp"
+#include "resolver/wire/query.hpp"
 #include "resolver/wire/wire.hpp"
 
 namespace glbd {
@@ -31,10 +32,8 @@ size_t name_len(std::string_view w, size_t at) {
     return i + 1 - at;
 }
 
-struct Query {
-    // header
-    uint16_t id = 0, flags = 0, qdcount = 0, ancount = 0, nscount = 0, arcount = 0;
-    // question
+struct Query : Header {  // the header, then the question
+
     uint8_t qname_buf[kMaxName];
     std::string_view qname;  // lower-case wire form
     unsigned labels = 0;     // of qname
@@ -120,14 +119,8 @@ private:
 };
 
 size_t Responder::run() {
-    if (len_ < kHeaderSize || cap_ < kHeaderSize) return 0;
-    q_.id = get16(msg_);
-    q_.flags = get16(msg_ + 2);
-    if (q_.flags & flag::QR) return 0;  // never answer a response
-    q_.qdcount = get16(msg_ + 4);
-    q_.ancount = get16(msg_ + 6);
-    q_.nscount = get16(msg_ + 8);
-    q_.arcount = get16(msg_ + 10);
+    if (cap_ < kHeaderSize || !read_header(msg_, len_, q_)) return 0;
+    if (q_.qr()) return 0;  // never answer a response
     rflags_ = static_cast<uint16_t>(flag::QR | (q_.flags & (flag::kOpcodeMask | flag::RD | flag::CD)));
     uint8_t* header = w_.reserve(kHeaderSize);  // fits: cap_ >= kHeaderSize
     std::memcpy(header, msg_, 2);

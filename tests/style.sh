@@ -14,6 +14,20 @@ case "$what" in
       exit 1
     fi
     echo "style: ${#files[@]} files formatted"
+    # The protocol's numbers live in the wire layer (resolver/wire/consts.hpp) and a message's header is read and
+    # written through resolver/wire/query.hpp: outside it no header field by offset, no header flag mask, no
+    # type number named again, no bare protocol number written into a message.
+    mapfile -t product < <(git ls-files '*.cpp' '*.hpp' | grep -vE '^(resolver/wire/|tests/|bench/)')
+    wire_rule='get16\(\w+(\.data\(\))? \+ (2|4|6|8|10)\)'         # a header field by its offset
+    wire_rule+='|\b(msg|m|buf|header)\[([2-9]|1[01])\] *[|&]?=[^=]'  # a header byte written by hand
+    wire_rule+='|0x(8000|0400|0200|0100|0080|7800)\b|& 0xf\b'         # header flag and rcode masks
+    wire_rule+='|uint16_t k\w*(Type|Dnskey|Ds|Rrsig|Nsec|Opt|Tsig|Soa|Cname|Txt)\w* = [0-9]+'  # a type named again
+    wire_rule+='|\.u(8|16)\(([2-9]|[1-9][0-9]+)\)'                     # a bare number written into a message
+    if leaks=$(grep -nE "$wire_rule" "${product[@]}"); then
+      printf '%s\n' "$leaks"
+      echo "style: protocol numbers outside the wire layer: name them in resolver/wire/consts.hpp (headers: query.hpp)" >&2
+      exit 1
+    fi
     # No file over 600 lines (a reader holds one idea at a time).
     long=$(wc -l "${files[@]}" | awk '$2 != "total" && $1 > 600 {print $2 " (" $1 " lines)"}')
     if [[ -n "$long" ]]; then

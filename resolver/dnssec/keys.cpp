@@ -46,7 +46,7 @@ std::string rdf_bytes(const ldns_rdf* rdf) {
 // The DNSKEY RDATA (RFC 4034 2.1), and its key tag (appendix B).
 std::string dnskey_rdata(uint16_t flags, uint8_t algorithm, std::string_view public_key) {
     wire::Builder b;
-    b.u16(flags), b.u8(3), b.u8(algorithm), b.bytes(public_key);
+    b.u16(flags), b.u8(wire::dnskey::kProtocol), b.u8(algorithm), b.bytes(public_key);
     return std::string(b.view());
 }
 
@@ -443,7 +443,7 @@ std::shared_ptr<const Key> Key::load(const std::string& path, const std::string&
     k->ds_ =
         zone + ". IN DS " + std::to_string(k->tag_) + " " + std::to_string(k->algorithm_) + " 2 " + hex_upper(digest);
     wire::Builder ds_rdata;
-    ds_rdata.u16(k->tag_), ds_rdata.u8(k->algorithm_), ds_rdata.u8(2), ds_rdata.bytes(digest);
+    ds_rdata.u16(k->tag_), ds_rdata.u8(k->algorithm_), ds_rdata.u8(wire::ds::kDigestSha256), ds_rdata.bytes(digest);
     k->ds_rdata_ = std::string(ds_rdata.view());
     // What a parent may hold besides: DS digest types 1 (SHA-1) and 4 (SHA-384), for names_ds().
     for (ldns_hash h : {LDNS_SHA1, LDNS_SHA384}) {

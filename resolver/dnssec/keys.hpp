@@ -8,13 +8,15 @@
 #include <string_view>
 #include <vector>
 
+#include "resolver/wire/consts.hpp"
+
 namespace glbd::dnssec {
 
-inline constexpr uint8_t kEcdsaP256Sha256 = 13;
-inline constexpr uint8_t kEd25519 = 15;
-inline constexpr uint16_t kFlagZone = 0x0100;
-inline constexpr uint16_t kFlagRevoke = 0x0080;
-inline constexpr uint16_t kFlagSep = 0x0001;
+inline constexpr uint8_t kEcdsaP256Sha256 = wire::algorithm::ECDSAP256SHA256;
+inline constexpr uint8_t kEd25519 = wire::algorithm::ED25519;
+inline constexpr uint16_t kFlagZone = wire::dnskey::kFlagZone;
+inline constexpr uint16_t kFlagRevoke = wire::dnskey::kFlagRevoke;
+inline constexpr uint16_t kFlagSep = wire::dnskey::kFlagSep;
 
 // Which keys sign what (README.md), one rule for the signer and for the rollover check: of[kKeySets] (the
 // DNSKEY, CDS and CDNSKEY sets) by the KSKs and CSKs, those with the SEP flag (`sep(key)`); of[kAnswers] (every

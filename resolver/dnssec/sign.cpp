@@ -75,7 +75,6 @@ std::string sign(const Key& key, std::string_view signer, const RRset& set, uint
 
 ZoneSigner::ZoneSigner(std::string origin, std::vector<std::shared_ptr<const Key>> keys, uint32_t validity)
     : origin_(std::move(origin)), keys_(std::move(keys)), validity_(validity) {
-    static_assert(kDnskeyType == wire::type::DNSKEY);
     id_ = origin_ + "/" + signing_id(keys_, validity_);
     id_hash_ = std::hash<std::string>{}(id_);
     std::vector<const Key*> all;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "resolver/dnssec/keys.hpp"
+#include "resolver/wire/consts.hpp"
 
 namespace glbd::dnssec {
 
@@ -58,7 +59,9 @@ public:
     // The keys that sign an RRset of `type`: the KSKs for DNSKEY, CDS and CDNSKEY (RFC 7344 4.1: a key the
     // parent's DS points at) and for all when there is no ZSK, else the ZSKs.
     [[nodiscard]] const std::vector<const Key*>& signers(uint16_t type) const {
-        return signers_[type == kDnskeyType || type == kCdsType || type == kCdnskeyType ? kKeySets : kAnswers];
+        return signers_[type == wire::type::DNSKEY || type == wire::type::CDS || type == wire::type::CDNSKEY
+                            ? kKeySets
+                            : kAnswers];
     }
     // The DNSKEY RDATAs of every key, the RRset published at the apex.
     [[nodiscard]] std::vector<std::string> dnskeys() const;
@@ -76,7 +79,6 @@ public:
 private:
     std::string origin_;
     std::vector<std::shared_ptr<const Key>> keys_;
-    static constexpr uint16_t kDnskeyType = 48, kCdsType = 59, kCdnskeyType = 60;
     uint32_t validity_;
     std::array<std::vector<const Key*>, 2> signers_;  // by Role, into keys_
     std::string id_;

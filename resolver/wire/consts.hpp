@@ -60,6 +60,18 @@ constexpr uint16_t kFamilyIpv4 = 1, kFamilyIpv6 = 2;  // ECS address families (I
 constexpr size_t kClientCookieLen = 8;                // RFC 7873 4.1
 }  // namespace edns
 
+// DNSSEC's numbers (RFC 4034 2.1.1, IANA's registries): a DNSKEY's flags and the algorithms glbd signs with.
+namespace dnskey {
+constexpr uint16_t kFlagZone = 0x0100, kFlagRevoke = 0x0080, kFlagSep = 0x0001;
+constexpr uint8_t kProtocol = 3;  // the only value (RFC 4034 2.1.2)
+}  // namespace dnskey
+namespace ds {
+constexpr uint8_t kDigestSha256 = 2;  // RFC 4509
+}  // namespace ds
+namespace algorithm {
+constexpr uint8_t ECDSAP256SHA256 = 13, ED25519 = 15;
+}  // namespace algorithm
+
 // Sizes (RFC 1035 2.3.4, 3.3, 4.1.1).
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxName = 255;                  // a name in wire form

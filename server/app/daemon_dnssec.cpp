@@ -7,14 +7,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <random>
 
 #include "conf/names.hpp"
 #include "resolver/base/atomic_file.hpp"
 #include "resolver/base/metrics.hpp"
 #include "resolver/base/read_file.hpp"
+#include "resolver/wire/query.hpp"
+#include "resolver/wire/text.hpp"
 #include "server/app/daemon.hpp"
-
-#include <ldns/ldns.h>  // last: it defines a `bool` macro
+#include "server/app/dns_ask.hpp"
 
 namespace glbd {
 
@@ -100,71 +102,56 @@ namespace {
 using ParentAnswer = dnssec::KeyHistory::ParentAnswer;
 
 // What `server`, one of the parent zone's, answers for `zone`'s DS: no recursion asked, UDP then TCP when
-// truncated, one try of 2 s. The answer must be authoritative, NOERROR (the DS set, or none: an insecure
+// truncated, one try of 2 s each. The answer must be authoritative, NOERROR (the DS set, or none: an insecure
 // delegation).
 ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server) {
     ParentAnswer a;
     a.server = server.str();
-    struct Free {
-        void operator()(ldns_resolver* r) const { ldns_resolver_deep_free(r); }
-        void operator()(ldns_rdf* r) const { ldns_rdf_deep_free(r); }
-        void operator()(ldns_pkt* p) const { ldns_pkt_free(p); }
-    };
-    std::unique_ptr<ldns_resolver, Free> res(ldns_resolver_new());
-    std::unique_ptr<ldns_rdf, Free> ns(ldns_rdf_new_frm_str(
-        server.address.family == 4 ? LDNS_RDF_TYPE_A : LDNS_RDF_TYPE_AAAA, server.address.str().c_str()));
-    std::unique_ptr<ldns_rdf, Free> name(ldns_dname_new_frm_str((zone + ".").c_str()));
-    if (!res || !ns || !name || ldns_resolver_push_nameserver(res.get(), ns.get()) != LDNS_STATUS_OK) {
-        a.error = "cannot make the query";
+    auto qname = wire::name_to_wire(zone);
+    if (!qname) {
+        a.error = "not a zone name";
         return a;
     }
-    ldns_resolver_set_port(res.get(), server.port);
-    ldns_resolver_set_recursive(res.get(), false);
-    ldns_resolver_set_retry(res.get(), 1);
-    ldns_resolver_set_timeout(res.get(), timeval{2, 0});
-    ldns_resolver_set_fallback(res.get(), true);
-    ldns_pkt* raw = nullptr;
-    ldns_status st = ldns_resolver_send(&raw, res.get(), name.get(), LDNS_RR_TYPE_DS, LDNS_RR_CLASS_IN, 0);
-    std::unique_ptr<ldns_pkt, Free> pkt(raw);
-    if (st != LDNS_STATUS_OK || !pkt) {
-        a.error = st != LDNS_STATUS_OK ? ldns_get_errorstr_by_id(st) : "no answer";
+    wire::QueryOptions o;
+    o.id = static_cast<uint16_t>(std::random_device{}());
+    auto answer = dns_ask(server, wire::make_query(*qname, wire::type::DS, o), 2000);
+    if (!answer) {
+        a.error = answer.error();
         return a;
     }
-    if (ldns_pkt_get_rcode(pkt.get()) != LDNS_RCODE_NOERROR) {
-        const ldns_lookup_table* rcode = ldns_lookup_by_id(ldns_rcodes, ldns_pkt_get_rcode(pkt.get()));
-        a.error = std::string("answered ") + (rcode ? rcode->name : "an error");
+    const uint8_t* msg = answer->data();
+    const size_t len = answer->size();
+    wire::Header h;
+    wire::read_header(msg, len, h);
+    if (h.rcode() != wire::rcode::NOERROR) {
+        a.error = "answered " + wire::rcode_name(h.rcode());
         return a;
     }
-    if (!ldns_pkt_aa(pkt.get())) {
+    if (!h.aa()) {
         a.error = "its answer is not authoritative: list the parent zone's own servers";
         return a;
     }
-    const ldns_rr_list* answer = ldns_pkt_answer(pkt.get());
-    for (size_t i = 0; i < ldns_rr_list_rr_count(answer); ++i) {
-        const ldns_rr* rr = ldns_rr_list_rr(answer, i);
-        if (ldns_rr_get_type(rr) != LDNS_RR_TYPE_DS || ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN ||
-            ldns_dname_compare(ldns_rr_owner(rr), name.get()) != 0) {
-            continue;
+    bool parents_soa = false;
+    wire::ResponseRecords records(msg, len);
+    wire::Record rr;
+    wire::Section section{};
+    std::string owner;
+    while (records.next(rr, section)) {
+        if (!wire::read_name(msg, len, rr.owner, owner) || rr.klass != wire::kClassIn) continue;
+        if (section == wire::Section::answer && rr.type == wire::type::DS && owner == *qname) {
+            a.ds.emplace_back(reinterpret_cast<const char*>(msg + rr.rdata), rr.rdlen);
+            a.ttl = std::max(a.ttl, rr.ttl);
         }
-        std::string rdata;
-        for (size_t f = 0; f < ldns_rr_rd_count(rr); ++f) {
-            const ldns_rdf* rdf = ldns_rr_rdf(rr, f);
-            rdata.append(reinterpret_cast<const char*>(ldns_rdf_data(rdf)), ldns_rdf_size(rdf));
-        }
-        a.ds.push_back(std::move(rdata));
-        a.ttl = std::max(a.ttl, ldns_rr_ttl(rr));
+        // No DS: the parent proves it with its own SOA, of a zone above this one. The zone's own SOA means a
+        // server of the zone itself (glbd, a NODATA at its apex), which knows nothing of the parent's DS.
+        parents_soa |= section == wire::Section::authority && rr.type == wire::type::SOA && owner != *qname &&
+                       conf::is_subdomain(zone, wire::wire_to_name(owner));
     }
-    // No DS: the parent proves it with its own SOA. The zone's SOA means a server of the zone itself (glbd, a
-    // NODATA at its apex), which knows nothing of the parent's DS.
-    if (a.ds.empty()) {
-        const ldns_rr_list* authority = ldns_pkt_authority(pkt.get());
-        bool parents_soa = false;
-        for (size_t i = 0; i < ldns_rr_list_rr_count(authority); ++i) {
-            const ldns_rr* rr = ldns_rr_list_rr(authority, i);
-            parents_soa |=
-                ldns_rr_get_type(rr) == LDNS_RR_TYPE_SOA && ldns_dname_is_subdomain(name.get(), ldns_rr_owner(rr));
-        }
-        if (!parents_soa) a.error = "no DS and no SOA of a zone above " + zone + ": list the parent zone's own servers";
+    if (!records.ok()) {
+        a.ds.clear();
+        a.error = "its answer is malformed";
+    } else if (a.ds.empty() && !parents_soa) {
+        a.error = "no DS and no SOA of a zone above " + zone + ": list the parent zone's own servers";
     }
     return a;
 }

@@ -22,11 +22,10 @@
 
 #include "conf/config.hpp"
 #include "geo/location_db.hpp"
-#include "resolver/wire/builder.hpp"
+#include "resolver/wire/query.hpp"
 #include "resolver/wire/text.hpp"
-#include "resolver/wire/wire.hpp"
+#include "server/app/dns_ask.hpp"
 #include "server/app/status.hpp"
-#include "server/app/udp_ask.hpp"
 
 namespace glbd {
 namespace {
@@ -143,33 +142,25 @@ struct Targets {
 
 // The A records `server` answers for `name` from a client in `subnet`/16, space-separated.
 std::string ask(const char* server, const char* name, const char* subnet) {
-    wire::Builder q;
-    q.u16(0x1234), q.u16(0), q.u16(1), q.u16(0), q.u16(0), q.u16(1);  // one question, one OPT
-    q.bytes(wire::name_to_wire(name).value_or(std::string(1, '\0')));
-    q.u16(wire::type::A), q.u16(wire::kClassIn);
-    uint8_t a[4] = {};
-    inet_pton(AF_INET, subnet, a);
-    q.u8(0), q.u16(wire::type::OPT), q.u16(1232), q.u32(0);  // OPT: root owner, payload size, no flags
-    size_t rdata = q.begin_rdata();
-    q.u16(8), q.u16(6), q.u16(1), q.u8(16), q.u8(0), q.u8(a[0]), q.u8(a[1]);  // ECS: IPv4, source /16
-    q.end_rdata(rdata);
-    sockaddr_storage to{};
-    auto* sa = reinterpret_cast<sockaddr_in*>(&to);
-    sa->sin_family = AF_INET;
-    sa->sin_port = htons(kDnsPort);
-    inet_pton(AF_INET, server, &sa->sin_addr);
-    std::string out, error;
-    const std::vector<uint8_t> answer = udp_ask(to, sizeof(sockaddr_in), q.vec(), 100, error);
-    if (answer.empty()) return out;
-    const uint8_t* r = answer.data();
-    const size_t n = answer.size();
-    wire::Records records(r, n, wire::skip_questions(r, n, wire::kHeaderSize, wire::get16(r + 4)));
+    wire::QueryOptions o;
+    o.id = 0x1234;
+    Prefix ecs;
+    if (Address::parse(subnet, ecs.address)) ecs.length = 16, o.client_subnet = ecs;
+    SocketAddress to;
+    Address::parse(server, to.address);
+    to.port = kDnsPort;
+    auto answer =
+        dns_ask(to, wire::make_query(wire::name_to_wire(name).value_or(std::string(1, '\0')), wire::type::A, o), 100);
+    std::string out;
+    if (!answer) return out;
+    wire::ResponseRecords records(answer->data(), answer->size());
     wire::Record rr;
-    for (unsigned i = 0, an = wire::get16(r + 6); i < an && records.next(rr); ++i) {
-        if (rr.type != wire::type::A || rr.rdlen != 4) continue;
-        char buf[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, r + rr.rdata, buf, sizeof buf);
-        out += (out.empty() ? "" : " ") + std::string(buf);
+    wire::Section section{};
+    while (records.next(rr, section)) {
+        if (section != wire::Section::answer || rr.type != wire::type::A || rr.rdlen != 4) continue;
+        Address a;
+        std::memcpy(a.bytes.data(), answer->data() + rr.rdata, 4);
+        out += (out.empty() ? "" : " ") + a.str();
     }
     return out;
 }

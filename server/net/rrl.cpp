@@ -2,7 +2,7 @@
 
 #include <new>
 
-#include "resolver/wire/wire.hpp"
+#include "resolver/wire/query.hpp"
 
 namespace glbd {
 
@@ -46,17 +46,6 @@ RateLimiter::Action RateLimiter::check(const geo::Address& a, Outcome kind, uint
     return (++s.limited % opt_.slip == 0) ? Action::slip : Action::drop;
 }
 
-size_t truncate_response(uint8_t* msg, size_t len) {
-    if (len < wire::kHeaderSize) return len;
-    size_t end = wire::kHeaderSize;
-    if (wire::get16(msg + 4) == 1) {
-        end = wire::skip_name(msg, len, wire::kHeaderSize);
-        if (end == 0 || end + 4 > len) return len;
-        end += 4;
-    }
-    msg[2] |= 0x02;  // TC
-    for (int i = 6; i < 12; ++i) msg[i] = 0;
-    return end;
-}
+size_t truncate_response(uint8_t* msg, size_t len) { return wire::truncate_to_question(msg, len); }
 
 }  // namespace glbd

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "resolver/wire/query.hpp"
 #include "resolver/wire/wire.hpp"
 
 namespace glbd::sync {
@@ -40,11 +41,12 @@ void read_have(std::string_view v, std::map<std::string, Held>& have) {
 }  // namespace
 
 bool parse_transfer_answers(const uint8_t* m, size_t len, TxtViews& txts, int& soas, uint32_t& serial) {
-    if (len < wire::kHeaderSize) return false;
-    size_t start = wire::skip_questions(m, len, wire::kHeaderSize, wire::get16(m + 4));
+    wire::Header h;
+    if (!wire::read_header(m, len, h)) return false;
+    size_t start = wire::skip_questions(m, len, wire::kHeaderSize, h.qdcount);
     wire::Records records(m, len, start);
     wire::Record rr;
-    for (unsigned i = 0, an = wire::get16(m + 6); i < an; ++i) {
+    for (unsigned i = 0; i < h.ancount; ++i) {
         if (!records.next(rr)) return false;
         const size_t rd = rr.rdata, pos = rr.end();
         const uint16_t type = rr.type;
@@ -74,12 +76,12 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
 }
 
 bool parse_sync_request(const uint8_t* m, size_t len, SyncRequest& out) {
-    if (len < wire::kHeaderSize) return false;
-    const uint16_t flags = wire::get16(m + 2);
+    wire::Header h;
+    if (!wire::read_header(m, len, h)) return false;
     out = SyncRequest{};
-    out.id = wire::get16(m);
-    out.opcode = wire::opcode_of(flags);
-    if ((flags & wire::flag::QR) || wire::get16(m + 4) != 1) return false;
+    out.id = h.id;
+    out.opcode = h.opcode();
+    if (h.qr() || h.qdcount != 1) return false;
     if (out.opcode != wire::opcode::QUERY && out.opcode != wire::opcode::NOTIFY) return false;
     uint8_t qname[wire::kMaxName];
     size_t qname_len = 0;
@@ -89,7 +91,7 @@ bool parse_sync_request(const uint8_t* m, size_t len, SyncRequest& out) {
     if (pos + 4 > len) return false;
     out.qtype = wire::get16(m + pos), out.qclass = wire::get16(m + pos + 2);
     wire::Records records(m, len, pos + 4);
-    const unsigned an = wire::get16(m + 6), ns = wire::get16(m + 8), ar = wire::get16(m + 10);
+    const unsigned an = h.ancount, ns = h.nscount, ar = h.arcount;
     wire::Record rr;
     for (unsigned i = 0; i < an + ns + ar; ++i) {
         if (!records.next(rr)) return false;

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "conf/names.hpp"
+#include "resolver/wire/query.hpp"
 #include "sync/service_impl.hpp"
 
 namespace glbd::sync {
@@ -250,8 +251,9 @@ void Service::Impl::on_data(Exchange* x) {
         x->total += len;
         std::vector<uint8_t> msg(x->in.begin() + 2, x->in.begin() + 2 + static_cast<long>(len));
         x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
-        if (msg.size() < wire::kHeaderSize) return finish(x, "malformed response");
-        if (uint8_t rcode = wire::rcode_of(wire::get16(msg.data() + 2)); rcode != wire::rcode::NOERROR) {
+        wire::Header head;
+        if (!wire::read_header(msg.data(), msg.size(), head)) return finish(x, "malformed response");
+        if (uint8_t rcode = head.rcode(); rcode != wire::rcode::NOERROR) {
             return finish(x, "peer answered " + wire::rcode_name(rcode) +
                                  (rcode == wire::rcode::NOTAUTH ? " (key mismatch?)" : ""));
         }

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "resolver/wire/builder.hpp"
+#include "resolver/wire/query.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
 
@@ -140,15 +141,17 @@ std::string sign(std::vector<uint8_t>& msg, const Key& key, const std::string& p
     rr.u16(0);                        // other len
     rr.end_rdata(rdata);
     msg.insert(msg.end(), rr.vec().begin(), rr.vec().end());
-    uint16_t ar = static_cast<uint16_t>(wire::get16(msg.data() + 10) + 1);
-    msg[10] = static_cast<uint8_t>(ar >> 8), msg[11] = static_cast<uint8_t>(ar);
+    wire::Header h;
+    wire::read_header(msg.data(), msg.size(), h);
+    wire::set_arcount(msg.data(), static_cast<uint16_t>(h.arcount + 1));
     return mac;
 }
 
 Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string& prior_mac, bool timers_only,
               uint64_t now_s, std::string* mac_out) {
-    if (len < wire::kHeaderSize) return Status::malformed;
-    unsigned counts[4] = {wire::get16(msg + 4), wire::get16(msg + 6), wire::get16(msg + 8), wire::get16(msg + 10)};
+    wire::Header h;
+    if (!wire::read_header(msg, len, h)) return Status::malformed;
+    unsigned counts[4] = {h.qdcount, h.ancount, h.nscount, h.arcount};
     if (counts[3] == 0) return Status::unsigned_;
     // Walk to the last record of the additional section: the TSIG must be there.
     size_t pos = wire::skip_questions(msg, len, wire::kHeaderSize, counts[0]);
@@ -189,9 +192,8 @@ Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string&
 
     // The message as it was before signing: without the TSIG, its original ID and ARCOUNT.
     std::vector<uint8_t> unsigned_msg(msg, msg + last);
-    unsigned_msg[0] = static_cast<uint8_t>(original_id >> 8), unsigned_msg[1] = static_cast<uint8_t>(original_id);
-    uint16_t ar = static_cast<uint16_t>(counts[3] - 1);
-    unsigned_msg[10] = static_cast<uint8_t>(ar >> 8), unsigned_msg[11] = static_cast<uint8_t>(ar);
+    wire::set_id(unsigned_msg.data(), original_id);
+    wire::set_arcount(unsigned_msg.data(), static_cast<uint16_t>(counts[3] - 1));
     std::string expected =
         digest(key, prior_mac, unsigned_msg.data(), unsigned_msg.size(), signed_at, fudge, timers_only, error, other);
     // An empty MAC (HMAC could not be computed) never matches, not even an empty one: fail closed.
