@@ -63,9 +63,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c)
     store.set_groups_names(groups_names(config));
 }
 
-Service::Impl::~Impl() {
-    if (beat_in >= 0) ::close(beat_in);
-}
+Service::Impl::~Impl() {}
 
 // ---- own state (control thread)
 void Service::Impl::set_own_hosts(HostList hosts, RecordList records) {

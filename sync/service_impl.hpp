@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "resolver/base/fd.hpp"
 #include "resolver/base/log_throttle.hpp"
 #include "resolver/base/lookup.hpp"
 #include "resolver/base/mutex.hpp"
@@ -156,7 +157,7 @@ struct Service::Impl {
     };
 
     // ---- heartbeats over UDP (transfer/beat.cpp; sync thread but set_beat_source)
-    int beat_in = -1;  // the DNS server's hand-off socket (UDP NOTIFYs for `_glbd.`), owned
+    Fd beat_in;  // the DNS server's hand-off socket (UDP NOTIFYs for `_glbd.`)
     uv_poll_t beat_poll{};
     uv_timer_t beat_timer{};  // the resends after a change
     uint64_t beat_seq = 0;    // the last beat's number (from the clock at start, then +1 per beat)
@@ -165,8 +166,9 @@ struct Service::Impl {
         std::vector<SocketAddress> unacked;
         int resends_left = 0;
     } change;
-    std::map<std::string, int> beat_out;  // sending sockets, by source address (or family, for the kernel's choice)
-    struct BeatLink {                     // beats received from one origin
+    // Sending sockets, by source address (none: the kernel's choice) and family.
+    std::map<std::pair<std::optional<Address>, int>, Fd> beat_out;
+    struct BeatLink {  // beats received from one origin
         uint64_t last_seq = 0, last_mono_ms = 0, received = 0, lost = 0;
         double loss = 0;  // the share of beats lost, smoothed over about kLossWindow beats
     };

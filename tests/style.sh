@@ -28,6 +28,13 @@ case "$what" in
       echo "style: protocol numbers outside the wire layer: name them in resolver/wire/consts.hpp (headers: query.hpp)" >&2
       exit 1
     fi
+    # Descriptors and libuv handles have owners (resolver/base/fd.hpp, uv_handle.hpp): nothing closes or frees
+    # one by hand.
+    if raw=$(grep -nE '(^|[^A-Za-z0-9_>])::close\(|new uv_[a-z]+_t\b|delete [a-z]+;' "${product[@]}" | grep -v '^resolver/base/fd.hpp:'); then
+      printf '%s\n' "$raw"
+      echo "style: a descriptor or handle closed or freed by hand: hold it in an Fd, a UvHandle or a unique_ptr" >&2
+      exit 1
+    fi
     # No file over 600 lines (a reader holds one idea at a time).
     long=$(wc -l "${files[@]}" | awk '$2 != "total" && $1 > 600 {print $2 " (" $1 " lines)"}')
     if [[ -n "$long" ]]; then

@@ -9,6 +9,8 @@
 #include <streambuf>
 #include <vector>
 
+#include "resolver/base/fd.hpp"
+
 namespace glbd {
 namespace {
 
@@ -53,17 +55,17 @@ bool save_file(const std::string& dir, const std::string& name, const std::funct
     std::filesystem::create_directories(dir, ec);
     const std::string path = dir + "/" + name, tmp = path + ".tmp";
     ::unlink(tmp.c_str());  // a leftover (or a planted link) goes; unlink never follows a link
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd) {
         error = "cannot create " + tmp + ": " + std::strerror(errno);
         return false;
     }
-    FdStreambuf buf(fd);
+    FdStreambuf buf(fd.get());
     std::ostream out(&buf);
     write(out);
     out.flush();
-    bool ok = out.good() && buf.ok() && ::fsync(fd) == 0;
-    ok = ::close(fd) == 0 && ok;
+    bool ok = out.good() && buf.ok() && ::fsync(fd.get()) == 0;
+    ok = fd.close() && ok;
     if (!ok) {
         error = "cannot write " + tmp + ": " + std::strerror(errno);
         ::unlink(tmp.c_str());
@@ -73,10 +75,7 @@ bool save_file(const std::string& dir, const std::string& name, const std::funct
         error = "cannot rename " + tmp + ": " + std::strerror(errno);
         return false;
     }
-    if (int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
-        ::fsync(d);
-        ::close(d);
-    }
+    if (Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d) ::fsync(d.get());
     return true;
 }
 

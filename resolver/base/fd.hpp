@@ -31,6 +31,8 @@ public:
         if (fd_ >= 0) ::close(fd_);
         fd_ = fd;
     }
+    // Closes it now, saying whether close() succeeded (a written file's last error shows there: errno set).
+    bool close() { return ::close(release()) == 0; }
 
 private:
     int fd_ = -1;

@@ -9,13 +9,16 @@
 #include <cstdint>
 #include <cstring>
 
+#include "resolver/base/fd.hpp"
+
 namespace glbd {
 
 std::optional<std::string> read_file(const std::string& path, size_t max_bytes, std::string& error, bool* missing) {
     if (missing) *missing = false;
     // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; a regular file's reads ignore it.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
+    const Fd owned(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    const int fd = owned.get();
+    if (!owned) {
         if (missing) *missing = errno == ENOENT;
         error = std::strerror(errno);
         return std::nullopt;
@@ -52,7 +55,6 @@ std::optional<std::string> read_file(const std::string& path, size_t max_bytes, 
         }
         if (!out && error.empty()) error = "larger than " + std::to_string(max_bytes) + " bytes";
     }
-    ::close(fd);
     return out;
 }
 

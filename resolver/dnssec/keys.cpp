@@ -23,6 +23,7 @@
 #include <openssl/param_build.h>
 #include <openssl/sha.h>
 
+#include "resolver/base/fd.hpp"
 #include "resolver/wire/builder.hpp"
 #include "resolver/wire/text.hpp"
 
@@ -488,27 +489,28 @@ std::string generate(const std::string& zone, uint8_t algorithm, const std::stri
         std::string pub_text = "; This is a key-signing key, keyid " + std::to_string(tag) + ", for " + zone + ".\n" +
                                zone + ". IN DNSKEY 257 3 " + std::to_string(algorithm) + " " +
                                wire::base64_encode(pub) + "\n";
-        int fd = ::open((base + ".private").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0 && errno == EEXIST) continue;
-        if (fd < 0) {
+        Fd fd(::open((base + ".private").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+        if (!fd && errno == EEXIST) continue;
+        if (!fd) {
             OPENSSL_cleanse(priv_text.data(), priv_text.size());
             error = "cannot write " + base + ".private: " + std::strerror(errno);
             return "";
         }
-        bool ok = ::write(fd, priv_text.data(), priv_text.size()) == static_cast<ssize_t>(priv_text.size());
+        bool ok = ::write(fd.get(), priv_text.data(), priv_text.size()) == static_cast<ssize_t>(priv_text.size());
         OPENSSL_cleanse(priv_text.data(), priv_text.size());
-        ok = ::close(fd) == 0 && ok;
-        int pfd = ok ? ::open((base + ".key").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-        if (pfd >= 0) {
-            ok = ::write(pfd, pub_text.data(), pub_text.size()) == static_cast<ssize_t>(pub_text.size());
-            ok = ::close(pfd) == 0 && ok;
+        ok = fd.close() && ok;
+        Fd pfd(ok ? ::open((base + ".key").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1);
+        const bool made_pub = pfd.valid();
+        if (pfd) {
+            ok = ::write(pfd.get(), pub_text.data(), pub_text.size()) == static_cast<ssize_t>(pub_text.size());
+            ok = pfd.close() && ok;
         } else {
             ok = false;
         }
         if (!ok) {
             error = "cannot write " + base + ": " + std::strerror(errno);
             ::unlink((base + ".private").c_str());
-            if (pfd >= 0) ::unlink((base + ".key").c_str());
+            if (made_pub) ::unlink((base + ".key").c_str());
             return "";
         }
         return base;

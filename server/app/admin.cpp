@@ -174,8 +174,9 @@ struct Server::Impl {
     uv_async_t wake{}, quit{};
     bool started = false, running = false;
     std::thread thread;
-    std::set<Conn*> conns;
+    std::set<Conn*> conns;  // the open ones
     std::map<uint64_t, Conn*> by_id;
+    std::map<Conn*, std::unique_ptr<Conn>> owned;  // every one until both its handles have closed (closing too)
     uint64_t next_id = 1;
     std::shared_ptr<Mailbox> mailbox = std::make_shared<Mailbox>();
 
@@ -260,7 +261,8 @@ struct Server::Impl {
     }
 
     void accept() {
-        auto* c = new Conn;
+        auto owner = std::make_unique<Conn>();
+        Conn* c = owned.emplace(owner.get(), std::move(owner)).first->first;
         c->impl = this;
         uv_tcp_init(loop, &c->tcp);
         uv_timer_init(loop, &c->timer);
@@ -452,7 +454,7 @@ struct Server::Impl {
         by_id.erase(c->id);
         auto done = [](uv_handle_t* h) {
             auto* conn = static_cast<Conn*>(h->data);
-            if (--conn->open == 0) delete conn;
+            if (--conn->open == 0) conn->impl->owned.erase(conn);  // frees it
         };
         uv_timer_stop(&c->timer);
         uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), done);

@@ -22,6 +22,8 @@
 
 #include "conf/config.hpp"
 #include "geo/location_db.hpp"
+#include "resolver/base/fd.hpp"
+#include "resolver/base/uv_handle.hpp"
 #include "resolver/wire/query.hpp"
 #include "resolver/wire/text.hpp"
 #include "server/app/dns_ask.hpp"
@@ -85,13 +87,13 @@ std::string config_for(const Cluster& c, const std::string& secret, const std::s
 // The health targets: every endpoint answers GET with 200 (HTTP/1.0, then closes).
 struct Targets {
     uv_loop_t* loop;
-    std::vector<uv_tcp_t*> listeners;
+    std::vector<UvHandle<uv_tcp_t>> listeners;  // closed (and freed once the loop runs) with the Targets
 
     bool start(uv_loop_t* l) {
         loop = l;
         for (const auto& c : kClusters) {
             for (const char* ep : c.endpoints) {
-                auto* t = new uv_tcp_t;
+                uv_tcp_t* t = listeners.emplace_back(make_uv_handle<uv_tcp_t>()).get();
                 uv_tcp_init(loop, t);
                 sockaddr_in sa{};
                 uv_ip4_addr(ep, kTargetPort, &sa);
@@ -100,7 +102,6 @@ struct Targets {
                     std::fprintf(stderr, "glbd demo: cannot listen on %s:%d\n", ep, kTargetPort);
                     return false;
                 }
-                listeners.push_back(t);
             }
         }
         return true;
@@ -108,34 +109,27 @@ struct Targets {
 
     static void on_connection(uv_stream_t* server, int status) {
         if (status < 0) return;
-        auto* client = new uv_tcp_t;
-        uv_tcp_init(server->loop, client);
-        if (uv_accept(server, reinterpret_cast<uv_stream_t*>(client)) != 0) {
-            uv_close(reinterpret_cast<uv_handle_t*>(client),
-                     [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-            return;
-        }
+        UvHandle<uv_tcp_t> client = make_uv_handle<uv_tcp_t>();
+        uv_tcp_init(server->loop, client.get());
+        if (uv_accept(server, reinterpret_cast<uv_stream_t*>(client.get())) != 0) return;  // closed and freed
         uv_read_start(
-            reinterpret_cast<uv_stream_t*>(client),
+            reinterpret_cast<uv_stream_t*>(client.release()),  // its callbacks end it
             [](uv_handle_t*, size_t, uv_buf_t* buf) {
                 static char scratch[4096];
                 *buf = uv_buf_init(scratch, sizeof scratch);
             },
             [](uv_stream_t* s, ssize_t n, const uv_buf_t*) {
-                if (n < 0) {
-                    uv_close(reinterpret_cast<uv_handle_t*>(s),
-                             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-                    return;
-                }
+                if (n < 0) return close_and_free(reinterpret_cast<uv_tcp_t*>(s));
                 static const char kReply[] = "HTTP/1.0 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
-                auto* w = new uv_write_t;
+                auto w = std::make_unique<uv_write_t>();
                 uv_buf_t b = uv_buf_init(const_cast<char*>(kReply), sizeof kReply - 1);
                 uv_read_stop(s);
-                uv_write(w, s, &b, 1, [](uv_write_t* req, int) {
-                    uv_close(reinterpret_cast<uv_handle_t*>(req->handle),
-                             [](uv_handle_t* h) { delete reinterpret_cast<uv_tcp_t*>(h); });
-                    delete req;
+                int rc = uv_write(w.get(), s, &b, 1, [](uv_write_t* req, int) {
+                    std::unique_ptr<uv_write_t> done(req);
+                    close_and_free(reinterpret_cast<uv_tcp_t*>(req->handle));
                 });
+                if (rc != 0) return close_and_free(reinterpret_cast<uv_tcp_t*>(s));
+                static_cast<void>(w.release());  // the write's callback has it
             });
     }
 };
@@ -186,10 +180,10 @@ uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::
     char* args[] = {keep[keep.size() - 4].data(), keep[keep.size() - 3].data(), keep[keep.size() - 2].data(),
                     keep[keep.size() - 1].data(), nullptr};
     uv_stdio_container_t stdio[3];
-    int logfd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const Fd logfd(::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
     stdio[0].flags = UV_IGNORE;
-    stdio[1].flags = UV_INHERIT_FD, stdio[1].data.fd = logfd;
-    stdio[2].flags = UV_INHERIT_FD, stdio[2].data.fd = logfd;
+    stdio[1].flags = UV_INHERIT_FD, stdio[1].data.fd = logfd.get();
+    stdio[2].flags = UV_INHERIT_FD, stdio[2].data.fd = logfd.get();
     uv_process_options_t opts{};
     opts.file = self.c_str();
     opts.args = args;
@@ -210,16 +204,18 @@ uv_process_t* spawn_server(uv_loop_t* loop, const std::string& self, const std::
             }
             for (const auto& line : tail) std::fprintf(stderr, "  %s\n", line.c_str());
         }
-        uv_close(reinterpret_cast<uv_handle_t*>(p), nullptr);
+        close_and_free(p);  // a server's handle ends with its exit (the demo's list of them only looks)
     };
-    auto* proc = new uv_process_t;
+    UvHandle<uv_process_t> proc = make_uv_handle<uv_process_t>();
     proc->data = &keep.emplace_back(log);  // for exit_cb (a deque: the strings never move)
-    int rc = uv_spawn(loop, proc, &opts);
-    ::close(logfd);
-    if (rc == 0) return ++g_running, proc;
-    std::fprintf(stderr, "glbd demo: cannot start %s: %s\n", self.c_str(), uv_strerror(rc));
-    delete proc;
-    return nullptr;
+    int rc = uv_spawn(loop, proc.get(), &opts);
+    // logfd closes here: the child holds its own copy
+    if (rc != 0) {
+        std::fprintf(stderr, "glbd demo: cannot start %s: %s\n", self.c_str(), uv_strerror(rc));
+        return nullptr;  // closed and freed (libuv initialised it even so)
+    }
+    ++g_running;
+    return proc.release();  // exit_cb ends it
 }
 
 // Stops the servers that still run and waits until they have exited (their ports free for the next demo),
@@ -332,7 +328,7 @@ int run_demo(const std::string& self) {
     uv_loop_t* loop = uv_default_loop();
     Targets targets;
     if (!targets.start(loop)) return 2;
-    std::vector<uv_process_t*> children;
+    std::vector<uv_process_t*> children;  // each ends itself when its server exits (spawn_server)
     for (const auto& c : kClusters) {
         std::string path = dir + "/" + c.id + ".yaml";
         std::ofstream(path) << config_for(c, secret, dir);
@@ -353,10 +349,7 @@ int run_demo(const std::string& self) {
     uv_signal_start(&sigterm, stop, SIGTERM);
     uv_run(loop, UV_RUN_DEFAULT);
     stop_servers(loop, children);
-    uv_run(loop, UV_RUN_NOWAIT);  // the last closes complete: the handles can go
-    for (auto* p : children) {
-        if (uv_is_closing(reinterpret_cast<uv_handle_t*>(p))) delete p;
-    }
+    uv_run(loop, UV_RUN_NOWAIT);  // the last closes complete: the handles are freed
     std::filesystem::remove_all(dir);
     std::printf("glbd demo: stopped\n");
     return 0;

@@ -14,6 +14,7 @@
 
 #include "dnstap.pb-c.h"
 #include "resolver/base/clock.hpp"
+#include "resolver/base/fd.hpp"
 #include "resolver/base/log_throttle.hpp"
 #include "resolver/base/thread_name.hpp"
 
@@ -64,7 +65,7 @@ void fill(const Options& o, const Exchange& x, bool response, Dnstap__Dnstap& d,
 // answers the handshake never) would hold the writer thread, and glbd's shutdown, for ever.
 struct UnixTransport {
     std::string path;
-    int fd = -1;
+    Fd fd;
 
     static fstrm_res open(void* obj) {
         auto* t = static_cast<UnixTransport*>(obj);
@@ -72,28 +73,26 @@ struct UnixTransport {
         sockaddr_un sa{};
         sa.sun_family = AF_UNIX;
         std::memcpy(sa.sun_path, t->path.c_str(), t->path.size() + 1);  // length checked by Sink
-        t->fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (t->fd < 0) return fstrm_res_failure;
+        t->fd.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (!t->fd) return fstrm_res_failure;
         timeval tv{kSocketTimeoutMs / 1000, static_cast<suseconds_t>(kSocketTimeoutMs % 1000) * 1000};
-        setsockopt(t->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        setsockopt(t->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-        if (::connect(t->fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+        setsockopt(t->fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        setsockopt(t->fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        if (::connect(t->fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
             close(obj);
             return fstrm_res_failure;
         }
         return fstrm_res_success;
     }
     static fstrm_res close(void* obj) {
-        auto* t = static_cast<UnixTransport*>(obj);
-        if (t->fd >= 0) ::close(t->fd);
-        t->fd = -1;
+        static_cast<UnixTransport*>(obj)->fd.reset();
         return fstrm_res_success;
     }
     static fstrm_res read(void* obj, void* data, size_t count) {
         auto* t = static_cast<UnixTransport*>(obj);
         auto* p = static_cast<uint8_t*>(data);
-        while (count > 0 && t->fd >= 0) {
-            ssize_t n = ::read(t->fd, p, count);
+        while (count > 0 && t->fd) {
+            ssize_t n = ::read(t->fd.get(), p, count);
             if (n < 0 && errno == EINTR) continue;
             if (n == 0) return fstrm_res_stop;
             if (n < 0) return fstrm_res_failure;
@@ -105,11 +104,11 @@ struct UnixTransport {
         auto* t = static_cast<UnixTransport*>(obj);
         std::vector<iovec> left(iov, iov + iovcnt);
         size_t at = 0;
-        while (at < left.size() && t->fd >= 0) {
+        while (at < left.size() && t->fd) {
             msghdr msg{};
             msg.msg_iov = &left[at];
             msg.msg_iovlen = left.size() - at;
-            ssize_t n = ::sendmsg(t->fd, &msg, MSG_NOSIGNAL);
+            ssize_t n = ::sendmsg(t->fd.get(), &msg, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return fstrm_res_failure;
             auto sent = static_cast<size_t>(n);
@@ -122,8 +121,8 @@ struct UnixTransport {
         return at == left.size() ? fstrm_res_success : fstrm_res_failure;
     }
     static fstrm_res destroy(void* obj) {
+        std::unique_ptr<UnixTransport> owned(static_cast<UnixTransport*>(obj));  // fstrm hands it back to free
         close(obj);
-        delete static_cast<UnixTransport*>(obj);
         return fstrm_res_success;
     }
 };
@@ -210,7 +209,7 @@ bool Sink::open() {
     fstrm_writer_options* wopt = fstrm_writer_options_init();
     fstrm_writer_options_add_content_type(wopt, kContentType, sizeof kContentType - 1);
     if (options_.unix_socket) {
-        auto* t = new UnixTransport{options_.path};
+        auto* t = std::make_unique<UnixTransport>(UnixTransport{options_.path, Fd()}).release();  // fstrm's: destroy()
         fstrm_rdwr* rdwr = fstrm_rdwr_init(t);
         fstrm_rdwr_set_destroy(rdwr, UnixTransport::destroy);
         fstrm_rdwr_set_open(rdwr, UnixTransport::open);

@@ -55,11 +55,12 @@ void ask_short_slice() {
 
 // UDP sockets block (their thread waits in recvmmsg, woken at least every kLetGoMs to notice a stop and to
 // let go of a replaced snapshot); TCP sockets are non-blocking, for libuv.
-int bind_socket(const SocketAddress& a, int type) {
+Fd bind_socket(const SocketAddress& a, int type) {
     sockaddr_storage ss{};
     socklen_t len = a.to_sockaddr(ss);
-    int fd = socket(ss.ss_family, type | (type == SOCK_STREAM ? SOCK_NONBLOCK : 0) | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
+    Fd sock(socket(ss.ss_family, type | (type == SOCK_STREAM ? SOCK_NONBLOCK : 0) | SOCK_CLOEXEC, 0));
+    const int fd = sock.get();
+    if (!sock) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
     if (type == SOCK_DGRAM) {
         timeval wake{0, kLetGoMs * 1000};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wake, sizeof wake);
@@ -70,16 +71,14 @@ int bind_socket(const SocketAddress& a, int type) {
     if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
         int e = errno;
-        close(fd);
         throw std::runtime_error(std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() + ": " +
                                  std::strerror(e));
     }
     if (type == SOCK_STREAM && listen(fd, 1024) != 0) {
         int e = errno;
-        close(fd);
         throw std::runtime_error("cannot listen on TCP " + a.str() + ": " + std::strerror(e));
     }
-    return fd;
+    return sock;
 }
 
 // Fails when another socket already holds the address: the worker sockets use SO_REUSEPORT, which would
@@ -89,14 +88,14 @@ int bind_socket(const SocketAddress& a, int type) {
 void check_unshared(const SocketAddress& a, int type) {
     sockaddr_storage ss{};
     socklen_t len = a.to_sockaddr(ss);
-    int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
-    if (fd < 0) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
+    Fd sock(socket(ss.ss_family, type | SOCK_CLOEXEC, 0));
+    if (!sock) throw std::runtime_error("socket(" + a.str() + "): " + std::strerror(errno));
     int one = 1;
-    if (type == SOCK_STREAM) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (ss.ss_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    int rc = bind(fd, reinterpret_cast<sockaddr*>(&ss), len);
+    if (type == SOCK_STREAM) setsockopt(sock.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) setsockopt(sock.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    int rc = bind(sock.get(), reinterpret_cast<sockaddr*>(&ss), len);
     int e = errno;
-    close(fd);
+    sock.reset();
     if (rc != 0) {
         throw std::runtime_error(
             std::string("cannot bind ") + (type == SOCK_DGRAM ? "UDP " : "TCP ") + a.str() + ": " +
@@ -203,7 +202,7 @@ uint64_t mono_ns() {
 // sits in between: an epoll round per batch cost more kernel time than the answers (see README).
 struct DnsServer::UdpWorker {
     DnsServer& server;
-    int fd;
+    Fd socket;
     SocketAddress local;              // the address it is bound to (the query log's server address)
     dnstap::Producer* tap = nullptr;  // the query log, when on
     ServerCounters counters;
@@ -218,8 +217,8 @@ struct DnsServer::UdpWorker {
     uint8_t in[kBatch][kUdpIn];  // not cleared: a page is touched when a datagram first needs it
     uint8_t out[kBatch][kUdpOut];
 
-    UdpWorker(DnsServer& s, int socket, SocketAddress bound)
-        : server(s), fd(socket), local(bound), rrl(s.options_.rrl), reader(s.publisher_) {
+    UdpWorker(DnsServer& s, Fd bound_socket, SocketAddress bound)
+        : server(s), socket(std::move(bound_socket)), local(bound), rrl(s.options_.rrl), reader(s.publisher_) {
         for (int i = 0; i < kBatch; ++i) {
             in_iov[i] = {in[i], kUdpIn};
             in_msgs[i].msg_hdr.msg_iov = &in_iov[i];
@@ -237,7 +236,7 @@ struct DnsServer::UdpWorker {
                 in_msgs[i].msg_hdr.msg_namelen = sizeof(sockaddr_storage);
                 in_msgs[i].msg_hdr.msg_flags = 0;
             }
-            int n = recvmmsg(fd, in_msgs, kBatch, MSG_WAITFORONE, nullptr);
+            int n = recvmmsg(socket.get(), in_msgs, kBatch, MSG_WAITFORONE, nullptr);
             used = n > 0 ? n : 0;
             // Also after a timeout: an idle thread lets go of a replaced snapshot within kLetGoMs.
             const Snapshot* snap = reader.get();
@@ -294,8 +293,7 @@ struct DnsServer::UdpWorker {
     bool hand_off(int i) {
         const uint8_t* m = in[i];
         const size_t len = in_msgs[i].msg_len;
-        if (server.handoff_fd_ < 0 || len < wire::kHeaderSize || (in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
-            return false;
+        if (!server.handoff_fd_ || len < wire::kHeaderSize || (in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) return false;
         const uint16_t flags = static_cast<uint16_t>(m[2] << 8 | m[3]);
         if ((flags & wire::flag::QR) || wire::opcode_of(flags) != wire::opcode::NOTIFY) return false;
         if (!net::question_is(m, len, server.handoff_name_)) return false;
@@ -303,7 +301,7 @@ struct DnsServer::UdpWorker {
         msghdr h{};
         h.msg_iov = parts;
         h.msg_iovlen = 2;
-        bump(sendmsg(server.handoff_fd_, &h, MSG_DONTWAIT) < 0 ? counters.handoff_dropped : counters.handed_off);
+        bump(sendmsg(server.handoff_fd_.get(), &h, MSG_DONTWAIT) < 0 ? counters.handoff_dropped : counters.handed_off);
         return true;
     }
 
@@ -325,7 +323,7 @@ struct DnsServer::UdpWorker {
 
     void send_batch(int m) {
         for (int sent = 0; sent < m;) {
-            int k = sendmmsg(fd, out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
+            int k = sendmmsg(socket.get(), out_msgs + sent, static_cast<unsigned>(m - sent), MSG_DONTWAIT);
             if (k <= 0) break;  // a full socket buffer drops the rest, as UDP may
             sent += k;
         }
@@ -335,16 +333,12 @@ struct DnsServer::UdpWorker {
 DnsServer::DnsServer(Publisher& publisher, ServerOptions options)
     : publisher_(publisher), options_(std::move(options)) {}
 
-DnsServer::~DnsServer() {
-    stop();
-    if (handoff_fd_ >= 0) ::close(handoff_fd_);
-}
+DnsServer::~DnsServer() { stop(); }
 
 int DnsServer::hand_off_udp_notify(std::string name) {
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) return -1;
-    if (handoff_fd_ >= 0) ::close(handoff_fd_);
-    handoff_fd_ = fds[0];
+    handoff_fd_.reset(fds[0]);
     handoff_name_ = std::move(name);
     return fds[1];
 }
@@ -408,11 +402,7 @@ void DnsServer::start() {
 
 void DnsServer::stop() {
     if (!running_) {
-        for (auto& w : udp_) ::close(w->fd);
-        if (tcp_) {
-            for (int fd : tcp_->fds) ::close(fd);
-        }
-        udp_.clear();
+        udp_.clear();  // closes their sockets, and the TCP listeners' with the worker
         tcp_.reset();
         return;
     }
@@ -421,11 +411,11 @@ void DnsServer::stop() {
     // waiters of an unconnected socket even though the call reports ENOTCONN); the receive timeout
     // is the backstop.
     stopping_ = true;
-    for (auto& w : udp_) ::shutdown(w->fd, SHUT_RD);
+    for (auto& w : udp_) ::shutdown(w->socket.get(), SHUT_RD);
     if (tcp_) tcp_->request_stop();
     for (auto& w : udp_) {
         w->thread.join();
-        ::close(w->fd);
+        w->socket.reset();
     }
     if (tcp_) tcp_->join();
     if (tap_) tap_->stop();  // after the query threads: nothing is submitted any more

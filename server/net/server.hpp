@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "resolver/base/address.hpp"
+#include "resolver/base/fd.hpp"
 #include "resolver/resolver.hpp"
 #include "server/dnstap/dnstap.hpp"
 #include "server/net/publisher.hpp"
@@ -163,7 +164,7 @@ private:
     TcpHook tcp_hook_;
     std::string tcp_hook_name_;
     std::string handoff_name_;  // hand_off_udp_notify()
-    int handoff_fd_ = -1;       // the writing end, owned
+    Fd handoff_fd_;             // the writing end
     std::vector<std::unique_ptr<UdpWorker>> udp_;
     std::unique_ptr<TcpWorker> tcp_;
     std::unique_ptr<dnstap::Sink> tap_;  // one producer per UDP worker, then the TCP thread's

@@ -28,7 +28,7 @@ void DnsServer::TcpWorker::start() {
     listeners.resize(fds.size());
     for (size_t i = 0; i < fds.size(); ++i) {
         uv_tcp_init(&loop, &listeners[i]);
-        uv_tcp_open(&listeners[i], fds[i]);
+        uv_tcp_open(&listeners[i], fds[i].release());  // libuv's from here: uv_close closes it
         listeners[i].data = this;
         int rc = uv_listen(reinterpret_cast<uv_stream_t*>(&listeners[i]), 1024, [](uv_stream_t* s, int status) {
             if (status == 0) static_cast<TcpWorker*>(s->data)->accept(s);
@@ -38,7 +38,8 @@ void DnsServer::TcpWorker::start() {
     uv_async_init(&loop, &wake, [](uv_async_t* a) {
         auto* worker = static_cast<TcpWorker*>(a->data);
         for (auto& l : worker->listeners) uv_close(reinterpret_cast<uv_handle_t*>(&l), nullptr);
-        auto all = worker->conns;
+        std::vector<Conn*> all;
+        for (const auto& c : worker->conns) all.push_back(c.get());
         for (auto* c : all) worker->close(c);
         uv_close(reinterpret_cast<uv_handle_t*>(&worker->let_go), nullptr);
         uv_close(reinterpret_cast<uv_handle_t*>(a), nullptr);
@@ -67,13 +68,12 @@ DnsServer::TcpWorker::SourceKey DnsServer::TcpWorker::source_key(const Address& 
 }
 
 void DnsServer::TcpWorker::accept(uv_stream_t* listener) {
-    auto* c = new Conn;
+    Conn* c = conns.emplace_back(std::make_unique<Conn>()).get();  // freed by maybe_free()
     c->worker = this;
     uv_tcp_init(&loop, &c->handle);
     uv_timer_init(&loop, &c->idle);
     c->handle.data = c;
     c->idle.data = c;
-    conns.push_back(c);
     ++open;
     if (uv_accept(listener, reinterpret_cast<uv_stream_t*>(&c->handle)) != 0) {
         close(c);
@@ -135,7 +135,8 @@ bool DnsServer::TcpWorker::evict_one(const Conn* keep) {
     // A trusted peer's connection is kept while its trust lasts (checked again now), kMaxTrustedKept of them.
     Conn* oldest = nullptr;
     size_t kept = 0;
-    for (Conn* c : conns) {
+    for (const auto& owned : conns) {
+        Conn* c = owned.get();
         if (c == keep || c->closing) continue;
         if (c->trusted && is_trusted(source_key(c->peer)) && kept < kMaxTrustedKept) {
             ++kept;
@@ -272,7 +273,7 @@ void DnsServer::TcpWorker::pump(Conn* c) {
 }
 
 void DnsServer::TcpWorker::send(Conn* c, const uint8_t* data, size_t len) {
-    auto* w = new Write;
+    auto w = std::make_unique<Write>();  // libuv's until its callback: on_written() takes it back
     w->conn = c;
     w->len = len + 2;
     w->buf.reset(new uint8_t[len + 2]);
@@ -280,26 +281,27 @@ void DnsServer::TcpWorker::send(Conn* c, const uint8_t* data, size_t len) {
     w->buf[1] = static_cast<uint8_t>(len);
     std::memcpy(w->buf.get() + 2, data, len);
     uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(w->buf.get()), static_cast<unsigned>(len + 2));
-    w->req.data = w;
+    w->req.data = w.get();
     ++c->pending;
     c->queued_bytes += w->len;
     int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&c->handle), &b, 1, [](uv_write_t* req, int status) {
         auto* wr = static_cast<Write*>(req->data);
-        wr->conn->worker->on_written(wr, status);
+        wr->conn->worker->on_written(std::unique_ptr<Write>(wr), status);
     });
     if (rc != 0) {
         --c->pending;
         c->queued_bytes -= w->len;
-        delete w;
         close(c);
+        return;
     }
+    static_cast<void>(w.release());  // the write's callback owns it now
 }
 
-void DnsServer::TcpWorker::on_written(Write* w, int status) {
+void DnsServer::TcpWorker::on_written(std::unique_ptr<Write> w, int status) {
     Conn* conn = w->conn;
     --conn->pending;
     conn->queued_bytes -= w->len;
-    delete w;
+    w.reset();
     if (status < 0) {
         close(conn);
     } else if (!conn->closing) {
@@ -330,8 +332,7 @@ void DnsServer::TcpWorker::close(Conn* c) {
 
 void DnsServer::TcpWorker::maybe_free(Conn* c) {
     if (!c->closing || c->open_handles > 0 || c->pending > 0) return;
-    conns.erase(std::find(conns.begin(), conns.end(), c));
-    delete c;
+    conns.erase(std::find_if(conns.begin(), conns.end(), [c](const auto& owned) { return owned.get() == c; }));
 }
 
 }  // namespace glbd

@@ -83,10 +83,10 @@ struct DnsServer::TcpWorker {
     uv_loop_t loop{};
     uv_async_t wake{};
     uv_timer_t let_go{};  // every kLetGoMs: an idle worker lets go of a replaced snapshot (reader.get())
-    std::vector<int> fds;
+    std::vector<Fd> fds;  // the listening sockets, until start() hands them to libuv
     std::vector<uv_tcp_t> listeners;
-    std::vector<Conn*> conns;  // every connection not yet freed (closing ones too)
-    size_t open = 0;           // those not closing
+    std::vector<std::unique_ptr<Conn>> conns;  // every connection not yet freed (closing ones too), in accept order
+    size_t open = 0;                           // those not closing
     std::map<SourceKey, unsigned> per_source;
     static constexpr size_t kMaxTrusted = 256;     // peer addresses remembered as trusted
     static constexpr size_t kMaxTrustedKept = 64;  // of their connections, kept from eviction
@@ -121,7 +121,7 @@ struct DnsServer::TcpWorker {
     bool handle_one(Conn* c, const uint8_t* msg, size_t len);
     void send(Conn* c, const uint8_t* data, size_t len);
     void pump(Conn* c);
-    void on_written(Write* w, int status);
+    void on_written(std::unique_ptr<Write> w, int status);
     void close(Conn* c);
     void maybe_free(Conn* c);
 };

@@ -16,49 +16,42 @@
 
 namespace glbd::sync {
 
-void Service::Impl::set_beat_source(int fd) {
-    if (beat_in >= 0) ::close(beat_in);
-    beat_in = fd;
-}
+void Service::Impl::set_beat_source(int fd) { beat_in.reset(fd); }
 
 void Service::Impl::start_beats() {
     // Numbered from the clock, so that a restarted instance's beats come after its last life's.
     beat_seq = std::max(beat_seq, now_ms());
     uv_timer_init(&loop, &beat_timer);
     beat_timer.data = this;
-    if (beat_in < 0) return;
-    uv_poll_init(&loop, &beat_poll, beat_in);
+    if (!beat_in) return;
+    uv_poll_init(&loop, &beat_poll, beat_in.get());
     beat_poll.data = this;
     uv_poll_start(&beat_poll, UV_READABLE, [](uv_poll_t* p, int status, int) {
         if (status == 0) static_cast<Impl*>(p->data)->read_beats();
     });
 }
 
-void Service::Impl::close_beat_sockets() {
-    for (auto& [source, fd] : beat_out) ::close(fd);
-    beat_out.clear();
-}
+void Service::Impl::close_beat_sockets() { beat_out.clear(); }
 
 // A socket to send beats from `source` (none: the kernel's choice for the family); -1 when none can be made.
 int Service::Impl::beat_socket(const std::optional<Address>& source, int family) {
-    std::string key = source ? source->str() : std::to_string(family);
-    if (auto it = beat_out.find(key); it != beat_out.end()) return it->second;
-    int fd = ::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    ::shutdown(fd, SHUT_RD);  // nothing answers a beat
+    auto key = std::make_pair(source, family);
+    if (auto it = beat_out.find(key); it != beat_out.end()) return it->second.get();
+    Fd fd(::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) return -1;
+    ::shutdown(fd.get(), SHUT_RD);  // nothing answers a beat
     if (source) {
         sockaddr_storage ss{};
         socklen_t len = SocketAddress{*source, 0}.to_sockaddr(ss);
-        if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0) {
+        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
             uint64_t left_out = 0;
-            if (report_log.allow("bind " + key, now_ms(), &left_out)) {
-                spdlog::warn("sync: cannot send heartbeats from {}: {}; the kernel picks the source", key,
+            if (report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
+                spdlog::warn("sync: cannot send heartbeats from {}: {}; the kernel picks the source", source->str(),
                              std::strerror(errno));
             }
         }
     }
-    beat_out.emplace(key, fd);
-    return fd;
+    return beat_out.emplace(key, std::move(fd)).first->second.get();
 }
 
 // One beat to every member: the same sequence number for all, each with its own echo. Returns its number.
@@ -173,7 +166,7 @@ void Service::Impl::resend_change() {
 void Service::Impl::read_beats() {
     std::array<uint8_t, sizeof(sockaddr_storage) + 4096> buf;
     for (int i = 0; i < kBeatsPerWake; ++i) {
-        ssize_t n = ::recv(beat_in, buf.data(), buf.size(), MSG_DONTWAIT);
+        ssize_t n = ::recv(beat_in.get(), buf.data(), buf.size(), MSG_DONTWAIT);
         if (n < 0) return;
         if (static_cast<size_t>(n) <= sizeof(sockaddr_storage)) continue;
         sockaddr_storage from{};
