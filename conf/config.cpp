@@ -481,11 +481,10 @@ LoadResult load_text(const std::string& text, const std::string& name) {
 }
 
 LoadResult load_file(const std::string& path) {
-    std::string error;
-    auto text = read_file(path, kMaxConfigBytes, error);
+    auto text = read_file(path, kMaxConfigBytes);
     if (!text) {
         LoadResult r;
-        r.errors.push_back(Error{path, 0, 0, "", "cannot open the config file: " + error});
+        r.errors.push_back(Error{path, 0, 0, "", "cannot open the config file: " + text.error()});
         return r;
     }
     return load_text(*text, path);

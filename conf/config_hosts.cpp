@@ -77,10 +77,9 @@ void read_nameservers(Reader& r, const Node& n, const std::string& path, Zone& z
 // A zone's records from its `file` and `records` (apex NS records join the nameservers).
 void read_records(Reader& r, Section& s, Zone& zone, std::vector<StaticRecord>& apex_ns) {
     if (auto f = s.str("file")) {
-        std::string error;
-        auto text = read_file(*f, kMaxConfigBytes, error);
+        auto text = read_file(*f, kMaxConfigBytes);
         if (!text) {
-            s.error("file", "cannot open \"" + *f + "\": " + error);
+            s.error("file", "cannot open \"" + *f + "\": " + text.error());
         } else {
             Reader fr(*f, r.errors());
             parse_zone_text(fr, *text, "", 0, zone, apex_ns);

@@ -80,14 +80,14 @@ void Service::Impl::set_own_hosts(HostList hosts, RecordList records) {
     wake_up();
 }
 
-std::string Service::Impl::set_override(const std::string& target, const std::string& state) {
+Status Service::Impl::set_override(const std::string& target, const std::string& state) {
     {
         MutexLock lock(mu);
-        if (auto err = sync::set_override(own.overrides, target, state, now_ms()); !err.empty()) return err;
+        if (auto set = sync::set_override(own.overrides, target, state, now_ms()); !set) return set;
         bump_own();
     }
     wake_up();
-    return "";
+    return ok();
 }
 
 std::string Service::Impl::own_group() const {
@@ -106,15 +106,15 @@ void Service::Impl::set_records_group(const std::string& group) {
     wake_up();
 }
 
-std::string Service::Impl::set_active_groups(const std::optional<std::vector<std::string>>& list) {
+Status Service::Impl::set_active_groups(const std::optional<std::vector<std::string>>& list) {
     std::optional<std::vector<std::string>> groups = std::vector<std::string>{};
     if (list) {
         std::string bad;
         groups = group_set(*list, &bad);
         if (!groups)
-            return "not a group name: \"" + bad + "\" (1 to 16 printable characters, none of ;&,=\"' or space)";
+            return Err{"not a group name: \"" + bad + "\" (1 to 16 printable characters, none of ;&,=\"' or space)"};
         if (groups->size() > ReportLimits::kMaxGroups)
-            return "more than " + std::to_string(ReportLimits::kMaxGroups) + " active groups";
+            return Err{"more than " + std::to_string(ReportLimits::kMaxGroups) + " active groups"};
     }
     {
         MutexLock lock(mu);
@@ -125,7 +125,7 @@ std::string Service::Impl::set_active_groups(const std::optional<std::vector<std
         bump_own();
     }
     wake_up();
-    return "";
+    return ok();
 }
 
 void Service::Impl::bump_own() {
@@ -411,15 +411,13 @@ void Service::set_own_hosts(HostList hosts, RecordList records) {
     impl_->set_own_hosts(std::move(hosts), std::move(records));
 }
 void Service::set_records_group(const std::string& group) { impl_->set_records_group(group); }
-std::string Service::set_active_groups(const std::vector<std::string>& groups) {
-    return impl_->set_active_groups(groups);
-}
+Status Service::set_active_groups(const std::vector<std::string>& groups) { return impl_->set_active_groups(groups); }
 void Service::clear_active_groups() { impl_->set_active_groups(std::nullopt); }
 std::optional<GroupsInForce> Service::groups_in_force() const {
     MutexLock lock(impl_->mu);
     return impl_->store.groups_in_force(now_ms(), impl_->dead_after());
 }
-std::string Service::set_override(const std::string& target, const std::string& state) {
+Status Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);
 }
 std::vector<HostEntry> Service::saved_own_hosts() const { return impl_->saved_own_hosts; }

@@ -86,15 +86,14 @@ public:
     // in the config, when set, wins. Bumps the version when the group changed.
     void set_records_group(const std::string& group);
     // Control thread. The active failover groups, pinned and shared with every peer (the latest set or clear
-    // anywhere wins): it holds whatever a groups record says until cleared. An error message for a bad group
-    // name, else "".
-    std::string set_active_groups(const std::vector<std::string>& groups);
+    // anywhere wins): it holds whatever a groups record says until cleared. Why not, for a bad group name.
+    Status set_active_groups(const std::vector<std::string>& groups);
     // Control thread. Unpins them: the groups records' set (or none: every group active) is in force again.
     void clear_active_groups();
     // The active groups in force (sync/groups.hpp; nullopt: none, every group active).
     [[nodiscard]] std::optional<GroupsInForce> groups_in_force() const;
     // Control thread. "eu-1" / "eu-1/192.0.2.10", "down" / "up" / "auto"; shared with every peer.
-    std::string set_override(const std::string& target, const std::string& state);
+    Status set_override(const std::string& target, const std::string& state);
     // The merged global view, now, and (if asked) its SOA serial: the newest version of any known origin, in
     // hundredths of a second, modulo 2^32 (RFC 1982 arithmetic; it wraps every 497 days). Servers that hold
     // the same reports give the same serial. A change anywhere makes a version from its cluster's clock, the

@@ -213,9 +213,9 @@ struct Service::Impl {
     void write_state(const std::vector<InstanceState>& states) const;
     // ---- own state (control thread)
     void set_own_hosts(HostList hosts, RecordList records);
-    std::string set_override(const std::string& target, const std::string& state);
+    Status set_override(const std::string& target, const std::string& state);
     void set_records_group(const std::string& group);
-    std::string set_active_groups(const std::optional<std::vector<std::string>>& groups);  // nullopt: clear
+    Status set_active_groups(const std::optional<std::vector<std::string>>& groups);  // nullopt: clear
     // This cluster's group: kubernetes.group when set, else its records'.
     [[nodiscard]] std::string own_group() const GLBD_REQUIRES(mu);
     void bump_own() GLBD_REQUIRES(mu);

@@ -18,16 +18,15 @@ std::string Service::Impl::state_path() const { return config.state_dir + "/" + 
 
 void Service::Impl::load_state_dir(uint64_t now) {
     if (config.state_dir.empty()) return;
-    std::string error;
     bool missing = false;
-    auto text = read_file(state_path(), kMaxStateFileBytes, error, &missing);
+    auto text = read_file(state_path(), kMaxStateFileBytes, &missing);
     if (!text) {
-        if (!missing) spdlog::warn("sync: ignoring {}: {}", state_path(), error);
+        if (!missing) spdlog::warn("sync: ignoring {}: {}", state_path(), text.error());
         return;
     }
     try {
         std::vector<InstanceState> origins = read_state_file(*text);
-        text.reset();  // the parsed origins are what is kept
+        std::string().swap(*text);  // the parsed origins are what is kept
         size_t n = 0;
         for (auto& s : origins) {
             CheckResult checked = check_report(s, now, s.origin() != own.origin());
@@ -115,9 +114,8 @@ std::vector<InstanceState> Service::Impl::known_states() const {
 
 // {"saved": ms, "origins": [...]}: see state_file.hpp.
 void Service::Impl::write_state(const std::vector<InstanceState>& states) const {
-    if (std::string error; !save_state_file(config.state_dir, states, now_ms(), &error)) {
-        spdlog::warn("sync: {}", error);
-    }
+    if (auto saved = save_state_file(config.state_dir, states, now_ms()); !saved)
+        spdlog::warn("sync: {}", saved.error());
 }
 
 }  // namespace glbd::sync

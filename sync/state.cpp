@@ -515,8 +515,8 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
     return r;
 }
 
-std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms) {
-    if (!is_override_target(target)) return "target must be CLUSTER or CLUSTER/ENDPOINT, got \"" + target + "\"";
+Status set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms) {
+    if (!is_override_target(target)) return Err{"target must be CLUSTER or CLUSTER/ENDPOINT, got \"" + target + "\""};
     OverrideState s;
     if (state == "down") {
         s = OverrideState::down;
@@ -525,11 +525,11 @@ std::string set_override(OverrideMap& map, const std::string& target, const std:
     } else if (state == "auto") {
         s = OverrideState::automatic;
     } else {
-        return "state must be down, up or auto, got \"" + state + "\"";
+        return Err{"state must be down, up or auto, got \"" + state + "\""};
     }
     auto& e = map[target];
     e = OverrideEntry{s, std::max(now_ms, e.at_ms + 1)};
-    return "";
+    return ok();
 }
 
 const char* state_name(OverrideState s) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "resolver/base/address.hpp"
+#include "resolver/base/result.hpp"
 #include "resolver/global_view.hpp"
 #include "sync/groups.hpp"
 #include "sync/members.hpp"
@@ -145,8 +146,8 @@ private:
 
 // "eu-1" or "eu-1/192.0.2.10": a cluster name, then optionally an endpoint as glbd holds it.
 bool is_override_target(std::string_view target);
-// Sets (or with "auto" clears) an override at `now_ms`; returns an error message, or "" when set.
-std::string set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms);
+// Sets (or with "auto" clears) an override at `now_ms`; why not, for a bad target or state.
+Status set_override(OverrideMap& map, const std::string& target, const std::string& state, uint64_t now_ms);
 // The entries of `overrides` in force ("auto" ones are not) that name cluster `id` or one of its endpoints.
 ClusterOverrides overrides_naming(const OverrideMap& overrides, const std::string& id);
 // Applies one cluster's overrides to its view: drained endpoints become unhealthy, forced ones healthy; an

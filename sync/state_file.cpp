@@ -127,10 +127,8 @@ void write_state_file(std::ostream& out, const std::vector<InstanceState>& state
     out << "]}\n";
 }
 
-bool save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms,
-                     std::string* error) {
-    return save_file(
-        dir, kStateFileName, [&](std::ostream& out) { write_state_file(out, states, saved_ms); }, *error);
+Status save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms) {
+    return save_file(dir, kStateFileName, [&](std::ostream& out) { write_state_file(out, states, saved_ms); });
 }
 
 }  // namespace glbd::sync

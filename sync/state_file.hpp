@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "resolver/base/result.hpp"
 #include "sync/state.hpp"
 
 namespace glbd::sync {
@@ -39,8 +40,7 @@ constexpr size_t kMaxStateFileBytes = size_t{1} << 30;
 
 constexpr const char* kStateFileName = "state.json";
 // Writes `states` to DIR/state.json so that a crash leaves the old file or the new one, whole (save_file in
-// resolver/base/atomic_file.hpp); false with `error` saying why when it could not.
-bool save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms,
-                     std::string* error);
+// resolver/base/atomic_file.hpp); why not, when it could not.
+Status save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms);
 
 }  // namespace glbd::sync

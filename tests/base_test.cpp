@@ -244,37 +244,40 @@ TEST(ReadFile, WholeRegularFilesWithinTheirBoundOnly) {
     char tmpl[] = "/tmp/glbd-read-XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     const std::string dir = tmpl;
-    std::string error;
     bool missing = false;
 
     std::string big(3 << 20, 'x');
     big[12345] = 'y';
     std::ofstream(dir + "/big", std::ios::binary) << big;
-    auto text = glbd::read_file(dir + "/big", big.size(), error, &missing);
-    ASSERT_TRUE(text) << error;
+    auto text = glbd::read_file(dir + "/big", big.size(), &missing);
+    ASSERT_TRUE(text) << text.error();
     EXPECT_EQ(*text, big);
     EXPECT_FALSE(missing);
 
-    EXPECT_FALSE(glbd::read_file(dir + "/big", big.size() - 1, error, &missing));
-    EXPECT_EQ(error, "larger than " + std::to_string(big.size() - 1) + " bytes");
+    auto refused = glbd::read_file(dir + "/big", big.size() - 1, &missing);
+    EXPECT_FALSE(refused);
+    EXPECT_EQ(refused.error(), "larger than " + std::to_string(big.size() - 1) + " bytes");
     EXPECT_FALSE(missing);
 
     std::ofstream(dir + "/empty").close();
-    text = glbd::read_file(dir + "/empty", 0, error);
-    ASSERT_TRUE(text) << error;
+    text = glbd::read_file(dir + "/empty", 0);
+    ASSERT_TRUE(text) << text.error();
     EXPECT_EQ(*text, "");
 
-    EXPECT_FALSE(glbd::read_file(dir + "/nope", 10, error, &missing));
-    EXPECT_EQ(error, "No such file or directory");
+    refused = glbd::read_file(dir + "/nope", 10, &missing);
+    EXPECT_FALSE(refused);
+    EXPECT_EQ(refused.error(), "No such file or directory");
     EXPECT_TRUE(missing);
 
-    EXPECT_FALSE(glbd::read_file(dir, 10, error, &missing));
-    EXPECT_EQ(error, "not a regular file");
+    refused = glbd::read_file(dir, 10, &missing);
+    EXPECT_FALSE(refused);
+    EXPECT_EQ(refused.error(), "not a regular file");
     EXPECT_FALSE(missing);
 
     ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);  // no writer: a blocking open would wait for ever
-    EXPECT_FALSE(glbd::read_file(dir + "/fifo", 10, error));
-    EXPECT_EQ(error, "not a regular file");
+    refused = glbd::read_file(dir + "/fifo", 10);
+    EXPECT_FALSE(refused);
+    EXPECT_EQ(refused.error(), "not a regular file");
     std::filesystem::remove_all(dir);
 }
 

@@ -252,7 +252,7 @@ TEST(Transfer, OwnersNameEachRecordAndEveryTransferCarriesTheStateAsEncoded) {
     dir.write(R"({"saved":1,"origins":[)" + us_origin(1000) + "]}");
     Service svc(test::config_from(sync_config(dir.path)), nullptr);
     svc.set_own_hosts(hosts(3));
-    ASSERT_EQ(svc.set_override("eu/192.0.2.10", "down"), "");
+    ASSERT_TRUE(svc.set_override("eu/192.0.2.10", "down"));
     auto z = read_zone(serve(svc, *request("AXFR")));
     ASSERT_EQ(z.reports.size(), 2u);
     EXPECT_EQ(encode(z.from, z.reports), z.txt);

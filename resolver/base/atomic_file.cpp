@@ -49,17 +49,13 @@ private:
 
 }  // namespace
 
-bool save_file(const std::string& dir, const std::string& name, const std::function<void(std::ostream&)>& write,
-               std::string& error) {
+Status save_file(const std::string& dir, const std::string& name, const std::function<void(std::ostream&)>& write) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     const std::string path = dir + "/" + name, tmp = path + ".tmp";
     ::unlink(tmp.c_str());  // a leftover (or a planted link) goes; unlink never follows a link
     Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!fd) {
-        error = "cannot create " + tmp + ": " + std::strerror(errno);
-        return false;
-    }
+    if (!fd) return Err{"cannot create " + tmp + ": " + std::strerror(errno)};
     FdStreambuf buf(fd.get());
     std::ostream out(&buf);
     write(out);
@@ -67,16 +63,13 @@ bool save_file(const std::string& dir, const std::string& name, const std::funct
     bool ok = out.good() && buf.ok() && ::fsync(fd.get()) == 0;
     ok = fd.close() && ok;
     if (!ok) {
-        error = "cannot write " + tmp + ": " + std::strerror(errno);
+        std::string why = "cannot write " + tmp + ": " + std::strerror(errno);
         ::unlink(tmp.c_str());
-        return false;
+        return Err{why};
     }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        error = "cannot rename " + tmp + ": " + std::strerror(errno);
-        return false;
-    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) return Err{"cannot rename " + tmp + ": " + std::strerror(errno)};
     if (Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d) ::fsync(d.get());
-    return true;
+    return glbd::ok();
 }
 
 }  // namespace glbd

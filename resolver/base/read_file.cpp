@@ -8,23 +8,24 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "resolver/base/fd.hpp"
 
 namespace glbd {
 
-std::optional<std::string> read_file(const std::string& path, size_t max_bytes, std::string& error, bool* missing) {
+Result<std::string> read_file(const std::string& path, size_t max_bytes, bool* missing) {
     if (missing) *missing = false;
     // O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; a regular file's reads ignore it.
     const Fd owned(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     const int fd = owned.get();
     if (!owned) {
         if (missing) *missing = errno == ENOENT;
-        error = std::strerror(errno);
-        return std::nullopt;
+        return Err{std::strerror(errno)};
     }
     struct stat st {};
     std::optional<std::string> out;
+    std::string error;
     if (::fstat(fd, &st) != 0) {
         error = std::strerror(errno);
     } else if (!S_ISREG(st.st_mode)) {
@@ -55,7 +56,8 @@ std::optional<std::string> read_file(const std::string& path, size_t max_bytes, 
         }
         if (!out && error.empty()) error = "larger than " + std::to_string(max_bytes) + " bytes";
     }
-    return out;
+    if (!out) return Err{error};
+    return std::move(*out);
 }
 
 }  // namespace glbd

@@ -3,16 +3,15 @@
 #pragma once
 
 #include <cstddef>
-#include <optional>
 #include <string>
+
+#include "resolver/base/result.hpp"
 
 namespace glbd {
 
 // The bytes of `path`: a regular file (a link to one is followed) of at most `max_bytes`, read with read(2)
-// into one string. Otherwise nullopt, with `error` saying why without the path ("No such file or directory",
-// "not a regular file", "larger than 1048576 bytes"), and `*missing` (when given) true if there is no such
-// file. Any thread.
-std::optional<std::string> read_file(const std::string& path, size_t max_bytes, std::string& error,
-                                     bool* missing = nullptr);
+// into one string. Otherwise why, without the path ("No such file or directory", "not a regular file", "larger
+// than 1048576 bytes"), and `*missing` (when given) true if there is no such file. Any thread.
+Result<std::string> read_file(const std::string& path, size_t max_bytes, bool* missing = nullptr);
 
 }  // namespace glbd

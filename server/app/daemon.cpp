@@ -204,11 +204,11 @@ void Daemon::update_kube_statuses(const health::States* states) {
     }
 }
 
-std::string Daemon::set_override(const std::string& target, const std::string& state) {
-    if (auto err = sync_->set_override(target, state); !err.empty()) return err;
+Status Daemon::set_override(const std::string& target, const std::string& state) {
+    if (auto set = sync_->set_override(target, state); !set) return set;
     spdlog::info("override: {} -> {}", target, state);
     rebuild();
-    return "";
+    return ok();
 }
 
 bool Daemon::reload() {

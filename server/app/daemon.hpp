@@ -93,8 +93,8 @@ public:
     // Validates `path` again and swaps in the new snapshot; a bad file keeps the running config.
     bool reload();
     // Drains or forces a cluster or an endpoint ("eu-1", "eu-1/192.0.2.10"; "down", "up", "auto"),
-    // shared with every peer. Returns an error message, or "" when applied.
-    std::string set_override(const std::string& target, const std::string& state);
+    // shared with every peer. Why not, for a bad target or state.
+    Status set_override(const std::string& target, const std::string& state);
 
     // The admin endpoint's routes (control thread).
     admin::Response admin(const admin::Request& req);

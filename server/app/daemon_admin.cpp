@@ -124,9 +124,9 @@ admin::Response Daemon::admin(const admin::Request& req) {
             if (!admin::parse_override(req.body, target, state)) {
                 r.status = 400;
                 r.body = "expected JSON {\"target\": \"CLUSTER[/ENDPOINT]\", \"state\": \"down|up|auto\"}\n";
-            } else if (auto err = set_override(target, state); !err.empty()) {
+            } else if (auto set = set_override(target, state); !set) {
                 r.status = 400;
-                r.body = err + "\n";
+                r.body = set.error() + "\n";
             } else {
                 r.content_type = "application/json";
                 r.body = nlohmann::json{{"target", target}, {"state", state}}.dump() + "\n";

@@ -203,9 +203,10 @@ void Daemon::note_published_keys() {
 void Daemon::save_key_history() const {
     if (config_.state_dir.empty()) return;
     const std::string text = key_history_.to_text();
-    if (std::string error; !save_file(
-            config_.state_dir, dnssec::KeyHistory::kFileName, [&](std::ostream& out) { out << text; }, error)) {
-        spdlog::warn("cannot save the DNSSEC keys' history: {}; a restart cannot be checked against it", error);
+    if (auto saved =
+            save_file(config_.state_dir, dnssec::KeyHistory::kFileName, [&](std::ostream& out) { out << text; });
+        !saved) {
+        spdlog::warn("cannot save the DNSSEC keys' history: {}; a restart cannot be checked against it", saved.error());
     }
 }
 
@@ -215,11 +216,11 @@ int Daemon::restore_key_history() {
     if (config_.state_dir.empty()) return 0;
     const std::string path = key_history_path();
     // glbd writes some 150 bytes a key (algorithms 13 and 15): a larger file is not one it wrote.
-    std::string error;
     bool missing = false;
-    auto text = read_file(path, size_t{1} << 20, error, &missing);
+    auto text = read_file(path, size_t{1} << 20, &missing);
     if (missing) return 0;  // the first run with this stateDir, or no zone was signed
     dnssec::KeyHistory saved;
+    std::string error = text.error();
     if (!text || !saved.from_text(*text, error)) {
         spdlog::warn("{}: {}: ignored, so this start's keys are not checked against the last run's", path, error);
         return 0;

@@ -145,7 +145,7 @@ admin::Response Daemon::groups_route(const admin::Request& req) {
     } else {
         return fail(expected);
     }
-    if (auto err = sync_->set_active_groups(groups); !err.empty()) return fail(err);
+    if (auto set = sync_->set_active_groups(groups); !set) return fail(set.error());
     auto now = sync_->groups_in_force();
     spdlog::info("groups: active groups set through the admin API: \"{}\"",
                  sync::format_active_groups(now ? now->groups : groups));

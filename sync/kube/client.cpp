@@ -41,9 +41,8 @@ constexpr long kHttpOk = 200, kHttpUnauthorized = 401, kHttpGone = 410;
 
 // A kubeconfig, a service account's token or namespace (a kubeconfig with its certificates inline is some KB).
 std::string read_file(const std::string& path) {
-    std::string error;
-    auto text = glbd::read_file(path, size_t{4} << 20, error);
-    if (!text) throw std::runtime_error("cannot read " + path + ": " + error);
+    auto text = glbd::read_file(path, size_t{4} << 20);
+    if (!text) throw std::runtime_error("cannot read " + path + ": " + text.error());
     return std::move(*text);
 }
 
@@ -258,13 +257,13 @@ size_t Watcher::on_body(char* data, size_t size, size_t n, void* user) {
     return static_cast<Body*>(user)->take(data, size * n) ? size * n : 0;  // 0 aborts the transfer
 }
 
-Watcher::Result Watcher::request(const std::string& url, ObjectStream* stream, std::string* body, long* status,
-                                 const std::string* patch_body) {
+Watcher::Outcome Watcher::request(const std::string& url, ObjectStream* stream, std::string* body, long* status,
+                                  const std::string* patch_body) {
     bool watching = stream && stream->shape() == ObjectStream::Shape::events;
-    verdict_ = Result::ok;
+    verdict_ = Outcome::ok;
     curl::Easy easy = curl::easy();
     CURL* c = easy.get();
-    if (!c) return Result::failed;
+    if (!c) return Outcome::failed;
     curl::Slist headers;
     curl::append(headers, "Accept: application/json");
     if (patch_body) {
@@ -295,56 +294,57 @@ Watcher::Result Watcher::request(const std::string& url, ObjectStream* stream, s
     apply_tls(c, access_, blobs);
     CURLcode rc = curl_easy_perform(c);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-    if (stopping_) return Result::stopped;
-    if (watching && verdict_ == Result::gone) return Result::gone;
-    if (*status == kHttpGone) return Result::gone;
+    if (stopping_) return Outcome::stopped;
+    if (watching && verdict_ == Outcome::gone) return Outcome::gone;
+    if (*status == kHttpGone) return Outcome::gone;
     if (*status == kHttpUnauthorized) {
         error_ = "401 Unauthorized";
-        return Result::unauthorized;
+        return Outcome::unauthorized;
     }
     if (sink.too_big) {
         error_ = "response over the size limit";
-        return Result::failed;
+        return Outcome::failed;
     }
     if (sink.bad) {
         error_ = "malformed response: " + stream->error();
-        return Result::failed;
+        return Outcome::failed;
     }
-    if (watching && verdict_ == Result::failed) return Result::failed;
+    if (watching && verdict_ == Outcome::failed) return Outcome::failed;
     if (rc != CURLE_OK) {
         error_ = curl_easy_strerror(rc);
-        return Result::failed;
+        return Outcome::failed;
     }
     if (*status != kHttpOk) {
         error_ = "HTTP " + std::to_string(*status);
-        return Result::failed;
+        return Outcome::failed;
     }
-    return Result::ok;
+    return Outcome::ok;
 }
 
-std::string Watcher::patch(const std::string& path, const std::string& body) {
+Status Watcher::patch(const std::string& path, const std::string& body) {
     std::string reply;
     long status = 0;
-    Result r = request(access_.server + path, nullptr, &reply, &status, &body);
-    if (r == Result::unauthorized) {
+    Outcome r = request(access_.server + path, nullptr, &reply, &status, &body);
+    if (r == Outcome::unauthorized) {
         token_.clear();
         reply.clear();
         r = request(access_.server + path, nullptr, &reply, &status, &body);
     }
-    return r == Result::ok ? "" : error_;
+    if (r != Outcome::ok) return Err{error_};
+    return ok();
 }
 
-std::string Watcher::get(const std::string& path, std::string& body) {
+glbd::Result<std::string> Watcher::get(const std::string& path) {
     long status = 0;
-    body.clear();
-    Result r = request(access_.server + path, nullptr, &body, &status);
-    if (r == Result::unauthorized) {
+    std::string body;
+    Outcome r = request(access_.server + path, nullptr, &body, &status);
+    if (r == Outcome::unauthorized) {
         token_.clear();
         body.clear();
         r = request(access_.server + path, nullptr, &body, &status);
     }
-    if (r != Result::ok) body.clear();
-    return r == Result::ok ? "" : error_;
+    if (r != Outcome::ok) return Err{error_};
+    return body;
 }
 
 namespace {
@@ -390,8 +390,8 @@ RecordPtr Watcher::admit(Record&& r, size_t& held) {
     return std::make_shared<const Record>(std::move(r));
 }
 
-Watcher::Result Watcher::list_page(const std::string& cont, std::map<std::string, RecordPtr>& fresh, size_t& bytes,
-                                   std::string& next) {
+Watcher::Outcome Watcher::list_page(const std::string& cont, std::map<std::string, RecordPtr>& fresh, size_t& bytes,
+                                    std::string& next) {
     std::string url = access_.server + path_ + "?limit=" + std::to_string(kPageSize);
     if (!cont.empty()) {
         char* esc = curl_easy_escape(nullptr, cont.c_str(), static_cast<int>(cont.size()));
@@ -418,24 +418,24 @@ Watcher::Result Watcher::list_page(const std::string& cont, std::map<std::string
         });
     std::string body;
     long status = 0;
-    Result r = request(url, &stream, &body, &status);
-    if (r == Result::failed && status != kHttpOk && !body.empty()) error_ += ": " + printable(body.substr(0, 200));
-    if (r != Result::ok) return r;
+    Outcome r = request(url, &stream, &body, &status);
+    if (r == Outcome::failed && status != kHttpOk && !body.empty()) error_ += ": " + printable(body.substr(0, 200));
+    if (r != Outcome::ok) return r;
     if (!done) {
         error_ = "the list ended early";
-        return Result::failed;
+        return Outcome::failed;
     }
     if (next.empty()) resource_version_ = version;  // the list's version is the last page's
-    return Result::ok;
+    return Outcome::ok;
 }
 
-Watcher::Result Watcher::list() {
+Watcher::Outcome Watcher::list() {
     std::map<std::string, RecordPtr> fresh;
     size_t bytes = 0;
     std::string cont, next;
     do {
-        Result r = list_page(cont, fresh, bytes, next);
-        if (r != Result::ok) return r;  // a continue token that expired is 410: the list starts again
+        Outcome r = list_page(cont, fresh, bytes, next);
+        if (r != Outcome::ok) return r;  // a continue token that expired is 410: the list starts again
         cont = next;
     } while (!cont.empty());
     {
@@ -449,10 +449,10 @@ Watcher::Result Watcher::list() {
     stats_.last_event_ms = wall_ms();
     stats_.synced = true;
     if (on_change_) on_change_();
-    return Result::ok;
+    return Outcome::ok;
 }
 
-Watcher::Result Watcher::watch() {
+Watcher::Outcome Watcher::watch() {
     static thread_local std::mt19937 rng{std::random_device{}()};
     int timeout_s = std::uniform_int_distribution<int>(kWatchTimeoutMinS, kWatchTimeoutMaxS)(rng);
     if (resync_.count() > 0) timeout_s = std::max(1, std::min(timeout_s, static_cast<int>(resync_.count() / 1000)));
@@ -467,15 +467,15 @@ Watcher::Result Watcher::watch() {
         [&](ObjectStream::Done&& d) { handle_event(std::move(d), verdict_); });
     std::string body;
     long status = 0;
-    Result r = request(url, &stream, &body, &status);
+    Outcome r = request(url, &stream, &body, &status);
     stats_.bad_events.fetch_add(stream.bad_lines());
-    if (r == Result::failed && status != kHttpOk && !body.empty()) error_ += ": " + printable(body.substr(0, 200));
+    if (r == Outcome::failed && status != kHttpOk && !body.empty()) error_ += ": " + printable(body.substr(0, 200));
     return r;
 }
 
-void Watcher::handle_event(ObjectStream::Done&& done, Result& verdict) {
+void Watcher::handle_event(ObjectStream::Done&& done, Outcome& verdict) {
     std::optional<ObjectStream::Object> o = std::exchange(event_object_, std::nullopt);
-    if (verdict != Result::ok) return;  // the stream is being given up
+    if (verdict != Outcome::ok) return;  // the stream is being given up
     if (!o) {
         stats_.bad_events.fetch_add(1);
         return;
@@ -484,7 +484,7 @@ void Watcher::handle_event(ObjectStream::Done&& done, Result& verdict) {
         json status = o->whole ? json::parse(o->text, nullptr, false) : json();
         auto code = status.is_object() ? status.find("code") : status.end();
         long c = status.is_object() && code != status.end() && code->is_number_integer() ? code->get<long>() : 0;
-        verdict = c == kHttpGone ? Result::gone : Result::failed;
+        verdict = c == kHttpGone ? Outcome::gone : Outcome::failed;
         error_ = "watch ERROR " + std::to_string(c);
         return;
     }
@@ -524,15 +524,15 @@ void Watcher::run() {
     std::string last_logged;
     while (!stopping_) {
         auto began = std::chrono::steady_clock::now();
-        Result r;
+        Outcome r;
         try {
             r = need_list ? list() : watch();
         } catch (const std::exception& e) {
             error_ = e.what();
-            r = Result::failed;
+            r = Outcome::failed;
         }
-        if (r == Result::stopped) break;
-        if (r == Result::ok) {
+        if (r == Outcome::stopped) break;
+        if (r == Outcome::ok) {
             bool was_list = need_list;
             if (was_list) spdlog::info("kubernetes: listed {} ({} object(s))", describe(), size());
             need_list = resync_.count() > 0 && std::chrono::steady_clock::now() - listed_at_ >= resync_;
@@ -546,14 +546,14 @@ void Watcher::run() {
             }
             continue;  // a watch that ended normally is opened again from where it was
         }
-        if (r == Result::gone) {
+        if (r == Outcome::gone) {
             spdlog::info("kubernetes: {}: resourceVersion {} expired (410): listing again", describe(),
                          resource_version_);
             need_list = true;
             continue;
         }
         stats_.errors.fetch_add(1);
-        if (r == Result::unauthorized) token_.clear();  // read the token file again: it may have rotated
+        if (r == Outcome::unauthorized) token_.clear();  // read the token file again: it may have rotated
         if (error_ != last_logged) {
             spdlog::warn("kubernetes: {}: {}; retrying in {} ms (what is known stays served)", describe(), error_,
                          backoff.count());

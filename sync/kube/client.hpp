@@ -23,6 +23,7 @@
 
 #include "conf/config.hpp"
 #include "resolver/base/mutex.hpp"
+#include "resolver/base/result.hpp"
 #include "sync/kube/records.hpp"
 #include "sync/kube/stream.hpp"
 
@@ -74,23 +75,23 @@ public:
     [[nodiscard]] const WatchStats& stats() const { return stats_; }
     [[nodiscard]] std::string describe() const { return access_.server + path_; }
     // A JSON merge patch (RFC 7386) to `path` (e.g. a record's /status), synchronously. For a Watcher that
-    // is not started, used by one thread; "" or what went wrong.
-    std::string patch(const std::string& path, const std::string& body);
-    // A GET of `path` (a Secret), synchronously, the same way; "" or what went wrong. `body` at most 1 MiB.
-    std::string get(const std::string& path, std::string& body);
+    // is not started, used by one thread; why not, when it failed.
+    Status patch(const std::string& path, const std::string& body);
+    // A GET of `path` (a Secret), synchronously, the same way: its body (at most 1 MiB), or why not.
+    glbd::Result<std::string> get(const std::string& path);
 
     // The result of one request, for the loop and for tests.
-    enum class Result { ok, gone, unauthorized, failed, stopped };
+    enum class Outcome { ok, gone, unauthorized, failed, stopped };
 
 private:
     void run();
-    Result list();
-    Result watch();
-    Result list_page(const std::string& cont, std::map<std::string, RecordPtr>& fresh, size_t& bytes,
-                     std::string& next);
-    Result request(const std::string& url, ObjectStream* stream, std::string* body, long* status,
-                   const std::string* patch_body = nullptr);
-    void handle_event(ObjectStream::Done&& done, Result& verdict);
+    Outcome list();
+    Outcome watch();
+    Outcome list_page(const std::string& cont, std::map<std::string, RecordPtr>& fresh, size_t& bytes,
+                      std::string& next);
+    Outcome request(const std::string& url, ObjectStream* stream, std::string* body, long* status,
+                    const std::string* patch_body = nullptr);
+    void handle_event(ObjectStream::Done&& done, Outcome& verdict);
     // A record as held: whole while `held` (JSON bytes of whole records) stays within kMaxHeldBytes, else its
     // name only; null without a name.
     RecordPtr admit(Record&& r, size_t& held);
@@ -118,7 +119,7 @@ private:
     // The client thread's own.
     std::string resource_version_;
     std::optional<ObjectStream::Object> event_object_;  // the object of the event being read
-    Result verdict_ = Result::ok;                       // what the events of the open watch decided
+    Outcome verdict_ = Outcome::ok;                     // what the events of the open watch decided
     std::string token_;
     int64_t token_read_ms_ = 0;
     std::string error_;

@@ -552,12 +552,11 @@ void Source::run_requests() {
         }
         for (const auto& key : secrets) {
             auto slash = key.find('/');
-            std::string body;
-            std::string err = requests_->get(
-                "/api/v1/namespaces/" + key.substr(0, slash) + "/secrets/" + key.substr(slash + 1), body);
+            auto body =
+                requests_->get("/api/v1/namespaces/" + key.substr(0, slash) + "/secrets/" + key.substr(slash + 1));
             Secret s;
             s.fetched = true;
-            if (err.empty()) err = secret_headers(body, s.headers);
+            std::string err = body ? secret_headers(*body, s.headers) : body.error();
             if (!err.empty()) s.error = "its additionalHeadersRef Secret " + key + ": " + err, s.headers.clear();
             {
                 MutexLock lock(requests_mu_);
@@ -569,11 +568,11 @@ void Source::run_requests() {
             auto slash = key.find('/');
             std::string path = std::string(kResource) + "/namespaces/" + key.substr(0, slash) + "/dnsrecords/" +
                                key.substr(slash + 1) + "/status";
-            std::string err = requests_->patch(path, nlohmann::json{{"status", status}}.dump());
-            if (err.empty()) {
+            if (auto written = requests_->patch(path, nlohmann::json{{"status", status}}.dump()); written) {
                 written_.fetch_add(1);
             } else {
-                spdlog::warn("kubernetes: cannot write the status of DNSRecord {}: {}", printable(key), printable(err));
+                spdlog::warn("kubernetes: cannot write the status of DNSRecord {}: {}", printable(key),
+                             printable(written.error()));
             }
         }
     }
