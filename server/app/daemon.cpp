@@ -57,14 +57,6 @@ Daemon::~Daemon() {
     if (sync_) sync_->stop();
 }
 
-// The configured cookie secret, when there is one and it is not the one in use: the one in use becomes the
-// previous (still accepted). Without one, the random secret stays.
-void Daemon::set_cookie_secret(const std::optional<std::array<uint8_t, 16>>& configured) {
-    if (!configured || *configured == cookie_secret_) return;
-    cookie_previous_ = cookie_secret_;
-    cookie_secret_ = *configured;
-}
-
 uint32_t Daemon::next_serial(uint32_t of_view) {
     // From the global view, so that every server holding it gives the same serial (sync::Service::view).
     // Never backwards here (forgetting an instance lowers the sum): then the last serial stays.
@@ -148,7 +140,7 @@ void Daemon::rebuild() {
         std::optional<health::States> states;
         if (now != own_made_for_) {
             states = checker_->states();
-            sync_->set_own_hosts(local_view(config_, *states).hosts, kube_records_);
+            sync_->set_own_hosts(local_view(config_, *states).hosts, kube_ ? kube_->records() : RecordList{});
             own_made_for_ = now;
         }
         uint32_t serial = 0;
@@ -157,11 +149,11 @@ void Daemon::rebuild() {
             config_, view, geo_, next_serial(serial),
             [this](const std::string& host, const std::string& cluster) { return counter_ids_->id(host, cluster); },
             served_records());
-        snap->cookie_secret = cookie_secret_;
-        snap->cookie_previous = cookie_previous_;
+        snap->cookie_secret = cookies_.current();
+        snap->cookie_previous = cookies_.previous();
         publisher_.publish(snap);
         schedule_resign(snap->resign_at);
-        log_key_mismatches();
+        keys_.log_mismatches(*sync_);
         log_groups();
         update_kube_statuses(states ? &*states : nullptr);
         uv_update_time(loop_);
@@ -194,13 +186,18 @@ void Daemon::update_kube_statuses(const health::States* states) {
     fleet.not_holding = [this](uint64_t version) { return sync_->not_holding(version); };
     fleet.max_wait_ms = config_.peers ? static_cast<uint64_t>(config_.peers->dead_after.count()) : 0;
     kube_->update_statuses(states ? *states : checker_->states(), fleet);
-    bool waiting = uv_is_active(reinterpret_cast<uv_handle_t*>(&deletion_timer_));
-    if (kube_->deletions_pending() && !waiting) {
-        uv_timer_start(
-            &deletion_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->update_kube_statuses(nullptr); },
-            kDeletionPollMs, kDeletionPollMs);
-    } else if (!kube_->deletions_pending() && waiting) {
-        uv_timer_stop(&deletion_timer_);
+}
+
+// Records changed: merged, the probes restarted with what they knew, a rebuild.
+void Daemon::apply_kubernetes() {
+    if (!kube_ || !checker_) return;
+    try {
+        kube_->merge(config_, *sync_);
+        ++hosts_generation_;
+        start_checker(checker_->states());
+        request_rebuild();
+    } catch (const std::exception& e) {
+        spdlog::error("kubernetes: cannot apply the records: {}", e.what());
     }
 }
 
@@ -234,9 +231,9 @@ bool Daemon::reload() {
         spdlog::error("reload failed: {}; still serving the previous config", e.what());
         return false;
     }
-    if (auto why = refused_key_change(next); !why.empty()) {
+    if (auto allowed = keys_.check(config_, next, *sync_); !allowed) {
         ++reloads_failed_;
-        spdlog::error("reload refused: {}; still serving the previous config", why);
+        spdlog::error("reload refused: {}; still serving the previous config", allowed.error());
         return false;
     }
     ++reloads_ok_;
@@ -247,18 +244,17 @@ bool Daemon::reload() {
     if (static_cast<bool>(next.kubernetes) != static_cast<bool>(config_.kubernetes)) {
         spdlog::warn("reload: the kubernetes section changed; it takes effect at the next restart");
     }
-    set_cookie_secret(next.listen.cookie_secret);
+    cookies_.configure(next.listen.cookie_secret);
     config_ = std::move(next);
     ++hosts_generation_;
     if (kube_) {
-        file_hosts_ = config_.hosts;  // what merge_kubernetes() starts from
-        kube_->set_zones(config_.zones);
-        merge_kubernetes();
+        kube_->reload(config_);  // the file's hosts it merges with, and the zones
+        kube_->merge(config_, *sync_);
     }
     geo_ = std::move(geo);
     start_checker(previous);
     sync_->reconfigure(config_);
-    note_published_keys();
+    keys_.note_published(config_);
     rebuild();
     auto snap = publisher_.current();
     spdlog::info("reloaded {}: serial {}, {} zone(s), {} host(s)", path_, snap->serial, snap->zones.size(),
@@ -310,11 +306,11 @@ int Daemon::run(const std::string& banner) {
         return 2;
     }
     if (int rc = make_sources()) return rc;
-    if (int rc = restore_key_history()) return rc;
+    if (int rc = keys_.restore(config_, *sync_)) return rc;
     if (int rc = open_sockets()) return rc;
     if (!drop_privileges()) return 2;
     if (int rc = start_serving()) return rc;
-    note_published_keys();
+    keys_.note_published(config_);
     if (!banner.empty()) fputs(banner.c_str(), stdout), fflush(stdout);
     wait_for_signal();
     shut_down();
@@ -332,21 +328,7 @@ void Daemon::init_loop() {
     // The first build signs no host: the server answers after it, signing each answer of a signed zone as
     // it gives it, and the resign timer starts the build that signs every host at once (SnapshotBuilder).
     builder_.defer_first_signing(true);
-    // A random cookie secret is rotated daily, the previous one still accepted (RFC 9018 section 5); one
-    // from listen.cookieSecretFile changes with the file (at a reload).
-    if (config_.listen.cookie_secret) cookie_secret_ = *config_.listen.cookie_secret;
-    uv_timer_init(loop_, &cookie_timer_);
-    cookie_timer_.data = this;
-    uv_timer_start(
-        &cookie_timer_,
-        [](uv_timer_t* t) {
-            auto* self = static_cast<Daemon*>(t->data);
-            if (self->config_.listen.cookie_secret) return;
-            self->cookie_previous_ = self->cookie_secret_;
-            self->cookie_secret_ = cookie::random_secret();
-            self->request_rebuild();
-        },
-        kCookieRotateMs, kCookieRotateMs);
+    cookies_.start(loop_, config_.listen.cookie_secret, [this] { request_rebuild(); });
     // Snapshots the query threads let go of are freed here, not on their threads.
     uv_timer_init(loop_, &reclaim_timer_);
     reclaim_timer_.data = this;
@@ -360,30 +342,16 @@ int Daemon::make_sources() {
     try {
         geo_ = open_geo(config_);
         sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
-        // Record events come in bursts (a list, a rollout): they are applied together, kKubeSettleMs after the
-        // first of them.
-        uv_timer_init(loop_, &kube_timer_);
-        kube_timer_.data = this;
-        uv_timer_init(loop_, &deletion_timer_);
-        deletion_timer_.data = this;
-        uv_async_init(loop_, &kube_changed_, [](uv_async_t* a) {
-            auto* self = static_cast<Daemon*>(a->data);
-            if (uv_is_active(reinterpret_cast<uv_handle_t*>(&self->kube_timer_))) return;
-            uv_timer_start(
-                &self->kube_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->apply_kubernetes(); },
-                kKubeSettleMs, 0);
-        });
-        kube_changed_.data = this;
         if (config_.kubernetes) {
-            file_hosts_ = config_.hosts;
-            kube_ = std::make_unique<kube::Source>(config_, [this] { uv_async_send(&kube_changed_); });
-            std::set<std::string> in_file;
-            for (const auto& h : file_hosts_) in_file.insert(h.name);
-            for (auto& h : sync_->saved_own_hosts()) {
-                if (!in_file.count(h.host)) kube_seed_.push_back(std::move(h));
+            kube_ = std::make_unique<KubeFeed>(
+                config_, loop_, [this] { apply_kubernetes(); }, [this] { update_kube_statuses(nullptr); });
+            auto hosts = sync_->saved_own_hosts();
+            auto records = sync_->saved_own_records();
+            if (!hosts.empty() || !records.empty()) {
+                kube_->seed(std::move(hosts), std::move(records));
+                kube_->merge(config_, *sync_);
+                ++hosts_generation_;
             }
-            kube_seed_records_ = sync_->saved_own_records();
-            if (!kube_seed_.empty() || !kube_seed_records_.empty()) merge_kubernetes();
         }
     } catch (const std::exception& e) {
         spdlog::error("{}", e.what());
@@ -417,13 +385,7 @@ int Daemon::open_sockets() {
     try {
         server_->bind();
         if (config_.admin.listen) {
-            uv_async_init(loop_, &admin_wake_,
-                          [](uv_async_t* a) { static_cast<Daemon*>(a->data)->answer_admin_calls(); });
-            admin_wake_.data = this;
-            admin_ = std::make_unique<admin::Server>(
-                *config_.admin.listen, config_.admin.token,
-                [this](const admin::Request& r, admin::Reply reply) { admin_on_admin_thread(r, std::move(reply)); });
-            admin_->start();
+            admin_.open(loop_, *config_.admin.listen, config_.admin.token);
             spdlog::info("admin endpoint on http://{}", config_.admin.listen->str());
         }
     } catch (const std::exception& e) {
@@ -445,7 +407,7 @@ int Daemon::start_serving() {
     }
     sync_->start();
     if (kube_) kube_->start();
-    if (admin_) admin_->run();
+    admin_.run();
     serving_ = true;
     std::string addrs;
     for (const auto& a : config_.listen.dns) addrs += (addrs.empty() ? "" : ", ") + a.str();
@@ -511,17 +473,12 @@ void Daemon::shut_down() {
     notifier_.stop();
     if (kube_) kube_->stop();
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&kube_changed_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&kube_timer_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&deletion_timer_), nullptr);
+    if (kube_) kube_->close();
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&resign_timer_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&cookie_timer_), nullptr);
+    cookies_.close();
     uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
-    if (admin_) {
-        admin_->stop();  // its thread first: no call is queued after this
-        uv_close(reinterpret_cast<uv_handle_t*>(&admin_wake_), nullptr);
-    }
+    admin_.close();
     checker_->stop();
     sync_->stop();
     uv_run(loop_, UV_RUN_NOWAIT);

@@ -465,7 +465,7 @@ void Source::update_statuses(const health::States& health, const Fleet& fleet) {
     const bool delegate = mode_ == Mode::delegate;
     const uint64_t now = steady_ms();
     std::map<std::string, nlohmann::json> want;  // the status patch of each record that shows something else
-    std::set<std::string> deleting, unread;
+    std::set<std::string> deleting, live;
     for (const auto& held : held_) {
         for (const auto& [key, h] : held) {
             const Record& r = *h.record;
@@ -490,20 +490,22 @@ void Source::update_statuses(const health::States& health, const Fleet& fleet) {
                 shown = mine != shown->end() ? &*mine : nullptr;
             }
             if (shown && shows(*shown, status)) continue;
-            // A record whose status cannot be read (one over the size limit): written once per change, or every
-            // write would bring it back unread, and be written again.
-            if (!r.status) {
-                unread.insert(key);
-                auto last = written_last_.find(key);
-                if (last != written_last_.end() && shows(last->second, status)) continue;
-                written_last_[key] = status;
-            }
+            // Queued already for this version of the record (the write's own event has not come back yet): not
+            // again, or a second write of it could land after another controller's. A record whose status cannot
+            // be read (one over the size limit): written once per change, or every write would bring it back
+            // unread, and be written again.
+            live.insert(key);
+            auto last = queued_.find(key);
+            if (last != queued_.end() && shows(last->second.status, status) &&
+                (!r.status || last->second.resource_version == r.resource_version))
+                continue;
+            queued_[key] = Queued{r.resource_version, status};
             want[key] = delegate ? nlohmann::json{{"remoteRecordStatuses", {{kRemoteStatusKey, std::move(status)}}}}
                                  : std::move(status);
         }
     }
     std::erase_if(deletions_, [&](const auto& d) { return !deleting.count(d.first); });
-    std::erase_if(written_last_, [&](const auto& w) { return !unread.count(w.first); });
+    std::erase_if(queued_, [&](const auto& q) { return !live.count(q.first); });
     if (want.empty()) return;
     {
         MutexLock lock(requests_mu_);

@@ -138,8 +138,11 @@ private:
     std::set<std::string> unprobed_logged_;      // "key@why" said
     std::set<std::string> other_zone_logged_;    // "key@why" said
     std::map<std::string, Deletion> deletions_;  // delegate mode: records being deleted, by key
-    std::map<std::string, nlohmann::json>
-        written_last_;  // the status last queued of each record whose status is unread
+    struct Queued {  // the status last queued for a record, and the version of the record it was made from
+        std::string resource_version;
+        nlohmann::json status;
+    };
+    std::map<std::string, Queued> queued_;
     LogThrottle log_throttle_{5, 1000};
 
     std::unique_ptr<Watcher> requests_;  // not started: its requests are the requests thread's

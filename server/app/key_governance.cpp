@@ -1,9 +1,10 @@
-// DNSSEC at the daemon (control thread): whether every instance publishes the DNSKEY sets this one does
-// (each report carries its sets), shown in /v1/state and /v1/summary ("dnssec"), `glbd status`, a metric, and
-// logged when it changes; and the key changes a reload or a restart may make (RFC 7583,
-// resolver/dnssec/rollover.hpp), the keys' history kept in stateDir.
+// DNSSEC key governance (control thread): whether every instance publishes the DNSKEY sets this one does (each
+// report carries its sets), shown in /v1/state and /v1/summary ("dnssec"), `glbd status`, a metric, and logged
+// when it changes; and the key changes a reload or a restart may make (RFC 7583, resolver/dnssec/rollover.hpp),
+// the keys' history kept in stateDir.
+#include "server/app/key_governance.hpp"
+
 #include <spdlog/spdlog.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -15,18 +16,17 @@
 #include "resolver/base/read_file.hpp"
 #include "resolver/wire/query.hpp"
 #include "resolver/wire/text.hpp"
-#include "server/app/daemon.hpp"
 #include "server/app/dns_ask.hpp"
 
 namespace glbd {
 
 using nlohmann::json;
 
-json Daemon::dnssec_json() const {
+json KeyGovernance::json_of(const sync::Service& sync) const {
     json zones = json::object();
-    for (const auto& [zone, id] : sync_->own_zone_keys()) zones[zone] = id;
+    for (const auto& [zone, id] : sync.own_zone_keys()) zones[zone] = id;
     json mismatches = json::array();
-    for (const auto& m : sync_->key_mismatches()) {
+    for (const auto& m : sync.key_mismatches()) {
         mismatches.push_back({{"instance", m.origin},
                               {"zone", m.zone},
                               {"alive", m.alive},
@@ -37,12 +37,13 @@ json Daemon::dnssec_json() const {
 }
 
 // Per zone served: a few samples at any number of hosts.
-void Daemon::dnssec_metrics(metrics::Writer& m) const {
+void KeyGovernance::write_metrics(metrics::Writer& m, const sync::Service& sync,
+                                  const std::vector<conf::Zone>& zones) const {
     m.family("glbd_dnssec_key_mismatch", "gauge",
              "Per zone served: the live instances that publish another DNSKEY set than this one (other keys, or "
              "signed on one side only). Anything but 0 breaks validation of some answers.");
-    auto mismatches = sync_->key_mismatches();
-    for (const auto& z : config_.zones) {
+    auto mismatches = sync.key_mismatches();
+    for (const auto& z : zones) {
         size_t n = 0;
         for (const auto& mm : mismatches) n += mm.alive && mm.zone == z.origin ? 1 : 0;
         m.sample("glbd_dnssec_key_mismatch", metrics::label("zone", z.origin), static_cast<double>(n));
@@ -51,22 +52,22 @@ void Daemon::dnssec_metrics(metrics::Writer& m) const {
 
 // After each build: a warning when a live instance starts publishing other keys than ours, a note when it
 // stops (or is no longer alive).
-void Daemon::log_key_mismatches() {
+void KeyGovernance::log_mismatches(const sync::Service& sync) {
     std::set<std::string> now;
-    for (const auto& m : sync_->key_mismatches()) {
+    for (const auto& m : sync.key_mismatches()) {
         if (!m.alive) continue;
         std::string line = "zone " + m.zone + ": " + m.origin + " publishes " +
                            (m.theirs.empty() ? "no DNSKEY (unsigned)" : "DNSKEY " + m.theirs) + ", this server " +
                            (m.ours.empty() ? "none (unsigned)" : m.ours);
-        if (!key_mismatches_.count(line)) {
+        if (!mismatches_.count(line)) {
             spdlog::warn("dnssec: {}: resolvers that ask both will fail to validate", line);
         }
         now.insert(std::move(line));
     }
-    for (const auto& line : key_mismatches_) {
+    for (const auto& line : mismatches_) {
         if (!now.count(line)) spdlog::info("dnssec: no longer: {}", line);
     }
-    key_mismatches_ = std::move(now);
+    mismatches_ = std::move(now);
 }
 
 namespace {
@@ -87,9 +88,10 @@ uint32_t max_ttl(const conf::Config& config, const std::string& origin) {
 
 // How long a resolver may hold `origin`'s DNSKEY set or an answer: the largest TTL of the running config, the
 // next one and every cluster's entries, and the time a change takes to reach the peers.
-uint64_t Daemon::key_hold_ms(const conf::Config& next, const std::string& origin) const {
-    uint32_t ttl = std::max(max_ttl(config_, origin), max_ttl(next, origin));
-    for (const auto& cv : sync_->view()) {
+uint64_t KeyGovernance::hold_ms(const conf::Config& current, const conf::Config& next, const sync::Service& sync,
+                                const std::string& origin) {
+    uint32_t ttl = std::max(max_ttl(current, origin), max_ttl(next, origin));
+    for (const auto& cv : sync.view()) {
         for (const auto& h : cv.hosts) {
             if (conf::is_subdomain(h.host, origin)) ttl = std::max(ttl, h.ttl);
         }
@@ -157,14 +159,15 @@ ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server)
 }
 }  // namespace
 
-std::string Daemon::refused_key_change(const conf::Config& next) {
+Status KeyGovernance::check(const conf::Config& current, const conf::Config& next, const sync::Service& sync) {
     const uint64_t now = sync::now_ms();
     for (const auto& z : next.zones) {
         if (!z.dnssec) continue;
-        if (auto why = key_history_.check(z.origin, z.dnssec->keys, now, key_hold_ms(next, z.origin)); !why.empty())
-            return "zone " + z.origin + ": " + why;
+        if (auto why = history_.check(z.origin, z.dnssec->keys, now, hold_ms(current, next, sync, z.origin));
+            !why.empty())
+            return Err{"zone " + z.origin + ": " + why};
         // A KSK removed: the parent's DS set must point at one that stays (asked only then).
-        auto dropped = key_history_.dropped_ksks(z.origin, z.dnssec->keys);
+        auto dropped = history_.dropped_ksks(z.origin, z.dnssec->keys);
         if (dropped.empty()) continue;
         if (z.dnssec->parent.empty()) {
             spdlog::warn(
@@ -175,46 +178,47 @@ std::string Daemon::refused_key_change(const conf::Config& next) {
         }
         std::vector<ParentAnswer> answers;
         for (const auto& server : z.dnssec->parent) answers.push_back(ask_parent_ds(z.origin, server));
-        key_history_.note_parent(z.origin, z.dnssec->keys, answers, sync::now_ms());
-        save_key_history();
-        if (auto why = key_history_.check_parent(z.origin, z.dnssec->keys, answers, sync::now_ms()); !why.empty())
-            return "zone " + z.origin + ": " + why;
+        history_.note_parent(z.origin, z.dnssec->keys, answers, sync::now_ms());
+        save();
+        if (auto why = history_.check_parent(z.origin, z.dnssec->keys, answers, sync::now_ms()); !why.empty())
+            return Err{"zone " + z.origin + ": " + why};
         for (const auto& a : answers) {
             spdlog::info(
                 "zone {}: the parent's server {} holds {} (TTL {} s): the KSK may go", z.origin, a.server,
                 a.ds.empty() ? "no DS (an insecure delegation)" : std::to_string(a.ds.size()) + " DS record(s)", a.ttl);
         }
     }
-    return "";
+    return ok();
 }
 
-void Daemon::note_published_keys() {
+void KeyGovernance::note_published(const conf::Config& config) {
+    state_dir_ = config.state_dir;
     dnssec::KeyHistory::ZoneKeys signed_zones;
-    for (const auto& z : config_.zones) {
+    for (const auto& z : config.zones) {
         if (z.dnssec) signed_zones.emplace(z.origin, z.dnssec->keys);
     }
-    key_history_.update(signed_zones, sync::now_ms());
-    if (config_.state_dir.empty()) return;
+    history_.update(signed_zones, sync::now_ms());
+    if (state_dir_.empty()) return;
     std::error_code ec;
-    if (signed_zones.empty() && !std::filesystem::exists(key_history_path(), ec)) return;  // never signed here
-    save_key_history();
+    if (signed_zones.empty() && !std::filesystem::exists(path(), ec)) return;  // never signed here
+    save();
 }
 
-void Daemon::save_key_history() const {
-    if (config_.state_dir.empty()) return;
-    const std::string text = key_history_.to_text();
-    if (auto saved =
-            save_file(config_.state_dir, dnssec::KeyHistory::kFileName, [&](std::ostream& out) { out << text; });
+void KeyGovernance::save() const {
+    if (state_dir_.empty()) return;
+    const std::string text = history_.to_text();
+    if (auto saved = save_file(state_dir_, dnssec::KeyHistory::kFileName, [&](std::ostream& out) { out << text; });
         !saved) {
         spdlog::warn("cannot save the DNSSEC keys' history: {}; a restart cannot be checked against it", saved.error());
     }
 }
 
-std::string Daemon::key_history_path() const { return config_.state_dir + "/" + dnssec::KeyHistory::kFileName; }
+std::string KeyGovernance::path() const { return state_dir_ + "/" + dnssec::KeyHistory::kFileName; }
 
-int Daemon::restore_key_history() {
-    if (config_.state_dir.empty()) return 0;
-    const std::string path = key_history_path();
+int KeyGovernance::restore(const conf::Config& config, const sync::Service& sync) {
+    state_dir_ = config.state_dir;
+    if (state_dir_.empty()) return 0;
+    const std::string path = this->path();
     // glbd writes some 150 bytes a key (algorithms 13 and 15): a larger file is not one it wrote.
     bool missing = false;
     auto text = read_file(path, size_t{1} << 20, &missing);
@@ -225,12 +229,12 @@ int Daemon::restore_key_history() {
         spdlog::warn("{}: {}: ignored, so this start's keys are not checked against the last run's", path, error);
         return 0;
     }
-    key_history_ = std::move(saved);
-    if (auto why = refused_key_change(config_); !why.empty()) {
+    history_ = std::move(saved);
+    if (auto allowed = check(config, config, sync); !allowed) {
         spdlog::error(
             "refusing to start: {} (the keys published until the last run are listed in {}: a change of "
             "keys is checked at a restart as at a reload)",
-            why, path);
+            allowed.error(), path);
         return 1;
     }
     return 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "server/app/admin_routes.hpp"
 #include "server/app/daemon.hpp"
 #include "sync/state.hpp"
 
@@ -106,19 +107,21 @@ const HostEntries* HostWalk::next() {
     return &entries_;
 }
 
-HostFacts Daemon::host_facts(health::States probes) const {
-    HostFacts f{config_.cluster.id, sync_->overrides(), std::move(probes), {}, host_source_, counter_ids_};
-    if (server_) f.counts = server_->answers(counter_ids_->read([](const AnswerIds& ids) { return ids.size(); }));
+HostFacts AdminRoutes::host_facts(health::States probes) const {
+    HostFacts f{d_.config_.cluster.id, d_.sync_->overrides(), std::move(probes), {},
+                d_.kube_sources(),     d_.counter_ids_};
+    if (d_.server_)
+        f.counts = d_.server_->answers(d_.counter_ids_->read([](const AnswerIds& ids) { return ids.size(); }));
     return f;
 }
 
-std::string Daemon::summary_json() const {
+std::string AdminRoutes::summary_json() const {
     uint64_t now = sync::now_ms();
-    const sync::OverrideMap in_force = sync_->overrides();
-    const GlobalView view = sync_->view();
-    auto snap = publisher_.current();
+    const sync::OverrideMap in_force = d_.sync_->overrides();
+    const GlobalView view = d_.sync_->view();
+    auto snap = d_.publisher_.current();
     size_t entries = 0, endpoints = 0, down = 0;
-    json clusters = clusters_json(view, sync_->instances(), in_force, now);
+    json clusters = clusters_json(view, d_.sync_->instances(), in_force, now);
     // Each cluster's counts, made when its view was merged (a view made otherwise is counted here).
     std::vector<std::shared_ptr<const HostTally>> tallies;
     std::vector<const HostTally*> of;
@@ -131,27 +134,27 @@ std::string Daemon::summary_json() const {
         if (i < clusters.size()) clusters[i]["endpoints"] = {{"up", up}, {"all", all}};  // the page's colours
     }
     const size_t hosts = HostTally::distinct(of);
-    json out{{"cluster", config_.cluster.id},
-             {"instance", config_.cluster.instance},
+    json out{{"cluster", d_.config_.cluster.id},
+             {"instance", d_.config_.cluster.instance},
              {"serial", snap ? snap->serial : 0},
-             {"ready", ready()},
-             {"peers", peers_json(*sync_, now)},
+             {"ready", d_.ready()},
+             {"peers", peers_json(*d_.sync_, now)},
              {"clusters", clusters},
-             {"dnssec", dnssec_json()},
+             {"dnssec", d_.keys_.json_of(*d_.sync_)},
              {"counts",
               {{"hosts", hosts},
                {"entries", entries},
                {"endpoints", endpoints},
                {"unhealthyEndpoints", down},
                {"overrides", in_force.size()}}}};
-    if (kube_) out["kubernetes"] = kube_json(now);
+    if (d_.kube_) out["kubernetes"] = d_.kube_->json_of(now);
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 // GET /v1/hosts?limit=N&cursor=C&prefix=P&unhealthy=1&overridden=1&cluster=ID&source=S: the hosts after C (a
 // name: the last of the previous page) by name that pass every filter given, at most N (100; up to 1000),
 // each as /v1/state shows it, one a line; "next" is the cursor of the page after, or null at the end.
-admin::Response Daemon::hosts_route(const std::string& query) const {
+admin::Response AdminRoutes::hosts_route(const std::string& query) const {
     admin::Response r;
     size_t limit = kDefaultPage;
     if (auto v = admin::query_param(query, "limit")) {
@@ -174,7 +177,7 @@ admin::Response Daemon::hosts_route(const std::string& query) const {
     const bool want_file = source == "file";
     const std::string record = source.rfind("dnsrecord:", 0) == 0 ? source.substr(10) : "";
     HostFacts facts = host_facts({});
-    const GlobalView view = sync_->view();
+    const GlobalView view = d_.sync_->view();
     auto passes = [&](const HostEntries& entries) {
         bool in_cluster = cluster.empty(), sick = !want_unhealthy, overridden = !want_overridden;
         bool from_source = source.empty();
@@ -212,7 +215,7 @@ admin::Response Daemon::hosts_route(const std::string& query) const {
     std::vector<std::string> names;
     names.reserve(page.size());
     for (const auto& entries : page) names.push_back(entries.front().second->host);
-    facts.probes = checker_->states_of(names);
+    facts.probes = d_.checker_->states_of(names);
     r.content_type = "application/json";
     r.body = "{\"hosts\": [";
     for (size_t i = 0; i < page.size(); ++i) {
@@ -282,7 +285,7 @@ private:
 
 }  // namespace
 
-admin::Response Daemon::state_route() {
+admin::Response AdminRoutes::state_route() {
     admin::Response r;
     if (state_streams_->fetch_add(1) >= kMaxStateStreams) {
         state_streams_->fetch_sub(1);
@@ -294,20 +297,20 @@ admin::Response Daemon::state_route() {
     }
     StreamSlot slot(state_streams_);
     uint64_t now = sync::now_ms();
-    GlobalView view = sync_->view();
-    HostFacts facts = host_facts(checker_->states());
+    GlobalView view = d_.sync_->view();
+    HostFacts facts = host_facts(d_.checker_->states());
     json overrides = json::object();
     for (const auto& [target, e] : facts.in_force) overrides[target] = sync::state_name(e.state);
-    auto snap = publisher_.current();
-    json head{{"cluster", config_.cluster.id},
-              {"instance", config_.cluster.instance},
+    auto snap = d_.publisher_.current();
+    json head{{"cluster", d_.config_.cluster.id},
+              {"instance", d_.config_.cluster.instance},
               {"serial", snap ? snap->serial : 0},
-              {"ready", ready()},
-              {"peers", peers_json(*sync_, now)},
-              {"clusters", clusters_json(view, sync_->instances(), facts.in_force, now)},
+              {"ready", d_.ready()},
+              {"peers", peers_json(*d_.sync_, now)},
+              {"clusters", clusters_json(view, d_.sync_->instances(), facts.in_force, now)},
               {"overrides", overrides},
-              {"dnssec", dnssec_json()}};
-    if (kube_) head["kubernetes"] = kube_json(now);
+              {"dnssec", d_.keys_.json_of(*d_.sync_)}};
+    if (d_.kube_) head["kubernetes"] = d_.kube_->json_of(now);
     std::string text = head.dump(-1, ' ', false, json::error_handler_t::replace);
     text.back() = ',';  // the object stays open for "hosts"
     auto stream = std::make_shared<StateStream>(std::move(text), std::move(view), std::move(facts), std::move(slot));

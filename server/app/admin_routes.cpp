@@ -1,5 +1,5 @@
-// The admin endpoint's routes: / (the status page), /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT
-// /v1/overrides.
+// The admin endpoint (admin_routes.hpp): its server and queue, and the routes / (the status page), /healthz,
+// /readyz, /metrics, /v1/explain, PUT /v1/overrides.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "resolver/base/metrics.hpp"
 #include "resolver/explain.hpp"
 #include "resolver/wire/consts.hpp"
+#include "server/app/admin_routes.hpp"
 #include "server/app/daemon.hpp"
 #include "server/app/page/page.hpp"
 #include "sync/state.hpp"
@@ -19,9 +20,9 @@ namespace glbd {
 // Load-balanced answers by chosen cluster, from the query threads' counts by counter id: one series per
 // cluster whatever the number of hosts. By host and cluster too only when metrics.perHost asks (a series per
 // pair: 200,000 at 10,000 hosts x 20 clusters, more than most Prometheus setups take from one target).
-void Daemon::answer_metrics(metrics::Writer& m) const {
-    counter_ids_->read([&](const AnswerIds& ids) {
-        auto counts = server_->answers(ids.size());
+void AdminRoutes::answer_metrics(metrics::Writer& m) const {
+    d_.counter_ids_->read([&](const AnswerIds& ids) {
+        auto counts = d_.server_->answers(ids.size());
         auto count = [&](uint32_t id) { return static_cast<double>(id < counts.size() ? counts[id] : 0); };
         std::map<std::string, double> by_cluster;
         ids.each_cluster([&](const std::string& cluster, uint32_t id) { by_cluster[cluster] += count(id); });
@@ -30,7 +31,7 @@ void Daemon::answer_metrics(metrics::Writer& m) const {
         for (const auto& [cluster, v] : by_cluster) {
             m.sample("glbd_answers_total", metrics::label("cluster", cluster), v);
         }
-        if (!config_.metrics.per_host) return;
+        if (!d_.config_.metrics.per_host) return;
         m.family("glbd_host_answers_total", "counter",
                  "Load-balanced answers by host and chosen cluster (metrics.perHost; \"all\" for simple hosts).");
         ids.each_sorted([&](const std::string& host, const std::string& cluster, uint32_t id) {
@@ -44,9 +45,28 @@ bool Daemon::ready() const {
     return serving_ && publisher_.current() && (checker_->targets() == 0 || checker_->first_round_done());
 }
 
+void AdminRoutes::open(uv_loop_t* loop, const SocketAddress& listen, const std::string& token) {
+    uv_async_init(loop, &wake_, [](uv_async_t* a) { static_cast<AdminRoutes*>(a->data)->answer_calls(); });
+    wake_.data = this;
+    server_ = std::make_unique<admin::Server>(
+        listen, token, [this](const admin::Request& r, admin::Reply reply) { on_admin_thread(r, std::move(reply)); });
+    server_->start();
+}
+
+void AdminRoutes::run() {
+    if (server_) server_->run();
+}
+
+void AdminRoutes::close() {
+    if (!server_) return;
+    server_->stop();  // its thread first: no call is queued after this
+    uv_close(reinterpret_cast<uv_handle_t*>(&wake_), nullptr);
+    server_.reset();
+}
+
 // On the admin thread: the static page and /healthz at once (they read nothing of the daemon, so liveness is
 // answered whatever the control thread is doing); every other route on the control thread.
-void Daemon::admin_on_admin_thread(const admin::Request& req, admin::Reply reply) {
+void AdminRoutes::on_admin_thread(const admin::Request& req, admin::Reply reply) {
     if ((req.path == "/" || req.path == "/healthz") && (req.method == "GET" || req.method == "HEAD")) {
         admin::Response r;
         if (req.path == "/") {
@@ -57,23 +77,23 @@ void Daemon::admin_on_admin_thread(const admin::Request& req, admin::Reply reply
         return reply(std::move(r));
     }
     {
-        MutexLock lock(admin_mu_);
-        admin_calls_.push_back({req, std::move(reply)});
+        MutexLock lock(mu_);
+        calls_.push_back({req, std::move(reply)});
     }
-    uv_async_send(&admin_wake_);
+    uv_async_send(&wake_);
 }
 
 // On the control thread: the admin requests queued since the last turn, each answered.
-void Daemon::answer_admin_calls() {
-    std::vector<AdminCall> calls;
+void AdminRoutes::answer_calls() {
+    std::vector<Call> calls;
     {
-        MutexLock lock(admin_mu_);
-        calls.swap(admin_calls_);
+        MutexLock lock(mu_);
+        calls.swap(calls_);
     }
     for (auto& call : calls) {
         admin::Response r;
         try {
-            r = admin(call.request);
+            r = route(call.request);
         } catch (const std::exception& e) {
             r.status = 500;
             r.body = std::string("internal error: ") + e.what() + "\n";
@@ -82,7 +102,7 @@ void Daemon::answer_admin_calls() {
     }
 }
 
-admin::Response Daemon::admin(const admin::Request& req) {
+admin::Response AdminRoutes::route(const admin::Request& req) {
     admin::Response r;
     auto method_is = [&](const char* m) {
         if (req.method == m) return true;
@@ -96,7 +116,7 @@ admin::Response Daemon::admin(const admin::Request& req) {
         if (method_is("GET")) r.body = "ok\n";
     } else if (req.path == "/readyz") {
         if (method_is("GET")) {
-            bool ok = ready();
+            bool ok = d_.ready();
             r.status = ok ? 200 : 503;
             r.body = ok ? "ready\n" : "not ready: waiting for the first health round\n";
         }
@@ -124,7 +144,7 @@ admin::Response Daemon::admin(const admin::Request& req) {
             if (!admin::parse_override(req.body, target, state)) {
                 r.status = 400;
                 r.body = "expected JSON {\"target\": \"CLUSTER[/ENDPOINT]\", \"state\": \"down|up|auto\"}\n";
-            } else if (auto set = set_override(target, state); !set) {
+            } else if (auto set = d_.set_override(target, state); !set) {
                 r.status = 400;
                 r.body = set.error() + "\n";
             } else {
@@ -140,45 +160,46 @@ admin::Response Daemon::admin(const admin::Request& req) {
     return r;
 }
 
-std::string Daemon::metrics() const {
+std::string AdminRoutes::metrics() const {
     metrics::Writer m;
-    if (server_) {
-        write_metrics(m, *server_->totals());
-        if (server_->dnstap()) write_metrics(m, *server_->dnstap());
+    if (d_.server_) {
+        write_metrics(m, *d_.server_->totals());
+        if (d_.server_->dnstap()) write_metrics(m, *d_.server_->dnstap());
         answer_metrics(m);
     }
-    if (kube_) kube::write_metrics(m, *kube_, kube_counts_, kube_shadowed_total_);
-    health::write_metrics(m, *checker_, config_.metrics.per_host);
-    sync::write_metrics(m, *sync_);
+    if (d_.kube_) d_.kube_->write_metrics(m);
+    health::write_metrics(m, *d_.checker_, d_.config_.metrics.per_host);
+    sync::write_metrics(m, *d_.sync_);
     group_metrics(m);
-    dnssec_metrics(m);
+    d_.keys_.write_metrics(m, *d_.sync_, d_.config_.zones);
     m.some("glbd_reloads_total", "counter", "Config reloads (SIGHUP), by result.",
-           {{"result=\"ok\"", static_cast<double>(reloads_ok_)},
-            {"result=\"failed\"", static_cast<double>(reloads_failed_)}});
+           {{"result=\"ok\"", static_cast<double>(d_.reloads_ok_)},
+            {"result=\"failed\"", static_cast<double>(d_.reloads_failed_)}});
     m.one("glbd_snapshot_serial", "gauge", "SOA serial of the data being served.",
-          publisher_.current() ? publisher_.current()->serial : 0);
+          d_.publisher_.current() ? d_.publisher_.current()->serial : 0);
     m.one("glbd_snapshot_build_seconds", "gauge", "Time the last snapshot took to build from the global view.",
-          static_cast<double>(last_build_cost_us_) / 1e6);
+          static_cast<double>(d_.last_build_cost_us_) / 1e6);
     m.one("glbd_snapshot_builds_total", "counter", "Snapshots built since start (each change of the view, coalesced).",
-          static_cast<double>(builds_));
+          static_cast<double>(d_.builds_));
     m.one("glbd_snapshot_build_cpu_seconds_total", "counter",
           "CPU time the control thread spent building snapshots since start.",
-          static_cast<double>(build_cpu_us_) / 1e6);
+          static_cast<double>(d_.build_cpu_us_) / 1e6);
     m.one("glbd_snapshot_builds_held_total", "counter",
           "Snapshot builds that waited for peers' pulls under way to end (at most 1 s; never for this cluster's "
           "own change).",
-          static_cast<double>(builds_held_));
+          static_cast<double>(d_.builds_held_));
     m.one("glbd_snapshot_hosts_built", "gauge",
           "Hosts the last snapshot built (a change builds only the hosts it touches; the rest are shared).",
-          static_cast<double>(builder_.last().built));
+          static_cast<double>(d_.builder_.last().built));
     m.one("glbd_snapshot_hosts", "gauge", "Load-balanced hosts in the snapshot being served.",
-          static_cast<double>(builder_.last().hosts));
+          static_cast<double>(d_.builder_.last().hosts));
     m.some("glbd_snapshot_signed_sets", "gauge",
            "The last snapshot's built hosts' RRsets in signed zones: signed anew, or kept with their signatures "
            "(unchanged since the build before).",
-           {{"result=\"made\"", static_cast<double>(builder_.last().signed_sets.made)},
-            {"result=\"kept\"", static_cast<double>(builder_.last().signed_sets.kept)}});
-    m.one("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.", ready() ? 1 : 0);
+           {{"result=\"made\"", static_cast<double>(d_.builder_.last().signed_sets.made)},
+            {"result=\"kept\"", static_cast<double>(d_.builder_.last().signed_sets.kept)}});
+    m.one("glbd_ready", "gauge", "1 once the first health round is done and the sockets are bound.",
+          d_.ready() ? 1 : 0);
     return m.str();
 }
 
@@ -264,31 +285,12 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
     return clusters;
 }
 
-// The Kubernetes source's state (for /v1/state and /v1/summary).
-nlohmann::json Daemon::kube_json(uint64_t now) const {
-    auto ks = kube_->stats();
-    return {{"mode", kube_->mode_name()},
-            {"selector", kube_->label_selector()},
-            {"synced", ks.synced},
-            {"events", ks.events},
-            {"relists", ks.relists},
-            {"errors", ks.errors},
-            {"lastEventMsAgo", ks.last_event_ms ? json(now - std::min(now, ks.last_event_ms)) : json(nullptr)},
-            {"records",
-             {{"valid", kube_counts_.valid},
-              {"invalid", kube_counts_.invalid},
-              {"otherZone", kube_counts_.other_zone},
-              {"notInput", kube_counts_.not_input},
-              {"deleting", kube_counts_.deleting}}},
-            {"statusesWritten", kube_->statuses_written()}};
-}
-
 }  // namespace glbd
 
 namespace glbd {
 
 // GET /v1/explain?name=NAME&type=A&client=IP or &subnet=CIDR: the decision for that client, as JSON.
-admin::Response Daemon::explain_route(const std::string& query) const {
+admin::Response AdminRoutes::explain_route(const std::string& query) const {
     admin::Response r;
     auto bad = [&](const std::string& why) {
         r.status = 400;
@@ -316,7 +318,7 @@ admin::Response Daemon::explain_route(const std::string& query) const {
         req.subnet = p.address, req.subnet_len = p.length;
         if (!client) req.client = p.address;
     }
-    auto snap = publisher_.current();
+    auto snap = d_.publisher_.current();
     if (!snap) {
         r.status = 503;
         r.body = "no snapshot yet\n";
