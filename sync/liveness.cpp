@@ -1,5 +1,7 @@
-// Liveness (sync thread): which known instances count as alive, how long a lossy path may stretch deadAfter
+// sync/liveness (sync thread): which known instances count as alive, how long a lossy path may stretch deadAfter
 // (accrual), which members are suspect, and the log lines that say so with what was heard.
+#include "sync/liveness.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,43 +10,49 @@
 
 namespace glbd::sync {
 
-uint64_t Service::Impl::max_grace() const {
-    const auto& p = *config.peers;
-    const uint64_t dead = dead_after();
+void Liveness::start() {
+    uv_timer_init(&core_.loop, &timer_);
+    timer_.data = this;
+    uv_timer_start(
+        &timer_, [](uv_timer_t* t) { static_cast<Liveness*>(t->data)->check(); }, 100, 100);
+}
+
+uint64_t Liveness::max_grace() const {
+    const auto& p = *core_.config.peers;
+    const uint64_t dead = core_.dead_after();
     const uint64_t most = p.dead_after_max.count() ? static_cast<uint64_t>(p.dead_after_max.count()) : dead + dead / 10;
     return most > dead ? most - dead : 0;
 }
 
-uint64_t Service::Impl::suspect_after() const {
-    return std::max(3 * static_cast<uint64_t>(config.peers->sync_interval.count()), dead_after() / 2);
-}
-
-void Service::Impl::check_liveness() {
+void Liveness::check() {
     bool changed = false;
     uint64_t now = now_ms();
     {
-        MutexLock lock(mu);
-        if (networked) {
-            for (const auto& origin : store.forget(now, static_cast<uint64_t>(config.peers->forget_after.count()))) {
+        MutexLock lock(core_.mu);
+        const uint64_t dead_after = core_.dead_after();
+        Store& store = core_.store;
+        if (core_.networked) {
+            auto forget_after = static_cast<uint64_t>(core_.config.peers->forget_after.count());
+            for (const auto& origin : store.forget(now, forget_after)) {
                 spdlog::info("sync: forgot {}: not heard from for peers.forgetAfter", origin);
-                last_alive.erase(origin);
-                beat_links.erase(origin);
+                last_alive_.erase(origin);
+                core_.beat_links.erase(origin);
                 changed = true;
-                request_save();
+                core_.request_save();
             }
             judge_members(now);
             // Accrual: an origin whose beats have been arriving through a lossy path gets longer before it
             // counts as dead, deadAfter x (1 + the share lost), within peers.deadAfterMax.
             const uint64_t most = max_grace();
-            for (const auto& [origin, link] : beat_links) {
-                auto grace = static_cast<uint64_t>(static_cast<double>(dead_after()) * link.loss);
+            for (const auto& [origin, link] : core_.beat_links) {
+                auto grace = static_cast<uint64_t>(static_cast<double>(dead_after) * link.loss);
                 store.set_grace(origin, std::min(grace, most));
             }
         }
         for (const auto& [origin, k] : store.known()) {
-            bool alive = store.alive(k, now, dead_after());
+            bool alive = store.alive(k, now, dead_after);
             // A first sighting changes nothing: the view that brought the origin judged it the same way.
-            auto [it, fresh] = last_alive.try_emplace(origin, alive);
+            auto [it, fresh] = last_alive_.try_emplace(origin, alive);
             if (!fresh && it->second != alive) {
                 if (alive) {
                     spdlog::warn("sync: {} is alive again", origin);
@@ -52,27 +60,27 @@ void Service::Impl::check_liveness() {
                     spdlog::warn(
                         "sync: {} is dead: not heard for {} ms (deadAfter {} ms and {} ms for a lossy path), "
                         "directly or through a peer; {}",
-                        origin, dead_after() + k.grace_ms, dead_after(), k.grace_ms, evidence(origin, k, now));
+                        origin, dead_after + k.grace_ms, dead_after, k.grace_ms, evidence(origin, k, now));
                 }
                 it->second = alive;
                 changed = true;
             }
         }
     }
-    if (changed && on_change) on_change();
+    if (changed && core_.on_change) core_.on_change();
 }
 
 // What was last heard of `origin`: from the member that is it (heartbeats, their loss, transfers) and
 // through the others.
-std::string Service::Impl::evidence(const std::string& origin, const Known& k, uint64_t now) const {
+std::string Liveness::evidence(const std::string& origin, const Known& k, uint64_t now) const {
     auto ago = [now](uint64_t at) {
         return at ? fmt::format("{:.1f} s ago", static_cast<double>(now - std::min(now, at)) / 1000.0)
                   : std::string("never");
     };
     std::string out;
-    auto link = beat_links.find(origin);
-    const double lost = link != beat_links.end() ? 100 * link->second.loss : 0.0;
-    for (const auto& [addr, st] : peer_status) {
+    auto link = core_.beat_links.find(origin);
+    const double lost = link != core_.beat_links.end() ? 100 * link->second.loss : 0.0;
+    for (const auto& [addr, st] : core_.peer_status) {
         if (st.origin != origin) continue;
         out += fmt::format("at {}: last heartbeat {} ({:.0f} % of them lost lately), last transfer {}; ", st.address,
                            ago(st.last_beat_ms), lost, ago(st.last_ok_ms));
@@ -82,24 +90,25 @@ std::string Service::Impl::evidence(const std::string& origin, const Known& k, u
 
 // Each member is suspect while nothing has come from it directly for max(3 x syncInterval, deadAfter / 2);
 // a change is logged with what was heard (throttled per member).
-void Service::Impl::judge_members(uint64_t now) {
-    const uint64_t after = suspect_after();
-    for (const SocketAddress& m : members) {
-        PeerStatus& st = peer_status[m];
+void Liveness::judge_members(uint64_t now) {
+    const uint64_t after = core_.suspect_after();
+    for (const SocketAddress& m : s_.membership.members()) {
+        PeerStatus& st = core_.peer_status[m];
         if (st.address.empty()) st.address = m.str();
         const uint64_t direct = std::max(st.last_beat_ms, st.last_ok_ms);
-        const uint64_t since = direct ? direct : started_ms;
+        const uint64_t since = direct ? direct : core_.started_ms;
         const bool suspect = now > since + after;
         if (suspect == st.suspect) continue;
         st.suspect = suspect;
         const Known* k = nullptr;
-        if (auto it = store.known().find(st.origin); !st.origin.empty() && it != store.known().end()) k = &it->second;
+        if (auto it = core_.store.known().find(st.origin); !st.origin.empty() && it != core_.store.known().end())
+            k = &it->second;
         st.suspect_reason =
             suspect ? fmt::format("nothing directly for {} ms", now - since) +
                           (k && k->last_heard_ms > direct ? "; heard through others" : "; nor through others")
                     : "";
         uint64_t left_out = 0;
-        if (report_log.allow((suspect ? "suspect " : "direct ") + st.address, now, &left_out)) {
+        if (core_.report_log.allow((suspect ? "suspect " : "direct ") + st.address, now, &left_out)) {
             if (suspect) {
                 spdlog::warn("sync: peer {} ({}) is suspect: {}; {}", st.address,
                              st.origin.empty() ? "not known yet" : st.origin, st.suspect_reason,

@@ -36,34 +36,38 @@ std::vector<std::string> groups_names(const conf::Config& c) {
 }
 }  // namespace
 
-Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) : config(c), on_change(std::move(cb)) {
+Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) {
+    config = c;
+    on_change = std::move(cb);
     std::vector<conf::Host>().swap(
         config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room
     networked = config.peers.has_value();
-    MutexLock lock(mu);
-    if (networked)
-        sync_key = std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
-    member_addresses = literal_members();
-    own.cluster = config.cluster.id;
-    own.instance = config.cluster.instance;
-    own.location = config.cluster.location;
-    own.group = own_group();
-    own.reach = own_reach();
-    own.dnskeys = zone_keys_of(config);
     uint64_t now = now_ms();
-    own.incarnation = now / 1000;  // raised above any earlier life by load_state_dir() and by peers
-    own.version = now;
-    own.heartbeat = now;
-    leads = std::hash<std::string>{}(own.origin());
-    // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
-    // restart. Set first: what is loaded next is stamped with generations of this counter.
-    store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
-    load_state_dir(now);
+    {
+        MutexLock lock(mu);
+        if (networked)
+            sync_key =
+                std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret));
+        member_addresses = membership.literal_members();
+        own.cluster = config.cluster.id;
+        own.instance = config.cluster.instance;
+        own.location = config.cluster.location;
+        own.group = own_group();
+        own.reach = membership.own_reach();
+        own.dnskeys = zone_keys_of(config);
+        own.incarnation = now / 1000;  // raised above any earlier life by stateDir and by peers
+        own.version = now;
+        own.heartbeat = now;
+        pulls.set_first_lead(std::hash<std::string>{}(own.origin()));
+        // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
+        // restart. Set first: what is loaded next is stamped with generations of this counter.
+        store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
+    }
+    state_dir.load(now);
+    MutexLock lock(mu);
     store.set_own(own, now);
     store.set_groups_names(groups_names(config));
 }
-
-Service::Impl::~Impl() {}
 
 // ---- own state (control thread)
 void Service::Impl::set_own_hosts(HostList hosts, RecordList records) {
@@ -88,11 +92,6 @@ Status Service::Impl::set_override(const std::string& target, const std::string&
     }
     wake_up();
     return ok();
-}
-
-std::string Service::Impl::own_group() const {
-    if (config.kubernetes && !config.kubernetes->group.empty()) return config.kubernetes->group;
-    return records_group;
 }
 
 void Service::Impl::set_records_group(const std::string& group) {
@@ -128,34 +127,6 @@ Status Service::Impl::set_active_groups(const std::optional<std::vector<std::str
     return ok();
 }
 
-void Service::Impl::bump_own() {
-    uint64_t now = now_ms();
-    own.version = std::max(own.version + 1, now);
-    own.heartbeat = now;
-    store.set_own(own, now);
-    notify_pending = true;
-    request_save();
-}
-
-void Service::Impl::wake_up() {
-    MutexLock lock(mu);
-    if (wakeable) uv_async_send(&wake);
-}
-
-uint64_t Service::Impl::dead_after() const {
-    return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4;
-}
-
-// The members given as addresses (names are resolved each round).
-std::set<Address> Service::Impl::literal_members() const {
-    std::set<Address> out;
-    if (!networked) return out;
-    for (const auto& m : config.peers->members) {
-        if (Address a; Address::parse(m.host, a)) out.insert(a);
-    }
-    return out;
-}
-
 // A reload: new members, key, zones or intervals; what is known stays.
 void Service::Impl::reconfigure(const conf::Config& c) {
     stop();
@@ -166,23 +137,18 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     sync_key =
         networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))
                   : nullptr;
-    self_addresses.clear();                // members are resolved again by the first round; keep the old ones till then
-    member_addresses = literal_members();  // names: when the first round has resolved them
+    self_addresses.clear();  // members are resolved again by the first round; keep the old ones till then
+    member_addresses = membership.literal_members();  // names: when the first round has resolved them
     stopping = false;
     closing = false;
     own.location = config.cluster.location;
     own.group = own_group();
-    own.reach = own_reach();
+    own.reach = membership.own_reach();
     own.dnskeys = zone_keys_of(config);
     store.set_groups_names(groups_names(config));
     if (!networked || !config.peers->learn_members) learnt = {};
     // The zones' static data may have changed: a new version makes every server's serial rise (serial()).
     bump_own();
-}
-
-std::shared_ptr<const tsig::Key> Service::Impl::current_key() const {
-    MutexLock lock(mu);
-    return sync_key;
 }
 
 // ---- the sync loop
@@ -191,30 +157,15 @@ void Service::Impl::start() {
     uv_loop_init(&loop);
     uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->on_wake(); });
     wake.data = this;
-    uv_timer_init(&loop, &pull_timer);
-    uv_timer_init(&loop, &live_timer);
-    uv_timer_init(&loop, &save_timer);
-    pull_timer.data = live_timer.data = save_timer.data = this;
-    start_beats();
-    auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
-    round_lead.reset();
-    round_rest.clear();
-    uv_timer_start(
-        &pull_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->round(); }, 0, interval);
-    uv_timer_start(
-        &live_timer, [](uv_timer_t* t) { static_cast<Impl*>(t->data)->check_liveness(); }, 100, 100);
+    beats.start();
+    pulls.start();
+    liveness.start();
     started_ms = now_ms();
     {
         MutexLock lock(mu);
         wakeable = true;
     }
-    // What changed before the loop ran is written a second from now, as if a write had just been made: at
-    // start the control thread is building the first snapshot, and a large view's write (a second of work
-    // at 10,000 hosts x 20 clusters) would take CPU from it before the first answer. The file on disk is
-    // what was just loaded.
-    uv_update_time(&loop);
-    last_save_ms = uv_now(&loop);
-    schedule_save();
+    state_dir.start();
     thread = std::thread([this] {
         name_this_thread("glbd-sync");
         uv_run(&loop, UV_RUN_DEFAULT);
@@ -245,11 +196,9 @@ void Service::Impl::on_wake() {
         now_pull.swap(pull_now);
     }
     if (stop_now) {
-        save_now();
-        close_beat_sockets();
-        std::vector<Exchange*> live;
-        for (const auto& [x, owned] : exchanges) live.push_back(x);
-        for (Exchange* x : live) finish(x, "stopping");
+        state_dir.save_now();
+        beats.close();
+        pulls.stop();
         uv_walk(
             &loop,
             [](uv_handle_t* h, void*) {
@@ -258,149 +207,41 @@ void Service::Impl::on_wake() {
             nullptr);
         return;
     }
-    if (notify && members.empty()) {  // not resolved yet: the first round sends it
+    const std::vector<SocketAddress> members = membership.members();  // (a copy: the exchanges may drop one)
+    if (notify && members.empty()) {                                  // not resolved yet: the first round sends it
         MutexLock lock(mu);
         notify_pending = true;
     } else if (notify) {
-        announce();
+        pulls.announce();
     }
     for (const Address& from : now_pull) {  // pull from the member that sent it, or from all when none did
         bool matched = false;
         for (const auto& m : members) {
             if (m.address != from) continue;
-            exchange(m, false);
+            pulls.exchange(m, false);
             matched = true;
         }
         if (!matched) {
-            for (const auto& m : members) exchange(m, false);
+            for (const auto& m : members) pulls.exchange(m, false);
         }
     }
-    schedule_save();
+    state_dir.schedule_save();
 }
 
-// Every syncInterval: resolve the members again, then pull from each (the lead first, see round_lead).
-void Service::Impl::round() {
-    if (!resolving) resolve_members();
-    ++rounds;
-    bool notify;
-    {
-        MutexLock lock(mu);
-        notify = notify_pending;
-        notify_pending = false;
-    }
-    if (!notify) send_beats();
-    notify_still_unheard();
-    pull_rest();  // the last round's lead is still out (a slow peer): the others wait no longer
-    take_relayed_news();
-    std::vector<SocketAddress> due = due_pulls();
-    if (!due.empty()) {
-        size_t lead = leads++ % due.size();
-        round_lead = due[lead];
-        for (size_t i = 0; i < due.size(); ++i) {
-            if (i != lead) round_rest.push_back(due[i]);
-        }
-        exchange(*round_lead, false);
-        if (!in_flight.count({*round_lead, false})) pull_rest();  // ended at once, or never began
-    }
-    if (notify) announce();
-}
-
-// The members this round pulls. A member whose beats come shows its news by them (and a pull follows at
-// once), so a round pulls it only when its beats have not come for two rounds (lost, an older glbd, a path
-// without UDP), when it has relayed news for us (want_relay), or when kPullAtLeastEvery rounds have passed
-// since its last pull (for what no beat carries: the origins beyond a beat's room, a peer's new serial).
-std::vector<SocketAddress> Service::Impl::due_pulls() {
-    const auto interval = static_cast<uint64_t>(config.peers->sync_interval.count());
-    const uint64_t now = now_ms();
-    std::vector<SocketAddress> due;
-    MutexLock lock(mu);
-    for (const SocketAddress& m : members) {
-        auto st = peer_status.find(m);
-        if (st == peer_status.end() || want_relay.count(m) || st->second.last_beat_ms + 2 * interval < now ||
-            st->second.last_ok_ms + kPullAtLeastEvery * interval < now) {
-            due.push_back(m);
-        }
-    }
-    return due;
-}
-
-// This instance's own change, to every member: by beats (a beat now and two more soon), and by a NOTIFY over
-// TCP to the members whose beats we have not heard lately (an older glbd, or a path without UDP). A member
-// that beats hears ours too: a second connection per change would only add to what a lost SYN can delay.
-void Service::Impl::announce() {
-    announce_by_beats();
-    std::vector<SocketAddress> silent;
-    {
-        MutexLock lock(mu);
-        uint64_t now = now_ms(), lately = suspect_after();
-        for (const auto& m : members) {
-            // A member never heard at all is starting too (its first round pulls us, our beat shows it the
-            // change) or not up yet: at a fleet's cold start, NOTIFYs to all of them cost every server CPU
-            // for nothing. It gets one at the next round if it is still unheard then (notify_unheard).
-            if (never_heard(m)) {
-                notify_unheard = true;
-                continue;
-            }
-            if (peer_status.at(m).last_beat_ms + lately < now) silent.push_back(m);
-        }
-    }
-    for (const auto& m : silent) exchange(m, true);
-}
-
-// The NOTIFY announce() held back from the members never heard, to those still unheard a round later.
-void Service::Impl::notify_still_unheard() {
-    if (!notify_unheard) return;
-    notify_unheard = false;
-    std::vector<SocketAddress> unheard;
-    {
-        MutexLock lock(mu);
-        for (const auto& m : members) {
-            if (never_heard(m)) unheard.push_back(m);
-        }
-    }
-    for (const auto& m : unheard) exchange(m, true);
-}
-
-bool Service::Impl::never_heard(const SocketAddress& m) const {
-    auto st = peer_status.find(m);
-    return st == peer_status.end() || (!st->second.last_ok_ms && !st->second.last_beat_ms);
-}
-
-void Service::Impl::pull_rest() {
-    round_lead.reset();
-    std::vector<SocketAddress> rest;
-    rest.swap(round_rest);
-    for (const auto& m : rest) exchange(m, false);
-    // What was wanted while the lead was out, and that it did not bring.
-    std::vector<SocketAddress> waiting;
-    for (const auto& [m, w] : wanted) {
-        if (!in_flight.count({m, false})) waiting.push_back(m);
-    }
-    for (const auto& m : waiting) {
-        if (take_wanted(m)) exchange(m, false);
-    }
-}
-
-bool Service::Impl::is_own_listen(const SocketAddress& addr) const {
-    return std::find(config.listen.dns.begin(), config.listen.dns.end(), addr) != config.listen.dns.end();
-}
-
-bool Service::pulling() const {
-    return impl_->pulls_open.load() > 0 && steady_ms() < impl_->pull_heard_ms.load() + Impl::kPullQuietMs;
-}
+bool Service::pulling() const { return impl_->pulls.pulling(); }
 
 Service::Service(const conf::Config& config, std::function<void()> on_change)
     : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
 Service::~Service() { stop(); }
 void Service::start() { impl_->start(); }
-void Service::set_beat_source(int fd) { impl_->set_beat_source(fd); }
+void Service::set_beat_source(int fd) { impl_->beats.set_source(fd); }
 void Service::take_beat(const uint8_t* msg, size_t len, const SocketAddress& from) {
     bool running;
     {
         MutexLock lock(impl_->mu);
         running = impl_->wakeable;
     }
-    if (!running) impl_->on_beat(msg, len, from);
+    if (!running) impl_->beats.on_beat(msg, len, from);
 }
 void Service::stop() { impl_->stop(); }
 void Service::reconfigure(const conf::Config& config) {
@@ -520,12 +361,12 @@ std::string Service::own_origin() const {
 }
 Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from,
                                  std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
-    return impl_->handle(msg, len, from, out, more);
+    return impl_->serving.handle(msg, len, from, out, more);
 }
 Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Address& from,
                                  std::vector<std::vector<uint8_t>>& out) {
     MoreMessages more;
-    Handled h = impl_->handle(msg, len, from, out, more);
+    Handled h = impl_->serving.handle(msg, len, from, out, more);
     for (bool again = static_cast<bool>(more); again;) {
         std::vector<uint8_t> next;
         again = more(next);
@@ -535,7 +376,7 @@ Service::Handled Service::handle(const uint8_t* msg, size_t len, const geo::Addr
 }
 Service::Auth Service::verify_request(const uint8_t* msg, size_t len, uint64_t now_s) const {
     auto key = impl_->current_key();
-    return key ? Impl::verify(*key, msg, len, now_s, nullptr) : Auth::unsigned_;
+    return key ? Serving::verify(*key, msg, len, now_s, nullptr) : Auth::unsigned_;
 }
 
 }  // namespace glbd::sync

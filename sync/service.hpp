@@ -2,9 +2,9 @@
 // Own thread and libuv loop: pulls every syncInterval, NOTIFY on change, liveness, stateDir. The TCP
 // thread of the DNS server calls handle() for `_glbd.` transfers and NOTIFY; the control thread calls
 // set_own() and view(). All shared state sits behind one mutex (checked by clang), never touched by the UDP
-// query path. The parts: service.cpp (loop, rounds, liveness, stateDir, own state), transfer/serve.cpp
-// (answering peers), transfer/pull.cpp (asking them), transfer/codec.* and state.* (the `_glbd.` zone),
-// state_file.* (stateDir on disk).
+// query path. The parts (service_impl.hpp): the core they share (core.hpp), serving peers (transfer/serving),
+// pulling from them (transfer/pulls, transfer/exchange), heartbeats (transfer/beats), members (membership),
+// liveness, stateDir (state_dir, state_file); the `_glbd.` zone's codec (transfer/codec) and the store (state).
 #pragma once
 
 #include <atomic>

@@ -50,7 +50,7 @@ constexpr size_t kOriginFields = 5;
 std::vector<std::string> origin_fields(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms);
 inline constexpr std::string_view kNoData = "data=0";
 // One origin's data as it goes on the wire, encoded once per state and sent as it is in every transfer that
-// carries it (a relay serves the same report to many pullers; serve.cpp keeps one per origin until its data
+// carries it (a relay serves the same report to many pullers; serving.cpp keeps one per origin until its data
 // changes): the records encode_report() writes with data, less the origin record's first kOriginFields.
 struct EncodedData {
     struct Record {

@@ -1,5 +1,5 @@
-// The pulling side of sync (sync thread): one TCP exchange with a peer, a transfer of its `_glbd.` zone or
-// a NOTIFY, and the merge of what it sent.
+// sync/transfer/exchange — one TCP exchange with a peer (sync thread): a transfer of its `_glbd.` zone or a
+// NOTIFY, and the merge of what it sent, report by report as the messages come.
 #include <spdlog/spdlog.h>
 
 #include <netinet/in.h>
@@ -41,88 +41,48 @@ bool opened(uv_tcp_t* tcp) {
     return getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0;
 }
 
-// An exchange's handle closed: the exchange goes with its last.
-void closed(uv_handle_t* h) {
-    auto* e = static_cast<Service::Impl::Exchange*>(h->data);
-    if (--e->open == 0) e->impl->exchanges.erase(e);
-}
-
 }  // namespace
 
-std::optional<Address> Service::Impl::source_for(const Address& to) const {
-    for (const SocketAddress& l : config.listen.dns) {
-        const Address& a = l.address;
-        if (a.family != to.family || a.is_loopback() != to.is_loopback() || a.is_unspecified()) continue;
-        return a;
-    }
-    return std::nullopt;
+void Pulls::closed(uv_handle_t* h) {
+    auto* e = static_cast<Exchange*>(h->data);
+    if (--e->open == 0) e->pulls->exchanges_.erase(e);
 }
 
-void Service::Impl::want_pull(const SocketAddress& peer, const std::map<std::string, Held>& versions) {
-    // While a round's lead pull is out, the others wait for it (pull_rest()): it brings what its member
-    // relays, and a fresh node would otherwise fetch the same origins from their own members too.
-    const bool lead_out = round_lead && in_flight.count({*round_lead, false});
-    if (!lead_out && !in_flight.count({peer, false})) {
-        exchange(peer, false);
+void Pulls::exchange(const SocketAddress& peer, bool notify) {
+    if (core_.closing) return;
+    if (in_flight_.count({peer, notify})) {
+        if (!notify) wanted_[peer].again = true;
         return;
     }
-    Wanted& w = wanted[peer];
-    if (versions.empty()) w.again = true;
-    for (const auto& [origin, held] : versions) {
-        if (w.versions.size() < ReportLimits::kMaxOrigins) w.versions[origin] = held;
-    }
-}
-
-// Whether a pull of `peer` is still wanted (and forgets the wish): asked for again, or a version shown
-// that is still newer than the store's.
-bool Service::Impl::take_wanted(const SocketAddress& peer) {
-    auto it = wanted.find(peer);
-    if (it == wanted.end()) return false;
-    Wanted w = std::move(it->second);
-    wanted.erase(it);
-    if (w.again) return true;
-    MutexLock lock(mu);
-    for (const auto& [origin, held] : w.versions) {
-        if (still_news(origin, held)) return true;
-    }
-    return false;
-}
-
-void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
-    if (closing) return;
-    if (in_flight.count({peer, notify})) {
-        if (!notify) wanted[peer].again = true;
-        return;
-    }
-    auto key = current_key();
+    auto key = core_.current_key();
     if (!key) return;  // before anything is registered: an exchange that never begins must not stay "in flight"
-    in_flight.insert({peer, notify});
+    in_flight_.insert({peer, notify});
     // Default-initialised: the 64 KiB read buffer is left as it is (value-initialising zeroed it, a memset and
     // its page faults in every pull).
     auto owned = std::make_unique_for_overwrite<Exchange>();
     Exchange* x = owned.get();
-    exchanges.emplace(x, std::move(owned));
-    x->impl = this, x->peer = peer, x->notify = notify;
+    exchanges_.emplace(x, std::move(owned));
+    x->pulls = this, x->peer = peer, x->notify = notify;
     x->decoder.skip_held([this](const InstanceState& s) {
-        MutexLock lock(mu);
-        auto it = store.known().find(s.origin());
-        return it != store.known().end() && it->second.state.incarnation == s.incarnation &&
+        MutexLock lock(core_.mu);
+        auto it = core_.store.known().find(s.origin());
+        return it != core_.store.known().end() && it->second.state.incarnation == s.incarnation &&
                it->second.state.version == s.version;
     });
-    x->relay = !notify && (peer == round_lead || want_relay.count(peer));
+    x->relay = !notify && (peer == round_lead_ || want_relay_.count(peer));
     std::vector<uint8_t> wire =
-        notify ? sync_request(true, 0, {}) : sync_request(false, last_generation[peer], held_versions(), x->relay);
+        notify ? sync_request(true, 0, {}) : sync_request(false, last_generation_[peer], held_versions(), x->relay);
     x->key = key;
     x->mac = tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
     x->out = {static_cast<uint8_t>(wire.size() >> 8), static_cast<uint8_t>(wire.size())};
     x->out.insert(x->out.end(), wire.begin(), wire.end());
-    (notify ? counters.notifies_sent : counters.pulls).fetch_add(1);
-    if (x->relay) counters.relay_pulls.fetch_add(1);
+    (notify ? core_.counters.notifies_sent : core_.counters.pulls).fetch_add(1);
+    if (x->relay) core_.counters.relay_pulls.fetch_add(1);
 
-    uv_timer_init(&loop, &x->timer);
-    uv_timer_init(&loop, &x->hedge);
+    uv_timer_init(&core_.loop, &x->timer);
+    uv_timer_init(&core_.loop, &x->hedge);
     x->timer.data = x->hedge.data = x->conn.data = x->spare_conn.data = x->write.data = x;
-    auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(config.peers->sync_interval.count()) * 2);
+    auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(core_.config.peers->sync_interval.count()) * 2);
     uv_timer_start(
         &x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout,
         timeout);  // reset by each message (uv_timer_again)
@@ -135,10 +95,10 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
             ++e->open, e->spare_started = true;  // spare is a handle from here on
             e->spare_began_ns = uv_hrtime();
             {
-                MutexLock lock(e->impl->mu);
-                e->impl->peer_status[e->peer].second_connects++;
+                MutexLock lock(e->pulls->core_.mu);
+                e->pulls->core_.peer_status[e->peer].second_connects++;
             }
-            e->impl->connect(e, &e->spare, &e->spare_conn);
+            e->pulls->connect(e, &e->spare, &e->spare_conn);
         },
         hedge_ms(peer), 0);
     connect(x, &x->tcp, &x->conn);
@@ -146,26 +106,26 @@ void Service::Impl::exchange(const SocketAddress& peer, bool notify) {
 
 // A connection to open a second time after three times what it usually takes, at least 200 ms (a peer across
 // the world answers a SYN in 300 ms) and at most 900 ms: Linux sends a lost SYN again after a second.
-uint64_t Service::Impl::hedge_ms(const SocketAddress& peer) const {
+uint64_t Pulls::hedge_ms(const SocketAddress& peer) const {
     double usual = 0;
     {
-        MutexLock lock(mu);
-        if (auto it = peer_status.find(peer); it != peer_status.end()) usual = it->second.connect_ms;
+        MutexLock lock(core_.mu);
+        if (auto it = core_.peer_status.find(peer); it != core_.peer_status.end()) usual = it->second.connect_ms;
     }
     return std::clamp<uint64_t>(static_cast<uint64_t>(3 * usual), 200, static_cast<uint64_t>(kSynRetransmitMs) - 100);
 }
 
-void Service::Impl::connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn) {
+void Pulls::connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn) {
     // From our listen address, so that the peer knows which member a NOTIFY came from (and pulls that one
     // alone) and a firewall sees the address it was told about.
     const Address& ip = x->peer.address;
-    std::optional<Address> source = source_for(ip);
-    if (uv_tcp_init_ex(&loop, tcp, ip.family == 4 ? AF_INET : AF_INET6) != 0) {
-        uv_tcp_init(&loop, tcp);  // no socket (out of descriptors?): connect tries again and says why
+    std::optional<Address> source = s_.membership.source_for(ip);
+    if (uv_tcp_init_ex(&core_.loop, tcp, ip.family == 4 ? AF_INET : AF_INET6) != 0) {
+        uv_tcp_init(&core_.loop, tcp);  // no socket (out of descriptors?): connect tries again and says why
     } else if (source) {
         if (int rc = bind_source(tcp, *source); rc != 0) {
             uint64_t left_out = 0;
-            if (report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
+            if (core_.report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
                 spdlog::warn("sync: cannot send from {}: {}; the kernel picks the source", source->str(),
                              uv_strerror(rc));
             }
@@ -181,7 +141,7 @@ void Service::Impl::connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn) {
     }
 }
 
-void Service::Impl::connected(uv_connect_t* c, int status) {
+void Pulls::connected(uv_connect_t* c, int status) {
     auto* ex = static_cast<Exchange*>(c->data);
     --ex->connecting;
     if (ex->done || ex->stream) return;  // over, or the other attempt opened first (this one is being closed)
@@ -190,7 +150,7 @@ void Service::Impl::connected(uv_connect_t* c, int status) {
         return;
     }
     ex->stream = reinterpret_cast<uv_tcp_t*>(c->handle);
-    if (!ex->notify) ++ex->impl->pulls_open, ex->impl->pull_heard_ms = steady_ms();  // until finish()
+    if (!ex->notify) ++ex->pulls->pulls_open_, ex->pulls->pull_heard_ms_ = steady_ms();  // until finish()
     uv_timer_stop(&ex->hedge);
     uv_tcp_t* other = ex->stream == &ex->tcp ? &ex->spare : &ex->tcp;
     if ((other == &ex->tcp || ex->spare_started) && !uv_is_closing(reinterpret_cast<uv_handle_t*>(other))) {
@@ -200,8 +160,8 @@ void Service::Impl::connected(uv_connect_t* c, int status) {
     // trip, not a loss.
     uint64_t began = ex->stream == &ex->spare ? ex->spare_began_ns : ex->began_ns;
     if (double took = static_cast<double>(uv_hrtime() - began) / 1e6; took < kSynRetransmitMs) {
-        MutexLock lock(ex->impl->mu);
-        PeerStatus& st = ex->impl->peer_status[ex->peer];
+        MutexLock lock(ex->pulls->core_.mu);
+        PeerStatus& st = ex->pulls->core_.peer_status[ex->peer];
         st.connect_ms = st.connects++ == 0 ? took : st.connect_ms + (took - st.connect_ms) / 8;
     }
     uv_buf_t b = uv_buf_init(reinterpret_cast<char*>(ex->out.data()), static_cast<unsigned>(ex->out.size()));
@@ -220,7 +180,7 @@ void Service::Impl::connected(uv_connect_t* c, int status) {
             auto* e = static_cast<Exchange*>(s->data);
             if (n > 0 && !e->done) {
                 e->in.insert(e->in.end(), buf->base, buf->base + n);
-                e->impl->on_data(e);
+                e->pulls->on_data(e);
             } else if (n < 0 && !e->done) {
                 finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
             }
@@ -228,11 +188,11 @@ void Service::Impl::connected(uv_connect_t* c, int status) {
 }
 
 // What we hold, as "have=" strings for an IXFR request: at most one TXT record's worth, the rest come as data.
-std::vector<std::string> Service::Impl::held_versions() {
+std::vector<std::string> Pulls::held_versions() {
     std::vector<std::string> have;
-    MutexLock lock(mu);
+    MutexLock lock(core_.mu);
     size_t bytes = 0;
-    for (const auto& [origin, k] : store.known()) {
+    for (const auto& [origin, k] : core_.store.known()) {
         std::string v =
             "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
         if (v.size() > wire::kMaxCharString) continue;
@@ -244,7 +204,7 @@ std::vector<std::string> Service::Impl::held_versions() {
 
 // Each message as it arrives: verified (TSIG, chained), its records read, and every origin's report the
 // records complete merged at once. What is held is one message and one report, however large the view.
-void Service::Impl::on_data(Exchange* x) {
+void Pulls::on_data(Exchange* x) {
     while (!x->done && x->in.size() >= 2) {
         size_t len = static_cast<size_t>(x->in[0] << 8 | x->in[1]);
         if (x->in.size() < 2 + len) break;
@@ -264,7 +224,7 @@ void Service::Impl::on_data(Exchange* x) {
         x->mac = mac;
         ++x->messages;
         if (x->notify) return finish(x, "");
-        pull_heard_ms = steady_ms();
+        pull_heard_ms_ = steady_ms();
         uv_timer_again(&x->timer);  // the timeout is for a silent peer, not for a large view
         x->records.clear();
         if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial))
@@ -277,56 +237,21 @@ void Service::Impl::on_data(Exchange* x) {
         if (x->decoder.error().empty() && x->soas >= 2) x->decoder.finish(ready);
         accept(x, ready);
         if (!x->decoder.error().empty()) {
-            if (x->decoder.over_limit()) counters.oversized.fetch_add(1);
+            if (x->decoder.over_limit()) core_.counters.oversized.fetch_add(1);
             return finish(x, "malformed state: " + x->decoder.error());
         }
         if (x->soas >= 2) return complete(x);
     }
 }
 
-bool Service::Impl::in_our_zones(const std::string& host) const {
-    std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
-    return std::any_of(config.zones.begin(), config.zones.end(),
-                       [&](const conf::Zone& z) { return conf::is_subdomain(h, z.origin); });
-}
-
-// A peer's entry we can serve: in our zones, and at a zone apex with addresses only (a host name there would be
-// answered as a CNAME beside the SOA and NS: conf::kApexCname).
-bool Service::Impl::servable(const HostEntry& h) const {
-    if (!in_our_zones(h.host)) return false;
-    bool apex =
-        std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) { return z.origin == h.host; });
-    return !apex || std::all_of(h.endpoints.begin(), h.endpoints.end(),
-                                [](const EndpointState& ep) { return Address::is_ip(ep.target); });
-}
-
-// A peer holds this instance's origin from a life at least as new as ours (we restarted without
-// stateDir, perhaps with the clock set back): begin a newer life at once, so that peers take it.
-void Service::Impl::refute(const InstanceState& heard) {
-    if (heard.incarnation < own.incarnation || (heard.incarnation == own.incarnation && heard.version <= own.version))
-        return;
-    spdlog::info("sync: peers hold this instance at incarnation {} version {}; taking incarnation {}",
-                 heard.incarnation, heard.version, heard.incarnation + 1);
-    own.incarnation = heard.incarnation + 1;
-    own.version = 0;
-    bump_own();
-}
-
-void Service::Impl::note_own_held(const std::string& peer, const InstanceState& ours) {
-    if (peer.empty() || peer == own.origin() || ours.incarnation != own.incarnation) return;
-    Held& h = own_held[peer];
-    if (h.incarnation != ours.incarnation || h.version < ours.version) h = Held{ours.version, ours.incarnation};
-    const auto& known = store.known();
-    if (own_held.size() > known.size() + 16) {  // peers forgotten since
-        std::erase_if(own_held, [&known](const auto& e) { return !known.contains(e.first); });
-    }
-}
-
 // Merges the reports a transfer has completed so far (each checked whole first; a bad one is dropped, the
 // others still count).
-void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
+void Pulls::accept(Exchange* x, std::vector<Report>& reports) {
     if (reports.empty()) return;
-    MutexLock lock(mu);
+    MutexLock lock(core_.mu);
+    Store& store = core_.store;
+    SyncCounters& counters = core_.counters;
+    LogThrottle& report_log = core_.report_log;
     uint64_t now = now_ms();
     for (auto& r : reports) {
         if (r.has_data || r.skipped) counters.reports_received.fetch_add(1);
@@ -351,14 +276,14 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
                              left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
             }
         }
-        if (r.state.origin() == own.origin()) {
-            note_own_held(x->decoder.from(), r.state);
-            refute(r.state);
+        if (r.state.origin() == core_.own.origin()) {
+            core_.note_own_held(x->decoder.from(), r.state);
+            core_.refute(r.state);
             continue;
         }
         // At most kMaxOrigins known: a new one takes the place of the one dead longest, never of a live one.
         std::string evicted;
-        if (!store.make_room(r.state.origin(), ReportLimits::kMaxOrigins, now, dead_after(), &evicted)) {
+        if (!store.make_room(r.state.origin(), ReportLimits::kMaxOrigins, now, core_.dead_after(), &evicted)) {
             counters.rejected_reports.fetch_add(1);
             uint64_t left_out = 0;
             if (report_log.allow("full", now, &left_out)) {
@@ -377,9 +302,10 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
         }
         auto& hosts = r.state.hosts;
         size_t before = hosts.size();
-        hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !servable(h); }),
+        hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return !core_.servable(h); }),
                     hosts.end());
-        if (hosts.size() != before && warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
+        if (hosts.size() != before &&
+            core_.warned.insert(r.state.origin() + "@" + std::to_string(r.state.version)).second) {
             spdlog::warn("sync: ignored {} host(s) of {} outside our zones (or at a zone apex with a host name)",
                          before - hosts.size(), r.state.origin());
         }
@@ -395,7 +321,7 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
     }
     // Relayed news is not announced: each origin announces its own changes, and what travels around a cut
     // link goes with the next pull (one syncInterval).
-    if (x->changed) request_save();
+    if (x->changed) core_.request_save();
     reports.clear();
 }
 
@@ -403,60 +329,62 @@ void Service::Impl::accept(Exchange* x, std::vector<Report>& reports) {
 // version than we do (learnt elsewhere, and we missed it): then the next pull asks for everything. An origin
 // we do not know yet (or its new life) waits two rounds first, as a beat's news of it does
 // (take_relayed_news): at a start, its own member's pull brings it by then, and every peer's relay not at once.
-void Service::Impl::accept_heartbeat(Exchange* x, const Report& r, uint64_t now) {
+void Pulls::accept_heartbeat(Exchange* x, const Report& r, uint64_t now) {
+    Store& store = core_.store;
     auto known = store.known().find(r.state.origin());
     bool new_to_us = known == store.known().end() || r.state.incarnation > known->second.state.incarnation;
     if (!store.merge_heartbeat(r.state, r.age_ms, now, nullptr)) return;
     if (!new_to_us) {
         x->need_full = true;
-    } else if (relayed_news.size() < ReportLimits::kMaxOrigins || relayed_news.count(r.state.origin())) {
-        Held shown{r.state.version, r.state.incarnation};
-        auto [it, added] = relayed_news.try_emplace(r.state.origin(), RelayedNews{shown, x->peer, rounds});
-        if (!added) it->second.held = shown;
+    } else {
+        note_relayed(r.state.origin(), Held{r.state.version, r.state.incarnation}, x->peer);
     }
 }
 
-void Service::Impl::complete(Exchange* x) {
+void Pulls::complete(Exchange* x) {
     const std::string& from = x->decoder.from();
+    bool self = false;
     {
-        MutexLock lock(mu);
-        peer_status[x->peer].origin = printable(from);
-        learnt.answered(x->peer, now_ms());  // a signed transfer from it: a member now, if learnt
-        if (from == own.origin()) {
-            learnt.erase(x->peer);
-            self_addresses.insert(x->peer);
-            members.erase(std::remove(members.begin(), members.end(), x->peer), members.end());
+        MutexLock lock(core_.mu);
+        core_.peer_status[x->peer].origin = printable(from);
+        core_.learnt.answered(x->peer, now_ms());  // a signed transfer from it: a member now, if learnt
+        if (from == core_.own.origin()) {
+            core_.learnt.erase(x->peer);
+            core_.self_addresses.insert(x->peer);
+            self = true;
         }
     }
+    if (self) s_.membership.drop(x->peer);
     // The serial a pull of everything ended at is where the next asks from; one of the peer's own origin only
     // ("relay=0") says nothing of the others' data, which may have changed before it without our taking it.
     if (x->need_full) {
-        last_generation[x->peer] = 0;
+        last_generation_[x->peer] = 0;
     } else if (x->relay) {
-        last_generation[x->peer] = x->serial;
+        last_generation_[x->peer] = x->serial;
     }
     if (x->need_full) {
-        want_relay.insert(x->peer);
+        want_relay_.insert(x->peer);
     } else if (x->relay) {
-        want_relay.erase(x->peer);
+        want_relay_.erase(x->peer);
     }
     finish(x, "");
 }
 
-void Service::Impl::finish(Exchange* x, const std::string& error) {
+void Pulls::finish(Exchange* x, const std::string& error) {
     if (x->done) return;
     x->done = true;
-    Impl* impl = x->impl;
-    if (!x->notify && x->stream) --impl->pulls_open;
+    Pulls* pulls = x->pulls;
+    Core& core = pulls->core_;
+    if (!x->notify && x->stream) --pulls->pulls_open_;
     if (x->changed) {  // what a transfer merged counts, even when it was cut short afterwards
-        impl->schedule_save();
-        uv_async_send(&impl->wake);
-        if (impl->on_change) impl->on_change();
+        pulls->s_.state_dir.schedule_save();
+        uv_async_send(&core.wake);
+        if (core.on_change) core.on_change();
     }
-    impl->in_flight.erase({x->peer, x->notify});
+    pulls->in_flight_.erase({x->peer, x->notify});
     {
-        MutexLock lock(impl->mu);
-        PeerStatus& st = impl->peer_status[x->peer];
+        MutexLock lock(core.mu);
+        PeerStatus& st = core.peer_status[x->peer];
         st.address = x->peer.str();
         st.exchanges++;
         if (error.empty()) {
@@ -471,12 +399,12 @@ void Service::Impl::finish(Exchange* x, const std::string& error) {
             st.reachable = false;
             st.failures++;
             st.last_error = printable(error);  // it may hold a peer's bytes (a decoder's error)
-            if (!x->notify) impl->counters.pull_failures.fetch_add(1);
+            if (!x->notify) core.counters.pull_failures.fetch_add(1);
         }
     }
     // A NOTIFY came during the pull, or a beat showed news that it may not have brought.
-    if (!x->notify && impl->take_wanted(x->peer) && error.empty()) impl->exchange(x->peer, false);
-    if (!x->notify && x->peer == impl->round_lead) impl->pull_rest();  // what it brought, the others need not send
+    if (!x->notify && pulls->take_wanted(x->peer) && error.empty()) pulls->exchange(x->peer, false);
+    if (!x->notify && x->peer == pulls->round_lead_) pulls->pull_rest();  // what it brought, the others need not send
     uv_timer_stop(&x->timer);
     uv_timer_stop(&x->hedge);
     for (auto* h : {reinterpret_cast<uv_handle_t*>(&x->timer), reinterpret_cast<uv_handle_t*>(&x->hedge),

@@ -1,18 +1,16 @@
-// The serving side of sync (TCP thread): a peer's signed request for `_glbd.` (AXFR, IXFR, SOA) or its
-// NOTIFY, answered from the store.
+// sync/transfer/serving (TCP thread): a peer's signed request for `_glbd.` (AXFR, IXFR, SOA) or its NOTIFY,
+// answered from the store.
+#include "sync/transfer/serving.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
 #include <ctime>
 
-#include "sync/service_impl.hpp"
-
 namespace glbd::sync {
 
-// ---- serving (TCP thread)
-Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s,
-                                    std::string* mac) {
+Service::Auth Serving::verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac) {
     switch (tsig::verify(wire, len, key, "", false, now_s, mac)) {
         case tsig::Status::ok: return Auth::ok;
         case tsig::Status::unsigned_: return Auth::unsigned_;
@@ -22,14 +20,14 @@ Service::Auth Service::Impl::verify(const tsig::Key& key, const uint8_t* wire, s
     }
 }
 
-Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo::Address& from,
-                                       std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
+Service::Handled Serving::handle(const uint8_t* msg, size_t len, const geo::Address& from,
+                                 std::vector<std::vector<uint8_t>>& out, MoreMessages& more) {
     SyncRequest req;
-    if (!networked || !parse_sync_request(msg, len, req)) return Handled::not_ours;
+    if (!core_.networked || !parse_sync_request(msg, len, req)) return Handled::not_ours;
     const bool notify = req.opcode == wire::opcode::NOTIFY;
     std::string peer = from.str();
     std::string req_mac;
-    auto key = current_key();
+    auto key = core_.current_key();
     if (!key) return Handled::not_ours;
     Auth a = verify(*key, msg, len, static_cast<uint64_t>(std::time(nullptr)), &req_mac);
     if (a == Auth::ok && !first_use(req_mac)) a = Auth::replay;
@@ -40,24 +38,24 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
     }
     bool member;
     {
-        MutexLock lock(mu);
-        member = member_addresses.count(from) > 0;
-        if (member && !notify) pulled_at[from] = now_ms();  // acknowledges our last change (resend_change)
+        MutexLock lock(core_.mu);
+        member = core_.member_addresses.count(from) > 0;
+        if (member && !notify) core_.pulled_at[from] = now_ms();  // acknowledges our last change (resend_change)
     }
     if (notify) {
-        counters.notifies_received.fetch_add(1);
+        core_.counters.notifies_received.fetch_add(1);
         Message resp(req.id,
                      static_cast<uint16_t>(wire::flag::QR | wire::opcode_bits(wire::opcode::NOTIFY) | wire::flag::AA));
         resp.question(req.qtype);
         out.push_back(resp.finish());
         tsig::sign(out.back(), *key, req_mac, false, static_cast<uint64_t>(std::time(nullptr)));
         {
-            MutexLock lock(mu);
-            pull_now.insert(from);
+            MutexLock lock(core_.mu);
+            core_.pull_now.insert(from);
         }
-        wake_up();
+        core_.wake_up();
     } else if (req.qtype == wire::type::AXFR || req.qtype == wire::type::IXFR || req.qtype == wire::type::SOA) {
-        counters.served.fetch_add(1);
+        core_.counters.served.fetch_add(1);
         // An IXFR with the generation the puller already has gets heartbeats only (see transfer()).
         std::optional<uint32_t> known = req.qtype == wire::type::IXFR ? req.known_serial : std::nullopt;
         more = transfer(key, req.id, req.qtype, req_mac, known, req.have, req.own_only);
@@ -69,25 +67,26 @@ Service::Handled Service::Impl::handle(const uint8_t* msg, size_t len, const geo
 
 // Whether a verified request's MAC is new (then it is remembered): a signed request sent again as it was,
 // from anywhere, is a replay.
-bool Service::Impl::first_use(const std::string& mac) {
+bool Serving::first_use(const std::string& mac) {
     uint64_t now = now_ms();
-    MutexLock lock(mu);
-    while (!mac_order.empty() && (mac_order.size() >= kMaxMacs || now - mac_order.front().first > kMacKeepMs)) {
-        seen_macs.erase(mac_order.front().second);
-        mac_order.pop_front();
+    MutexLock lock(macs_mu_);
+    while (!mac_order_.empty() && (mac_order_.size() >= kMaxMacs || now - mac_order_.front().first > kMacKeepMs)) {
+        seen_macs_.erase(mac_order_.front().second);
+        mac_order_.pop_front();
     }
-    if (!seen_macs.insert(mac).second) return false;
-    mac_order.emplace_back(now, mac);
+    if (!seen_macs_.insert(mac).second) return false;
+    mac_order_.emplace_back(now, mac);
     return true;
 }
 
 // A request that failed TSIG: counted by reason and logged (throttled per source and reason).
-void Service::Impl::reject(Auth a, const char* what, const std::string& peer) {
+void Serving::reject(Auth a, const char* what, const std::string& peer) {
     const char* why = a == Auth::unsigned_ ? "unsigned"
                       : a == Auth::badkey  ? "unknown key"
                       : a == Auth::badsig  ? "bad signature"
                       : a == Auth::replay  ? "a replayed signature"
                                            : "stale signature";
+    SyncCounters& counters = core_.counters;
     (a == Auth::unsigned_ ? counters.rejected_unsigned
      : a == Auth::badkey  ? counters.rejected_badkey
      : a == Auth::badsig  ? counters.rejected_badsig
@@ -97,8 +96,8 @@ void Service::Impl::reject(Auth a, const char* what, const std::string& peer) {
     uint64_t left_out = 0;
     bool log = false;
     {
-        MutexLock lock(reject_mu);
-        log = reject_log.allow(peer + " " + why, now_ms(), &left_out);
+        MutexLock lock(reject_mu_);
+        log = reject_log_.allow(peer + " " + why, now_ms(), &left_out);
     }
     if (log) {
         spdlog::warn("sync: rejected {} request from {}: {}{}", what, peer, why,
@@ -121,9 +120,9 @@ public:
         std::string name;
         bool data;
     };
-    TransferWriter(Service::Impl& impl, std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
+    TransferWriter(Serving& serving, std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
                    std::string req_mac, uint32_t generation, std::vector<Origin> origins)
-        : impl_(impl),
+        : serving_(serving),
           key_(std::move(key)),
           id_(id),
           qtype_(qtype),
@@ -134,7 +133,7 @@ public:
           now_s_(static_cast<uint64_t>(std::time(nullptr))) {
         msg_.question(qtype_);
         msg_.soa(generation_);
-        if (qtype_ != wire::type::SOA) head_ = encode_header(impl_.own_origin_name()), head_due_ = header_ = true;
+        if (qtype_ != wire::type::SOA) head_ = encode_header(serving_.own_origin_name()), head_due_ = header_ = true;
     }
 
     // The next message; false when it is the last.
@@ -169,7 +168,7 @@ private:
     bool refill() {
         while (next_origin_ < origins_.size()) {
             const Origin& o = origins_[next_origin_++];
-            if (impl_.encode_origin(o.name, o.data, head_, data_)) {
+            if (serving_.encode_origin(o.name, o.data, head_, data_)) {
                 head_due_ = true, record_ = 0;
                 return true;
             }
@@ -210,7 +209,7 @@ private:
         msg_ = Message(id_, kAnswerFlags);
     }
 
-    Service::Impl& impl_;
+    Serving& serving_;
     std::shared_ptr<const tsig::Key> key_;
     uint16_t id_, qtype_;
     std::string prior_;
@@ -230,19 +229,19 @@ private:
 
 }  // namespace
 
-std::string Service::Impl::own_origin_name() const {
-    MutexLock lock(mu);
-    return own.origin();
+std::string Serving::own_origin_name() const {
+    MutexLock lock(core_.mu);
+    return core_.own.origin();
 }
 
-bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vector<std::string>& record,
-                                  std::shared_ptr<const EncodedData>& encoded) {
-    MutexLock lock(mu);
-    auto it = store.known().find(origin);
-    if (it == store.known().end()) return false;
+bool Serving::encode_origin(const std::string& origin, bool data, std::vector<std::string>& record,
+                            std::shared_ptr<const EncodedData>& encoded) {
+    MutexLock lock(core_.mu);
+    auto it = core_.store.known().find(origin);
+    if (it == core_.store.known().end()) return false;
     const Known& k = it->second;
     uint64_t now = now_ms();
-    bool own_one = origin == store.own_origin();
+    bool own_one = origin == core_.store.own_origin();
     record = origin_fields(k.state, own_one ? now : k.state.heartbeat,
                            own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms);
     encoded.reset();
@@ -250,32 +249,32 @@ bool Service::Impl::encode_origin(const std::string& origin, bool data, std::vec
         record.emplace_back(kNoData);
         return true;
     }
-    auto [at, fresh] = served_data.try_emplace(origin);
+    auto [at, fresh] = served_data_.try_emplace(origin);
     if (fresh || at->second.generation != k.changed_generation || !at->second.data) {
         at->second = {k.changed_generation, encode_data(k.state)};
-        const auto& known = store.known();
-        if (served_data.size() > known.size()) {  // drop the forgotten origins' data
-            std::erase_if(served_data, [&known](const auto& e) { return !known.contains(e.first); });
+        const auto& known = core_.store.known();
+        if (served_data_.size() > known.size()) {  // drop the forgotten origins' data
+            std::erase_if(served_data_, [&known](const auto& e) { return !known.contains(e.first); });
         }
     }
     encoded = at->second.data;
     return true;
 }
 
-MoreMessages Service::Impl::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
-                                     const std::string& req_mac, std::optional<uint32_t> known_serial,
-                                     const std::map<std::string, Held>& have, bool own_only) {
+MoreMessages Serving::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
+                               const std::string& req_mac, std::optional<uint32_t> known_serial,
+                               const std::map<std::string, Held>& have, bool own_only) {
     std::vector<TransferWriter::Origin> origins;
     uint32_t generation;
     {
-        MutexLock lock(mu);
-        generation = store.generation();
+        MutexLock lock(core_.mu);
+        generation = core_.store.generation();
         // A serial from the future (another incarnation of ours) gets everything.
         bool since = known_serial.has_value();
         uint32_t serial = known_serial.value_or(0);
         if (since && newer(serial, generation)) since = false;
-        const std::string own_origin = own.origin();
-        for (const auto& [origin, k] : store.known()) {
+        const std::string own_origin = core_.own.origin();
+        for (const auto& [origin, k] : core_.store.known()) {
             // Data only for the origins that changed after the puller's serial and that it does not say it holds.
             bool data = !since || newer(k.changed_generation, serial);
             auto it = have.find(origin);

@@ -1,0 +1,107 @@
+// sync/core — what the parts of the sync service share: this instance's own state, stateDir's pending write,
+// what peers say of us and which of their hosts we take.
+#include "sync/core.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "conf/names.hpp"
+#include "sync/state_file.hpp"
+
+namespace glbd::sync {
+
+std::string Core::own_group() const {
+    if (config.kubernetes && !config.kubernetes->group.empty()) return config.kubernetes->group;
+    return records_group;
+}
+
+void Core::bump_own() {
+    uint64_t now = now_ms();
+    own.version = std::max(own.version + 1, now);
+    own.heartbeat = now;
+    store.set_own(own, now);
+    notify_pending = true;
+    request_save();
+}
+
+void Core::wake_up() {
+    MutexLock lock(mu);
+    if (wakeable) uv_async_send(&wake);
+}
+
+uint64_t Core::dead_after() const {
+    return networked ? static_cast<uint64_t>(config.peers->dead_after.count()) : UINT64_MAX / 4;
+}
+
+std::shared_ptr<const tsig::Key> Core::current_key() const {
+    MutexLock lock(mu);
+    return sync_key;
+}
+
+uint64_t Core::suspect_after() const {
+    return std::max(3 * static_cast<uint64_t>(config.peers->sync_interval.count()), dead_after() / 2);
+}
+
+bool Core::never_heard(const SocketAddress& m) const {
+    auto st = peer_status.find(m);
+    return st == peer_status.end() || (!st->second.last_ok_ms && !st->second.last_beat_ms);
+}
+
+void Core::request_save() {
+    if (config.state_dir.empty()) return;
+    if (networked) {
+        save_pending = true;  // the sync thread writes it (StateDir::schedule_save)
+        return;
+    }
+    save_pending = false;  // no sync thread: write now
+    write_states(known_states());
+}
+
+std::vector<InstanceState> Core::known_states() const {
+    std::vector<InstanceState> out;
+    out.reserve(store.known().size());
+    for (const auto& [o, k] : store.known()) out.push_back(k.state);
+    return out;
+}
+
+void Core::write_states(const std::vector<InstanceState>& states) const {
+    if (auto saved = save_state_file(config.state_dir, states, now_ms()); !saved)
+        spdlog::warn("sync: {}", saved.error());
+}
+
+void Core::note_own_held(const std::string& peer, const InstanceState& ours) {
+    if (peer.empty() || peer == own.origin() || ours.incarnation != own.incarnation) return;
+    Held& h = own_held[peer];
+    if (h.incarnation != ours.incarnation || h.version < ours.version) h = Held{ours.version, ours.incarnation};
+    const auto& known = store.known();
+    if (own_held.size() > known.size() + 16) {  // peers forgotten since
+        std::erase_if(own_held, [&known](const auto& e) { return !known.contains(e.first); });
+    }
+}
+
+void Core::refute(const InstanceState& heard) {
+    if (heard.incarnation < own.incarnation || (heard.incarnation == own.incarnation && heard.version <= own.version))
+        return;
+    spdlog::info("sync: peers hold this instance at incarnation {} version {}; taking incarnation {}",
+                 heard.incarnation, heard.version, heard.incarnation + 1);
+    own.incarnation = heard.incarnation + 1;
+    own.version = 0;
+    bump_own();
+}
+
+bool Core::in_our_zones(const std::string& host) const {
+    std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
+    return std::any_of(config.zones.begin(), config.zones.end(),
+                       [&](const conf::Zone& z) { return conf::is_subdomain(h, z.origin); });
+}
+
+bool Core::servable(const HostEntry& h) const {
+    if (!in_our_zones(h.host)) return false;
+    bool apex =
+        std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) { return z.origin == h.host; });
+    return !apex || std::all_of(h.endpoints.begin(), h.endpoints.end(),
+                                [](const EndpointState& ep) { return Address::is_ip(ep.target); });
+}
+
+}  // namespace glbd::sync

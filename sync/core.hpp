@@ -1,0 +1,112 @@
+// sync/core — what every part of the sync service shares (internal to sync/): the config, the store of every
+// instance's report, this instance's own state, what is known of each member, under one mutex; the counters; and
+// the loop the parts' handles run on. The parts each own the rest of their state: serving (transfer/serving.hpp,
+// the TCP thread), pulls and rounds (transfer/pulls.hpp), heartbeats (transfer/beats.hpp), members
+// (membership.hpp), liveness (liveness.hpp) and stateDir (state_dir.hpp); Service::Impl (service_impl.hpp) holds
+// the core and one of each. What several threads touch is GLBD_GUARDED_BY(mu), checked by clang.
+#pragma once
+
+#include <uv.h>
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "resolver/base/clock.hpp"
+#include "resolver/base/log_throttle.hpp"
+#include "resolver/base/mutex.hpp"
+#include "sync/members.hpp"
+#include "sync/service.hpp"
+#include "sync/state.hpp"
+#include "sync/transfer/codec.hpp"
+#include "sync/transfer/tsig.hpp"
+
+namespace glbd::sync {
+
+struct Core {
+    // Written only by reconfigure() on the control thread while the sync thread is stopped; read by the
+    // control and sync threads. The TCP thread reads none of it (it takes the key through current_key()).
+    // Without its hosts: this instance's come from the daemon (set_own_hosts), and are not kept twice.
+    conf::Config config;
+    std::vector<HostEntry> saved_own_hosts;  // this instance's hosts as stateDir had them at start (constructor only)
+    RecordList saved_own_records;            // and its static records
+    std::atomic<bool> networked{false};
+    std::function<void()> on_change;
+
+    mutable Mutex mu;
+    std::shared_ptr<const tsig::Key> sync_key GLBD_GUARDED_BY(mu);  // swapped whole by a reload
+    Store store GLBD_GUARDED_BY(mu);
+    InstanceState own GLBD_GUARDED_BY(mu);
+    std::map<SocketAddress, PeerStatus> peer_status GLBD_GUARDED_BY(mu);
+    std::set<SocketAddress> self_addresses GLBD_GUARDED_BY(mu);  // members that turned out to be this instance
+    std::set<Address> pull_now GLBD_GUARDED_BY(mu);              // addresses that sent a NOTIFY
+    std::map<Address, uint64_t> pulled_at GLBD_GUARDED_BY(mu);   // members' addresses: when they last pulled (ms)
+    std::set<Address> member_addresses GLBD_GUARDED_BY(mu);      // the members' resolved addresses (trust)
+    bool notify_pending GLBD_GUARDED_BY(mu) = false;
+    bool own_hosts_set GLBD_GUARDED_BY(mu) = false;
+    std::set<std::string> warned GLBD_GUARDED_BY(mu);  // origin+version already warned about foreign hosts
+    bool save_pending GLBD_GUARDED_BY(mu) = false;
+    bool stopping GLBD_GUARDED_BY(mu) = false;  // set by stop(), read by the sync thread when woken
+    // The sync thread runs, and `wake` may be signalled: from start() until stop() (the TCP thread's NOTIFYs
+    // come at any time, also while a reload restarts the loop, and must never signal a handle that is closed
+    // or not made yet).
+    bool wakeable GLBD_GUARDED_BY(mu) = false;
+    std::string records_group GLBD_GUARDED_BY(mu);  // status.group of this cluster's DNSRecords
+    // Per peer origin, the newest version of this instance's report it showed holding (its beats, the origin
+    // records of a pull from it): Service::not_holding. At most one entry per known origin.
+    std::map<std::string, Held> own_held GLBD_GUARDED_BY(mu);
+    // Each origin's beats as they came (transfer/beats.hpp): liveness stretches deadAfter by their loss, the
+    // status shows them. At most one entry per origin that may be known (ReportLimits::kMaxOrigins).
+    struct BeatLink {
+        uint64_t last_seq = 0, last_mono_ms = 0, received = 0, lost = 0;
+        double loss = 0;  // the share of beats lost, smoothed over about Beats::kLossWindow beats
+    };
+    std::map<std::string, BeatLink> beat_links GLBD_GUARDED_BY(mu);  // by the sender's origin
+    LearntMembers learnt GLBD_GUARDED_BY(mu);                // members learnt from peers (sync thread; status: control)
+    std::set<SocketAddress> configured GLBD_GUARDED_BY(mu);  // peers.members, resolved (never learnt)
+
+    SyncCounters counters;              // atomics
+    LogThrottle report_log{1, 60'000};  // sync thread: rejected reports, per peer and origin, once a minute
+
+    // The sync thread's loop (the control thread touches it only in start() and stop(), before the thread
+    // starts and after it is joined).
+    uv_loop_t loop{};
+    uv_async_t wake{};
+    uint64_t started_ms = 0;  // when the loop started (wall clock): a member never heard is suspect from then
+    bool closing = false;     // the stop was seen: no new exchange
+
+    // ---- own state
+    // This cluster's group: kubernetes.group when set, else its records'.
+    [[nodiscard]] std::string own_group() const GLBD_REQUIRES(mu);
+    // This instance changed: a new version, to be announced and written to stateDir.
+    void bump_own() GLBD_REQUIRES(mu);
+    void wake_up() GLBD_EXCLUDES(mu);
+    [[nodiscard]] uint64_t dead_after() const;
+    [[nodiscard]] std::shared_ptr<const tsig::Key> current_key() const GLBD_EXCLUDES(mu);
+    // How long a member may stay silent (no beat, no transfer) before it is suspect: max(3 x syncInterval,
+    // deadAfter / 2). Also how recent its last beat must be for a change to go to it by beats alone.
+    [[nodiscard]] uint64_t suspect_after() const;
+    // A member never heard at all: no beat, no pull that succeeded.
+    [[nodiscard]] bool never_heard(const SocketAddress& m) const GLBD_REQUIRES(mu);
+    // ---- stateDir: a write is due (the sync thread makes it, StateDir::schedule_save; without peers, now)
+    void request_save() GLBD_REQUIRES(mu);
+    [[nodiscard]] std::vector<InstanceState> known_states() const GLBD_REQUIRES(mu);
+    // {"saved": ms, "origins": [...]} (state_file.hpp); a failure is logged.
+    void write_states(const std::vector<InstanceState>& states) const;
+    // ---- what peers say of us, and which of their hosts we take
+    void note_own_held(const std::string& peer, const InstanceState& ours) GLBD_REQUIRES(mu);
+    // A peer holds this instance's origin from a life at least as new as ours (we restarted without stateDir,
+    // perhaps with the clock set back): a newer life at once, so that peers take it.
+    void refute(const InstanceState& heard) GLBD_REQUIRES(mu);
+    [[nodiscard]] bool in_our_zones(const std::string& host) const;
+    // A peer's entry we can serve: in our zones, and at a zone apex with addresses only (a host name there would
+    // be answered as a CNAME beside the SOA and NS: conf::kApexCname).
+    [[nodiscard]] bool servable(const HostEntry& h) const;
+};
+
+}  // namespace glbd::sync
