@@ -42,7 +42,7 @@ GlobalView view(int hosts, int clusters) {
         for (int h = 0; h < hosts; ++h) {
             HostEntry he{"h" + std::to_string(h) + ".glb.example.test",
                          60,
-                         conf::LoadBalancing{static_cast<uint16_t>(100 + c), geos[c % 8], c == 1},
+                         model::LoadBalancing{static_cast<uint16_t>(100 + c), geos[c % 8], c == 1},
                          {}};
             he.endpoints.push_back(
                 {"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1), true});
@@ -321,7 +321,7 @@ void BM_LoadLocationDb(benchmark::State& state) {
 void BM_ViewOfLargeHost(benchmark::State& state) {
     sync::Store st;
     sync::InstanceState s{"eu", "a", 1, 1, {}, {}};
-    HostEntry h{"wide.glb.test", 60, conf::LoadBalancing{1, "IE", true}, {}};
+    HostEntry h{"wide.glb.test", 60, model::LoadBalancing{1, "IE", true}, {}};
     for (int64_t i = 0; i < state.range(0); ++i) {
         h.endpoints.push_back(EndpointState{
             "10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255),

@@ -14,9 +14,9 @@
 #include <memory>
 #include <set>
 
-#include "conf/names.hpp"
 #include "conf/reader.hpp"
 #include "resolver/base/read_file.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
 

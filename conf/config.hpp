@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "resolver/base/address.hpp"
-#include "resolver/dnssec/keys.hpp"
+#include "resolver/model/host.hpp"
+#include "resolver/model/served.hpp"
+#include "resolver/model/zone.hpp"
 
 namespace glbd::conf {
 
@@ -40,80 +42,6 @@ struct SockAddr {
     [[nodiscard]] std::string str() const;  // "1.2.3.4:53" or "[::1]:53"
     // As a socket address; throws std::runtime_error when `host` is not numeric.
     socklen_t to_sockaddr(sockaddr_storage& out) const;
-};
-
-// A resource record from `records`, `file` or the generated SOA/NS/glue, in wire form.
-struct StaticRecord {
-    std::string owner;  // uncompressed wire name, lower case
-    uint16_t type = 0;
-    uint32_t ttl = 0;
-    std::string rdata;  // uncompressed wire rdata (names inside lower case)
-};
-
-struct Soa {
-    std::string mname;  // default: the first nameserver
-    std::string rname = "hostmaster";
-    uint32_t refresh = 3600, retry = 600, expire = 86400, minimum = 60;
-};
-
-struct Nameserver {
-    std::string name;                    // fqdn, no trailing dot
-    std::vector<std::string> addresses;  // numeric IPv4/IPv6
-};
-
-// zones[].dnssec: the zone is signed online with these keys, which every cluster holds (resolver/dnssec).
-struct ZoneDnssec {
-    std::vector<std::shared_ptr<const dnssec::Key>> keys;  // loaded and checked; at least one KSK or CSK
-    Millis signature_validity{7 * 86'400'000};             // RRSIG expiration - inception
-    // The parent zone's servers (IP:PORT), asked for the zone's DS before a KSK is removed; none: not asked.
-    std::vector<SocketAddress> parent;
-    static constexpr size_t kMaxParentServers = 8;
-    [[nodiscard]] uint32_t validity_seconds() const {
-        return static_cast<uint32_t>(std::chrono::duration_cast<std::chrono::seconds>(signature_validity).count());
-    }
-};
-
-struct Zone {
-    std::string origin;  // fqdn, lower case, no trailing dot
-    uint32_t ttl = 300;
-    Soa soa;
-    std::vector<Nameserver> nameservers;
-    std::vector<StaticRecord> records;  // parsed `records` and `file`, SOA and NS excluded
-    std::optional<ZoneDnssec> dnssec;
-};
-
-struct LoadBalancing {
-    uint16_t weight = 100;
-    std::string geo;  // "" = none
-    bool default_geo = false;
-    bool operator==(const LoadBalancing&) const = default;
-};
-
-enum class Protocol { http, https, tcp };
-
-struct HealthCheck {
-    Protocol protocol = Protocol::http;
-    uint16_t port = 80;
-    std::string path = "/";
-    Millis interval{5000};
-    Millis timeout{2000};
-    unsigned failure_threshold = 3;
-    unsigned success_threshold = 1;
-    std::vector<int> expected_status{200, 201};
-    std::vector<std::pair<std::string, std::string>> headers;
-    bool insecure_skip_verify = false;
-    bool operator==(const HealthCheck&) const = default;
-};
-
-// One entry of this cluster for a load-balanced name. A cluster may give a name several entries (several
-// gateways, each its own geo, weight and endpoints), told apart by `entry`.
-struct Host {
-    std::string name;  // fqdn, lower case, may start with "*."
-    uint32_t ttl = 60;
-    std::vector<std::string> endpoints;  // IPv4, IPv6 or host names (no trailing dot)
-    std::optional<LoadBalancing> load_balancing;
-    std::optional<HealthCheck> health_check;
-    std::string entry;  // "" for a name's only entry; else what names it (a gateway, a DNSRecord's target)
 };
 
 struct TsigKey {
@@ -165,16 +93,10 @@ struct GeoNetwork {
 };
 
 // The config mirrors the YAML: one struct a section, one field a key (see docs/config.md).
-// A point on Earth in degrees (latitude -90..90, longitude -180..180).
-struct Coordinates {
-    float lat = 0, lon = 0;
-    bool operator==(const Coordinates&) const = default;
-};
-
 struct Cluster {
     std::string id;
-    std::string instance;                 // default: the host name
-    std::optional<Coordinates> location;  // cluster.location: where its endpoints are (nearest fallback, map)
+    std::string instance;                        // default: the host name
+    std::optional<model::Coordinates> location;  // cluster.location: where its endpoints are (nearest fallback, map)
 };
 
 struct Listen {
@@ -235,8 +157,8 @@ struct Config {
     Admin admin;
     unsigned threads = 0;
     GeoIp geoip;
-    std::vector<Zone> zones;
-    std::vector<Host> hosts;
+    std::vector<model::Zone> zones;
+    std::vector<model::Host> hosts;
     std::optional<Peers> peers;
     std::optional<Kubernetes> kubernetes;
     std::string state_dir;
@@ -245,6 +167,10 @@ struct Config {
     Log log;
     std::optional<Dnstap> dnstap;
     Metrics metrics;
+    // The zones and settings a snapshot is built from (resolver/snapshot), referring into this config.
+    operator model::Served() const {  // NOLINT: implicit, so that a Config is what the builder is given
+        return {cluster.id, cluster.location, geoip.nearest, listen.udp_payload, zones, hosts};
+    }
 };
 
 struct LoadResult {

@@ -4,9 +4,9 @@
 #include <map>
 #include <set>
 
-#include "conf/names.hpp"
 #include "conf/reader.hpp"
 #include "resolver/base/read_file.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/consts.hpp"
 #include "resolver/wire/text.hpp"
 

@@ -12,8 +12,16 @@
 
 #include "conf/config.hpp"
 #include "resolver/base/address.hpp"
+#include "resolver/model/names.hpp"
 
 namespace glbd::conf {
+
+// The model's types and name rules, as conf's readers use them (conf/ only).
+using model::active_groups_name, model::canonical_name, model::is_api_server_url, model::is_canonical_name,
+    model::is_cluster_id, model::is_custom_geo_code, model::is_endpoint, model::is_group_name, model::is_host_name,
+    model::is_instance_name, model::is_lb_host_name, model::is_probe_path, model::is_subdomain, model::kApexCname;
+using model::Coordinates, model::HealthCheck, model::Host, model::LoadBalancing, model::Nameserver, model::Protocol,
+    model::Soa, model::StaticRecord, model::Zone, model::ZoneDnssec;
 
 inline bool is_ip(const std::string& s) {
     Address a;

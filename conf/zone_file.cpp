@@ -2,8 +2,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "conf/names.hpp"
 #include "conf/reader.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/text.hpp"
 
 #include <ldns/ldns.h>  // last: it defines a `bool` macro

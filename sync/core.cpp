@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 #include "sync/state_file.hpp"
 
 namespace glbd::sync {
@@ -93,13 +93,13 @@ void Core::refute(const InstanceState& heard) {
 bool Core::in_our_zones(const std::string& host) const {
     std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
     return std::any_of(config.zones.begin(), config.zones.end(),
-                       [&](const conf::Zone& z) { return conf::is_subdomain(h, z.origin); });
+                       [&](const model::Zone& z) { return model::is_subdomain(h, z.origin); });
 }
 
 bool Core::servable(const HostEntry& h) const {
     if (!in_our_zones(h.host)) return false;
     bool apex =
-        std::any_of(config.zones.begin(), config.zones.end(), [&](const conf::Zone& z) { return z.origin == h.host; });
+        std::any_of(config.zones.begin(), config.zones.end(), [&](const model::Zone& z) { return z.origin == h.host; });
     return !apex || std::all_of(h.endpoints.begin(), h.endpoints.end(),
                                 [](const EndpointState& ep) { return Address::is_ip(ep.target); });
 }

@@ -105,7 +105,7 @@ struct Core {
     void refute(const InstanceState& heard) GLBD_REQUIRES(mu);
     [[nodiscard]] bool in_our_zones(const std::string& host) const;
     // A peer's entry we can serve: in our zones, and at a zone apex with addresses only (a host name there would
-    // be answered as a CNAME beside the SOA and NS: conf::kApexCname).
+    // be answered as a CNAME beside the SOA and NS: model::kApexCname).
     [[nodiscard]] bool servable(const HostEntry& h) const;
 };
 

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 
 namespace glbd::sync {
 
@@ -47,7 +47,7 @@ std::vector<std::string> parse_active_groups(std::string_view text) {
             pair.substr(0, eq) == "groups") {
             constexpr size_t kMaxRead = 1024;
             for (auto& g : split_groups(pair.substr(eq + 1), kMaxRead)) {
-                if (conf::is_group_name(g)) out.push_back(std::move(g));
+                if (model::is_group_name(g)) out.push_back(std::move(g));
             }
         }
         if (semi == std::string_view::npos) break;
@@ -59,7 +59,7 @@ std::vector<std::string> parse_active_groups(std::string_view text) {
 
 std::optional<std::vector<std::string>> group_set(const std::vector<std::string>& list, std::string* bad) {
     for (const auto& g : list) {
-        if (!conf::is_group_name(g)) {
+        if (!model::is_group_name(g)) {
             if (bad) *bad = g;
             return std::nullopt;
         }

@@ -16,7 +16,7 @@ namespace glbd::sync {
 // The active groups as set (or cleared) through one origin's admin API (`glbd groups`) at `at_ms` on its clock;
 // of every origin's, the latest wins (as an override does). at_ms 0: never set.
 struct ActiveGroups {
-    std::vector<std::string> groups;  // sorted, each once, each conf::is_group_name; empty when cleared
+    std::vector<std::string> groups;  // sorted, each once, each model::is_group_name; empty when cleared
     uint64_t at_ms = 0;
     bool cleared = false;  // `glbd groups clear`: no set of the admin's from then on
     bool operator==(const ActiveGroups&) const = default;
@@ -46,7 +46,7 @@ std::string format_active_groups(const std::vector<std::string>& groups);
 // The groups in a TXT record's text (its strings joined), read as dns-operator's getActiveGroups reads them:
 // ';'-separated pairs, a pair without exactly one '=' skipped, "groups" split on "&&", empty parts skipped;
 // quotes around the whole text are dropped first, as dns-operator's CLI drops them (its records may hold them
-// literally). A name that is not a group name (conf::is_group_name) is skipped too. Sorted, each once.
+// literally). A name that is not a group name (model::is_group_name) is skipped too. Sorted, each once.
 std::vector<std::string> parse_active_groups(std::string_view text);
 // `list` as a set of group names (sorted, each once); nullopt and the bad name in `bad` when one is not valid.
 std::optional<std::vector<std::string>> group_set(const std::vector<std::string>& list, std::string* bad);

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "conf/config.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "sync/health/checker.hpp"
 
 namespace glbd {

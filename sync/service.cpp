@@ -10,9 +10,9 @@
 #include <random>
 #include <utility>
 
-#include "conf/names.hpp"
 #include "resolver/base/thread_name.hpp"
 #include "resolver/dnssec/keys.hpp"
+#include "resolver/model/names.hpp"
 #include "sync/service_impl.hpp"
 
 namespace glbd::sync {
@@ -31,7 +31,7 @@ namespace {
 // The groups records' names: kuadrant-active-groups.<zone> of every zone served.
 std::vector<std::string> groups_names(const conf::Config& c) {
     std::vector<std::string> out;
-    for (const auto& z : c.zones) out.push_back(conf::active_groups_name(z.origin));
+    for (const auto& z : c.zones) out.push_back(model::active_groups_name(z.origin));
     return out;
 }
 }  // namespace
@@ -39,7 +39,7 @@ std::vector<std::string> groups_names(const conf::Config& c) {
 Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) {
     config = c;
     on_change = std::move(cb);
-    std::vector<conf::Host>().swap(
+    std::vector<model::Host>().swap(
         config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room
     networked = config.peers.has_value();
     uint64_t now = now_ms();
@@ -132,7 +132,7 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     stop();
     MutexLock lock(mu);
     config = c;
-    std::vector<conf::Host>().swap(config.hosts);
+    std::vector<model::Host>().swap(config.hosts);
     networked = config.peers.has_value();
     sync_key =
         networked ? std::make_shared<const tsig::Key>(tsig::Key::from(config.peers->key.name, config.peers->key.secret))

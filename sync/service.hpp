@@ -17,7 +17,7 @@
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
 #include "resolver/base/clock.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "sync/state.hpp"
 
 namespace glbd::sync {

@@ -1,8 +1,8 @@
 #include "sync/state.hpp"
 
 #include "conf/config.hpp"
-#include "conf/names.hpp"
 #include "resolver/base/address.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/consts.hpp"
 
 #include <algorithm>
@@ -330,8 +330,8 @@ void apply_overrides(ClusterView& cluster, const ClusterOverrides& overrides) {
 
 bool is_override_target(std::string_view target) {
     auto slash = target.find('/');
-    if (slash == std::string_view::npos) return conf::is_cluster_id(target);
-    return conf::is_cluster_id(target.substr(0, slash)) && conf::is_endpoint(target.substr(slash + 1));
+    if (slash == std::string_view::npos) return model::is_cluster_id(target);
+    return model::is_cluster_id(target.substr(0, slash)) && model::is_endpoint(target.substr(slash + 1));
 }
 
 bool Store::make_room(const std::string& origin, size_t max, uint64_t now_ms, uint64_t dead_after_ms,
@@ -368,17 +368,17 @@ namespace {
 // What is wrong with one host of a report by the config's rules, or "".
 std::string host_problem(const HostEntry& h) {
     using L = ReportLimits;
-    if (!conf::is_lb_host_name(h.host)) return "bad host name";
-    if (!h.entry.empty() && !conf::is_instance_name(h.entry)) return h.host + ": bad entry name";
+    if (!model::is_lb_host_name(h.host)) return "bad host name";
+    if (!h.entry.empty() && !model::is_instance_name(h.entry)) return h.host + ": bad entry name";
     if (h.endpoints.size() > L::kMaxEndpoints) {
         return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " +
                std::to_string(L::kMaxEndpoints) + ")";
     }
     for (const auto& ep : h.endpoints) {
-        if (!conf::is_endpoint(ep.target)) return h.host + ": bad endpoint";
+        if (!model::is_endpoint(ep.target)) return h.host + ": bad endpoint";
     }
     if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo) &&
-        !conf::is_custom_geo_code(h.load_balancing->geo)) {
+        !model::is_custom_geo_code(h.load_balancing->geo)) {
         return h.host + ": bad geo code";
     }
     return "";
@@ -386,13 +386,13 @@ std::string host_problem(const HostEntry& h) {
 
 // What is wrong with one static record of a report, or "".
 std::string record_problem(const ZoneRecord& z) {
-    if (!conf::is_lb_host_name(z.name)) return "bad record name";
+    if (!model::is_lb_host_name(z.name)) return "bad record name";
     if (z.ttl > 2147483647) return z.name + ": bad TTL";
     bool wildcard = z.name.rfind("*.", 0) == 0;
     Address a;
     switch (z.type) {
         case wire::type::NS:
-            if (wildcard || z.data.size() != 1 || !conf::is_endpoint(z.data[0]) || Address::parse(z.data[0], a))
+            if (wildcard || z.data.size() != 1 || !model::is_endpoint(z.data[0]) || Address::parse(z.data[0], a))
                 return z.name + ": bad NS record";
             return "";
         case wire::type::A:
@@ -438,8 +438,8 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         r.error = std::move(why);
         return r;
     };
-    if (!conf::is_cluster_id(s.cluster)) return refuse("bad cluster name");
-    if (!conf::is_instance_name(s.instance)) return refuse("bad instance name");
+    if (!model::is_cluster_id(s.cluster)) return refuse("bad cluster name");
+    if (!model::is_instance_name(s.instance)) return refuse("bad instance name");
     uint64_t horizon = check_times ? now_ms + L::kMaxSkewMs : UINT64_MAX;
     if (check_times && s.incarnation > now_ms / 1000 + L::kMaxSkewMs / 1000 + 1'000'000) {
         // Incarnations are start times in seconds, raised by one at each refutation.
@@ -462,11 +462,11 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         if (!is_override_target(target)) return refuse("bad override target");
         if (e.at_ms > horizon) return refuse("override time ahead of our clock by more than 5 minutes");
     }
-    if (!s.group.empty() && !conf::is_group_name(s.group)) return refuse("bad group name");
+    if (!s.group.empty() && !model::is_group_name(s.group)) return refuse("bad group name");
     if (s.reach.size() > kMaxReach) return refuse("more than " + std::to_string(kMaxReach) + " reach addresses");
     if (s.active_groups.groups.size() > L::kMaxGroups) return refuse("too many active groups");
     for (const auto& g : s.active_groups.groups) {
-        if (!conf::is_group_name(g)) return refuse("bad active group name");
+        if (!model::is_group_name(g)) return refuse("bad active group name");
     }
     if (!std::is_sorted(s.active_groups.groups.begin(), s.active_groups.groups.end()) ||
         std::adjacent_find(s.active_groups.groups.begin(), s.active_groups.groups.end()) !=
@@ -536,13 +536,13 @@ const char* state_name(OverrideState s) {
     return s == OverrideState::up ? "up" : s == OverrideState::down ? "down" : "auto";
 }
 
-std::string format_location(const conf::Coordinates& c) {
+std::string format_location(const model::Coordinates& c) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.4f,%.4f", static_cast<double>(c.lat), static_cast<double>(c.lon));
     return buf;
 }
 
-std::optional<conf::Coordinates> parse_location(std::string_view v) {
+std::optional<model::Coordinates> parse_location(std::string_view v) {
     auto comma = v.find(',');
     if (comma == std::string_view::npos) return std::nullopt;
     double lat = 0, lon = 0;
@@ -551,7 +551,7 @@ std::optional<conf::Coordinates> parse_location(std::string_view v) {
     if (a.ec != std::errc() || a.ptr != v.data() + comma || b.ec != std::errc() || b.ptr != v.data() + v.size())
         return std::nullopt;
     if (!(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180)) return std::nullopt;
-    return conf::Coordinates{static_cast<float>(lat), static_cast<float>(lon)};
+    return model::Coordinates{static_cast<float>(lat), static_cast<float>(lon)};
 }
 
 }  // namespace glbd::sync

@@ -14,7 +14,7 @@
 
 #include "resolver/base/address.hpp"
 #include "resolver/base/result.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "sync/groups.hpp"
 #include "sync/members.hpp"
 #include "sync/zone_keys.hpp"
@@ -44,7 +44,7 @@ struct InstanceState {
     // hold of it). A higher incarnation replaces what is known whole; a lower one is ignored. Version and
     // heartbeat order reports within one incarnation.
     uint64_t incarnation = 0;
-    std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location, when the origin's config sets it
+    std::optional<model::Coordinates> location = std::nullopt;  // cluster.location, when the origin's config sets it
     RecordList records = {};          // static records (from its DNSRecords), shared with the views (copy on write)
     std::string group = {};           // its cluster's failover group ("" = none)
     ActiveGroups active_groups = {};  // the active groups as last set through it (at_ms 0: never)
@@ -191,6 +191,6 @@ struct CheckResult {
 CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times = true);
 // An origin's cluster.location in its report: "53.3498,-6.2603"; parse_location refuses anything else or a
 // point off the globe.
-std::string format_location(const conf::Coordinates& c);
-std::optional<conf::Coordinates> parse_location(std::string_view v);
+std::string format_location(const model::Coordinates& c);
+std::optional<model::Coordinates> parse_location(std::string_view v);
 }  // namespace glbd::sync

@@ -407,7 +407,7 @@ private:
             cur_.hosts.back().endpoints.clear(), seen_ |= 4;
             return In::row_endpoints;
         }
-        cur_.hosts.back().load_balancing = conf::LoadBalancing{};
+        cur_.hosts.back().load_balancing = model::LoadBalancing{};
         return In::balancing_row;
     }
 
@@ -419,7 +419,7 @@ private:
         }
         if (key_ == "loadBalancing") {
             if (!object) bad("\"loadBalancing\" is not an object");
-            cur_.hosts.back().load_balancing = conf::LoadBalancing{};
+            cur_.hosts.back().load_balancing = model::LoadBalancing{};
             return In::balancing;
         }
         if (key_ == "host" || key_ == "ttl") bad(quoted(key_) + " is not a " + (key_ == "host" ? "string" : "number"));

@@ -155,7 +155,7 @@ TEST(Codec, OriginWithoutDataCarriesNoHosts) {
 
 TEST(Codec, ClusterLocationTravelsWithTheOrigin) {
     auto a = inst("eu-1", "pod-a", 5, 6);
-    a.location = conf::Coordinates{53.3498f, -6.2603f};
+    a.location = model::Coordinates{53.3498f, -6.2603f};
     auto b = inst("us-1", "pod-b", 7, 8);
     auto records = encode("eu-1/pod-a", {{a, 0}, {b, 0}});
     EXPECT_NE(std::find(records[1].begin(), records[1].end(), "loc=53.3498,-6.2603"), records[1].end());
@@ -334,9 +334,9 @@ TEST(CheckReport, EveryFieldByTheConfigRules) {
     const uint64_t now = 1'000'000'000;
     InstanceState good = life(1, now, now, "192.0.2.1");
     good.hosts.push_back(
-        HostEntry{"*.w.glb.test", 60, conf::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});
+        HostEntry{"*.w.glb.test", 60, model::LoadBalancing{5, "GEO-EU", false}, {{"lb.example.net", true}}});
     good.hosts.push_back(
-        HostEntry{"c.glb.test", 60, conf::LoadBalancing{5, "dc_west-1", false}, {{"2001:db8::1", false}}});
+        HostEntry{"c.glb.test", 60, model::LoadBalancing{5, "dc_west-1", false}, {{"2001:db8::1", false}}});
     good.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::down, now};
     const size_t all = good.hosts.size();
     {

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "conf/config.hpp"
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/text.hpp"
 #include "tests/dns_util.hpp"
 
@@ -82,7 +82,7 @@ TEST(Conf, GoodConfigLoadsEveryField) {
     EXPECT_EQ(c.hosts[0].endpoints[2], "lb-123.elb.example.net");
     EXPECT_EQ(c.hosts[0].load_balancing->weight, 120);
     EXPECT_TRUE(c.hosts[0].load_balancing->default_geo);
-    EXPECT_EQ(c.hosts[0].health_check->protocol, conf::Protocol::https);
+    EXPECT_EQ(c.hosts[0].health_check->protocol, model::Protocol::https);
     EXPECT_EQ(c.hosts[0].health_check->interval.count(), 5000);
     EXPECT_EQ(c.hosts[0].health_check->headers[0].first, "X-Probe");
     EXPECT_EQ(c.hosts[1].name, "*.apps.glb.example.com");
@@ -191,12 +191,12 @@ TEST(Conf, KubernetesKeys) {
 TEST(Conf, ApiServerUrls) {
     for (const char* ok : {"https://api.example:6443", "http://127.0.0.1:8080", "http://127.9.9.9", "http://[::1]:80/",
                            "http://localhost:8001/api"}) {
-        EXPECT_TRUE(conf::is_api_server_url(ok)) << ok;
+        EXPECT_TRUE(model::is_api_server_url(ok)) << ok;
     }
     for (const char* bad : {"http://127.0.0.1.attacker.example", "http://localhost.attacker.example:80",
                             "http://127.0.0.1@attacker.example", "http://[::1].attacker.example", "http://[::2]:80",
                             "http://10.0.0.1", "http://127.0.0.1:80x", "ftp://127.0.0.1", "https://", ""}) {
-        EXPECT_FALSE(conf::is_api_server_url(bad)) << bad;
+        EXPECT_FALSE(model::is_api_server_url(bad)) << bad;
     }
 }
 
@@ -448,7 +448,7 @@ TEST(Conf, CanonicalNameIsTheWireRoundTrip) {
         std::string s;
         size_t len = rng() % 12;
         for (size_t k = 0; k < len; ++k) s += alphabet[rng() % (rng() % 3 ? 6 : alphabet.size())];
-        ASSERT_EQ(conf::is_canonical_name(s), round_trip(s)) << "\"" << s << "\"";
+        ASSERT_EQ(model::is_canonical_name(s), round_trip(s)) << "\"" << s << "\"";
         canonical += round_trip(s);
     }
     EXPECT_GT(canonical, 10'000u);  // the sample holds many of both
@@ -459,6 +459,6 @@ TEST(Conf, CanonicalNameIsTheWireRoundTrip) {
                                       std::string(61, 'a'),
                                   std::string(63, 'a') + "." + std::string(63, 'a') + "." + std::string(63, 'a') + "." +
                                       std::string(62, 'a')}) {
-        EXPECT_EQ(conf::is_canonical_name(s), round_trip(s)) << "\"" << s << "\" (" << s.size() << " bytes)";
+        EXPECT_EQ(model::is_canonical_name(s), round_trip(s)) << "\"" << s << "\" (" << s.size() << " bytes)";
     }
 }

@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/resolver.hpp"
 #include "resolver/snapshot/builder.hpp"
 #include "sync/groups.hpp"
@@ -28,12 +28,12 @@ namespace {
 using Groups = std::vector<std::string>;
 
 TEST(Groups, NamesAsDnsOperatorTakesThem) {
-    EXPECT_TRUE(conf::is_group_name("us-east"));
-    EXPECT_TRUE(conf::is_group_name("0123456789abcdef"));    // 16
-    EXPECT_FALSE(conf::is_group_name("0123456789abcdefg"));  // 17
-    EXPECT_FALSE(conf::is_group_name(""));
+    EXPECT_TRUE(model::is_group_name("us-east"));
+    EXPECT_TRUE(model::is_group_name("0123456789abcdef"));    // 16
+    EXPECT_FALSE(model::is_group_name("0123456789abcdefg"));  // 17
+    EXPECT_FALSE(model::is_group_name(""));
     for (const char* bad : {"a;b", "a&b", "a,b", "a b", "a\"b", "a'b", "a=b", "a\nb", "a\x7f"}) {
-        EXPECT_FALSE(conf::is_group_name(bad)) << bad;
+        EXPECT_FALSE(model::is_group_name(bad)) << bad;
     }
 }
 
@@ -41,7 +41,7 @@ TEST(Groups, NamesAsDnsOperatorTakesThem) {
 TEST(Groups, RecordTextAsThePluginWritesIt) {
     EXPECT_EQ(format_active_groups({}), "version=1");
     EXPECT_EQ(format_active_groups({"a", "b"}), "version=1;groups=a&&b");
-    EXPECT_EQ(conf::active_groups_name("glb.example.com"), "kuadrant-active-groups.glb.example.com");
+    EXPECT_EQ(model::active_groups_name("glb.example.com"), "kuadrant-active-groups.glb.example.com");
 }
 
 // Read as dns-operator's getActiveGroups reads it (internal/controller/dnsrecord_groups.go): pairs split on
@@ -254,7 +254,7 @@ std::shared_ptr<Snapshot> groups_snapshot(const std::map<std::string, std::strin
     }
     std::vector<ZoneRecord> served;
     if (active) {
-        served.push_back({conf::active_groups_name("glb.test"),
+        served.push_back({model::active_groups_name("glb.test"),
                           wire::type::TXT,
                           kActiveGroupsTtl,
                           {format_active_groups(active->groups)}});

@@ -16,8 +16,8 @@ namespace {
 
 constexpr const char* kZone = "glb.example.com";
 
-conf::Zone zone(const std::string& origin) {
-    conf::Zone z;
+model::Zone zone(const std::string& origin) {
+    model::Zone z;
     z.origin = origin;
     z.nameservers = {{"ns1." + origin, {"127.0.0.1"}}, {"ns2." + origin, {"127.0.0.2"}}};
     return z;
@@ -47,7 +47,7 @@ kube::Record only(const std::string& scenario) {
     return all.begin()->second;
 }
 
-const conf::Host* entry(const kube::Mapped& m, const std::string& name, const std::string& key) {
+const model::Host* entry(const kube::Mapped& m, const std::string& name, const std::string& key) {
     for (const auto& h : m.hosts) {
         if (h.name == name && h.entry == key) return &h;
     }
@@ -82,16 +82,16 @@ TEST(KubeRecords, PrimaryMergeOfThreeClustersGivesAnEntryPerGateway) {
     ASSERT_EQ(m.hosts.size(), 3u);
     EXPECT_TRUE(m.records.empty());  // the registry's TXT records are not served
     const std::string api = std::string("api.") + kZone;
-    const conf::Host* eu = entry(m, api, "2n8thi-qjxntp.klb.api.glb.example.com");
-    const conf::Host* us1 = entry(m, api, "27va7k-qjxntp.klb.api.glb.example.com");
-    const conf::Host* us2 = entry(m, api, "a1b2c3-us-2.elb.us-east-1.amazonaws.com");
+    const model::Host* eu = entry(m, api, "2n8thi-qjxntp.klb.api.glb.example.com");
+    const model::Host* us1 = entry(m, api, "27va7k-qjxntp.klb.api.glb.example.com");
+    const model::Host* us2 = entry(m, api, "a1b2c3-us-2.elb.us-east-1.amazonaws.com");
     ASSERT_TRUE(eu && us1 && us2);
     EXPECT_EQ(eu->endpoints, (std::vector<std::string>{"172.18.200.1", "2001:db8:e0::1"}));
-    EXPECT_EQ(eu->load_balancing, (conf::LoadBalancing{120, "GEO-EU", true}));
+    EXPECT_EQ(eu->load_balancing, (model::LoadBalancing{120, "GEO-EU", true}));
     EXPECT_EQ(us1->endpoints, std::vector<std::string>{"172.18.201.1"});
-    EXPECT_EQ(us1->load_balancing, (conf::LoadBalancing{120, "US", false}));
+    EXPECT_EQ(us1->load_balancing, (model::LoadBalancing{120, "US", false}));
     EXPECT_EQ(us2->endpoints, std::vector<std::string>{"a1b2c3-us-2.elb.us-east-1.amazonaws.com"});
-    EXPECT_EQ(us2->load_balancing, (conf::LoadBalancing{40, "US", false}));
+    EXPECT_EQ(us2->load_balancing, (model::LoadBalancing{40, "US", false}));
     for (const auto* h : {eu, us1, us2}) {
         EXPECT_EQ(h->ttl, 60u);  // the leaf's recordTTL, not the CNAMEs' 300
         // An authoritative record carries no healthCheck: each cluster's dns-operator probed its own
@@ -105,8 +105,8 @@ TEST(KubeRecords, TwoGatewaysOfOneClusterStayTwoEntries) {
     kube::Mapped m = kube::map_record(only("two-gateways"), options());
     ASSERT_EQ(m.error, "");
     ASSERT_EQ(m.hosts.size(), 2u) << refusals(m);
-    const conf::Host* ie = nullptr;
-    const conf::Host* us = nullptr;
+    const model::Host* ie = nullptr;
+    const model::Host* us = nullptr;
     for (const auto& h : m.hosts) (h.load_balancing->geo == "IE" ? ie : us) = &h;
     ASSERT_TRUE(ie && us);
     EXPECT_EQ(ie->endpoints, std::vector<std::string>{"172.18.210.1"});
@@ -135,7 +135,7 @@ TEST(KubeRecords, WildcardListenerSharesTheChainWithoutALoop) {
 
 TEST(KubeRecords, SimplePolicyIsASimpleHost) {
     auto recs = fixture("simple");
-    std::vector<conf::Host> hosts;
+    std::vector<model::Host> hosts;
     for (const auto& [name, r] : recs) {
         kube::Mapped m = kube::map_record(r, options());
         ASSERT_EQ(m.error, "") << name;
@@ -158,8 +158,8 @@ TEST(KubeRecords, GeoCodeOnPlainRecordsMakesEntries) {
     kube::Mapped m = kube::map_record(only("geo-plain"), options());
     ASSERT_EQ(m.error, "");
     ASSERT_EQ(m.hosts.size(), 2u) << refusals(m);
-    const conf::Host* eu = entry(m, "plain.glb.example.com", "GEO-EU");
-    const conf::Host* na = entry(m, "plain.glb.example.com", "GEO-NA");
+    const model::Host* eu = entry(m, "plain.glb.example.com", "GEO-EU");
+    const model::Host* na = entry(m, "plain.glb.example.com", "GEO-NA");
     ASSERT_TRUE(eu && na);
     EXPECT_EQ(eu->endpoints, std::vector<std::string>{"192.0.2.11"});
     EXPECT_EQ(eu->load_balancing->geo, "GEO-EU");
@@ -278,11 +278,11 @@ TEST(KubeRecords, ModesSelectTheirRecords) {
     EXPECT_EQ(controller, 0u);  // neither delegated nor authoritative records
     kube::Mapped m = kube::map_record(recs.at("api-gw-api-eu-1"), options(kube::Mode::delegate));
     ASSERT_EQ(m.hosts.size(), 1u) << refusals(m);
-    const conf::Host& h = m.hosts[0];
+    const model::Host& h = m.hosts[0];
     EXPECT_EQ(h.load_balancing->geo, "GEO-EU");
     // The DNSPolicy's healthCheck, with Kuadrant's semantics.
     ASSERT_TRUE(h.health_check);
-    EXPECT_EQ(h.health_check->protocol, conf::Protocol::https);
+    EXPECT_EQ(h.health_check->protocol, model::Protocol::https);
     EXPECT_EQ(h.health_check->port, 8443);
     EXPECT_EQ(h.health_check->path, "/healthz");
     EXPECT_EQ(h.health_check->interval, conf::Millis{10'000});

@@ -548,7 +548,7 @@ TEST(Selection, NearestUsesTheClustersLocation) {
     // The US cluster says it is in Anchorage (61.22N 149.90W): 5,500 km from JP, nearer than Oceania's
     // point (6,557 km). Without it the US group's point is the country's (9,439 km).
     auto entries = spread();
-    entries[1].location = conf::Coordinates{61.2181f, -149.9003f};
+    entries[1].location = model::Coordinates{61.2181f, -149.9003f};
     auto p = query(*nearest_snapshot(entries), "10.5.0.0/16");
     EXPECT_EQ(answer_rdata(p), std::vector<std::string>{"198.51.100.10"});
     // Down, it is passed over for the next nearest, as before.

@@ -46,7 +46,7 @@ HostEntry random_entry(std::mt19937& rng, const std::string& name) {
     HostEntry h{name, static_cast<uint32_t>(30 + rng() % 3 * 30), std::nullopt, {}};
     if (rng() % 4 != 0) {
         h.load_balancing =
-            conf::LoadBalancing{static_cast<uint16_t>(rng() % 3 * 50), kGeos[rng() % kGeos.size()], rng() % 3 == 0};
+            model::LoadBalancing{static_cast<uint16_t>(rng() % 3 * 50), kGeos[rng() % kGeos.size()], rng() % 3 == 0};
     }
     size_t n = 1 + rng() % 3;
     for (size_t i = 0; i < n; ++i) {
@@ -63,7 +63,7 @@ HostEntry random_entry(std::mt19937& rng, const std::string& name) {
 
 ClusterView random_cluster(std::mt19937& rng, const std::string& id) {
     ClusterView c{id, rng() % 5 != 0, {}, std::nullopt};
-    if (rng() % 2) c.location = conf::Coordinates{static_cast<float>(rng() % 90), static_cast<float>(rng() % 180)};
+    if (rng() % 2) c.location = model::Coordinates{static_cast<float>(rng() % 90), static_cast<float>(rng() % 180)};
     for (const auto& n : kNames) {
         if (rng() % 3 != 0) c.hosts.push_back(random_entry(rng, n));
         if (rng() % 5 == 0) {  // a second entry of the name (another gateway of the cluster)
@@ -97,7 +97,7 @@ void mutate(std::mt19937& rng, ClusterView& c) {
             break;
         }
         case 4: c.alive = !c.alive; break;
-        case 5: c.location = rng() % 2 ? std::nullopt : std::optional(conf::Coordinates{-33.9f, 151.2f}); break;
+        case 5: c.location = rng() % 2 ? std::nullopt : std::optional(model::Coordinates{-33.9f, 151.2f}); break;
         case 6:  // the same hosts in another order
             std::shuffle(c.hosts.begin(), c.hosts.end(), rng);
             break;
@@ -237,7 +237,7 @@ TEST(SnapshotBuilder, AHostBuiltAgainKeepsItsCounterIds) {
     auto config = config_from(kConfig);
     auto cluster = [](const std::string& id, bool healthy) {
         ClusterView c{id, true, {}, std::nullopt};
-        c.hosts.push_back(HostEntry{"lb.glb.test", 60, conf::LoadBalancing{10, "US", true}, {{"10.0.0.1", healthy}}});
+        c.hosts.push_back(HostEntry{"lb.glb.test", 60, model::LoadBalancing{10, "US", true}, {{"10.0.0.1", healthy}}});
         c.hosts.push_back(HostEntry{"s.glb.test", 60, std::nullopt, {{"10.0.0.2", healthy}}});
         return std::make_shared<const ClusterView>(std::move(c));
     };
@@ -446,14 +446,14 @@ TEST(SnapshotBuilder, StaticRecordsOfEveryClusterAreZoneDataByTheRules) {
 TEST(SnapshotBuilder, SeventyThousandAddressesNeitherWrapNorOverflow) {
     conf::Config config = test::config_from(kGlbTestConfig);
     ClusterView eu{"eu", true, {}};
-    HostEntry h{"wide.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {}};
+    HostEntry h{"wide.glb.test", 60, model::LoadBalancing{100, "IE", true}, {}};
     for (uint32_t i = 0; i < 70'000; ++i) {
         h.endpoints.push_back(EndpointState{
             "10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255),
             true});
     }
     eu.hosts.push_back(std::move(h));
-    HostEntry h6{"wide6.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {}};
+    HostEntry h6{"wide6.glb.test", 60, model::LoadBalancing{100, "IE", true}, {}};
     for (uint32_t i = 0; i < 3'000; ++i) h6.endpoints.push_back(EndpointState{"2001:db8::" + std::to_string(i), true});
     eu.hosts.push_back(std::move(h6));
     auto snap = build_snapshot(config, {eu}, nullptr, 1);

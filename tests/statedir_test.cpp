@@ -62,7 +62,7 @@ TEST(StateDir, RestoresPeersAndOwnOverridesAndBeginsANewLife) {
 TEST(StateDir, ClusterLocationIsKept) {
     InstanceState s;
     s.cluster = "us", s.instance = "b", s.version = 1000;
-    s.location = conf::Coordinates{-33.8688f, 151.2093f};
+    s.location = model::Coordinates{-33.8688f, 151.2093f};
     std::stringstream file;
     write_state_file(file, {s}, 1);
     auto back = read_state_file(file);
@@ -75,10 +75,10 @@ TEST(StateDir, ClusterLocationIsKept) {
 TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     InstanceState s;
     s.cluster = "us", s.instance = "b", s.version = 1000, s.heartbeat = 1200, s.incarnation = 7;
-    s.location = conf::Coordinates{53.3498f, -6.2603f};
+    s.location = model::Coordinates{53.3498f, -6.2603f};
     s.hosts.push_back(HostEntry{"app.glb.test",
                                 30,
-                                conf::LoadBalancing{50, "GEO-EU", true},
+                                model::LoadBalancing{50, "GEO-EU", true},
                                 {{"192.0.2.1", true}, {"lb.example.net", false}, {"2001:db8::1", true}}});
     s.hosts.push_back(HostEntry{"*.w.glb.test", 60, std::nullopt, {}});
     s.overrides["us"] = OverrideEntry{OverrideState::down, 99};
@@ -86,9 +86,9 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     // A cluster with two entries of one name (two gateways), and a simple host's entry with a name.
     InstanceState entries = s;
     entries.hosts.push_back(HostEntry{
-        "two.glb.test", 60, conf::LoadBalancing{10, "IE", false}, {{"192.0.2.7", true}}, "gw-a.klb.two.glb.test"});
+        "two.glb.test", 60, model::LoadBalancing{10, "IE", false}, {{"192.0.2.7", true}}, "gw-a.klb.two.glb.test"});
     entries.hosts.push_back(HostEntry{
-        "two.glb.test", 60, conf::LoadBalancing{20, "US", true}, {{"elb.example.net", true}}, "elb.example.net"});
+        "two.glb.test", 60, model::LoadBalancing{20, "US", true}, {{"elb.example.net", true}}, "elb.example.net"});
     entries.hosts.push_back(HostEntry{"simple.glb.test", 60, std::nullopt, {{"192.0.2.8", true}}, "named"});
     entries.records = std::vector<ZoneRecord>{{"sub.glb.test", wire::type::NS, 300, {"ns1.sub.glb.test"}},
                                               {"_acme.glb.test", wire::type::TXT, 60, {"a \"quoted\" b", ""}}};

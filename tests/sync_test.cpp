@@ -82,11 +82,11 @@ TEST(Store, EntriesOfOneNameStayApartAlone_AndAcrossReplicas) {
         InstanceState s{"eu", instance, 10, 10, {}, {}};
         s.hosts.push_back(HostEntry{"shop.glb.test",
                                     60,
-                                    conf::LoadBalancing{100, "US", false},
+                                    model::LoadBalancing{100, "US", false},
                                     {{"shop-us.elb.example.com", us_healthy}},
                                     "us-gw"});
         s.hosts.push_back(
-            HostEntry{"shop.glb.test", 60, conf::LoadBalancing{100, "IE", true}, {{"192.0.2.1", true}}, "ie-gw"});
+            HostEntry{"shop.glb.test", 60, model::LoadBalancing{100, "IE", true}, {{"192.0.2.1", true}}, "ie-gw"});
         return s;
     };
     Store st;
@@ -240,10 +240,13 @@ TEST(Store, EachClustersViewCarriesItsCounts) {
     st.set_own(me, 0);
     InstanceState eu{"eu", "x", 10, 10, {}, {}};
     for (std::string name : {"b.glb.test", "a.glb.test", "c.glb.test"}) {
-        eu.hosts.push_back(HostEntry{name, 60, conf::LoadBalancing{100, "IE", true}, {{"192.0.2.1", true}}, "ie-gw"});
+        eu.hosts.push_back(HostEntry{name, 60, model::LoadBalancing{100, "IE", true}, {{"192.0.2.1", true}}, "ie-gw"});
     }
-    eu.hosts.push_back(HostEntry{
-        "b.glb.test", 60, conf::LoadBalancing{100, "US", false}, {{"192.0.2.2", true}, {"192.0.2.3", false}}, "us-gw"});
+    eu.hosts.push_back(HostEntry{"b.glb.test",
+                                 60,
+                                 model::LoadBalancing{100, "US", false},
+                                 {{"192.0.2.2", true}, {"192.0.2.3", false}},
+                                 "us-gw"});
     st.merge(eu, 0, 0);
     auto view = st.shared_view(0, 3000);
     std::vector<const HostTally*> of;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "sync/state.hpp"
 #include "tests/dns_util.hpp"
 
@@ -18,7 +18,7 @@ inline sync::InstanceState inst(const std::string& cluster, const std::string& i
                                 uint64_t heartbeat,
                                 std::vector<std::pair<std::string, bool>> eps = {{"192.0.2.1", true}}) {
     sync::InstanceState s{cluster, instance, version, heartbeat, {}, {}};
-    HostEntry h{"shop.glb.test", 60, conf::LoadBalancing{100, "IE", false}, {}};
+    HostEntry h{"shop.glb.test", 60, model::LoadBalancing{100, "IE", false}, {}};
     for (auto& [t, ok] : eps) h.endpoints.push_back(EndpointState{t, ok});
     s.hosts.push_back(h);
     return s;
@@ -53,7 +53,7 @@ peers:
 inline std::vector<HostEntry> hosts(size_t n, const std::string& tag = "") {
     std::vector<HostEntry> out;
     for (size_t i = 0; i < n; ++i) {
-        HostEntry h{"h" + std::to_string(i) + tag + ".glb.test", 60, conf::LoadBalancing{100, "IE", i == 0}, {}};
+        HostEntry h{"h" + std::to_string(i) + tag + ".glb.test", 60, model::LoadBalancing{100, "IE", i == 0}, {}};
         h.endpoints.push_back(EndpointState{"192.0.2." + std::to_string(i % 250 + 1), true});
         h.endpoints.push_back(EndpointState{"2001:db8::" + std::to_string(i % 9999 + 1), i % 3 != 0});
         out.push_back(std::move(h));

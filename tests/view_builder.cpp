@@ -12,7 +12,7 @@ ViewBuilder& ViewBuilder::add(const std::string& host, const TestEntry& e) {
     cv->alive = e.alive;
     cv->location = e.location;
     HostEntry he{host, e.ttl, std::nullopt, {}};
-    if (e.load_balanced) he.load_balancing = conf::LoadBalancing{e.weight, e.geo, e.default_geo};
+    if (e.load_balanced) he.load_balancing = model::LoadBalancing{e.weight, e.geo, e.default_geo};
     for (const auto& [target, healthy] : e.endpoints) he.endpoints.push_back(EndpointState{target, healthy});
     cv->hosts.push_back(std::move(he));
     return *this;

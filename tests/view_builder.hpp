@@ -11,7 +11,7 @@
 
 #include "conf/config.hpp"
 #include "geo/geo.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "resolver/snapshot/builder.hpp"
 
 namespace glbd::test {
@@ -25,8 +25,8 @@ struct TestEntry {
     bool default_geo = false;
     std::vector<std::pair<std::string, bool>> endpoints;  // target, healthy
     bool alive = true;
-    bool load_balanced = true;                                 // false: no loadBalancing (a simple host's entry)
-    std::optional<conf::Coordinates> location = std::nullopt;  // its cluster's cluster.location
+    bool load_balanced = true;                                  // false: no loadBalancing (a simple host's entry)
+    std::optional<model::Coordinates> location = std::nullopt;  // its cluster's cluster.location
     uint32_t ttl = 60;
 };
 

@@ -16,11 +16,11 @@
 namespace glbd {
 namespace {
 
-// A zone's index for `config`: its origins, this cluster's id and the nearest fallback, what every host's
+// A zone's index for what is served: its origins, this cluster's id and the nearest fallback, what every host's
 // plan depends on besides its entries; and a signed zone's keys and validity, what its signatures depend on.
-std::string config_key(const conf::Config& config) {
-    std::string key = config.cluster.id + (config.geoip.nearest ? "/n" : "/-");
-    for (const auto& z : config.zones) {
+std::string config_key(const model::Served& served) {
+    std::string key = std::string(served.cluster_id) + (served.nearest ? "/n" : "/-");
+    for (const auto& z : served.zones) {
         key += "|" + z.origin;
         if (z.dnssec) key += "/" + dnssec::signing_id(z.dnssec->keys, z.dnssec->validity_seconds());
     }
@@ -83,23 +83,24 @@ void SnapshotBuilder::full_reset(const std::string& key, bool counted) {
     counted_ = counted;
 }
 
-std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, const SharedView& view,
+std::shared_ptr<Snapshot> SnapshotBuilder::build(const model::Served& served, const SharedView& view,
                                                  std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
-                                                 const CounterIds& counter_ids, const std::vector<ZoneRecord>& served) {
+                                                 const CounterIds& counter_ids,
+                                                 const std::vector<ZoneRecord>& published) {
     auto s = std::make_shared<Snapshot>();
     s->serial = serial;
     s->geo = std::move(geo);
-    s->udp_payload = config.listen.udp_payload;
+    s->udp_payload = served.udp_payload;
     s->signed_at = static_cast<uint32_t>(std::time(nullptr));
-    for (const auto& cz : config.zones) s->zones.push_back(build_zone(cz, serial));
-    begin(config, static_cast<bool>(counter_ids), s->signed_at);
+    for (const auto& cz : served.zones) s->zones.push_back(build_zone(cz, serial));
+    begin(served, static_cast<bool>(counter_ids), s->signed_at);
     try {
         Clusters next;
         std::vector<NameKey> names = in_list_order(touched_by(view, next), next);
-        build_hosts(config, *s, next, names, counter_ids);
+        build_hosts(served, *s, next, names, counter_ids);
         before_.clear(), before_at_.clear();
         clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
-        zone_data(view, served, *s);
+        zone_data(view, published, *s);
     } catch (...) {
         before_.clear(), before_at_.clear();
         full_reset("", false);  // part done: the next build starts over
@@ -110,8 +111,8 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const conf::Config& config, con
 }
 
 // A full build when the config's key or the counting changed (or nothing was built yet), else incremental.
-void SnapshotBuilder::begin(const conf::Config& config, bool counted, uint32_t now) {
-    std::string key = config_key(config);
+void SnapshotBuilder::begin(const model::Served& served, bool counted, uint32_t now) {
+    std::string key = config_key(served);
     last_ = Stats{};
     // Signatures due to be made again: every host is built again (and signed).
     last_.full =
@@ -213,7 +214,7 @@ std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::in_list_order(Touched tou
 // Each of `names` built again from its entries in every cluster of `next` (or gone from `hosts_` when no
 // cluster names it any more). Many (a full build) are shared out among threads: each builds its share into
 // its places in `built`, and the blocks are applied in order, so the result is the same as with one thread.
-void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s, const Clusters& next,
+void SnapshotBuilder::build_hosts(const model::Served& served, const Snapshot& s, const Clusters& next,
                                   const std::vector<NameKey>& names, const CounterIds& counter_ids) {
     SharedIds ids(counter_ids);
     auto build_range = [&](size_t from, size_t to, auto&& done) {
@@ -226,7 +227,7 @@ void SnapshotBuilder::build_hosts(const conf::Config& config, const Snapshot& s,
             std::string name(names[i].name);
             std::shared_ptr<const HostBlock> b;
             if (!contributions.empty())
-                b = writer.build(config, s, name, contributions, ids, labels_, built_before(name));
+                b = writer.build(served, s, name, contributions, ids, labels_, built_before(name));
             done(i, std::move(name), std::move(b));
         }
         return writer.signed_sets();
@@ -356,12 +357,12 @@ bool record_rdata(const ZoneRecord& z, std::string& out) {
 // same view (the records sorted, duplicates once). A name is the config's when its zone data (SOA, NS,
 // records) holds it, and a host's when a host has that name: neither is changed. NS never at a zone's apex
 // or a wildcard; TXT never at or below a delegation; addresses only below one (glue). The TTL of a set is
-// its first record's. `served` (glbd's own) go first, and take their name and type from the clusters'.
-void SnapshotBuilder::zone_data(const SharedView& view, const std::vector<ZoneRecord>& served, Snapshot& s) const {
+// its first record's. `published` (glbd's own) go first, and take their name and type from the clusters'.
+void SnapshotBuilder::zone_data(const SharedView& view, const std::vector<ZoneRecord>& published, Snapshot& s) const {
     std::vector<const ZoneRecord*> all;
     std::string rdata;
     std::set<std::pair<std::string, uint16_t>> own;
-    for (const ZoneRecord& z : served) {
+    for (const ZoneRecord& z : published) {
         auto name = wire::name_to_wire(z.name);
         const Zone* found = name ? s.find_zone(*name) : nullptr;
         if (!found || *name == found->origin || host_at_.count(z.name) || !record_rdata(z, rdata)) continue;
@@ -427,11 +428,11 @@ void SnapshotBuilder::finish(Snapshot& s) {
     last_.hosts = s.hosts.size();
 }
 
-std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+std::shared_ptr<Snapshot> build_snapshot(const model::Served& served, const GlobalView& view,
                                          std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
                                          const CounterIds& counter_ids) {
     SnapshotBuilder b;
-    return b.build(config, share(view), std::move(geo), serial, counter_ids);
+    return b.build(served, share(view), std::move(geo), serial, counter_ids);
 }
 
 }  // namespace glbd

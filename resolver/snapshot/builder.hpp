@@ -1,4 +1,5 @@
-// resolver/snapshot/builder — the next snapshot from the config and the global view, each from the one
+// resolver/snapshot/builder — the next snapshot from what is served (the config's zones and settings,
+// model::Served) and the global view, each from the one
 // before: only the hosts a change touches are built again (host.hpp), on several threads when there are
 // many; the rest are shared. Control thread only.
 #pragma once
@@ -13,9 +14,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "conf/config.hpp"
 #include "geo/geo.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
+#include "resolver/model/served.hpp"
 #include "resolver/snapshot/host.hpp"
 #include "resolver/snapshot/signed.hpp"
 #include "resolver/snapshot/snapshot.hpp"
@@ -38,12 +39,12 @@ public:
     // At most `threads` threads (and no more than the CPUs the process may run on) build one snapshot.
     explicit SnapshotBuilder(size_t threads = kMaxThreads) : threads_(std::max<size_t>(threads, 1)) {}
     // Throws std::runtime_error on data that cannot be served (then the next build is a full one).
-    // `served` are records glbd itself publishes (the failover groups' TXT): served as the config's records are
+    // `published` are records glbd itself publishes (the failover groups' TXT): served as the config's records are
     // (never over them), and in place of any cluster's records of the same name and type. `counter_ids` must
     // give a (host, cluster) pair the same id in every build: a host built again keeps the ids it had.
-    std::shared_ptr<Snapshot> build(const conf::Config& config, const SharedView& view,
+    std::shared_ptr<Snapshot> build(const model::Served& served, const SharedView& view,
                                     std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
-                                    const CounterIds& counter_ids = {}, const std::vector<ZoneRecord>& served = {});
+                                    const CounterIds& counter_ids = {}, const std::vector<ZoneRecord>& published = {});
     // Forgets everything: the next build is a full one.
     void reset();
     // With `defer`, a build that has no hosts built before (the first, or the first after reset() or a
@@ -114,18 +115,18 @@ private:
     using Clusters = std::map<std::string, Cluster, std::less<>>;  // by id: the cluster order
     using Touched = std::unordered_set<NameKey, NameKey::Hash>;
     // The steps of build(), in order.
-    void begin(const conf::Config& config, bool counted, uint32_t now);
+    void begin(const model::Served& served, bool counted, uint32_t now);
     Touched touched_by(const SharedView& view, Clusters& next);
     void compare(Cluster& was, Cluster& now, Touched& touched);
     std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
-    void build_hosts(const conf::Config& config, const Snapshot& s, const Clusters& next,
+    void build_hosts(const model::Served& served, const Snapshot& s, const Clusters& next,
                      const std::vector<NameKey>& names, const CounterIds& counter_ids);
     static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out,
                                  std::vector<uint32_t>& cursors);
     void apply(std::string name, std::shared_ptr<const HostBlock> b);
     void finish(Snapshot& s);
     // The clusters' static records (ClusterView::records) into the zones, by the rules in zone_data's text.
-    void zone_data(const SharedView& view, const std::vector<ZoneRecord>& served, Snapshot& s) const;
+    void zone_data(const SharedView& view, const std::vector<ZoneRecord>& published, Snapshot& s) const;
     void full_reset(const std::string& key, bool counted);
     // The host `name` as the last build left it (null when it had none): what a host built again keeps
     // the signatures of. Read by the building threads while build_hosts() runs; nothing writes it meanwhile.
@@ -151,7 +152,7 @@ private:
 
 // One snapshot from a view, built whole; `counter_ids`, when given, numbers the answer counters (else
 // none are counted). Throws std::runtime_error on data that cannot be served.
-std::shared_ptr<Snapshot> build_snapshot(const conf::Config& config, const GlobalView& view,
+std::shared_ptr<Snapshot> build_snapshot(const model::Served& served, const GlobalView& view,
                                          std::shared_ptr<const geo::GeoDb> geo, uint32_t serial,
                                          const CounterIds& counter_ids = {});
 

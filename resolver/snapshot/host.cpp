@@ -202,7 +202,7 @@ uint32_t put_answers(PlanWriter& w, const Endpoints& e) {
 struct GroupDraft {
     std::string geo;  // "" for the default and all groups
     std::vector<uint16_t> entries;
-    std::optional<conf::Coordinates> location;  // a geo group's point when a cluster of it declares one
+    std::optional<model::Coordinates> location;  // a geo group's point when a cluster of it declares one
 };
 
 // The plan of a load-balanced host (see plan:: for the layout).
@@ -379,7 +379,7 @@ HostWriter::HostWriter(Labels& labels) : cache_(labels), joined_(std::make_uniqu
 HostWriter::~HostWriter() = default;
 HostWriter::HostWriter(HostWriter&&) noexcept = default;
 
-std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, const Snapshot& s,
+std::shared_ptr<const HostBlock> HostWriter::build(const model::Served& served, const Snapshot& s,
                                                    const std::string& name, const Contributions& contributions,
                                                    SharedIds& counter_ids, const std::shared_ptr<Labels>& labels,
                                                    const HostBlock* before) {
@@ -426,7 +426,7 @@ std::shared_ptr<const HostBlock> HostWriter::build(const conf::Config& config, c
     }
     plan_bytes_.clear();
     PlanWriter plan(plan_bytes_);
-    host_plan(plan, h, eps_, config.geoip.nearest, contributions, active_usable, *joined_);
+    host_plan(plan, h, eps_, served.nearest, contributions, active_usable, *joined_);
     b->key = name;
     b->hash = wire::name_hash(h.name);
     b->name_len = static_cast<uint8_t>(h.name.size());

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "conf/config.hpp"
 #include "resolver/base/mutex.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
+#include "resolver/model/served.hpp"
 #include "resolver/snapshot/signed.hpp"
 #include "resolver/snapshot/snapshot.hpp"
 
@@ -71,7 +71,7 @@ public:
     // `labels` (which the block keeps); null when the name is in none of `snap`'s zones. In a signed zone,
     // the sets it shares with `before` (the host as built last, or null) keep their signatures (sign_host),
     // and its answer counter ids are those `before` was given, where it had them for the same clusters.
-    std::shared_ptr<const HostBlock> build(const conf::Config& config, const Snapshot& snap, const std::string& name,
+    std::shared_ptr<const HostBlock> build(const model::Served& served, const Snapshot& snap, const std::string& name,
                                            const Contributions& contributions, SharedIds& counter_ids,
                                            const std::shared_ptr<Labels>& labels, const HostBlock* before = nullptr);
     // The RRsets this writer's hosts signed anew and kept.

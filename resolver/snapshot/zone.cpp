@@ -67,7 +67,7 @@ void add_record(Zone& z, const std::string& owner, uint16_t type, uint32_t ttl, 
     n.rrsets.push_back(RRset{type, ttl, {std::move(rd)}, {}});
 }
 
-std::string soa_rdata(const conf::Zone& cz, uint32_t serial) {
+std::string soa_rdata(const model::Zone& cz, uint32_t serial) {
     std::string rname = cz.soa.rname;
     if (rname.find('.') == std::string::npos) rname += "." + cz.origin;
     std::string out = must_wire(cz.soa.mname) + must_wire(rname);
@@ -110,7 +110,7 @@ void add_zone_record(Zone& z, const std::string& owner, uint16_t type, uint32_t 
     add_record(z, owner, type, ttl, std::move(rdata));
 }
 
-Zone build_zone(const conf::Zone& cz, uint32_t serial) {
+Zone build_zone(const model::Zone& cz, uint32_t serial) {
     Zone z;
     z.origin = must_wire(cz.origin);
     z.labels = wire::label_count(z.origin);

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "conf/config.hpp"
 #include "resolver/dnssec/sign.hpp"
+#include "resolver/model/zone.hpp"
 #include "resolver/wire/wire.hpp"
 
 namespace glbd {
@@ -136,7 +136,7 @@ private:
 
 // A zone's static part as the config gives it (SOA with `serial`, NS with glue, records), not yet frozen.
 // Throws std::runtime_error on a name that cannot be served.
-Zone build_zone(const conf::Zone& zone, uint32_t serial);
+Zone build_zone(const model::Zone& zone, uint32_t serial);
 
 // Adds a record (owner and RDATA in uncompressed wire form) to a zone not yet frozen, with the names above it;
 // a set gets the TTL of its first record, and the same RDATA twice is one record.

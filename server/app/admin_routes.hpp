@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "resolver/base/mutex.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "server/app/admin.hpp"
 #include "server/app/answer_ids.hpp"
 #include "server/app/kube_feed.hpp"

@@ -20,7 +20,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "server/app/options.hpp"
 #include "sync/local_view.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
-#include "conf/names.hpp"
 #include "resolver/base/log_throttle.hpp"
 #include "resolver/base/metrics.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/consts.hpp"
 #include "server/app/daemon.hpp"
 #include "sync/groups.hpp"
@@ -25,7 +25,7 @@ std::vector<ZoneRecord> Daemon::served_records() const {
     auto in_force = sync_->groups_in_force();
     if (!in_force || !in_force->pinned) return out;
     for (const auto& z : config_.zones) {
-        out.push_back(ZoneRecord{conf::active_groups_name(z.origin),
+        out.push_back(ZoneRecord{model::active_groups_name(z.origin),
                                  wire::type::TXT,
                                  sync::kActiveGroupsTtl,
                                  {sync::format_active_groups(in_force->groups)}});

@@ -10,10 +10,10 @@
 #include <filesystem>
 #include <random>
 
-#include "conf/names.hpp"
 #include "resolver/base/atomic_file.hpp"
 #include "resolver/base/metrics.hpp"
 #include "resolver/base/read_file.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/query.hpp"
 #include "resolver/wire/text.hpp"
 #include "server/app/dns_ask.hpp"
@@ -38,7 +38,7 @@ json KeyGovernance::json_of(const sync::Service& sync) const {
 
 // Per zone served: a few samples at any number of hosts.
 void KeyGovernance::write_metrics(metrics::Writer& m, const sync::Service& sync,
-                                  const std::vector<conf::Zone>& zones) const {
+                                  const std::vector<model::Zone>& zones) const {
     m.family("glbd_dnssec_key_mismatch", "gauge",
              "Per zone served: the live instances that publish another DNSKEY set than this one (other keys, or "
              "signed on one side only). Anything but 0 breaks validation of some answers.");
@@ -80,7 +80,7 @@ uint32_t max_ttl(const conf::Config& config, const std::string& origin) {
         for (const auto& r : z.records) out = std::max(out, r.ttl);
     }
     for (const auto& h : config.hosts) {
-        if (conf::is_subdomain(h.name, origin)) out = std::max(out, h.ttl);
+        if (model::is_subdomain(h.name, origin)) out = std::max(out, h.ttl);
     }
     return out;
 }
@@ -93,7 +93,7 @@ uint64_t KeyGovernance::hold_ms(const conf::Config& current, const conf::Config&
     uint32_t ttl = std::max(max_ttl(current, origin), max_ttl(next, origin));
     for (const auto& cv : sync.view()) {
         for (const auto& h : cv.hosts) {
-            if (conf::is_subdomain(h.host, origin)) ttl = std::max(ttl, h.ttl);
+            if (model::is_subdomain(h.host, origin)) ttl = std::max(ttl, h.ttl);
         }
     }
     uint64_t propagation = next.peers ? 2 * static_cast<uint64_t>(next.peers->sync_interval.count()) : 0;
@@ -147,7 +147,7 @@ ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server)
         // No DS: the parent proves it with its own SOA, of a zone above this one. The zone's own SOA means a
         // server of the zone itself (glbd, a NODATA at its apex), which knows nothing of the parent's DS.
         parents_soa |= section == wire::Section::authority && rr.type == wire::type::SOA && owner != *qname &&
-                       conf::is_subdomain(zone, wire::wire_to_name(owner));
+                       model::is_subdomain(zone, wire::wire_to_name(owner));
     }
     if (!records.ok()) {
         a.ds.clear();

@@ -34,7 +34,7 @@ public:
     // stops (or is no longer alive).
     void log_mismatches(const sync::Service& sync);
     [[nodiscard]] nlohmann::json json_of(const sync::Service& sync) const;
-    void write_metrics(metrics::Writer& m, const sync::Service& sync, const std::vector<conf::Zone>& zones) const;
+    void write_metrics(metrics::Writer& m, const sync::Service& sync, const std::vector<model::Zone>& zones) const;
 
 private:
     // How long a resolver may hold `origin`'s DNSKEY set or an answer: the largest TTL of `current`, `next` and

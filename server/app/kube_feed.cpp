@@ -69,14 +69,14 @@ void KubeFeed::merge(conf::Config& config, sync::Service& sync) {
         for (const HostEntry& h : seed_) {
             std::vector<std::string> targets;
             for (const auto& ep : h.endpoints) targets.push_back(ep.target);
-            conf::Host host{h.host, h.ttl, std::move(targets), h.load_balancing, std::nullopt, h.entry};
+            model::Host host{h.host, h.ttl, std::move(targets), h.load_balancing, std::nullopt, h.entry};
             c.source.emplace(h.host, "stateDir");
             c.hosts.push_back(std::move(host));
         }
     }
     std::unordered_set<std::string_view> in_file;
     for (const auto& h : file_hosts_) in_file.insert(h.name);
-    std::vector<conf::Host> hosts;
+    std::vector<model::Host> hosts;
     hosts.reserve(file_hosts_.size() + c.hosts.size());
     hosts = file_hosts_;
     std::set<std::string> shadowed;

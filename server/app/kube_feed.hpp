@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "conf/config.hpp"
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 #include "sync/health/checker.hpp"
 #include "sync/kube/source.hpp"
 #include "sync/service.hpp"
@@ -57,8 +57,8 @@ public:
 
 private:
     std::unique_ptr<kube::Source> source_;
-    std::vector<conf::Host> file_hosts_;  // the config file's
-    std::vector<HostEntry> seed_;         // stateDir's, until the first list
+    std::vector<model::Host> file_hosts_;  // the config file's
+    std::vector<HostEntry> seed_;          // stateDir's, until the first list
     RecordList seed_records_;
     RecordList records_;  // this cluster's static records (from its DNSRecords)
     std::shared_ptr<const HostSources> sources_ = std::make_shared<HostSources>();

@@ -62,7 +62,7 @@ struct Checker::Impl {
         std::vector<Key> keys;  // (config host name, endpoint) of every host it stands for
         std::string endpoint;   // config endpoint (key)
         std::string url_host;   // Host header and SNI
-        conf::HealthCheck hc;
+        model::HealthCheck hc;
         Hysteresis hysteresis;
         size_t pool = 0;  // HTTP(S): the pool of connections its probes use (HttpProber)
         uv_timer_t timer{};
@@ -101,7 +101,7 @@ struct Checker::Impl {
             if (!h.health_check) continue;
             for (const auto& ep : h.endpoints) {
                 // The Host header and SNI matter to HTTP(S) probes only.
-                std::string url_host = h.health_check->protocol == conf::Protocol::tcp ? "" : probe_host_name(h.name);
+                std::string url_host = h.health_check->protocol == model::Protocol::tcp ? "" : probe_host_name(h.name);
                 auto& same_place = by_probe[{ep, url_host}];
                 auto found = std::find_if(same_place.begin(), same_place.end(),
                                           [&](Target* t) { return t->hc == *h.health_check; });
@@ -143,7 +143,7 @@ struct Checker::Impl {
         http = std::make_unique<HttpProber>(&loop);
         tcp = std::make_unique<TcpProber>(&loop);
         for (auto& t : targets) {
-            if (t->hc.protocol != conf::Protocol::tcp) t->pool = http->assign_pool();
+            if (t->hc.protocol != model::Protocol::tcp) t->pool = http->assign_pool();
         }
         std::mt19937 rng(std::random_device{}());
         // The first round over a second, or longer for more than kFirstRoundPerSecond targets: 10,000 probes
@@ -250,12 +250,12 @@ struct Checker::Impl {
     void probe(Target* t, const Address& ip, bool count = true) {
         if (count) ++t->outstanding;
         auto done = [this, t](bool ok, const std::string& reason) { probe_done(t, ok, reason); };
-        if (t->hc.protocol == conf::Protocol::tcp) {
+        if (t->hc.protocol == model::Protocol::tcp) {
             tcp->probe(ip, t->hc.port, t->hc.timeout, done);
             return;
         }
         HttpRequest r;
-        r.https = t->hc.protocol == conf::Protocol::https;
+        r.https = t->hc.protocol == model::Protocol::https;
         r.host = t->url_host;
         r.port = t->hc.port;
         r.path = t->hc.path;

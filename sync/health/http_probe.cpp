@@ -86,7 +86,7 @@ void HttpProber::probe(size_t pool, const HttpRequest& r, const Address& address
     p->expected = r.expected_status;
     std::string port = std::to_string(r.port), ip = address.str();
     // Built part by part: the path (a DNSRecord author's text) can never name another host or port.
-    // (conf::is_probe_path checked the path; a URL libcurl still refuses makes the probe fail, through
+    // (model::is_probe_path checked the path; a URL libcurl still refuses makes the probe fail, through
     // libcurl like any failure, never synchronously inside probe().)
     p->url = curl::url(r.https, r.host, r.port, r.path);
     curl::append(p->connect_to, r.host + ":" + port + ":" + (address.family == 6 ? "[" + ip + "]" : ip) + ":" + port);

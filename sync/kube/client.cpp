@@ -11,13 +11,13 @@
 
 #include "conf/config.hpp"
 #include "conf/document.hpp"
-#include "conf/names.hpp"
 #include "resolver/base/address.hpp"
 #include "resolver/base/clock.hpp"
 #include "resolver/base/curl.hpp"
 #include "resolver/base/log_throttle.hpp"
 #include "resolver/base/read_file.hpp"
 #include "resolver/base/thread_name.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/text.hpp"
 #include "sync/kube/records.hpp"
 
@@ -105,7 +105,7 @@ ApiAccess from_kubeconfig(const std::string& file) {
         if (auto d = str(user, "client-key-data"); !d.empty()) a.key_data = decode64(d, "client-key-data");
     }
     if (a.server.empty()) throw std::runtime_error("kubeconfig " + file + ": cluster has no server");
-    if (!conf::is_api_server_url(a.server)) {
+    if (!model::is_api_server_url(a.server)) {
         throw std::runtime_error("kubeconfig " + file + ": server " + printable(a.server) +
                                  " must be an https:// URL (http:// only to a loopback address)");
     }

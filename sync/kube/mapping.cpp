@@ -5,8 +5,8 @@
 #include <set>
 #include <unordered_set>
 
-#include "conf/names.hpp"
 #include "resolver/base/address.hpp"
+#include "resolver/model/names.hpp"
 #include "sync/kube/records.hpp"
 
 namespace glbd::kube {
@@ -40,10 +40,11 @@ private:
         }
     }
 
-    const conf::Zone* zone_of(const std::string& name) const {
-        const conf::Zone* best = nullptr;
+    const model::Zone* zone_of(const std::string& name) const {
+        const model::Zone* best = nullptr;
         for (const auto& z : o_.zones) {
-            if (conf::is_subdomain(bare(name), z.origin) && (!best || z.origin.size() > best->origin.size())) best = &z;
+            if (model::is_subdomain(bare(name), z.origin) && (!best || z.origin.size() > best->origin.size()))
+                best = &z;
         }
         return best;
     }
@@ -53,20 +54,20 @@ private:
         auto own = o_.owners.find(r_.ns);
         return own != o_.owners.end() &&
                std::any_of(own->second.begin(), own->second.end(),
-                           [&](const std::string& suffix) { return conf::is_subdomain(bare(name), suffix); });
+                           [&](const std::string& suffix) { return model::is_subdomain(bare(name), suffix); });
     }
 
     // Whether the record's author may publish `name` at all ("" if so, else why). The zone apex only when
     // kubernetes.owners gives it to the record's namespace (and then addresses only: apex_problem).
     std::string scope_problem(const std::string& name) const {
-        const conf::Zone* z = zone_of(name);
+        const model::Zone* z = zone_of(name);
         if (!z) return "not in a zone of this glbd";
         if (name == z->origin && !owners_give(name))
             return "the zone apex is this glbd's unless kubernetes.owners gives it to namespace " + r_.ns;
         for (const auto& ns : z->nameservers) {
             if (ns.name == name) return "the nameserver names are this glbd's";
         }
-        if (!conf::is_subdomain(bare(name), bare(r_.root_host))) return "outside its rootHost " + r_.root_host;
+        if (!model::is_subdomain(bare(name), bare(r_.root_host))) return "outside its rootHost " + r_.root_host;
         if (!o_.owners.empty()) {
             if (!o_.owners.count(r_.ns)) return "namespace " + r_.ns + " owns no names (kubernetes.owners)";
             if (!owners_give(name)) return "not among the names kubernetes.owners gives namespace " + r_.ns;
@@ -77,7 +78,7 @@ private:
     // At a zone apex the author may publish addresses (a simple or load-balanced host), nothing else: the SOA
     // and NS are glbd's, and a CNAME cannot sit beside them. "" or why not.
     std::string apex_problem(const std::string& name, const std::vector<const Endpoint*>& all) const {
-        const conf::Zone* z = zone_of(name);
+        const model::Zone* z = zone_of(name);
         if (!z || name != z->origin) return "";
         for (const Endpoint* e : all) {
             if (e->type == "CNAME")
@@ -91,8 +92,8 @@ private:
     // The active groups' record (the exact name kuadrant-active-groups.<zone>: a TXT, and only from the
     // namespaces of kubernetes.groupsFrom): "" if `name` is not it or may be published, else why not.
     std::string groups_problem(const std::string& name, const std::vector<const Endpoint*>& all) const {
-        const conf::Zone* z = zone_of(name);
-        if (!z || name != conf::active_groups_name(z->origin)) return "";
+        const model::Zone* z = zone_of(name);
+        if (!z || name != model::active_groups_name(z->origin)) return "";
         for (const Endpoint* e : all) {
             if (e->type != "TXT") return "the active groups' record is a TXT record only";
         }
@@ -106,12 +107,12 @@ private:
     // The apex NS set and nameserver glue a zone set-up record publishes: what glbd serves anyway when it
     // matches zones[].nameservers (nothing to do), refused with the reason when it does not.
     bool zone_setup(const Endpoint& e) {
-        const conf::Zone* z = zone_of(e.name);
+        const model::Zone* z = zone_of(e.name);
         if (!z) return false;
         if (e.name == z->origin && e.type == "NS") {
             std::set<std::string> want, got;
             for (const auto& ns : z->nameservers) want.insert(ns.name);
-            for (const auto& t : e.targets) got.insert(conf::canonical_name(t));
+            for (const auto& t : e.targets) got.insert(model::canonical_name(t));
             if (got != want) refuse(e.name, "its NS set differs from zones[].nameservers");
             return true;
         }
@@ -179,11 +180,11 @@ private:
 
     // The record's health check for `host` (none for a wildcard: upstream probes none either); `why` says
     // what is wrong with it.
-    std::optional<conf::HealthCheck> health_check(const std::string& host, std::string& why) const {
+    std::optional<model::HealthCheck> health_check(const std::string& host, std::string& why) const {
         if (!r_.health || host.rfind("*.", 0) == 0) return std::nullopt;
         const HealthSpec& s = *r_.health;
-        conf::HealthCheck hc;
-        hc.protocol = s.protocol == "HTTP" ? conf::Protocol::http : conf::Protocol::https;
+        model::HealthCheck hc;
+        hc.protocol = s.protocol == "HTTP" ? model::Protocol::http : model::Protocol::https;
         if (!s.protocol.empty() && s.protocol != "HTTP" && s.protocol != "HTTPS") {
             why = "spec.healthCheck.protocol must be HTTP or HTTPS";
             return std::nullopt;
@@ -197,7 +198,7 @@ private:
         // The path joins the URL after host and port: it must start with "/" or "?" (upstream's schema), so
         // that no path can name another host or port ("@evil:8080/").
         hc.path = s.path.empty() ? "/" : s.path;
-        if (!conf::is_probe_path(hc.path)) {
+        if (!model::is_probe_path(hc.path)) {
             why = hc.path[0] != '/' && hc.path[0] != '?' ? "spec.healthCheck.path must start with / or ?"
                                                          : "spec.healthCheck.path holds spaces or control bytes";
             return std::nullopt;
@@ -224,7 +225,7 @@ private:
         return hc;
     }
 
-    void add_host(conf::Host h) {
+    void add_host(model::Host h) {
         std::string why;
         h.health_check = health_check(h.name, why);
         if (!why.empty()) return refuse(h.name, why);
@@ -237,20 +238,20 @@ private:
         std::map<std::string, std::vector<std::string>> hosts_of;  // klb name -> the hosts pointing at it
         for (const Endpoint* e : eps_) {
             if (e->type == "CNAME" && e->targets.size() == 1 &&
-                conf::canonical_name(e->targets[0]) == "klb." + bare(e->name)) {
-                auto& list = hosts_of[conf::canonical_name(e->targets[0])];
+                model::canonical_name(e->targets[0]) == "klb." + bare(e->name)) {
+                auto& list = hosts_of[model::canonical_name(e->targets[0])];
                 if (std::find(list.begin(), list.end(), e->name) == list.end()) list.push_back(e->name);
                 lb_names_.insert(e->name);
             }
         }
         for (const auto& [klb, hosts] : hosts_of) {
             consumed_.insert(klb);
-            std::vector<conf::Host> entries;
+            std::vector<model::Host> entries;
             std::string why = chain(klb, entries);
             for (const auto& h : hosts) {
-                const conf::Zone* z = zone_of(h);
+                const model::Zone* z = zone_of(h);
                 bool apex_name =
-                    z && h == z->origin && std::any_of(entries.begin(), entries.end(), [](const conf::Host& e) {
+                    z && h == z->origin && std::any_of(entries.begin(), entries.end(), [](const model::Host& e) {
                         return std::any_of(e.endpoints.begin(), e.endpoints.end(),
                                            [](const std::string& t) { return !Address::is_ip(t); });
                     });
@@ -259,7 +260,7 @@ private:
                 } else if (!why.empty()) {
                     refuse(h, why);
                 } else if (apex_name) {
-                    refuse(h, conf::kApexCname);
+                    refuse(h, model::kApexCname);
                 } else {
                     for (auto entry : entries) {
                         entry.name = h;
@@ -271,12 +272,12 @@ private:
     }
 
     // The entries under klb (geo CNAMEs, weighted CNAMEs, A records or an external name); "" or why not.
-    std::string chain(const std::string& klb, std::vector<conf::Host>& entries) {
+    std::string chain(const std::string& klb, std::vector<model::Host>& entries) {
         std::map<std::string, std::pair<std::string, bool>> geo_of;  // geo name -> (code, defaultGeo)
         std::vector<std::string> order;
         for (const Endpoint* e : at(klb, {"CNAME"})) {
             if (!e->geo || e->targets.size() != 1) return klb + ": a geo record needs geo-code and one target";
-            std::string g = conf::canonical_name(e->targets[0]);
+            std::string g = model::canonical_name(e->targets[0]);
             auto [it, fresh] = geo_of.try_emplace(g, std::string(), false);
             if (fresh) order.push_back(g);
             if (*e->geo == "*") {
@@ -295,12 +296,12 @@ private:
             auto [code, is_default] = geo_of[g];
             for (const Endpoint* w : at(g, {"CNAME"})) {
                 for (const auto& raw : w->targets) {
-                    std::string t = conf::canonical_name(raw);
+                    std::string t = model::canonical_name(raw);
                     if (!targets_seen.insert(g + " " + t).second) continue;  // merged records repeat endpoints
-                    conf::Host h;
+                    model::Host h;
                     h.entry = t;
                     h.ttl = w->ttl;
-                    conf::LoadBalancing lb;
+                    model::LoadBalancing lb;
                     lb.geo = code;
                     lb.default_geo = is_default && !code.empty();
                     lb.weight = weight(w->weight);
@@ -316,8 +317,8 @@ private:
     }
 
     // A weighted target: a name under klb with A records (its addresses), or an external host name.
-    std::string leaf(const std::string& klb, const std::string& t, conf::Host& h) {
-        if (conf::is_subdomain(t, klb)) {
+    std::string leaf(const std::string& klb, const std::string& t, model::Host& h) {
+        if (model::is_subdomain(t, klb)) {
             consumed_.insert(t);
             auto eps = at(t, {"A", "AAAA"});
             if (eps.empty()) return "no address records for " + t;
@@ -326,7 +327,7 @@ private:
             if (ttl) h.ttl = ttl;
             return "";
         }
-        if (!conf::is_endpoint(t) || Address::is_ip(t)) return "target " + t + " is not a host name";
+        if (!model::is_endpoint(t) || Address::is_ip(t)) return "target " + t + " is not a host name";
         h.endpoints.push_back(t);
         return "";
     }
@@ -344,7 +345,7 @@ private:
         for (const Endpoint* e : eps_) {
             if (consumed_.count(e->name) || (lb_names_.count(e->name) && e->type == "CNAME")) continue;
             if (std::find(names.begin(), names.end(), e->name) == names.end()) names.push_back(e->name);
-            const conf::Zone* z = zone_of(e->name);
+            const model::Zone* z = zone_of(e->name);
             if (e->type == "NS" && z && e->name != z->origin) cuts_.insert(e->name);
         }
         for (const auto& name : names) {
@@ -376,7 +377,7 @@ private:
     // The delegation (an NS name of this record) `name` lies strictly below, or null.
     const std::string* cut_above(const std::string& name) const {
         for (const auto& c : cuts_) {
-            if (name != c && conf::is_subdomain(name, c)) return &c;
+            if (name != c && model::is_subdomain(name, c)) return &c;
         }
         return nullptr;
     }
@@ -424,8 +425,8 @@ private:
         for (const Endpoint* e : ns) {
             StaticRecord s{name, "NS", e->ttl ? e->ttl : KuadrantDefaults::kTtl, {}};
             for (const auto& t : e->targets) {
-                std::string n = conf::canonical_name(t);
-                if (!conf::is_host_name(n)) return refuse(name, "NS target " + t + " is not a host name");
+                std::string n = model::canonical_name(t);
+                if (!model::is_host_name(n)) return refuse(name, "NS target " + t + " is not a host name");
                 s.targets.push_back(n);
             }
             if (!s.targets.empty()) m_.records.push_back(std::move(s));
@@ -443,15 +444,15 @@ private:
         all.insert(all.end(), cname.begin(), cname.end());
         bool balanced = std::any_of(all.begin(), all.end(), [](const Endpoint* e) { return e->geo || e->weight; });
         if (!balanced) {
-            conf::Host h;
+            model::Host h;
             h.name = name;
             uint32_t ttl = 0;
             if (std::string why = addresses(addr, h.endpoints, ttl); !why.empty()) return refuse(name, why);
             for (const Endpoint* e : cname) {
                 if (e->ttl) ttl = ttl ? std::min(ttl, e->ttl) : e->ttl;
                 for (const auto& t : e->targets) {
-                    std::string n = conf::canonical_name(t);
-                    if (!conf::is_endpoint(n) || Address::is_ip(n)) return refuse(name, t + " is not a host name");
+                    std::string n = model::canonical_name(t);
+                    if (!model::is_endpoint(n) || Address::is_ip(n)) return refuse(name, t + " is not a host name");
                     if (std::find(h.endpoints.begin(), h.endpoints.end(), n) == h.endpoints.end()) {
                         h.endpoints.push_back(n);
                     }
@@ -463,13 +464,13 @@ private:
         }
         std::set<std::string> keys;
         for (const Endpoint* e : all) {
-            conf::Host h;
+            model::Host h;
             h.name = name;
             h.entry = !e->set_identifier.empty() ? e->set_identifier
                       : e->targets.empty()       ? ""
-                                                 : conf::canonical_name(e->targets[0]);
+                                                 : model::canonical_name(e->targets[0]);
             if (!keys.insert(h.entry).second) continue;  // the same entry again (merged records)
-            conf::LoadBalancing lb;
+            model::LoadBalancing lb;
             lb.weight = weight(e->weight);
             if (e->geo && *e->geo != "*") {
                 std::string code = *e->geo;
@@ -481,8 +482,8 @@ private:
             h.load_balancing = lb;
             uint32_t ttl = 0;
             if (e->type == "CNAME") {
-                std::string n = e->targets.size() == 1 ? conf::canonical_name(e->targets[0]) : "";
-                if (!conf::is_endpoint(n) || Address::is_ip(n))
+                std::string n = e->targets.size() == 1 ? model::canonical_name(e->targets[0]) : "";
+                if (!model::is_endpoint(n) || Address::is_ip(n))
                     return refuse(name, "a CNAME needs one host name target");
                 h.endpoints.push_back(n);
                 ttl = e->ttl;
@@ -503,16 +504,16 @@ private:
     std::set<std::string> cuts_;        // names with NS below a zone's apex: delegations
 };
 
-bool in_zones(const std::string& name, const std::vector<conf::Zone>& zones) {
+bool in_zones(const std::string& name, const std::vector<model::Zone>& zones) {
     return std::any_of(zones.begin(), zones.end(),
-                       [&](const conf::Zone& z) { return conf::is_subdomain(bare(name), z.origin); });
+                       [&](const model::Zone& z) { return model::is_subdomain(bare(name), z.origin); });
 }
 
 }  // namespace
 
 namespace {
 
-std::string zone_list(const std::vector<conf::Zone>& zones) {
+std::string zone_list(const std::vector<model::Zone>& zones) {
     std::string out;
     for (const auto& z : zones) out += (out.empty() ? "" : ", ") + z.origin;
     return out.empty() ? "none" : out;
@@ -536,7 +537,7 @@ Mapped map_record(const Record& r, const MapOptions& o) {
     switch (o.mode) {
         case Mode::coredns:
             m.not_ours = std::none_of(o.zones.begin(), o.zones.end(),
-                                      [&](const conf::Zone& z) { return z.origin == r.zone_label; });
+                                      [&](const model::Zone& z) { return z.origin == r.zone_label; });
             break;
         case Mode::delegate: m.not_ours = !r.delegate || r.authoritative || !in_zones(r.root_host, o.zones); break;
         case Mode::controller: m.not_ours = r.delegate || r.authoritative || !in_zones(r.root_host, o.zones); break;
@@ -555,7 +556,7 @@ Mapped map_record(const Record& r, const MapOptions& o) {
         m.error = "no spec.rootHost";
         return m;
     }
-    if (!conf::is_lb_host_name(r.root_host)) {
+    if (!model::is_lb_host_name(r.root_host)) {
         m.error = "spec.rootHost \"" + r.root_host + "\" is not a valid host name";
         return m;
     }

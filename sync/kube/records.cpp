@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "conf/names.hpp"
 #include "resolver/base/address.hpp"
+#include "resolver/model/names.hpp"
 
 namespace glbd::kube {
 namespace {
@@ -44,7 +44,7 @@ void read_metadata(const json& obj, Record& r) {
 std::string read_endpoint(const json& e, Endpoint& ep) {
     using L = RecordLimits;
     if (!e.is_object()) return "an endpoint is not an object";
-    ep.name = conf::canonical_name(str_at(e, "dnsName"));
+    ep.name = model::canonical_name(str_at(e, "dnsName"));
     if (ep.name.empty()) return "an endpoint has no dnsName";
     if (ep.name.size() > L::kMaxNameBytes) return "a dnsName is longer than 253 bytes";
     ep.type = str_at(e, "recordType");
@@ -77,7 +77,7 @@ std::string read_endpoint(const json& e, Endpoint& ep) {
 }
 
 std::string read_spec(const json& spec, Record& r) {
-    r.root_host = conf::canonical_name(str_at(spec, "rootHost"));
+    r.root_host = model::canonical_name(str_at(spec, "rootHost"));
     if (auto d = spec.find("delegate"); d != spec.end() && d->is_boolean()) r.delegate = d->get<bool>();
     if (auto it = spec.find("endpoints"); it != spec.end() && !it->is_null()) {
         if (!it->is_array()) return "spec.endpoints is not a list";

@@ -105,7 +105,7 @@ using Mode = conf::Kubernetes::Mode;
 
 struct MapOptions {
     Mode mode = Mode::coredns;
-    std::vector<conf::Zone> zones;  // glbd's: their origins and nameservers
+    std::vector<model::Zone> zones;  // glbd's: their origins and nameservers
     // kubernetes.owners: namespace -> the names (and what lies below them) its records may publish; empty:
     // any name under a record's own rootHost.
     std::map<std::string, std::vector<std::string>> owners;
@@ -133,7 +133,7 @@ struct StaticRecord {
 };
 
 struct Mapped {
-    std::vector<conf::Host> hosts;      // this cluster's entries (each weighted target one entry)
+    std::vector<model::Host> hosts;     // this cluster's entries (each weighted target one entry)
     std::vector<StaticRecord> records;  // NS and TXT
     std::vector<Refusal> refused;       // names left out; the rest of the record is served
     std::string error;                  // the whole record refused: why

@@ -7,9 +7,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "conf/names.hpp"
 #include "resolver/base/clock.hpp"
 #include "resolver/base/thread_name.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/text.hpp"
 
 namespace glbd::kube {
@@ -76,7 +76,7 @@ void Source::stop() {
     }
 }
 
-void Source::set_zones(std::vector<conf::Zone> zones) {
+void Source::set_zones(std::vector<model::Zone> zones) {
     options_.zones = std::move(zones);
     remap_ = true;
 }
@@ -142,7 +142,7 @@ void Source::settle_names(std::vector<Held*>& live) {
         auto it = options_.owners.find(ns);
         return it != options_.owners.end() &&
                std::any_of(it->second.begin(), it->second.end(),
-                           [&](const std::string& suffix) { return conf::is_subdomain(bare(name), suffix); });
+                           [&](const std::string& suffix) { return model::is_subdomain(bare(name), suffix); });
     };
     for (Held* h : live) {
         h->contested.clear();
@@ -180,7 +180,7 @@ void Source::emit_hosts(Held& h, Collected& c, Emitted& e) {
     std::string why;
     auto headers = headers_for(*h.record, why);
     std::set<std::string> clash;  // names whose kind another record set first
-    for (const conf::Host& host : h.mapped.hosts) {
+    for (const model::Host& host : h.mapped.hosts) {
         if (h.refuses(host.name)) continue;
         // One name is a simple host or load-balanced entries, whichever the older record made it.
         auto [kind, fresh] = e.balanced.try_emplace(host.name, host.load_balancing.has_value());
@@ -194,7 +194,7 @@ void Source::emit_hosts(Held& h, Collected& c, Emitted& e) {
             if (!host.load_balancing) merge_simple(c.hosts, host);
             continue;
         }
-        conf::Host out = host;
+        model::Host out = host;
         if (out.health_check && headers) {
             out.health_check->headers = *headers;
         } else if (out.health_check) {
@@ -220,7 +220,7 @@ void Source::emit_records(Held& h, Collected& c, const Emitted& e) {
     }
 }
 
-void Source::merge_simple(std::vector<conf::Host>& hosts, const conf::Host& more) {
+void Source::merge_simple(std::vector<model::Host>& hosts, const model::Host& more) {
     for (auto& kept : hosts) {
         if (kept.name != more.name || kept.load_balancing || !kept.entry.empty()) continue;
         for (const auto& ep : more.endpoints) {
@@ -289,7 +289,7 @@ Source::Collected Source::collect() {
     std::sort(live.begin(), live.end(), [](const Held* a, const Held* b) { return a->record->older_than(*b->record); });
     std::map<std::string, size_t> groups;  // a cluster's dns-operator has one group: most records agree
     for (const Held* h : live) {
-        if (conf::is_group_name(h->record->group)) ++groups[h->record->group];
+        if (model::is_group_name(h->record->group)) ++groups[h->record->group];
     }
     for (const auto& [g, n] : groups) {
         if (c.group.empty() || n > groups[c.group]) c.group = g;

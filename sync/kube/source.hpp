@@ -36,10 +36,10 @@ public:
     void start();
     void stop();
     // A reload: the zones records are matched against (the kubernetes section itself applies at restart).
-    void set_zones(std::vector<conf::Zone> zones);
+    void set_zones(std::vector<model::Zone> zones);
 
     struct Collected {
-        std::vector<conf::Host> hosts;                        // the older records' first, in no other order
+        std::vector<model::Host> hosts;                       // the older records' first, in no other order
         std::vector<StaticRecord> records;                    // NS and TXT, sorted by name and type
         std::unordered_map<std::string, std::string> source;  // host or record name -> "namespace/name"
         std::string group;  // the status.group most of the served records show (dns-operator's --group), or ""
@@ -121,7 +121,7 @@ private:
     void settle_names(std::vector<Held*>& live);
     void emit_hosts(Held& h, Collected& c, Emitted& e);
     void emit_records(Held& h, Collected& c, const Emitted& e);
-    static void merge_simple(std::vector<conf::Host>& hosts, const conf::Host& more);
+    static void merge_simple(std::vector<model::Host>& hosts, const model::Host& more);
     void log_refusals(const Held& h);
     std::optional<std::vector<std::pair<std::string, std::string>>> headers_for(const Record& r, std::string& why);
     void run_requests();  // the requests thread: Secrets and status patches

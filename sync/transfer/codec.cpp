@@ -339,7 +339,7 @@ std::pair<std::string_view, std::string_view> split(std::string_view s) {
 // The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down, and `more`
 // (more=1: endpoints of the host the last record began). Returns what is wrong, or "".
 std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more) {
-    conf::LoadBalancing lb;
+    model::LoadBalancing lb;
     bool has_lb = false;
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);

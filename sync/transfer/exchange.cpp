@@ -9,7 +9,7 @@
 #include <cstring>
 #include <ctime>
 
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 #include "resolver/wire/query.hpp"
 #include "sync/service_impl.hpp"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 #include "sync/kube/records.hpp"
 #include "sync/kube/stream.hpp"
 
@@ -15,13 +15,13 @@ using namespace glbd;
 
 namespace {
 
-const std::vector<conf::Zone>& zones() {
-    static const std::vector<conf::Zone> z = [] {
-        conf::Zone a, b;
+const std::vector<model::Zone>& zones() {
+    static const std::vector<model::Zone> z = [] {
+        model::Zone a, b;
         a.origin = "glb.example.com";
         a.nameservers = {{"ns1.glb.example.com", {"192.0.2.53"}}};
         b.origin = "example.net";
-        return std::vector<conf::Zone>{a, b};
+        return std::vector<model::Zone>{a, b};
     }();
     return z;
 }
@@ -35,17 +35,17 @@ void check(const kube::Record& r) {
         kube::Mapped m = kube::map_record(r, o);
         if (!m.error.empty() && (!m.hosts.empty() || !m.records.empty())) __builtin_trap();
         for (const auto& h : m.hosts) {
-            if (!conf::is_lb_host_name(h.name) || h.endpoints.empty() || h.ttl == 0) __builtin_trap();
+            if (!model::is_lb_host_name(h.name) || h.endpoints.empty() || h.ttl == 0) __builtin_trap();
             if (h.endpoints.size() > kube::RecordLimits::kMaxTargets) __builtin_trap();
             for (const auto& ep : h.endpoints) {
-                if (!conf::is_endpoint(ep)) __builtin_trap();
+                if (!model::is_endpoint(ep)) __builtin_trap();
             }
             if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo))
                 __builtin_trap();
             if (h.health_check && h.health_check->path.find_first_of("/?") != 0) __builtin_trap();
         }
         for (const auto& s : m.records) {
-            if (!conf::is_lb_host_name(s.name) || s.targets.empty() || s.ttl == 0) __builtin_trap();
+            if (!model::is_lb_host_name(s.name) || s.targets.empty() || s.ttl == 0) __builtin_trap();
         }
     }
 }

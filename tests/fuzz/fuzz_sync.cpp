@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 #include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
@@ -63,7 +63,7 @@ void merge_and_dump(const std::vector<std::vector<std::string>>& records) {
     for (auto& r : reports) {
         if (!sync::check_report(r.state, 5000).error.empty()) continue;
         for (const auto& h : r.state.hosts) {  // what is left of the report keeps every rule
-            if (!conf::is_lb_host_name(h.host) || h.endpoints.size() > sync::ReportLimits::kMaxEndpoints) {
+            if (!model::is_lb_host_name(h.host) || h.endpoints.size() > sync::ReportLimits::kMaxEndpoints) {
                 __builtin_trap();
             }
         }

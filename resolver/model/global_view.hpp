@@ -1,4 +1,4 @@
-// resolver/global_view — the global view the resolver answers from: every cluster's entries for every host,
+// resolver/model/global_view — the global view the resolver answers from: every cluster's entries for every host,
 // with endpoint health. Built by sync/ and health (or by tests) and frozen into a Snapshot.
 #pragma once
 
@@ -13,7 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "conf/config.hpp"
+#include "resolver/model/host.hpp"
+#include "resolver/model/served.hpp"
 
 namespace glbd {
 
@@ -28,7 +29,7 @@ struct EndpointState {
 struct HostEntry {
     std::string host;  // the load-balanced name, lower case, may start with "*."
     uint32_t ttl = 60;
-    std::optional<conf::LoadBalancing> load_balancing;  // absent: a simple host
+    std::optional<model::LoadBalancing> load_balancing;  // absent: a simple host
     std::vector<EndpointState> endpoints;
     std::string entry = {};  // "" for a name's only entry in its cluster; else its name upstream
     bool operator==(const HostEntry&) const = default;
@@ -154,9 +155,9 @@ struct ClusterView {
     std::string id;
     bool alive = true;
     HostList hosts;
-    std::optional<conf::Coordinates> location = std::nullopt;  // cluster.location as its newest report says
-    RecordList records = {};                                   // its static records (newest report's)
-    std::string group = {};                                    // its failover group (newest report's; "" = none)
+    std::optional<model::Coordinates> location = std::nullopt;  // cluster.location as its newest report says
+    RecordList records = {};                                    // its static records (newest report's)
+    std::string group = {};                                     // its failover group (newest report's; "" = none)
     bool standby = false;  // its group is not active: its entries only when no active one is usable
     std::shared_ptr<const HostTally> tally = nullptr;  // of `hosts`, when the view was merged (sync/state.cpp)
 };
@@ -168,6 +169,6 @@ using SharedView = std::vector<std::shared_ptr<const ClusterView>>;
 SharedView share(GlobalView view);
 
 // This cluster's part of the view as the config describes it, every endpoint healthy.
-ClusterView local_cluster_view(const conf::Config& config);
+ClusterView local_cluster_view(const model::Served& served);
 
 }  // namespace glbd

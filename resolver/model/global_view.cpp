@@ -1,13 +1,13 @@
-#include "resolver/global_view.hpp"
+#include "resolver/model/global_view.hpp"
 
 #include <algorithm>
 
 namespace glbd {
 
-ClusterView local_cluster_view(const conf::Config& config) {
-    ClusterView v{config.cluster.id, true, {}, config.cluster.location};
-    v.hosts.reserve(config.hosts.size());
-    for (const auto& h : config.hosts) {
+ClusterView local_cluster_view(const model::Served& served) {
+    ClusterView v{std::string(served.cluster_id), true, {}, served.location};
+    v.hosts.reserve(served.hosts.size());
+    for (const auto& h : served.hosts) {
         HostEntry e{h.name, h.ttl, h.load_balancing, {}, h.entry};
         for (const auto& ep : h.endpoints) e.endpoints.push_back(EndpointState{ep, true});
         v.hosts.push_back(std::move(e));

@@ -1,11 +1,12 @@
-// conf/names — the rules for the names glbd accepts, shared by the config reader and by sync, which checks a
-// peer's report against the same rules before it enters the store. Pure functions; any thread.
+// resolver/model/names — the rules for the names glbd accepts, shared by the config reader, the Kubernetes
+// mapping and sync, which checks a peer's report against the same rules before it enters the store. Pure
+// functions; any thread.
 #pragma once
 
 #include <string>
 #include <string_view>
 
-namespace glbd::conf {
+namespace glbd::model {
 
 // cluster.id: 1..63 characters of [a-z0-9-].
 bool is_cluster_id(std::string_view s);
@@ -46,4 +47,4 @@ bool is_canonical_name(std::string_view s);
 // A name as glbd holds it: lower case (ASCII), without the trailing dot. Not checked.
 std::string canonical_name(std::string name);
 
-}  // namespace glbd::conf
+}  // namespace glbd::model

@@ -1,13 +1,12 @@
-#include "conf/names.hpp"
+#include "resolver/model/names.hpp"
 
 #include <algorithm>
 #include <cctype>
 
-#include "conf/config.hpp"
 #include "resolver/base/address.hpp"
 #include "resolver/wire/consts.hpp"
 
-namespace glbd::conf {
+namespace glbd::model {
 
 bool is_cluster_id(std::string_view s) {
     return !s.empty() && s.size() <= wire::kMaxLabel && std::all_of(s.begin(), s.end(), [](char ch) {
@@ -118,4 +117,4 @@ bool is_probe_path(std::string_view s) {
     return std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
-}  // namespace glbd::conf
+}  // namespace glbd::model
