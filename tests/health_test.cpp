@@ -20,6 +20,7 @@
 #include "sync/local_view.hpp"
 #include "sync/state.hpp"
 #include "tests/dns_util.hpp"
+#include "tests/fake_clock.hpp"
 
 extern char** environ;
 
@@ -346,195 +347,18 @@ zones:
 hosts:
 )";
 
-// `n` TCP listeners on 127.0.<octet>.1..n:<port> (non-blocking), for probes to arrive at; fewer when one
-// cannot be made (the caller checks the count).
-std::vector<int> listen_on(uint32_t octet, uint16_t port, int n, int backlog = 16) {
-    std::vector<int> fds;
-    for (int i = 1; i <= n; ++i) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl((127u << 24) | (octet << 8) | static_cast<uint32_t>(i));
-        if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(fd, backlog) != 0) {
-            ADD_FAILURE() << "cannot listen on 127.0." << octet << "." << i << ":" << port;
-            if (fd >= 0) close(fd);
-            continue;
-        }
-        fds.push_back(fd);
-    }
-    return fds;
-}
-
-// The schedule tests' config: `n` hosts h1..hN, each with one endpoint 127.0.OCTET.i probed over TCP at `port`
-// every `interval`.
-std::string schedule_config(int octet, int port, int n, const std::string& interval) {
-    std::string config = kScheduleConfig;
-    for (int i = 1; i <= n; ++i) {
-        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0." + std::to_string(octet) + "." +
-                  std::to_string(i) + "], healthCheck: {protocol: TCP, port: " + std::to_string(port) +
-                  ", interval: " + interval + ", timeout: 500ms}}\n";
-    }
-    return config;
-}
-
-// The probes that arrive at `listeners` until `until` from `t0`: when (ms from t0) and at which listener.
-std::vector<std::pair<int64_t, int>> collect_probes(const std::vector<int>& listeners,
-                                                    std::chrono::steady_clock::time_point t0,
-                                                    std::chrono::milliseconds until) {
-    std::vector<std::pair<int64_t, int>> seen;
-    while (std::chrono::steady_clock::now() - t0 < until) {
-        for (size_t i = 0; i < listeners.size(); ++i) {
-            for (int c; (c = accept(listeners[i], nullptr, nullptr)) >= 0;) {
-                seen.emplace_back(
-                    std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
-                        .count(),
-                    static_cast<int>(i));
-                close(c);
-            }
-        }
-        std::this_thread::sleep_for(2ms);
-    }
-    return seen;
-}
-
-// 24 endpoints probed every 2 s: the first round comes within a second of the start (readiness waits for it);
-// each later round at the endpoint's own point of the interval, so the second half of each interval gets
-// probes too, not only the second the first round used (thousands of endpoints would come as one burst).
-TEST(ProbeSchedule, LaterRoundsSpreadOverTheWholeInterval) {
-    constexpr int kEndpoints = 24;
-    std::vector<int> listeners = listen_on(78, 18078, kEndpoints);
-    ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
-    std::string config = schedule_config(78, 18078, kEndpoints, "2s");
-    health::Checker checker(test::config_from(config), nullptr);
-    auto t0 = std::chrono::steady_clock::now();
-    checker.start();
-    auto probes = collect_probes(listeners, t0, 5500ms);
-    checker.stop();
-    for (int fd : listeners) close(fd);
-    int first = 0, later = 0, later_second_half = 0;
-    for (auto [t, where] : probes) {
-        if (t < 1100) {
-            ++first;
-        } else {
-            ++later;
-            if (t % 2000 >= 1150 && t % 2000 < 1900) ++later_second_half;
-        }
-    }
-    EXPECT_EQ(first, kEndpoints);  // every first round within about a second
-    EXPECT_GE(later, kEndpoints);  // at least one later round each
-    EXPECT_GE(later_second_half, 3) << later << " later probes, none in the second half of the interval";
-}
-
-// A stall of the checker's loop (a busy CPU; here its callback holds it for 2 s at the first change) does not
-// keep together the rounds that fell due meanwhile: they run when it ends, and each then goes back to its own
-// point of the interval, not every interval from the moment the loop woke (one burst per interval for good).
-TEST(ProbeSchedule, RoundsGoBackToTheirPointsAfterAStall) {
-    constexpr int kEndpoints = 24;
-    std::vector<int> listeners = listen_on(82, 18082, kEndpoints);
-    ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
-    std::string config = schedule_config(82, 18082, kEndpoints, "1s");
-    auto t0 = std::chrono::steady_clock::now();
-    std::atomic<int64_t> stall_end_ms{-1};
-    health::Checker checker(test::config_from(config), [&] {
-        if (stall_end_ms.load() >= 0) return;
-        std::this_thread::sleep_for(2000ms);  // every later round falls due in it (their phases are within 1 s)
-        stall_end_ms =
-            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
-    });
-    checker.start();
-    auto probes = collect_probes(listeners, t0, 4500ms);
-    checker.stop();
-    for (int fd : listeners) close(fd);
-    const int64_t woke = stall_end_ms.load();
-    ASSERT_GE(woke, 2000);
-    // The interval after the catch-up: each endpoint once, at its own point.
-    std::vector<int64_t> after;
-    for (auto [t, where] : probes) {
-        if (t > woke + 50 && t <= woke + 1050) after.push_back(t);
-    }
-    std::sort(after.begin(), after.end());
-    size_t together = 0;  // the most probes within 50 ms of each other
-    for (size_t i = 0, j = 0; j < after.size(); ++j) {
-        while (after[j] - after[i] > 50) ++i;
-        together = std::max(together, j - i + 1);
-    }
-    EXPECT_GE(after.size(), static_cast<size_t>(kEndpoints) - 2) << "probes in the interval after the stall";
-    EXPECT_LE(together, static_cast<size_t>(kEndpoints) / 2)
-        << together << " of " << after.size() << " probes within 50 ms of each other after a stall";
-}
-
-// More endpoints than a first round should probe in one second (kFirstRoundPerSecond): the first round takes
-// longer instead of coming as one burst (10,000 probes in a second left thousands unanswered by a busy target,
-// each a false "unhealthy"). 2,500 hosts with as many different checks of one address: 2,500 probes, about
-// 2,000 in the first second, the rest in the next quarter; all of them in the first second would be the burst.
-TEST(ProbeSchedule, AFirstRoundOfManyEndpointsIsPaced) {
-    constexpr int kTargets = 2500;
-    static_assert(kTargets > static_cast<int>(health::Checker::kFirstRoundPerSecond));
-    std::vector<int> listeners = listen_on(81, 18081, 1, 4096);
-    ASSERT_EQ(listeners.size(), 1u);
-    std::string config = kScheduleConfig;
-    for (int i = 0; i < kTargets; ++i) {  // each its own check (its own timeout), so its own probe
-        config +=
-            "  - {name: p" + std::to_string(i) +
-            ".ps.test, endpoints: [127.0.81.1], healthCheck: {protocol: TCP, port: 18081, interval: 20s, timeout: " +
-            std::to_string(1000 + i) + "ms}}\n";
-    }
-    health::Checker checker(test::config_from(config), nullptr);
-    ASSERT_EQ(checker.targets(), static_cast<size_t>(kTargets));
-    auto t0 = std::chrono::steady_clock::now();
-    checker.start();
-    auto probes = collect_probes(listeners, t0, 4000ms);
-    checker.stop();
-    close(listeners[0]);
-    size_t in_first_second = std::count_if(probes.begin(), probes.end(), [](const auto& p) { return p.first < 1000; });
-    EXPECT_EQ(probes.size(), static_cast<size_t>(kTargets));
-    EXPECT_LE(in_first_second, 2200u) << "the first round came as one burst";  // about 2,000 (binomial, sd 20)
-}
-
-// A reload or a DNSRecord event starts a new checker with what the last one learnt: each endpoint it knew
-// is probed when it is due, not all of them again in the first second (10,000 endpoints would come as one
-// burst at every event), and its hysteresis goes on counting (a failing endpoint whose checker is started
-// again every few seconds must still reach failureThreshold).
-TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
-    constexpr int kEndpoints = 24;
-    std::vector<int> listeners = listen_on(79, 18077, kEndpoints);
-    ASSERT_EQ(listeners.size(), static_cast<size_t>(kEndpoints));
-    std::string config = schedule_config(79, 18077, kEndpoints, "4s");
-    auto cfg = test::config_from(config);
-    auto first = std::make_unique<health::Checker>(cfg, nullptr);
-    first->start();
-    auto first_round = collect_probes(listeners, std::chrono::steady_clock::now(), 1500ms);
-    ASSERT_EQ(first_round.size(), static_cast<size_t>(kEndpoints));  // one round each, within about a second
-    ASSERT_TRUE(first->first_round_done());
-    auto learnt = first->states();
-    first->stop();
-    first.reset();
-    // Started again 1.5 s into a 4 s interval: the next rounds are due 2.5 to 3.5 s from now.
-    health::Checker again(cfg, nullptr, learnt);
-    EXPECT_TRUE(again.first_round_done());  // nothing to wait for: every endpoint is known
-    again.start();
-    auto next = collect_probes(listeners, std::chrono::steady_clock::now(), 4500ms);
-    again.stop();
-    for (int fd : listeners) close(fd);
-    std::vector<int> probed(kEndpoints, 0);
-    int early = 0;
-    for (const auto& [at, i] : next) {
-        if (at < 2000) ++early;
-        ++probed[static_cast<size_t>(i)];
-    }
-    EXPECT_EQ(early, 0) << next.size() << " probes after the start again";
-    for (int i = 0; i < kEndpoints; ++i) EXPECT_EQ(probed[static_cast<size_t>(i)], 1) << "127.0.79." << i + 1;
-
-    // The hysteresis carries over: two failures in a row before, one more after, and it is down.
+// A reload or a DNSRecord event starts a new checker with what the last one learnt: its hysteresis goes on
+// counting (a failing endpoint whose checker is started again every few seconds must still reach
+// failureThreshold). When each round comes is the schedule's (schedule_test.cpp).
+TEST(ProbeSchedule, ACheckerStartedAgainGoesOnCounting) {
+    // Two failures in a row before, one more after, and it is down.
     std::string refused = std::string(kScheduleConfig) +
                           "  - {name: r.ps.test, endpoints: [127.0.79.30], healthCheck: {protocol: TCP, port: 18077, "
                           "interval: 1s, timeout: 500ms}}\n";
     health::EndpointHealth two_down;
     two_down.known = true, two_down.healthy = true, two_down.failures_in_a_row = 2;
-    health::Checker third(test::config_from(refused), nullptr, {{{"r.ps.test", "127.0.79.30"}, two_down}});
+    test::FakeClock clock;  // stamps the rounds: what the next checker's schedule goes on from
+    health::Checker third(test::config_from(refused), nullptr, {{{"r.ps.test", "127.0.79.30"}, two_down}}, clock);
     third.start();
     health::EndpointHealth now;
     test::wait_for([&] {
@@ -544,6 +368,7 @@ TEST(ProbeSchedule, ACheckerStartedAgainGoesOnWhereTheLastWas) {
     third.stop();
     ASSERT_EQ(now.probes, 1u);
     EXPECT_FALSE(now.healthy) << "the third failure in a row did not take it down: " << now.reason;
+    EXPECT_EQ(now.last_round_ms, clock.steady_ms());
 }
 
 // The probing thread runs at a lower priority than the rest (nice kProbeNice): a core it shares with a DNS

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -20,6 +21,7 @@
 #include "resolver/base/mutex.hpp"
 #include "resolver/base/thread_name.hpp"
 #include "sync/health/http_probe.hpp"
+#include "sync/health/schedule.hpp"
 #include "sync/health/tcp_probe.hpp"
 
 namespace glbd::health {
@@ -52,9 +54,6 @@ namespace {}  // namespace
 struct Checker::Impl {
     struct Target;
 
-    // Later rounds begin on a 10 ms grid: the loop wakes once for a slot's probes.
-    static constexpr uint64_t kSlotMs = 10;
-
     // One probe, shared by every host that names the same endpoint with the same check (and, for HTTP(S),
     // the same Host name): its result is each of those hosts' result for the endpoint.
     struct Target {
@@ -67,11 +66,8 @@ struct Checker::Impl {
         size_t pool = 0;  // HTTP(S): the pool of connections its probes use (HttpProber)
         uv_timer_t timer{};
         uv_getaddrinfo_t* lookup = nullptr;  // a host name endpoint being resolved
-        uint64_t first_ms = 0;               // when the first round begins (from start): within a second, or when due
         uint64_t last_round_ms = 0;          // steady clock; from the checker before this one, then each round's
-        uint64_t phase_ms = 0;               // where in each interval the later rounds begin: anywhere in it
-        bool phased = false;                 // the first round has begun: the later ones are at the phase
-        uint64_t due_ms = 0;                 // loop time (uv_now) the next round is due at
+        std::optional<Schedule> schedule;    // when its rounds begin (start())
         // the round in progress
         bool busy = false;
         int outstanding = 0;
@@ -80,7 +76,9 @@ struct Checker::Impl {
     };
 
     std::function<void()> on_change;
+    const Clock& clock;
     uv_loop_t loop{};
+    uint64_t started_ms = 0;  // loop time (uv_now) at start: the schedules count from it
     uv_async_t wake{};
     std::unique_ptr<HttpProber> http;  // made with the loop (start())
     std::unique_ptr<TcpProber> tcp;
@@ -95,7 +93,8 @@ struct Checker::Impl {
     std::atomic<bool> first_round{false};
     std::atomic<uint64_t> changes{0};  // health_changes()
 
-    Impl(const conf::Config& config, std::function<void()> cb, const States& previous) : on_change(std::move(cb)) {
+    Impl(const conf::Config& config, std::function<void()> cb, const States& previous, const Clock& c)
+        : on_change(std::move(cb)), clock(c) {
         std::map<std::pair<std::string, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
         for (const auto& h : config.hosts) {
             if (!h.health_check) continue;
@@ -146,33 +145,20 @@ struct Checker::Impl {
             if (t->hc.protocol != model::Protocol::tcp) t->pool = http->assign_pool();
         }
         std::mt19937 rng(std::random_device{}());
-        // The first round over a second, or longer for more than kFirstRoundPerSecond targets: 10,000 probes
-        // in one second left thousands unanswered by a busy target (timeouts, each a false "unhealthy").
-        uint64_t first_span = std::max<uint64_t>(1000, targets.size() * 1000 / kFirstRoundPerSecond);
+        // 10,000 first probes in one second left thousands unanswered by a busy target (timeouts, each a false
+        // "unhealthy"); 10,000 endpoints every 5 s on the grid wake the loop 100 times a second, not 2,000.
+        const uint64_t span = Schedule::first_span(targets.size());
+        const uint64_t now = clock.steady_ms();
+        uv_update_time(&loop);
+        started_ms = uv_now(&loop);
         for (auto& t : targets) {
             uv_timer_init(&loop, &t->timer);
             t->timer.data = t.get();
-            // The first round soon (readiness waits for it), spread over a second (first_span); the later ones
-            // each at its own point of the interval, so that many endpoints are probed evenly, not in a burst
-            // per interval.
             // An endpoint the checker before this one knew (a reload, a DNSRecord event) goes on at its own
             // pace: its next round when it is due, not all of them again in the first second.
-            auto interval = static_cast<uint64_t>(t->hc.interval.count());
-            uint64_t now = steady_ms();
-            if (t->hysteresis.known && t->last_round_ms && t->last_round_ms + interval > now) {
-                t->first_ms = t->last_round_ms + interval - now;
-                t->phase_ms = t->first_ms;  // the later rounds every interval from this one
-            } else {
-                // Points on a 10 ms grid (kSlotMs): the loop wakes once for the probes of a slot, not once
-                // for each (10,000 endpoints every 5 s: 100 wake-ups a second instead of 2,000, 20 probes each).
-                auto slot = [&](uint64_t span) {
-                    return std::uniform_int_distribution<uint64_t>(0, (span - 1) / kSlotMs)(rng) * kSlotMs;
-                };
-                t->first_ms = slot(std::min<uint64_t>(interval, first_span));
-                t->phase_ms = slot(interval);
-            }
-            t->due_ms = uv_now(&loop) + t->first_ms;
-            uv_timer_start(&t->timer, on_timer, t->first_ms, 0);
+            const uint64_t last = t->hysteresis.known ? t->last_round_ms : 0;
+            t->schedule.emplace(static_cast<uint64_t>(t->hc.interval.count()), span, last, now, rng);
+            uv_timer_start(&t->timer, on_timer, t->schedule->first_ms(), 0);
         }
         started = true;
         thread = std::thread([this] {
@@ -206,18 +192,12 @@ struct Checker::Impl {
     }
 
     // ---- rounds
-    // A round is due. The next one is at the target's phase after the first round, then every interval from
-    // when the last was due, not from when the loop woke: a loop that wakes late (a busy CPU) would carry
-    // its delay into every later round, and rounds that fell due during one stall would stay together, one
-    // burst every interval. A round missed entirely is skipped.
+    // A round is due: the next one's time from the schedule (schedule.hpp: every interval from when the last was
+    // due, not from when the loop woke), then this one.
     static void on_timer(uv_timer_t* timer) {
         auto* t = static_cast<Target*>(timer->data);
-        auto interval = std::max<uint64_t>(1, static_cast<uint64_t>(t->hc.interval.count()));
         uint64_t now = uv_now(timer->loop);
-        uint64_t next = t->phased ? t->due_ms + interval : t->due_ms - t->first_ms + t->phase_ms + interval;
-        t->phased = true;
-        if (next <= now) next += ((now - next) / interval + 1) * interval;
-        t->due_ms = next;
+        uint64_t next = t->schedule->next(t->impl->started_ms, now);
         uv_timer_start(timer, on_timer, next - now, 0);
         t->impl->begin_round(t);
     }
@@ -225,7 +205,7 @@ struct Checker::Impl {
     void begin_round(Target* t) {
         if (t->busy || stopping) return;
         t->busy = true;
-        t->last_round_ms = steady_ms();
+        t->last_round_ms = clock.steady_ms();
         t->outstanding = 0;
         t->any_ok = false;
         t->reason.clear();
@@ -323,8 +303,9 @@ struct Checker::Impl {
     }
 };
 
-Checker::Checker(const conf::Config& config, std::function<void()> on_change, const States& previous)
-    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous)) {}
+Checker::Checker(const conf::Config& config, std::function<void()> on_change, const States& previous,
+                 const Clock& clock)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous, clock)) {}
 Checker::~Checker() { stop(); }
 void Checker::start() { impl_->start(); }
 void Checker::stop() { impl_->stop(); }

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "conf/config.hpp"
+#include "resolver/base/clock.hpp"
+#include "sync/health/schedule.hpp"
 
 namespace glbd::health {
 
@@ -48,9 +50,11 @@ public:
     // The probing thread's nice value, above the DNS threads' (0): on a shared core, answers go first.
     static constexpr int kProbeNice = 10;
     // At most this many first probes a second: a first round of more endpoints takes longer than a second.
-    static constexpr uint64_t kFirstRoundPerSecond = 2000;
-    // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes.
-    Checker(const conf::Config& config, std::function<void()> on_change, const States& previous = {});
+    static constexpr uint64_t kFirstRoundPerSecond = Schedule::kFirstRoundPerSecond;
+    // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes. `clock`
+    // stamps each round (its steady clock): what a later checker's schedule goes on from.
+    Checker(const conf::Config& config, std::function<void()> on_change, const States& previous = {},
+            const Clock& clock = system_clock());
     ~Checker();
     Checker(const Checker&) = delete;
     Checker& operator=(const Checker&) = delete;
