@@ -17,12 +17,26 @@ std::string Core::own_group() const {
 }
 
 void Core::bump_own() {
-    uint64_t now = now_ms();
+    uint64_t now = this->now();
     own.version = std::max(own.version + 1, now);
     own.heartbeat = now;
     store.set_own(own, now);
     notify_pending = true;
     request_save();
+}
+
+bool Core::BeatLink::count(uint64_t seq, uint64_t mono_ms) {
+    if (seq <= last_seq && seq + kRemembered > last_seq) return false;
+    if (last_seq && seq > last_seq) {  // (a first beat counts no loss)
+        uint64_t missed = std::min<uint64_t>(seq - last_seq - 1, kRemembered);
+        lost += missed;
+        for (uint64_t k = 0; k < missed; ++k) loss += (1.0 - loss) / kLossWindow;
+    }
+    loss -= loss / kLossWindow;
+    received++;
+    last_seq = seq;
+    last_mono_ms = mono_ms;
+    return true;
 }
 
 void Core::wake_up() {
@@ -66,8 +80,7 @@ std::vector<InstanceState> Core::known_states() const {
 }
 
 void Core::write_states(const std::vector<InstanceState>& states) const {
-    if (auto saved = save_state_file(config.state_dir, states, now_ms()); !saved)
-        spdlog::warn("sync: {}", saved.error());
+    if (auto saved = save_state_file(config.state_dir, states, now()); !saved) spdlog::warn("sync: {}", saved.error());
 }
 
 void Core::note_own_held(const std::string& peer, const InstanceState& ours) {

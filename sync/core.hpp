@@ -24,6 +24,7 @@
 #include "sync/service.hpp"
 #include "sync/state.hpp"
 #include "sync/transfer/codec.hpp"
+#include "sync/transfer/datagrams.hpp"
 #include "sync/transfer/tsig.hpp"
 
 namespace glbd::sync {
@@ -37,6 +38,11 @@ struct Core {
     RecordList saved_own_records;            // and its static records
     std::atomic<bool> networked{false};
     std::function<void()> on_change;
+    // The clocks every part reads (a test's, Service::Seams) and the way heartbeats leave.
+    const Clock* clock = &system_clock();
+    Datagrams* datagrams = nullptr;
+    [[nodiscard]] uint64_t now() const { return clock->wall_ms(); }     // versions, heartbeats: compared by peers
+    [[nodiscard]] uint64_t mono() const { return clock->steady_ms(); }  // intervals on this machine
 
     mutable Mutex mu;
     std::shared_ptr<const tsig::Key> sync_key GLBD_GUARDED_BY(mu);  // swapped whole by a reload
@@ -63,8 +69,13 @@ struct Core {
     // Each origin's beats as they came (transfer/beats.hpp): liveness stretches deadAfter by their loss, the
     // status shows them. At most one entry per origin that may be known (ReportLimits::kMaxOrigins).
     struct BeatLink {
+        static constexpr double kLossWindow = 32;    // beats the share lost is smoothed over, about
+        static constexpr uint64_t kRemembered = 64;  // a beat this far behind the last is a new life's
         uint64_t last_seq = 0, last_mono_ms = 0, received = 0, lost = 0;
-        double loss = 0;  // the share of beats lost, smoothed over about Beats::kLossWindow beats
+        double loss = 0;  // the share of beats lost lately
+        // Beat `seq` arrived at `mono_ms`: loss from the gap since the last one. False for one that came late or
+        // twice (nothing more is taken from it).
+        bool count(uint64_t seq, uint64_t mono_ms);
     };
     std::map<std::string, BeatLink> beat_links GLBD_GUARDED_BY(mu);  // by the sender's origin
     LearntMembers learnt GLBD_GUARDED_BY(mu);                // members learnt from peers (sync thread; status: control)
@@ -78,6 +89,7 @@ struct Core {
     uv_loop_t loop{};
     uv_async_t wake{};
     uint64_t started_ms = 0;  // when the loop started (wall clock): a member never heard is suspect from then
+    bool running = false;     // the loop runs (from start() to the stop): exchanges may begin
     bool closing = false;     // the stop was seen: no new exchange
 
     // ---- own state

@@ -26,7 +26,7 @@ uint64_t Liveness::max_grace() const {
 
 void Liveness::check() {
     bool changed = false;
-    uint64_t now = now_ms();
+    uint64_t now = core_.now();
     {
         MutexLock lock(core_.mu);
         const uint64_t dead_after = core_.dead_after();

@@ -99,7 +99,7 @@ void Membership::resolve() {
 std::vector<SocketAddress> Membership::plan_learnt(std::vector<SocketAddress>& next) {
     const auto& peers = *core_.config.peers;
     if (!peers.learn_members) return {};
-    const uint64_t now = now_ms();
+    const uint64_t now = core_.now();
     const std::set<std::string> reached = reached_origins();
     for (const auto& [origin, k] : core_.store.known()) {
         if (origin == core_.own.origin() || !core_.store.alive(k, now, core_.dead_after()) ||
@@ -155,7 +155,7 @@ void Membership::claim(const std::string& origin, const std::vector<SocketAddres
 std::vector<SocketAddress> Membership::first_contact(const Beat& beat) {
     std::vector<SocketAddress> tries;
     if (!core_.config.peers->learn_members || beat.reach.empty()) return tries;
-    const uint64_t now = now_ms();
+    const uint64_t now = core_.now();
     MutexLock lock(core_.mu);
     if (reached_origins().count(printable(beat.from))) return tries;  // a configured member's, not matched yet
     claim(beat.from, beat.reach, now);

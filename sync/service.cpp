@@ -36,13 +36,16 @@ std::vector<std::string> groups_names(const conf::Config& c) {
 }
 }  // namespace
 
-Service::Impl::Impl(const conf::Config& c, std::function<void()> cb) {
+Service::Impl::Impl(const conf::Config& c, std::function<void()> cb, Seams seams) {
     config = c;
     on_change = std::move(cb);
+    if (seams.clock) clock = seams.clock;
+    if (!seams.datagrams) udp = std::make_unique<UdpDatagrams>();
+    datagrams = seams.datagrams ? seams.datagrams : udp.get();
     std::vector<model::Host>().swap(
         config.hosts);  // the daemon's (set_own_hosts): not kept twice; "= {}" keeps the room
     networked = config.peers.has_value();
-    uint64_t now = now_ms();
+    uint64_t now = this->now();
     {
         MutexLock lock(mu);
         if (networked)
@@ -87,7 +90,7 @@ void Service::Impl::set_own_hosts(HostList hosts, RecordList records) {
 Status Service::Impl::set_override(const std::string& target, const std::string& state) {
     {
         MutexLock lock(mu);
-        if (auto set = sync::set_override(own.overrides, target, state, now_ms()); !set) return set;
+        if (auto set = sync::set_override(own.overrides, target, state, now()); !set) return set;
         bump_own();
     }
     wake_up();
@@ -118,7 +121,7 @@ Status Service::Impl::set_active_groups(const std::optional<std::vector<std::str
     {
         MutexLock lock(mu);
         // Later than any set known, so that it wins everywhere even against a peer's clock a little ahead.
-        uint64_t at = now_ms();
+        uint64_t at = now();
         if (auto last = store.admin_groups()) at = std::max(at, last->at_ms + 1);
         own.active_groups = ActiveGroups{std::move(*groups), at, !list.has_value()};
         bump_own();
@@ -157,10 +160,11 @@ void Service::Impl::start() {
     uv_loop_init(&loop);
     uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->on_wake(); });
     wake.data = this;
+    running = true;
     beats.start();
     pulls.start();
     liveness.start();
-    started_ms = now_ms();
+    started_ms = now();
     {
         MutexLock lock(mu);
         wakeable = true;
@@ -182,6 +186,7 @@ void Service::Impl::stop() {
     }
     thread.join();
     uv_loop_close(&loop);
+    running = false;
 }
 
 void Service::Impl::on_wake() {
@@ -230,8 +235,8 @@ void Service::Impl::on_wake() {
 
 bool Service::pulling() const { return impl_->pulls.pulling(); }
 
-Service::Service(const conf::Config& config, std::function<void()> on_change)
-    : impl_(std::make_unique<Impl>(config, std::move(on_change))) {}
+Service::Service(const conf::Config& config, std::function<void()> on_change, Seams seams)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change), seams)) {}
 Service::~Service() { stop(); }
 void Service::start() { impl_->start(); }
 void Service::set_beat_source(int fd) { impl_->beats.set_source(fd); }
@@ -256,7 +261,7 @@ Status Service::set_active_groups(const std::vector<std::string>& groups) { retu
 void Service::clear_active_groups() { impl_->set_active_groups(std::nullopt); }
 std::optional<GroupsInForce> Service::groups_in_force() const {
     MutexLock lock(impl_->mu);
-    return impl_->store.groups_in_force(now_ms(), impl_->dead_after());
+    return impl_->store.groups_in_force(impl_->now(), impl_->dead_after());
 }
 Status Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);
@@ -270,7 +275,7 @@ SharedView Service::shared_view(uint32_t* serial) const {
         for (const auto& [o, k] : impl_->store.known()) newest = std::max(newest, k.state.version);
         *serial = static_cast<uint32_t>(newest / 10);
     }
-    return impl_->store.shared_view(now_ms(), impl_->dead_after());
+    return impl_->store.shared_view(impl_->now(), impl_->dead_after());
 }
 GlobalView Service::view(uint32_t* serial) const {
     GlobalView out;
@@ -285,7 +290,7 @@ std::vector<Known> Service::known() const {
 }
 std::vector<Service::InstanceStatus> Service::instances() const {
     MutexLock lock(impl_->mu);
-    uint64_t now = now_ms();
+    uint64_t now = impl_->now();
     std::vector<InstanceStatus> out;
     for (const auto& [o, k] : impl_->store.known()) {
         out.push_back(
@@ -297,7 +302,7 @@ std::vector<Service::KeyMismatch> Service::key_mismatches() const {
     MutexLock lock(impl_->mu);
     std::vector<std::string> served;
     for (const auto& z : impl_->config.zones) served.push_back(z.origin);
-    uint64_t now = now_ms();
+    uint64_t now = impl_->now();
     std::vector<KeyMismatch> out;
     const ZoneKeys& own = impl_->own.dnskeys;
     auto id = [](const ZoneKeys& keys, const std::string& zone) {
@@ -343,7 +348,7 @@ uint64_t Service::own_version() const {
 std::vector<std::string> Service::not_holding(uint64_t version) const {
     MutexLock lock(impl_->mu);
     std::vector<std::string> out;
-    uint64_t now = now_ms();
+    uint64_t now = impl_->now();
     const std::string& own = impl_->store.own_origin();
     for (const auto& [origin, k] : impl_->store.known()) {
         if (origin == own || !impl_->store.alive(k, now, impl_->dead_after())) continue;

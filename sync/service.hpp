@@ -61,11 +61,21 @@ struct SyncCounters {
     std::atomic<uint64_t> learnt_refused{0};  // advertised addresses not learnt: kMaxLearnt held
 };
 
+class Datagrams;
+
+// What a test may give the service in place of the real thing: the clocks it reads, and the way its heartbeats
+// leave (transfer/datagrams.hpp). Null: the system's clocks, UDP sockets.
+struct ServiceSeams {
+    const Clock* clock = nullptr;
+    Datagrams* datagrams = nullptr;
+};
+
 class Service {
 public:
+    using Seams = ServiceSeams;
     // Without `config.peers` nothing is sent or served; the store still merges this instance's state
     // (overrides included) and stateDir still persists it.
-    Service(const conf::Config& config, std::function<void()> on_change);
+    Service(const conf::Config& config, std::function<void()> on_change, Seams seams = {});
     ~Service();
     Service(const Service&) = delete;
     Service& operator=(const Service&) = delete;

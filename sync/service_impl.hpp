@@ -6,6 +6,7 @@
 
 #include <uv.h>
 
+#include <memory>
 #include <thread>
 
 #include "sync/core.hpp"
@@ -26,8 +27,9 @@ struct Service::Impl : Core {
     Pulls pulls{*this, *this};
     Beats beats{*this, *this};
     std::thread thread;
+    std::unique_ptr<UdpDatagrams> udp;  // the heartbeats' sockets, unless a test gave its own Datagrams
 
-    Impl(const conf::Config& c, std::function<void()> cb);
+    Impl(const conf::Config& c, std::function<void()> cb, Seams seams);
     // ---- own state (control thread)
     void set_own_hosts(HostList hosts, RecordList records);
     Status set_override(const std::string& target, const std::string& state);

@@ -22,7 +22,7 @@ void Beats::set_source(int fd) { in_.reset(fd); }
 
 void Beats::start() {
     // Numbered from the clock, so that a restarted instance's beats come after its last life's.
-    seq_ = std::max(seq_, now_ms());
+    seq_ = std::max(seq_, core_.now());
     uv_timer_init(&core_.loop, &timer_);
     timer_.data = this;
     if (!in_) return;
@@ -33,31 +33,10 @@ void Beats::start() {
     });
 }
 
-void Beats::close() { out_.clear(); }
+void Beats::close() { core_.datagrams->close(); }
 
 void Beats::forget(const std::function<bool(const SocketAddress&)>& former) {
     std::erase_if(member_beats_, [&](const auto& kv) { return former(kv.first); });
-}
-
-// A socket to send beats from `source` (none: the kernel's choice for the family); -1 when none can be made.
-int Beats::socket_for(const std::optional<Address>& source, int family) {
-    auto key = std::make_pair(source, family);
-    if (auto it = out_.find(key); it != out_.end()) return it->second.get();
-    Fd fd(::socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) return -1;
-    ::shutdown(fd.get(), SHUT_RD);  // nothing answers a beat
-    if (source) {
-        sockaddr_storage ss{};
-        socklen_t len = SocketAddress{*source, 0}.to_sockaddr(ss);
-        if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0) {
-            uint64_t left_out = 0;
-            if (core_.report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
-                spdlog::warn("sync: cannot send heartbeats from {}: {}; the kernel picks the source", source->str(),
-                             std::strerror(errno));
-            }
-        }
-    }
-    return out_.emplace(key, std::move(fd)).first->second.get();
 }
 
 // One beat to every member: the same sequence number for all, each with its own echo. Returns its number.
@@ -69,7 +48,7 @@ uint64_t Beats::send(uint64_t seq, const std::vector<SocketAddress>& to, Again a
     if (to.empty() || core_.closing) return seq;
     auto key = core_.current_key();
     if (!key) return seq;
-    const uint64_t now_mono = steady_ms();
+    const uint64_t now_mono = core_.mono();
     Beat header;
     header.seq = seq;
     std::vector<std::vector<std::string>> origins;
@@ -81,7 +60,7 @@ uint64_t Beats::send(uint64_t seq, const std::vector<SocketAddress>& to, Again a
         MutexLock lock(core_.mu);
         header.from = core_.own.origin();
         header.reach = core_.own.reach;
-        uint64_t now = now_ms();
+        uint64_t now = core_.now();
         encode_report(core_.own, now, 0, false, origins);
         // The others it relays, alive ones only (a dead one's age tells nobody anything), starting at a
         // different one each beat so that every origin travels when not all fit.
@@ -110,10 +89,7 @@ uint64_t Beats::send(uint64_t seq, const std::vector<SocketAddress>& to, Again a
         uint16_t id = static_cast<uint16_t>(seq);
         std::vector<uint8_t> wire = beat_message(id, header, origins, kMaxBeatBytes - kTsigRoom - key->name.size());
         tsig::sign(wire, *key, "", false, static_cast<uint64_t>(std::time(nullptr)));
-        int fd = socket_for(s_.membership.source_for(m.address), m.address.family == 4 ? AF_INET : AF_INET6);
-        sockaddr_storage ss{};
-        socklen_t len = m.to_sockaddr(ss);
-        if (fd < 0 || ::sendto(fd, wire.data(), wire.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
+        if (!core_.datagrams->send(s_.membership.source_for(m.address), m, wire)) {
             core_.counters.beats_unsent.fetch_add(1);
             continue;
         }
@@ -135,7 +111,7 @@ uint64_t Beats::send(uint64_t seq, const std::vector<SocketAddress>& to, Again a
 // the next round's beat goes out.
 void Beats::announce_change() {
     change_.seq = send_all();
-    change_.at_ms = now_ms();
+    change_.at_ms = core_.now();
     change_.unacked = s_.membership.members();
     const uint64_t interval = static_cast<uint64_t>(core_.config.peers->sync_interval.count());
     change_.resends_left = static_cast<int>(std::max<uint64_t>(1, interval / kChangeResendMs) - 1);
@@ -151,14 +127,11 @@ void Beats::resend_change() {
     }
     {
         MutexLock lock(core_.mu);
-        std::vector<SocketAddress> still;
-        for (const SocketAddress& m : change_.unacked) {
-            auto pulled = core_.pulled_at.find(m.address);
-            bool acked = member_beats_[m].echoed >= change_.seq ||
-                         (pulled != core_.pulled_at.end() && pulled->second >= change_.at_ms);
-            if (!acked) still.push_back(m);
-        }
-        change_.unacked = std::move(still);
+        auto echoed = [this](const SocketAddress& m) {
+            auto it = member_beats_.find(m);
+            return it == member_beats_.end() ? uint64_t{0} : it->second.echoed;
+        };
+        change_.unacked = still_unacked(change_.unacked, change_.seq, change_.at_ms, echoed, core_.pulled_at);
     }
     if (change_.unacked.empty()) {
         uv_timer_stop(&timer_);
@@ -169,6 +142,18 @@ void Beats::resend_change() {
 }
 
 // The datagrams the UDP threads handed over: at most kBeatsPerWake at a time (the loop comes back for the rest).
+std::vector<SocketAddress> Beats::still_unacked(const std::vector<SocketAddress>& unacked, uint64_t seq, uint64_t at_ms,
+                                                const std::function<uint64_t(const SocketAddress&)>& echoed,
+                                                const std::map<Address, uint64_t>& pulled_at) {
+    std::vector<SocketAddress> still;
+    for (const SocketAddress& m : unacked) {
+        auto pulled = pulled_at.find(m.address);
+        bool acked = echoed(m) >= seq || (pulled != pulled_at.end() && pulled->second >= at_ms);
+        if (!acked) still.push_back(m);
+    }
+    return still;
+}
+
 void Beats::read() {
     std::array<uint8_t, sizeof(sockaddr_storage) + 4096> buf;
     for (int i = 0; i < kBeatsPerWake; ++i) {
@@ -199,7 +184,7 @@ void Beats::on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender)
     if (!parse_beat(msg, len, beat, error)) {
         core_.counters.beats_rejected.fetch_add(1);
         uint64_t left_out = 0;
-        if (core_.report_log.allow("beat " + sender.address.str(), now_ms(), &left_out)) {
+        if (core_.report_log.allow("beat " + sender.address.str(), core_.now(), &left_out)) {
             spdlog::warn("sync: rejected a heartbeat from {}: {}{}", sender.address.str(), printable(error),
                          left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
         }
@@ -253,23 +238,13 @@ bool Beats::count(const Beat& beat) {
         }));
     }
     Core::BeatLink& link = it != beat_links.end() ? it->second : beat_links[beat.from];
-    if (beat.seq <= link.last_seq && beat.seq + kBeatsRemembered > link.last_seq) return false;
-    if (link.last_seq && beat.seq > link.last_seq) {  // (a first beat counts no loss)
-        uint64_t missed = std::min<uint64_t>(beat.seq - link.last_seq - 1, kBeatsRemembered);
-        link.lost += missed;
-        for (uint64_t k = 0; k < missed; ++k) link.loss += (1.0 - link.loss) / kLossWindow;
-    }
-    link.loss -= link.loss / kLossWindow;
-    link.received++;
-    link.last_seq = beat.seq;
-    link.last_mono_ms = steady_ms();
-    return true;
+    return link.count(beat.seq, core_.mono());
 }
 
 // Which members sent it (the one whose pulls answered as its origin, else those at the sender's address),
 // with the link's figures (`fresh`: count_beat's) and, from the echo of one of ours, a round-trip sample.
 std::vector<SocketAddress> Beats::note(const Beat& beat, const SocketAddress& sender, bool& fresh) {
-    const uint64_t now_mono = steady_ms();
+    const uint64_t now_mono = core_.mono();
     std::vector<SocketAddress> senders;
     const std::vector<SocketAddress>& members = s_.membership.members();
     MutexLock lock(core_.mu);
@@ -287,7 +262,7 @@ std::vector<SocketAddress> Beats::note(const Beat& beat, const SocketAddress& se
         PeerStatus& st = core_.peer_status[m];
         st.address = m.str();
         if (st.origin.empty() && senders.size() == 1) st.origin = printable(beat.from);
-        st.last_beat_ms = now_ms();
+        st.last_beat_ms = core_.now();
         core_.learnt.heard(m, st.last_beat_ms);
         if (!beat.echo) continue;
         MemberBeats& beats = member_beats_[m];
@@ -307,7 +282,7 @@ Beats::News Beats::merge(Beat& beat) {
     News news;
     MutexLock lock(core_.mu);
     Store& store = core_.store;
-    uint64_t now = now_ms();
+    uint64_t now = core_.now();
     for (auto& r : beat.reports) {
         CheckResult checked = check_report(r.state, now);
         if (!checked.error.empty()) {

@@ -41,7 +41,13 @@ public:
     // A peer's beat as the DNS server handed it over (tests and fuzzing call it on a service not started).
     void on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender);
     void forget(const std::function<bool(const SocketAddress&)>& former);  // members that are no longer
-    static constexpr double kLossWindow = 32;
+    // The members of `unacked` that have not acknowledged our change (beat `seq`, made at `at_ms`): their beats
+    // echo none as new (`echoed`: the newest of ours each echoed), and they have not pulled from us since
+    // (`pulled_at`, by address). Pure.
+    static std::vector<SocketAddress> still_unacked(const std::vector<SocketAddress>& unacked, uint64_t seq,
+                                                    uint64_t at_ms,
+                                                    const std::function<uint64_t(const SocketAddress&)>& echoed,
+                                                    const std::map<Address, uint64_t>& pulled_at);
 
 private:
     struct SentBeat {
@@ -58,12 +64,11 @@ private:
         std::map<std::string, Held> relayed;      // a newer version of an origin we know, relayed
         std::map<std::string, Held> relayed_new;  // an origin we do not know, or its new life, relayed
     };
-    static constexpr size_t kBeatsRemembered = 64;
+    static constexpr size_t kBeatsRemembered = 64;  // our beats to a member kept, for their echoes
     static constexpr uint64_t kChangeResendMs = 200;
     static constexpr int kBeatsPerWake = 256;
     static constexpr size_t kTsigRoom = 100;  // a TSIG record but its key name
 
-    int socket_for(const std::optional<Address>& source, int family);
     void resend_change();
     void read();
     bool count(const Beat& beat) GLBD_REQUIRES(core_.mu);
@@ -81,8 +86,6 @@ private:
         std::vector<SocketAddress> unacked;
         int resends_left = 0;
     } change_;
-    // Sending sockets, by source address (none: the kernel's choice) and family.
-    std::map<std::pair<std::optional<Address>, int>, Fd> out_;
     std::map<SocketAddress, MemberBeats> member_beats_;  // per member
 };
 

@@ -49,7 +49,7 @@ void Pulls::closed(uv_handle_t* h) {
 }
 
 void Pulls::exchange(const SocketAddress& peer, bool notify) {
-    if (core_.closing) return;
+    if (core_.closing || !core_.running) return;  // stopping, or not started (a test's, a fuzzer's service)
     if (in_flight_.count({peer, notify})) {
         if (!notify) wanted_[peer].again = true;
         return;
@@ -104,15 +104,18 @@ void Pulls::exchange(const SocketAddress& peer, bool notify) {
     connect(x, &x->tcp, &x->conn);
 }
 
-// A connection to open a second time after three times what it usually takes, at least 200 ms (a peer across
-// the world answers a SYN in 300 ms) and at most 900 ms: Linux sends a lost SYN again after a second.
+uint64_t Pulls::hedge_ms(double connect_ms) {
+    return std::clamp<uint64_t>(static_cast<uint64_t>(3 * connect_ms), 200,
+                                static_cast<uint64_t>(kSynRetransmitMs) - 100);
+}
+
 uint64_t Pulls::hedge_ms(const SocketAddress& peer) const {
     double usual = 0;
     {
         MutexLock lock(core_.mu);
         if (auto it = core_.peer_status.find(peer); it != core_.peer_status.end()) usual = it->second.connect_ms;
     }
-    return std::clamp<uint64_t>(static_cast<uint64_t>(3 * usual), 200, static_cast<uint64_t>(kSynRetransmitMs) - 100);
+    return hedge_ms(usual);
 }
 
 void Pulls::connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn) {
@@ -125,7 +128,7 @@ void Pulls::connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn) {
     } else if (source) {
         if (int rc = bind_source(tcp, *source); rc != 0) {
             uint64_t left_out = 0;
-            if (core_.report_log.allow("bind " + source->str(), now_ms(), &left_out)) {
+            if (core_.report_log.allow("bind " + source->str(), core_.now(), &left_out)) {
                 spdlog::warn("sync: cannot send from {}: {}; the kernel picks the source", source->str(),
                              uv_strerror(rc));
             }
@@ -150,7 +153,7 @@ void Pulls::connected(uv_connect_t* c, int status) {
         return;
     }
     ex->stream = reinterpret_cast<uv_tcp_t*>(c->handle);
-    if (!ex->notify) ++ex->pulls->pulls_open_, ex->pulls->pull_heard_ms_ = steady_ms();  // until finish()
+    if (!ex->notify) ++ex->pulls->pulls_open_, ex->pulls->pull_heard_ms_ = ex->pulls->core_.mono();  // until finish()
     uv_timer_stop(&ex->hedge);
     uv_tcp_t* other = ex->stream == &ex->tcp ? &ex->spare : &ex->tcp;
     if ((other == &ex->tcp || ex->spare_started) && !uv_is_closing(reinterpret_cast<uv_handle_t*>(other))) {
@@ -224,7 +227,7 @@ void Pulls::on_data(Exchange* x) {
         x->mac = mac;
         ++x->messages;
         if (x->notify) return finish(x, "");
-        pull_heard_ms_ = steady_ms();
+        pull_heard_ms_ = core_.mono();
         uv_timer_again(&x->timer);  // the timeout is for a silent peer, not for a large view
         x->records.clear();
         if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial))
@@ -252,7 +255,7 @@ void Pulls::accept(Exchange* x, std::vector<Report>& reports) {
     Store& store = core_.store;
     SyncCounters& counters = core_.counters;
     LogThrottle& report_log = core_.report_log;
-    uint64_t now = now_ms();
+    uint64_t now = core_.now();
     for (auto& r : reports) {
         if (r.has_data || r.skipped) counters.reports_received.fetch_add(1);
         if (r.skipped) counters.reports_skipped.fetch_add(1);
@@ -347,7 +350,7 @@ void Pulls::complete(Exchange* x) {
     {
         MutexLock lock(core_.mu);
         core_.peer_status[x->peer].origin = printable(from);
-        core_.learnt.answered(x->peer, now_ms());  // a signed transfer from it: a member now, if learnt
+        core_.learnt.answered(x->peer, core_.now());  // a signed transfer from it: a member now, if learnt
         if (from == core_.own.origin()) {
             core_.learnt.erase(x->peer);
             core_.self_addresses.insert(x->peer);
@@ -391,7 +394,7 @@ void Pulls::finish(Exchange* x, const std::string& error) {
             if (!st.reachable) spdlog::info("sync: peer {} up", st.address);
             st.reachable = true;
             st.last_error.clear();
-            st.last_ok_ms = now_ms();
+            st.last_ok_ms = core.now();
         } else {
             if (st.reachable || st.failures == 0)
                 spdlog::warn("sync: peer {} down: {} failed: {}", st.address, x->notify ? "notify" : "pull",

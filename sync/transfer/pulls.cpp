@@ -33,7 +33,7 @@ void Pulls::stop() {
     for (Exchange* x : live) finish(x, "stopping");
 }
 
-bool Pulls::pulling() const { return pulls_open_.load() > 0 && steady_ms() < pull_heard_ms_.load() + kPullQuietMs; }
+bool Pulls::pulling() const { return pulls_open_.load() > 0 && core_.mono() < pull_heard_ms_.load() + kPullQuietMs; }
 
 // Every syncInterval: resolve the members again, then pull from each (the lead first, see round_lead_).
 void Pulls::round() {
@@ -49,36 +49,41 @@ void Pulls::round() {
     notify_still_unheard();
     pull_rest();  // the last round's lead is still out (a slow peer): the others wait no longer
     take_relayed_news();
-    std::vector<SocketAddress> due = due_pulls();
-    if (!due.empty()) {
-        size_t lead = leads_++ % due.size();
-        round_lead_ = due[lead];
-        for (size_t i = 0; i < due.size(); ++i) {
-            if (i != lead) round_rest_.push_back(due[i]);
-        }
+    RoundPlan plan;
+    {
+        MutexLock lock(core_.mu);
+        plan = plan_round(s_.membership.members(), core_.peer_status, want_relay_, core_.now(),
+                          static_cast<uint64_t>(core_.config.peers->sync_interval.count()), leads_);
+    }
+    if (plan.lead) {
+        round_lead_ = plan.lead;
+        round_rest_.insert(round_rest_.end(), plan.rest.begin(), plan.rest.end());
         exchange(*round_lead_, false);
         if (!in_flight_.count({*round_lead_, false})) pull_rest();  // ended at once, or never began
     }
     if (notify) announce();
 }
 
-// The members this round pulls. A member whose beats come shows its news by them (and a pull follows at
-// once), so a round pulls it only when its beats have not come for two rounds (lost, an older glbd, a path
-// without UDP), when it has relayed news for us (want_relay_), or when kPullAtLeastEvery rounds have passed
-// since its last pull (for what no beat carries: the origins beyond a beat's room, a peer's new serial).
-std::vector<SocketAddress> Pulls::due_pulls() {
-    const auto interval = static_cast<uint64_t>(core_.config.peers->sync_interval.count());
-    const uint64_t now = now_ms();
+Pulls::RoundPlan Pulls::plan_round(const std::vector<SocketAddress>& members,
+                                   const std::map<SocketAddress, PeerStatus>& status,
+                                   const std::set<SocketAddress>& want_relay, uint64_t now, uint64_t interval,
+                                   size_t& leads) {
     std::vector<SocketAddress> due;
-    MutexLock lock(core_.mu);
-    for (const SocketAddress& m : s_.membership.members()) {
-        auto st = core_.peer_status.find(m);
-        if (st == core_.peer_status.end() || want_relay_.count(m) || st->second.last_beat_ms + 2 * interval < now ||
+    for (const SocketAddress& m : members) {
+        auto st = status.find(m);
+        if (st == status.end() || want_relay.count(m) || st->second.last_beat_ms + 2 * interval < now ||
             st->second.last_ok_ms + kPullAtLeastEvery * interval < now) {
             due.push_back(m);
         }
     }
-    return due;
+    RoundPlan plan;
+    if (due.empty()) return plan;
+    const size_t lead = leads++ % due.size();
+    plan.lead = due[lead];
+    for (size_t i = 0; i < due.size(); ++i) {
+        if (i != lead) plan.rest.push_back(due[i]);
+    }
+    return plan;
 }
 
 // This instance's own change, to every member: by beats (a beat now and two more soon), and by a NOTIFY over
@@ -89,7 +94,7 @@ void Pulls::announce() {
     std::vector<SocketAddress> silent;
     {
         MutexLock lock(core_.mu);
-        uint64_t now = now_ms(), lately = core_.suspect_after();
+        uint64_t now = core_.now(), lately = core_.suspect_after();
         for (const auto& m : s_.membership.members()) {
             // A member never heard at all is starting too (its first round pulls us, our beat shows it the
             // change) or not up yet: at a fleet's cold start, NOTIFYs to all of them cost every server CPU

@@ -47,6 +47,25 @@ public:
     // Where the first round's lead is in the list of members (a hash of this instance's origin).
     void set_first_lead(size_t lead) { leads_ = lead; }
 
+    // The members a round pulls, and the one that goes first (`leads`: the rounds that pulled so far, counted on).
+    // A member whose beats come shows its news by them (and a pull follows at once), so a round pulls it only
+    // when its beats have not come for two rounds (lost, an older glbd, a path without UDP), when it has relayed
+    // news for us (`want_relay`), or when kPullAtLeastEvery rounds have passed since its last pull (for what no
+    // beat carries: the origins beyond a beat's room, a peer's new serial). Pure.
+    struct RoundPlan {
+        std::optional<SocketAddress> lead;
+        std::vector<SocketAddress> rest;
+    };
+    static RoundPlan plan_round(const std::vector<SocketAddress>& members,
+                                const std::map<SocketAddress, PeerStatus>& status,
+                                const std::set<SocketAddress>& want_relay, uint64_t now, uint64_t interval,
+                                size_t& leads);
+    static constexpr uint64_t kPullAtLeastEvery = 10;  // rounds
+    // How long an exchange's second connection attempt waits, from the usual time to open one to the peer
+    // (`connect_ms`, smoothed): three times that, at least 200 ms (a peer across the world answers a SYN in
+    // 300 ms) and at most 900 ms (Linux sends a lost SYN again after a second). Pure.
+    static uint64_t hedge_ms(double connect_ms);
+
 private:
     // One TCP exchange with a peer: a transfer of its `_glbd.` zone, or a NOTIFY.
     struct Exchange {
@@ -90,12 +109,10 @@ private:
         size_t round = 0;    // `rounds` when it was first shown
     };
     static constexpr size_t kRelayedNewsRounds = 2;
-    static constexpr uint64_t kPullAtLeastEvery = 10;  // rounds
     static constexpr uint64_t kPullQuietMs = 250;
 
     // The rest of a round, now (its lead's pull ended, or is still out when the next round begins).
     void pull_rest();
-    std::vector<SocketAddress> due_pulls() GLBD_EXCLUDES(core_.mu);
     void notify_still_unheard();
     bool take_wanted(const SocketAddress& peer) GLBD_EXCLUDES(core_.mu);
     void take_relayed_news() GLBD_EXCLUDES(core_.mu);
@@ -106,8 +123,7 @@ private:
     // that opened first taking the exchange on.
     void connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn);
     static void connected(uv_connect_t* c, int status);
-    // How long a second attempt waits: three times the usual time to open a connection to the peer.
-    [[nodiscard]] uint64_t hedge_ms(const SocketAddress& peer) const GLBD_EXCLUDES(core_.mu);
+    [[nodiscard]] uint64_t hedge_ms(const SocketAddress& peer) const GLBD_EXCLUDES(core_.mu);  // its peer's
     void on_data(Exchange* x);
     void accept(Exchange* x, std::vector<Report>& reports);
     void accept_heartbeat(Exchange* x, const Report& r, uint64_t now) GLBD_REQUIRES(core_.mu);

@@ -40,7 +40,7 @@ Service::Handled Serving::handle(const uint8_t* msg, size_t len, const geo::Addr
     {
         MutexLock lock(core_.mu);
         member = core_.member_addresses.count(from) > 0;
-        if (member && !notify) core_.pulled_at[from] = now_ms();  // acknowledges our last change (resend_change)
+        if (member && !notify) core_.pulled_at[from] = core_.now();  // acknowledges our last change (resend_change)
     }
     if (notify) {
         core_.counters.notifies_received.fetch_add(1);
@@ -68,7 +68,7 @@ Service::Handled Serving::handle(const uint8_t* msg, size_t len, const geo::Addr
 // Whether a verified request's MAC is new (then it is remembered): a signed request sent again as it was,
 // from anywhere, is a replay.
 bool Serving::first_use(const std::string& mac) {
-    uint64_t now = now_ms();
+    uint64_t now = core_.now();
     MutexLock lock(macs_mu_);
     while (!mac_order_.empty() && (mac_order_.size() >= kMaxMacs || now - mac_order_.front().first > kMacKeepMs)) {
         seen_macs_.erase(mac_order_.front().second);
@@ -97,7 +97,7 @@ void Serving::reject(Auth a, const char* what, const std::string& peer) {
     bool log = false;
     {
         MutexLock lock(reject_mu_);
-        log = reject_log_.allow(peer + " " + why, now_ms(), &left_out);
+        log = reject_log_.allow(peer + " " + why, core_.now(), &left_out);
     }
     if (log) {
         spdlog::warn("sync: rejected {} request from {}: {}{}", what, peer, why,
@@ -240,7 +240,7 @@ bool Serving::encode_origin(const std::string& origin, bool data, std::vector<st
     auto it = core_.store.known().find(origin);
     if (it == core_.store.known().end()) return false;
     const Known& k = it->second;
-    uint64_t now = now_ms();
+    uint64_t now = core_.now();
     bool own_one = origin == core_.store.own_origin();
     record = origin_fields(k.state, own_one ? now : k.state.heartbeat,
                            own_one || now < k.last_heard_ms ? 0 : now - k.last_heard_ms);

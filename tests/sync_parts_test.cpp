@@ -1,0 +1,232 @@
+// The sync service's parts with a clock and a wire the test holds (Service::Seams): two services that are not
+// started hand each other their heartbeats through a recorder, which drops the ones the test says, while the
+// test moves each one's clock. Beats' loss and round trips, suspicion, acknowledgements of a change, the rounds'
+// leads and the second connection's delay, all exact. (White box: the parts are sync/'s internal headers.)
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sync/service_impl.hpp"
+#include "tests/dns_util.hpp"
+#include "tests/fake_clock.hpp"
+
+namespace glbd::sync {
+namespace {
+
+SocketAddress sa(const std::string& text) {
+    SocketAddress a;
+    EXPECT_TRUE(SocketAddress::parse(text, a)) << text;
+    return a;
+}
+
+// What a service sent: each datagram, to whom.
+struct Wire final : Datagrams {
+    std::vector<std::pair<SocketAddress, std::vector<uint8_t>>> sent;
+    bool send(const std::optional<Address>&, const SocketAddress& to, std::span<const uint8_t> bytes) override {
+        sent.emplace_back(to, std::vector<uint8_t>(bytes.begin(), bytes.end()));
+        return true;
+    }
+};
+
+// One of two instances, eu/a at 127.0.0.1:5301 and us/b at 127.0.0.2:5301, each the other's member.
+std::string config(const std::string& cluster, const std::string& instance, int self, int peer) {
+    return "cluster: {id: " + cluster + ", instance: " + instance + "}\nlisten: {dns: [\"127.0.0." +
+           std::to_string(self) +
+           ":5301\"]}\nzones: [{origin: glb.test, nameservers: [{name: ns.glb.test, addresses: [127.0.0.1]}]}]\n"
+           "peers:\n  key: {name: glb-sync, secret: \"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=\"}\n"
+           "  members: [{address: \"127.0.0." +
+           std::to_string(peer) + ":5301\"}]\n  syncInterval: 1s\n  deadAfter: 10s\n";
+}
+
+struct Side {
+    test::FakeClock clock;
+    Wire wire;
+    Service::Impl impl;
+    SocketAddress at;
+    Side(const std::string& yaml, const std::string& address)
+        : impl(test::config_from(yaml), nullptr, Service::Seams{&clock, &wire}), at(sa(address)) {
+        impl.membership.resolve();  // the configured member, an address: no lookup, at once
+    }
+    // Hands `to` every datagram sent since the last call but those numbered (from 0) in `drop`.
+    void deliver(Side& to, const std::set<size_t>& drop = {}) {
+        for (size_t i = 0; i < wire.sent.size(); ++i) {
+            if (!drop.count(i)) to.impl.beats.on_beat(wire.sent[i].second.data(), wire.sent[i].second.size(), at);
+        }
+        wire.sent.clear();
+    }
+    // What a pull from `other` would bring: its own report, in this one's store.
+    void learn(Side& other) {
+        InstanceState theirs;
+        {
+            MutexLock lock(other.impl.mu);
+            theirs = other.impl.own;
+        }
+        MutexLock lock(impl.mu);
+        impl.store.merge(theirs, 0, clock.wall_ms());
+    }
+    PeerStatus status_of(const SocketAddress& m) {
+        MutexLock lock(impl.mu);
+        return impl.peer_status[m];
+    }
+    Core::BeatLink link_of(const std::string& origin) {
+        MutexLock lock(impl.mu);
+        return impl.beat_links[origin];
+    }
+};
+
+struct TwoSides : ::testing::Test {
+    Side a{config("eu", "a", 1, 2), "127.0.0.1:5301"};
+    Side b{config("us", "b", 2, 1), "127.0.0.2:5301"};
+};
+
+TEST_F(TwoSides, EachBeatGoesToTheMemberAndIsHeard) {
+    ASSERT_EQ(a.impl.membership.members(), std::vector<SocketAddress>{b.at});
+    a.impl.beats.send_all();
+    ASSERT_EQ(a.wire.sent.size(), 1u);
+    EXPECT_EQ(a.wire.sent[0].first, b.at);
+    b.clock.advance(1234);
+    a.deliver(b);
+    PeerStatus st = b.status_of(a.at);
+    EXPECT_EQ(st.last_beat_ms, b.clock.wall_ms());
+    EXPECT_EQ(b.link_of("eu/a").received, 1u);
+    EXPECT_EQ(b.link_of("eu/a").lost, 0u);
+}
+
+// The round trip is the time from our beat to its echo less the time the peer held it before its own beat:
+// each side's clock alone, so the two clocks need not agree.
+TEST_F(TwoSides, AnEchoTimesTheRoundTripLessWhatThePeerHeldIt) {
+    a.impl.beats.send_all();
+    a.clock.advance(20);  // on its way
+    a.deliver(b);
+    b.clock.advance(30);  // held by b until its own beat (and as long on a's clock)
+    a.clock.advance(30);
+    b.impl.beats.send_all();
+    a.clock.advance(30);  // on its way back
+    b.deliver(a);
+    PeerStatus st = a.status_of(b.at);
+    EXPECT_EQ(st.rtt_samples, 1u);
+    EXPECT_DOUBLE_EQ(st.rtt_ms, 50.0);  // 80 ms from beat to echo, 30 of them held
+}
+
+// Beats lost on the way show as gaps in their numbers; one that comes late or twice counts nothing more.
+TEST_F(TwoSides, LossIsTheGapsInTheNumbersAndALateBeatCountsNothing) {
+    for (int i = 0; i < 10; ++i) a.impl.beats.send_all();
+    std::vector<std::vector<uint8_t>> beats;
+    for (auto& [to, bytes] : a.wire.sent) beats.push_back(bytes);
+    a.deliver(b, {2, 4, 5});  // 7 of 10 arrive
+    Core::BeatLink link = b.link_of("eu/a");
+    EXPECT_EQ(link.received, 7u);
+    EXPECT_EQ(link.lost, 3u);
+    EXPECT_GT(link.loss, 0.05);
+    b.impl.beats.on_beat(beats[4].data(), beats[4].size(), a.at);  // late
+    b.impl.beats.on_beat(beats[9].data(), beats[9].size(), a.at);  // twice
+    EXPECT_EQ(b.link_of("eu/a").received, 7u);
+    EXPECT_EQ(b.link_of("eu/a").lost, 3u);
+}
+
+// A member is suspect once nothing has come from it directly for max(3 x syncInterval, deadAfter / 2), and heard
+// directly again at its next beat.
+TEST_F(TwoSides, SilenceMakesAMemberSuspectAndABeatClearsIt) {
+    a.impl.beats.send_all();
+    a.deliver(b);
+    b.impl.liveness.check();
+    EXPECT_FALSE(b.status_of(a.at).suspect);
+    b.clock.advance(b.impl.suspect_after());
+    b.impl.liveness.check();
+    EXPECT_FALSE(b.status_of(a.at).suspect) << "suspect at the limit";
+    b.clock.advance(1);
+    b.impl.liveness.check();
+    EXPECT_TRUE(b.status_of(a.at).suspect);
+    EXPECT_NE(b.status_of(a.at).suspect_reason.find("nothing directly for 5001 ms"), std::string::npos)
+        << b.status_of(a.at).suspect_reason;
+    a.impl.beats.send_all();
+    a.deliver(b);
+    b.impl.liveness.check();
+    EXPECT_FALSE(b.status_of(a.at).suspect);
+}
+
+// The loss a link shows lengthens deadAfter for its origin, within deadAfterMax (a tenth of deadAfter unset).
+TEST_F(TwoSides, ALossyLinkGetsGraceWithinDeadAfterMax) {
+    b.learn(a);
+    for (int i = 0; i < 40; ++i) a.impl.beats.send_all();
+    std::set<size_t> drop;
+    for (size_t i = 1; i < 40; i += 2) drop.insert(i);  // every other beat
+    a.deliver(b, drop);
+    b.impl.liveness.check();
+    MutexLock lock(b.impl.mu);
+    const Known& k = b.impl.store.known().at("eu/a");
+    EXPECT_EQ(k.grace_ms, 1000u) << "capped at deadAfter / 10";
+}
+
+TEST(BeatLink, TheShareLostFollowsTheGapsAndForgetsThem) {
+    Core::BeatLink link;
+    EXPECT_TRUE(link.count(100, 1));
+    EXPECT_EQ(link.lost, 0u) << "a first beat counts no loss";
+    for (uint64_t seq = 102; seq <= 200; seq += 2) EXPECT_TRUE(link.count(seq, 2));  // every other one lost
+    EXPECT_EQ(link.lost, 50u);
+    EXPECT_NEAR(link.loss, 0.5, 0.05);
+    for (uint64_t seq = 201; seq <= 400; ++seq) link.count(seq, 3);  // none lost for 200 beats
+    EXPECT_LT(link.loss, 0.01);
+    EXPECT_FALSE(link.count(390, 4)) << "late";
+    EXPECT_FALSE(link.count(400, 4)) << "twice";
+    EXPECT_TRUE(link.count(1, 5)) << "far behind: a new life's numbering";
+    EXPECT_TRUE(link.count(10'000, 6));
+    EXPECT_EQ(link.lost, 50u + Core::BeatLink::kRemembered) << "a long gap counts at most kRemembered";
+}
+
+// A change is sent again to the members that have not acknowledged it: by echoing our beat (or a later one),
+// or by pulling from us since the change.
+TEST(Acks, AMemberAcknowledgesByItsEchoOrByAPull) {
+    const std::vector<SocketAddress> members{sa("192.0.2.1:53"), sa("192.0.2.2:53"), sa("192.0.2.3:53"),
+                                             sa("192.0.2.4:53")};
+    std::map<SocketAddress, uint64_t> echoes{{members[0], 7}, {members[1], 6}, {members[2], 8}};
+    std::map<Address, uint64_t> pulled_at{{members[1].address, 5000}, {members[3].address, 4999}};
+    auto echoed = [&](const SocketAddress& m) { return echoes.count(m) ? echoes.at(m) : uint64_t{0}; };
+    // Our change was beat 7 at 5000 ms: 1 echoed it, 3 a later one, 2 pulled at the change; 4 pulled before it.
+    auto still = Beats::still_unacked(members, 7, 5000, echoed, pulled_at);
+    EXPECT_EQ(still, std::vector<SocketAddress>{members[3]});
+}
+
+// Each round's lead is the next member due, in turn; a member heard by beats lately is not due until its beats
+// stop for two rounds, it relayed news, or ten rounds pass without a pull.
+TEST(Rounds, LeadsGoRoundTheMembersDue) {
+    const uint64_t interval = 1000, now = 1'000'000;
+    const std::vector<SocketAddress> members{sa("192.0.2.1:53"), sa("192.0.2.2:53"), sa("192.0.2.3:53")};
+    std::map<SocketAddress, PeerStatus> status;
+    size_t leads = 7;
+    std::vector<SocketAddress> order;
+    for (int round = 0; round < 3; ++round) {
+        auto plan = Pulls::plan_round(members, status, {}, now, interval, leads);
+        ASSERT_TRUE(plan.lead);
+        EXPECT_EQ(plan.rest.size(), 2u);
+        order.push_back(*plan.lead);
+    }
+    EXPECT_EQ(leads, 10u);
+    EXPECT_EQ(order, (std::vector<SocketAddress>{members[1], members[2], members[0]}));  // from 7 % 3, in turn
+
+    for (const auto& m : members) status[m].last_beat_ms = now - 2 * interval, status[m].last_ok_ms = now - 5000;
+    EXPECT_FALSE(Pulls::plan_round(members, status, {}, now, interval, leads).lead) << "all heard lately by beats";
+    auto relay = Pulls::plan_round(members, status, {members[2]}, now, interval, leads);
+    EXPECT_EQ(relay.lead, members[2]);
+    EXPECT_TRUE(relay.rest.empty());
+    status[members[0]].last_beat_ms = now - 2 * interval - 1;                       // beats stopped
+    status[members[1]].last_ok_ms = now - Pulls::kPullAtLeastEvery * interval - 1;  // not pulled for ten rounds
+    auto due = Pulls::plan_round(members, status, {}, now, interval, leads);
+    ASSERT_TRUE(due.lead);
+    std::set<SocketAddress> pulled{*due.lead};
+    pulled.insert(due.rest.begin(), due.rest.end());
+    EXPECT_EQ(pulled, (std::set<SocketAddress>{members[0], members[1]}));
+}
+
+TEST(Rounds, ASecondConnectionWaitsThreeTimesTheUsualWithinBounds) {
+    EXPECT_EQ(Pulls::hedge_ms(0), 200u);  // nothing measured yet
+    EXPECT_EQ(Pulls::hedge_ms(100), 300u);
+    EXPECT_EQ(Pulls::hedge_ms(250), 750u);
+    EXPECT_EQ(Pulls::hedge_ms(400), 900u) << "before Linux sends a lost SYN again";
+}
+
+}  // namespace
+}  // namespace glbd::sync
