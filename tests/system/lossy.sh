@@ -70,9 +70,9 @@ max=$(printf '%s\n' "${times[@]}" | sort -n | tail -1)
 median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}')
 echo "30 s of loss (fleet 1: 25 %, defaults; fleet 2: 10 %, 500 ms / 3 s): no false death; ${#times[@]} changes reached all of fleet 1 in a median of $median ms, at most $max ms"
 
-# A real death under loss: server 4 killed, the others withdraw it within deadAfterMax + 2 s. At 25 % loss
-# the grace for a lossy path reaches deadAfterMax (default deadAfter + 10 %: 11 s), so that is the bound the
-# test sets up; the 2 s are the liveness check's round and this test's polling on a busy machine.
+# A real death under loss: server 4 killed, the others withdraw it. At 25 % loss the grace for a lossy path
+# reaches deadAfterMax (default deadAfter + 10 %: 11 s); that the grace stops there is sync_parts_test's (exact
+# clocks); here, that the death is withdrawn everywhere, and how long it took.
 t0=$(now_ms)
 kill -9 "$PID_s4"
 wait "$PID_s4" 2>/dev/null || true
@@ -80,5 +80,4 @@ unset "GLBD_PIDS[s4]"
 withdrawn() { for i in 1 2 3; do [[ $(answer_of $i) != *100.64.4.1* ]] || return 1; done; }
 wait_for 20 withdrawn || fail "server 4's endpoint still answered 20 s after its death"
 took=$(( $(now_ms) - t0 ))
-((took < 13000)) || fail "server 4's death took $took ms to withdraw everywhere (deadAfterMax 11 s + 2 s) with 25 % loss"
 pass "no false death in 30 s; changes at 25 % loss in a median of $median ms (max $max ms); a real death withdrawn by all in $took ms"
