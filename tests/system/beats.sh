@@ -33,24 +33,23 @@ wait_for 30 sees $B "192.0.2.1 192.0.2.2 " || fail "b never learnt a"
 wait_for 30 sees $A "192.0.2.1 192.0.2.2 " || fail "a never learnt b"
 wait_for 30 sees $D "192.0.2.3 192.0.2.4 " || fail "d never learnt c"
 admin() { curl -sf --interface 127.0.0.1 "http://$1:9560$2"; }
-metric() { admin "$1" /metrics | awk -v p="$2" '$1 == p {print $2}'; }
 # peer_field SERVER PEER FIELD: FIELD of PEER's entry in SERVER's /v1/summary (JSON: true, 3, "text", null)
 peer_field() {
     admin "$1" /v1/summary | python3 -c 'import json, sys
 for p in json.load(sys.stdin)["peers"]:
     if p["address"] == sys.argv[1]: print(json.dumps(p.get(sys.argv[2])))' "$2" "$3"
 }
-rtt_known() { [[ -n $(metric $A "glbd_sync_peer_rtt_seconds{peer=\"$B:$P\"}") ]]; }
+rtt_known() { [[ -n $(metric "glbd_sync_peer_rtt_seconds{peer=\"$B:$P\"}" "$A:9560") ]]; }
 wait_for 10 rtt_known || fail "a has no round trip to b from the heartbeats' echo"
-rtt=$(metric $A "glbd_sync_peer_rtt_seconds{peer=\"$B:$P\"}")
+rtt=$(metric "glbd_sync_peer_rtt_seconds{peer=\"$B:$P\"}" "$A:9560")
 # (How the echo times a round trip is sync_parts_test's, with clocks of its own; here: it is measured at all.)
 awk -v r="$rtt" 'BEGIN { exit !(r >= 0) }' || fail "a's round trip to b is not a duration: $rtt s"
 
 # 0. A quiet pair pulls little: each one's beats show there is nothing new, so a round pulls a member only
 #    every ten rounds (5 s here); before, every round (about 8 pulls in these 4 s).
-x0=$(metric $B "glbd_sync_exchanges_total{peer=\"$A:$P\"}")
+x0=$(metric "glbd_sync_exchanges_total{peer=\"$A:$P\"}" "$B:9560")
 sleep 4
-x1=$(metric $B "glbd_sync_exchanges_total{peer=\"$A:$P\"}")
+x1=$(metric "glbd_sync_exchanges_total{peer=\"$A:$P\"}" "$B:9560")
 (( x1 - x0 <= 2 )) || fail "b made $(( x1 - x0 )) exchanges with a in 4 s of quiet (syncInterval 500 ms): a round should pull only when due"
 echo "4 s of quiet: b made $(( x1 - x0 )) exchange(s) with a"
 

@@ -27,7 +27,6 @@ hosts:
 dnstap: {sink: "$1", identity: ns-test}
 YAML
 }
-metric() { curl -s "http://$ADMIN/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 ask() { dig @$A -p $P -b $C +norec +time=2 +tries=1 "$@"; }
 
 # 1. A file, read by dnstap-read and glbd explain --dnstap.

@@ -100,7 +100,6 @@ grep -q "DNSRecord web/stray: www.other.example.net refused: not in a zone of th
     fail "a name outside the zones not logged"
 grep -q "file.$Z (DNSRecord web/shadow) is also in" "$WORK/g.log" || fail "shadowed host not logged"
 metrics() { curl -s "http://$ADMIN/metrics"; }
-metric() { metrics | awk -v m="$1" '$1 == m {print $2}'; }
 wait_for 5 bash -c "curl -s http://$ADMIN/metrics | grep -q '^glbd_kubernetes_names_refused 2$'" ||
     fail "refused names metric: $(metrics | grep glbd_kubernetes_names_refused)"
 [[ $(metric 'glbd_kubernetes_records{state="valid"}') == 7 && $(metric glbd_kubernetes_refusals_total) == 2 ]] ||

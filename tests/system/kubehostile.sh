@@ -48,7 +48,6 @@ same() {  # NAME TYPE WANT (space-separated; "" for none): both servers, within 
         wait_for 20 gives $s "$@" || fail "$s: $1 $2: got \"$(on $s "$1" "$2")\", want \"$3\""
     done
 }
-metric() { curl -s "http://$ADMIN/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 record() {  # NAMESPACE NAME ROOT ENDPOINTS-YAML [HEALTHCHECK-YAML]
     cat <<REC
 apiVersion: kuadrant.io/v1alpha1

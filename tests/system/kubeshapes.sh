@@ -133,7 +133,6 @@ kubectl patch dnsrecord "$name" -n grp --subresource=status --type=merge -p "$st
 same grp.$Z A $IE "172.18.200.1"
 pass "one name from two namespaces (the older keeps it, the other refused in the log), a 0.14 record, 0.16/0.17 status fields"
 
-metric() { curl -s "http://$ADMIN/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 echo "names refused now: $(metric glbd_kubernetes_names_refused); records mapped: $(metric glbd_kubernetes_records_mapped_total); events: $(metric glbd_kubernetes_events_total)"
 kubectl get dnsrecords -A
 for name in api.$Z shop.$Z x.apps.$Z www.$Z plain.$Z pay.$Z; do

@@ -227,6 +227,10 @@ contains() {
 # now_ms: wall clock in milliseconds
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
+# metric NAME [ADMIN]: the value of the series NAME (with its labels, as /metrics writes them) at the admin
+# endpoint ADMIN (host:port; default $ADMIN); empty when there is none.
+metric() { curl -s --interface 127.0.0.1 "http://${2:-$ADMIN}/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+
 # start_target NAME ADDR:PORT: an HTTP health target (tests/tools/targets.py); sets PID_<NAME>
 start_target() {
     python3 "$(dirname "${BASH_SOURCE[0]}")/../tools/targets.py" --http "$2" --ready "$WORK/$1.ready" >"$WORK/$1.target" 2>&1 &
