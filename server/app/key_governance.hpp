@@ -35,12 +35,12 @@ public:
     void log_mismatches(const sync::Service& sync);
     [[nodiscard]] nlohmann::json json_of(const sync::Service& sync) const;
     void write_metrics(metrics::Writer& m, const sync::Service& sync, const std::vector<model::Zone>& zones) const;
-
-private:
     // How long a resolver may hold `origin`'s DNSKEY set or an answer: the largest TTL of `current`, `next` and
-    // every cluster's entries, and the time a change takes to reach the peers.
+    // every cluster's entries, and the time a change takes to reach the peers (twice syncInterval), and a second.
     static uint64_t hold_ms(const conf::Config& current, const conf::Config& next, const sync::Service& sync,
                             const std::string& origin);
+
+private:
     void save() const;
     [[nodiscard]] std::string path() const;
 
