@@ -24,6 +24,9 @@ using namespace glbd;
 
 namespace {
 
+// An endpoint of the bench's making (always one).
+Endpoint endpoint(const std::string& text) { return Endpoint::parse(text).value(); }
+
 const char* kConfig = R"(cluster: {id: c0}
 listen: {dns: ["127.0.0.1:5353"]}
 zones:
@@ -44,9 +47,10 @@ GlobalView view(int hosts, int clusters) {
                          60,
                          model::LoadBalancing{static_cast<uint16_t>(100 + c), geos[c % 8], c == 1},
                          {}};
-            he.endpoints.push_back(
-                {"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1), true});
-            he.endpoints.push_back({"2001:db8:" + std::to_string(c) + "::" + std::to_string(h + 1), true});
+            he.endpoints.push_back({endpoint("10." + std::to_string(c) + "." + std::to_string(h / 250) + "." +
+                                             std::to_string(h % 250 + 1)),
+                                    true});
+            he.endpoints.push_back({endpoint("2001:db8:" + std::to_string(c) + "::" + std::to_string(h + 1)), true});
             cv.hosts.push_back(std::move(he));
         }
         v.push_back(std::move(cv));
@@ -204,7 +208,7 @@ void BM_BuildAfterNewCluster(benchmark::State& state) {
             std::string ep =
                 "10." + std::to_string(k) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1);
             cv.hosts.push_back(
-                HostEntry{"h" + std::to_string(h) + ".glb.example.test", 60, std::nullopt, {{ep, true}}});
+                HostEntry{"h" + std::to_string(h) + ".glb.example.test", 60, std::nullopt, {{endpoint(ep), true}}});
         }
         v.push_back(std::move(cv));
     }
@@ -323,9 +327,9 @@ void BM_ViewOfLargeHost(benchmark::State& state) {
     sync::InstanceState s{"eu", "a", 1, 1, {}, {}};
     HostEntry h{"wide.glb.test", 60, model::LoadBalancing{1, "IE", true}, {}};
     for (int64_t i = 0; i < state.range(0); ++i) {
-        h.endpoints.push_back(EndpointState{
-            "10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255),
-            true});
+        h.endpoints.push_back(EndpointState{endpoint("10." + std::to_string(i >> 16) + "." +
+                                                     std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255)),
+                                            true});
     }
     s.hosts.push_back(std::move(h));
     uint64_t v = 1;
@@ -346,7 +350,7 @@ std::vector<std::vector<uint8_t>> report_messages(int hosts) {
         list.push_back(HostEntry{"h" + std::to_string(h) + ".bench.test",
                                  60,
                                  std::nullopt,
-                                 {EndpointState{"100.64.7." + std::to_string(h % 250 + 1), true}}});
+                                 {EndpointState{endpoint("100.64.7." + std::to_string(h % 250 + 1)), true}}});
     }
     s.hosts = HostList(std::move(list));
     order_entries(s.hosts);  // as a glbd sends its list

@@ -255,12 +255,12 @@ void read_endpoints(Reader& r, const Node& eps, const std::string& path, Host& h
         std::string ep = Reader::index(path, k);
         auto e = r.str(eps[k], ep);
         if (!e) continue;
-        if (is_ip(*e)) {
-            host.endpoints.push_back(*e);
+        if (Address a; Address::parse(*e, a)) {
+            host.endpoints.emplace_back(a);
         } else if (auto w = wire::name_to_wire(*e); w && is_host_name(*e) && apex) {
             r.error(eps[k], ep, std::string(kApexCname) + ": \"" + *e + "\"");
-        } else if (w && is_host_name(*e)) {
-            host.endpoints.push_back(wire::wire_to_name(*w));  // lower case, no trailing dot: is_endpoint()
+        } else if (auto name = w && is_host_name(*e) ? Endpoint::parse(wire::wire_to_name(*w)) : std::nullopt) {
+            host.endpoints.push_back(*name);  // lower case, no trailing dot
         } else {
             r.error(eps[k], ep, "not an IP address or host name: \"" + *e + "\"");
         }

@@ -114,7 +114,7 @@ bool Core::servable(const HostEntry& h) const {
     bool apex =
         std::any_of(config.zones.begin(), config.zones.end(), [&](const model::Zone& z) { return z.origin == h.host; });
     return !apex || std::all_of(h.endpoints.begin(), h.endpoints.end(),
-                                [](const EndpointState& ep) { return Address::is_ip(ep.target); });
+                                [](const EndpointState& ep) { return ep.target.is_address(); });
 }
 
 }  // namespace glbd::sync

@@ -134,7 +134,7 @@ bool targets_repeat(const std::vector<EndpointState>& eps) {
         }
         return false;
     }
-    std::unordered_set<std::string_view> seen;
+    std::unordered_set<Endpoint> seen;
     seen.reserve(eps.size());
     for (const auto& ep : eps) {
         if (!seen.insert(ep.target).second) return true;
@@ -173,7 +173,7 @@ ClusterView merge_cluster(const std::string& id, bool alive, const std::vector<c
     }
     if (!plain) {
         std::map<std::string, size_t> host_index;
-        std::vector<std::map<std::string, std::pair<unsigned, unsigned>>> votes;  // healthy, total
+        std::vector<std::map<Endpoint, std::pair<unsigned, unsigned>>> votes;  // healthy, total
         for (const Known* k : use) {
             for (const auto& h : k->state.hosts) {
                 auto [hit, added] = host_index.try_emplace(h.host + '\0' + h.entry, cv.hosts.size());
@@ -289,8 +289,8 @@ GlobalView Store::view(uint64_t now_ms, uint64_t dead_after_ms) const {
     return out;
 }
 
-const OverrideEntry* override_for(const OverrideMap& overrides, const std::string& cluster, const std::string& target) {
-    auto it = overrides.find(cluster + "/" + target);
+const OverrideEntry* override_for(const OverrideMap& overrides, const std::string& cluster, const Endpoint& target) {
+    auto it = overrides.find(cluster + "/" + target.str());
     if (it == overrides.end() || it->second.state == OverrideState::automatic) it = overrides.find(cluster);
     return it != overrides.end() && it->second.state != OverrideState::automatic ? &it->second : nullptr;
 }
@@ -308,17 +308,17 @@ void apply_overrides(ClusterView& cluster, const ClusterOverrides& overrides) {
     if (overrides.empty()) return;
     // The cluster's own override, and its endpoints' by target (an endpoint's beats the cluster's).
     const OverrideEntry* whole = nullptr;
-    std::map<std::string_view, OverrideState, std::less<>> by_target;
+    std::map<Endpoint, OverrideState> by_target;
     for (const auto& [target, e] : overrides) {
         if (target.size() == cluster.id.size()) {
             whole = &e;
-        } else {
-            by_target[std::string_view(target).substr(cluster.id.size() + 1)] = e.state;
+        } else if (auto ep = Endpoint::parse(std::string_view(target).substr(cluster.id.size() + 1))) {
+            by_target[*ep] = e.state;
         }
     }
     for (auto& h : cluster.hosts) {
         for (auto& ep : h.endpoints) {
-            auto it = by_target.find(std::string_view(ep.target));
+            auto it = by_target.find(ep.target);
             if (it != by_target.end()) {
                 ep.healthy = it->second == OverrideState::up;
             } else if (whole) {
@@ -373,9 +373,6 @@ std::string host_problem(const HostEntry& h) {
     if (h.endpoints.size() > L::kMaxEndpoints) {
         return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " +
                std::to_string(L::kMaxEndpoints) + ")";
-    }
-    for (const auto& ep : h.endpoints) {
-        if (!model::is_endpoint(ep.target)) return h.host + ": bad endpoint";
     }
     if (h.load_balancing && !h.load_balancing->geo.empty() && !conf::is_geo_code(h.load_balancing->geo) &&
         !model::is_custom_geo_code(h.load_balancing->geo)) {
@@ -511,6 +508,11 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
     if (size_t n = drop_bad_records(s, why)) {
         if (r.dropped == 0) r.dropped_why = why;
         r.dropped += n;
+    }
+    if (s.unreadable) {
+        if (r.dropped == 0) r.dropped_why = s.unreadable_why;
+        r.dropped += s.unreadable;
+        s.unreadable = 0, s.unreadable_why.clear();
     }
     return r;
 }

@@ -50,6 +50,10 @@ struct InstanceState {
     ActiveGroups active_groups = {};  // the active groups as last set through it (at_ms 0: never)
     std::vector<SocketAddress> reach = {};  // where peers reach its DNS (peers.advertise; sync/members.hpp)
     ZoneKeys dnskeys = {};                  // the DNSKEY set it publishes for each zone it signs
+    // Hosts the reader of a report (codec, state file) left out because an endpoint was not an address or a
+    // host name, and the first one's problem: check_report counts them with the hosts it leaves out itself.
+    size_t unreadable = 0;
+    std::string unreadable_why = {};
     [[nodiscard]] std::string origin() const { return cluster + "/" + instance; }
 };
 
@@ -154,7 +158,7 @@ ClusterOverrides overrides_naming(const OverrideMap& overrides, const std::strin
 // endpoint's override beats its cluster's. The one place overrides change health (the store's views use it).
 void apply_overrides(ClusterView& cluster, const ClusterOverrides& overrides);
 // The override in force for one endpoint of a cluster (the endpoint's, else the cluster's), or nullptr.
-const OverrideEntry* override_for(const OverrideMap& overrides, const std::string& cluster, const std::string& target);
+const OverrideEntry* override_for(const OverrideMap& overrides, const std::string& cluster, const Endpoint& target);
 const char* state_name(OverrideState s);
 
 // --- the `_glbd.` zone: each origin as TXT records (see docs/sync.md)

@@ -52,7 +52,8 @@ void put_state(std::string& out, const InstanceState& s) {
         out += '[', put_string(out, h.host), out += ',', out += std::to_string(h.ttl), out += ",[";
         for (size_t k = 0; k < h.endpoints.size(); ++k) {
             if (k) out += ',';
-            out += '[', put_string(out, h.endpoints[k].target), out += h.endpoints[k].healthy ? ",true]" : ",false]";
+            out += '[', put_string(out, h.endpoints[k].target.str()),
+                out += h.endpoints[k].healthy ? ",true]" : ",false]";
         }
         out += ']';
         if (h.load_balancing) {

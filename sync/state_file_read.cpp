@@ -84,6 +84,7 @@ private:
     InstanceState cur_;
     uint64_t host_count_ = 0;  // the origin's "hostCount", when it came before its "hosts"
     std::string override_target_;
+    std::string host_unreadable_;  // the host being read has an endpoint that is not one: why
     OverrideEntry override_{};
 
     [[noreturn]] static void bad(const std::string& why) { throw std::out_of_range(why); }
@@ -101,6 +102,14 @@ private:
     std::string text(Value& v) const {
         if (v.kind != Value::text_) bad(quoted(key_) + " is not a string");
         return std::move(v.text);
+    }
+    // An endpoint's target; one that is neither an address nor a host name leaves its host out (at the host's
+    // end), not the file.
+    Endpoint endpoint(Value& v) {
+        std::string t = text(v);
+        if (auto ep = Endpoint::parse(t)) return *ep;
+        if (host_unreadable_.empty()) host_unreadable_ = "bad endpoint " + t;
+        return Endpoint{};
     }
     bool flag(const Value& v) const {
         if (v.kind != Value::flag_) bad(quoted(key_) + " is not true or false");
@@ -212,7 +221,7 @@ private:
         EndpointState& e = cur_.hosts.back().endpoints.back();
         key_ = item_ == 0 ? "target" : "healthy";
         if (item_ == 0) {
-            e.target = text(v), seen_ |= 1;
+            e.target = endpoint(v), seen_ |= 1;
         } else if (item_ == 1) {
             e.healthy = flag(v), seen_ |= 2;
         } else {
@@ -283,7 +292,7 @@ private:
 
     void endpoint_field(Value& v) {
         if (key_ == "target") {
-            cur_.hosts.back().endpoints.back().target = text(v), seen_ |= 1;
+            cur_.hosts.back().endpoints.back().target = endpoint(v), seen_ |= 1;
         } else if (key_ == "healthy") {
             cur_.hosts.back().endpoints.back().healthy = flag(v), seen_ |= 2;
         }
@@ -446,7 +455,14 @@ private:
                 cur_ = InstanceState{};
                 break;
             case In::host:
-            case In::host_row: need(7, "a host", {"host", "ttl", "endpoints"}); break;
+            case In::host_row:
+                need(7, "a host", {"host", "ttl", "endpoints"});
+                if (!host_unreadable_.empty()) {
+                    if (cur_.unreadable++ == 0) cur_.unreadable_why = cur_.hosts.back().host + ": " + host_unreadable_;
+                    cur_.hosts.pop_back();
+                    host_unreadable_.clear();
+                }
+                break;
             case In::balancing:
             case In::balancing_row: need(7, "loadBalancing", {"weight", "geo", "defaultGeo"}); break;
             case In::endpoint:

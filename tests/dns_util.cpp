@@ -79,6 +79,12 @@ std::vector<uint8_t> make_query(const std::string& name, uint16_t qtype, const Q
 }
 
 // Addresses in test inputs come from the C library's inet_pton, never from the code under test.
+Endpoint endpoint_of(std::string_view text) {
+    auto e = Endpoint::parse(text);
+    EXPECT_TRUE(e.has_value()) << "not an endpoint: " << text;
+    return e.value_or(Endpoint{});
+}
+
 geo::Address address_of(const std::string& text) {
     geo::Address a;
     if (inet_pton(AF_INET, text.c_str(), a.bytes.data()) == 1) {

@@ -55,6 +55,8 @@ Parsed parse(const uint8_t* data, size_t len);
 
 // An address for a test input, parsed by the C library's inet_pton (never by the code under test).
 geo::Address address_of(const std::string& text);
+// An endpoint from a test's text (a failure of the test when it is not one).
+Endpoint endpoint_of(std::string_view text);
 
 // A geoip network for a test input ("10.1.0.0/16"), its address parsed by inet_pton.
 geo::Network network_of(const std::string& cidr, const std::string& code);

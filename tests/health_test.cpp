@@ -191,7 +191,9 @@ bool any_request(const std::vector<std::string>& log, const std::vector<std::str
 
 TEST_F(Probes, EveryKindOfTarget) {
     auto s = run_round(test::config_from(kConfig));
-    auto st = [&](const std::string& h, const std::string& ep = "127.0.0.41") { return s.at({h, ep}); };
+    auto st = [&](const std::string& h, const std::string& ep = "127.0.0.41") {
+        return s.at({h, test::endpoint_of(ep)});
+    };
     EXPECT_TRUE(st("ok.hc.test").healthy) << st("ok.hc.test").reason;
     EXPECT_FALSE(st("status500.hc.test").healthy);
     EXPECT_EQ(st("status500.hc.test").reason, "status 500");
@@ -276,7 +278,7 @@ bool healthy(const GlobalView& v, const std::string& host, const std::string& ep
     for (const auto& c : v) {
         for (const auto& h : c.hosts) {
             for (const auto& e : h.endpoints) {
-                if (h.host == host && e.target == ep) return e.healthy;
+                if (h.host == host && e.target.str() == ep) return e.healthy;
             }
         }
     }

@@ -86,11 +86,11 @@ TEST(KubeRecords, PrimaryMergeOfThreeClustersGivesAnEntryPerGateway) {
     const model::Host* us1 = entry(m, api, "27va7k-qjxntp.klb.api.glb.example.com");
     const model::Host* us2 = entry(m, api, "a1b2c3-us-2.elb.us-east-1.amazonaws.com");
     ASSERT_TRUE(eu && us1 && us2);
-    EXPECT_EQ(eu->endpoints, (std::vector<std::string>{"172.18.200.1", "2001:db8:e0::1"}));
+    EXPECT_EQ(eu->endpoints, (std::vector<Endpoint>{"172.18.200.1", "2001:db8:e0::1"}));
     EXPECT_EQ(eu->load_balancing, (model::LoadBalancing{120, "GEO-EU", true}));
-    EXPECT_EQ(us1->endpoints, std::vector<std::string>{"172.18.201.1"});
+    EXPECT_EQ(us1->endpoints, std::vector<Endpoint>{"172.18.201.1"});
     EXPECT_EQ(us1->load_balancing, (model::LoadBalancing{120, "US", false}));
-    EXPECT_EQ(us2->endpoints, std::vector<std::string>{"a1b2c3-us-2.elb.us-east-1.amazonaws.com"});
+    EXPECT_EQ(us2->endpoints, std::vector<Endpoint>{"a1b2c3-us-2.elb.us-east-1.amazonaws.com"});
     EXPECT_EQ(us2->load_balancing, (model::LoadBalancing{40, "US", false}));
     for (const auto* h : {eu, us1, us2}) {
         EXPECT_EQ(h->ttl, 60u);  // the leaf's recordTTL, not the CNAMEs' 300
@@ -109,10 +109,10 @@ TEST(KubeRecords, TwoGatewaysOfOneClusterStayTwoEntries) {
     const model::Host* us = nullptr;
     for (const auto& h : m.hosts) (h.load_balancing->geo == "IE" ? ie : us) = &h;
     ASSERT_TRUE(ie && us);
-    EXPECT_EQ(ie->endpoints, std::vector<std::string>{"172.18.210.1"});
+    EXPECT_EQ(ie->endpoints, std::vector<Endpoint>{"172.18.210.1"});
     EXPECT_TRUE(ie->load_balancing->default_geo);
     EXPECT_EQ(us->load_balancing->geo, "US");
-    EXPECT_EQ(us->endpoints, std::vector<std::string>{"shop-us.elb.us-east-1.amazonaws.com"});
+    EXPECT_EQ(us->endpoints, std::vector<Endpoint>{"shop-us.elb.us-east-1.amazonaws.com"});
     EXPECT_NE(ie->entry, us->entry);
 }
 
@@ -126,7 +126,7 @@ TEST(KubeRecords, WildcardListenerSharesTheChainWithoutALoop) {
     std::set<std::string> names;
     for (const auto& h : m.hosts) {
         names.insert(h.name);
-        EXPECT_EQ(h.endpoints, (std::vector<std::string>{"172.18.200.1", "2001:db8:e0::1"}));
+        EXPECT_EQ(h.endpoints, (std::vector<Endpoint>{"172.18.200.1", "2001:db8:e0::1"}));
         EXPECT_EQ(h.load_balancing->geo, "GEO-EU");
         EXPECT_EQ(h.entry, m.hosts[0].entry);
     }
@@ -144,9 +144,9 @@ TEST(KubeRecords, SimplePolicyIsASimpleHost) {
     ASSERT_EQ(hosts.size(), 2u);
     std::sort(hosts.begin(), hosts.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     EXPECT_EQ(hosts[0].name, "docs.glb.example.com");
-    EXPECT_EQ(hosts[0].endpoints, std::vector<std::string>{"docs-lb.example.org"});
+    EXPECT_EQ(hosts[0].endpoints, std::vector<Endpoint>{"docs-lb.example.org"});
     EXPECT_EQ(hosts[1].name, "www.glb.example.com");
-    EXPECT_EQ(hosts[1].endpoints, (std::vector<std::string>{"172.18.220.1", "172.18.220.2"}));
+    EXPECT_EQ(hosts[1].endpoints, (std::vector<Endpoint>{"172.18.220.1", "172.18.220.2"}));
     for (const auto& h : hosts) {
         EXPECT_FALSE(h.load_balancing);
         EXPECT_EQ(h.entry, "");
@@ -161,7 +161,7 @@ TEST(KubeRecords, GeoCodeOnPlainRecordsMakesEntries) {
     const model::Host* eu = entry(m, "plain.glb.example.com", "GEO-EU");
     const model::Host* na = entry(m, "plain.glb.example.com", "GEO-NA");
     ASSERT_TRUE(eu && na);
-    EXPECT_EQ(eu->endpoints, std::vector<std::string>{"192.0.2.11"});
+    EXPECT_EQ(eu->endpoints, std::vector<Endpoint>{"192.0.2.11"});
     EXPECT_EQ(eu->load_balancing->geo, "GEO-EU");
     EXPECT_EQ(na->load_balancing->geo, "GEO-NA");
     EXPECT_EQ(eu->ttl, 300u);
@@ -350,7 +350,7 @@ TEST(KubeRecords, TheApexIsARecordsWhenOwnersGiveItAndThenAddressesOnly) {
     ASSERT_EQ(refusals(m), "");
     ASSERT_EQ(m.hosts.size(), 1u);
     EXPECT_EQ(m.hosts[0].name, "glb.example.com");
-    EXPECT_EQ(m.hosts[0].endpoints, (std::vector<std::string>{"192.0.2.1", "2001:db8::1"}));
+    EXPECT_EQ(m.hosts[0].endpoints, (std::vector<Endpoint>{"192.0.2.1", "2001:db8::1"}));
 
     json cname = {{"dnsName", "glb.example.com"}, {"recordType", "CNAME"}, {"targets", {"lb.example.net"}}};
     m = map(record("glb.example.com", {cname}), o);
@@ -381,7 +381,7 @@ TEST(KubeRecords, TheApexIsARecordsWhenOwnersGiveItAndThenAddressesOnly) {
     ASSERT_EQ(refusals(m), "");
     ASSERT_EQ(m.hosts.size(), 1u);
     EXPECT_EQ(m.hosts[0].name, "glb.example.com");
-    EXPECT_EQ(m.hosts[0].endpoints, std::vector<std::string>{"192.0.2.7"});
+    EXPECT_EQ(m.hosts[0].endpoints, std::vector<Endpoint>{"192.0.2.7"});
     std::vector<json> elb = chain("A", "lb-1.elb.example.net");
     elb.pop_back();  // no address records: the target is an external name
     m = map(record("glb.example.com", elb), o);
@@ -447,7 +447,7 @@ TEST(KubeRecords, DeniedNetworksAreLeftOut) {
                                             a("x.shop.glb.example.com", {"127.0.0.5"})}),
             o);
     ASSERT_EQ(m.hosts.size(), 1u);
-    EXPECT_EQ(m.hosts[0].endpoints, std::vector<std::string>{"192.0.2.1"});
+    EXPECT_EQ(m.hosts[0].endpoints, std::vector<Endpoint>{"192.0.2.1"});
     EXPECT_EQ(refusals(m), "x.shop.glb.example.com: every address is in kubernetes.denyNetworks\n");
 }
 

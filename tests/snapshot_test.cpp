@@ -19,6 +19,8 @@ using namespace glbd::test;
 
 namespace {
 
+Endpoint ep(const std::string& text) { return endpoint_of(text); }
+
 const char* kConfig = R"(
 cluster: {id: c2, instance: t}
 listen: {dns: ["127.0.0.1:5300"]}
@@ -51,11 +53,13 @@ HostEntry random_entry(std::mt19937& rng, const std::string& name) {
     size_t n = 1 + rng() % 3;
     for (size_t i = 0; i < n; ++i) {
         switch (rng() % 4) {
-            case 0: h.endpoints.push_back({"2001:db8::" + std::to_string(rng() % 20 + 1), rng() % 3 != 0}); break;
-            case 1: h.endpoints.push_back({"lb" + std::to_string(rng() % 3) + ".example.net", rng() % 3 != 0}); break;
+            case 0: h.endpoints.push_back({ep("2001:db8::" + std::to_string(rng() % 20 + 1)), rng() % 3 != 0}); break;
+            case 1:
+                h.endpoints.push_back({ep("lb" + std::to_string(rng() % 3) + ".example.net"), rng() % 3 != 0});
+                break;
             default:
                 h.endpoints.push_back(
-                    {"10.0." + std::to_string(rng() % 4) + "." + std::to_string(rng() % 50 + 1), rng() % 3 != 0});
+                    {ep("10.0." + std::to_string(rng() % 4) + "." + std::to_string(rng() % 50 + 1)), rng() % 3 != 0});
         }
     }
     return h;
@@ -279,7 +283,7 @@ TEST(SnapshotBuilder, OneFlipBuildsOneHost) {
                 "h" + std::to_string(h) + ".glb.test",
                 60,
                 std::nullopt,
-                {{"10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1),
+                {{ep("10." + std::to_string(c) + "." + std::to_string(h / 250) + "." + std::to_string(h % 250 + 1)),
                   true}}});
         }
         view.push_back(std::make_shared<const ClusterView>(std::move(cv)));
@@ -449,12 +453,13 @@ TEST(SnapshotBuilder, SeventyThousandAddressesNeitherWrapNorOverflow) {
     HostEntry h{"wide.glb.test", 60, model::LoadBalancing{100, "IE", true}, {}};
     for (uint32_t i = 0; i < 70'000; ++i) {
         h.endpoints.push_back(EndpointState{
-            "10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255),
+            ep("10." + std::to_string(i >> 16) + "." + std::to_string((i >> 8) & 255) + "." + std::to_string(i & 255)),
             true});
     }
     eu.hosts.push_back(std::move(h));
     HostEntry h6{"wide6.glb.test", 60, model::LoadBalancing{100, "IE", true}, {}};
-    for (uint32_t i = 0; i < 3'000; ++i) h6.endpoints.push_back(EndpointState{"2001:db8::" + std::to_string(i), true});
+    for (uint32_t i = 0; i < 3'000; ++i)
+        h6.endpoints.push_back(EndpointState{ep("2001:db8::" + std::to_string(i)), true});
     eu.hosts.push_back(std::move(h6));
     auto snap = build_snapshot(config, {eu}, nullptr, 1);
     auto a = test::ask(*snap, test::make_query("wide.glb.test", wire::type::A), Transport::tcp);

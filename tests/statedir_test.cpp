@@ -185,6 +185,27 @@ TEST(StateDir, TheHostCountSizesTheListAndIsOnlyAHint) {
     EXPECT_THROW(with_count(R"("hostCount":"many",)"), std::exception);
 }
 
+// An endpoint that is neither an address nor a host name (a file edited by hand) leaves its host out, counted and
+// said by check_report as a peer's would be; the origin and its other hosts are read.
+TEST(StateDir, AnUnreadableEndpointLeavesItsHostOut) {
+    for (const char* row :
+         {R"(["b.glb.test",60,[["300.1.1.1",true]]])", R"(["b.glb.test",60,[["192.0.2.2",true],["x y",true]]])",
+          R"({"host":"b.glb.test","ttl":60,"endpoints":[{"target":"Upper.test","healthy":true}]})"}) {
+        std::stringstream in(R"({"format":2,"saved":1,"origins":[{"cluster":"us","instance":"b","version":1,"hosts":[)"
+                             R"(["a.glb.test",60,[["192.0.2.1",true]]],)" +
+                             std::string(row) + R"(,["c.glb.test",60,[["lb.example.net",false]]]],"overrides":{}}]})");
+        auto read = read_state_file(in);
+        ASSERT_EQ(read.size(), 1u) << row;
+        ASSERT_EQ(read[0].hosts.size(), 2u) << row;
+        EXPECT_EQ(read[0].hosts[0].host, "a.glb.test");
+        EXPECT_EQ(read[0].hosts[1].host, "c.glb.test");
+        EXPECT_EQ(read[0].hosts[1].endpoints[0].target, Endpoint("lb.example.net"));
+        CheckResult r = check_report(read[0], 1, false);
+        EXPECT_EQ(r.dropped, 1u) << row;
+        EXPECT_NE(r.dropped_why.find("b.glb.test: bad endpoint"), std::string::npos) << row << ": " << r.dropped_why;
+    }
+}
+
 // What is wrong is named: the field missing, the value of the wrong type, where the text stops being JSON.
 TEST(StateDir, AMalformedFileSaysWhatIsWrong) {
     auto error_of = [](const std::string& text) -> std::string {

@@ -71,7 +71,7 @@ TEST(Store, ReplicasMergeHealthyWhenAtLeastHalfSaySo) {
     ASSERT_TRUE(eu);
     ASSERT_EQ(eu->hosts.size(), 1u);
     std::map<std::string, bool> h;
-    for (const auto& e : eu->hosts[0].endpoints) h[e.target] = e.healthy;
+    for (const auto& e : eu->hosts[0].endpoints) h[e.target.str()] = e.healthy;
     EXPECT_TRUE(h["192.0.2.1"]);   // 2 of 2
     EXPECT_TRUE(h["192.0.2.2"]);   // 1 of 2: half is enough
     EXPECT_FALSE(h["192.0.2.3"]);  // 0 of 2
@@ -156,7 +156,7 @@ TEST(Store, DeadReplicaThatDisagreesDoesNotVote) {
         auto eu = cluster(st.view(now, 3000), "eu");
         EXPECT_TRUE(eu && eu->alive);
         if (eu && !eu->hosts.empty()) {
-            for (const auto& e : eu->hosts[0].endpoints) h[e.target] = e.healthy;
+            for (const auto& e : eu->hosts[0].endpoints) h[e.target.str()] = e.healthy;
         }
         return h;
     };
@@ -220,7 +220,7 @@ TEST(Store, EndpointOverrideBeatsClusterOverrideSetLater) {
     st.merge(x, 0, 0);
     auto eu = cluster(st.view(0, 3000), "eu");
     std::map<std::string, bool> h;
-    for (const auto& e : eu->hosts[0].endpoints) h[e.target] = e.healthy;
+    for (const auto& e : eu->hosts[0].endpoints) h[e.target.str()] = e.healthy;
     EXPECT_TRUE(h["192.0.2.1"]);
     EXPECT_FALSE(h["192.0.2.2"]);
     set_override(me.overrides, "eu/192.0.2.1", "auto", 300);

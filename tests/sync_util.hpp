@@ -19,7 +19,7 @@ inline sync::InstanceState inst(const std::string& cluster, const std::string& i
                                 std::vector<std::pair<std::string, bool>> eps = {{"192.0.2.1", true}}) {
     sync::InstanceState s{cluster, instance, version, heartbeat, {}, {}};
     HostEntry h{"shop.glb.test", 60, model::LoadBalancing{100, "IE", false}, {}};
-    for (auto& [t, ok] : eps) h.endpoints.push_back(EndpointState{t, ok});
+    for (auto& [t, ok] : eps) h.endpoints.push_back(EndpointState{endpoint_of(t), ok});
     s.hosts.push_back(h);
     return s;
 }
@@ -32,11 +32,13 @@ inline std::optional<ClusterView> cluster(const GlobalView& v, const std::string
     return std::nullopt;
 }
 
-// An origin of instance us/b in its life `incarnation`, with one host of one endpoint.
+// An origin of instance us/b in its life `incarnation`, with one host of one endpoint (none for "": a state
+// whose data does not matter).
 inline sync::InstanceState life(uint64_t incarnation, uint64_t version, uint64_t heartbeat, const std::string& ep) {
-    sync::InstanceState s{
-        "us", "b", version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, {{ep, true}}}}, {}, incarnation};
-    return s;
+    std::vector<EndpointState> eps;
+    if (!ep.empty()) eps.push_back({endpoint_of(ep), true});
+    return sync::InstanceState{"us", "b",        version, heartbeat, {HostEntry{"a.glb.test", 60, std::nullopt, eps}},
+                               {},   incarnation};
 }
 
 inline std::string sync_config(const std::string& state_dir = "") {
@@ -54,8 +56,8 @@ inline std::vector<HostEntry> hosts(size_t n, const std::string& tag = "") {
     std::vector<HostEntry> out;
     for (size_t i = 0; i < n; ++i) {
         HostEntry h{"h" + std::to_string(i) + tag + ".glb.test", 60, model::LoadBalancing{100, "IE", i == 0}, {}};
-        h.endpoints.push_back(EndpointState{"192.0.2." + std::to_string(i % 250 + 1), true});
-        h.endpoints.push_back(EndpointState{"2001:db8::" + std::to_string(i % 9999 + 1), i % 3 != 0});
+        h.endpoints.push_back(EndpointState{endpoint_of("192.0.2." + std::to_string(i % 250 + 1)), true});
+        h.endpoints.push_back(EndpointState{endpoint_of("2001:db8::" + std::to_string(i % 9999 + 1)), i % 3 != 0});
         out.push_back(std::move(h));
     }
     return out;

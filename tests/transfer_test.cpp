@@ -427,8 +427,9 @@ TEST(Transfer, HostWithFiveThousandEndpointsArrivesWhole) {
     Service svc(test::config_from(sync_config()), nullptr);
     HostEntry big{"big.glb.test", 60, model::LoadBalancing{1, "IE", false}, {}};
     for (int i = 0; i < 5000; ++i) {
-        big.endpoints.push_back(
-            EndpointState{"2001:db8:" + std::to_string(i / 4096) + "::" + std::to_string(i % 4096 + 1), i % 7 != 0});
+        big.endpoints.push_back(EndpointState{
+            test::endpoint_of("2001:db8:" + std::to_string(i / 4096) + "::" + std::to_string(i % 4096 + 1)),
+            i % 7 != 0});
     }
     svc.set_own_hosts({big});
     auto req = request("AXFR");

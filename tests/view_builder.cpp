@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "resolver/model/names.hpp"
 #include "tests/dns_util.hpp"
 
 namespace glbd::test {
@@ -13,7 +14,9 @@ ViewBuilder& ViewBuilder::add(const std::string& host, const TestEntry& e) {
     cv->location = e.location;
     HostEntry he{host, e.ttl, std::nullopt, {}};
     if (e.load_balanced) he.load_balancing = model::LoadBalancing{e.weight, e.geo, e.default_geo};
-    for (const auto& [target, healthy] : e.endpoints) he.endpoints.push_back(EndpointState{target, healthy});
+    for (const auto& [target, healthy] : e.endpoints)
+        he.endpoints.push_back(
+            EndpointState{endpoint_of(model::canonical_name(target)), healthy});  // as conf/ holds names
     cv->hosts.push_back(std::move(he));
     return *this;
 }

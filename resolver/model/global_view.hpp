@@ -13,16 +13,18 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/model/endpoint.hpp"
 #include "resolver/model/host.hpp"
 #include "resolver/model/served.hpp"
 
 namespace glbd {
 
 struct EndpointState {
-    std::string target;  // IPv4, IPv6 or a host name (no trailing dot)
+    [[no_unique_address]] Endpoint target;  // (its tail padding holds `healthy`: 40 bytes, as a string's was)
     bool healthy = true;
     bool operator==(const EndpointState&) const = default;
 };
+static_assert(sizeof(EndpointState) <= 40, "an endpoint's state grew: the view holds one per endpoint per cluster");
 
 // One cluster's entry for a load-balanced name. A cluster may have several entries for one name (several
 // gateways), told apart by `entry`; a cluster's list keeps them together (sorted by host, then entry).

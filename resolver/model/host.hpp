@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/model/endpoint.hpp"
+
 namespace glbd::model {
 
 // A point on Earth in degrees (latitude -90..90, longitude -180..180).
@@ -47,7 +49,7 @@ struct HealthCheck {
 struct Host {
     std::string name;  // fqdn, lower case, may start with "*."
     uint32_t ttl = 60;
-    std::vector<std::string> endpoints;  // IPv4, IPv6 or host names (no trailing dot)
+    std::vector<Endpoint> endpoints;
     std::optional<LoadBalancing> load_balancing;
     std::optional<HealthCheck> health_check;
     std::string entry;  // "" for a name's only entry; else what names it (a gateway, a DNSRecord's target)

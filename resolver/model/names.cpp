@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "resolver/base/address.hpp"
+#include "resolver/model/endpoint.hpp"
 #include "resolver/wire/consts.hpp"
 
 namespace glbd::model {
@@ -64,10 +65,7 @@ bool is_lb_host_name(std::string_view s) {
     return s[0] != '*' || s.rfind("*.", 0) == 0;
 }
 
-bool is_endpoint(std::string_view s) {
-    if (Address::is_ip(s)) return true;
-    return is_host_name(s) && s.back() != '.' && is_canonical_name(s);
-}
+bool is_endpoint(std::string_view s) { return Endpoint::parse(s).has_value(); }
 
 bool is_custom_geo_code(std::string_view s) {
     return !s.empty() && s.size() <= 32 && std::all_of(s.begin(), s.end(), [](char ch) {

@@ -53,11 +53,12 @@ struct Endpoints {
     // Adds an endpoint; an address already there becomes healthy if this one is.
     void add(const EndpointState& ep, bool alive) {
         bool healthy = alive && ep.healthy;
-        if (geo::Address ip; geo::Address::parse(ep.target, ip)) {
+        if (ep.target.is_address()) {
+            const glbd::Address& ip = ep.target.address();
             add_address(ip.family == 4, ip.bytes, healthy);
             return;
         }
-        if (auto w = wire::name_to_wire(ep.target)) {
+        if (auto w = wire::name_to_wire(ep.target.name())) {
             if (cname[1].empty()) cname[1] = *w;
             if (healthy && cname[0].empty()) cname[0] = *w;
         }

@@ -30,7 +30,7 @@ bool unhealthy(const HostEntry& h) {
 json endpoints_json(const ClusterView& cv, const HostEntry& h, const HostFacts& facts) {
     json eps = json::array();
     for (const auto& ep : h.endpoints) {
-        json je{{"target", ep.target}, {"healthy", ep.healthy}};
+        json je{{"target", ep.target.str()}, {"healthy", ep.healthy}};
         const sync::OverrideEntry* ov = sync::override_for(facts.in_force, cv.id, ep.target);
         je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
         if (cv.id == facts.self) {

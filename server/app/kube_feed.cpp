@@ -67,7 +67,7 @@ void KubeFeed::merge(conf::Config& config, sync::Service& sync) {
         // Not listed yet (the API server may be down): what stateDir had of this cluster's records, without
         // their health checks, until the API says otherwise.
         for (const HostEntry& h : seed_) {
-            std::vector<std::string> targets;
+            std::vector<Endpoint> targets;
             for (const auto& ep : h.endpoints) targets.push_back(ep.target);
             model::Host host{h.host, h.ttl, std::move(targets), h.load_balancing, std::nullopt, h.entry};
             c.source.emplace(h.host, "stateDir");

@@ -59,7 +59,7 @@ struct Checker::Impl {
     struct Target {
         Impl* impl = nullptr;
         std::vector<Key> keys;  // (config host name, endpoint) of every host it stands for
-        std::string endpoint;   // config endpoint (key)
+        Endpoint endpoint;      // probed: the address, or each address the name resolves to
         std::string url_host;   // Host header and SNI
         model::HealthCheck hc;
         Hysteresis hysteresis;
@@ -95,7 +95,7 @@ struct Checker::Impl {
 
     Impl(const conf::Config& config, std::function<void()> cb, const States& previous, const Clock& c)
         : on_change(std::move(cb)), clock(c) {
-        std::map<std::pair<std::string, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
+        std::map<std::pair<Endpoint, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
         for (const auto& h : config.hosts) {
             if (!h.health_check) continue;
             for (const auto& ep : h.endpoints) {
@@ -209,12 +209,12 @@ struct Checker::Impl {
         t->outstanding = 0;
         t->any_ok = false;
         t->reason.clear();
-        if (Address ip; Address::parse(t->endpoint, ip)) {
-            probe(t, ip);
+        if (t->endpoint.is_address()) {
+            probe(t, t->endpoint.address());
             return;
         }
         // A hostname endpoint: resolve, then probe every address.
-        t->lookup = lookup(&loop, t->endpoint, [this, t](int status, const std::vector<Address>& addrs) {
+        t->lookup = lookup(&loop, t->endpoint.name(), [this, t](int status, const std::vector<Address>& addrs) {
             t->lookup = nullptr;
             if (stopping) return;
             if (addrs.empty()) {
@@ -288,10 +288,10 @@ struct Checker::Impl {
             std::string who = t->keys.front().first;
             if (more) who += " (and " + std::to_string(more) + " more hosts)";
             if (flipped) {
-                spdlog::warn("health: {} {} {} -> {} ({})", who, t->endpoint, before ? "healthy" : "unhealthy",
+                spdlog::warn("health: {} {} {} -> {} ({})", who, t->endpoint.str(), before ? "healthy" : "unhealthy",
                              t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
             } else {
-                spdlog::info("health: {} {} first result: {} ({})", who, t->endpoint,
+                spdlog::info("health: {} {} first result: {} ({})", who, t->endpoint.str(),
                              t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
             }
         }
@@ -317,8 +317,9 @@ States Checker::states_of(const std::vector<std::string>& hosts) const {
     MutexLock lock(impl_->mu);
     States out;
     for (const auto& host : hosts) {
-        for (auto it = impl_->states.lower_bound({host, ""}); it != impl_->states.end() && it->first.first == host;
-             ++it) {
+        // From the least endpoint (Endpoint{}: 0.0.0.0) of the host.
+        for (auto it = impl_->states.lower_bound({host, Endpoint{}});
+             it != impl_->states.end() && it->first.first == host; ++it) {
             out.insert(*it);
         }
     }

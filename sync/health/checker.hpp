@@ -42,7 +42,7 @@ struct EndpointHealth {
     uint64_t last_round_ms = 0;
 };
 
-using Key = std::pair<std::string, std::string>;  // host name, endpoint
+using Key = std::pair<std::string, Endpoint>;  // host name, endpoint
 using States = std::map<Key, EndpointHealth>;
 
 class Checker {

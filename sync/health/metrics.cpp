@@ -26,7 +26,7 @@ void write_metrics(metrics::Writer& m, const Checker& checker, bool per_endpoint
     auto per_endpoint = [&](const char* name, const char* type, const char* help, auto value) {
         m.family(name, type, help);
         for (const auto& [k, st] : probes) {
-            m.sample(name, metrics::label("host", k.first) + "," + metrics::label("endpoint", k.second),
+            m.sample(name, metrics::label("host", k.first) + "," + metrics::label("endpoint", k.second.str()),
                      static_cast<double>(value(st)));
         }
     };

@@ -146,8 +146,8 @@ private:
     }
 
     // The addresses of A/AAAA targets (IPv6 may come in an A-typed endpoint), canonical; "" or why not.
-    std::string addresses(const std::vector<const Endpoint*>& eps, std::vector<std::string>& out, uint32_t& ttl) {
-        std::unordered_set<std::string> seen;
+    std::string addresses(const std::vector<const Endpoint*>& eps, std::vector<glbd::Endpoint>& out, uint32_t& ttl) {
+        std::set<Address> seen;
         size_t denied_count = 0;
         for (const Endpoint* e : eps) {
             if (e->ttl) ttl = ttl ? std::min(ttl, e->ttl) : e->ttl;
@@ -158,7 +158,7 @@ private:
                     ++denied_count;
                     continue;
                 }
-                if (seen.insert(a.str()).second) out.push_back(a.str());
+                if (seen.insert(a).second) out.emplace_back(a);
             }
         }
         if (out.size() > RecordLimits::kMaxTargets) {
@@ -253,7 +253,7 @@ private:
                 bool apex_name =
                     z && h == z->origin && std::any_of(entries.begin(), entries.end(), [](const model::Host& e) {
                         return std::any_of(e.endpoints.begin(), e.endpoints.end(),
-                                           [](const std::string& t) { return !Address::is_ip(t); });
+                                           [](const glbd::Endpoint& t) { return !t.is_address(); });
                     });
                 if (std::string scope = scope_problem(h); !scope.empty()) {
                     refuse(h, scope);
@@ -327,8 +327,9 @@ private:
             if (ttl) h.ttl = ttl;
             return "";
         }
-        if (!model::is_endpoint(t) || Address::is_ip(t)) return "target " + t + " is not a host name";
-        h.endpoints.push_back(t);
+        auto name = glbd::Endpoint::parse(t);
+        if (!name || name->is_address()) return "target " + t + " is not a host name";
+        h.endpoints.push_back(std::move(*name));
         return "";
     }
 
@@ -451,10 +452,10 @@ private:
             for (const Endpoint* e : cname) {
                 if (e->ttl) ttl = ttl ? std::min(ttl, e->ttl) : e->ttl;
                 for (const auto& t : e->targets) {
-                    std::string n = model::canonical_name(t);
-                    if (!model::is_endpoint(n) || Address::is_ip(n)) return refuse(name, t + " is not a host name");
-                    if (std::find(h.endpoints.begin(), h.endpoints.end(), n) == h.endpoints.end()) {
-                        h.endpoints.push_back(n);
+                    auto n = glbd::Endpoint::parse(model::canonical_name(t));
+                    if (!n || n->is_address()) return refuse(name, t + " is not a host name");
+                    if (std::find(h.endpoints.begin(), h.endpoints.end(), *n) == h.endpoints.end()) {
+                        h.endpoints.push_back(std::move(*n));
                     }
                 }
             }
@@ -482,10 +483,10 @@ private:
             h.load_balancing = lb;
             uint32_t ttl = 0;
             if (e->type == "CNAME") {
-                std::string n = e->targets.size() == 1 ? model::canonical_name(e->targets[0]) : "";
-                if (!model::is_endpoint(n) || Address::is_ip(n))
-                    return refuse(name, "a CNAME needs one host name target");
-                h.endpoints.push_back(n);
+                auto n =
+                    e->targets.size() == 1 ? glbd::Endpoint::parse(model::canonical_name(e->targets[0])) : std::nullopt;
+                if (!n || n->is_address()) return refuse(name, "a CNAME needs one host name target");
+                h.endpoints.push_back(std::move(*n));
                 ttl = e->ttl;
             } else if (std::string why = addresses({e}, h.endpoints, ttl); !why.empty()) {
                 return refuse(name, why);

@@ -397,7 +397,8 @@ nlohmann::json healthy(const Mapped& m, const health::States& health, int64_t ge
             bool ok = it != health.end() && it->second.known && it->second.healthy;
             known += it != health.end() && it->second.known;
             healthy += ok;
-            if (!ok && not_healthy.size() < kMaxStatusMessage) not_healthy += (not_healthy.empty() ? "" : " ") + ep;
+            if (!ok && not_healthy.size() < kMaxStatusMessage)
+                not_healthy += (not_healthy.empty() ? "" : " ") + ep.str();
         }
     }
     if (total == 0) return nullptr;

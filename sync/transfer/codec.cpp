@@ -281,7 +281,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         // on in further records for the same host ("more=1"), which the decoder appends.
         size_t bytes = 0;
         for (const auto& ep : h.endpoints) {
-            std::string item = "ep=" + ep.target + (ep.healthy ? " up" : " down");
+            std::string item = "ep=" + ep.target.str() + (ep.healthy ? " up" : " down");
             if (bytes + item.size() + 1 > kMaxRecordBytes) {
                 out.push_back(std::move(rec));
                 rec = {kv("host", h.host), "more=1"};
@@ -337,8 +337,9 @@ std::pair<std::string_view, std::string_view> split(std::string_view s) {
 }
 
 // The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down, and `more`
-// (more=1: endpoints of the host the last record began). Returns what is wrong, or "".
-std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more) {
+// (more=1: endpoints of the host the last record began). Returns what is wrong with the record, or ""; an
+// endpoint that is neither an address nor a host name leaves the host out (`unreadable`: why), not the report.
+std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::string& unreadable) {
     model::LoadBalancing lb;
     bool has_lb = false;
     for (size_t k = 1; k < rec.size(); ++k) {
@@ -349,7 +350,11 @@ std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more) {
             if (sp == std::string_view::npos) return "bad endpoint " + std::string(v);
             std::string_view st = v.substr(sp + 1);
             if (st != "up" && st != "down") return "bad endpoint state " + std::string(st);
-            h.endpoints.push_back(EndpointState{std::string(v.substr(0, sp)), st == "up"});
+            if (auto ep = Endpoint::parse(v.substr(0, sp))) {
+                h.endpoints.push_back(EndpointState{std::move(*ep), st == "up"});
+            } else if (unreadable.empty()) {
+                unreadable = h.host + ": bad endpoint " + std::string(v.substr(0, sp));
+            }
         } else if (key == "ttl") {
             if (!number(v, n) || n > 2147483647) return "bad ttl";
             h.ttl = static_cast<uint32_t>(n);
@@ -423,6 +428,7 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
     }
     if (cur_) done.push_back(std::move(*cur_));
     cur_.emplace();
+    left_out_.reset();
     bytes_ = 0;
     skipping_ = false;
     cur_->state.cluster = std::string(v0.substr(0, slash));
@@ -456,17 +462,30 @@ bool Decoder::add_host(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
     HostEntry h{std::string(v0), 60, std::nullopt, {}};
     bool more = false;
-    if (std::string why = decode_host(rec, h, more); !why.empty()) return bad(why);
+    std::string unreadable;
+    if (std::string why = decode_host(rec, h, more, unreadable); !why.empty()) return bad(why);
     auto& hosts = cur_->state.hosts;
+    auto leave_out = [&] {
+        left_out_ = std::pair{h.host, h.entry};
+        if (cur_->state.unreadable++ == 0) cur_->state.unreadable_why = unreadable;
+        return true;
+    };
     if (more) {  // the endpoints of the host the last record began
+        if (left_out_ && *left_out_ == std::pair{h.host, h.entry}) return true;  // that host was left out
         if (hosts.empty() || hosts.back().host != h.host || hosts.back().entry != h.entry) {
             return bad("more= without its host");
         }
+        if (!unreadable.empty()) {
+            hosts.pop_back();
+            return leave_out();
+        }
         auto& eps = hosts.back().endpoints;
         eps.insert(eps.end(), h.endpoints.begin(), h.endpoints.end());
-    } else {
-        hosts.emplace_back(std::move(h));
+        return true;
     }
+    left_out_.reset();
+    if (!unreadable.empty()) return leave_out();
+    hosts.emplace_back(std::move(h));
     return true;
 }
 

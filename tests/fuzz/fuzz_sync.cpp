@@ -71,7 +71,7 @@ void merge_and_dump(const std::vector<std::vector<std::string>>& records) {
             (void)nlohmann::json(r.state.origin()).dump();
             for (const auto& h : r.state.hosts) {
                 (void)nlohmann::json(h.host).dump();
-                for (const auto& ep : h.endpoints) (void)nlohmann::json(ep.target).dump();
+                for (const auto& ep : h.endpoints) (void)nlohmann::json(ep.target.str()).dump();
                 if (h.load_balancing) (void)nlohmann::json(h.load_balancing->geo).dump();
             }
             for (const auto& [target, e] : r.state.overrides) (void)nlohmann::json(target).dump();
