@@ -1,6 +1,7 @@
 // server/app's pieces that stand alone: the walk over the view's hosts that pages /v1/hosts (HostWalk), how long
-// a key change must wait for what resolvers hold (KeyGovernance::hold_ms), and what the service manager is told
-// (Notifier, through a socket of the test's standing in for systemd's).
+// a key change must wait for what resolvers hold (KeyGovernance::hold_ms), the cookie secrets' rotation
+// (CookieSecrets), and what the service manager is told (Notifier, through a socket of the test's standing in for
+// systemd's).
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -13,6 +14,7 @@
 #include "resolver/base/clock.hpp"
 #include "resolver/base/fd.hpp"
 #include "server/app/admin_routes.hpp"
+#include "server/app/cookies.hpp"
 #include "server/app/key_governance.hpp"
 #include "server/app/notify.hpp"
 #include "sync/service.hpp"
@@ -136,6 +138,44 @@ TEST_F(ServiceManager, TheWatchdogGetsItsHeartbeat) {
     EXPECT_EQ(uv_loop_close(&loop), 0);
     ASSERT_GE(beats.size(), 3u);
     for (const auto& b : beats) EXPECT_EQ(b.rfind("WATCHDOG=1", 0), 0u) << b;
+}
+
+// Cookies (RFC 9018 section 5): a random secret rotated with the one before it still accepted; a configured one
+// is not rotated, and a reload's new one takes over with the one in use kept as the previous.
+TEST(CookieSecrets, RotatedWithThePreviousKeptUnlessConfigured) {
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    CookieSecrets random;
+    int rotations = 0;
+    random.start(
+        &loop, std::nullopt, [&] { ++rotations; }, 20);
+    const cookie::Secret first = random.current();
+    EXPECT_FALSE(random.previous());
+    CookieSecrets fixed;
+    cookie::Secret file{};
+    file.fill(7);
+    int fixed_rotations = 0;
+    fixed.start(
+        &loop, file, [&] { ++fixed_rotations; }, 20);
+    const uint64_t until = steady_ms() + 5000;
+    while (rotations < 2 && steady_ms() < until) uv_run(&loop, UV_RUN_ONCE);
+    ASSERT_GE(rotations, 2);
+    EXPECT_NE(random.current(), first);
+    ASSERT_TRUE(random.previous());
+    EXPECT_NE(*random.previous(), first) << "two rotations: the previous is the second secret";
+    EXPECT_EQ(fixed_rotations, 0);
+    EXPECT_EQ(fixed.current(), file);
+    cookie::Secret next{};
+    next.fill(9);
+    fixed.configure(next);  // a reload with a new file
+    EXPECT_EQ(fixed.current(), next);
+    EXPECT_EQ(fixed.previous(), file);
+    fixed.configure(next);  // the same again: nothing moves
+    EXPECT_EQ(fixed.previous(), file);
+    random.close();
+    fixed.close();
+    uv_run(&loop, UV_RUN_NOWAIT);
+    EXPECT_EQ(uv_loop_close(&loop), 0);
 }
 
 TEST(Notifier, WithoutTheServiceManagerNothingIsSent) {

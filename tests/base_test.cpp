@@ -2,6 +2,8 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <string>
 #include <vector>
 
@@ -27,6 +29,32 @@ TEST(Address, ParseAgreesWithInetPton) {
          {"", "1.2.3", "1.2.3.256", "01.2.3.4x", "2001:db8::1::2", "example.com", "1.2.3.4/8", " 1.2.3.4", "[::1]"}) {
         Address a;
         EXPECT_FALSE(Address::parse(text, a)) << text;
+    }
+}
+
+// What is printed is inet_ntop's text (IPv4 is printed without it), also appended to what is there.
+TEST(Address, PrintsAsInetNtop) {
+    std::mt19937 rng(5);
+    for (int i = 0; i < 2000; ++i) {
+        Address a;
+        a.family = i % 2 ? 4 : 6;
+        for (size_t k = 0; k < (a.family == 4 ? 4u : 16u); ++k)
+            a.bytes[k] = static_cast<uint8_t>(rng() % (i % 3 ? 256 : 3));
+        char want[INET6_ADDRSTRLEN] = {};
+        ASSERT_TRUE(inet_ntop(a.family == 4 ? AF_INET : AF_INET6, a.bytes.data(), want, sizeof want));
+        EXPECT_EQ(a.str(), want);
+        std::string out = "ep=";
+        a.append_to(out);
+        EXPECT_EQ(out, std::string("ep=") + want);
+    }
+    for (const char* text : {"::", "::1", "::2", "::0.0.0.2", "::ffff:192.0.2.1", "::ffff:0.0.0.0",
+                             "1::", "1:0:0:2::", "0:1::", "1:0:0:1:0:0:1:0", "2001:db8::1:0:0:1",
+                             "fe80::", "::ffff:1:2", "0:0:0:0:0:1:2:3"}) {
+        Address a;
+        ASSERT_TRUE(Address::parse(text, a)) << text;
+        char want[INET6_ADDRSTRLEN] = {};
+        ASSERT_TRUE(inet_ntop(AF_INET6, a.bytes.data(), want, sizeof want));
+        EXPECT_EQ(a.str(), want) << text;
     }
 }
 

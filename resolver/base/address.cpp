@@ -37,9 +37,63 @@ bool Address::parse(std::string_view text, Address& out) {
 }
 
 std::string Address::str() const {
-    char buf[INET6_ADDRSTRLEN] = {};
-    inet_ntop(family == 4 ? AF_INET : AF_INET6, bytes.data(), buf, sizeof buf);
-    return buf;
+    std::string out;
+    append_to(out);
+    return out;
+}
+
+namespace {
+void append_ipv4(std::string& out, const uint8_t* b) {
+    for (size_t i = 0; i < 4; ++i) {
+        const uint8_t v = b[i];
+        if (i) out += '.';
+        if (v >= 100) out += static_cast<char>('0' + v / 100);
+        if (v >= 10) out += static_cast<char>('0' + v / 10 % 10);
+        out += static_cast<char>('0' + v % 10);
+    }
+}
+}  // namespace
+
+// inet_ntop's text, made without it (its locale-proof printf is most of its cost, and a peer's report carries
+// thousands of addresses): IPv4 dotted; IPv6 as glibc writes it (RFC 5952: the longest run of two or more zero
+// words as "::", the first of equal ones; lower-case hex without leading zeros; an IPv4-compatible or -mapped
+// address with its last 32 bits dotted). tests/base_test.cpp compares it with inet_ntop.
+void Address::append_to(std::string& out) const {
+    out.reserve(out.size() + (family == 4 ? 15 : 39));
+    if (family == 4) return append_ipv4(out, bytes.data());
+    uint16_t words[8];
+    for (size_t i = 0; i < 8; ++i) words[i] = static_cast<uint16_t>(bytes[2 * i] << 8 | bytes[2 * i + 1]);
+    int best = -1, best_len = 0;
+    for (int i = 0; i < 8;) {
+        if (words[i]) {
+            ++i;
+            continue;
+        }
+        int j = i;
+        while (j < 8 && !words[j]) ++j;
+        if (j - i > best_len) best = i, best_len = j - i;
+        i = j;
+    }
+    if (best_len < 2) best = -1;
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (int i = 0; i < 8; ++i) {
+        if (best >= 0 && i >= best && i < best + best_len) {
+            if (i == best) out += ':';
+            continue;
+        }
+        if (i) out += ':';
+        if (i == 6 && best == 0 &&
+            (best_len == 6 || (best_len == 7 && words[7] != 1) || (best_len == 5 && words[5] == 0xffff))) {
+            append_ipv4(out, bytes.data() + 12);
+            return;
+        }
+        bool digits = false;
+        for (int shift = 12; shift >= 0; shift -= 4) {
+            const unsigned d = (words[i] >> shift) & 0xf;
+            if (d || digits || shift == 0) out += kHex[d], digits = true;
+        }
+    }
+    if (best >= 0 && best + best_len == 8) out += ':';
 }
 
 bool Address::is_loopback() const {

@@ -28,6 +28,7 @@ struct Address {
     }
     // "192.0.2.1", "2001:db8::1".
     [[nodiscard]] std::string str() const;
+    void append_to(std::string& out) const;  // the same at the end of `out` (IPv4 without inet_ntop's cost)
     // 127.0.0.0/8 or ::1.
     [[nodiscard]] bool is_loopback() const;
     // 0.0.0.0 or ::.

@@ -34,6 +34,7 @@ public:
     [[nodiscard]] const std::string& name() const { return std::get<1>(v_); }  // !is_address() only
     // "192.0.2.1", "2001:db8::1" (inet_ntop's form), or the name.
     [[nodiscard]] std::string str() const { return is_address() ? address().str() : name(); }
+    void append_to(std::string& out) const { is_address() ? address().append_to(out) : void(out += name()); }
 
     bool operator==(const Endpoint&) const = default;
     auto operator<=>(const Endpoint& o) const = default;  // addresses first, then names; any fixed order will do

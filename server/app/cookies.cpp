@@ -3,13 +3,13 @@
 namespace glbd {
 
 void CookieSecrets::start(uv_loop_t* loop, const std::optional<cookie::Secret>& configured,
-                          std::function<void()> rotated) {
+                          std::function<void()> rotated, uint64_t every_ms) {
     rotated_ = std::move(rotated);
     if (configured) current_ = *configured, configured_ = true;
     uv_timer_init(loop, &timer_);
     timer_.data = this;
     uv_timer_start(
-        &timer_, [](uv_timer_t* t) { static_cast<CookieSecrets*>(t->data)->rotate(); }, kRotateMs, kRotateMs);
+        &timer_, [](uv_timer_t* t) { static_cast<CookieSecrets*>(t->data)->rotate(); }, every_ms, every_ms);
     started_ = true;
 }
 

@@ -18,8 +18,10 @@ class CookieSecrets {
 public:
     static constexpr uint64_t kRotateMs = uint64_t{24} * 3600 * 1000;
 
-    // The config's secret (none: a random one, rotated), and its timer on `loop`; `rotated` runs on each rotation.
-    void start(uv_loop_t* loop, const std::optional<cookie::Secret>& configured, std::function<void()> rotated);
+    // The config's secret (none: a random one, rotated every `every_ms`), and its timer on `loop`; `rotated` runs
+    // on each rotation.
+    void start(uv_loop_t* loop, const std::optional<cookie::Secret>& configured, std::function<void()> rotated,
+               uint64_t every_ms = kRotateMs);
     // A reload's: a configured secret that is not the one in use becomes it, the one in use the previous.
     void configure(const std::optional<cookie::Secret>& configured);
     [[nodiscard]] const cookie::Secret& current() const { return current_; }

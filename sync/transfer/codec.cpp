@@ -281,7 +281,9 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         // on in further records for the same host ("more=1"), which the decoder appends.
         size_t bytes = 0;
         for (const auto& ep : h.endpoints) {
-            std::string item = "ep=" + ep.target.str() + (ep.healthy ? " up" : " down");
+            std::string item = "ep=";
+            ep.target.append_to(item);
+            item += ep.healthy ? " up" : " down";
             if (bytes + item.size() + 1 > kMaxRecordBytes) {
                 out.push_back(std::move(rec));
                 rec = {kv("host", h.host), "more=1"};
