@@ -89,7 +89,7 @@ void Address::append_to(std::string& out) const {
         }
         bool digits = false;
         for (int shift = 12; shift >= 0; shift -= 4) {
-            const unsigned d = (words[i] >> shift) & 0xf;
+            const unsigned d = (words[i] >> shift) % 16;  // a hex digit
             if (d || digits || shift == 0) out += kHex[d], digits = true;
         }
     }
