@@ -225,6 +225,67 @@ TEST_F(Probes, EveryKindOfTarget) {
     EXPECT_TRUE(any_request(log, {"\"host\": \"name.hc.test:18044\""}));
 }
 
+// Probes of the test's (CheckerSeams): each of two addresses answers as the test says, at once, with no socket
+// (nothing listens there: probes over the network would fail).
+struct ScriptedProbes final : health::Probes {
+    std::atomic<bool>* up;  // [0]: 127.0.91.1 (HTTP), [1]: 127.0.91.2 (TCP)
+    std::atomic<int>* probes;
+    size_t assign_pool() override { return 0; }
+    void http(size_t, const health::HttpRequest& r, const Address& a, health::ProbeDone done) override {
+        EXPECT_EQ(r.host, "s.ps.test");
+        answer(a, done);
+    }
+    void tcp(const Address& a, uint16_t port, std::chrono::milliseconds, health::ProbeDone done) override {
+        EXPECT_EQ(port, 7001);
+        answer(a, done);
+    }
+    void stop() override {}
+    void answer(const Address& a, const health::ProbeDone& done) {
+        ++*probes;
+        const bool ok = up[a.bytes[3] == 1 ? 0 : 1].load();
+        done(ok, ok ? "" : "scripted failure");
+    }
+};
+
+TEST(ProbeSeam, AChecksResultsAreItsProbesWhateverTheyReach) {
+    const std::string config = std::string(R"(
+cluster: {id: c1}
+listen: {dns: ["127.0.91.10:5391"]}
+zones:
+  - origin: ps.test
+    nameservers: [{name: ns.ps.test, addresses: [127.0.91.10]}]
+hosts:
+  - {name: s.ps.test, endpoints: [127.0.91.1], healthCheck: {protocol: HTTP, port: 7000, interval: 1s, failureThreshold: 2}}
+  - {name: t.ps.test, endpoints: [127.0.91.2], healthCheck: {protocol: TCP, port: 7001, interval: 1s, failureThreshold: 2}}
+)");
+    std::atomic<bool> up[2] = {true, true};
+    std::atomic<int> probes{0};
+    health::CheckerSeams seams;
+    seams.probes = [&](uv_loop_t*) {
+        auto p = std::make_unique<ScriptedProbes>();
+        p->up = up, p->probes = &probes;
+        return p;
+    };
+    health::Checker checker(test::config_from(config), nullptr, {}, std::move(seams));
+    checker.start();
+    ASSERT_TRUE(test::wait_for([&] { return checker.first_round_done(); }));
+    auto state = [&](const char* host, const char* ep) { return checker.states().at({host, test::endpoint_of(ep)}); };
+    auto s = [&] { return state("s.ps.test", "127.0.91.1"); };
+    auto t = [&] { return state("t.ps.test", "127.0.91.2"); };
+    EXPECT_TRUE(s().healthy);
+    EXPECT_TRUE(t().healthy);
+    up[1] = false;  // the TCP endpoint fails: down after two failures in a row, the other unmoved
+    ASSERT_TRUE(test::wait_for([&] { return !t().healthy; }));
+    EXPECT_GE(t().failures, 2u);
+    EXPECT_EQ(t().reason, "scripted failure");
+    EXPECT_TRUE(s().healthy);
+    up[1] = true;  // back after one success
+    ASSERT_TRUE(test::wait_for([&] { return t().healthy; }));
+    EXPECT_EQ(t().transitions, 2u);
+    checker.stop();
+    EXPECT_GE(probes.load(), 5);
+}
+
 TEST(Hysteresis, FirstResultDecides) {
     health::Hysteresis h{3, 2};
     EXPECT_TRUE(h.healthy);  // healthy until the first result
@@ -360,7 +421,8 @@ TEST(ProbeSchedule, ACheckerStartedAgainGoesOnCounting) {
     health::EndpointHealth two_down;
     two_down.known = true, two_down.healthy = true, two_down.failures_in_a_row = 2;
     test::FakeClock clock;  // stamps the rounds: what the next checker's schedule goes on from
-    health::Checker third(test::config_from(refused), nullptr, {{{"r.ps.test", "127.0.79.30"}, two_down}}, clock);
+    health::Checker third(test::config_from(refused), nullptr, {{{"r.ps.test", "127.0.79.30"}, two_down}},
+                          health::CheckerSeams{&clock, {}});
     third.start();
     health::EndpointHealth now;
     test::wait_for([&] {

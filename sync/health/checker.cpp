@@ -21,6 +21,7 @@
 #include "resolver/base/mutex.hpp"
 #include "resolver/base/thread_name.hpp"
 #include "sync/health/http_probe.hpp"
+#include "sync/health/probes.hpp"
 #include "sync/health/schedule.hpp"
 #include "sync/health/tcp_probe.hpp"
 
@@ -80,8 +81,8 @@ struct Checker::Impl {
     uv_loop_t loop{};
     uint64_t started_ms = 0;  // loop time (uv_now) at start: the schedules count from it
     uv_async_t wake{};
-    std::unique_ptr<HttpProber> http;  // made with the loop (start())
-    std::unique_ptr<TcpProber> tcp;
+    ProbesFactory make_probes;
+    std::unique_ptr<Probes> probes;  // made with the loop (start())
     std::thread thread;
     std::vector<std::unique_ptr<Target>> targets;
     bool stopping = false;
@@ -93,8 +94,10 @@ struct Checker::Impl {
     std::atomic<bool> first_round{false};
     std::atomic<uint64_t> changes{0};  // health_changes()
 
-    Impl(const conf::Config& config, std::function<void()> cb, const States& previous, const Clock& c)
-        : on_change(std::move(cb)), clock(c) {
+    Impl(const conf::Config& config, std::function<void()> cb, const States& previous, CheckerSeams seams)
+        : on_change(std::move(cb)),
+          clock(seams.clock ? *seams.clock : system_clock()),
+          make_probes(seams.probes ? std::move(seams.probes) : ProbesFactory(network_probes)) {
         std::map<std::pair<Endpoint, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
         for (const auto& h : config.hosts) {
             if (!h.health_check) continue;
@@ -139,10 +142,9 @@ struct Checker::Impl {
         uv_loop_init(&loop);
         uv_async_init(&loop, &wake, [](uv_async_t* a) { static_cast<Impl*>(a->data)->shutdown(); });
         wake.data = this;
-        http = std::make_unique<HttpProber>(&loop);
-        tcp = std::make_unique<TcpProber>(&loop);
+        probes = make_probes(&loop);
         for (auto& t : targets) {
-            if (t->hc.protocol != model::Protocol::tcp) t->pool = http->assign_pool();
+            if (t->hc.protocol != model::Protocol::tcp) t->pool = probes->assign_pool();
         }
         std::mt19937 rng(std::random_device{}());
         // 10,000 first probes in one second left thousands unanswered by a busy target (timeouts, each a false
@@ -180,8 +182,7 @@ struct Checker::Impl {
 
     void shutdown() {
         stopping = true;
-        http->stop();
-        tcp->stop();
+        probes->stop();
         for (auto& t : targets) cancel_lookup(t->lookup);  // a name still being resolved
         uv_walk(
             &loop,
@@ -231,7 +232,7 @@ struct Checker::Impl {
         if (count) ++t->outstanding;
         auto done = [this, t](bool ok, const std::string& reason) { probe_done(t, ok, reason); };
         if (t->hc.protocol == model::Protocol::tcp) {
-            tcp->probe(ip, t->hc.port, t->hc.timeout, done);
+            probes->tcp(ip, t->hc.port, t->hc.timeout, done);
             return;
         }
         HttpRequest r;
@@ -243,7 +244,7 @@ struct Checker::Impl {
         r.expected_status = t->hc.expected_status;
         r.insecure_skip_verify = t->hc.insecure_skip_verify;
         r.timeout = t->hc.timeout;
-        http->probe(t->pool, r, ip, done);
+        probes->http(t->pool, r, ip, done);
     }
 
     void probe_done(Target* t, bool ok, const std::string& reason) {
@@ -304,8 +305,8 @@ struct Checker::Impl {
 };
 
 Checker::Checker(const conf::Config& config, std::function<void()> on_change, const States& previous,
-                 const Clock& clock)
-    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous, clock)) {}
+                 CheckerSeams seams)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous, std::move(seams))) {}
 Checker::~Checker() { stop(); }
 void Checker::start() { impl_->start(); }
 void Checker::stop() { impl_->stop(); }

@@ -11,6 +11,7 @@
 
 #include "conf/config.hpp"
 #include "resolver/base/clock.hpp"
+#include "sync/health/probes.hpp"
 #include "sync/health/schedule.hpp"
 
 namespace glbd::health {
@@ -45,16 +46,22 @@ struct EndpointHealth {
 using Key = std::pair<std::string, Endpoint>;  // host name, endpoint
 using States = std::map<Key, EndpointHealth>;
 
+// What a test may give the checker in place of the real thing: the clock that stamps its rounds, and its probes
+// (probes.hpp). Null and empty: the system's clock, probes over the network.
+struct CheckerSeams {
+    const Clock* clock = nullptr;
+    ProbesFactory probes;
+};
+
 class Checker {
 public:
     // The probing thread's nice value, above the DNS threads' (0): on a shared core, answers go first.
     static constexpr int kProbeNice = 10;
     // At most this many first probes a second: a first round of more endpoints takes longer than a second.
     static constexpr uint64_t kFirstRoundPerSecond = Schedule::kFirstRoundPerSecond;
-    // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes. `clock`
-    // stamps each round (its steady clock): what a later checker's schedule goes on from.
+    // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes.
     Checker(const conf::Config& config, std::function<void()> on_change, const States& previous = {},
-            const Clock& clock = system_clock());
+            CheckerSeams seams = {});
     ~Checker();
     Checker(const Checker&) = delete;
     Checker& operator=(const Checker&) = delete;
