@@ -426,6 +426,41 @@ size_t drop_bad_records(InstanceState& s, std::string& why) {
     return dropped;
 }
 
+// The hosts of `s` that break a rule, or a (host, entry) given twice, left out (the rest of the report
+// stands): how many, and the first one's problem.
+size_t drop_bad_hosts(InstanceState& s, std::string& first_why) {
+    const std::vector<HostEntry>& hosts = s.hosts;
+    std::vector<size_t> bad;
+    const bool ordered = strictly_ordered(hosts);  // then nothing is given twice; else the sets find what is
+    std::unordered_set<std::string_view> seen;     // names given once, without an entry name
+    std::unordered_set<std::string> seen_entries;  // name and entry, of the others
+    if (!ordered) seen.reserve(hosts.size());
+    for (size_t i = 0; i < hosts.size(); ++i) {
+        std::string why = host_problem(hosts[i]);
+        const HostEntry& h = hosts[i];
+        if (why.empty() && !ordered &&
+            !(h.entry.empty() ? seen.insert(h.host).second : seen_entries.insert(h.host + '\0' + h.entry).second)) {
+            why = hosts[i].host + ": entry \"" + hosts[i].entry + "\" given twice";
+        }
+        if (why.empty()) continue;
+        if (bad.empty()) first_why = why;
+        bad.push_back(i);
+    }
+    if (!bad.empty()) {
+        std::vector<HostEntry> kept;
+        kept.reserve(hosts.size() - bad.size());
+        for (size_t i = 0, k = 0; i < hosts.size(); ++i) {
+            if (k < bad.size() && bad[k] == i) {
+                ++k;
+                continue;
+            }
+            kept.push_back(hosts[i]);
+        }
+        s.hosts = std::move(kept);
+    }
+    return bad.size();
+}
+
 }  // namespace
 
 CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
@@ -473,37 +508,7 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
     if (s.active_groups.at_ms > horizon) return refuse("active groups time ahead of our clock by more than 5 minutes");
     if (s.active_groups.cleared && !s.active_groups.groups.empty())
         return refuse("active groups cleared and set at once");
-    // A host that breaks a rule, or one (host, entry) given twice, is left out; the rest of the report stands.
-    const std::vector<HostEntry>& hosts = s.hosts;
-    std::vector<size_t> bad;
-    const bool ordered = strictly_ordered(hosts);  // then nothing is given twice; else the sets find what is
-    std::unordered_set<std::string_view> seen;     // names given once, without an entry name
-    std::unordered_set<std::string> seen_entries;  // name and entry, of the others
-    if (!ordered) seen.reserve(hosts.size());
-    for (size_t i = 0; i < hosts.size(); ++i) {
-        std::string why = host_problem(hosts[i]);
-        const HostEntry& h = hosts[i];
-        if (why.empty() && !ordered &&
-            !(h.entry.empty() ? seen.insert(h.host).second : seen_entries.insert(h.host + '\0' + h.entry).second)) {
-            why = hosts[i].host + ": entry \"" + hosts[i].entry + "\" given twice";
-        }
-        if (why.empty()) continue;
-        if (bad.empty()) r.dropped_why = why;
-        bad.push_back(i);
-    }
-    if (!bad.empty()) {
-        std::vector<HostEntry> kept;
-        kept.reserve(hosts.size() - bad.size());
-        for (size_t i = 0, k = 0; i < hosts.size(); ++i) {
-            if (k < bad.size() && bad[k] == i) {
-                ++k;
-                continue;
-            }
-            kept.push_back(hosts[i]);
-        }
-        s.hosts = std::move(kept);
-        r.dropped = bad.size();
-    }
+    r.dropped = drop_bad_hosts(s, r.dropped_why);
     std::string why;
     if (size_t n = drop_bad_records(s, why)) {
         if (r.dropped == 0) r.dropped_why = why;

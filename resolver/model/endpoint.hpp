@@ -29,15 +29,16 @@ public:
     // An IP address (as inet_pton reads it) or a host name as model::is_endpoint accepts it; nullopt otherwise.
     static std::optional<Endpoint> parse(std::string_view text);
 
-    [[nodiscard]] bool is_address() const { return v_.index() == 0; }
-    [[nodiscard]] const Address& address() const { return std::get<0>(v_); }   // is_address() only
-    [[nodiscard]] const std::string& name() const { return std::get<1>(v_); }  // !is_address() only
+    [[nodiscard]] bool is_address() const noexcept { return v_.index() == 0; }
+    [[nodiscard]] const Address& address() const noexcept { return *std::get_if<0>(&v_); }   // is_address() only
+    [[nodiscard]] const std::string& name() const noexcept { return *std::get_if<1>(&v_); }  // !is_address() only
     // "192.0.2.1", "2001:db8::1" (inet_ntop's form), or the name.
     [[nodiscard]] std::string str() const { return is_address() ? address().str() : name(); }
     void append_to(std::string& out) const { is_address() ? address().append_to(out) : void(out += name()); }
 
     bool operator==(const Endpoint&) const = default;
-    auto operator<=>(const Endpoint& o) const = default;  // addresses first, then names; any fixed order will do
+    // Addresses first, then names; any fixed order will do.
+    auto operator<=>(const Endpoint& o) const = default;  // NOLINT(modernize-use-nullptr): clang-tidy 14 on <=>
 
 private:
     explicit Endpoint(std::string name) : v_(std::move(name)) {}
