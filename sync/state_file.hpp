@@ -4,7 +4,8 @@
 // 3 adds the entry's name, [..., [weight, geo, defaultGeo] or null, entry], when it has one. All three are
 // read (a file without "format" is format 1), a newer format is refused by name. An origin with static records
 // (from its DNSRecords) has "records": [[name, type, ttl, [data, ...]], ...], which earlier readers skip. The text is
-// made and read by pure functions; save_state_file() writes it into stateDir safely (sync/service.cpp decides when).
+// made and read by pure functions; save_state_file() writes it into stateDir safely (sync/state_dir.cpp decides
+// when).
 #pragma once
 
 #include <cstdint>

@@ -45,7 +45,7 @@ Usage:
                                dns-operator's active failover groups: shown, or set and shared
                                with every peer (served as kuadrant-active-groups.<zone>; holds
                                whatever a groups record says until `clear`)
-  glbd probe [--admin H:P] [--path /readyz]
+  glbd probe [--admin H:P] [--path /healthz]
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
   glbd keygen --secret-only    print only a fresh secret, as peers.key.secretFile holds it
