@@ -2,6 +2,10 @@
 // peers, kubernetes, log, rateLimit) and the entry points. Every problem is collected, none stops the walk.
 #include "conf/config.hpp"
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <pwd.h>
 #include <unistd.h>
 #include <yaml-cpp/exceptions.h>
@@ -151,6 +155,17 @@ void read_geo_networks(Reader& r, const Node& nets, GeoIp& g) {
     }
 }
 
+// Whether PATH holds a public key in PEM, as libloc verifies a database's signature with (checked here so that
+// a wrong file is blamed on geoip.signingKey, at its line, rather than on the database's signature).
+bool holds_public_key(const std::string& path) {
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_file(path.c_str(), "r"), BIO_free);
+    if (!bio) return false;
+    std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr),
+                                                            EVP_PKEY_free);
+    if (!key) ERR_clear_error();  // leave no error queued for the thread's next OpenSSL call
+    return key != nullptr;
+}
+
 void read_geoip(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "geoip", {"database", "networks", "verify", "signingKey", "fallback"});
     if (!s) return;
@@ -159,7 +174,11 @@ void read_geoip(Reader& r, const Node& n, Config& c) {
     s.boolean("verify", g.verify);
     if (auto v = s.str("signingKey")) {
         g.signing_key = *v;
-        if (!std::ifstream(*v)) s.error("signingKey", "cannot open \"" + *v + "\"");
+        if (!std::ifstream(*v)) {
+            s.error("signingKey", "cannot open \"" + *v + "\"");
+        } else if (!holds_public_key(*v)) {
+            s.error("signingKey", "\"" + *v + "\" holds no public key in PEM (-----BEGIN PUBLIC KEY-----)");
+        }
     }
     if (g.verify && !s["database"]) r.error(n, "geoip.verify", "needs a geoip.database to verify");
     if (auto v = s.str("database")) {

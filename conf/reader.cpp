@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <vector>
 
 #include "resolver/wire/text.hpp"
 
@@ -67,6 +68,39 @@ void Reader::error_at_line(int line, const std::string& path, std::string messag
     errors_.push_back(Error{file_, line, 1, path, std::move(message)});
 }
 
+namespace {
+
+// Levenshtein distance between two keys, case-insensitive (both are short: a row of numbers suffices).
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                              std::tolower(static_cast<unsigned char>(b[j - 1]));
+            const size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+            diagonal = row[j];
+            row[j] = next;
+        }
+    }
+    return row[b.size()];
+}
+
+// " (did you mean \"KEY\"?)" for the allowed key nearest a misspelt one: at most 2 edits, and fewer than a
+// third of its length (so "ttl" does not suggest "tls"); "" when none is that near.
+std::string nearest_key(std::string_view key, std::initializer_list<std::string_view> allowed) {
+    std::string_view best;
+    size_t best_distance = std::min<size_t>(3, std::max<size_t>(1, key.size() / 3 + 1));
+    for (std::string_view a : allowed) {
+        if (size_t d = edit_distance(key, a); d < best_distance) best = a, best_distance = d;
+    }
+    return best.empty() ? "" : " (did you mean \"" + std::string(best) + "\"?)";
+}
+
+}  // namespace
+
 bool Reader::map(const Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) {
     if (!n.is_map()) {
         error(n, path, std::string("must be a mapping, got ") + kind(n));
@@ -76,7 +110,7 @@ bool Reader::map(const Node& n, const std::string& path, std::initializer_list<s
     for (auto [k, v] : n.pairs()) {
         const std::string& key = k.scalar();
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-            error(k, join(path, key), "unknown key");
+            error(k, join(path, key), "unknown key" + nearest_key(key, allowed));
         } else if (!seen.insert(key).second) {
             error(k, join(path, key), "duplicate key");
         }

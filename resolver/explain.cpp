@@ -186,31 +186,66 @@ void real_answer(const Snapshot& snap, const std::string& qname, const ExplainRe
     }
 }
 
+// The target of NAME's CNAME as this snapshot answers it (a static name's), or nothing.
+std::optional<std::string> cname_target(const Snapshot& snap, const std::string& qname, const ExplainRequest& req) {
+    wire::QueryOptions o;
+    o.id = 0x4243;
+    o.payload = 1232;
+    const std::vector<uint8_t> q = wire::make_query(qname, wire::type::CNAME, o);
+    uint8_t out[4096];
+    size_t len = answer(snap, q.data(), q.size(), Client{req.client, Transport::tcp}, out, sizeof out, nullptr);
+    wire::ResponseRecords records(out, len);
+    wire::Record rr;
+    wire::Section section{};
+    while (records.next(rr, section)) {
+        std::string target;
+        if (section == wire::Section::answer && rr.type == wire::type::CNAME &&
+            wire::read_name(out, len, rr.rdata, target)) {
+            return target;
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
+    constexpr int kMaxCnames = 8;  // as the answer path follows them
     Explanation e;
     e.serial = snap.serial;
-    auto qname = wire::name_to_wire(req.name);
-    if (!qname) {
+    auto asked = wire::name_to_wire(req.name);
+    if (!asked) {
         e.error = "not a domain name: \"" + req.name + "\"";
         return e;
     }
-    const Zone* zone = snap.find_zone(*qname);
-    if (!zone) {
-        e.error = req.name + " is in no zone served here";
-        return e;
+    // A static name holding a CNAME is followed to the name it points at, in the zones served here: a
+    // client's resolver asks for the name the user typed, and the host it ends at is what needs explaining.
+    std::string qname = *asked, shown = req.name;
+    for (int hops = 0;; ++hops) {
+        const Zone* zone = snap.find_zone(qname);
+        if (!zone) {
+            e.error = shown + " is in no zone served here";
+            if (hops > 0) e.error += " (the resolver asks its own servers for it)";
+            return e;
+        }
+        e.zone = wire::wire_to_name(zone->origin);
+        Zone::Ref ref = find_host(*zone, qname);
+        if (!ref.node) {
+            e.error = shown + " does not exist in " + e.zone;
+            return e;
+        }
+        if (ref.plan && ref.host >= 0) break;
+        auto target = hops < kMaxCnames ? cname_target(snap, qname, req) : std::nullopt;
+        if (!target) {
+            e.error = shown + (hops < kMaxCnames ? " is a static name, not a load-balanced host"
+                                                 : " is reached by more CNAMEs than are followed");
+            return e;
+        }
+        std::string next = wire::wire_to_name(*target);
+        e.cnames.push_back(shown + " CNAME " + next);
+        qname = *target, shown = next;
     }
-    e.zone = wire::wire_to_name(zone->origin);
-    Zone::Ref ref = find_host(*zone, *qname);
-    if (!ref.node) {
-        e.error = req.name + " does not exist in " + e.zone;
-        return e;
-    }
-    if (!ref.plan || ref.host < 0) {
-        e.error = req.name + " is a static name, not a load-balanced host";
-        return e;
-    }
+    Zone::Ref ref = find_host(*snap.find_zone(qname), qname);
     const Host& host = snap.hosts[static_cast<size_t>(ref.host)]->host;
     e.host = wire::wire_to_name(host.name);
     const auto& head = at<plan::Head>(ref.plan, 0);
@@ -221,7 +256,7 @@ Explanation explain(const Snapshot& snap, const ExplainRequest& req) {
     } else {
         explain_groups(snap, host, ref.plan, req, e);
     }
-    real_answer(snap, *qname, req, e);
+    real_answer(snap, *asked, req, e);  // the answer to the name asked: the CNAMEs, then the host's records
     return e;
 }
 

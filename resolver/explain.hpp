@@ -27,6 +27,8 @@ struct Explanation {
     std::string error;  // set when the name cannot be explained (then only `serial` is meaningful)
     uint32_t serial = 0;
     std::string zone, host;  // presentation forms; `host` may be a wildcard that matched
+    // The CNAMEs followed from the name asked to the host ("www.example.com CNAME shop.example.com"), in order.
+    std::vector<std::string> cnames;
     bool load_balanced = false;
     // Where the client is and which data said so.
     bool located = false;  // false: the host's answer does not depend on the client

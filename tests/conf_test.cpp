@@ -221,6 +221,28 @@ TEST(Conf, CookieSecretFile) {
     EXPECT_FALSE(conf::load_text(kGood, "glbd.yaml").config->listen.cookie_secret);
 }
 
+// geoip.signingKey: a public key in PEM; any other file is blamed on the key, at its line (not later, on the
+// database's signature).
+TEST(Conf, SigningKeyIsAPublicKey) {
+    test::TempDir d;
+    auto load = [&](const std::string& content) {
+        std::ofstream(d / "key.pem") << content;
+        return conf::load_text(with("geoip:\n", "geoip:\n  signingKey: " + (d / "key.pem") + "\n"), "glbd.yaml");
+    };
+    auto r = load(
+        "-----BEGIN PUBLIC KEY-----\n"
+        "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEfTkJb0WrVuVn5A5M0Oo+SpHGGi6v\n"
+        "fu1Ydznam+mLPgCBEVdOZYBE2UwVyxI3+t2wKmDbgJlUZW7pwYa1JinOjg==\n"
+        "-----END PUBLIC KEY-----\n");
+    ASSERT_TRUE(r.config) << r.errors[0].str();
+    EXPECT_EQ(r.config->geoip.signing_key, d / "key.pem");
+    r = load("my-cluster\n");
+    ASSERT_FALSE(r.config);
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].str(), "glbd.yaml:9:15: geoip.signingKey: \"" + (d / "key.pem") +
+                                     "\" holds no public key in PEM (-----BEGIN PUBLIC KEY-----)");
+}
+
 // dnstap: a socket or a file; each bad value named by its key.
 TEST(Conf, Dnstap) {
     auto load = [](const std::string& section) { return conf::load_text(kGood + section, "glbd.yaml"); };
@@ -277,9 +299,14 @@ const Bad kBad[] = {
      "glbd.yaml:25:29: hosts[0].loadBalancing.weight: must be an integer 0..65535, got \"heavy\""},
     {"WeightOutOfRange", with("weight: 120", "weight: 70000"),
      "glbd.yaml:25:29: hosts[0].loadBalancing.weight: must be an integer 0..65535, got \"70000\""},
-    {"UnknownTopKey", with("stateDir:", "stateDri:"), "glbd.yaml:48:1: stateDri: unknown key"},
+    {"UnknownTopKey", with("stateDir:", "stateDri:"),
+     "glbd.yaml:48:1: stateDri: unknown key (did you mean \"stateDir\"?)"},
     {"UnknownNestedKey", with("    ttl: 60\n", "    ttl: 60\n    weigth: 3\n"),
-     "glbd.yaml:24:5: hosts[0].weigth: unknown key"},
+     "glbd.yaml:24:5: hosts[0].weigth: unknown key\n"},  // no key of a host is near it: nothing suggested
+    {"MisspeltKeySuggested", with("loadBalancing:", "loadBalancng:"),
+     "glbd.yaml:25:5: hosts[0].loadBalancng: unknown key (did you mean \"loadBalancing\"?)"},
+    {"MisspeltKeyAnyCase", with("loadBalancing:", "LoadBalancing:"),
+     "hosts[0].LoadBalancing: unknown key (did you mean \"loadBalancing\"?)"},
     {"HostOutsideZones", with("name: shop.glb.example.com", "name: shop.other.org"),
      "glbd.yaml:22:11: hosts[0].name: shop.other.org is not in any configured zone"},
     {"LatitudeOffTheGlobe", with("  instance: a\n", "  instance: a\n  location: {lat: 95, lon: 0}\n"),

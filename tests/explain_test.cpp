@@ -148,6 +148,40 @@ TEST(Explain, NamesItCannotExplain) {
     EXPECT_EQ(explain(*s, r).error, "not a domain name: \"bad name.glb.test\"");
 }
 
+// A static name holding a CNAME is followed to the host it reaches (as the client's resolver would), and the
+// answer shown is the one to the name asked: the CNAME, then the host's records.
+TEST(Explain, FollowsCnamesToTheHost) {
+    std::string config = kGlbTestConfig;
+    const std::string anchor = "      static IN A 192.0.2.1\n";
+    config.replace(config.find(anchor), anchor.size(),
+                   anchor +
+                       "      www IN CNAME shop\n      shop IN CNAME app\n      away IN CNAME www.example.org.\n"
+                       "      c0 IN CNAME c1\n      c1 IN CNAME c2\n      c2 IN CNAME c3\n      c3 IN CNAME c4\n"
+                       "      c4 IN CNAME c5\n      c5 IN CNAME c6\n      c6 IN CNAME c7\n      c7 IN CNAME c8\n"
+                       "      c8 IN CNAME app\n");
+    auto s = ViewBuilder().add("app.glb.test", world()).snapshot(config_from(config), {}, 7);
+    ExplainRequest r = subnet("10.1.0.0/16");
+    r.name = "www.glb.test";
+    Explanation e = explain(*s, r);
+    ASSERT_EQ(e.error, "");
+    EXPECT_EQ(e.cnames,
+              (std::vector<std::string>{"www.glb.test CNAME shop.glb.test", "shop.glb.test CNAME app.glb.test"}));
+    EXPECT_EQ(e.host, "app.glb.test");
+    EXPECT_EQ(chosen(e), "country IE");
+    ASSERT_EQ(e.answers.size(), 3u);
+    EXPECT_EQ(e.answers[0], "CNAME shop.glb.test");
+    EXPECT_EQ(e.answers[1], "CNAME app.glb.test");
+    EXPECT_TRUE(e.answers[2] == "A 192.0.2.10" || e.answers[2] == "A 192.0.2.20") << e.answers[2];
+    r.name = "away.glb.test";
+    e = explain(*s, r);
+    EXPECT_EQ(e.cnames, std::vector<std::string>{"away.glb.test CNAME www.example.org"});
+    EXPECT_EQ(e.error, "www.example.org is in no zone served here (the resolver asks its own servers for it)");
+    r.name = "c0.glb.test";  // nine CNAMEs: more than are followed
+    EXPECT_EQ(explain(*s, r).error, "c8.glb.test is reached by more CNAMEs than are followed");
+    r.name = "c1.glb.test";
+    EXPECT_EQ(explain(*s, r).host, "app.glb.test");
+}
+
 TEST(Explain, QueryStringParameters) {
     using admin::query_param;
     EXPECT_EQ(query_param("name=shop.glb.test&subnet=10.1.0.0%2F16&type=A", "subnet"), "10.1.0.0/16");

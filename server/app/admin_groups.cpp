@@ -34,10 +34,24 @@ void AdminRoutes::group_metrics(metrics::Writer& m) const {
           in_force && in_force->pinned ? 1 : 0);
 }
 
+namespace {
+
+// The active groups that no cluster of the view is in: a set naming only those stands every grouped cluster by.
+std::vector<std::string> unmatched_groups(const std::vector<std::string>& active, const SharedView& view) {
+    std::vector<std::string> out;
+    for (const auto& g : active) {
+        if (std::none_of(view.begin(), view.end(), [&](const auto& cv) { return cv->group == g; })) out.push_back(g);
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string AdminRoutes::groups_json() const {
     auto in_force = d_.sync_->groups_in_force();
+    const SharedView view = d_.sync_->shared_view();
     json clusters = json::array();
-    for (const auto& cv : d_.sync_->shared_view()) {
+    for (const auto& cv : view) {
         clusters.push_back(
             {{"id", cv->id}, {"group", cv->group.empty() ? json(nullptr) : json(cv->group)}, {"standby", cv->standby}});
     }
@@ -51,7 +65,8 @@ std::string AdminRoutes::groups_json() const {
         {"setAt", in_force && in_force->pinned ? json(in_force->at_ms) : json(nullptr)},
         {"record", in_force && in_force->pinned ? json(sync::format_active_groups(in_force->groups)) : json(nullptr)},
         {"records", records},
-        {"clusters", clusters}};
+        {"clusters", clusters},
+        {"unmatched", in_force ? json(unmatched_groups(in_force->groups, view)) : json::array()}};
     return out.dump() + "\n";
 }
 
@@ -101,6 +116,9 @@ admin::Response AdminRoutes::groups_route(const admin::Request& req) {
     auto now = d_.sync_->groups_in_force();
     spdlog::info("groups: active groups set through the admin API: \"{}\"",
                  sync::format_active_groups(now ? now->groups : groups));
+    for (const auto& g : unmatched_groups(now ? now->groups : groups, d_.sync_->shared_view())) {
+        spdlog::warn("groups: no cluster is in the active group \"{}\" (yet)", g);
+    }
     d_.rebuild();
     r.body = groups_json();
     return r;

@@ -1,5 +1,6 @@
 // The admin endpoint (admin_routes.hpp): its server and queue, and the routes / (the status page), /healthz,
 // /readyz, /metrics, /v1/explain, PUT /v1/overrides.
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -149,7 +150,12 @@ admin::Response AdminRoutes::route(const admin::Request& req) {
                 r.body = set.error() + "\n";
             } else {
                 r.content_type = "application/json";
-                r.body = nlohmann::json{{"target", target}, {"state", state}}.dump() + "\n";
+                nlohmann::json out{{"target", target}, {"state", state}};
+                if (std::string warning = override_names_nothing(target); !warning.empty()) {
+                    spdlog::warn("override: {}", warning);
+                    out["warning"] = warning;
+                }
+                r.body = out.dump() + "\n";
             }
         }
     } else {
@@ -289,6 +295,24 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
 
 namespace glbd {
 
+// Why an override's target names nothing in the view now ("" when it names a cluster, or an endpoint of one):
+// it is still kept (a cluster may join later), but the user hears of a typo at once.
+std::string AdminRoutes::override_names_nothing(const std::string& target) const {
+    const size_t slash = target.find('/');
+    const std::string cluster = target.substr(0, slash);
+    const SharedView view = d_.sync_->shared_view();
+    auto cv = std::find_if(view.begin(), view.end(), [&](const auto& c) { return c->id == cluster; });
+    if (cv == view.end()) return "no cluster \"" + cluster + "\" is in the view: the override waits for one";
+    if (slash == std::string::npos) return "";
+    const std::string endpoint = target.substr(slash + 1);
+    for (const auto& h : (*cv)->hosts) {
+        for (const auto& e : h.endpoints) {
+            if (e.target.str() == endpoint) return "";
+        }
+    }
+    return "cluster \"" + cluster + "\" has no endpoint \"" + endpoint + "\": the override waits for one";
+}
+
 // GET /v1/explain?name=NAME&type=A&client=IP or &subnet=CIDR: the decision for that client, as JSON.
 admin::Response AdminRoutes::explain_route(const std::string& query) const {
     admin::Response r;
@@ -345,6 +369,7 @@ admin::Response AdminRoutes::explain_route(const std::string& query) const {
     json out{{"name", req.name}, {"type", type}, {"serial", e.serial}};
     if (client) out["client"] = *client;
     if (subnet) out["subnet"] = *subnet;
+    if (!e.cnames.empty()) out["cnames"] = e.cnames;
     if (!e.error.empty()) {
         out["error"] = e.error;
     } else {

@@ -92,6 +92,7 @@ private:
     [[nodiscard]] std::string summary_json() const;
     [[nodiscard]] admin::Response hosts_route(const std::string& query) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;
+    [[nodiscard]] std::string override_names_nothing(const std::string& target) const;
     // GET and PUT /v1/groups (admin_groups.cpp).
     [[nodiscard]] admin::Response groups_route(const admin::Request& req);
     [[nodiscard]] std::string groups_json() const;

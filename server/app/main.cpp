@@ -31,8 +31,8 @@ namespace {
 constexpr const char* kUsage = R"(glbd — authoritative DNS for global load balancing across clusters
 
 Usage:
-  glbd serve --config FILE     run the server in the foreground (logs to stderr)
-  glbd check --config FILE     validate a config; exit 0 when valid, 1 with every error listed
+  glbd serve [--config] FILE   run the server in the foreground (logs to stderr)
+  glbd check [--config] FILE   validate a config; exit 0 when valid, 1 with every error listed
   glbd demo                    run a self-contained demo on loopback and print what to dig
   glbd status [--admin H:P] [--host NAME | --prefix P] [--unhealthy] [--cluster ID]
                                print the global view from a server's admin endpoint: clusters,
@@ -52,25 +52,40 @@ Usage:
   glbd keygen --dnssec ZONE [--algorithm 13|15] [--dir DIR]
                                write a DNSSEC key pair (a CSK; default algorithm 13) for
                                zones[].dnssec.keys in DIR (default .) and print its path
-  glbd ds ZONE --config FILE   print the DS records (SHA-256) of the zone's KSKs/CSKs, for the parent
+  glbd ds ZONE [--config] FILE print the DS records (SHA-256) of the zone's KSKs/CSKs, for the parent
   glbd --version | --help
 
 Signals: SIGHUP reloads the config (validated first), SIGTERM/SIGINT stop.
 Exit codes: 0 ok, 1 bad config or usage, 2 runtime failure (e.g. cannot bind).
 )";
 
+// A usage error: one line on standard error, exit 1 (the whole usage only for `glbd` alone, or --help).
 int usage_error(const std::string& msg) {
-    std::fprintf(stderr, "glbd: %s\n\n%s", msg.c_str(), kUsage);
+    std::fprintf(stderr, "glbd: %s (glbd --help for usage)\n", msg.c_str());
     return 1;
 }
 
-// Finds --config FILE / -c FILE / --config=FILE.
-std::string config_arg(const std::vector<std::string>& args) {
+// The config file and the other words of a command line: --config FILE, -c FILE and --config=FILE name it,
+// and so does the first word that is not an option (`glbd check glbd.yaml`).
+struct ConfigArgs {
+    std::string path;
+    std::vector<std::string> rest;  // every other word, in order
+};
+
+ConfigArgs config_args(const std::vector<std::string>& args, bool positional) {
+    ConfigArgs out;
     for (size_t i = 0; i < args.size(); ++i) {
-        if ((args[i] == "--config" || args[i] == "-c") && i + 1 < args.size()) return args[i + 1];
-        if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+        if ((args[i] == "--config" || args[i] == "-c") && i + 1 < args.size() && out.path.empty()) {
+            out.path = args[++i];
+        } else if (args[i].rfind("--config=", 0) == 0 && out.path.empty()) {
+            out.path = args[i].substr(9);
+        } else if (positional && out.path.empty() && !args[i].empty() && args[i][0] != '-') {
+            out.path = args[i];
+        } else {
+            out.rest.push_back(args[i]);
+        }
     }
-    return "";
+    return out;
 }
 
 glbd::conf::LoadResult load_or_report(const std::string& path) {
@@ -134,17 +149,22 @@ int dnssec_keygen(const std::vector<std::string>& args) {
 
 // glbd ds ZONE --config FILE: the DS of each KSK or CSK of the zone, as the parent zone holds it.
 int ds_command(const std::vector<std::string>& args) {
-    std::string path = config_arg(args), zone;
+    // ds ZONE FILE: the zone comes first, so the file is the second word that is not an option.
+    std::string zone;
+    std::vector<std::string> after_zone;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--config" || args[i] == "-c") {
-            ++i;
-        } else if (args[i].rfind("--config=", 0) != 0 && zone.empty()) {
+        if ((args[i] == "--config" || args[i] == "-c") && i + 1 < args.size()) {
+            after_zone.push_back(args[i]);
+            after_zone.push_back(args[++i]);
+        } else if (zone.empty() && !args[i].empty() && args[i][0] != '-') {
             zone = args[i];
-        } else if (args[i].rfind("--config=", 0) != 0) {
-            return usage_error("ds: unknown argument \"" + args[i] + "\"");
+        } else {
+            after_zone.push_back(args[i]);
         }
     }
-    if (zone.empty() || path.empty()) return usage_error("ds needs a ZONE and --config FILE");
+    auto [path, rest] = config_args(after_zone, true);
+    if (!rest.empty()) return usage_error("ds: unknown argument \"" + rest[0] + "\"");
+    if (zone.empty() || path.empty()) return usage_error("ds needs a ZONE and a config FILE: glbd ds ZONE FILE");
     zone = zone_name(zone);
     auto r = load_or_report(path);
     if (!r.config) {
@@ -243,8 +263,9 @@ int explain_command(const std::vector<std::string>& args) {
 // glbd check / glbd serve: the same load of the config file; check stops there (after loading the geo
 // database exactly as serve would: a file that serve would refuse fails here).
 int config_command(const std::string& cmd, const std::vector<std::string>& args) {
-    std::string path = config_arg(args);
-    if (path.empty()) return usage_error(cmd + " needs --config FILE");
+    auto [path, rest] = config_args(args, true);
+    if (!rest.empty()) return usage_error(cmd + ": unknown argument \"" + rest[0] + "\"");
+    if (path.empty()) return usage_error(cmd + " needs a config FILE: glbd " + cmd + " FILE");
     auto r = load_or_report(path);
     if (!r.config) {
         std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), r.errors.size());
@@ -290,7 +311,10 @@ int main(int argc, char** argv) {
     // 20 clusters the peak during a full rebuild was 152 MB with it, 143 MB with it fixed (bench/scale.sh).
     mallopt(M_MMAP_THRESHOLD, 256 * 1024);
     std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.empty()) return usage_error("no command given");
+    if (args.empty()) {
+        std::fprintf(stderr, "glbd: no command given\n\n%s", kUsage);
+        return 1;
+    }
     const std::string cmd = args[0];
     args.erase(args.begin());
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {

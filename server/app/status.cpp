@@ -94,11 +94,25 @@ long http_request(const std::string& method, const std::string& url, const std::
     return rc == CURLE_OK ? status : 0;
 }
 
+std::string admin_failure(long status, const std::string& body, const std::string& error, const std::string& token) {
+    if (status == 0) return error;
+    std::string out = "HTTP " + std::to_string(status);
+    std::string text = body;
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+    if (!text.empty()) out += ": " + text;
+    if (status == 401) {
+        out += token.empty() ? " (set GLBD_ADMIN_TOKEN to the server's admin.token)"
+                             : " (GLBD_ADMIN_TOKEN is not the server's admin.token)";
+    }
+    return out;
+}
+
 // GET http://ADMIN/PATH; 0 when it answers 200 (container probes: `glbd probe --path /readyz`).
 int run_probe(const std::string& admin, const std::string& path, const std::string& token) {
     std::string body, error, url = "http://" + admin + path;
-    if (http_get(url, token, 3000, body, error) == 200) return 0;
-    std::fprintf(stderr, "glbd probe: %s: %s\n", url.c_str(), error.empty() ? body.c_str() : error.c_str());
+    long status = http_get(url, token, 3000, body, error);
+    if (status == 200) return 0;
+    std::fprintf(stderr, "glbd probe: %s: %s\n", url.c_str(), admin_failure(status, body, error, token).c_str());
     return 1;
 }
 
@@ -231,7 +245,7 @@ int run_status(const std::string& admin, const std::string& token, const std::st
         long status = http_get(u, token, 5000, body, error);
         if (status != 200) {
             std::fprintf(stderr, "glbd status: cannot read %s: %s\n", u.c_str(),
-                         status == 0 ? error.c_str() : ("HTTP " + std::to_string(status)).c_str());
+                         admin_failure(status, body, error, token).c_str());
             return false;
         }
         out = nlohmann::json::parse(body, nullptr, false);
@@ -280,6 +294,7 @@ std::string render_explain(const std::string& explain_json) {
     else if (j.contains("client"))
         out += " for client " + j["client"].get<std::string>();
     out += " (serial " + std::to_string(j.at("serial").get<uint64_t>()) + ")\n";
+    for (const auto& c : j.value("cnames", nlohmann::json::array())) out += "  via " + c.get<std::string>() + "\n";
     if (j.contains("error")) return out + "  " + j["error"].get<std::string>() + "\n";
     out += "  host " + j.at("host").get<std::string>() + " in zone " + j.at("zone").get<std::string>() +
            (j.at("loadBalanced").get<bool>() ? ", load-balanced\n" : ", simple (every cluster)\n");
@@ -330,8 +345,7 @@ int run_explain(const std::string& admin, const std::string& query, const std::s
     std::string body, error, url = "http://" + admin + "/v1/explain?" + query;
     long status = http_get(url, token, 5000, body, error);
     if (status != 200) {
-        std::fprintf(stderr, "glbd explain: %s: %s\n", url.c_str(),
-                     status == 0 ? error.c_str() : ("HTTP " + std::to_string(status) + ": " + body).c_str());
+        std::fprintf(stderr, "glbd explain: %s: %s\n", url.c_str(), admin_failure(status, body, error, token).c_str());
         return 2;
     }
     try {
@@ -368,6 +382,10 @@ std::string render_groups(const std::string& groups_json) {
                         c.at("standby").get<bool>() ? "standing by" : "active"});
     }
     table(out, rows);
+    for (const auto& g : j.value("unmatched", nlohmann::json::array())) {
+        out += "warning: no cluster is in the active group \"" + g.get<std::string>() +
+               "\" (a typo? clusters name theirs in kubernetes.group or their records' status)\n";
+    }
     return for_terminal(out);
 }
 
@@ -384,8 +402,7 @@ int run_groups(const std::string& admin, const std::string& token, const std::st
         status = http_request("PUT", url, token, req.dump(), 5000, body, error);
     }
     if (status != 200) {
-        std::fprintf(stderr, "glbd groups: %s: %s", url.c_str(),
-                     status == 0 ? (error + "\n").c_str() : ("HTTP " + std::to_string(status) + ": " + body).c_str());
+        std::fprintf(stderr, "glbd groups: %s: %s\n", url.c_str(), admin_failure(status, body, error, token).c_str());
         return 2;
     }
     try {

@@ -22,6 +22,10 @@ long http_get(const std::string& url, const std::string& token, long timeout_ms,
 // The same with any method and a JSON body (PUT /v1/groups).
 long http_request(const std::string& method, const std::string& url, const std::string& token,
                   const std::string& payload, long timeout_ms, std::string& body, std::string& error);
+
+// What a failed admin request says to its user: the transport's error, or the HTTP status with the body's text,
+// and for 401 what to do about GLBD_ADMIN_TOKEN (given `token`, the one sent).
+std::string admin_failure(long status, const std::string& body, const std::string& error, const std::string& token);
 int run_probe(const std::string& admin, const std::string& path, const std::string& token);
 // `glbd explain`: /v1/explain's JSON for a person. `query` is the URL's query string (escaped).
 std::string render_explain(const std::string& explain_json);

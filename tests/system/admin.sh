@@ -138,7 +138,22 @@ h http://$A:$AP/v1/state | python3 -c 'import json,sys; s=json.load(sys.stdin); 
 [[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "auto did not restore the endpoint"
 [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d 'not json' http://$A:$AP/v1/overrides) == 400 ]] || fail "malformed body: want 400"
 [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"BAD_ID","state":"down"}' http://$A:$AP/v1/overrides) == 400 ]] || fail "bad target: want 400"
-pass "overrides: drain, state, auto, 400s"
+# An override that names nothing is kept (a cluster may join later) but says so, in the reply and the log.
+out=$(h -X PUT -d '{"target":"adm-l/192.0.2.1","state":"down"}' http://$A:$AP/v1/overrides)
+[[ $out == *'"warning":"no cluster \"adm-l\" is in the view: the override waits for one"'* ]] || fail "no warning for an unknown cluster: $out"
+out=$(h -X PUT -d '{"target":"adm-1/192.0.2.9","state":"down"}' http://$A:$AP/v1/overrides)
+[[ $out == *'"warning":"cluster \"adm-1\" has no endpoint \"192.0.2.9\": the override waits for one"'* ]] || fail "no warning for an unknown endpoint: $out"
+grep -qF 'override: cluster \"adm-1\" has no endpoint \"192.0.2.9\"' "$WORK/adm.log" || fail "the warning is not logged"
+[[ $(h -X PUT -d '{"target":"adm-1/192.0.2.2","state":"auto"}' http://$A:$AP/v1/overrides) != *warning* ]] || fail "a warning for an endpoint that exists"
+for t in adm-l/192.0.2.1 adm-1/192.0.2.9; do h -X PUT -d "{\"target\":\"$t\",\"state\":\"auto\"}" http://$A:$AP/v1/overrides >/dev/null; done
+pass "overrides: drain, state, auto, 400s; one naming no cluster or no endpoint is warned of"
+
+# The command line's clients say what to do about a missing or wrong token.
+out=$(GLBD_ADMIN_TOKEN= "$GLBD" status --admin $A:$AP 2>&1) && fail "glbd status without a token succeeded"
+[[ $out == *"HTTP 401: a bearer token is required (set GLBD_ADMIN_TOKEN to the server's admin.token)"* ]] || fail "401 without a hint: $out"
+out=$(GLBD_ADMIN_TOKEN=wrong "$GLBD" groups --admin $A:$AP 2>&1) && fail "glbd groups with a wrong token succeeded"
+[[ $out == *"(GLBD_ADMIN_TOKEN is not the server's admin.token)"* ]] || fail "401 with a wrong token: $out"
+pass "a 401 tells the CLI's user to set GLBD_ADMIN_TOKEN, or that it is wrong"
 
 # Hostile clients: oversized body, huge headers, garbage, slow. DNS stays correct and quick throughout.
 head -c 100000 /dev/zero | tr '\0' x > "$WORK/big"

@@ -22,6 +22,7 @@ zones:
     nameservers: [{name: ns1.glb.explain.test, addresses: [192.0.2.53]}]
     records: |
       static IN A 192.0.2.99
+      www IN CNAME shop
 hosts:
   - name: shop.glb.explain.test
     endpoints: [192.0.2.11]
@@ -78,4 +79,14 @@ code() { curl -s -o /dev/null -w '%{http_code}' "http://$ADMIN/v1/explain?$1"; }
 curl -sf "http://$ADMIN/v1/explain?name=static.glb.explain.test&client=10.1.2.3" | contains '"error": "static.glb.explain.test is a static name' \
     || fail "a static name is not explained as one"
 pass "bad requests are 400 with a reason; a static name says so"
+
+# A name that is a CNAME to a host is followed: the explanation is the host's, the answer the name's.
+out=$(GLBD_ADMIN_TOKEN= "$GLBD" explain www.glb.explain.test --subnet 10.2.0.0/16 --admin "$ADMIN")
+echo "$out"
+echo "$out" | contains "^  via www.glb.explain.test CNAME shop.glb.explain.test$" || fail "explain: the CNAME followed"
+echo "$out" | contains "^  host shop.glb.explain.test in zone glb.explain.test, load-balanced$" || fail "explain: the host reached"
+echo "$out" | contains "answer now: NOERROR: CNAME shop.glb.explain.test, A 203.0.113.10, TTL 60, ECS scope /16" \
+    || fail "explain: the answer to www"
+[[ $(answers "$ADDR" "$PORT" www.glb.explain.test A +subnet=10.2.0.0/16) == *203.0.113.10* ]] || fail "dig: www's answer"
+pass "glbd explain follows a CNAME in the zone to the host it reaches"
 stop_glbd e
