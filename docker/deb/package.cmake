@@ -5,26 +5,45 @@ set(GLBD_DEB_DIR ${CMAKE_SOURCE_DIR}/docker/deb)
 set(GLBD_DEB_GEN ${CMAKE_BINARY_DIR}/deb)
 file(MAKE_DIRECTORY ${GLBD_DEB_GEN})
 
-# Debian wants the manual page and the changelog compressed (gzip -9n: no name, no time stamp).
+# Debian wants the manual page, the changelog and long docs compressed (gzip -9n: no name, no time stamp).
 find_program(GZIP gzip REQUIRED)
-foreach(f glbd.1 changelog)
-  add_custom_command(OUTPUT ${GLBD_DEB_GEN}/${f}.gz
-    COMMAND ${GZIP} -9nc ${GLBD_DEB_DIR}/${f} > ${GLBD_DEB_GEN}/${f}.gz
-    DEPENDS ${GLBD_DEB_DIR}/${f} VERBATIM)
+add_custom_command(OUTPUT ${GLBD_DEB_GEN}/changelog.gz
+  COMMAND ${GZIP} -9nc ${GLBD_DEB_DIR}/changelog > ${GLBD_DEB_GEN}/changelog.gz
+  DEPENDS ${GLBD_DEB_DIR}/changelog VERBATIM)
+# Every guide, as the repository has them (README.md first: the docs link to it and to each other).
+file(GLOB GLBD_DOCS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/docs/*.md)
+list(PREPEND GLBD_DOCS ${CMAKE_SOURCE_DIR}/README.md)
+set(GLBD_DOCS_GZ)
+foreach(doc ${GLBD_DOCS})
+  get_filename_component(name ${doc} NAME)
+  add_custom_command(OUTPUT ${GLBD_DEB_GEN}/${name}.gz
+    COMMAND ${GZIP} -9nc ${doc} > ${GLBD_DEB_GEN}/${name}.gz
+    DEPENDS ${doc} VERBATIM)
+  list(APPEND GLBD_DOCS_GZ ${GLBD_DEB_GEN}/${name}.gz)
 endforeach()
-add_custom_command(OUTPUT ${GLBD_DEB_GEN}/config.md.gz
-  COMMAND ${GZIP} -9nc ${CMAKE_SOURCE_DIR}/docs/config.md > ${GLBD_DEB_GEN}/config.md.gz
-  DEPENDS ${CMAKE_SOURCE_DIR}/docs/config.md VERBATIM)
-add_custom_target(glbd_deb_docs ALL DEPENDS ${GLBD_DEB_GEN}/glbd.1.gz ${GLBD_DEB_GEN}/changelog.gz
-  ${GLBD_DEB_GEN}/config.md.gz)
+# The manual page is made from `glbd --help` by help2man, with the sections --help has not (glbd.h2m): the
+# commands it lists are the program's own. SOURCE_DATE_EPOCH, when set, dates it (reproducible builds).
+find_program(HELP2MAN help2man)
+if(HELP2MAN)
+  add_custom_command(OUTPUT ${GLBD_DEB_GEN}/glbd.1.gz
+    COMMAND ${HELP2MAN} --no-info --locale=C.UTF-8 --section=1 --manual "User Commands"
+            --include=${GLBD_DEB_DIR}/glbd.h2m --output=${GLBD_DEB_GEN}/glbd.1 $<TARGET_FILE:glbd>
+    COMMAND ${GZIP} -9nf ${GLBD_DEB_GEN}/glbd.1
+    DEPENDS glbd ${GLBD_DEB_DIR}/glbd.h2m VERBATIM)
+  set(GLBD_MAN ${GLBD_DEB_GEN}/glbd.1.gz)
+  install(FILES ${GLBD_MAN} DESTINATION share/man/man1)
+else()
+  message(WARNING "help2man not found: the .deb is built without its manual page (bash .ci/deps installs it)")
+endif()
+add_custom_target(glbd_deb_docs ALL DEPENDS ${GLBD_MAN} ${GLBD_DEB_GEN}/changelog.gz ${GLBD_DOCS_GZ})
 
 install(TARGETS glbd RUNTIME DESTINATION bin)
 install(FILES docker/systemd/glbd.service DESTINATION /lib/systemd/system)
 install(FILES ${GLBD_DEB_DIR}/glbd.yaml DESTINATION /etc/glbd)
-install(FILES ${GLBD_DEB_GEN}/glbd.1.gz DESTINATION share/man/man1)
 install(FILES ${GLBD_DEB_DIR}/copyright DESTINATION share/doc/glbd)
 install(FILES ${GLBD_DEB_GEN}/changelog.gz DESTINATION share/doc/glbd RENAME changelog.Debian.gz)
-install(FILES ${GLBD_DEB_GEN}/config.md.gz DESTINATION share/doc/glbd)
+install(FILES ${GLBD_DOCS_GZ} DESTINATION share/doc/glbd)
+install(FILES ${CMAKE_SOURCE_DIR}/docs/images/status-page.png DESTINATION share/doc/glbd/docs/images)
 install(FILES ${GLBD_DEB_DIR}/lintian-overrides DESTINATION share/lintian/overrides RENAME glbd)
 
 set(CPACK_GENERATOR DEB)

@@ -28,7 +28,7 @@ int run_demo(const std::string& self);
 
 namespace {
 
-constexpr const char* kUsage = R"(glbd — authoritative DNS for global load balancing across clusters
+constexpr const char* kUsage = R"(glbd - authoritative DNS for global load balancing across clusters
 
 Usage:
   glbd serve [--config] FILE   run the server in the foreground (logs to stderr)

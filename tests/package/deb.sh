@@ -22,6 +22,22 @@ echo "packaged $(basename "$deb") in $(( $(date +%s) - start )) s: $(stat -c %s 
 dpkg-deb --info "$deb" | sed -n '/Package:/,$p'
 dpkg-deb --contents "$deb" | awk '{print $1, $6}'
 
+# Every guide is shipped, and the manual page is the program's own --help (help2man): each command it lists.
+dpkg-deb --contents "$deb" > "$WORK/contents"
+for doc in README.md docs/*.md; do
+    grep -q " ./usr/share/doc/glbd/$(basename "$doc").gz$" "$WORK/contents" || fail "$doc is not shipped"
+done
+dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/share/man/man1/glbd.1.gz | gzip -dc > "$WORK/glbd.1" ||
+    fail "no manual page in the package (is help2man installed?)"
+groff -man -Tascii -rLL=300n -ww "$WORK/glbd.1" 2>"$WORK/groff.err" | col -b > "$WORK/glbd.txt"
+[[ ! -s $WORK/groff.err ]] || fail "groff warns of the manual page: $(cat "$WORK/groff.err")"
+"$BUILD/glbd" --help | sed -n 's/^  \(glbd [a-z-]*\( --[a-z-]*\)\?\).*/\1/p' | sort -u > "$WORK/commands"
+(( $(wc -l < "$WORK/commands") >= 10 )) || fail "only $(wc -l < "$WORK/commands") commands read from --help"
+while read -r command; do
+    grep -qF -- "$command" "$WORK/glbd.txt" || fail "the manual page does not list \"$command\""
+done < "$WORK/commands"
+echo "ok: every guide shipped; the manual page lists each of the $(wc -l < "$WORK/commands") commands of glbd --help"
+
 echo "lintian:"
 lintian --info --display-info "$deb" | tee "$WORK/lintian.txt" || true
 grep -q '^E: ' "$WORK/lintian.txt" && fail "lintian reports errors"
