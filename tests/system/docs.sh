@@ -2,7 +2,7 @@
 # The docs test: every command block of README.md and docs/ is either run here (against a fresh `glbd demo`
 # or in a scratch directory) with the output it shows compared, or says in the doc why it is not run
 # (tests/tools/docs-test.py has the marks and the masks). Then the same runner is shown to fail on a doc that
-# is wrong in each way it checks.
+# is wrong in each way it checks. Then the facts stated in prose (tests/tools/docs-facts.py).
 source "$(dirname "$0")/lib.sh"
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 RUNNER=$SRC/tests/tools/docs-test.py
@@ -13,6 +13,14 @@ cat "$WORK/docs.out"
 runs=$(grep -c ": demo, ok in \|: scratch, ok in " "$WORK/docs.out" || true)
 (( runs >= 8 )) || fail "only $runs command blocks ran"
 pass "docs: $runs command blocks of README.md and docs/ run as shown; the rest say why not"
+
+# The facts the docs state in prose (a format, a limit, a default), each compared with what glbd does.
+python3 "$SRC/tests/tools/docs-facts.py" "$GLBD" "$SRC" "$WORK/facts" >"$WORK/facts.out" 2>&1 && rc=0 || rc=$?
+cat "$WORK/facts.out"
+(( rc == 0 )) || fail "a fact the docs state is not what glbd does"
+facts=$(grep -c "^fact holds: " "$WORK/facts.out" || true)
+(( facts == 5 )) || fail "$facts facts checked, want 5"
+pass "docs: $facts stated facts hold (state format, admin connections per source, SOA serial, probe path, first probe)"
 
 # wrong_doc NAME EXPECTED: the doc on stdin must fail with EXPECTED in the runner's report.
 wrong_doc() {
