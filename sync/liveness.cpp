@@ -89,7 +89,8 @@ std::string Liveness::evidence(const std::string& origin, const Known& k, uint64
 }
 
 // Each member is suspect while nothing has come from it directly for max(3 x syncInterval, deadAfter / 2);
-// a change is logged with what was heard (throttled per member).
+// a change is logged with what was heard (throttled per member). While suspect, whether others still relay it
+// is judged again each time.
 void Liveness::judge_members(uint64_t now) {
     const uint64_t after = core_.suspect_after();
     for (const SocketAddress& m : s_.membership.members()) {
@@ -98,20 +99,26 @@ void Liveness::judge_members(uint64_t now) {
         const uint64_t direct = std::max(st.last_beat_ms, st.last_ok_ms);
         const uint64_t since = direct ? direct : core_.started_ms;
         const bool suspect = now > since + after;
-        if (suspect == st.suspect) continue;
-        st.suspect = suspect;
         const Known* k = nullptr;
         if (auto it = core_.store.known().find(st.origin); !st.origin.empty() && it != core_.store.known().end())
             k = &it->second;
-        st.suspect_reason =
-            suspect ? fmt::format("nothing directly for {} ms", now - since) +
-                          (k && k->last_heard_ms > direct ? "; heard through others" : "; nor through others")
-                    : "";
+        const bool relayed = suspect && k && k->last_heard_ms > direct;
+        if (suspect) {
+            st.suspect_limit_ms = after;
+            if (st.suspect && relayed == st.heard_through_others) continue;
+            st.heard_through_others = relayed;
+            st.suspect_reason = fmt::format("nothing directly for over {} ms; {}", after,
+                                            relayed ? "heard through others" : "nor through others");
+        }
+        if (suspect == st.suspect) continue;
+        st.suspect = suspect;
+        if (!suspect) st.suspect_reason.clear(), st.heard_through_others = false;
         uint64_t left_out = 0;
         if (core_.report_log.allow((suspect ? "suspect " : "direct ") + st.address, now, &left_out)) {
             if (suspect) {
-                spdlog::warn("sync: peer {} ({}) is suspect: {}; {}", st.address,
-                             st.origin.empty() ? "not known yet" : st.origin, st.suspect_reason,
+                spdlog::warn("sync: peer {} ({}) is suspect: nothing directly for {} ms; {}; {}", st.address,
+                             st.origin.empty() ? "not known yet" : st.origin, now - since,
+                             relayed ? "heard through others" : "nor through others",
                              k ? evidence(st.origin, *k, now) : std::string("never heard"));
             } else {
                 spdlog::info("sync: peer {} ({}) is heard directly again", st.address, st.origin);

@@ -43,9 +43,12 @@ struct PeerStatus {
     // (smoothed over about 32 beats), the round trip (smoothed like connect_ms) and when one last came.
     uint64_t beats_received = 0, beats_lost = 0, rtt_samples = 0, last_beat_ms = 0;
     double loss_ratio = 0, rtt_ms = 0;
-    // Suspect: nothing heard from it directly (no heartbeat, no transfer) for max(3 x syncInterval,
-    // deadAfter / 2), whether or not others still relay it; the reason says what was and was not heard.
+    // Suspect: nothing heard from it directly (no heartbeat, no transfer) for longer than suspect_limit_ms,
+    // max(3 x syncInterval, deadAfter / 2), whether or not others still relay it (heard_through_others, as of
+    // the last judgement); the reason says so in words, without a time that would go stale.
     bool suspect = false;
+    uint64_t suspect_limit_ms = 0;
+    bool heard_through_others = false;
     std::string suspect_reason;
     bool learnt = false;  // a member learnt from peers (sync/members.hpp), not one of peers.members
 };

@@ -51,4 +51,33 @@ TEST(Status, ForeignBytesReachTheTerminalEscaped) {
     EXPECT_EQ(out.find("\nFORGED"), std::string::npos);
 }
 
+// A suspect peer: the time since it was last heard directly as of now, beside the limit it went over (not the
+// limit shown as if it were that time, as the reason alone once did).
+TEST(Status, ASuspectPeerShowsItsSilenceAndTheLimit) {
+    nlohmann::json peer = {{"address", "192.0.2.1:53"},
+                           {"id", "us-1/b"},
+                           {"alive", true},
+                           {"lastSeenMsAgo", 42300},
+                           {"exchanges", 3},
+                           {"failures", 0},
+                           {"suspect", true},
+                           {"suspectReason", "nothing directly for over 5000 ms; heard through others"},
+                           {"suspectLimitMs", 5000},
+                           {"lastDirectMsAgo", 42300}};
+    nlohmann::json state = {{"cluster", "eu-1"},
+                            {"instance", "a"},
+                            {"serial", 7},
+                            {"ready", true},
+                            {"clusters", nlohmann::json::array()},
+                            {"peers", {peer}},
+                            {"hosts", nlohmann::json::array()}};
+    std::string out = render_status("127.0.0.1:9153", state.dump());
+    EXPECT_NE(out.find("SUSPECT: nothing directly for 42.3s (limit 5.0s); heard through others"), std::string::npos)
+        << out;
+    peer["lastDirectMsAgo"] = nullptr;
+    state["peers"] = {peer};
+    out = render_status("127.0.0.1:9153", state.dump());
+    EXPECT_NE(out.find("SUSPECT: never heard directly (limit 5.0s); heard through others"), std::string::npos) << out;
+}
+
 }  // namespace

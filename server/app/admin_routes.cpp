@@ -252,7 +252,9 @@ json peers_json(const sync::Service& sync, uint64_t now) {
         if (!p.last_error.empty()) jp["lastError"] = p.last_error;
         if (p.learnt) jp["learnt"] = true;  // learnt from peers, not one of peers.members
         jp["suspect"] = p.suspect;
-        if (p.suspect) jp["suspectReason"] = p.suspect_reason;
+        if (p.suspect) jp["suspectReason"] = p.suspect_reason, jp["suspectLimitMs"] = p.suspect_limit_ms;
+        const uint64_t direct = std::max(p.last_beat_ms, p.last_ok_ms);
+        jp["lastDirectMsAgo"] = direct ? json(now - std::min(now, direct)) : json(nullptr);
         jp["beatsReceived"] = p.beats_received;
         jp["beatsLost"] = p.beats_lost;
         jp["lossRatio"] = p.beats_received ? json(std::round(p.loss_ratio * 1000) / 1000) : json(nullptr);

@@ -51,12 +51,13 @@ void table(std::string& out, std::vector<std::vector<std::string>> rows) {
     }
 }
 
-std::string ago(const nlohmann::json& ms) {
-    if (!ms.is_number()) return "never";
+std::string seconds(const nlohmann::json& ms) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1fs ago", ms.get<double>() / 1000.0);
+    std::snprintf(buf, sizeof buf, "%.1fs", ms.get<double>() / 1000.0);
     return buf;
 }
+
+std::string ago(const nlohmann::json& ms) { return ms.is_number() ? seconds(ms) + " ago" : "never"; }
 
 }  // namespace
 
@@ -139,6 +140,23 @@ void render_dnssec(std::string& out, const nlohmann::json& d) {
 }
 }  // namespace
 
+namespace {
+
+// A suspect peer's state: how long nothing has come from it directly now (not when it became suspect), the
+// limit it went over, and whether others still relay it.
+std::string suspect_text(const nlohmann::json& p) {
+    const auto& direct = p.value("lastDirectMsAgo", nlohmann::json());
+    const auto& limit = p.value("suspectLimitMs", nlohmann::json());
+    const std::string reason = p.value("suspectReason", std::string());
+    if (!limit.is_number()) return "SUSPECT: " + reason;  // an older server
+    const size_t semicolon = reason.find("; ");
+    return std::string("SUSPECT: ") +
+           (direct.is_number() ? "nothing directly for " + seconds(direct) : std::string("never heard directly")) +
+           " (limit " + seconds(limit) + ")" + (semicolon == std::string::npos ? "" : reason.substr(semicolon));
+}
+
+}  // namespace
+
 std::string render_status(const std::string& admin, const std::string& state_json) {
     auto s = nlohmann::json::parse(state_json, nullptr, false);
     if (s.is_discarded()) throw std::runtime_error("not JSON");
@@ -173,8 +191,7 @@ std::string render_status(const std::string& admin, const std::string& state_jso
             rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(),
                             p.at("alive").get<bool>() ? "yes" : "NO", ago(p.at("lastSeenMsAgo")),
                             p.at("exchanges").dump(), p.at("failures").dump(), number("lossRatio", 100, " %"),
-                            number("rttMs", 1, " ms"),
-                            suspect ? "SUSPECT: " + p.value("suspectReason", std::string()) : "ok",
+                            number("rttMs", 1, " ms"), suspect ? suspect_text(p) : "ok",
                             p.contains("lastError") ? p.at("lastError").get<std::string>() : ""});
         }
         table(out, rows);

@@ -106,7 +106,8 @@ sees $B "192.0.2.2 " || fail "b still answers a's endpoint after a's death"
 reason=$(peer_field $B "$A:$P" suspectReason)
 [[ $reason == *"nothing directly"* ]] || fail "b's /v1/summary gives no reason for suspecting a: $reason"
 "$GLBD" status --admin "$B:9560" >"$WORK/status.out" 2>&1 || fail "glbd status failed: $(cat "$WORK/status.out")"
-contains "SUSPECT" < "$WORK/status.out" || fail "glbd status does not show a as suspect: $(cat "$WORK/status.out")"
+contains "SUSPECT: nothing directly for [0-9.]*s (limit [0-9.]*s); " < "$WORK/status.out" ||
+    fail "glbd status does not show a as suspect, with its silence and the limit: $(cat "$WORK/status.out")"
 drop -D $A $B
 wait_for 10 sees $B "192.0.2.1 192.0.2.2 " || fail "b did not take a back once the link returned"
 echo "link cut: b declared a dead after $dead_ms ms (deadAfter 3 s), suspect first; back once the link returned"

@@ -167,3 +167,26 @@ w, h = struct.unpack(">II", data[16:24])
 assert (w, h) == (1280, 900) and len(data) > 30000, (w, h, len(data))
 PY
 pass "screenshot saved: $SHOT ($(stat -c %s "$SHOT") bytes)"
+
+# A dead cluster's endpoints: grey and struck through, not green, whatever health they last had. A second glbd
+# whose stateDir holds one remote cluster (its endpoint last known healthy) that nothing refreshes: dead after 1.5 s.
+stop_glbd p
+mkdir -p "$WORK/state2"
+echo "{\"saved\":$(now_ms),\"origins\":[$(origin gone US true 192.0.2.60=up)]}" > "$WORK/state2/state.json"
+sed -e "s|^stateDir: .*|stateDir: $WORK/state2|" -e "s|deadAfter: 1h|deadAfter: 1500ms\n  syncInterval: 500ms|" "$WORK/glbd.yaml" > "$WORK/dead.yaml"
+grep -q "deadAfter: 1500ms" "$WORK/dead.yaml" || fail "the second config has no short deadAfter"
+start_glbd dead "$WORK/dead.yaml"
+gone_dead() { api "http://$ADMIN/v1/hosts" | python3 -c 'import json,sys; h=json.load(sys.stdin)["hosts"]; sys.exit(0 if any(e["cluster"]=="gone" and not e["alive"] for x in h for e in x["entries"]) else 1)'; }
+wait_for 20 gone_dead || fail "cluster gone never shown dead in /v1/hosts"
+dom=$(browse "http://$ADMIN/#token=$TOKEN" --dump-dom)
+python3 - "$dom" <<'PY' || fail "a dead cluster's endpoint is not shown as dead (DOM in the test log)"
+import re, sys
+dom = sys.argv[1]
+span = re.search(r'<span class="([^"]*)" title="([^"]*)">192\.0\.2\.60</span>', dom)
+assert span, dom[-3000:]
+assert span.group(1) == "ep dead", span.groups()
+assert "cluster gone is dead" in span.group(2) and "last known healthy" in span.group(2), span.groups()
+own = re.search(r'<span class="([^"]*)"[^>]*>192\.0\.2\.11</span>', dom)
+assert own and own.group(1) == "ep up", own and own.groups()
+PY
+pass "a dead cluster's endpoint last known healthy is shown dead (grey, struck through), its title saying why"
