@@ -22,6 +22,10 @@ import sys
 import yaml
 
 EXAMPLE_ZONE = "glb.example.test"  # the zone the shipped manifests name
+BASE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "base")
+# The image the base's Deployment names: the one default, read where it is written.
+BASE_IMAGE = next(d["spec"]["template"]["spec"]["containers"][0]["image"]
+                  for d in yaml.safe_load_all(open(os.path.join(BASE, "glbd.yaml"))) if d and d["kind"] == "Deployment")
 LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
 
 
@@ -63,8 +67,9 @@ ap.add_argument("--peer", action="append", default=[], metavar="ADDRESS",
                 help="another cluster's glbd Service address (port 53); one is enough, more are better at a "
                      "first start (the rest are learnt); this cluster's replicas find each other through the "
                      "headless Service; none: a single cluster")
-ap.add_argument("--image", default="glbd:dev", metavar="IMAGE",
-                help="the container image (default glbd:dev, as docker/image.sh tags it)")
+ap.add_argument("--image", default=BASE_IMAGE, metavar="IMAGE",
+                help=f"the container image (default {BASE_IMAGE}, the base's, as docker/image.sh tags it; an image "
+                     f"built with --tag NAME needs --image NAME)")
 ap.add_argument("--geo", metavar="CODE",
                 help="base only (hosts in the config file): this cluster's geo (IE, US, GEO-EU...)")
 ap.add_argument("--default-geo", action="store_true", help="base only: this cluster's geo is the default geo")
@@ -98,8 +103,7 @@ def fail(why):
 if a.source:
     docs = [d for d in yaml.safe_load_all(sys.stdin if a.source == "-" else open(a.source)) if d]
 else:
-    base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "base")
-    docs = [d for f in ("glbd.yaml", "serviceaccount.yaml") for d in yaml.safe_load_all(open(os.path.join(base, f)))
+    docs = [d for f in ("glbd.yaml", "serviceaccount.yaml") for d in yaml.safe_load_all(open(os.path.join(BASE, f)))
             if d]
 
 

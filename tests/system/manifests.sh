@@ -103,6 +103,15 @@ PY
     grep -q "id: $c" "$WORK/$c/glbd.yaml" || fail "render did not set the cluster id"
 done
 pass "render.py: eu-1 and us-1 manifests pass glbd check"
+
+# One image name: the base's Deployment, render.py's default and docker/image.sh's default tag are the same.
+base_image=$(sed -n 's/^ *image: //p' "$ROOT/docker/k8s/base/glbd.yaml")
+script_tag=$(sed -n 's/^TAG=\([^ ]*\) .*/\1/p' "$ROOT/docker/image.sh")
+[[ -n $base_image && $base_image == "$script_tag" ]] || fail "the base runs '$base_image', docker/image.sh tags '$script_tag'"
+grep -q "image: $base_image\$" "$WORK/eu-1.yaml" || fail "render.py's default image is not the base's $base_image"
+python3 "$ROOT/docker/k8s/render.py" --cluster eu-1 --geo IE --endpoint 192.0.2.1 --secret "$KEY" --image glbd:0.1.0 |
+    grep -q "image: glbd:0.1.0$" || fail "render.py --image is not used"
+pass "one image name: the base, render.py and docker/image.sh all say $base_image; --image sets another"
 # --help says what every flag is.
 help=$(python3 "$ROOT/docker/k8s/render.py" --help) || fail "render.py --help"
 for flag in $(grep -o 'add_argument("--[a-z-]*' "$ROOT/docker/k8s/render.py" | sed 's/add_argument("//'); do
