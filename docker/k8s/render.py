@@ -91,6 +91,10 @@ ap.add_argument("--owner", action="append", default=[], type=pair, metavar="NAME
 ap.add_argument("--deny-network", action="append", default=[], metavar="CIDR",
                 help="overlays: one more kubernetes.denyNetworks entry (your pod and service CIDRs): endpoint "
                      "addresses a DNSRecord may not make glbd serve or probe; repeat for more")
+ap.add_argument("--probe-port", action="append", default=[], type=int, metavar="PORT",
+                help="one more TCP port glbd's pods may reach for health checks (the egress NetworkPolicy "
+                     "glbd-egress allows 80 and 443): a healthCheck.port it does not allow fails every probe; "
+                     "repeat for more")
 ap.add_argument("--from", dest="source", metavar="FILE",
                 help="what `kubectl kustomize` rendered of an overlay (\"-\": stdin); default: the base")
 a = ap.parse_args()
@@ -170,6 +174,7 @@ def host_zone(name, origin):
 
 
 rendered = False
+probe_ports_set = False
 for d in docs:
     if d["kind"] == "Secret":
         d["stringData"]["secret"] = a.secret
@@ -178,6 +183,15 @@ for d in docs:
         rendered = True
     elif d["kind"] == "Deployment":
         d["spec"]["template"]["spec"]["containers"][0]["image"] = a.image
+    elif d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "glbd-egress" and a.probe_port:
+        if not all(0 < p < 65536 for p in a.probe_port):
+            fail(f"--probe-port: not a port: {a.probe_port}")
+        probes = next(rule for rule in d["spec"]["egress"] if rule.get("to"))  # the rule of the probes' ports
+        allowed = {p["port"] for p in probes["ports"]}
+        probes["ports"] += [{"port": p, "protocol": "TCP"} for p in dict.fromkeys(a.probe_port) if p not in allowed]
+        probe_ports_set = True
 if not rendered:
     fail("no ConfigMap with glbd.yaml in the manifests read")
+if a.probe_port and not probe_ports_set:
+    fail("--probe-port: no NetworkPolicy glbd-egress in the manifests read")
 sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))

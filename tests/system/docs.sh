@@ -10,7 +10,7 @@ RUNNER=$SRC/tests/tools/docs-test.py
 python3 "$RUNNER" "$GLBD" "$SRC" "$WORK/docs" >"$WORK/docs.out" 2>&1 && rc=0 || rc=$?
 cat "$WORK/docs.out"
 (( rc == 0 )) || fail "a command block of the docs does not do what the doc shows"
-runs=$(grep -c ": demo, ok in \|: scratch, ok in " "$WORK/docs.out" || true)
+runs=$(grep -c ": demo, ok in \|: scratch, ok in \|: kube, ok in " "$WORK/docs.out" || true)
 (( runs >= 8 )) || fail "only $runs command blocks ran"
 pass "docs: $runs command blocks of README.md and docs/ run as shown; the rest say why not"
 

@@ -5,7 +5,8 @@
 # from a list's resourceVersion, across deletes and relabels made before it opened), delete, lists in pages
 # (limit/continue: kubectl --chunk-size), status not taken on create, Secrets (kubectl create secret), a
 # rotated token refused in its old form, finalizers (a delete marks, the last finalizer's removal deletes) and a
-# stale resourceVersion refused.
+# stale resourceVersion refused. kubectl validates on the server, as with a real one (OpenAPI v3 says writes take
+# fieldValidation): a record the CRD's schema refuses is refused with the API server's words.
 source "$(dirname "$0")/lib.sh"
 # kubectl is not a Debian package: where it is missing the test is reported skipped (ctest exit code 77).
 command -v kubectl >/dev/null || { echo "SKIP: kubectl is not installed"; exit 77; }
@@ -27,13 +28,13 @@ YAML
 kubectl get dnsrecords -A --watch -o jsonpath='{.metadata.name} {.spec.endpoints[0].targets[0]}{"\n"}' > "$WORK/watch.out" 2>&1 &
 watcher=$!
 PIDS+=($watcher)
-kubectl apply --validate=false -f "$WORK/rec.yaml" | grep -q "shop created" || fail "kubectl apply did not create"
+kubectl apply -f "$WORK/rec.yaml" | grep -q "shop created" || fail "kubectl apply (validated on the server) did not create"
 [[ $(kubectl get dnsrecords -A --no-headers | awk '{print $1, $2}') == "gw shop" ]] || fail "kubectl get -A: $(kubectl get dnsrecords -A)"
 kubectl label dnsrecord shop -n gw team=web >/dev/null || fail "kubectl label"
 [[ $(kubectl get dnsrecords -n gw -l team=web -o name) == dnsrecord.kuadrant.io/shop ]] || fail "label selector"
 [[ -z $(kubectl get dnsrecords -n gw -l team=db -o name) ]] || fail "label selector matched another label"
 sed -i 's/192.0.2.10/192.0.2.11/' "$WORK/rec.yaml"
-kubectl apply --validate=false -f "$WORK/rec.yaml" | grep -q "shop configured" || fail "kubectl apply did not patch"
+kubectl apply -f "$WORK/rec.yaml" | grep -q "shop configured" || fail "kubectl apply did not patch"
 [[ $(kubectl get dnsrecord shop -n gw -o jsonpath='{.spec.endpoints[0].targets[0]} {.metadata.generation} {.metadata.labels.team}') == "192.0.2.11 2 web" ]] ||
     fail "after apply: $(kubectl get dnsrecord shop -n gw -o json)"
 kubectl patch dnsrecord shop -n gw --subresource=status --type=merge \
@@ -119,3 +120,13 @@ kubectl patch dnsrecord held -n gw --type=merge -p '{"metadata":{"finalizers":nu
 out=$(kubectl get dnsrecord held -n gw 2>&1) && fail "still there after its last finalizer went: $out"
 [[ $out == *NotFound* || $out == *"not found"* ]] || fail "get after the finalizer went: $out"
 pass "kubectl against fakekube: discovery, apply (create, patch), get, label selectors, status patch, watch (also from a list's resourceVersion), delete, pages, secrets, token rotation, finalizers, stale resourceVersion"
+
+# Validation on the server against docker/k8s/crd/dnsrecords.yaml's schema, as kubectl asks for it by default.
+sed -e 's/^  rootHost: .*$//' -e 's/name: shop$/name: norootHost/' "$WORK/rec.yaml" > "$WORK/bad.yaml"
+out=$(kubectl apply -f "$WORK/bad.yaml" 2>&1) && fail "a record without rootHost was taken"
+[[ $out == *'The DNSRecord "norootHost" is invalid: spec.rootHost: Required value'* ]] || fail "no rootHost: $out"
+sed -e 's/name: shop$/name: badtype/' -e 's/  endpoints:/  endpoints: 7\n  x:/' "$WORK/rec.yaml" > "$WORK/bad.yaml"
+out=$(kubectl apply -f "$WORK/bad.yaml" 2>&1) && fail "a record whose endpoints are a number was taken"
+[[ $out == *'spec.endpoints: Invalid value: "number": spec.endpoints in body must be of type array: "number"'* ]] || fail "endpoints: $out"
+grep -q "fieldValidation=Strict" <(curl -sk "https://$K:$KP/fake/requests") || fail "kubectl did not ask for validation on the server"
+pass "kubectl validates on the server: a record without rootHost, or with endpoints not a list, refused as the API server words it"

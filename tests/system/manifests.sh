@@ -112,6 +112,19 @@ grep -q "image: $base_image\$" "$WORK/eu-1.yaml" || fail "render.py's default im
 python3 "$ROOT/docker/k8s/render.py" --cluster eu-1 --geo IE --endpoint 192.0.2.1 --secret "$KEY" --image glbd:0.1.0 |
     grep -q "image: glbd:0.1.0$" || fail "render.py --image is not used"
 pass "one image name: the base, render.py and docker/image.sh all say $base_image; --image sets another"
+
+# --probe-port: a health-check port the egress policy does not allow, allowed (once, whatever is repeated).
+python3 "$ROOT/docker/k8s/render.py" --cluster eu-1 --geo IE --endpoint 192.0.2.1 --secret "$KEY" --probe-port 8080 \
+    --probe-port 8080 --probe-port 443 > "$WORK/probe.yaml" || fail "render --probe-port"
+python3 - "$WORK/probe.yaml" <<'PY' || fail "--probe-port did not open the port in glbd-egress"
+import sys, yaml
+policy = next(d for d in yaml.safe_load_all(open(sys.argv[1])) if d and d["metadata"]["name"] == "glbd-egress")
+ports = [p["port"] for rule in policy["spec"]["egress"] if rule.get("to") for p in rule["ports"]]
+assert ports == [80, 443, 6443, 8080], ports
+PY
+out=$(python3 "$ROOT/docker/k8s/render.py" --cluster eu-1 --geo IE --endpoint 192.0.2.1 --secret "$KEY" --probe-port 70000 2>&1) &&
+    fail "--probe-port 70000 taken"
+pass "render.py --probe-port opens a health-check port in glbd-egress (once); a bad port is refused"
 # --help says what every flag is.
 help=$(python3 "$ROOT/docker/k8s/render.py" --help) || fail "render.py --help"
 for flag in $(grep -o 'add_argument("--[a-z-]*' "$ROOT/docker/k8s/render.py" | sed 's/add_argument("//'); do

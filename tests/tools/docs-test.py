@@ -6,10 +6,13 @@ with "$ ". Each one is marked, on the line right before it (blank lines between 
 
   <!-- docs-test: demo -->      run against a fresh `glbd demo` (127.0.0.11-13:5300, admin :9153)
   <!-- docs-test: scratch -->   run in an empty directory, no server
+  <!-- docs-test: kube, needs kubectl -->  in an empty directory, with KUBECONFIG naming two test API servers
+                                (tools/fakekube.py, serving DNSRecords) as the contexts kind-eu-1 and kind-us-1
   <!-- docs-test: MODE, needs TOOL -->  as MODE where TOOL is installed (kubectl), else reported as skipped
-  *Not run by the docs test: REASON.*          (visible to the reader) not run here, with the reason
+  <!-- docs-test: not run: REASON -->          not run here, with the reason
 
-or the page says once, visibly, `*The docs test runs none of this page's commands: REASON.*`.
+or the page says once `<!-- docs-test: no command of this page is run: REASON -->`. The marks are HTML
+comments: a reader of the rendered page sees the guide, not the test's bookkeeping.
 An unmarked command block is an error, so a new block cannot slip past the test.
 
 A block with "$ " lines is a transcript: each "$ command" is run and its output compared with the lines
@@ -36,9 +39,9 @@ import urllib.request
 
 CLIENT_ERROR = re.compile(r"Transfer failed|communications error|timed out|no servers could be reached|"
                           r"status: (SERVFAIL|REFUSED|FORMERR|NOTAUTH|NOTIMP)|couldn't get address")
-RUN_MARK = re.compile(r"^<!-- docs-test: (demo|scratch)(?:, needs ([\w-]+))? -->$")
-SKIP_MARK = re.compile(r"^\*Not run by the docs test: .+\.\*$")
-PAGE_SKIP = re.compile(r"^\*The docs test runs none of this page's commands: .+\.\*$")
+RUN_MARK = re.compile(r"^<!-- docs-test: (demo|scratch|kube)(?:, needs ([\w-]+))? -->$")
+SKIP_MARK = re.compile(r"^<!-- docs-test: not run: \S.* -->$")
+PAGE_SKIP = re.compile(r"^<!-- docs-test: no command of this page is run: \S.* -->$")
 COMMAND_INFO = {"sh", "bash", "console"}
 
 
@@ -156,6 +159,36 @@ class Demo:
                 self.proc.wait()
 
 
+class FakeClusters:
+    """Two test API servers (tools/fakekube.py) named as kind names its clusters' contexts, for a doc's
+    kubectl commands: kind-eu-1 at 127.0.0.17:6417, kind-us-1 at 127.0.0.18:6418 (plain HTTP, no token)."""
+    SERVERS = {"kind-eu-1": ("127.0.0.17", 6417), "kind-us-1": ("127.0.0.18", 6418)}
+
+    def __init__(self, work):
+        fake = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fakekube.py")
+        self.procs, self.kubeconfig = [], os.path.join(work, "kubeconfig")
+        for name, (addr, port) in self.SERVERS.items():
+            ready = os.path.join(work, name + ".ready")
+            self.procs.append(subprocess.Popen([sys.executable, fake, addr, str(port), ready],
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            deadline = time.monotonic() + 20
+            while not os.path.exists(ready) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if not os.path.exists(ready):
+                self.stop()
+                raise RuntimeError(f"the test API server {name} did not start")
+        clusters = ", ".join(f'{{name: {n}, cluster: {{server: "http://{a}:{p}"}}}}' for n, (a, p) in self.SERVERS.items())
+        contexts = ", ".join(f"{{name: {n}, context: {{cluster: {n}, user: doc}}}}" for n in self.SERVERS)
+        with open(self.kubeconfig, "w") as f:
+            f.write(f"apiVersion: v1\nkind: Config\nclusters: [{clusters}]\ncontexts: [{contexts}]\n"
+                    f"users: [{{name: doc, user: {{}}}}]\ncurrent-context: kind-eu-1\n")
+
+    def stop(self):
+        for p in self.procs:
+            p.terminate()
+            p.wait(timeout=10)
+
+
 def run(command, cwd, env):
     p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=cwd, env=env, timeout=60,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -167,6 +200,9 @@ def check(block, work, env):
     demo = Demo(work) if block.mode == "demo" else None
     fill = demo.fill if demo else (lambda c: c)
     failures = []
+    kube = FakeClusters(work) if block.mode == "kube" else None
+    if kube:
+        env = dict(env, KUBECONFIG=kube.kubeconfig)
     if demo and any("glbd status" in x for x in block.lines):
         demo.wait_for_echoes()
     try:
@@ -188,6 +224,8 @@ def check(block, work, env):
                 diff = "\n".join(difflib.unified_diff(want, got, "the doc shows", "glbd printed", lineterm=""))
                 failures.append(f"{block.where()}: `{command}` printed something else (masked):\n{diff}")
     finally:
+        if kube:
+            kube.stop()
         if demo:
             demo.stop()
             if demo.proc.returncode != 0:  # a sanitizer's report at exit, say
@@ -215,7 +253,7 @@ def main():
         b, e = blocks_of(f, open(path).read())
         blocks += b
         failures += e
-    counts = {"demo": 0, "scratch": 0, "skip": 0, "no tool": 0}
+    counts = {"demo": 0, "scratch": 0, "kube": 0, "skip": 0, "no tool": 0}
     for n, block in enumerate(blocks):
         if block.needs and not shutil.which(block.needs):
             print(f"{block.where()}: {block.mode}, skipped: no {block.needs} here")
@@ -234,7 +272,7 @@ def main():
         print(f"{block.where()}: {block.mode}, {'FAILED' if result else 'ok'} in {time.monotonic() - started:.1f} s")
         failures += result
     print(f"{len(blocks)} command blocks: {counts['demo']} run against the demo, {counts['scratch']} in a scratch "
-          f"directory, {counts['skip']} marked as not run here, {counts['no tool']} skipped for a missing tool")
+          f"directory, {counts['kube']} against test API servers, {counts['skip']} marked as not run here, {counts['no tool']} skipped for a missing tool")
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0

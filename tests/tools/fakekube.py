@@ -20,9 +20,14 @@ otherwise (kubectl sends a token only over TLS: --tls serves HTTPS with the give
     GET  /fake/requests  the requests seen, one per line ("METHOD path?query")
 Core v1 Secrets (namespaced): create, get, list, delete (no watch), for a DNSRecord's additionalHeadersRef;
 each GET of one is counted in /fake/requests like any request.
+OpenAPI v3 (/openapi/v3 and the group's document) says, as the real server does, that writes take
+fieldValidation: kubectl then validates on the server (no --validate=false needed), and a DNSRecord created
+or replaced is checked against the schema of docker/k8s/crd/dnsrecords.yaml (required fields and types: 422
+Invalid with the API server's wording, the fields named as it names them).
 Binds only the address given (the tests use 127.0.0.x)."""
 import base64
 import json
+import os
 import sys
 import threading
 import time
@@ -32,6 +37,56 @@ from urllib.parse import parse_qs, urlsplit
 
 GROUP, VERSION, PLURAL, KIND = "kuadrant.io", "v1alpha1", "dnsrecords", "DNSRecord"
 API = f"/apis/{GROUP}/{VERSION}"
+CRD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docker", "k8s", "crd", "dnsrecords.yaml")
+
+
+def crd_schema():
+    """The openAPIV3Schema of the repository's DNSRecord CRD (PyYAML: python3-yaml, which the tests install)."""
+    import yaml
+    crd = yaml.safe_load(open(CRD))
+    return next(v for v in crd["spec"]["versions"] if v["name"] == VERSION)["schema"]["openAPIV3Schema"]
+
+
+SCHEMA_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "integer": int, "number": (int, float)}
+
+
+def schema_errors(value, schema, path):
+    """What the API server says of VALUE against a structural SCHEMA, as (reason, field, message): "Required value",
+    or "Invalid value: \"GOT\": FIELD in body must be of type T: \"GOT\"" (its wording)."""
+    want = schema.get("type")
+    if want and not (isinstance(value, SCHEMA_TYPES[want]) and not (want in ("integer", "number") and
+                                                                     isinstance(value, bool))):
+        got = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+            type(value), "number" if isinstance(value, (int, float)) else "unknown")
+        field = path.lstrip(".")
+        return [("FieldValueTypeInvalid", field, f'Invalid value: "{got}": {field} in body must be of type {want}: "{got}"')]
+    errors = []
+    if isinstance(value, dict):
+        errors += [("FieldValueRequired", f"{path}.{r}".lstrip("."), "Required value")
+                   for r in schema.get("required", []) if r not in value]
+        for k, sub in (schema.get("properties") or {}).items():
+            if k in value:
+                errors += schema_errors(value[k], sub, f"{path}.{k}")
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], f"{path}[{i}]")
+    return errors
+
+
+def openapi_group():
+    """The group's OpenAPI v3 document as kubectl reads it: the schema, and the paths whose writes take
+    fieldValidation (so that kubectl validates on the server)."""
+    gvk = {"group": GROUP, "version": VERSION, "kind": KIND}
+    field_validation = [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
+    one = {verb: {"x-kubernetes-group-version-kind": gvk, "x-kubernetes-action": verb, "parameters": field_validation,
+                  "responses": {"200": {"description": "OK"}}} for verb in ("put", "patch")}
+    many = {"post": {"x-kubernetes-group-version-kind": gvk, "x-kubernetes-action": "post",
+                     "parameters": field_validation, "responses": {"201": {"description": "Created"}}}}
+    schema = dict(crd_schema(), **{"x-kubernetes-group-version-kind": [gvk]})
+    return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0-fakekube"},
+            "paths": {f"{API}/namespaces/{{namespace}}/{PLURAL}/{{name}}": one,
+                      f"{API}/namespaces/{{namespace}}/{PLURAL}": many},
+            "components": {"schemas": {f"io.kuadrant.{VERSION}.{KIND}": schema}}}
 
 
 class Store:
@@ -129,6 +184,7 @@ def status(code, reason, message):
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     store = None
+    schema = {}  # the CRD's openAPIV3Schema (main)
     token_file = None
     requests = []
 
@@ -166,6 +222,11 @@ class Handler(BaseHTTPRequestHandler):
             return self.control(method, parts[1:])
         if not self.authorized():
             return self.send_json(401, status(401, "Unauthorized", "Unauthorized"))
+        if url.path == "/openapi/v3":
+            return self.send_json(200, {"paths": {f"apis/{GROUP}/{VERSION}": {
+                "serverRelativeURL": f"/openapi/v3/apis/{GROUP}/{VERSION}?hash=fakekube"}}})
+        if url.path == f"/openapi/v3{API}":
+            return self.send_json(200, openapi_group())
         if url.path == "/version":
             return self.send_json(200, {"major": "1", "minor": "32", "gitVersion": "v1.32.0-fakekube"})
         if url.path == "/api":
@@ -262,11 +323,26 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, secrets.pop((ns, name)))
         self.send_json(405, status(405, "MethodNotAllowed", method))
 
+    def invalid(self, obj):
+        """Sends 422 and returns True when OBJ does not fit the CRD's schema, as the API server answers it."""
+        errors = schema_errors({k: v for k, v in obj.items() if k != "status"}, self.schema, "")
+        if not errors:
+            return False
+        name = (obj.get("metadata") or {}).get("name", "")
+        fields = [f"{field}: {message}" for _, field, message in errors]
+        listed = fields[0] if len(fields) == 1 else "[" + ", ".join(fields) + "]"
+        causes = [{"reason": reason, "message": message, "field": field} for reason, field, message in errors]
+        self.send_json(422, dict(status(422, "Invalid", f'{KIND}.{GROUP} "{name}" is invalid: {listed}'),
+                                 details={"name": name, "group": GROUP, "kind": KIND, "causes": causes}))
+        return True
+
     def create(self, ns, obj):
         meta = obj.setdefault("metadata", {})
         meta["namespace"] = ns
         if not meta.get("name"):
             return self.send_json(422, status(422, "Invalid", "metadata.name: Required value"))
+        if self.invalid(obj):
+            return
         with self.store.lock:
             if (ns, meta["name"]) in self.store.objects:
                 return self.send_json(409, status(409, "AlreadyExists", f'dnsrecords.{GROUP} "{meta["name"]}" already exists'))
@@ -313,6 +389,8 @@ class Handler(BaseHTTPRequestHandler):
                     new = body if sub is None else dict(cur, status=body.get("status"))
                 else:
                     new = merge_patch(json.loads(json.dumps(cur)), body)
+                if sub is None and self.invalid(new):
+                    return
                 # The status subresource changes only status; the object's endpoint never changes status.
                 if sub == "status":
                     new = dict(cur, status=new.get("status"))
@@ -454,6 +532,7 @@ def main():
     addr, port, ready = args[0], int(args[1]), args[2]
     opts = dict(zip(args[3::2], args[4::2]))
     Handler.store = Store(opts.get("--state"))
+    Handler.schema = crd_schema()
     Handler.token_file = opts.get("--token-file")
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.allow_reuse_address = True
