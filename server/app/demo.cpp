@@ -89,7 +89,8 @@ struct Targets {
     uv_loop_t* loop;
     std::vector<UvHandle<uv_tcp_t>> listeners;  // closed (and freed once the loop runs) with the Targets
 
-    bool start(uv_loop_t* l) {
+    // 0, or the libuv error of the first target that cannot listen (UV_EADDRINUSE: another demo runs).
+    int start(uv_loop_t* l) {
         loop = l;
         for (const auto& c : kClusters) {
             for (const char* ep : c.endpoints) {
@@ -97,14 +98,22 @@ struct Targets {
                 uv_tcp_init(loop, t);
                 sockaddr_in sa{};
                 uv_ip4_addr(ep, kTargetPort, &sa);
-                if (uv_tcp_bind(t, reinterpret_cast<sockaddr*>(&sa), 0) != 0 ||
-                    uv_listen(reinterpret_cast<uv_stream_t*>(t), 64, on_connection) != 0) {
-                    std::fprintf(stderr, "glbd demo: cannot listen on %s:%d\n", ep, kTargetPort);
-                    return false;
+                int rc = uv_tcp_bind(t, reinterpret_cast<sockaddr*>(&sa), 0);
+                if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(t), 64, on_connection);
+                if (rc == UV_EADDRINUSE) {
+                    std::fprintf(stderr,
+                                 "glbd demo: another demo is running (%s:%d is taken); stop it with Ctrl-C where it "
+                                 "runs\n",
+                                 ep, kTargetPort);
+                    return rc;
+                }
+                if (rc != 0) {
+                    std::fprintf(stderr, "glbd demo: cannot listen on %s:%d: %s\n", ep, kTargetPort, uv_strerror(rc));
+                    return rc;
                 }
             }
         }
-        return true;
+        return 0;
     }
 
     static void on_connection(uv_stream_t* server, int status) {
@@ -289,7 +298,7 @@ glbd demo: three clusters, each with its own glbd, sharing state over DNS with T
   cluster oc  glbd 127.0.0.13:5300  geo GEO-OC      endpoint  127.0.1.31              (pid %d)
 
 Clients are placed by EDNS Client Subnet: 10.1.0.0/16 is IE, 10.3.0.0/16 US, 10.2.0.0/16 GEO-OC. Ask any
-server; they all give the same answer:
+server; they all answer from the same choices:
 
   dig @127.0.0.11 -p 5300 shop.glb.example.test A +subnet=10.1.0.0/16   # IE client -> ie
   dig @127.0.0.12 -p 5300 shop.glb.example.test A +subnet=10.2.0.0/16   # OC client -> oc
@@ -308,7 +317,9 @@ The shared state, readable with the key:
 
   dig -y hmac-sha256:glb-demo:%s @127.0.0.11 -p 5300 _glbd. AXFR
 
-Configs and logs: %s. Stop with Ctrl-C.
+Configs and logs: %s.
+They go when the demo stops: copy a config from there to keep it (each is a whole glbd.yaml, its key
+included). Stop with Ctrl-C.
 )",
                 children[0]->pid, children[1]->pid, children[2]->pid, located.c_str(), children[0]->pid, secret.c_str(),
                 dir.c_str());
@@ -318,6 +329,9 @@ Configs and logs: %s. Stop with Ctrl-C.
 }  // namespace
 
 int run_demo(const std::string& self) {
+    uv_loop_t* loop = uv_default_loop();
+    Targets targets;  // first: a second demo stops here, before it makes anything
+    if (int rc = targets.start(loop); rc != 0) return rc == UV_EADDRINUSE ? 1 : 2;
     std::string dir = private_dir();
     if (dir.empty()) return 2;
     std::random_device rd;
@@ -325,15 +339,16 @@ int run_demo(const std::string& self) {
     for (int i = 0; i < 32; ++i) key.push_back(static_cast<char>(rd() & 0xff));
     std::string secret = wire::base64_encode(key);
 
-    uv_loop_t* loop = uv_default_loop();
-    Targets targets;
-    if (!targets.start(loop)) return 2;
     std::vector<uv_process_t*> children;  // each ends itself when its server exits (spawn_server)
     for (const auto& c : kClusters) {
         std::string path = dir + "/" + c.id + ".yaml";
         std::ofstream(path) << config_for(c, secret, dir);
         auto* proc = spawn_server(loop, self, path, dir + "/" + c.id + ".log");
-        if (!proc) return 2;
+        if (!proc) {
+            stop_servers(loop, children);
+            std::filesystem::remove_all(dir);
+            return 2;
+        }
         children.push_back(proc);
     }
     if (!wait_converged(loop)) {

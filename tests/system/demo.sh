@@ -26,9 +26,20 @@ elif [[ -e /var/lib/location/database.db ]]; then
 fi
 key=$(sed -n 's/.*-y \(hmac-sha256:glb-demo:[^ ]*\).*/\1/p' "$WORK/demo.log")
 dig -y "$key" @127.0.0.11 -p 5300 _glbd. AXFR | contains '"origin=oc/oc-demo"' || fail "the printed AXFR command does not work"
-dir=$(sed -n 's/^Configs and logs: \(.*\)\. Stop with Ctrl-C\.$/\1/p' "$WORK/demo.log")
+dir=$(sed -n 's/^Configs and logs: \(.*\)\.$/\1/p' "$WORK/demo.log")
 [[ -d $dir && $(stat -c %a "$dir") == 700 ]] || fail "the demo's directory '$dir' (it holds the TSIG secret) is not private"
+grep -q "^They go when the demo stops: copy a config from there to keep it" "$WORK/demo.log" ||
+    fail "the demo does not say its configs go when it stops"
 pass "demo: three servers answer every geo; the printed commands work; its files are in a private directory"
+
+# A second demo while one runs: one line saying so, exit 1, and no directory of its own left behind.
+tmp=$(dirname "$dir")
+before=$(ls -d "$tmp"/glbd-demo-* | sort)
+out=$(timeout 20 "$GLBD" demo 2>&1) && fail "a second demo started"
+[[ $out == "glbd demo: another demo is running (127.0.1.11:"*" is taken); stop it with Ctrl-C where it runs" ]] ||
+    fail "a second demo said: $out"
+[[ $(ls -d "$tmp"/glbd-demo-* | sort) == "$before" ]] || fail "a second demo left a directory behind"
+pass "a second demo says one is running, and leaves nothing"
 kill -INT "$DEMO"
 wait "$DEMO" && rc=0 || rc=$?
 (( rc == 0 )) || fail "demo exit code $rc"

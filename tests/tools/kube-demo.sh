@@ -103,7 +103,7 @@ answers() {  # SERVER...
             "$(ask $c 10.1.0.0/16)" "$(ask $c 10.3.0.0/16)" "$(ask $c 10.2.0.0/16)" "$(ask $c 10.9.0.0/16)"
     done
 }
-echo "== answers: any server, by client location (ECS)"
+echo "== answers: any server, by client location (ECS); each is one weighted draw from the same choices, so two servers may pick different clusters of one group (docs/answers.md)"
 answers ie us oc
 t0=$(now_ms)
 apply ie 172.18.1.99
