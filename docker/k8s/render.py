@@ -87,7 +87,8 @@ ap.add_argument("--groups-from", action="append", default=[], type=namespace, me
 ap.add_argument("--owner", action="append", default=[], type=pair, metavar="NAMESPACE=NAME",
                 help="overlays: kubernetes.owners: a name (and what lies below it) that NAMESPACE's DNSRecords may "
                      "publish, e.g. shop=shop.glb.example.com (the zone itself gives that namespace the apex); "
-                     "repeat for more; none: any name under a record's own rootHost")
+                     "repeat for more; none: any name under a record's own rootHost. With owners, glbd may read "
+                     "probe-header Secrets only in their namespaces (a RoleBinding in each), not cluster-wide")
 ap.add_argument("--deny-network", action="append", default=[], metavar="CIDR",
                 help="overlays: one more kubernetes.denyNetworks entry (your pod and service CIDRs): endpoint "
                      "addresses a DNSRecord may not make glbd serve or probe; repeat for more")
@@ -192,6 +193,17 @@ for d in docs:
         probe_ports_set = True
 if not rendered:
     fail("no ConfigMap with glbd.yaml in the manifests read")
+# Probe-header Secrets: a record's healthCheck.additionalHeadersRef names one in its own namespace. With owners
+# only their namespaces' records are served, so glbd's `get` of Secrets is bound in those namespaces alone.
+owner_namespaces = list(dict.fromkeys(ns for ns, _ in a.owner))
+if owner_namespaces:
+    binding = next((d for d in docs if d["kind"] == "ClusterRoleBinding" and d["metadata"]["name"] == "glbd-probe-headers"),
+                   None)
+    if binding is not None:
+        docs.remove(binding)
+        docs += [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                  "metadata": {"name": "glbd-probe-headers", "namespace": ns},
+                  "roleRef": binding["roleRef"], "subjects": binding["subjects"]} for ns in owner_namespaces]
 if a.probe_port and not probe_ports_set:
     fail("--probe-port: no NetworkPolicy glbd-egress in the manifests read")
 sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))

@@ -243,6 +243,10 @@ assert "glb.example.test" not in yaml.safe_dump(cfg), "the example zone is left 
 assert cfg["kubernetes"]["mode"] == "delegate" and cfg["kubernetes"]["owners"] == {"shop": ["shop.glb.example.com"]}
 assert "10.96.0.0/12" in cfg["kubernetes"]["denyNetworks"] and "169.254.0.0/16" in cfg["kubernetes"]["denyNetworks"]
 assert [d for d in docs if d["kind"] == "Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["image"] == "glbd:1.2"
+# With owners, Secrets (probe headers) may be read only in the owners' namespaces: no cluster-wide binding.
+bindings = [(d["kind"], d["metadata"].get("namespace")) for d in docs if d["metadata"]["name"] == "glbd-probe-headers"
+            and d["kind"].endswith("Binding")]
+assert bindings == [("RoleBinding", "shop")], bindings
 # This machine in place of the pod: listen and admin on the test's address, the API through a kubeconfig,
 # stateDir and the Secret under the test's directory, no peer to reach.
 os.makedirs(out + "/tsig", exist_ok=True)
