@@ -25,9 +25,14 @@ void Core::bump_own() {
     request_save();
 }
 
-bool Core::BeatLink::count(uint64_t seq, uint64_t mono_ms) {
-    if (seq <= last_seq && seq + kRemembered > last_seq) return false;
-    if (last_seq && seq > last_seq) {  // (a first beat counts no loss)
+Core::BeatLink::Seen Core::BeatLink::count(uint64_t seq, uint64_t mono_ms, uint64_t life) {
+    if (life && life < incarnation) return Seen::replay;
+    if (life > incarnation) {
+        if (incarnation) last_seq = 0;  // a new life: its first beat counts no loss, whatever its number
+        incarnation = life;
+    }
+    if (seq <= last_seq) return seq + kRemembered <= last_seq ? Seen::replay : Seen::again;
+    if (last_seq) {  // (a first beat counts no loss)
         uint64_t missed = std::min<uint64_t>(seq - last_seq - 1, kRemembered);
         lost += missed;
         for (uint64_t k = 0; k < missed; ++k) loss += (1.0 - loss) / kLossWindow;
@@ -36,7 +41,7 @@ bool Core::BeatLink::count(uint64_t seq, uint64_t mono_ms) {
     received++;
     last_seq = seq;
     last_mono_ms = mono_ms;
-    return true;
+    return Seen::fresh;
 }
 
 void Core::wake_up() {

@@ -70,12 +70,16 @@ struct Core {
     // status shows them. At most one entry per origin that may be known (ReportLimits::kMaxOrigins).
     struct BeatLink {
         static constexpr double kLossWindow = 32;    // beats the share lost is smoothed over, about
-        static constexpr uint64_t kRemembered = 64;  // a beat this far behind the last is a new life's
+        static constexpr uint64_t kRemembered = 64;  // a gap counts at most this many beats lost
         uint64_t last_seq = 0, last_mono_ms = 0, received = 0, lost = 0;
-        double loss = 0;  // the share of beats lost lately
-        // Beat `seq` arrived at `mono_ms`: loss from the gap since the last one. False for one that came late or
-        // twice (nothing more is taken from it).
-        bool count(uint64_t seq, uint64_t mono_ms);
+        uint64_t incarnation = 0;  // the sender's life its numbers belong to (its own record's, in its beats)
+        double loss = 0;           // the share of beats lost lately
+        // What a beat is to the link: new (counted, its gap as loss), again (one that came late or twice: a
+        // resend keeps its number), or a replay (of an earlier life, or further behind than any reordering:
+        // someone sent a captured beat). Numbers never move back within a life; a new life (a higher
+        // incarnation) starts its numbering afresh, whatever its clock says.
+        enum class Seen { fresh, again, replay };
+        Seen count(uint64_t seq, uint64_t mono_ms, uint64_t incarnation);
     };
     std::map<std::string, BeatLink> beat_links GLBD_GUARDED_BY(mu);  // by the sender's origin
     LearntMembers learnt GLBD_GUARDED_BY(mu);                // members learnt from peers (sync thread; status: control)

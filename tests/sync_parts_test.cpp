@@ -165,19 +165,63 @@ TEST_F(TwoSides, ALossyLinkGetsGraceWithinDeadAfterMax) {
 }
 
 TEST(BeatLink, TheShareLostFollowsTheGapsAndForgetsThem) {
+    using Seen = Core::BeatLink::Seen;
     Core::BeatLink link;
-    EXPECT_TRUE(link.count(100, 1));
+    EXPECT_EQ(link.count(100, 1, 7), Seen::fresh);
     EXPECT_EQ(link.lost, 0u) << "a first beat counts no loss";
-    for (uint64_t seq = 102; seq <= 200; seq += 2) EXPECT_TRUE(link.count(seq, 2));  // every other one lost
+    for (uint64_t seq = 102; seq <= 200; seq += 2) EXPECT_EQ(link.count(seq, 2, 7), Seen::fresh);  // every other lost
     EXPECT_EQ(link.lost, 50u);
     EXPECT_NEAR(link.loss, 0.5, 0.05);
-    for (uint64_t seq = 201; seq <= 400; ++seq) link.count(seq, 3);  // none lost for 200 beats
+    for (uint64_t seq = 201; seq <= 400; ++seq) link.count(seq, 3, 7);  // none lost for 200 beats
     EXPECT_LT(link.loss, 0.01);
-    EXPECT_FALSE(link.count(390, 4)) << "late";
-    EXPECT_FALSE(link.count(400, 4)) << "twice";
-    EXPECT_TRUE(link.count(1, 5)) << "far behind: a new life's numbering";
-    EXPECT_TRUE(link.count(10'000, 6));
+    EXPECT_EQ(link.count(390, 4, 7), Seen::again) << "late";
+    EXPECT_EQ(link.count(400, 4, 7), Seen::again) << "twice";
+    EXPECT_EQ(link.count(10'000, 6, 7), Seen::fresh);
     EXPECT_EQ(link.lost, 50u + Core::BeatLink::kRemembered) << "a long gap counts at most kRemembered";
+}
+
+// A beat's number never moves back within its sender's life: one far behind is a replay, whatever its age,
+// and is counted as one; an earlier life's beat too. A new life (a higher incarnation) starts afresh, even
+// numbered lower (its clock set back), and its first beat counts no loss.
+TEST(BeatLink, NumbersNeverMoveBackWithinALife) {
+    using Seen = Core::BeatLink::Seen;
+    Core::BeatLink link;
+    for (uint64_t seq = 1000; seq < 1100; ++seq) ASSERT_EQ(link.count(seq, 1, 7), Seen::fresh);
+    EXPECT_EQ(link.count(1099 - Core::BeatLink::kRemembered, 2, 7), Seen::replay) << "further back than reordering";
+    EXPECT_EQ(link.count(5, 2, 7), Seen::replay) << "far back (it once read as a new life's numbering)";
+    EXPECT_EQ(link.last_seq, 1099u) << "moved back";
+    EXPECT_EQ(link.count(1100, 3, 6), Seen::replay) << "an earlier life's beat";
+    EXPECT_EQ(link.count(1100, 3, 7), Seen::fresh);
+    EXPECT_EQ(link.lost, 0u);
+    EXPECT_EQ(link.count(20, 4, 8), Seen::fresh) << "a new life, numbered from a clock set back";
+    EXPECT_EQ(link.lost, 0u) << "a new life's first beat counts no loss";
+    EXPECT_EQ(link.count(21, 5, 8), Seen::fresh);
+    EXPECT_EQ(link.count(1100, 5, 7), Seen::replay) << "the old life is gone";
+}
+
+// A captured beat sent again many times, from another address too: no loss counted, the sender not heard
+// (so a stopped peer still becomes suspect), each counted as a replay.
+TEST_F(TwoSides, AReplayedBeatIsCountedAndChangesNothing) {
+    a.impl.beats.send_all();
+    const std::vector<uint8_t> captured = a.wire.sent[0].second;
+    for (int i = 0; i < 80; ++i) a.impl.beats.send_all();  // a's life goes on past the captured one
+    a.deliver(b);
+    const Core::BeatLink before = b.link_of("eu/a");
+    ASSERT_EQ(before.received, 81u);
+    const uint64_t heard = b.status_of(a.at).last_beat_ms;
+    const uint64_t replays = b.impl.counters.rejected_replay.load();
+    b.clock.advance(b.impl.suspect_after() + 1);  // a stopped: nothing new from it
+    for (int i = 0; i < 20; ++i) {
+        b.impl.beats.on_beat(captured.data(), captured.size(), i % 2 ? a.at : sa("192.0.2.66:5301"));
+    }
+    const Core::BeatLink after = b.link_of("eu/a");
+    EXPECT_EQ(after.last_seq, before.last_seq);
+    EXPECT_EQ(after.lost, 0u);
+    EXPECT_EQ(after.received, before.received);
+    EXPECT_EQ(b.status_of(a.at).last_beat_ms, heard) << "a replay refreshed the sender";
+    EXPECT_EQ(b.impl.counters.rejected_replay.load(), replays + 20);
+    b.impl.liveness.check();
+    EXPECT_TRUE(b.status_of(a.at).suspect) << "a replay kept a stopped peer from being suspect";
 }
 
 // A change is sent again to the members that have not acknowledged it: by echoing our beat (or a later one),

@@ -21,8 +21,9 @@ namespace glbd::sync {
 void Beats::set_source(int fd) { in_.reset(fd); }
 
 void Beats::start() {
-    // Numbered from the clock, so that a restarted instance's beats come after its last life's.
-    seq_ = std::max(seq_, core_.now());
+    // Numbered from the clock at this life's first start, so that a restarted instance's beats come after its
+    // last life's; a restart of the loop by a reload keeps counting (a jump would read as beats lost).
+    if (seq_ == 0) seq_ = core_.now();
     uv_timer_init(&core_.loop, &timer_);
     timer_.data = this;
     if (!in_) return;
@@ -226,9 +227,9 @@ void Beats::on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender)
     for (const SocketAddress& m : senders) s_.pulls.want_pull(m, news.direct);
 }
 
-// The link from the beat's sender: loss from the gaps in its numbers. False for a beat that came late or
-// twice (nothing more is taken from it).
-bool Beats::count(const Beat& beat) {
+// The link from the beat's sender: loss from the gaps in its numbers, within the life its own record names.
+// Only a fresh beat is taken further; a replay is counted (glbd_sync_rejected_total{reason="replay"}).
+Core::BeatLink::Seen Beats::count(const Beat& beat) {
     auto& beat_links = core_.beat_links;
     auto it = beat_links.find(beat.from);
     if (it == beat_links.end() && beat_links.size() >= ReportLimits::kMaxOrigins) {
@@ -238,7 +239,13 @@ bool Beats::count(const Beat& beat) {
         }));
     }
     Core::BeatLink& link = it != beat_links.end() ? it->second : beat_links[beat.from];
-    return link.count(beat.seq, core_.mono());
+    uint64_t life = 0;
+    for (const auto& r : beat.reports) {
+        if (r.state.origin() == beat.from) life = r.state.incarnation;
+    }
+    const auto seen = link.count(beat.seq, core_.mono(), life);
+    if (seen == Core::BeatLink::Seen::replay) core_.counters.rejected_replay.fetch_add(1);
+    return seen;
 }
 
 // Which members sent it (the one whose pulls answered as its origin, else those at the sender's address),
@@ -248,7 +255,9 @@ std::vector<SocketAddress> Beats::note(const Beat& beat, const SocketAddress& se
     std::vector<SocketAddress> senders;
     const std::vector<SocketAddress>& members = s_.membership.members();
     MutexLock lock(core_.mu);
-    fresh = count(beat);
+    const auto seen = count(beat);
+    fresh = seen == Core::BeatLink::Seen::fresh;
+    if (seen == Core::BeatLink::Seen::replay) return senders;  // nothing from it: not heard, no echo timed
     for (const SocketAddress& m : members) {
         auto st = core_.peer_status.find(m);
         if (st != core_.peer_status.end() && st->second.origin == beat.from) senders.push_back(m);
@@ -262,8 +271,10 @@ std::vector<SocketAddress> Beats::note(const Beat& beat, const SocketAddress& se
         PeerStatus& st = core_.peer_status[m];
         st.address = m.str();
         if (st.origin.empty() && senders.size() == 1) st.origin = printable(beat.from);
-        st.last_beat_ms = core_.now();
-        core_.learnt.heard(m, st.last_beat_ms);
+        if (fresh) {  // only a new beat says the sender is alive now (one sent again may have waited)
+            st.last_beat_ms = core_.now();
+            core_.learnt.heard(m, st.last_beat_ms);
+        }
         if (!beat.echo) continue;
         MemberBeats& beats = member_beats_[m];
         beats.echoed = std::max(beats.echoed, beat.echo);

@@ -71,7 +71,7 @@ private:
 
     void resend_change();
     void read();
-    bool count(const Beat& beat) GLBD_REQUIRES(core_.mu);
+    Core::BeatLink::Seen count(const Beat& beat) GLBD_REQUIRES(core_.mu);
     std::vector<SocketAddress> note(const Beat& beat, const SocketAddress& sender, bool& fresh) GLBD_EXCLUDES(core_.mu);
     News merge(Beat& beat) GLBD_EXCLUDES(core_.mu);
 

@@ -53,6 +53,21 @@ x1=$(metric "glbd_sync_exchanges_total{peer=\"$A:$P\"}" "$B:9560")
 (( x1 - x0 <= 2 )) || fail "b made $(( x1 - x0 )) exchanges with a in 4 s of quiet (syncInterval 500 ms): a round should pull only when due"
 echo "4 s of quiet: b made $(( x1 - x0 )) exchange(s) with a"
 
+# 0b. A reload is not loss: a SIGHUP (same config) restarts a's sync loop, and its beats go on counting from
+#     where they were (they were renumbered from the clock, which b counted as 64 beats lost each time).
+lost0=$(peer_field $B "$A:$P" beatsLost)
+for i in 1 2 3; do
+    kill -HUP "${GLBD_PIDS[a]}"
+    wait_for 10 bash -c "(( \$(grep -c 'reloaded ' '$WORK/a.log') >= $i ))" || fail "a did not reload ($i)"
+    sleep 1
+done
+sleep 1
+lost1=$(peer_field $B "$A:$P" beatsLost)
+loss=$(metric "glbd_sync_peer_loss_ratio{peer=\"$A:$P\"}" "$B:9560")
+(( lost1 - lost0 <= 2 )) || fail "three reloads of a cost $(( lost1 - lost0 )) beats lost at b"
+awk -v l="$loss" 'BEGIN { exit !(l < 0.1) }' || fail "b's loss ratio for a is $loss after a's reloads"
+echo "three reloads of a: $(( lost1 - lost0 )) beat(s) lost at b, loss ratio $loss"
+
 # 1. No TCP between a and b for 7 s (more than twice deadAfter): the heartbeats keep both alive.
 drop() { iptables "$1" OUTPUT -s "$2" -d "$3" "${@:4}" -j DROP; iptables "$1" OUTPUT -s "$3" -d "$2" "${@:4}" -j DROP; }
 drop -A $A $B -p tcp
