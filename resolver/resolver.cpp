@@ -179,7 +179,8 @@ Outcome Responder::classify() {
         case type::IXFR: return Outcome::refused;
         case type::MAILA:
         case type::MAILB: return Outcome::notimp;
-        case type::OPT: return Outcome::formerr;
+        case type::OPT:
+        case type::NXNAME: return Outcome::formerr;  // meta types a query may not ask for (RFC 9824 3.5)
         default: break;
     }
     if (q_.qclass != kClassIn) return Outcome::refused;

@@ -354,6 +354,18 @@ TEST_F(Resolver, QueryWithoutQuestionIsFormerr) {
     EXPECT_EQ(ask(*snap_, two).rcode, 1);
 }
 
+// NXNAME (128) exists only in an NSEC's bitmap: a query for it is FORMERR (RFC 9824 section 3.5), as one for
+// OPT is; with or without DO, for a name that exists or not.
+TEST_F(Resolver, AQueryForNxnameIsFormerr) {
+    for (const char* name : {"www.example.test", "nothing.example.test"}) {
+        auto p = ask(*snap_, make_query(name, 128));
+        ASSERT_TRUE(p.ok) << name;
+        EXPECT_EQ(p.rcode, 1) << name;
+        EXPECT_TRUE(p.answer.empty()) << name;
+        EXPECT_EQ(ask(*snap_, make_query(name, 41)).rcode, 1) << name << " OPT";
+    }
+}
+
 TEST_F(Resolver, NoOptWithoutEdns) {
     auto p = ask(*snap_, make_query("www.example.test", 1, no_edns()));
     EXPECT_FALSE(p.edns);

@@ -122,6 +122,10 @@ PY
 ) || fail "the CO query"
 [[ $co == "3 0xc000" ]] || fail "with CO: rcode and EDNS flags $co, not NXDOMAIN with DO and CO echoed"
 pass "compact denial: one NSEC at the name, \\000.name next, NXNAME in its bitmap; NXDOMAIN and CO echoed with CO"
+for name in "nope.$ZONE" "$ZONE"; do  # NXNAME is a meta type: asking for it is FORMERR (RFC 9824 3.5)
+    q "$IE" "$PORT" "$name" TYPE128 +dnssec | grep -q "status: FORMERR" || fail "$name TYPE128 (NXNAME): not FORMERR"
+done
+pass "a query for NXNAME (TYPE128) is FORMERR"
 
 # Without DO, no signature; with it, one per RRset (a CSK signs everything).
 plain=$(q "$IE" "$PORT" "shop.$ZONE" A -b "$CLIENT_IE")
