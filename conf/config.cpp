@@ -27,6 +27,12 @@
 namespace glbd::conf {
 namespace {
 
+// A secret's file that every user may read or write: refused, as DNSSEC private keys are.
+std::string secret_open_to_everyone(const std::string& path, const std::string& mode) {
+    return "\"" + path + "\" holds a secret but every user may read or write it (mode " + mode +
+           "): chmod o-rw it (0640, group glbd, as the package's)";
+}
+
 // cluster.location: {lat: DEGREES, lon: DEGREES}.
 std::optional<Coordinates> read_location(Reader& r, const Node& n, const std::string& path) {
     Section s(r, n, path, {"lat", "lon"});
@@ -94,6 +100,8 @@ void read_listen(Reader& r, const Node& root, Config& c) {
         auto raw = opened && std::getline(in, line) ? wire::base64_decode(line) : std::nullopt;
         if (!opened) {
             s.error("cookieSecretFile", "cannot open \"" + *f + "\"");
+        } else if (auto mode = open_to_everyone(*f)) {
+            s.error("cookieSecretFile", secret_open_to_everyone(*f, *mode));
         } else if (!raw || raw->size() != 16) {
             s.error("cookieSecretFile", "must hold 16 bytes in base64 (head -c 16 /dev/urandom | base64)");
         } else {
@@ -291,6 +299,7 @@ void read_secret(Reader& r, Section& key, TsigKey& out) {
     } else if (auto f = file ? key.str("secretFile") : std::nullopt) {
         std::ifstream in(*f);
         if (!in) return key.error("secretFile", "cannot open \"" + *f + "\"");
+        if (auto mode = open_to_everyone(*f)) return key.error("secretFile", secret_open_to_everyone(*f, *mode));
         std::getline(in, value.emplace());
     } else if (!file) {
         return r.error(key.node(), "peers.key.secret", "required (or secretFile)");

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -205,6 +206,8 @@ TEST(Conf, CookieSecretFile) {
     test::TempDir d;
     auto load = [&](const std::string& content) {
         std::ofstream(d / "cookie") << content;
+        std::filesystem::permissions(d / "cookie",
+                                     std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
         return conf::load_text(
             with("  dns: [\"127.0.0.1:5353\", \"[::1]:5353\"]",
                  "  dns: [\"127.0.0.1:5353\", \"[::1]:5353\"]\n  cookieSecretFile: " + (d / "cookie")),
@@ -219,6 +222,42 @@ TEST(Conf, CookieSecretFile) {
     EXPECT_NE(r.errors[0].str().find("listen.cookieSecretFile: must hold 16 bytes in base64"), std::string::npos)
         << r.errors[0].str();
     EXPECT_FALSE(conf::load_text(kGood, "glbd.yaml").config->listen.cookie_secret);
+}
+
+// A file that holds a secret (peers.key.secretFile, listen.cookieSecretFile) that every user may read or write
+// is refused, as a DNSSEC private key is: the error names the key, the file and its mode.
+TEST(Conf, SecretFilesOpenToEveryUserAreRefused) {
+    namespace fs = std::filesystem;
+    test::TempDir d;
+    std::ofstream(d / "tsig") << "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=\n";
+    std::ofstream(d / "cookie") << "AAECAwQFBgcICQoLDA0ODw==\n";
+    std::string yaml = with("  dns: [\"127.0.0.1:5353\", \"[::1]:5353\"]",
+                            "  dns: [\"127.0.0.1:5353\", \"[::1]:5353\"]\n  cookieSecretFile: " + (d / "cookie"));
+    const std::string inline_secret = "secret: \"c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=\"";
+    yaml.replace(yaml.find(inline_secret), inline_secret.size(), "secretFile: " + (d / "tsig"));
+    for (auto mode : {fs::perms::others_read, fs::perms::others_write}) {
+        for (const char* f : {"tsig", "cookie"}) {
+            fs::permissions(d / "tsig", fs::perms::owner_read | fs::perms::group_read);
+            fs::permissions(d / "cookie", fs::perms::owner_read | fs::perms::group_read);
+            fs::permissions(d / f, mode, fs::perm_options::add);
+            auto r = conf::load_text(yaml, "glbd.yaml");
+            ASSERT_FALSE(r.config) << f;
+            ASSERT_EQ(r.errors.size(), 1u) << f;
+            const std::string key = std::string(f) == "tsig" ? "peers.key.secretFile" : "listen.cookieSecretFile";
+            const std::string mode_text = mode == fs::perms::others_read ? "0444" : "0442";
+            EXPECT_NE(r.errors[0].str().find(key + ": \"" + (d / f) +
+                                             "\" holds a secret but every user may read or "
+                                             "write it (mode " +
+                                             mode_text + "): chmod o-rw it"),
+                      std::string::npos)
+                << r.errors[0].str();
+        }
+    }
+    fs::permissions(d / "tsig", fs::perms::owner_read | fs::perms::group_read);
+    fs::permissions(d / "cookie", fs::perms::owner_read | fs::perms::group_read);
+    auto r = conf::load_text(yaml, "glbd.yaml");
+    ASSERT_TRUE(r.config) << r.errors[0].str();
+    EXPECT_EQ(r.config->peers->key.secret, "c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0MTI=");
 }
 
 // geoip.signingKey: a public key in PEM; any other file is blamed on the key, at its line (not later, on the

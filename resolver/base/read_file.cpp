@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 
@@ -58,6 +59,14 @@ Result<std::string> read_file(const std::string& path, size_t max_bytes, bool* m
     }
     if (!out) return Err{error};
     return std::move(*out);
+}
+
+std::optional<std::string> open_to_everyone(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || (st.st_mode & (S_IROTH | S_IWOTH)) == 0) return std::nullopt;
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return std::string(mode);
 }
 
 }  // namespace glbd

@@ -2,6 +2,8 @@
 // ldns, the private half with OpenSSL (README.md).
 #include "resolver/dnssec/keys.hpp"
 
+#include "resolver/base/read_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -192,10 +194,8 @@ PkeyPtr read_private(const std::string& file, uint8_t algorithm, std::string& pu
         error = file + ": not a private key file (not a regular file of at most 64 KB)";
         return no_key();
     }
-    if ((st.st_mode & (S_IROTH | S_IWOTH)) != 0) {
-        char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-        error = file + ": a private key must not be open to every user (mode " + mode + "): chmod o-rw it";
+    if (auto mode = open_to_everyone(file)) {
+        error = file + ": a private key must not be open to every user (mode " + *mode + "): chmod o-rw it";
         return no_key();
     }
     std::ifstream in(file);

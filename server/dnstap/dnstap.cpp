@@ -1,8 +1,11 @@
 #include "server/dnstap/dnstap.hpp"
 
+#include <fcntl.h>
 #include <fstrm.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -61,15 +64,21 @@ void fill(const Options& o, const Exchange& x, bool response, Dnstap__Dnstap& d,
     m.has_response_message = 1, m.response_message = bytes(x.response, x.response_len);
 }
 
-// The transport to a Unix socket: libfstrm's own lacks timeouts, and a reader that stops reading (or
-// answers the handshake never) would hold the writer thread, and glbd's shutdown, for ever.
+// The transport to a Unix socket (libfstrm's own lacks timeouts: a reader that stops reading, or never answers
+// the handshake, would hold the writer thread, and glbd's stop, for ever) or to a file. The file is made here,
+// not by libfstrm: mode 0640 (it holds every client's address and question), any "other" bits of one that
+// exists taken away, and only a regular file (opened without waiting: a FIFO with no reader, or a device, is
+// refused, and nothing can block the stop).
 struct UnixTransport {
     std::string path;
     Fd fd;
+    bool file = false;
+    std::string* why = nullptr;  // the last failure to open, for the log
 
     static fstrm_res open(void* obj) {
         auto* t = static_cast<UnixTransport*>(obj);
         close(obj);
+        if (t->file) return open_file(*t);
         sockaddr_un sa{};
         sa.sun_family = AF_UNIX;
         std::memcpy(sa.sun_path, t->path.c_str(), t->path.size() + 1);  // length checked by Sink
@@ -82,6 +91,25 @@ struct UnixTransport {
             close(obj);
             return fstrm_res_failure;
         }
+        return fstrm_res_success;
+    }
+    static fstrm_res open_file(UnixTransport& t) {
+        t.fd.reset(::open(t.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0640));
+        const int open_error = errno;
+        struct stat st {};
+        const bool known = t.fd ? ::fstat(t.fd.get(), &st) == 0 : ::stat(t.path.c_str(), &st) == 0;
+        if (known && !S_ISREG(st.st_mode)) {  // (a FIFO with no reader does not open: ENXIO)
+            if (t.why) *t.why = "not a regular file (a FIFO or a device is not a dnstap file)";
+            t.fd.reset();
+            return fstrm_res_failure;
+        }
+        if (!t.fd || !known) {
+            if (t.why) *t.why = std::strerror(t.fd ? errno : open_error);
+            t.fd.reset();
+            return fstrm_res_failure;
+        }
+        if ((st.st_mode & S_IRWXO) != 0) ::fchmod(t.fd.get(), st.st_mode & 0770);
+        ::fcntl(t.fd.get(), F_SETFL, ::fcntl(t.fd.get(), F_GETFL) & ~O_NONBLOCK);
         return fstrm_res_success;
     }
     static fstrm_res close(void* obj) {
@@ -108,7 +136,8 @@ struct UnixTransport {
             msghdr msg{};
             msg.msg_iov = &left[at];
             msg.msg_iovlen = left.size() - at;
-            ssize_t n = ::sendmsg(t->fd.get(), &msg, MSG_NOSIGNAL);
+            ssize_t n = t->file ? ::writev(t->fd.get(), msg.msg_iov, static_cast<int>(msg.msg_iovlen))
+                                : ::sendmsg(t->fd.get(), &msg, MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return fstrm_res_failure;
             auto sent = static_cast<size_t>(n);
@@ -208,21 +237,16 @@ void Sink::stop() {
 bool Sink::open() {
     fstrm_writer_options* wopt = fstrm_writer_options_init();
     fstrm_writer_options_add_content_type(wopt, kContentType, sizeof kContentType - 1);
-    if (options_.unix_socket) {
-        auto* t = std::make_unique<UnixTransport>(UnixTransport{options_.path, Fd()}).release();  // fstrm's: destroy()
-        fstrm_rdwr* rdwr = fstrm_rdwr_init(t);
-        fstrm_rdwr_set_destroy(rdwr, UnixTransport::destroy);
-        fstrm_rdwr_set_open(rdwr, UnixTransport::open);
-        fstrm_rdwr_set_close(rdwr, UnixTransport::close);
-        fstrm_rdwr_set_read(rdwr, UnixTransport::read);
-        fstrm_rdwr_set_write(rdwr, UnixTransport::write);
-        writer_ = fstrm_writer_init(wopt, &rdwr);
-    } else {
-        fstrm_file_options* fopt = fstrm_file_options_init();
-        fstrm_file_options_set_file_path(fopt, options_.path.c_str());
-        writer_ = fstrm_file_writer_init(fopt, wopt);
-        fstrm_file_options_destroy(&fopt);
-    }
+    // fstrm's: destroy() frees it. A file is written one way (no read: libfstrm sends no handshake).
+    auto* t =
+        std::make_unique<UnixTransport>(UnixTransport{options_.path, Fd(), !options_.unix_socket, &why_}).release();
+    fstrm_rdwr* rdwr = fstrm_rdwr_init(t);
+    fstrm_rdwr_set_destroy(rdwr, UnixTransport::destroy);
+    fstrm_rdwr_set_open(rdwr, UnixTransport::open);
+    fstrm_rdwr_set_close(rdwr, UnixTransport::close);
+    if (options_.unix_socket) fstrm_rdwr_set_read(rdwr, UnixTransport::read);
+    fstrm_rdwr_set_write(rdwr, UnixTransport::write);
+    writer_ = fstrm_writer_init(wopt, &rdwr);
     fstrm_writer_options_destroy(&wopt);
     if (writer_ && fstrm_writer_open(writer_) == fstrm_res_success) {
         connected_ = true;
@@ -287,10 +311,12 @@ void Sink::run() {
                 uint64_t left_out = 0;
                 if (throttle_.allow("open", steady_ms(), &left_out)) {
                     spdlog::warn(
-                        "dnstap: cannot open {} (no reader, or its handshake failed); retrying, "
-                        "dropping what is logged meanwhile ({} more not logged)",
-                        printable(sink), left_out);
+                        "dnstap: cannot open {} ({}); retrying, dropping what is logged meanwhile ({} more not "
+                        "logged)",
+                        printable(sink),
+                        why_.empty() ? std::string("no reader, or its handshake failed") : printable(why_), left_out);
                 }
+                why_.clear();
                 next_attempt = clock::now() + backoff;
                 backoff = std::min(backoff * 2, kMaxBackoff);
             }

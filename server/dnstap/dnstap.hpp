@@ -115,6 +115,7 @@ private:
     std::atomic<uint64_t> dropped_unsent_{0};  // by the writer thread: while closed, or a failed write
     std::atomic<uint64_t> dropped_full_{0};    // by the producers: a full queue
     LogThrottle throttle_{1, 60000};           // the writer thread's: a sink that stays away, once a minute
+    std::string why_;                          // the writer thread's: why the sink's last open failed
 };
 
 // The frame bytes of one message (tests and the reader): AUTH_QUERY or AUTH_RESPONSE of `x`.

@@ -41,7 +41,7 @@ stop_glbd k
 # Two replicas (B and C) sharing listen.cookieSecretFile: a cookie B made is valid at C, so a client that moves
 # between them keeps its exemption. C without the file: the same cookie is not valid there.
 B=127.0.0.186 C=127.0.0.187
-head -c 16 /dev/urandom | base64 > "$WORK/cookie.secret"
+(umask 077 && head -c 16 /dev/urandom | base64 > "$WORK/cookie.secret")  # a secret: glbd refuses it open to all
 replica() {  # NAME ADDRESS [shared]
     cat > "$WORK/$1.yaml" <<YAML
 cluster: {id: k, instance: $1}

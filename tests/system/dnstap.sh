@@ -71,6 +71,27 @@ grep -q "www.example.org. A REFUSED$" "$WORK/explained" || fail "explain --dnsta
 grep -q '^5 frame(s)\|^10 frame(s), 5 response(s), 0 not understood' "$WORK/explained.err" || fail "explain --dnstap: $(cat "$WORK/explained.err")"
 pass "dnstap: glbd explain --dnstap prints each answer with the reason it was chosen"
 
+# The file holds every client's address and question: created 0640 whatever the umask, an existing one's
+# "other" bits taken away; a FIFO is refused (said in the log) and cannot hold the stop.
+[[ $(stat -c %a "$WORK/tap.fstrm") == 640 ]] || fail "the dnstap file was created $(stat -c %a "$WORK/tap.fstrm"), not 640"
+: > "$WORK/open.fstrm"
+chmod 0666 "$WORK/open.fstrm"
+write_config "$WORK/open.fstrm"
+start_glbd dtm "$WORK/glbd.yaml"
+wait_for 10 curl -sf "http://$ADMIN/readyz" || fail "glbd did not come up (existing file)"
+wait_for 10 bash -c "[[ \$(stat -c %a '$WORK/open.fstrm') == 660 ]]" || fail "an existing file kept mode $(stat -c %a "$WORK/open.fstrm")"
+stop_glbd dtm
+mkfifo "$WORK/tap.fifo"
+write_config "$WORK/tap.fifo"
+start_glbd dtf "$WORK/glbd.yaml"
+wait_for 10 curl -sf "http://$ADMIN/readyz" || fail "glbd did not come up (FIFO)"
+wait_for 10 grep -q "dnstap: cannot open $WORK/tap.fifo (not a regular file" "$WORK/dtf.log" || fail "the FIFO is not refused in the log"
+ask shop.tap.test A | grep -q "status: NOERROR" || fail "no answer beside a FIFO sink"
+t0=$(now_ms)
+stop_glbd dtf
+(( $(now_ms) - t0 < 5000 )) || fail "the stop with a FIFO sink took $(( $(now_ms) - t0 )) ms"
+pass "dnstap file: created 0640, an existing one's other bits taken away; a FIFO refused and the stop not held"
+
 # 2. A Unix socket read by fstrm_capture; the reader killed and restarted mid-run.
 capture() {  # capture FILE: fstrm_capture on the socket, writing FILE; sets CAP
     fstrm_capture -t protobuf:dnstap.Dnstap -u "$WORK/tap.sock" -w "$1" >"$WORK/capture.log" 2>&1 &

@@ -24,6 +24,9 @@ assert pod["securityContext"]["runAsNonRoot"] is True
 assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, pod["securityContext"]
 # OpenShift's restricted-v2 assigns the user: none is fixed here (the image's USER is numeric).
 assert not {"runAsUser", "runAsGroup", "fsGroup"} & pod["securityContext"].keys(), pod["securityContext"]
+# The TSIG Secret is not readable by every user (glbd refuses that): 0440, read through group 0.
+assert pod["securityContext"]["supplementalGroups"] == [0], pod["securityContext"]
+assert [v["secret"]["defaultMode"] for v in pod["volumes"] if "secret" in v] == [0o440], pod["volumes"]
 assert pod["automountServiceAccountToken"] is False, "the base mounts no API token"
 labels = dep["spec"]["template"]["metadata"]["labels"]
 assert dep["spec"]["selector"]["matchLabels"].items() <= labels.items()
@@ -66,6 +69,7 @@ for m in c["volumeMounts"]:
         os.makedirs(path, exist_ok=True)
         for k, val in secrets[v["secret"]["secretName"]]["stringData"].items():
             open(os.path.join(path, k), "w").write(val)
+            os.chmod(os.path.join(path, k), v["secret"].get("defaultMode", 0o644))  # Kubernetes' default: 0644
 config = work + "/etc/glbd/glbd.yaml"
 assert os.path.exists(config), "the config is not mounted where the container reads it"
 assert c["args"][-1] == "/etc/glbd/glbd.yaml"
@@ -98,6 +102,7 @@ for d in docs:
         open(out + "/glbd.yaml", "w").write(d["data"]["glbd.yaml"].replace("/etc/glbd/", out + "/"))
     if d["kind"] == "Secret":
         open(out + "/tsig/secret", "w").write(d["stringData"]["secret"])
+        os.chmod(out + "/tsig/secret", 0o440)  # as the Deployment mounts it
 PY
     "$GLBD" check --config "$WORK/$c/glbd.yaml" >/dev/null || fail "rendered $c config fails glbd check: $("$GLBD" check --config "$WORK/$c/glbd.yaml" 2>&1)"
     grep -q "id: $c" "$WORK/$c/glbd.yaml" || fail "render did not set the cluster id"
@@ -192,7 +197,7 @@ assert "169.254.0.0/16" in yaml.safe_load(cfg)["kubernetes"]["denyNetworks"], "c
 open(out + "/etc/glbd/glbd.yaml", "w").write(cfg)
 assert kinds["Secret"][0]["stringData"]["secret"].startswith("REPLACE/"), "the shipped Secret is a placeholder"
 PY
-        "$GLBD" keygen --secret-only > "$WORK/$mode/etc/glbd/tsig/secret"
+        (umask 0337 && "$GLBD" keygen --secret-only > "$WORK/$mode/etc/glbd/tsig/secret")  # 0440, as mounted
         "$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" >/dev/null || fail "overlay $mode: $("$GLBD" check --config "$WORK/$mode/etc/glbd/glbd.yaml" 2>&1)"
     done
     # Each cluster its own: the overlay rendered per cluster (docs/kind.md 4b, docs/kuadrant.md) gives each its
@@ -215,6 +220,7 @@ assert cfg["geoip"]["networks"] == {"10.1.0.0/16": "IE", "10.2.0.0/16": "US"}, c
 assert cfg["kubernetes"]["mode"] == "controller"
 open(out + "/glbd.yaml", "w").write(cm["data"]["glbd.yaml"].replace("/etc/glbd/", out + "/"))
 open(out + "/tsig/secret", "w").write([d for d in docs if d["kind"] == "Secret"][0]["stringData"]["secret"])
+os.chmod(out + "/tsig/secret", 0o440)  # as the Deployment mounts it
 PY
         "$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" >/dev/null || fail "overlay for $c: $("$GLBD" check --config "$WORK/overlay-$c/glbd.yaml" 2>&1)"
     done
@@ -251,6 +257,7 @@ assert bindings == [("RoleBinding", "shop")], bindings
 # stateDir and the Secret under the test's directory, no peer to reach.
 os.makedirs(out + "/tsig", exist_ok=True)
 open(out + "/tsig/secret", "w").write([d for d in docs if d["kind"] == "Secret"][0]["stringData"]["secret"])
+os.chmod(out + "/tsig/secret", 0o440)  # as the Deployment mounts it
 cfg["listen"]["dns"] = [addr + ":5527"]
 cfg["admin"]["listen"] = addr + ":9527"
 cfg["kubernetes"]["kubeconfig"] = kubeconfig
