@@ -34,6 +34,7 @@ struct PeerStatus {
     uint64_t exchanges = 0;
     uint64_t failures = 0;
     std::string last_error;
+    bool key_mismatch = false;  // the last exchange failed on the key (last_error says how): peers.key differs
     // How long a TCP connection to it takes to open (smoothed, RFC 6298's SRTT with alpha 1/8, from
     // `connects` attempts), and how often a second attempt was started because the first was slow (a lost SYN).
     double connect_ms = 0;

@@ -250,7 +250,8 @@ json peers_json(const sync::Service& sync, uint64_t now) {
             if (k.state.origin() == p.origin) jp["version"] = k.state.version;
         }
         if (!p.last_error.empty()) jp["lastError"] = p.last_error;
-        if (p.learnt) jp["learnt"] = true;  // learnt from peers, not one of peers.members
+        if (p.learnt) jp["learnt"] = true;             // learnt from peers, not one of peers.members
+        if (p.key_mismatch) jp["keyMismatch"] = true;  // its last exchange failed on the key (lastError says how)
         jp["suspect"] = p.suspect;
         if (p.suspect) jp["suspectReason"] = p.suspect_reason, jp["suspectLimitMs"] = p.suspect_limit_ms;
         const uint64_t direct = std::max(p.last_beat_ms, p.last_ok_ms);

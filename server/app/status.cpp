@@ -191,7 +191,10 @@ std::string render_status(const std::string& admin, const std::string& state_jso
             rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(),
                             p.at("alive").get<bool>() ? "yes" : "NO", ago(p.at("lastSeenMsAgo")),
                             p.at("exchanges").dump(), p.at("failures").dump(), number("lossRatio", 100, " %"),
-                            number("rttMs", 1, " ms"), suspect ? suspect_text(p) : "ok",
+                            number("rttMs", 1, " ms"),
+                            p.value("keyMismatch", false) ? "KEY MISMATCH: peers.key differs"
+                            : suspect                     ? suspect_text(p)
+                                                          : "ok",
                             p.contains("lastError") ? p.at("lastError").get<std::string>() : ""});
         }
         table(out, rows);

@@ -216,13 +216,21 @@ void Pulls::on_data(Exchange* x) {
         x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
         wire::Header head;
         if (!wire::read_header(msg.data(), msg.size(), head)) return finish(x, "malformed response");
-        if (uint8_t rcode = head.rcode(); rcode != wire::rcode::NOERROR) {
-            return finish(x, "peer answered " + wire::rcode_name(rcode) +
-                                 (rcode == wire::rcode::NOTAUTH ? " (key mismatch?)" : ""));
+        if (uint8_t rcode = head.rcode(); rcode == wire::rcode::NOTAUTH) {
+            x->key_mismatch = true;
+            return finish(x,
+                          "key mismatch: the peer refuses our signature (NOTAUTH): its peers.key (name or secret) "
+                          "is not ours");
+        } else if (rcode != wire::rcode::NOERROR) {
+            return finish(x, "peer answered " + wire::rcode_name(rcode));
         }
         std::string mac;
         auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0,
                                static_cast<uint64_t>(std::time(nullptr)), &mac);
+        if (st == tsig::Status::badsig || st == tsig::Status::badkey) {
+            x->key_mismatch = true;
+            return finish(x, "key mismatch: the peer's answer is not signed with our peers.key");
+        }
         if (st != tsig::Status::ok) return finish(x, "bad TSIG on the response");
         x->mac = mac;
         ++x->messages;
@@ -390,6 +398,7 @@ void Pulls::finish(Exchange* x, const std::string& error) {
         PeerStatus& st = core.peer_status[x->peer];
         st.address = x->peer.str();
         st.exchanges++;
+        st.key_mismatch = x->key_mismatch;
         if (error.empty()) {
             if (!st.reachable) spdlog::info("sync: peer {} up", st.address);
             st.reachable = true;

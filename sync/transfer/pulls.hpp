@@ -92,6 +92,7 @@ private:
         size_t total = 0;
         bool done = false;
         bool changed = false, need_full = false;  // what the reports merged so far did
+        bool key_mismatch = false;                // it failed on the key: the peer's is not ours
         TxtViews records;                         // of the message being read (views into it)
         Decoder decoder;
     };

@@ -8,6 +8,8 @@
 #include <charconv>
 #include <ctime>
 
+#include "resolver/wire/text.hpp"
+
 namespace glbd::sync {
 
 Service::Auth Serving::verify(const tsig::Key& key, const uint8_t* wire, size_t len, uint64_t now_s, std::string* mac) {
@@ -81,11 +83,15 @@ bool Serving::first_use(const std::string& mac) {
 
 // A request that failed TSIG: counted by reason and logged (throttled per source and reason).
 void Serving::reject(Auth a, const char* what, const std::string& peer) {
-    const char* why = a == Auth::unsigned_ ? "unsigned"
-                      : a == Auth::badkey  ? "unknown key"
-                      : a == Auth::badsig  ? "bad signature"
-                      : a == Auth::replay  ? "a replayed signature"
-                                           : "stale signature";
+    const auto key = core_.current_key();
+    const std::string name = key ? wire::wire_to_name(key->name) : std::string("?");
+    const std::string why = a == Auth::unsigned_ ? "unsigned"
+                            : a == Auth::badkey
+                                ? "unknown key (ours is " + name + "): peers.key must be the same on every glbd"
+                            : a == Auth::badsig ? "bad signature: the key name is ours (" + name +
+                                                      ") but not the secret: peers.key must be the same on every glbd"
+                            : a == Auth::replay ? "a replayed signature"
+                                                : "stale signature (the clocks differ by more than TSIG's 5 minutes)";
     SyncCounters& counters = core_.counters;
     (a == Auth::unsigned_ ? counters.rejected_unsigned
      : a == Auth::badkey  ? counters.rejected_badkey

@@ -56,8 +56,9 @@ private:
         std::shared_ptr<const EncodedData> data;
     };
     std::map<std::string, Served> served_data_ GLBD_GUARDED_BY(core_.mu);
-    Mutex reject_mu_;                                     // the TCP thread (requests) and the sync thread (beats)
-    LogThrottle reject_log_ GLBD_GUARDED_BY(reject_mu_);  // rejected requests, per source address and reason
+    Mutex reject_mu_;  // the TCP thread (requests) and the sync thread (beats)
+    // Rejected requests, per source address and reason: once a minute, with how many were not logged.
+    LogThrottle reject_log_ GLBD_GUARDED_BY(reject_mu_){1, 60'000};
 };
 
 }  // namespace glbd::sync

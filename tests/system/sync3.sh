@@ -123,3 +123,18 @@ back() { local s; for s in ${ADDR[ie]} ${ADDR[oc]}; do [[ $(dig @$s -p $P +short
 wait_for 30 back || fail "the restarted cluster did not come back"
 ms=$(( $(now_ms) - t0 ))
 pass "restarted cluster answered everywhere again after $ms ms"
+
+# A server whose peers.key has our name and another secret: ie logs what differs (once a minute, not twice a
+# second), counts it, and the stranger's glbd status shows ie as KEY MISMATCH.
+X=127.0.0.86 OTHER=$(head -c 32 /dev/urandom | base64)
+sed -e "s/id: us, instance: us-0/id: xx, instance: xx-0/" -e "s/${ADDR[us]}:$P\"\]}/$X:$P\"]}\nadmin: {listen: \"$X:9386\"}/" \
+    -e "s|secret: \"$TSIG_SECRET\"|secret: \"$OTHER\"|" "$WORK/us.yaml" > "$WORK/xx.yaml"
+grep -q "$OTHER" "$WORK/xx.yaml" && grep -q "admin: {listen: \"$X:9386\"}" "$WORK/xx.yaml" || fail "the stranger's config: $(cat "$WORK/xx.yaml")"
+start_glbd xx "$WORK/xx.yaml"
+mismatch() { GLBD_ADMIN_TOKEN= "$GLBD" status --admin $X:9386 2>&1 | grep -q "^ *${ADDR[ie]}:$P .*KEY MISMATCH: peers.key differs"; }
+wait_for 20 mismatch || fail "the stranger's glbd status does not show ie as KEY MISMATCH: $(GLBD_ADMIN_TOKEN= "$GLBD" status --admin $X:9386 2>&1)"
+sleep 3  # beats twice a second and pulls: ie logs the stranger once
+lines=$(grep -c "rejected .* request from $X: bad signature: the key name is ours (glb-sync" "$WORK/ie.log" || true)
+(( lines == 1 )) || fail "ie logged the stranger's bad signature $lines times in 3 s: $(grep "from $X" "$WORK/ie.log")"
+stop_glbd xx
+pass "a peer with our key's name and another secret: logged once as such at ie, KEY MISMATCH in its glbd status"
