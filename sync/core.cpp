@@ -98,14 +98,32 @@ void Core::note_own_held(const std::string& peer, const InstanceState& ours) {
     }
 }
 
-void Core::refute(const InstanceState& heard) {
+void Core::refute(const InstanceState& heard, const std::string& via) {
     if (heard.incarnation < own.incarnation || (heard.incarnation == own.incarnation && heard.version <= own.version))
         return;
+    // Once at a start without stateDir is expected; again and again, another glbd runs as this one.
+    const uint64_t now_ms = now();
+    refutes.push_back(now_ms);
+    while (!refutes.empty() && refutes.front() + kConflictWindowMs < now_ms) refutes.pop_front();
+    if (refutes.size() >= kConflictRefutes) conflict("through " + via);
     spdlog::info("sync: peers hold this instance at incarnation {} version {}; taking incarnation {}",
                  heard.incarnation, heard.version, heard.incarnation + 1);
     own.incarnation = heard.incarnation + 1;
     own.version = 0;
     bump_own();
+}
+
+void Core::conflict(const std::string& where) {
+    const uint64_t now_ms = now();
+    identity_conflict = IdentityConflict{where, now_ms};
+    uint64_t left_out = 0;
+    if (report_log.allow("identity " + where, now_ms, &left_out)) {
+        spdlog::error(
+            "sync: another glbd runs as {} ({}; this one listens on {}): the two take turns and each one's "
+            "endpoints vanish from the view; give each its own cluster.instance (the default is the host name){}",
+            own.origin(), printable(where), config.listen.dns.empty() ? std::string("-") : config.listen.dns[0].str(),
+            left_out ? " (and " + std::to_string(left_out) + " more not logged)" : std::string());
+    }
 }
 
 bool Core::in_our_zones(const std::string& host) const {

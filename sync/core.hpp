@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +31,10 @@
 namespace glbd::sync {
 
 struct Core {
+    // Our own origin taken back from peers this many times within the window: another glbd runs as this one.
+    static constexpr size_t kConflictRefutes = 3;
+    static constexpr uint64_t kConflictWindowMs = 300'000;
+
     // Written only by reconfigure() on the control thread while the sync thread is stopped; read by the
     // control and sync threads. The TCP thread reads none of it (it takes the key through current_key()).
     // Without its hosts: this instance's come from the daemon (set_own_hosts), and are not kept twice.
@@ -66,6 +71,11 @@ struct Core {
     // Per peer origin, the newest version of this instance's report it showed holding (its beats, the origin
     // records of a pull from it): Service::not_holding. At most one entry per known origin.
     std::map<std::string, Held> own_held GLBD_GUARDED_BY(mu);
+    // Another glbd that runs as this instance (the same cluster.id and cluster.instance): where it was seen (its
+    // address, or the peer that relayed its report), when last, and our refutes lately (two instances of one
+    // origin take turns at newer lives).
+    IdentityConflict identity_conflict GLBD_GUARDED_BY(mu);
+    std::deque<uint64_t> refutes GLBD_GUARDED_BY(mu);
     // Each origin's beats as they came (transfer/beats.hpp): liveness stretches deadAfter by their loss, the
     // status shows them. At most one entry per origin that may be known (ReportLimits::kMaxOrigins).
     struct BeatLink {
@@ -118,7 +128,14 @@ struct Core {
     void note_own_held(const std::string& peer, const InstanceState& ours) GLBD_REQUIRES(mu);
     // A peer holds this instance's origin from a life at least as new as ours (we restarted without stateDir,
     // perhaps with the clock set back): a newer life at once, so that peers take it.
-    void refute(const InstanceState& heard) GLBD_REQUIRES(mu);
+    void refute(const InstanceState& heard, const std::string& via) GLBD_REQUIRES(mu);
+    // Whether a report of our own origin may be our own (this life, a version we have had): else another glbd
+    // made it.
+    [[nodiscard]] bool may_be_ours(const InstanceState& heard) const GLBD_REQUIRES(mu) {
+        return heard.incarnation == own.incarnation && heard.version <= own.version;
+    }
+    // Another glbd runs as this instance, seen at `where`: remembered for the status, logged (once a minute).
+    void conflict(const std::string& where) GLBD_REQUIRES(mu);
     [[nodiscard]] bool in_our_zones(const std::string& host) const;
     // A peer's entry we can serve: in our zones, and at a zone apex with addresses only (a host name there would
     // be answered as a CNAME beside the SOA and NS: model::kApexCname).

@@ -58,6 +58,11 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
     per_peer(m, "glbd_sync_peer_up", "gauge", "1 when the last exchange with the peer address succeeded.", peers,
              [](const PeerStatus& p) { return V(p.reachable ? 1 : 0); });
     write_link_metrics(m, peers);
+    const IdentityConflict conflict = sync.identity_conflict();
+    m.one("glbd_sync_identity_conflict", "gauge",
+          "1 while another glbd runs as this instance (seen in the last 10 minutes): give each its own "
+          "cluster.instance.",
+          conflict.last_ms && now - std::min(now, conflict.last_ms) < kConflictShownMs ? 1 : 0);
     m.some(
         "glbd_sync_beats_total", "counter",
         "Heartbeats (UDP): sent (resent: a change's beat again to a member that had not acknowledged it), not sent (no "

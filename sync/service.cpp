@@ -340,6 +340,10 @@ std::vector<PeerStatus> Service::peers() const {
     }
     return out;
 }
+IdentityConflict Service::identity_conflict() const {
+    MutexLock lock(impl_->mu);
+    return impl_->identity_conflict;
+}
 const SyncCounters& Service::counters() const { return impl_->counters; }
 uint64_t Service::own_version() const {
     MutexLock lock(impl_->mu);

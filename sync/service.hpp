@@ -54,6 +54,14 @@ struct PeerStatus {
     bool learnt = false;  // a member learnt from peers (sync/members.hpp), not one of peers.members
 };
 
+// Another glbd that runs under this instance's identity (cluster.id and cluster.instance): where it was seen and
+// when last (0: never). The two take turns at newer lives, and each one's endpoints vanish from the view.
+struct IdentityConflict {
+    std::string where;  // its address, or "through PEER" when only its relayed reports were seen
+    uint64_t last_ms = 0;
+};
+inline constexpr uint64_t kConflictShownMs = 600'000;  // how long after it was last seen the status shows it
+
 struct SyncCounters {
     std::atomic<uint64_t> pulls{0}, pull_failures{0}, notifies_sent{0}, notifies_received{0};
     std::atomic<uint64_t> relay_pulls{0};  // of the pulls, those that asked for everything the peer relays
@@ -142,6 +150,7 @@ public:
     // The overrides in force (the latest per target from any origin; "auto" clears).
     [[nodiscard]] OverrideMap overrides() const;
     [[nodiscard]] std::vector<PeerStatus> peers() const;
+    [[nodiscard]] IdentityConflict identity_conflict() const;
     [[nodiscard]] const SyncCounters& counters() const;
     [[nodiscard]] std::string own_origin() const;
     // This instance's report: its version now, and the live peers (other instances, by printable origin) not

@@ -148,6 +148,9 @@ std::string AdminRoutes::summary_json() const {
                {"unhealthyEndpoints", down},
                {"overrides", in_force.size()}}}};
     if (d_.kube_) out["kubernetes"] = d_.kube_->json_of(now);
+    if (auto c = d_.sync_->identity_conflict(); c.last_ms && now - std::min(now, c.last_ms) < sync::kConflictShownMs) {
+        out["identityConflict"] = {{"where", c.where}, {"lastMsAgo", now - std::min(now, c.last_ms)}};
+    }
     return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

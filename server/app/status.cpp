@@ -163,7 +163,14 @@ std::string render_status(const std::string& admin, const std::string& state_jso
     // Every field is read through at(): a missing one or one of the wrong type throws, never crashes.
     std::string out = "glbd " + admin + ": cluster " + s.at("cluster").get<std::string>() + ", instance " +
                       s.at("instance").get<std::string>() + ", serial " + s.at("serial").dump() + ", " +
-                      (s.at("ready").get<bool>() ? "ready" : "NOT READY") + "\n\nCLUSTERS\n";
+                      (s.at("ready").get<bool>() ? "ready" : "NOT READY") + "\n";
+    if (const auto& c = s.value("identityConflict", nlohmann::json()); c.is_object()) {
+        out += "IDENTITY CONFLICT: another glbd runs as " + s.at("cluster").get<std::string>() + "/" +
+               s.at("instance").get<std::string>() + " (" + c.at("where").get<std::string>() + ", " +
+               ago(c.at("lastMsAgo")) + "): the two take turns and each one's endpoints vanish; give each its own " +
+               "cluster.instance\n";
+    }
+    out += "\nCLUSTERS\n";
     std::vector<std::vector<std::string>> rows{{"CLUSTER", "ALIVE", "INSTANCE", "ALIVE", "LAST HEARD", "VERSION"}};
     for (const auto& cl : s.at("clusters")) {
         bool first = true;

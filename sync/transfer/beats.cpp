@@ -192,6 +192,17 @@ void Beats::on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender)
         return;
     }
     core_.counters.beats_received.fetch_add(1);
+    {
+        // A beat of our own origin: ours come back (a member that is this instance), or another glbd runs as
+        // this one, which its own record tells (another life, or a version we never had).
+        MutexLock lock(core_.mu);
+        if (beat.from == core_.own.origin()) {
+            for (const auto& r : beat.reports) {
+                if (r.state.origin() == beat.from && !core_.may_be_ours(r.state)) core_.conflict(sender.str());
+            }
+            return;
+        }
+    }
     bool fresh = false;
     std::vector<SocketAddress> senders = note(beat, sender, fresh);  // a repeat's echo still times a trip
     if (!fresh) return;
@@ -303,7 +314,7 @@ Beats::News Beats::merge(Beat& beat) {
         const std::string origin = r.state.origin();
         if (origin == core_.own.origin()) {
             core_.note_own_held(beat.from, r.state);
-            core_.refute(r.state);
+            core_.refute(r.state, printable(beat.from));
             continue;
         }
         if (!store.merge_heartbeat(r.state, origin == beat.from ? 0 : r.age_ms, now, nullptr)) continue;

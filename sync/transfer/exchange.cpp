@@ -288,8 +288,9 @@ void Pulls::accept(Exchange* x, std::vector<Report>& reports) {
             }
         }
         if (r.state.origin() == core_.own.origin()) {
+            if (x->decoder.from() == r.state.origin() && !core_.may_be_ours(r.state)) x->other_self = true;
             core_.note_own_held(x->decoder.from(), r.state);
-            core_.refute(r.state);
+            core_.refute(r.state, x->peer.str());
             continue;
         }
         // At most kMaxOrigins known: a new one takes the place of the one dead longest, never of a live one.
@@ -359,7 +360,9 @@ void Pulls::complete(Exchange* x) {
         MutexLock lock(core_.mu);
         core_.peer_status[x->peer].origin = printable(from);
         core_.learnt.answered(x->peer, core_.now());  // a signed transfer from it: a member now, if learnt
-        if (from == core_.own.origin()) {
+        if (from == core_.own.origin() && x->other_self) {
+            core_.conflict(x->peer.str());  // another glbd under our name answered there: not us
+        } else if (from == core_.own.origin()) {
             core_.learnt.erase(x->peer);
             core_.self_addresses.insert(x->peer);
             self = true;

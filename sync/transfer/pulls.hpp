@@ -93,6 +93,7 @@ private:
         bool done = false;
         bool changed = false, need_full = false;  // what the reports merged so far did
         bool key_mismatch = false;                // it failed on the key: the peer's is not ours
+        bool other_self = false;                  // it answered as this instance, with a life that is not ours
         TxtViews records;                         // of the message being read (views into it)
         Decoder decoder;
     };
