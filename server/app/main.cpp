@@ -281,6 +281,17 @@ int config_command(const std::string& cmd, const std::vector<std::string>& args)
         }
         std::printf("%s: ok (%zu zone(s), %zu host(s); geo: %s)\n", path.c_str(), r.config->zones.size(),
                     r.config->hosts.size(), geo.c_str());
+        // A stateDir whose parent is missing too is made whole at start (when glbd may): often a typo.
+        if (const std::filesystem::path dir(r.config->state_dir); !dir.empty()) {
+            std::error_code ec;
+            const auto parent = dir.parent_path().empty() ? std::filesystem::path(".") : dir.parent_path();
+            if (!std::filesystem::exists(dir, ec) && !std::filesystem::exists(parent, ec)) {
+                std::printf(
+                    "  warning: stateDir %s: neither it nor %s exists; glbd makes both at start (is the "
+                    "path right?)\n",
+                    dir.c_str(), parent.c_str());
+            }
+        }
         bool signed_zones = false;
         for (const auto& z : r.config->zones) {
             if (!z.dnssec) continue;

@@ -18,6 +18,13 @@ out=$("$GLBD" check "$WORK/glbd.yaml") || fail "glbd check FILE: $out"
 [[ $("$GLBD" check --config "$WORK/glbd.yaml") == "$out" && $("$GLBD" check --config="$WORK/glbd.yaml") == "$out" ]] ||
     fail "check --config FILE and check FILE differ"
 pass "glbd check FILE, --config FILE and --config=FILE: $out"
+printf 'stateDir: %s\n' "$WORK/missing/state" >> "$WORK/glbd.yaml"
+out=$("$GLBD" check "$WORK/glbd.yaml") || fail "a stateDir whose parent is missing failed glbd check: $out"
+[[ $out == *"warning: stateDir $WORK/missing/state: neither it nor $WORK/missing exists; glbd makes both at start"* ]] ||
+    fail "no warning for a stateDir whose parent is missing: $out"
+sed -i '$d' "$WORK/glbd.yaml"
+[[ $("$GLBD" check "$WORK/glbd.yaml") != *warning* ]] || fail "a warning without stateDir"
+pass "glbd check warns of a stateDir whose parent does not exist (it still passes: glbd makes both)"
 
 usage() {  # EXPECTED ARGS...: a usage error is one line on stderr, nothing on stdout, exit 1
     local expected=$1 rc=0
