@@ -208,60 +208,6 @@ Status Daemon::set_override(const std::string& target, const std::string& state)
     return ok();
 }
 
-bool Daemon::reload() {
-    if (path_.empty()) {
-        spdlog::warn("reload: the embedded config cannot be reloaded");
-        return false;
-    }
-    auto result = conf::load_file(path_);
-    if (!result.config) {
-        ++reloads_failed_;
-        for (const auto& e : result.errors) spdlog::error("reload rejected: {}", e.str());
-        spdlog::error("reload failed: {} error(s); still serving the previous config", result.errors.size());
-        return false;
-    }
-    conf::Config& next = *result.config;
-    std::shared_ptr<const geo::GeoDb> geo;
-    try {
-        // Everything that can fail (the geo database, the zones) before touching the running state.
-        geo = open_geo(next);
-        build_snapshot(next, {local_view(next, {})}, geo, serial_);  // a zone that cannot be built fails here
-    } catch (const std::exception& e) {
-        ++reloads_failed_;
-        spdlog::error("reload failed: {}; still serving the previous config", e.what());
-        return false;
-    }
-    if (auto allowed = keys_.check(config_, next, *sync_); !allowed) {
-        ++reloads_failed_;
-        spdlog::error("reload refused: {}; still serving the previous config", allowed.error());
-        return false;
-    }
-    ++reloads_ok_;
-    bool same_listen = next.listen.dns.size() == config_.listen.dns.size() &&
-                       std::equal(config_.listen.dns.begin(), config_.listen.dns.end(), next.listen.dns.begin());
-    if (!same_listen) spdlog::warn("reload: listen addresses changed; they take effect at the next restart");
-    auto previous = checker_->states();
-    if (static_cast<bool>(next.kubernetes) != static_cast<bool>(config_.kubernetes)) {
-        spdlog::warn("reload: the kubernetes section changed; it takes effect at the next restart");
-    }
-    cookies_.configure(next.listen.cookie_secret);
-    config_ = std::move(next);
-    ++hosts_generation_;
-    if (kube_) {
-        kube_->reload(config_);  // the file's hosts it merges with, and the zones
-        kube_->merge(config_, *sync_);
-    }
-    geo_ = std::move(geo);
-    start_checker(previous);
-    sync_->reconfigure(config_);
-    keys_.note_published(config_);
-    rebuild();
-    auto snap = publisher_.current();
-    spdlog::info("reloaded {}: serial {}, {} zone(s), {} host(s)", path_, snap->serial, snap->zones.size(),
-                 snap->hosts.size());
-    return true;
-}
-
 bool Daemon::drop_privileges() {
     if (config_.user.empty() || geteuid() != 0) return true;
     passwd* pw = getpwnam(config_.user.c_str());
@@ -321,6 +267,7 @@ void Daemon::init_loop() {
     loop_ = uv_default_loop();
     uv_async_init(loop_, &changed_, [](uv_async_t* a) { static_cast<Daemon*>(a->data)->request_rebuild(); });
     changed_.data = this;
+    init_reloads();
     uv_timer_init(loop_, &rebuild_timer_);
     rebuild_timer_.data = this;
     uv_timer_init(loop_, &resign_timer_);
@@ -454,8 +401,7 @@ void Daemon::wait_for_signal() {
         [](uv_signal_t* s, int) {
             auto* self = static_cast<Daemon*>(s->data);
             self->notifier_.reloading();
-            self->reload();
-            self->notifier_.ready();
+            if (self->reload() != Daemon::Reload::pending) self->notifier_.ready();  // else when it concludes
         },
         SIGHUP);
     auto stop = [](uv_signal_t* s, int signum) {
@@ -471,6 +417,7 @@ void Daemon::wait_for_signal() {
 void Daemon::shut_down() {
     notifier_.stopping();
     notifier_.stop();
+    close_reloads();
     if (kube_) kube_->stop();
     uv_close(reinterpret_cast<uv_handle_t*>(&changed_), nullptr);
     if (kube_) kube_->close();

@@ -12,8 +12,10 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <unordered_map>
 
 #include <nlohmann/json_fwd.hpp>
@@ -54,8 +56,11 @@ public:
     // As root with `user:` set: gives a missing stateDir to that user, then drops to it (uid, gid, no
     // supplementary groups). False (logged) when that fails.
     bool drop_privileges();
-    // Validates `path` again and swaps in the new snapshot; a bad file keeps the running config.
-    bool reload();
+    // Validates `path` again and swaps in the new snapshot; a bad file keeps the running config. A change that
+    // drops a KSK asks the parent's servers first, on a worker thread (the control thread serves on meanwhile):
+    // `pending` then, and the reload concludes (applied or refused, logged) when they have answered.
+    enum class Reload { applied, refused, pending };
+    Reload reload();
     // Drains or forces a cluster or an endpoint ("eu-1", "eu-1/192.0.2.10"; "down", "up", "auto"),
     // shared with every peer. Why not, for a bad target or state.
     Status set_override(const std::string& target, const std::string& state);
@@ -118,6 +123,23 @@ private:
     CookieSecrets cookies_;  // the DNS cookies' secrets (RFC 7873, 9018), rotated daily unless configured
     uv_loop_t* loop_ = nullptr;
     uv_async_t changed_{};
+    // ---- reloads (daemon_reload.cpp): one waiting for the parent's servers at a time, a SIGHUP meanwhile
+    // taken when it ends.
+    struct PendingReload {
+        conf::Config next;
+        std::shared_ptr<const geo::GeoDb> geo;
+        std::vector<KeyGovernance::ParentQuestion> questions;
+    };
+    std::optional<PendingReload> pending_reload_;  // control thread
+    bool reload_again_ = false;                    // control thread
+    std::thread parent_asker_;                     // started and joined by the control thread
+    Mutex parent_mu_;
+    std::optional<KeyGovernance::ParentAnswers> parent_answers_ GLBD_GUARDED_BY(parent_mu_);
+    uv_async_t parent_answered_{};
+    void init_reloads();
+    void close_reloads();
+    void conclude_reload();
+    void apply_reload(conf::Config next, std::shared_ptr<const geo::GeoDb> geo);
     uv_timer_t rebuild_timer_{};
     // Signed zones: a full build when the snapshot's first signature is due to be made again.
     static constexpr uint64_t kResignCheckMs = uint64_t{3600} * 1000;

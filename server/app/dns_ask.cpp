@@ -105,4 +105,9 @@ Result<std::vector<uint8_t>> dns_ask(const SocketAddress& server, std::span<cons
     return ask_tcp(server, query, timeout_ms);
 }
 
+Result<std::vector<uint8_t>> dns_ask_tcp(const SocketAddress& server, std::span<const uint8_t> query, int timeout_ms) {
+    if (query.size() < wire::kHeaderSize) return Err{"not a DNS query"};
+    return ask_tcp(server, query, timeout_ms);
+}
+
 }  // namespace glbd

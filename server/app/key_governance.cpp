@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "resolver/base/atomic_file.hpp"
 #include "resolver/base/metrics.hpp"
@@ -103,10 +104,9 @@ uint64_t KeyGovernance::hold_ms(const conf::Config& current, const conf::Config&
 namespace {
 using ParentAnswer = dnssec::KeyHistory::ParentAnswer;
 
-// What `server`, one of the parent zone's, answers for `zone`'s DS: no recursion asked, UDP then TCP when
-// truncated, one try of 2 s each. The answer must be authoritative, NOERROR (the DS set, or none: an insecure
-// delegation).
-ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server) {
+// What `server`, one of the parent zone's, answers for `zone`'s DS: no recursion asked, over TCP, within
+// `timeout_ms`. The answer must be authoritative, NOERROR (the DS set, or none: an insecure delegation).
+ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server, int timeout_ms) {
     ParentAnswer a;
     a.server = server.str();
     auto qname = wire::name_to_wire(zone);
@@ -116,7 +116,7 @@ ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server)
     }
     wire::QueryOptions o;
     o.id = static_cast<uint16_t>(std::random_device{}());
-    auto answer = dns_ask(server, wire::make_query(*qname, wire::type::DS, o), 2000);
+    auto answer = dns_ask_tcp(server, wire::make_query(*qname, wire::type::DS, o), timeout_ms);
     if (!answer) {
         a.error = answer.error();
         return a;
@@ -155,20 +155,38 @@ ParentAnswer ask_parent_ds(const std::string& zone, const SocketAddress& server)
     } else if (a.ds.empty() && !parents_soa) {
         a.error = "no DS and no SOA of a zone above " + zone + ": list the parent zone's own servers";
     }
+    std::sort(a.ds.begin(), a.ds.end());
     return a;
+}
+
+// The servers of one parent that answered with different DS sets, said as "A holds tags X, B holds tags Y"
+// ("" when every answer is alike).
+std::string disagreement(const std::vector<ParentAnswer>& answers) {
+    for (const auto& a : answers) {
+        if (a.ds != answers.front().ds) {
+            auto held = [](const ParentAnswer& x) {
+                return x.server + " holds " +
+                       (x.ds.empty() ? std::string("no DS") : std::to_string(x.ds.size()) + " DS");
+            };
+            return held(answers.front()) + ", " + held(a);
+        }
+    }
+    return "";
 }
 }  // namespace
 
-Status KeyGovernance::check(const conf::Config& current, const conf::Config& next, const sync::Service& sync) {
+Result<std::vector<KeyGovernance::ParentQuestion>> KeyGovernance::precheck(const conf::Config& current,
+                                                                           const conf::Config& next,
+                                                                           const sync::Service& sync) {
     const uint64_t now = sync::now_ms();
+    std::vector<ParentQuestion> questions;
     for (const auto& z : next.zones) {
         if (!z.dnssec) continue;
         if (auto why = history_.check(z.origin, z.dnssec->keys, now, hold_ms(current, next, sync, z.origin));
             !why.empty())
             return Err{"zone " + z.origin + ": " + why};
         // A KSK removed: the parent's DS set must point at one that stays (asked only then).
-        auto dropped = history_.dropped_ksks(z.origin, z.dnssec->keys);
-        if (dropped.empty()) continue;
+        if (history_.dropped_ksks(z.origin, z.dnssec->keys).empty()) continue;
         if (z.dnssec->parent.empty()) {
             spdlog::warn(
                 "zone {}: a KSK is removed without asking the parent whether its DS set points at one that "
@@ -176,19 +194,53 @@ Status KeyGovernance::check(const conf::Config& current, const conf::Config& nex
                 z.origin);
             continue;
         }
-        std::vector<ParentAnswer> answers;
-        for (const auto& server : z.dnssec->parent) answers.push_back(ask_parent_ds(z.origin, server));
-        history_.note_parent(z.origin, z.dnssec->keys, answers, sync::now_ms());
+        questions.push_back({z.origin, z.dnssec->keys, z.dnssec->parent});
+    }
+    return questions;
+}
+
+KeyGovernance::ParentAnswers KeyGovernance::ask_parents(const std::vector<ParentQuestion>& questions, int budget_ms) {
+    ParentAnswers out(questions.size());
+    std::vector<std::thread> askers;
+    for (size_t q = 0; q < questions.size(); ++q) {
+        out[q].resize(questions[q].servers.size());
+        for (size_t i = 0; i < questions[q].servers.size(); ++i) {
+            askers.emplace_back([&out, &questions, q, i, budget_ms] {
+                out[q][i] = ask_parent_ds(questions[q].zone, questions[q].servers[i], budget_ms);
+            });
+        }
+    }
+    for (auto& t : askers) t.join();  // each within the budget: the whole within it too
+    return out;
+}
+
+Status KeyGovernance::conclude(const std::vector<ParentQuestion>& questions, const ParentAnswers& answers) {
+    for (size_t q = 0; q < questions.size() && q < answers.size(); ++q) {
+        const ParentQuestion& asked = questions[q];
+        history_.note_parent(asked.zone, asked.keys, answers[q], sync::now_ms());
         save();
-        if (auto why = history_.check_parent(z.origin, z.dnssec->keys, answers, sync::now_ms()); !why.empty())
-            return Err{"zone " + z.origin + ": " + why};
-        for (const auto& a : answers) {
+        const bool answered =
+            std::all_of(answers[q].begin(), answers[q].end(), [](const auto& a) { return a.error.empty(); });
+        if (std::string differ = answered ? disagreement(answers[q]) : ""; !differ.empty()) {
+            return Err{"zone " + asked.zone + ": the parent's servers disagree (" + differ +
+                       "): a KSK goes only once they all hold one DS set; reload again later"};
+        }
+        if (auto why = history_.check_parent(asked.zone, asked.keys, answers[q], sync::now_ms()); !why.empty())
+            return Err{"zone " + asked.zone + ": " + why};
+        for (const auto& a : answers[q]) {
             spdlog::info(
-                "zone {}: the parent's server {} holds {} (TTL {} s): the KSK may go", z.origin, a.server,
+                "zone {}: the parent's server {} holds {} (TTL {} s): the KSK may go", asked.zone, a.server,
                 a.ds.empty() ? "no DS (an insecure delegation)" : std::to_string(a.ds.size()) + " DS record(s)", a.ttl);
         }
     }
     return ok();
+}
+
+Status KeyGovernance::check(const conf::Config& current, const conf::Config& next, const sync::Service& sync) {
+    auto questions = precheck(current, next, sync);
+    if (!questions) return Err{questions.error()};
+    if (questions->empty()) return ok();
+    return conclude(*questions, ask_parents(*questions, kParentBudgetMs));
 }
 
 void KeyGovernance::note_published(const conf::Config& config) {

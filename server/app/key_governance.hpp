@@ -26,8 +26,28 @@ public:
     // At start, before any key is noted: the history the last run saved, and whether `config`'s keys may follow
     // it (a restart is checked as a reload is). 0, or 1 when they may not (the reason logged).
     int restore(const conf::Config& config, const sync::Service& sync);
-    // Whether the keys may change from `current`'s to `next`'s now; asks the parent's servers when a KSK goes.
+    // What the parent's servers must be asked before a change: each signed zone that drops a KSK, with its
+    // dnssec.parent servers.
+    struct ParentQuestion {
+        std::string zone;
+        std::vector<std::shared_ptr<const dnssec::Key>> keys;  // the zone's keys after the change
+        std::vector<SocketAddress> servers;
+    };
+    using ParentAnswers = std::vector<std::vector<dnssec::KeyHistory::ParentAnswer>>;  // per question, in order
+    // The first half of check(), on the control thread with no network: whether the keys may change from
+    // `current`'s to `next`'s as far as this instance can tell, and which parents must be asked.
+    Result<std::vector<ParentQuestion>> precheck(const conf::Config& current, const conf::Config& next,
+                                                 const sync::Service& sync);
+    // Every server of every question asked at once, over TCP (an off-path forger cannot answer in their
+    // place, as over UDP), all within `budget_ms` in total. Any thread: a reload's worker asks while the
+    // control thread serves on.
+    static ParentAnswers ask_parents(const std::vector<ParentQuestion>& questions, int budget_ms);
+    // The second half: what the parents said. Each must have answered, all alike (servers of one parent that
+    // disagree are still propagating a change), and point at a KSK that stays for the DS set's TTL.
+    Status conclude(const std::vector<ParentQuestion>& questions, const ParentAnswers& answers);
+    // Both halves, asking in between (the check a restart makes, before serving).
     Status check(const conf::Config& current, const conf::Config& next, const sync::Service& sync);
+    static constexpr int kParentBudgetMs = 3000;
     // `config`'s keys are published from now (after a start or a reload); saved in its stateDir.
     void note_published(const conf::Config& config);
     // After each build: a warning when a live instance starts publishing other keys than ours, a note when it

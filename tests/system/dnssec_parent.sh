@@ -33,19 +33,22 @@ start_nsd nsd "$PORT" "$PARENT" "$WORK/parent/zone" "$NSD"
 ds_tags() { dig +norec +short @"$NSD" -p "$PORT" "$ZONE" DS | awk '{print $1}' | sort -n | xargs; }
 [[ $(ds_tags) == "$t1" ]] || fail "NSD serves DS $(ds_tags), not $t1"
 
-config() {  # PARENT-SERVER KEYS...
-    local parent=$1
+config() {  # PARENT-SERVERS (comma-separated) KEYS...
+    local parent p
+    parent=$(for p in ${1//,/ }; do printf '"%s:%s", ' "$p" "$PORT"; done)
+    parent=${parent%, }
     shift
     cat > "$WORK/glbd.yaml" <<YAML
 cluster: {id: a, instance: a-0}
 listen: {dns: ["$GLBD_ADDR:$PORT"]}
+admin: {listen: "$GLBD_ADDR:9647"}
 stateDir: $WORK/state
 zones:
   - origin: $ZONE
     ttl: 1
     soa: {minimum: 1}
     nameservers: [{name: ns.$ZONE, addresses: [$GLBD_ADDR]}]
-    dnssec: {keys: [$(IFS=,; echo "$*")], parent: ["$parent:$PORT"]}
+    dnssec: {keys: [$(IFS=,; echo "$*")], parent: [$parent]}
 hosts:
   - {name: shop.$ZONE, ttl: 1, endpoints: [192.0.2.10]}
 YAML
@@ -80,10 +83,66 @@ line=$(verdict)
 expect "a parent that does not answer" "$line" "reload refused: .*its server $SILENT:$PORT gave no DS set"
 pass "a parent server that does not answer holds the removal: ${line#*reload refused: }"
 
+# Eight parent servers that take the connection and never answer (a tarpit): asked at once over TCP within one
+# budget (3 s; it was 2 s each, one after the other, on the control thread), while the admin endpoint answers.
+TARPITS=$(for i in 150 151 152 153 154 155 156 157; do printf '127.0.23.%s,' "$i"; done)
+python3 - "$PORT" ${TARPITS//,/ } > "$WORK/tarpit.log" 2>&1 <<'PY' &
+import socket, sys, time
+port, listeners, held = int(sys.argv[1]), [], []
+for addr in sys.argv[2:]:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, port))
+    s.listen(16)
+    s.setblocking(False)
+    listeners.append(s)
+print("ready", flush=True)
+for _ in range(600):  # at most a minute
+    for s in listeners:
+        try:
+            held.append(s.accept()[0])  # taken, never answered
+        except BlockingIOError:
+            pass
+    time.sleep(0.1)
+PY
+PIDS+=($!)
+wait_for 10 grep -q ready "$WORK/tarpit.log" || fail "the tarpits did not start"
+config "${TARPITS%,}" "$k2"
+before=$(grep -cE "reloaded |reload (refused|failed)" "$WORK/a.log")
+t0=$(now_ms)
+kill -HUP "${GLBD_PIDS[a]}"
+slowest=0
+while (( $(grep -cE "reloaded |reload (refused|failed)" "$WORK/a.log") == before && $(now_ms) - t0 < 20000 )); do
+    s0=$(now_ms)
+    curl -sf --max-time 5 "http://$GLBD_ADDR:9647/metrics" > /dev/null || fail "/metrics failed while the parents were asked"
+    (( $(now_ms) - s0 > slowest )) && slowest=$(( $(now_ms) - s0 ))
+    sleep 0.1
+done
+took=$(( $(now_ms) - t0 ))
+line=$(grep -E "reloaded |reload (refused|failed)" "$WORK/a.log" | sed -n "$((before + 1))p")
+expect "eight silent parent servers" "$line" "reload refused: .*its server 127.0.23.15[0-7]:$PORT gave no DS set \(no answer over TCP in 3000 ms\)"
+(( took < 6000 )) || fail "the reload took $took ms with eight silent parents (want one budget of 3 s)"
+(( slowest < 1000 )) || fail "/metrics took $slowest ms while the parents were asked"
+grep -q "reload: a KSK goes; asking the parent's servers (at most 3 s)" "$WORK/a.log" || fail "the wait is not logged"
+pass "eight silent parent servers: refused after $took ms, /metrics answered within $slowest ms meanwhile"
+
 config "$GLBD_ADDR" "$k2"  # glbd itself, as the parent by mistake: its NODATA for DS proves nothing
 line=$(verdict)
 expect "the zone's own server as the parent" "$line" "reload refused: .*its server $GLBD_ADDR:$PORT gave no DS set \(no DS and no SOA of a zone above $ZONE"
 pass "the zone's own server, given as the parent, holds the removal: ${line#*reload refused: }"
+
+# Two servers of the parent that disagree (one has the new DS, the other not yet): the KSK waits.
+NSD2=127.0.23.158
+mkdir -p "$WORK/parent2"
+parent_zone 2 "$k1" "$k2" && mv "$WORK/parent/zone" "$WORK/parent2/zone"
+parent_zone 1 "$k1"
+NSD1_PID=$NSD_PID
+start_nsd nsd2 "$PORT" "$PARENT" "$WORK/parent2/zone" "$NSD2"
+NSD_PID=$NSD1_PID  # (SIGHUP below is for the first)
+config "$NSD,$NSD2" "$k2"
+line=$(verdict)
+expect "two parent servers that disagree" "$line" "reload refused: zone $ZONE: the parent's servers disagree \($NSD:$PORT holds 1 DS, $NSD2:$PORT holds 2 DS\)"
+pass "parent servers that disagree hold the removal: ${line#*reload refused: }"
 
 parent_zone 2 "$k1" "$k2"
 kill -HUP "$NSD_PID"
