@@ -26,14 +26,7 @@ using select::at;
 
 constexpr uint32_t kShortTtl = 10;
 
-size_t name_len(std::string_view w, size_t at) {
-    size_t i = at;
-    while (i < w.size() && w[i] != 0) i += static_cast<uint8_t>(w[i]) + 1;
-    return i + 1 - at;
-}
-
 struct Query : Header {  // the header, then the question
-
     uint8_t qname_buf[kMaxName];
     std::string_view qname;  // lower-case wire form
     unsigned labels = 0;     // of qname
@@ -110,7 +103,17 @@ private:
     uint8_t scope_ = 0;
     bool short_ttl_ = false;
     bool located_ = false;
-    bool dnssec_ = false;             // the query set DO: signed zones' answers carry their RRSIGs
+    bool dnssec_ = false;       // the query set DO: signed zones' answers carry their RRSIGs
+    int8_t cookie_valid_ = -1;  // its server cookie is ours for its address (RFC 7873): found when first asked
+    bool cookie_valid() {
+        if (cookie_valid_ < 0) {
+            cookie_valid_ = q_.opt.present && q_.opt.cookie &&
+                            cookie::valid_server_cookie(
+                                snap_.cookie_secret, snap_.cookie_previous, q_.opt.client_cookie, q_.opt.server_cookie,
+                                q_.opt.server_cookie_len, client_.address, static_cast<uint32_t>(std::time(nullptr)));
+        }
+        return cookie_valid_ > 0;
+    }
     bool compact_ = false;            // the answer is a compact denial for a client that set CO: NXDOMAIN, CO echoed
     const Zone* wildcard_ = nullptr;  // the answer being written comes from a wildcard of this zone: signed now
     geo::Location loc_;
@@ -186,6 +189,7 @@ Outcome Responder::classify() {
     if (q_.qclass != kClassIn) return Outcome::refused;
     // Sections are written within the transport's limit, leaving room for the OPT record.
     dnssec_ = q_.opt.present && q_.opt.do_bit;
+
     size_t opt_len = q_.opt.present ? opt_size(q_.opt, cookie::kServerLen) : 0;
     w_.set_cap(limit_ > opt_len ? limit_ - opt_len : 0);
     return Outcome::answer;
@@ -253,7 +257,7 @@ void Responder::write_rr(std::string_view owner, bool owner_is_qname, uint16_t t
     for (int i = 0; i < rd.names; ++i) {  // names that may be compressed
         size_t at = rd.name_at[i];
         w_.bytes(data.data() + done, at - done);
-        size_t n = name_len(data, at);
+        size_t n = name_length(data, at);
         w_.name(data.substr(at, n));
         done = at + n;
     }
@@ -334,6 +338,10 @@ void Responder::deny(const Zone& z, std::string_view owner, bool owner_is_qname,
 void Responder::sign_now(const Zone& z, std::string_view owner, bool owner_is_qname, uint16_t type, uint32_t ttl,
                          uint32_t original_ttl, std::string_view* rdatas, size_t n) {
     if (!dnssec_) return;
+    if (client_.signing && !client_.signing->take(client_.address, cookie_valid())) {
+        info_.over_signing_budget = true;  // the server does not send this answer as it is (QueryInfo)
+        return;
+    }
     online::sign(z, snap_.signed_at, owner, type, original_ttl, rdatas, n, [&](const uint8_t* rrsig, size_t len) {
         write_rr(owner, owner_is_qname, type::RRSIG, ttl, rrsig, len);
     });
@@ -345,7 +353,7 @@ void Responder::add_glue(const RRset& set) {
     for (const auto& rd : set.rdata) {
         size_t at = set.type == type::MX ? 2 : set.type == type::SRV ? 6 : 0;
         if (at >= rd.wire.size()) continue;
-        std::string_view target = std::string_view(rd.wire).substr(at, name_len(rd.wire, at));
+        std::string_view target = std::string_view(rd.wire).substr(at, name_length(rd.wire, at));
         const Zone* z = snap_.find_zone(target);
         const Node* n = z ? z->node(target) : nullptr;
         if (!n) continue;
@@ -556,9 +564,7 @@ size_t Responder::finish(Outcome outcome) {
         // A valid server cookie proves the client's address (RRL lets it through); the answer carries a fresh
         // one, so it is not cached (its timestamp would age in the cache).
         const uint32_t now_s = static_cast<uint32_t>(std::time(nullptr));
-        info_.cookie_valid =
-            cookie::valid_server_cookie(snap_.cookie_secret, snap_.cookie_previous, q_.opt.client_cookie,
-                                        q_.opt.server_cookie, q_.opt.server_cookie_len, client_.address, now_s);
+        info_.cookie_valid = cookie_valid();
         info_.varies = true;
         cookie::make_server_cookie(snap_.cookie_secret, q_.opt.client_cookie, client_.address, now_s, server_cookie_);
     }

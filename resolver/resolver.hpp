@@ -31,9 +31,22 @@ inline constexpr size_t kOutcomes = static_cast<size_t>(Outcome::dropped) + 1;  
 // Response codes counted one by one: 0..22 (BADVERS is 16), and every other one in the last slot.
 inline constexpr size_t kCountedRcodes = 24;
 
+// How many signatures answering may make now (online signing costs some 34 us each, ECDSA P-256: a flood of
+// random names with DO would otherwise be signed before the rate limiter drops most of it). The server gives
+// one per UDP worker (per second, for the thread and for each client prefix) and one per TCP connection; none:
+// no bound (tests, explain). Called on the query's thread; never blocks, never allocates.
+class SigningBudget {
+public:
+    virtual ~SigningBudget() = default;
+    // Whether one more signature may be made for `client` now; `cookie_valid`: its address is proven by a
+    // DNS cookie (a larger share).
+    virtual bool take(const geo::Address& client, bool cookie_valid) noexcept = 0;
+};
+
 struct Client {
     geo::Address address;  // the packet's source
     Transport transport = Transport::udp;
+    SigningBudget* signing = nullptr;  // none: sign whatever the answer needs
 };
 
 struct QueryInfo {
@@ -48,6 +61,9 @@ struct QueryInfo {
     uint32_t counter = kNoCounter;  // that host's (or entry's) answers counter id, if any
     bool varies = false;  // a random draw chose the answer (or a fresh cookie): the same query may get another one
     bool cookie_valid = false;  // the query carried a server cookie we made for its address (RFC 7873)
+    // A signature the answer needed was not made (over the client's SigningBudget): the server sends it
+    // truncated over UDP (the client asks again over TCP) and REFUSED over TCP, never unsigned.
+    bool over_signing_budget = false;
     // How that host's answer was chosen, for the query log (describe_answer): the role of the group that
     // answered ("country", "continent", "nearest", ...) and where the client was placed (a view into the
     // snapshot's geo data, valid while the snapshot is).

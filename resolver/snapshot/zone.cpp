@@ -18,12 +18,6 @@ std::string must_wire(const std::string& name) {
     return *w;
 }
 
-size_t wire_name_len(std::string_view w, size_t at) {
-    size_t i = at;
-    while (i < w.size() && w[i] != 0) i += static_cast<uint8_t>(w[i]) + 1;
-    return i + 1 - at;
-}
-
 RData make_rdata(uint16_t type, std::string wire) {
     RData r;
     r.wire = std::move(wire);
@@ -35,7 +29,7 @@ RData make_rdata(uint16_t type, std::string wire) {
             if (r.wire.size() > 2) r.name_at[0] = 2, r.names = 1;
             break;
         case wire::type::SOA: {
-            size_t first = wire_name_len(r.wire, 0);
+            size_t first = wire::name_length(r.wire, 0);
             if (first < 256) r.name_at[1] = static_cast<uint8_t>(first), r.names = 2;
             break;
         }

@@ -43,6 +43,15 @@ size_t truncate_to_question(uint8_t* msg, size_t len) {
     return end;
 }
 
+size_t refuse_to_question(uint8_t* msg, size_t len) {
+    Header h;
+    if (!read_header(msg, len, h)) return len;
+    const size_t end = truncate_to_question(msg, len);
+    const auto flags = static_cast<uint16_t>((h.flags & ~(flag::TC | flag::AA | flag::kRcodeMask)) | rcode::REFUSED);
+    msg[2] = static_cast<uint8_t>(flags >> 8), msg[3] = static_cast<uint8_t>(flags);
+    return end;
+}
+
 ResponseRecords::ResponseRecords(const uint8_t* msg, size_t len) : records_(msg, len, 0) {
     if (!read_header(msg, len, h_)) return;
     size_t pos = skip_questions(msg, len, kHeaderSize, h_.qdcount);

@@ -57,6 +57,9 @@ inline void set_arcount(uint8_t* msg, uint16_t n) {
 // shape): the counts of the other sections 0. Returns its new length; a message without one readable question
 // keeps its length (and gets TC).
 size_t truncate_to_question(uint8_t* msg, size_t len);
+// The same message cut to its question with REFUSED (and no AA, no TC): for an answer the server will not give
+// now (a TCP client over its signing budget).
+size_t refuse_to_question(uint8_t* msg, size_t len);
 
 enum class Section : uint8_t { answer, authority, additional };
 

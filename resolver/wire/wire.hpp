@@ -76,6 +76,13 @@ size_t read_plain_name(const uint8_t* msg, size_t len, size_t pos, uint8_t* out,
 size_t skip_name(const uint8_t* msg, size_t len, size_t pos);
 // Number of labels in an uncompressed wire name (the root has 0).
 unsigned label_count(std::string_view wire);
+// The length of the uncompressed wire name at `at` in `w` (known good: stored data, not a message), its root
+// label included.
+inline size_t name_length(std::string_view w, size_t at) {
+    size_t i = at;
+    while (i < w.size() && w[i] != 0) i += static_cast<uint8_t>(w[i]) + 1;
+    return i + 1 - at;
+}
 // Offset of the suffix of `wire` that drops the first `drop` labels.
 size_t suffix_offset(std::string_view wire, unsigned drop);
 

@@ -51,6 +51,11 @@ void write_metrics(metrics::Writer& m, const ServerCounters& c) {
            "UDP responses limited by rateLimit: slipped (sent truncated) or dropped.",
            {{"action=\"slip\"", static_cast<double>(c.rrl_slipped.load())},
             {"action=\"drop\"", static_cast<double>(c.rrl_dropped.load())}});
+    m.some("glbd_signing_over_budget_total", "counter",
+           "Answers that needed a signature over the signing budget (per thread, client prefix and TCP "
+           "connection, a second): sent truncated over UDP, REFUSED over TCP, never unsigned.",
+           {{"transport=\"udp\"", static_cast<double>(c.over_signing_budget[0].load())},
+            {"transport=\"tcp\"", static_cast<double>(c.over_signing_budget[1].load())}});
     m.some("glbd_sync_udp_notifies_total", "counter",
            "UDP NOTIFYs for _glbd. (peers' heartbeats) handed to the sync thread, or dropped because it was behind.",
            {{"result=\"handed\"", static_cast<double>(c.handed_off.load())},

@@ -18,6 +18,7 @@
 #include "resolver/explain.hpp"
 #include "resolver/wire/consts.hpp"
 #include "server/net/answer_cache.hpp"
+#include "server/net/signing_budget.hpp"
 #include "server/net/tcp.hpp"
 
 namespace glbd {
@@ -166,6 +167,7 @@ void ServerCounters::add(const ServerCounters& o) {
         for (size_t i = 0; i < kCountedRcodes; ++i) sum(rcode[t][i], o.rcode[t][i]);
         for (int i = 0; i < kQtypes; ++i) sum(qtype[t][i], o.qtype[t][i]);
         sum(dropped[t], o.dropped[t]);
+        sum(over_signing_budget[t], o.over_signing_budget[t]);
     }
     for (size_t i = 0; i < kOutcomes; ++i) sum(outcome[i], o.outcome[i]);
     for (int i = 0; i < kBuckets; ++i) sum(duration_bucket[i], o.duration_bucket[i]);
@@ -207,6 +209,7 @@ struct DnsServer::UdpWorker {
     dnstap::Producer* tap = nullptr;  // the query log, when on
     ServerCounters counters;
     RateLimiter rrl;
+    ThreadSigningBudget signing;  // before each signature: a flood is not signed first and dropped after
     std::thread thread;
     Publisher::Reader reader;
     AnswerCache cache;
@@ -249,6 +252,7 @@ struct DnsServer::UdpWorker {
     void answer_batch(int n, const Snapshot* snap) {
         uint64_t started = mono_ns();
         auto second = static_cast<uint32_t>(started / 1000000000ull);
+        signing.set_second(second);
         int m = 0;
         timespec received{};  // for the query log: when recvmmsg returned (every datagram was there by then)
         if (tap) clock_gettime(CLOCK_REALTIME, &received);
@@ -257,13 +261,18 @@ struct DnsServer::UdpWorker {
             QueryInfo qi;
             size_t len = 0;
             const bool logged = tap && tap->sampled();
-            Client c{client_address(peers[i]), Transport::udp};
+            Client c{client_address(peers[i]), Transport::udp, &signing};
             if (snap && !(in_msgs[i].msg_hdr.msg_flags & MSG_TRUNC)) {
                 const uint64_t gen = reader.generation();
                 len = cache.find(gen, c.address, in[i], in_msgs[i].msg_len, out[m], kUdpOut, qi);
                 if (len == 0) {
                     len = answer(*snap, in[i], in_msgs[i].msg_len, c, out[m], kUdpOut, &qi);
-                    if (len > 0) cache.store(gen, c.address, in[i], in_msgs[i].msg_len, out[m], len, qi);
+                    if (len > 0 && qi.over_signing_budget) {  // never unsigned: asked again over TCP, maybe
+                        bump(counters.over_signing_budget[0]);
+                        len = truncate_response(out[m], len);
+                    } else if (len > 0) {
+                        cache.store(gen, c.address, in[i], in_msgs[i].msg_len, out[m], len, qi);
+                    }
                 }
             }
             counters.count(qi, Transport::udp, len > 0, snap);

@@ -87,6 +87,7 @@ struct ServerCounters {
     std::atomic<uint64_t> dropped[2] = {};
     std::atomic<uint64_t> truncated{0}, fallback{0}, fail_open{0};
     std::atomic<uint64_t> rrl_slipped{0}, rrl_dropped{0};
+    std::atomic<uint64_t> over_signing_budget[2] = {};        // [transport]: answers not signed (ThreadSigningBudget)
     std::atomic<uint64_t> handed_off{0}, handoff_dropped{0};  // UDP NOTIFYs for sync (hand_off_udp_notify)
     std::atomic<uint64_t> outcome[kOutcomes] = {};
     std::atomic<uint64_t> tcp_connections{0}, tcp_refused{0}, tcp_idle_closed{0};

@@ -10,6 +10,7 @@
 
 #include "resolver/base/thread_name.hpp"
 #include "resolver/explain.hpp"
+#include "resolver/wire/query.hpp"
 
 namespace glbd {
 
@@ -245,7 +246,16 @@ bool DnsServer::TcpWorker::handle_one(Conn* c, const uint8_t* msg, size_t len) {
     dnstap::Exchange x;
     if (logged) clock_gettime(CLOCK_REALTIME, &x.query_time);
     const Snapshot* snap = reader.get();
-    if (snap) out_len = answer(*snap, msg, len, Client{c->peer, Transport::tcp}, answer_buf, sizeof answer_buf, &qi);
+    if (!c->signing) c->signing = std::make_unique<ConnectionSigningBudget>(signing);
+    c->signing->set_second(static_cast<uint32_t>(uv_now(&loop) / 1000));
+    if (snap) {
+        out_len = answer(*snap, msg, len, Client{c->peer, Transport::tcp, c->signing.get()}, answer_buf,
+                         sizeof answer_buf, &qi);
+        if (out_len > 0 && qi.over_signing_budget) {  // never unsigned: refused, the resolver asks elsewhere
+            bump(counters.over_signing_budget[1]);
+            out_len = wire::refuse_to_question(answer_buf, out_len);
+        }
+    }
     counters.count(qi, Transport::tcp, out_len > 0, snap);
     if (logged) {
         x.tcp = true, x.client = c->client, x.server = c->local;

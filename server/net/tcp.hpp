@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "server/net/server.hpp"
+#include "server/net/signing_budget.hpp"
 
 namespace glbd {
 namespace net {
@@ -68,7 +69,8 @@ struct DnsServer::TcpWorker {
         MoreMessages more;                // the rest of a long answer, produced as the client takes it
         int open_handles = 2;
         Address peer;
-        SocketAddress client, local;  // both ends, for the query log
+        SocketAddress client, local;                       // both ends, for the query log
+        std::unique_ptr<ConnectionSigningBudget> signing;  // its share of the thread's (made at accept)
     };
     struct Write {
         uv_write_t req{};
@@ -79,6 +81,7 @@ struct DnsServer::TcpWorker {
     using SourceKey = std::array<uint8_t, 9>;  // family, then the address (IPv6: its /64)
 
     ServerCounters counters;
+    ThreadSigningBudget signing;  // the TCP thread's: every connection's within it
     DnsServer& server;
     uv_loop_t loop{};
     uv_async_t wake{};
