@@ -155,6 +155,31 @@ std::string suspect_text(const nlohmann::json& p) {
            " (limit " + seconds(limit) + ")" + (semicolon == std::string::npos ? "" : reason.substr(semicolon));
 }
 
+// The peers' table: each address, what it is heard as, its link and its state (a key mismatch first, then a
+// suspicion, else ok). Nothing without peers.
+void render_peers(std::string& out, const nlohmann::json& peers) {
+    if (peers.empty()) return;
+    out += "\nPEERS\n";
+    std::vector<std::vector<std::string>> rows{
+        {"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LOSS", "RTT", "STATE", "LAST ERROR"}};
+    for (const auto& p : peers) {
+        auto number = [&p](const char* key, double scale, const char* unit) {
+            if (!p.contains(key) || !p.at(key).is_number()) return std::string("-");
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.0f%s", p.at(key).get<double>() * scale, unit);
+            return std::string(buf);
+        };
+        rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(),
+                        p.at("alive").get<bool>() ? "yes" : "NO", ago(p.at("lastSeenMsAgo")), p.at("exchanges").dump(),
+                        p.at("failures").dump(), number("lossRatio", 100, " %"), number("rttMs", 1, " ms"),
+                        p.value("keyMismatch", false) ? "KEY MISMATCH: peers.key differs"
+                        : p.value("suspect", false)   ? suspect_text(p)
+                                                      : "ok",
+                        p.contains("lastError") ? p.at("lastError").get<std::string>() : ""});
+    }
+    table(out, rows);
+}
+
 }  // namespace
 
 std::string render_status(const std::string& admin, const std::string& state_json) {
@@ -184,28 +209,7 @@ std::string render_status(const std::string& admin, const std::string& state_jso
         }
     }
     table(out, rows);
-    if (!s.at("peers").empty()) {
-        out += "\nPEERS\n";
-        rows = {{"ADDRESS", "ID", "UP", "LAST SEEN", "EXCHANGES", "FAILURES", "LOSS", "RTT", "STATE", "LAST ERROR"}};
-        for (const auto& p : s.at("peers")) {
-            auto number = [&p](const char* key, double scale, const char* unit) {
-                if (!p.contains(key) || !p.at(key).is_number()) return std::string("-");
-                char buf[32];
-                std::snprintf(buf, sizeof buf, "%.0f%s", p.at(key).get<double>() * scale, unit);
-                return std::string(buf);
-            };
-            bool suspect = p.value("suspect", false);
-            rows.push_back({p.at("address").get<std::string>(), p.at("id").get<std::string>(),
-                            p.at("alive").get<bool>() ? "yes" : "NO", ago(p.at("lastSeenMsAgo")),
-                            p.at("exchanges").dump(), p.at("failures").dump(), number("lossRatio", 100, " %"),
-                            number("rttMs", 1, " ms"),
-                            p.value("keyMismatch", false) ? "KEY MISMATCH: peers.key differs"
-                            : suspect                     ? suspect_text(p)
-                                                          : "ok",
-                            p.contains("lastError") ? p.at("lastError").get<std::string>() : ""});
-        }
-        table(out, rows);
-    }
+    render_peers(out, s.at("peers"));
     if (s.contains("dnssec")) render_dnssec(out, s.at("dnssec"));
     out += "\nHOSTS\n";
     rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "SOURCE", "ENDPOINTS"}};

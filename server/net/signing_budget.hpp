@@ -14,9 +14,9 @@ namespace glbd {
 
 class ThreadSigningBudget final : public SigningBudget {
 public:
-    static constexpr unsigned kPerThread = 5000;         // about 0.17 s of a core a second (ECDSA P-256)
-    static constexpr unsigned kPerSource = 100;          // a resolver's misses for random names, and more
-    static constexpr unsigned kPerCookieSource = 1000;   // a proven address: ten times that
+    static constexpr unsigned kPerThread = 5000;        // about 0.17 s of a core a second (ECDSA P-256)
+    static constexpr unsigned kPerSource = 100;         // a resolver's misses for random names, and more
+    static constexpr unsigned kPerCookieSource = 1000;  // a proven address: ten times that
     ThreadSigningBudget()
         : plain_(RrlOptions{kPerSource, 0, 24, 56}), cookied_(RrlOptions{kPerCookieSource, 0, 24, 56}) {}
     // The second the next answers are given in (mono); the thread's count starts again with each.
