@@ -4,6 +4,7 @@
 
 #include "resolver/snapshot/snapshot.hpp"
 #include "server/net/rrl.hpp"
+#include "server/net/signing_budget.hpp"
 #include "tests/dns_util.hpp"
 
 using namespace glbd;
@@ -195,6 +196,42 @@ TEST(Rrl, SlippedResponseIsHeaderAndQuestionWithTc) {
     EXPECT_TRUE(p.authority.empty());
     EXPECT_TRUE(p.additional.empty());
     EXPECT_FALSE(p.edns);
+}
+
+// The signing budget, a second: a client prefix gets kPerSource signatures (kPerCookieSource with a valid cookie),
+// another prefix its own, the thread at most kPerThread in all; a TCP connection kPerConnection within its
+// thread's, and within its prefix's; each anew the next second.
+TEST(SigningBudget, PerSourceCookieThreadAndConnection) {
+    ThreadSigningBudget thread;
+    thread.set_second(7);
+    auto takes = [](SigningBudget& b, const char* client, bool cookie, unsigned n) {
+        unsigned took = 0;
+        for (unsigned i = 0; i < n; ++i) took += b.take(address_of(client), cookie) ? 1 : 0;
+        return took;
+    };
+    EXPECT_EQ(takes(thread, "192.0.2.1", false, 500), ThreadSigningBudget::kPerSource);
+    EXPECT_EQ(takes(thread, "192.0.2.77", false, 10), 0u) << "the same /24";
+    EXPECT_EQ(takes(thread, "198.51.100.1", false, 500), ThreadSigningBudget::kPerSource) << "another /24";
+    EXPECT_EQ(takes(thread, "203.0.113.1", true, 5000), ThreadSigningBudget::kPerCookieSource) << "a cookie";
+    unsigned all = 2 * ThreadSigningBudget::kPerSource + ThreadSigningBudget::kPerCookieSource;
+    for (unsigned net = 0; net < 100 && all < ThreadSigningBudget::kPerThread; ++net) {
+        all += takes(thread, ("10.0." + std::to_string(net) + ".1").c_str(), false, 500);
+    }
+    EXPECT_EQ(all, ThreadSigningBudget::kPerThread);
+    EXPECT_FALSE(thread.take(address_of("10.200.0.1"), true)) << "over the thread's budget";
+    thread.set_second(8);
+    EXPECT_TRUE(thread.take(address_of("192.0.2.1"), false)) << "a new second";
+
+    ThreadSigningBudget tcp;
+    ConnectionSigningBudget conn(tcp), other(tcp);
+    conn.set_second(9);
+    other.set_second(9);
+    EXPECT_EQ(takes(conn, "203.0.113.9", true, 1000), ConnectionSigningBudget::kPerConnection);
+    EXPECT_EQ(takes(other, "203.0.113.9", true, 1000), ConnectionSigningBudget::kPerConnection)
+        << "another connection from that prefix: its own share, of the prefix's";
+    ConnectionSigningBudget third(tcp);
+    third.set_second(9);
+    EXPECT_EQ(takes(third, "198.51.100.9", false, 1000), ThreadSigningBudget::kPerSource) << "a prefix's budget first";
 }
 
 }  // namespace

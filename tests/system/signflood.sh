@@ -58,7 +58,8 @@ N=40000
 c0=$(cpu_ms); flood 0 $N > /dev/null; c1=$(cpu_ms)
 unsigned=$(( c1 - c0 ))
 rrl() { echo $(( $(metric 'glbd_rrl_limited_total{action="drop"}' "$A:9731") + $(metric 'glbd_rrl_limited_total{action="slip"}' "$A:9731") )); }
-limited0=$(rrl)
+received() { metric 'glbd_queries_total{transport="udp",rcode="NOERROR"}' "$A:9731"; }  # (a compact denial)
+limited0=$(rrl) received0=$(received)
 # (with a resolver's retries: under the flood the kernel may drop a datagram before glbd sees it)
 (sleep 0.3; dig -b $OTHER @$A -p $P +dnssec +time=1 +tries=5 "other-$RANDOM.$ZONE" A > "$WORK/other.before" || true) &
 other=$!
@@ -72,10 +73,12 @@ dig -b $OTHER @$A -p $P +dnssec +time=3 +tries=1 "after-$RANDOM.$ZONE" A > "$WOR
 grep -q "RRSIG	NSEC" "$WORK/other.after" || fail "the other client after the flood: $(cat "$WORK/other.after")"
 over=$(metric 'glbd_signing_over_budget_total{transport="udp"}' "$A:9731")
 limited=$(( $(rrl) - limited0 ))
-echo "CPU of $N random names: $unsigned ms unsigned, $signed ms with DO; $over over the signing budget, $limited limited by the rate limiter"
+got=$(( $(received) - received0 ))  # what glbd read of the flood (a slow build reads less: the kernel drops)
+echo "CPU of $N random names: $unsigned ms unsigned, $signed ms with DO; of $got read, $over over the signing budget, $limited limited by the rate limiter"
 (( unsigned > 0 )) || fail "no CPU measured for the unsigned flood"
-(( over > N / 2 )) || fail "only $over answers over the signing budget of $N"
-(( limited * 100 >= N * 95 )) || fail "only $limited of $N responses rate-limited: the flood is not what the issue measured"
+(( got > N / 10 )) || fail "glbd read only $got of the $N queries"
+(( over * 2 > got )) || fail "only $over of $got answers over the signing budget"
+(( limited * 100 >= got * 95 )) || fail "only $limited of $got responses rate-limited: the flood is not what the issue measured"
 (( signed * 10 <= unsigned * 16 )) || fail "the signed flood cost $signed ms of CPU, over 1.6 x the unsigned one's $unsigned ms"
 pass "a flood of $N random names with DO: $signed ms of CPU against $unsigned ms unsigned (at most 1.6x); another client answered signed"
 
