@@ -198,7 +198,8 @@ void Beats::on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender)
         MutexLock lock(core_.mu);
         if (beat.from == core_.own.origin()) {
             for (const auto& r : beat.reports) {
-                if (r.state.origin() == beat.from && !core_.may_be_ours(r.state)) core_.conflict(sender.str());
+                // (its address: a beat leaves from any port)
+                if (r.state.origin() == beat.from && !core_.may_be_ours(r.state)) core_.conflict(sender.address.str());
             }
             return;
         }

@@ -57,8 +57,9 @@ private:
     };
     std::map<std::string, Served> served_data_ GLBD_GUARDED_BY(core_.mu);
     Mutex reject_mu_;  // the TCP thread (requests) and the sync thread (beats)
-    // Rejected requests, per source address and reason: once a minute, with how many were not logged.
-    LogThrottle reject_log_ GLBD_GUARDED_BY(reject_mu_){1, 60'000};
+    // Rejected requests, per source address and reason: a line every 5 s at most, with how many were not logged
+    // (a peer with the wrong key retries twice a second, for ever).
+    LogThrottle reject_log_ GLBD_GUARDED_BY(reject_mu_){1, 5'000};
 };
 
 }  // namespace glbd::sync

@@ -133,8 +133,8 @@ grep -q "$OTHER" "$WORK/xx.yaml" && grep -q "admin: {listen: \"$X:9386\"}" "$WOR
 start_glbd xx "$WORK/xx.yaml"
 mismatch() { GLBD_ADMIN_TOKEN= "$GLBD" status --admin $X:9386 2>&1 | grep -q "^ *${ADDR[ie]}:$P .*KEY MISMATCH: peers.key differs"; }
 wait_for 20 mismatch || fail "the stranger's glbd status does not show ie as KEY MISMATCH: $(GLBD_ADMIN_TOKEN= "$GLBD" status --admin $X:9386 2>&1)"
-sleep 3  # beats twice a second and pulls: ie logs the stranger once
+sleep 3  # beats twice a second and pulls: ie logs the stranger once every 5 s at most (it was twice a second)
 lines=$(grep -c "rejected .* request from $X: bad signature: the key name is ours (glb-sync" "$WORK/ie.log" || true)
-(( lines == 1 )) || fail "ie logged the stranger's bad signature $lines times in 3 s: $(grep "from $X" "$WORK/ie.log")"
+(( lines >= 1 && lines <= 2 )) || fail "ie logged the stranger's bad signature $lines times: $(grep "from $X" "$WORK/ie.log")"
 stop_glbd xx
-pass "a peer with our key's name and another secret: logged once as such at ie, KEY MISMATCH in its glbd status"
+pass "a peer with our key's name and another secret: logged as such at ie ($lines line(s)), KEY MISMATCH in its glbd status"
