@@ -69,13 +69,13 @@ TEST(Status, ASuspectPeerShowsItsSilenceAndTheLimit) {
                             {"serial", 7},
                             {"ready", true},
                             {"clusters", nlohmann::json::array()},
-                            {"peers", {peer}},
+                            {"peers", nlohmann::json::array({peer})},
                             {"hosts", nlohmann::json::array()}};
     std::string out = render_status("127.0.0.1:9153", state.dump());
     EXPECT_NE(out.find("SUSPECT: nothing directly for 42.3s (limit 5.0s); heard through others"), std::string::npos)
         << out;
     peer["lastDirectMsAgo"] = nullptr;
-    state["peers"] = {peer};
+    state["peers"] = nlohmann::json::array({peer});
     out = render_status("127.0.0.1:9153", state.dump());
     EXPECT_NE(out.find("SUSPECT: never heard directly (limit 5.0s); heard through others"), std::string::npos) << out;
 }
