@@ -161,7 +161,7 @@ TEST(Conf, TwoEntriesOfOneHost) {
     EXPECT_EQ(r.config->hosts[1].name, "shop.glb.example.com");
 }
 
-// The kubernetes section's keys for DNSRecords as Kuadrant ships them (interface.md).
+// The kubernetes section's keys for DNSRecords as Kuadrant ships them (docs/kuadrant.md, docs/config.md).
 TEST(Conf, KubernetesKeys) {
     auto r = conf::load_text(
         with("stateDir:",

@@ -20,7 +20,9 @@ namespace glbd {
 
 class Endpoint {
 public:
-    Endpoint() = default;  // 0.0.0.0: a placeholder, filled by assignment
+    // The unspecified address 0.0.0.0: what a default-made EndpointState holds (the decoders and the state-file
+    // reader build a row, then assign what they parsed); never served, as every parse assigns one.
+    Endpoint() = default;
     explicit Endpoint(const Address& a) : v_(a) {}
     // From a literal written in code (a test's, a default): parsed; std::invalid_argument for one that is not an
     // endpoint, a mistake in the code. Only arrays bind here: text from outside goes through parse().

@@ -1,6 +1,7 @@
 // sync/kube/mapping — a DNSRecord (as read by records.cpp) to this cluster's entries, static records and
-// refusals: docs/kuadrant.md's mapping and the rules its author is held to (product.md, "Reading Kuadrant
-// DNSRecords"). Pure: no I/O, no shared state. Declared in records.hpp.
+// refusals: docs/kuadrant.md's mapping and the rules a record's author is held to (docs/security.md: names only
+// at or below its own rootHost, addresses outside denyNetworks, probe paths that stay on the endpoint). Pure: no
+// I/O, no shared state. Declared in records.hpp.
 #include <algorithm>
 #include <set>
 #include <unordered_set>

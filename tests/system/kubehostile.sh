@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A DNSRecord's author is not trusted (product.md, "Reading Kuadrant DNSRecords"): records applied with
+# A DNSRecord's author is not trusted (docs/security.md, the DNSRecord author row; docs/kuadrant.md): records applied with
 # kubectl to the fake API server that cluster eu-1's glbd (A) watches, cluster us-1's glbd (B) learning
 # everything over sync. Each hostile record is refused for its names alone, both servers keep answering the
 # rest, and nothing of it reaches a log line, another host or port, or memory beyond the limits:
