@@ -31,15 +31,22 @@ void Liveness::check() {
         MutexLock lock(core_.mu);
         const uint64_t dead_after = core_.dead_after();
         Store& store = core_.store;
+        for (const auto& origin : store.take_buried()) {
+            spdlog::warn("sync: forgot {}: forgotten fleet-wide (glbd forget)", origin);
+            drop(origin);
+            changed = true;
+        }
         if (core_.networked) {
             auto forget_after = static_cast<uint64_t>(core_.config.peers->forget_after.count());
             for (const auto& origin : store.forget(now, forget_after)) {
                 spdlog::info("sync: forgot {}: not heard from for peers.forgetAfter", origin);
-                last_alive_.erase(origin);
-                core_.beat_links.erase(origin);
+                drop(origin);
                 changed = true;
-                core_.request_save();
             }
+            // Our tombstones go after forgetAfter too: by then every server has forgotten the instance anyway.
+            if (std::erase_if(core_.own.forgotten,
+                              [&](const auto& t) { return now > forget_after && t.second.at_ms < now - forget_after; }))
+                core_.bump_own();
             judge_members(now);
             // Accrual: an origin whose beats have been arriving through a lossy path gets longer before it
             // counts as dead, deadAfter x (1 + the share lost), within peers.deadAfterMax.
@@ -68,6 +75,20 @@ void Liveness::check() {
         }
     }
     if (changed && core_.on_change) core_.on_change();
+}
+
+// What is kept of an origin the store forgot goes with it: its beats, what it held of us, the addresses it
+// claimed (learnt members: their status too). A configured member's status stays, as the config names it.
+void Liveness::drop(const std::string& origin) {
+    last_alive_.erase(origin);
+    core_.beat_links.erase(origin);
+    core_.own_held.erase(origin);
+    std::vector<SocketAddress> claimed;
+    for (const auto& [a, e] : core_.learnt.entries()) {
+        if (e.origin == origin) claimed.push_back(a);
+    }
+    for (const auto& a : claimed) core_.learnt.erase(a), core_.peer_status.erase(a);
+    core_.request_save();
 }
 
 // What was last heard of `origin`: from the member that is it (heartbeats, their loss, transfers) and

@@ -24,6 +24,7 @@ public:
 
 private:
     void judge_members(uint64_t now) GLBD_REQUIRES(core_.mu);
+    void drop(const std::string& origin) GLBD_REQUIRES(core_.mu);
     [[nodiscard]] std::string evidence(const std::string& origin, const Known& k, uint64_t now) const
         GLBD_REQUIRES(core_.mu);
 

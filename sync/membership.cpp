@@ -165,7 +165,7 @@ std::vector<SocketAddress> Membership::first_contact(const Beat& beat) {
     return tries;
 }
 
-// What is kept per member goes with it (a reload or a name that resolves elsewhere now).
+// What is kept per member goes with it (a reload, a name that resolves elsewhere now, a forgotten instance).
 void Membership::forget_former_members() {
     auto former = [this](const SocketAddress& m) {
         return std::find(members_.begin(), members_.end(), m) == members_.end();
@@ -176,6 +176,12 @@ void Membership::forget_former_members() {
     auto& pulled_at = core_.pulled_at;
     for (auto it = pulled_at.begin(); it != pulled_at.end();) {  // (a loop: the analysis sees no lock in a lambda)
         it = core_.member_addresses.count(it->first) ? std::next(it) : pulled_at.erase(it);
+    }
+    // The status of an address neither a member nor learnt any more (a forgotten instance's, a member a reload
+    // removed) goes too: the status shows the members there are.
+    auto& status = core_.peer_status;
+    for (auto it = status.begin(); it != status.end();) {
+        it = !former(it->first) || core_.learnt.entries().count(it->first) ? std::next(it) : status.erase(it);
     }
 }
 

@@ -97,6 +97,29 @@ Status Service::Impl::set_override(const std::string& target, const std::string&
     return ok();
 }
 
+Status Service::Impl::forget_instance(const std::string& origin) {
+    {
+        MutexLock lock(mu);
+        if (origin == own.origin()) return Err{"\"" + origin + "\" is this instance"};
+        auto it = store.known().find(origin);
+        if (it == store.known().end())
+            return Err{"no instance \"" + origin + "\" is known (name it CLUSTER/INSTANCE, as glbd status does)"};
+        const uint64_t now_ms = now();
+        const Known& k = it->second;
+        if (store.alive(k, now_ms, dead_after())) {
+            return Err{
+                fmt::format("\"{}\" is alive (heard {:.1f} s ago): stop it first (a live instance comes "
+                            "back with its next heartbeat)",
+                            origin, static_cast<double>(now_ms - std::min(now_ms, k.last_heard_ms)) / 1000.0)};
+        }
+        own.forgotten[origin] = Forgotten{k.state.incarnation, k.state.heartbeat, now_ms};
+        bump_own();
+    }
+    spdlog::warn("sync: {} forgotten through the admin API: every peer forgets it with this report", origin);
+    wake_up();
+    return ok();
+}
+
 void Service::Impl::set_records_group(const std::string& group) {
     {
         MutexLock lock(mu);
@@ -263,6 +286,7 @@ std::optional<GroupsInForce> Service::groups_in_force() const {
     MutexLock lock(impl_->mu);
     return impl_->store.groups_in_force(impl_->now(), impl_->dead_after());
 }
+Status Service::forget_instance(const std::string& origin) { return impl_->forget_instance(origin); }
 Status Service::set_override(const std::string& target, const std::string& state) {
     return impl_->set_override(target, state);
 }

@@ -115,6 +115,10 @@ public:
     // The active groups in force (sync/groups.hpp; nullopt: none, every group active).
     [[nodiscard]] std::optional<GroupsInForce> groups_in_force() const;
     // Control thread. "eu-1" / "eu-1/192.0.2.10", "down" / "up" / "auto"; shared with every peer.
+    // Forgets a dead instance ("cluster/instance") fleet-wide: a tombstone in this instance's report takes it
+    // out of every server's view, status and stateDir, and keeps stale copies of it out, until it starts again
+    // (a new life) or peers.forgetAfter passes. Refused for this instance, one not known, or one alive.
+    Status forget_instance(const std::string& origin);
     Status set_override(const std::string& target, const std::string& state);
     // The merged global view, now, and (if asked) its SOA serial: the newest version of any known origin, in
     // hundredths of a second, modulo 2^32 (RFC 1982 arithmetic; it wraps every 497 days). Servers that hold

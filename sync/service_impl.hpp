@@ -33,6 +33,7 @@ struct Service::Impl : Core {
     // ---- own state (control thread)
     void set_own_hosts(HostList hosts, RecordList records);
     Status set_override(const std::string& target, const std::string& state);
+    Status forget_instance(const std::string& origin);
     void set_records_group(const std::string& group);
     Status set_active_groups(const std::optional<std::vector<std::string>>& groups);  // nullopt: clear
     // A reload: new members, key, zones or intervals; what is known stays.

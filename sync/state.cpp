@@ -12,9 +12,15 @@
 namespace glbd::sync {
 
 Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t now_ms) {
+    Merge m = merge_one(report, age_ms, now_ms);
+    if (m.data_changed && !report.forgotten.empty()) bury(report.forgotten);
+    return m;
+}
+
+Store::Merge Store::merge_one(const InstanceState& report, uint64_t age_ms, uint64_t now_ms) {
     Merge m;
     std::string origin = report.origin();
-    if (origin == own_) return m;  // nobody speaks for us but us
+    if (origin == own_ || covered(report)) return m;  // nobody speaks for us but us; a forgotten life stays so
     uint64_t heard_at = now_ms > age_ms ? now_ms - age_ms : 0;
     auto [it, fresh] = known_.try_emplace(origin);
     Known& k = it->second;
@@ -53,7 +59,7 @@ Store::Merge Store::merge(const InstanceState& report, uint64_t age_ms, uint64_t
 
 bool Store::merge_heartbeat(const InstanceState& report, uint64_t age_ms, uint64_t now_ms, bool* heard) {
     auto it = known_.find(report.origin());
-    if (report.origin() == own_) return false;
+    if (report.origin() == own_ || covered(report)) return false;
     if (it == known_.end()) return true;  // never seen: needs its data
     Known& k = it->second;
     if (report.incarnation != k.state.incarnation) return report.incarnation > k.state.incarnation;
@@ -74,15 +80,17 @@ void Store::set_own(const InstanceState& own, uint64_t now_ms) {
     k.state = own;
     k.last_heard_ms = now_ms;
     k.changed_generation = ++generation_;
+    if (!own.forgotten.empty()) bury(own.forgotten);
 }
 
 void Store::load(InstanceState&& s, uint64_t now_ms) {
-    if (s.origin() == own_) return;
+    if (s.origin() == own_ || covered(s)) return;
     Known& k = known_[s.origin()];
     if (k.state.version > s.version) return;
     k.changed_generation = ++generation_;
     k.state = std::move(s);
     k.last_heard_ms = now_ms;  // a loaded cluster counts as just heard: it gets a full deadAfter
+    if (!k.state.forgotten.empty()) bury(ForgottenMap(k.state.forgotten));  // (a copy: bury may erase k)
 }
 
 bool Store::alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const {
@@ -360,6 +368,9 @@ std::vector<std::string> Store::forget(uint64_t now_ms, uint64_t forget_after_ms
             ++it;
         }
     }
+    if (now_ms > forget_after_ms) {
+        std::erase_if(tombstones_, [&](const auto& t) { return t.second.at_ms < now_ms - forget_after_ms; });
+    }
     return gone;
 }
 
@@ -493,6 +504,14 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
     for (const auto& [target, e] : s.overrides) {
         if (!is_override_target(target)) return refuse("bad override target");
         if (e.at_ms > horizon) return refuse("override time ahead of our clock by more than 5 minutes");
+    }
+    if (s.forgotten.size() > L::kMaxForgotten) return refuse("too many forgotten instances");
+    for (const auto& [origin, t] : s.forgotten) {
+        const size_t slash = origin.find('/');
+        if (slash == std::string::npos || !model::is_cluster_id(origin.substr(0, slash)) ||
+            !model::is_instance_name(origin.substr(slash + 1)))
+            return refuse("bad forgotten instance");
+        if (t.at_ms > horizon) return refuse("forget time ahead of our clock by more than 5 minutes");
     }
     if (!s.group.empty() && !model::is_group_name(s.group)) return refuse("bad group name");
     if (s.reach.size() > kMaxReach) return refuse("more than " + std::to_string(kMaxReach) + " reach addresses");

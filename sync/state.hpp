@@ -21,6 +21,8 @@
 
 namespace glbd::sync {
 
+struct InstanceState;
+
 enum class OverrideState : uint8_t { automatic, up, down };
 
 struct OverrideEntry {
@@ -31,6 +33,22 @@ struct OverrideEntry {
 using OverrideMap = std::map<std::string, OverrideEntry>;  // "eu-1" or "eu-1/192.0.2.10"
 // The overrides in force that name one cluster or its endpoints, in target order.
 using ClusterOverrides = std::vector<std::pair<std::string, OverrideEntry>>;
+
+// An instance forgotten through an origin (glbd forget): its life and last heartbeat as the origin knew them
+// then, and when. Wherever the tombstone is known, what is held of that instance at or below (incarnation,
+// heartbeat) goes, and such a report of it is ignored; a later heartbeat or a new life brings it back.
+struct Forgotten {
+    uint64_t incarnation = 0, heartbeat = 0;
+    uint64_t at_ms = 0;  // the setter's clock: the tombstone goes after peers.forgetAfter
+    [[nodiscard]] bool covers(const InstanceState& s) const;
+    bool operator==(const Forgotten&) const = default;
+};
+using ForgottenMap = std::map<std::string, Forgotten>;  // by "cluster/instance"
+// One tombstone as reports and the state file write it: "eu-1/glbd-0 INCARNATION HEARTBEAT AT".
+std::string format_forgotten(const std::string& origin, const Forgotten& t);
+// Back from that text into `map` (the widest per instance); false for anything else. The names are checked
+// with the rest of the report (check_report).
+bool parse_forgotten(std::string_view text, ForgottenMap& map);
 
 // One instance's report: its hosts with endpoint health, and the overrides set through it.
 struct InstanceState {
@@ -50,6 +68,7 @@ struct InstanceState {
     ActiveGroups active_groups = {};  // the active groups as last set through it (at_ms 0: never)
     std::vector<SocketAddress> reach = {};  // where peers reach its DNS (peers.advertise; sync/members.hpp)
     ZoneKeys dnskeys = {};                  // the DNSKEY set it publishes for each zone it signs
+    ForgottenMap forgotten = {};            // instances forgotten through it, fleet-wide (glbd forget)
     // Hosts the reader of a report (codec, state file) left out because an endpoint was not an address or a
     // host name, and the first one's problem: check_report counts them with the hosts it leaves out itself.
     size_t unreadable = 0;
@@ -97,8 +116,15 @@ public:
     // make room and named in `evicted`; with none dead, there is no room. Alive origins are never evicted.
     bool make_room(const std::string& origin, size_t max, uint64_t now_ms, uint64_t dead_after_ms,
                    std::string* evicted);
-    // Forgets every origin but our own not heard from since `now_ms - forget_after_ms`; returns them.
+    // Forgets every origin but our own not heard from since `now_ms - forget_after_ms`, and the tombstones
+    // older than that; returns the origins.
     std::vector<std::string> forget(uint64_t now_ms, uint64_t forget_after_ms);
+    // The instances forgotten fleet-wide: per instance, the widest tombstone of any origin's report (an
+    // instance is forgotten at most once per life and heartbeat; merge and load ignore what one covers).
+    [[nodiscard]] const ForgottenMap& tombstones() const { return tombstones_; }
+    // The origins tombstones took out of the store since the last call (the service drops what it keeps of
+    // them: beats, learnt addresses).
+    std::vector<std::string> take_buried() { return std::exchange(buried_, {}); }
     // Alive: heard within dead_after_ms plus its grace.
     [[nodiscard]] bool alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const;
     // The extra time an origin is given before it counts as dead (accrual: the service sets it from the loss
@@ -141,7 +167,13 @@ private:
     };
     [[nodiscard]] std::map<std::string, ClusterReports> by_cluster(uint64_t now_ms, uint64_t dead_after_ms) const;
     [[nodiscard]] std::optional<GroupsInForce> in_force(const std::map<std::string, ClusterReports>& clusters) const;
+    Merge merge_one(const InstanceState& report, uint64_t age_ms, uint64_t now_ms);
+    // Takes in a report's tombstones, and takes out what they cover.
+    void bury(const ForgottenMap& forgotten);
+    [[nodiscard]] bool covered(const InstanceState& s) const;
     std::map<std::string, Known> known_;
+    ForgottenMap tombstones_;
+    std::vector<std::string> buried_;
     std::vector<std::string> groups_names_;
     std::string own_;
     uint32_t generation_ = 1;
@@ -179,6 +211,7 @@ struct ReportLimits {
     static constexpr size_t kMaxRecords = 10'000;                 // static records of one origin
     static constexpr size_t kMaxRecordData = 8192;                // bytes of one static record's data
     static constexpr size_t kMaxGroups = 64;                      // active groups set through one origin
+    static constexpr size_t kMaxForgotten = kMaxOrigins;          // instances forgotten through one origin
     static constexpr uint64_t kMaxSkewMs = uint64_t{5} * 60'000;  // version, heartbeat, override time ahead of now
 };
 // Checks every field of a decoded report (an origin's state) by the config's rules: the cluster and instance

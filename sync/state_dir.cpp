@@ -41,10 +41,11 @@ void StateDir::load(uint64_t now) {
                              printable(s.origin()), path(), printable(checked.dropped_why));
             }
             if (s.origin() == own.origin()) {
-                // Our own overrides and active groups survive a restart; a new life begins above the saved one, so
-                // its versions may start from the clock whatever the last life's clock said.
+                // Our own overrides, active groups and tombstones survive a restart; a new life begins above the saved
+                // one, so its versions may start from the clock whatever the last life's clock said.
                 own.overrides = std::move(s.overrides);
                 own.active_groups = std::move(s.active_groups);
+                own.forgotten = std::move(s.forgotten);
                 if (core_.own_group().empty()) core_.records_group = s.group;  // until the DNSRecords are read again
                 own.group = core_.own_group();
                 own.incarnation = std::max(own.incarnation, s.incarnation + 1);

@@ -80,6 +80,11 @@ void put_state(std::string& out, const InstanceState& s) {
     if (s.location) out += ',', put_key(out, "location"), put_string(out, format_location(*s.location));
     if (!s.group.empty()) out += ',', put_key(out, "group"), put_string(out, s.group);
     if (!s.reach.empty()) out += ',', put_key(out, "reach"), put_string(out, join_reach(s.reach));
+    if (!s.forgotten.empty()) {  // "cluster/instance incarnation heartbeat at;...", as the reports' forget= records
+        std::string all;
+        for (const auto& [origin, t] : s.forgotten) all += (all.empty() ? "" : ";") + format_forgotten(origin, t);
+        out += ',', put_key(out, "forgotten"), put_string(out, all);
+    }
     if (!s.dnskeys.empty()) {  // "zone id;zone id"; readers before it skip the key
         std::string all;
         for (const auto& [zone, id] : s.dnskeys) all += (all.empty() ? "" : ";") + format_zone_keys(zone, id);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <istream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 
 #include "resolver/wire/consts.hpp"
@@ -15,6 +16,17 @@ namespace glbd::sync {
 namespace {
 
 using json = nlohmann::json;
+
+// Reads each ';'-separated part of `all` with `read`: the first part it refuses, or nullopt.
+template <typename Read>
+std::optional<std::string> each_part(const std::string& all, Read read) {
+    for (size_t at = 0; at < all.size();) {
+        const size_t end = std::min(all.find(';', at), all.size());
+        if (!read(std::string_view(all).substr(at, end - at))) return all.substr(at, end - at);
+        at = end + 1;
+    }
+    return std::nullopt;
+}
 
 class Reader final : public nlohmann::json_sax<json> {
 public:
@@ -171,16 +183,14 @@ private:
         } else if (key_ == "reach") {
             std::string where = text(v);
             if (!parse_reach(where, cur_.reach)) bad("\"reach\": \"" + where + "\" is not a list of addresses");
+        } else if (key_ == "forgotten") {  // "cluster/instance incarnation heartbeat at;...", as forget= records
+            std::string all = text(v);
+            auto part = each_part(all, [&](std::string_view p) { return parse_forgotten(p, cur_.forgotten); });
+            if (part) bad("\"forgotten\": \"" + *part + "\" is not a forgotten instance");
         } else if (key_ == "dnskeys") {  // "zone id;zone id", as the report's dnskey= strings
             std::string all = text(v);
-            for (size_t at = 0; at < all.size();) {
-                size_t end = std::min(all.find(';', at), all.size());
-                if (!parse_zone_keys(std::string_view(all).substr(at, end - at), cur_.dnskeys)) {
-                    bad("\"dnskeys\": \"" + all.substr(at, end - at) + "\" is not a zone's DNSKEY set");
-                    break;
-                }
-                at = end + 1;
-            }
+            auto part = each_part(all, [&](std::string_view p) { return parse_zone_keys(p, cur_.dnskeys); });
+            if (part) bad("\"dnskeys\": \"" + *part + "\" is not a zone's DNSKEY set");
         } else if (key_ == "activeGroups") {
             cur_.active_groups.groups = split_groups(text(v), ReportLimits::kMaxGroups);  // checked later
         } else if (key_ == "activeGroupsAt") {

@@ -22,6 +22,7 @@ TEST(Codec, RoundTrip) {
     auto a = inst("eu-1", "pod-a", 1796037623033, 1796037624637, {{"192.0.2.1", true}, {"lb.example.net", false}});
     a.hosts[0].load_balancing->default_geo = true;
     set_override(a.overrides, "eu-1/192.0.2.1", "down", 42);
+    a.forgotten["us-1/pod-old"] = Forgotten{1796037000, 1796037001000, 1796037623000};
     auto b = inst("us-1", "pod-b", 7, 8);
     b.hosts[0].load_balancing.reset();
     auto records = encode("eu-1/pod-a", {{a, 0}, {b, 1500}});
@@ -37,6 +38,8 @@ TEST(Codec, RoundTrip) {
     EXPECT_FALSE(out[0].state.hosts[0].endpoints[1].healthy);
     EXPECT_TRUE(out[0].state.hosts[0].load_balancing->default_geo);
     EXPECT_EQ(out[0].state.overrides.at("eu-1/192.0.2.1").state, OverrideState::down);
+    EXPECT_EQ(out[0].state.forgotten, a.forgotten);
+    EXPECT_TRUE(out[1].state.forgotten.empty());
     EXPECT_EQ(out[1].age_ms, 1500u);
     EXPECT_FALSE(out[1].state.hosts[0].load_balancing);
 }

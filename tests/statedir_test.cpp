@@ -83,6 +83,8 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
     s.hosts.push_back(HostEntry{"*.w.glb.test", 60, std::nullopt, {}});
     s.overrides["us"] = OverrideEntry{OverrideState::down, 99};
     s.overrides["us/192.0.2.1"] = OverrideEntry{OverrideState::up, 100};
+    s.forgotten["eu/glbd-7"] = Forgotten{5, 900, 1100};
+    s.forgotten["ap/x"] = Forgotten{6, 1000, 1150};
     // A cluster with two entries of one name (two gateways), and a simple host's entry with a name.
     InstanceState entries = s;
     entries.hosts.push_back(HostEntry{
@@ -125,6 +127,7 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
         EXPECT_EQ(b.location, s.location);
         EXPECT_EQ(b.hosts, s.hosts);
         EXPECT_EQ(b.overrides, s.overrides);
+        EXPECT_EQ(b.forgotten, s.forgotten);
     }
     const char* earlier = R"({
   "origins": [

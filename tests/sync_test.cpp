@@ -499,6 +499,42 @@ TEST(Store, ForgetsInstancesNotHeardForForgetAfterButNeverItself) {
     EXPECT_EQ(store.known().count("eu/a"), 1u);
 }
 
+// A tombstone (glbd forget) in any origin's report takes the instance it names out of the store, keeps
+// copies of that life at or below its heartbeat out (relays, stateDir), and lets a later heartbeat or a new life
+// back in. It goes after forgetAfter.
+TEST(Store, ATombstoneForgetsALifeFleetWideUntilItSpeaksAgain) {
+    Store store;
+    store.set_own(InstanceState{"eu", "a", 1, 1, {}, {}, 1}, 0);
+    store.merge(life(3, 100, 200, "192.0.2.1"), 0, 1000);
+    ASSERT_EQ(store.known().count("us/b"), 1u);
+    InstanceState setter{"ap", "c", 10, 10, {}, {}, 1};
+    setter.forgotten["us/b"] = Forgotten{3, 200, 5000};
+    setter.forgotten["eu/a"] = Forgotten{1, 1, 5000};  // us: never
+    uint32_t g = store.generation();
+    EXPECT_TRUE(store.merge(setter, 0, 5000).data_changed);
+    EXPECT_EQ(store.known().count("us/b"), 0u);
+    EXPECT_EQ(store.known().count("eu/a"), 1u);
+    EXPECT_TRUE(newer(store.generation(), g));
+    EXPECT_EQ(store.take_buried(), std::vector<std::string>{"us/b"});
+    EXPECT_TRUE(store.take_buried().empty());
+    EXPECT_FALSE(cluster(store.view(5000, 3000), "us"));
+    // A relay of that life, a heartbeat of it, and a stateDir copy stay out.
+    EXPECT_FALSE(store.merge(life(3, 100, 200, "192.0.2.1"), 0, 6000).data_changed);
+    EXPECT_FALSE(store.merge(life(2, 300, 300, "192.0.2.1"), 0, 6000).data_changed);  // an earlier life
+    bool heard = false;
+    EXPECT_FALSE(store.merge_heartbeat(life(3, 100, 150, ""), 0, 6000, &heard));
+    store.load(life(3, 100, 200, "192.0.2.1"), 6000);
+    EXPECT_EQ(store.known().count("us/b"), 0u);
+    // It speaks again: a later heartbeat of that life asks for its data, a new life comes in.
+    EXPECT_TRUE(store.merge_heartbeat(life(3, 100, 201, ""), 0, 7000, &heard));
+    EXPECT_TRUE(store.merge(life(4, 400, 400, "192.0.2.2"), 0, 7000).data_changed);
+    EXPECT_EQ(store.known().count("us/b"), 1u);
+    // The tombstone goes after forgetAfter (the instance is back: nothing else goes).
+    EXPECT_EQ(store.tombstones().count("us/b"), 1u);
+    store.forget(5000 + 60'001, 60'000);
+    EXPECT_EQ(store.tombstones().count("us/b"), 0u);
+}
+
 // What breaks a rule about the origin (names, times, overrides, limits) refuses the report; a host that breaks
 // one is left out and the rest of the report stands (one bad DNSRecord of a cluster must not withdraw the
 // cluster's other hosts everywhere).

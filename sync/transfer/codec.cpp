@@ -212,7 +212,8 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
     d.finish(out.reports);
     out.from = d.from();
     for (const auto& r : out.reports) {
-        if (r.has_data || !r.state.hosts.empty() || !r.state.records.empty() || !r.state.overrides.empty()) {
+        if (r.has_data || !r.state.hosts.empty() || !r.state.records.empty() || !r.state.overrides.empty() ||
+            !r.state.forgotten.empty()) {
             error = "a beat carries data (" + r.state.origin() + ")";
             return false;
         }
@@ -299,6 +300,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     for (const auto& [target, e] : s.overrides) {
         out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
     }
+    for (const auto& [origin, t] : s.forgotten) out.push_back({kv("forget", format_forgotten(origin, t))});
     if (s.active_groups.at_ms) {  // "active-groups=a&&b" (or "active-groups=" for none), as the TXT joins them
         out.push_back({kv("active-groups", join_groups(s.active_groups.groups)), kv("at", s.active_groups.at_ms)});
         if (s.active_groups.cleared) out.back().emplace_back("clear=1");  // older readers: an empty set
@@ -418,6 +420,12 @@ bool Decoder::add(Record rec, std::vector<Report>& done) {
     if (k0 == "zone") return add_zone(rec, v0);
     if (k0 == "override") return add_override(rec, v0);
     if (k0 == "active-groups") return add_active_groups(rec, v0);
+    if (k0 == "forget") {
+        if (!cur_) return bad("forget before any origin");
+        if (cur_->state.forgotten.size() >= ReportLimits::kMaxForgotten)
+            return bad("too many forgotten instances", true);
+        return parse_forgotten(v0, cur_->state.forgotten) || bad("bad forget record");
+    }
     return true;  // unknown record kinds are skipped: a newer peer may send more
 }
 
