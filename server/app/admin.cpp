@@ -501,15 +501,13 @@ bool authorized(const Request& request, const std::string& token) {
     return diff == 0;
 }
 
-bool parse_override(const std::string& body, std::string& target, std::string& state) {
+std::optional<OverrideRequest> parse_override(const std::string& body) {
     auto j = nlohmann::json::parse(body, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("target") || !j.contains("state") ||
-        !j["target"].is_string() || !j["state"].is_string()) {
-        return false;
+        !j["target"].is_string() || !j["state"].is_string() || (j.contains("force") && !j["force"].is_boolean())) {
+        return std::nullopt;
     }
-    target = j["target"].get<std::string>();
-    state = j["state"].get<std::string>();
-    return true;
+    return OverrideRequest{j["target"].get<std::string>(), j["state"].get<std::string>(), j.value("force", false)};
 }
 
 std::optional<std::string> query_param(const std::string& query, const std::string& key) {

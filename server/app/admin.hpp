@@ -86,7 +86,12 @@ bool is_public(const Request& request);
 // comparison takes the same time wherever the first difference is.
 bool authorized(const Request& request, const std::string& token);
 
-// The body of PUT /v1/overrides: {"target": "...", "state": "..."} with two strings. False otherwise.
-bool parse_override(const std::string& body, std::string& target, std::string& state);
+// The body of PUT /v1/overrides: {"target": "...", "state": "...", "force": true|false (optional)}. Nullopt
+// for anything else.
+struct OverrideRequest {
+    std::string target, state;
+    bool force = false;  // kept though it names nothing in the view (a cluster that has yet to join)
+};
+std::optional<OverrideRequest> parse_override(const std::string& body);
 
 }  // namespace glbd::admin

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "resolver/base/metrics.hpp"
+#include "resolver/model/names.hpp"
 #include "server/app/admin_routes.hpp"
 #include "server/app/daemon.hpp"
 #include "sync/groups.hpp"
@@ -88,7 +89,10 @@ admin::Response AdminRoutes::groups_route(const admin::Request& req) {
     const char* expected =
         R"(expected JSON {"active": ["GROUP", ...]}, {"add": "GROUP"}, {"remove": "GROUP"} or {"clear": true})";
     auto j = json::parse(req.body, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || j.size() != 1) return fail(expected);
+    if (j.is_discarded() || !j.is_object()) return fail(expected);
+    const bool force = j.contains("force") && j["force"].is_boolean() && j["force"].get<bool>();
+    if (j.contains("force") && !j["force"].is_boolean()) return fail(R"("force" is true or false)");
+    if (j.size() != (j.contains("force") ? 2U : 1U)) return fail(expected);
     if (j.contains("clear")) {
         if (!j["clear"].is_boolean() || !j["clear"].get<bool>()) return fail(expected);
         d_.sync_->clear_active_groups();
@@ -99,18 +103,31 @@ admin::Response AdminRoutes::groups_route(const admin::Request& req) {
     }
     auto in_force = d_.sync_->groups_in_force();
     std::vector<std::string> groups = in_force ? in_force->groups : std::vector<std::string>{};
+    std::vector<std::string> named;  // the groups this request makes active
     if (j.contains("active") && j["active"].is_array()) {
         groups.clear();
         for (const auto& g : j["active"]) {
             if (!g.is_string()) return fail("\"active\" holds something that is not a string");
             groups.push_back(g.get<std::string>());
         }
+        named = groups;
     } else if (j.contains("add") && j["add"].is_string()) {
         groups.push_back(j["add"].get<std::string>());
+        named = {groups.back()};
     } else if (j.contains("remove") && j["remove"].is_string()) {
         std::erase(groups, j["remove"].get<std::string>());
     } else {
         return fail(expected);
+    }
+    // A group no cluster is in is a typo, or one that has yet to join: refused unless the request insists.
+    std::erase_if(named, [](const std::string& g) { return !model::is_group_name(g); });  // refused below, 400
+    if (auto nothing = unmatched_groups(named, d_.sync_->shared_view()); !nothing.empty() && !force) {
+        r.status = 409;
+        r.content_type = "text/plain; charset=utf-8";
+        r.body = "refused: no cluster is in the group \"" + nothing[0] +
+                 R"(" (glbd groups lists each cluster's); send "force": true, or --force, to set it all the same)"
+                 "\n";
+        return r;
     }
     if (auto set = d_.sync_->set_active_groups(groups); !set) return fail(set.error());
     auto now = d_.sync_->groups_in_force();

@@ -1,5 +1,5 @@
 // The admin endpoint (admin_routes.hpp): its server and queue, and the routes / (the status page), /healthz,
-// /readyz, /metrics, /v1/explain, PUT /v1/overrides.
+// /readyz, /metrics, /v1/explain; the routes that change the view are in admin_changes.cpp.
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
@@ -140,28 +140,14 @@ admin::Response AdminRoutes::route(const admin::Request& req) {
     } else if (req.path == "/v1/groups") {
         if (req.method == "GET" || method_is("PUT")) r = groups_route(req);
     } else if (req.path == "/v1/overrides") {
-        if (method_is("PUT")) {
-            std::string target, state;
-            if (!admin::parse_override(req.body, target, state)) {
-                r.status = 400;
-                r.body = "expected JSON {\"target\": \"CLUSTER[/ENDPOINT]\", \"state\": \"down|up|auto\"}\n";
-            } else if (auto set = d_.set_override(target, state); !set) {
-                r.status = 400;
-                r.body = set.error() + "\n";
-            } else {
-                r.content_type = "application/json";
-                nlohmann::json out{{"target", target}, {"state", state}};
-                if (std::string warning = override_names_nothing(target); !warning.empty()) {
-                    spdlog::warn("override: {}", warning);
-                    out["warning"] = warning;
-                }
-                r.body = out.dump() + "\n";
-            }
-        }
+        if (method_is("PUT")) r = overrides_route(req);
+    } else if (req.path == "/v1/forget") {
+        if (method_is("POST")) r = forget_route(req);
     } else {
         r.status = 404;
         r.body =
-            "not found; try /, /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides, /v1/groups\n";
+            "not found; try /, /healthz, /readyz, /metrics, /v1/state, /v1/explain, PUT /v1/overrides, /v1/groups, "
+            "POST /v1/forget\n";
     }
     return r;
 }
@@ -297,24 +283,6 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
 }  // namespace glbd
 
 namespace glbd {
-
-// Why an override's target names nothing in the view now ("" when it names a cluster, or an endpoint of one):
-// it is still kept (a cluster may join later), but the user hears of a typo at once.
-std::string AdminRoutes::override_names_nothing(const std::string& target) const {
-    const size_t slash = target.find('/');
-    const std::string cluster = target.substr(0, slash);
-    const SharedView view = d_.sync_->shared_view();
-    auto cv = std::find_if(view.begin(), view.end(), [&](const auto& c) { return c->id == cluster; });
-    if (cv == view.end()) return "no cluster \"" + cluster + "\" is in the view: the override waits for one";
-    if (slash == std::string::npos) return "";
-    const std::string endpoint = target.substr(slash + 1);
-    for (const auto& h : (*cv)->hosts) {
-        for (const auto& e : h.endpoints) {
-            if (e.target.str() == endpoint) return "";
-        }
-    }
-    return "cluster \"" + cluster + "\" has no endpoint \"" + endpoint + "\": the override waits for one";
-}
 
 // GET /v1/explain?name=NAME&type=A&client=IP or &subnet=CIDR: the decision for that client, as JSON.
 admin::Response AdminRoutes::explain_route(const std::string& query) const {

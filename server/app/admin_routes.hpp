@@ -92,7 +92,10 @@ private:
     [[nodiscard]] std::string summary_json() const;
     [[nodiscard]] admin::Response hosts_route(const std::string& query) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;
+    // PUT /v1/overrides and POST /v1/forget (admin_changes.cpp).
     [[nodiscard]] std::string override_names_nothing(const std::string& target) const;
+    [[nodiscard]] admin::Response overrides_route(const admin::Request& req);
+    [[nodiscard]] admin::Response forget_route(const admin::Request& req);
     // GET and PUT /v1/groups (admin_groups.cpp).
     [[nodiscard]] admin::Response groups_route(const admin::Request& req);
     [[nodiscard]] std::string groups_json() const;

@@ -208,6 +208,12 @@ Status Daemon::set_override(const std::string& target, const std::string& state)
     return ok();
 }
 
+Status Daemon::forget_instance(const std::string& origin) {
+    if (auto done = sync_->forget_instance(origin); !done) return done;
+    rebuild();
+    return ok();
+}
+
 bool Daemon::drop_privileges() {
     if (config_.user.empty() || geteuid() != 0) return true;
     passwd* pw = getpwnam(config_.user.c_str());

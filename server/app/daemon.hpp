@@ -64,6 +64,7 @@ public:
     // Drains or forces a cluster or an endpoint ("eu-1", "eu-1/192.0.2.10"; "down", "up", "auto"),
     // shared with every peer. Why not, for a bad target or state.
     Status set_override(const std::string& target, const std::string& state);
+    Status forget_instance(const std::string& origin);  // sync::Service::forget_instance, then a rebuild
 
     // The failover groups' TXT per zone while the admin's set holds, and the log of the set in force
     // (daemon_groups.cpp).

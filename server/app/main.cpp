@@ -41,10 +41,14 @@ Usage:
   glbd explain NAME --client IP|--subnet CIDR [--type A] [--admin H:P]
                                why a client gets the answer it gets (zone, location, groups, answer)
   glbd explain --dnstap FILE   every answer a dnstap file logged, with why it was chosen then
-  glbd groups [set GROUP... | add GROUP | remove GROUP | clear] [--admin H:P]
+  glbd groups [set GROUP... | add GROUP | remove GROUP | clear] [--force] [--admin H:P]
                                dns-operator's active failover groups: shown, or set and shared
                                with every peer (served as kuadrant-active-groups.<zone>; holds
-                               whatever a groups record says until `clear`)
+                               whatever a groups record says until `clear`); a group no cluster
+                               is in is refused without --force
+  glbd forget CLUSTER/INSTANCE [--admin H:P]
+                               forget a dead instance on every server (its status, peers, metrics
+                               and stateDir entry) until it runs again
   glbd probe [--admin H:P] [--path /healthz]
                                exit 0 when the admin endpoint answers 200 (container probes)
   glbd keygen [NAME]           print a fresh TSIG key block for peers.key
@@ -219,8 +223,11 @@ int admin_client(const std::string& cmd, const std::vector<std::string>& args) {
 int groups_command(const std::vector<std::string>& args) {
     std::string admin = "127.0.0.1:9153", verb;
     std::vector<std::string> names;
+    bool force = false;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--admin" && i + 1 < args.size()) {
+        if (args[i] == "--force") {
+            force = true;
+        } else if (args[i] == "--admin" && i + 1 < args.size()) {
             admin = args[++i];
         } else if (args[i].rfind("--admin=", 0) == 0) {
             admin = args[i].substr(8);
@@ -235,8 +242,29 @@ int groups_command(const std::vector<std::string>& args) {
     }
     if ((verb == "add" || verb == "remove") && names.size() != 1) return usage_error("groups " + verb + ": one group");
     if (verb == "clear" && !names.empty()) return usage_error("groups clear: no group names");
+    if (force && verb != "set" && verb != "add") return usage_error("groups: --force goes with set or add");
     const char* token = std::getenv("GLBD_ADMIN_TOKEN");
-    return glbd::run_groups(admin, token ? token : "", verb, names);
+    return glbd::run_groups(admin, token ? token : "", verb, names, force);
+}
+
+// glbd forget CLUSTER/INSTANCE [--admin H:P]: a dead instance forgotten by every server.
+int forget_command(const std::vector<std::string>& args) {
+    std::string admin = "127.0.0.1:9153", origin;
+    for (size_t i = 0; i < args.size(); ++i) {
+        if (args[i] == "--admin" && i + 1 < args.size()) {
+            admin = args[++i];
+        } else if (args[i].rfind("--admin=", 0) == 0) {
+            admin = args[i].substr(8);
+        } else if (origin.empty() && args[i].rfind("--", 0) != 0) {
+            origin = args[i];
+        } else {
+            return usage_error("forget: unknown argument \"" + args[i] + "\"");
+        }
+    }
+    if (origin.find('/') == std::string::npos)
+        return usage_error("forget: give CLUSTER/INSTANCE, as glbd status names it");
+    const char* token = std::getenv("GLBD_ADMIN_TOKEN");
+    return glbd::run_forget(admin, token ? token : "", origin);
 }
 
 int explain_command(const std::vector<std::string>& args) {
@@ -349,6 +377,7 @@ int main(int argc, char** argv) {
     if (cmd == "status" || cmd == "probe") return admin_client(cmd, args);
     if (cmd == "explain") return explain_command(args);
     if (cmd == "groups") return groups_command(args);
+    if (cmd == "forget") return forget_command(args);
     if (cmd == "demo") {
         std::error_code ec;
         std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();

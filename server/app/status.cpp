@@ -421,7 +421,7 @@ std::string render_groups(const std::string& groups_json) {
 }
 
 int run_groups(const std::string& admin, const std::string& token, const std::string& verb,
-               const std::vector<std::string>& names) {
+               const std::vector<std::string>& names, bool force) {
     std::string url = "http://" + admin + "/v1/groups", body, error;
     long status = 0;
     if (verb.empty()) {
@@ -430,6 +430,7 @@ int run_groups(const std::string& admin, const std::string& token, const std::st
         nlohmann::json req = verb == "set"     ? nlohmann::json{{"active", names}}
                              : verb == "clear" ? nlohmann::json{{"clear", true}}
                                                : nlohmann::json{{verb, names.at(0)}};
+        if (force) req["force"] = true;
         status = http_request("PUT", url, token, req.dump(), 5000, body, error);
     }
     if (status != 200) {
@@ -442,6 +443,20 @@ int run_groups(const std::string& admin, const std::string& token, const std::st
         std::fprintf(stderr, "glbd groups: %s did not answer glbd's groups: %s\n", admin.c_str(), e.what());
         return 2;
     }
+    return 0;
+}
+
+int run_forget(const std::string& admin, const std::string& token, const std::string& origin) {
+    const std::string url = "http://" + admin + "/v1/forget";
+    std::string body, error;
+    const long status =
+        http_request("POST", url, token, nlohmann::json{{"instance", origin}}.dump(), 5000, body, error);
+    if (status != 200) {
+        std::fprintf(stderr, "glbd forget: %s: %s\n", url.c_str(), admin_failure(status, body, error, token).c_str());
+        return 2;
+    }
+    std::printf("forgot %s: every peer forgets it with %s's next report; it comes back if it speaks again\n",
+                origin.c_str(), admin.c_str());
     return 0;
 }
 

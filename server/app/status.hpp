@@ -31,9 +31,12 @@ int run_probe(const std::string& admin, const std::string& path, const std::stri
 std::string render_explain(const std::string& explain_json);
 int run_explain(const std::string& admin, const std::string& query, const std::string& token);
 // `glbd groups`: /v1/groups's JSON for a person (throws like render_status); run_groups shows them (`verb`
-// empty) or changes them first ("set" with every active group, "add" or "remove" with one).
+// empty) or changes them first ("set" with every active group, "add" or "remove" with one; `force`: also a
+// group no cluster is in).
 std::string render_groups(const std::string& groups_json);
 int run_groups(const std::string& admin, const std::string& token, const std::string& verb,
-               const std::vector<std::string>& names);
+               const std::vector<std::string>& names, bool force = false);
+// `glbd forget`: POST /v1/forget; 0 when the server took it (it tells every peer), 2 with the reason when not.
+int run_forget(const std::string& admin, const std::string& token, const std::string& origin);
 
 }  // namespace glbd

@@ -138,15 +138,25 @@ h http://$A:$AP/v1/state | python3 -c 'import json,sys; s=json.load(sys.stdin); 
 [[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "auto did not restore the endpoint"
 [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d 'not json' http://$A:$AP/v1/overrides) == 400 ]] || fail "malformed body: want 400"
 [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"BAD_ID","state":"down"}' http://$A:$AP/v1/overrides) == 400 ]] || fail "bad target: want 400"
-# An override that names nothing is kept (a cluster may join later) but says so, in the reply and the log.
+# An override that names nothing is refused with the reason (a typo), unless the request insists ("force": a
+# cluster that has yet to join): then it is kept and warned of, in the reply and the log. "auto" always clears.
+[[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"adm-l/192.0.2.1","state":"down"}' http://$A:$AP/v1/overrides) == 409 ]] || fail "an override of an unknown cluster: want 409"
 out=$(h -X PUT -d '{"target":"adm-l/192.0.2.1","state":"down"}' http://$A:$AP/v1/overrides)
-[[ $out == *'"warning":"no cluster \"adm-l\" is in the view: the override waits for one"'* ]] || fail "no warning for an unknown cluster: $out"
-out=$(h -X PUT -d '{"target":"adm-1/192.0.2.9","state":"down"}' http://$A:$AP/v1/overrides)
-[[ $out == *'"warning":"cluster \"adm-1\" has no endpoint \"192.0.2.9\": the override waits for one"'* ]] || fail "no warning for an unknown endpoint: $out"
+[[ $out == 'refused: no cluster "adm-l" is in the view; send "force": true to keep it for one that has yet to join' ]] || fail "no reason for an unknown cluster: $out"
+out=$(h -X PUT -d '{"target":"adm-1/192.0.2.9","state":"up"}' http://$A:$AP/v1/overrides)
+[[ $out == 'refused: cluster "adm-1" has no endpoint "192.0.2.9";'* ]] || fail "no reason for an unknown endpoint: $out"
+h http://$A:$AP/v1/summary | python3 -c 'import json,sys; s=json.load(sys.stdin); assert s["counts"]["overrides"] == 0, s' || fail "a refused override was kept"
+[[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d '{"target":"adm-1","state":"down","force":"yes"}' http://$A:$AP/v1/overrides) == 400 ]] || fail "force not a boolean: want 400"
+out=$(h -X PUT -d '{"target":"adm-l/192.0.2.1","state":"down","force":true}' http://$A:$AP/v1/overrides)
+[[ $out == *'"warning":"no cluster \"adm-l\" is in the view: the override waits for one"'* ]] || fail "no warning for a forced unknown cluster: $out"
+out=$(h -X PUT -d '{"target":"adm-1/192.0.2.9","state":"down","force":true}' http://$A:$AP/v1/overrides)
+[[ $out == *'"warning":"cluster \"adm-1\" has no endpoint \"192.0.2.9\": the override waits for one"'* ]] || fail "no warning for a forced unknown endpoint: $out"
 grep -qF 'override: cluster \"adm-1\" has no endpoint \"192.0.2.9\"' "$WORK/adm.log" || fail "the warning is not logged"
 [[ $(h -X PUT -d '{"target":"adm-1/192.0.2.2","state":"auto"}' http://$A:$AP/v1/overrides) != *warning* ]] || fail "a warning for an endpoint that exists"
-for t in adm-l/192.0.2.1 adm-1/192.0.2.9; do h -X PUT -d "{\"target\":\"$t\",\"state\":\"auto\"}" http://$A:$AP/v1/overrides >/dev/null; done
-pass "overrides: drain, state, auto, 400s; one naming no cluster or no endpoint is warned of"
+for t in adm-l/192.0.2.1 adm-1/192.0.2.9; do
+    [[ $(code -H "Authorization: Bearer $TOKEN" -X PUT -d "{\"target\":\"$t\",\"state\":\"auto\"}" http://$A:$AP/v1/overrides) == 200 ]] || fail "auto of $t refused"
+done
+pass "overrides: drain, state, auto, 400s; one naming no cluster or no endpoint refused (409), kept with force and warned of"
 
 # The command line's clients say what to do about a missing or wrong token.
 out=$(GLBD_ADMIN_TOKEN= "$GLBD" status --admin $A:$AP 2>&1) && fail "glbd status without a token succeeded"
