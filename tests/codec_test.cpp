@@ -109,8 +109,8 @@ TEST(Codec, AnUnreadableEndpointLeavesItsHostOutAndTheRestStands) {
             EXPECT_NE(r.dropped_why.find("b.glb.test: bad endpoint"), std::string::npos)
                 << bad << ": " << r.dropped_why;
             ASSERT_EQ(out[0].state.hosts.size(), 2u) << bad << (in_more ? " in a more=1 record" : "");
-            EXPECT_EQ(out[0].state.hosts[0].host, a.hosts[0].host);
-            EXPECT_EQ(out[0].state.hosts[1].host, "c.glb.test");
+            EXPECT_EQ(out[0].state.hosts[0].host, "c.glb.test");  // put in order (check_report)
+            EXPECT_EQ(out[0].state.hosts[1].host, a.hosts[0].host);
         }
     }
 }
@@ -327,6 +327,37 @@ TEST(Codec, MalformedRejected) {
 
 // A list in order (as a glbd sends it) is checked for an entry given twice without sets of names; one out of
 // order with the sets. Both find the same entry, wherever it comes again.
+// A report out of order (an older or a hostile peer, or one written by hand) is put in order as it is checked,
+// and a target given twice in one entry is given once, healthy when half its listings say so: the store keeps it
+// so, and its cluster's view shares the report's list instead of merging a copy (55 MB at 10,000 x 20 before).
+TEST(CheckReport, AReportIsPutInOrderAndItsViewSharesIt) {
+    InstanceState s = inst("eu-1", "pod-a", 7, 8);
+    s.hosts = std::vector<HostEntry>{
+        HostEntry{"h10.glb.test", 60, std::nullopt, {{"192.0.2.10", true}}},
+        HostEntry{"h2.glb.test", 60, std::nullopt, {{"192.0.2.2", true}, {"192.0.2.3", false}, {"192.0.2.2", false}}},
+        HostEntry{"h1.glb.test", 60, std::nullopt, {{"192.0.2.1", false}, {"192.0.2.1", false}, {"192.0.2.1", true}}}};
+    CheckResult r = check_report(s, 10'000);
+    ASSERT_EQ(r.error, "");
+    EXPECT_EQ(r.dropped, 0u);
+    ASSERT_EQ(s.hosts.size(), 3u);
+    EXPECT_EQ(s.hosts[0].host, "h1.glb.test");
+    EXPECT_EQ(s.hosts[1].host, "h10.glb.test");
+    EXPECT_EQ(s.hosts[2].host, "h2.glb.test");
+    ASSERT_EQ(s.hosts[0].endpoints.size(), 1u);
+    EXPECT_FALSE(s.hosts[0].endpoints[0].healthy);  // 1 of 3 listings up
+    ASSERT_EQ(s.hosts[2].endpoints.size(), 2u);
+    EXPECT_EQ(s.hosts[2].endpoints[0].target, "192.0.2.2");
+    EXPECT_TRUE(s.hosts[2].endpoints[0].healthy);  // 1 of 2 up: half
+    EXPECT_EQ(s.hosts[2].endpoints[1].target, "192.0.2.3");
+    Store store;
+    store.set_own(inst("me", "a", 1, 1), 1000);
+    store.merge(s, 0, 1000);
+    const SharedView view = store.shared_view(1000, 3000);
+    auto eu = std::find_if(view.begin(), view.end(), [](const auto& c) { return c->id == "eu-1"; });
+    ASSERT_NE(eu, view.end());
+    EXPECT_TRUE((*eu)->hosts.same_list(store.known().at("eu-1/pod-a").state.hosts));
+}
+
 TEST(CheckReport, AnEntryGivenTwiceIsLeftOutInOrderOrNot) {
     const uint64_t now = 1'000'000'000;
     auto host = [](const char* name, const char* entry) {

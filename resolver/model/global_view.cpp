@@ -1,6 +1,7 @@
 #include "resolver/model/global_view.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace glbd {
 
@@ -21,6 +22,24 @@ void order_entries(HostList& hosts) {
     auto before = [](const HostEntry& a, const HostEntry& b) { return a.before(b); };
     if (std::is_sorted(list.begin(), list.end(), before)) return;
     std::stable_sort(hosts.begin(), hosts.end(), before);
+}
+
+bool targets_repeat(const std::vector<EndpointState>& eps) {
+    constexpr size_t kPairwiseUpTo = 16;
+    if (eps.size() <= kPairwiseUpTo) {
+        for (size_t i = 0; i < eps.size(); ++i) {
+            for (size_t j = 0; j < i; ++j) {
+                if (eps[i].target == eps[j].target) return true;
+            }
+        }
+        return false;
+    }
+    std::unordered_set<Endpoint> seen;
+    seen.reserve(eps.size());
+    for (const auto& ep : eps) {
+        if (!seen.insert(ep.target).second) return true;
+    }
+    return false;
 }
 
 bool strictly_ordered(const std::vector<HostEntry>& hosts) {

@@ -127,6 +127,9 @@ void order_entries(HostList& hosts);
 // Whether the entries are in that order with no (host, entry) twice, as every glbd lists and sends them: then
 // finding an entry given twice needs no set of names.
 bool strictly_ordered(const std::vector<HostEntry>& hosts);
+// Whether a target appears twice among one entry's endpoints: pairwise for a few, hashed beyond (O(n), not
+// O(n^2), for a host of thousands).
+bool targets_repeat(const std::vector<EndpointState>& eps);
 
 // What the operator's summary (GET /v1/summary) counts of a cluster's list, made once with the list (where a
 // cluster's view is merged) so that a summary costs what it returns, not a walk over every entry of every
