@@ -3,10 +3,15 @@
 use it: DIR/glbd.yaml (cluster c00, geo US, the default geo, every host in the file) and DIR/state/state.json
 (the other clusters, as glbd writes them: format 2, hosts as rows by name), as after a restart; and
 DIR/queries.txt, 1000 names spread over the view for dnsperf.
-   scale-view.py DIR HOSTS CLUSTERS ADDR PORT ADMIN MMDB
+   scale-view.py DIR HOSTS CLUSTERS ADDR PORT ADMIN MMDB [--config-order]
+--config-order writes each cluster's hosts in the config's order (h0, h1, ... h10) instead of by name, as an
+older glbd or a hand-written file may: bench/memory-guard.sh's view (a report out of order cost 55 MB at
+d493dfd).
 """
 import json, sys, time
-d, hosts, clusters, addr, port, admin, mmdb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), *sys.argv[4:]
+config_order = "--config-order" in sys.argv
+args = [a for a in sys.argv[1:] if a != "--config-order"]
+d, hosts, clusters, addr, port, admin, mmdb = args[0], int(args[1]), int(args[2]), *args[3:7]
 geos = ["US", "IE", "GEO-OC", "DE", "JP", "GEO-EU", "BR", "AU", "FR", "GEO-AS"]
 # Every view answers the measured queries the same way: IE (the ecs workload) holds two clusters, so
 # each answer is a weighted draw, and the default group (the src workload) one. A view of fewer
@@ -26,7 +31,7 @@ with open(f"{d}/glbd.yaml", "w") as f:
         f.write(f"  - {{name: h{h}.glb.example.test, ttl: 60, endpoints: {json.dumps(endpoints(0, h))}, "
                 f"loadBalancing: {{weight: 100, geo: US, defaultGeo: true}}}}\n")
 origins = []  # as glbd writes them (format 2: hosts as rows, by name)
-by_name = sorted(range(hosts), key=lambda h: f"h{h}.glb.example.test")
+by_name = range(hosts) if config_order else sorted(range(hosts), key=lambda h: f"h{h}.glb.example.test")
 for c in range(1, clusters):
     origins.append({"cluster": f"c{c:02d}", "instance": "bench", "version": now, "heartbeat": now, "overrides": {},
                     "hostCount": hosts, "hosts": [[f"h{h}.glb.example.test", 60, [[t, True] for t in endpoints(c, h)], [100 + c, geo(c), False]]
