@@ -10,6 +10,10 @@
 # With PROBES=1 (root: it needs a network namespace), last, the cost of probing 10,000 endpoints (HTTP
 # every 5 s) and its effect on DNS latency, from bench/health-load.sh.
 #   bash bench/scale.sh [--hosts 10000] [--clusters 20] [--duration 10] [--repeat 3] [--glbd PATH] [--dnssec]
+#                       [--baseline PATH]
+# --baseline PATH: glbd and the binary at PATH (an earlier build) side by side instead, started in turn --repeat
+# times each on the large view: first answer, snapshot build, RSS, peak RSS, and the two-node sync (each binary
+# as both nodes); the median of each with the ratio new / baseline. Nothing else is measured then.
 # --dnssec: one more view, "signed", the large one with its zone signed (a CSK, ECDSA P-256): every host's
 # answer sets are signed when a snapshot is built, so its start, build, memory and flips show what that costs;
 # every dnsperf query then sets DO (the unsigned views answer them unsigned).
@@ -19,7 +23,7 @@
 # pages); GLIBC_TUNABLES= bash bench/scale.sh measures without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-HOSTS=10000 CLUSTERS=20 DURATION=10 REPEAT=3 GLBD=build-release/glbd DNSSEC=0
+HOSTS=10000 CLUSTERS=20 DURATION=10 REPEAT=3 GLBD=build-release/glbd DNSSEC=0 BASELINE=
 while (($#)); do
   case $1 in
     --hosts) HOSTS=$2; shift ;;
@@ -28,6 +32,7 @@ while (($#)); do
     --repeat) REPEAT=$2; shift ;;
     --glbd) GLBD=$2; shift ;;
     --dnssec) DNSSEC=1 ;;
+    --baseline) BASELINE=$2; shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
   shift
@@ -35,6 +40,7 @@ done
 export GLIBC_TUNABLES=${GLIBC_TUNABLES-glibc.malloc.hugetlb=1}
 source bench/lib.sh
 GLBD=$(release_glbd "$GLBD")
+[[ -z $BASELINE ]] || BASELINE=$(realpath "$BASELINE")
 work_dir
 [[ -n ${KEEP:-} ]] && trap "[[ -n \$PID ]] && kill \$PID; echo kept $WORK" EXIT
 ADDR=127.0.3.1 PORT=5320 ADMIN=127.0.3.1:9160
@@ -49,9 +55,10 @@ make_view() {
 
 tree_ticks() { read -r -a f <<<"$(cut -d')' -f2- "/proc/$1/stat")"; echo "${f[11]} ${f[12]}"; }
 
-# measure NAME DIR: start glbd, time to the first answer, memory, then dnsperf runs.
-measure() {
-  local name=$1 d=$2 t0 t1 last w rep u0 s0 u1 s1 out
+# start_view NAME DIR: start glbd (PID), wait for the first answer and for start-up work to finish (CPU idle for
+# a second); appends "NAME start_ms MS build_ms MS rss_kb KB hwm_kb KB thp_kb KB" to $WORK/starts.
+start_view() {
+  local name=$1 d=$2 t0 t1 last u0 s0
   last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
   t0=$(ms)
   taskset -c "${GLBD_CPUS:-1}" "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/$name.log" &
@@ -68,11 +75,16 @@ measure() {
     ((cur == prev)) && break
     prev=$cur; sleep 1
   done
-  local build rss hwm thp
-  build=$(curl -s "http://$ADMIN/metrics" | awk '/^glbd_snapshot_build_seconds /{printf "%.0f", $2 * 1000}')
-  rss=$(awk '/VmRSS/{print $2}' "/proc/$PID/status")
-  hwm=$(awk '/VmHWM/{print $2}' "/proc/$PID/status")
-  thp=$(awk '/AnonHugePages/{print $2}' "/proc/$PID/smaps_rollup")
+  echo "$name start_ms $((t1 - t0)) build_ms $(curl -s "http://$ADMIN/metrics" | awk '/^glbd_snapshot_build_seconds /{printf "%.0f", $2 * 1000}') rss_kb $(awk '/VmRSS/{print $2}' "/proc/$PID/status") hwm_kb $(awk '/VmHWM/{print $2}' "/proc/$PID/status") thp_kb $(awk '/AnonHugePages/{print $2}' "/proc/$PID/smaps_rollup")" >> "$WORK/starts"
+}
+
+# measure NAME DIR: start glbd, time to the first answer, memory, then dnsperf runs.
+measure() {
+  local name=$1 d=$2 t0 t1 last w rep u0 s0 u1 s1 out
+  last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
+  start_view "$name" "$d"
+  local start build rss hwm thp
+  read -r _ _ start _ build _ rss _ hwm _ thp <<<"$(tail -1 "$WORK/starts")"
   # One scrape of /metrics as Prometheus would make it: its size, series and time (curl's, from connect to
   # the last byte: the server's part, not the client's start-up).
   local scrape_bytes scrape_series scrape_ms summary_ms page_ms summary_bytes mid
@@ -94,7 +106,7 @@ measure() {
   wait $!
   state_ms=$(awk '{printf "%.0f", $1 * 1000}' "$WORK/$name.state_ms")
   state_bytes=$(wc -c < "$WORK/$name.state")
-  echo "$name start_ms $((t1 - t0)) build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp scrape_bytes $scrape_bytes scrape_series $scrape_series scrape_ms $scrape_ms summary_bytes $summary_bytes summary_ms $summary_ms page_ms $page_ms state_bytes $state_bytes state_ms $state_ms during_ms $during_ms" >> "$WORK/facts"
+  echo "$name start_ms $start build_ms ${build:-?} rss_kb $rss hwm_kb $hwm thp_kb $thp scrape_bytes $scrape_bytes scrape_series $scrape_series scrape_ms $scrape_ms summary_bytes $summary_bytes summary_ms $summary_ms page_ms $page_ms state_bytes $state_bytes state_ms $state_ms during_ms $during_ms" >> "$WORK/facts"
   for ((rep = 1; rep <= REPEAT; rep++)); do
     for w in ecs src; do
       local opts=()
@@ -150,7 +162,7 @@ measure() {
 # its only peer). The time from b's start until b has every origin and answers the last host; b's memory
 # (its peak holds the transfer being read); a's memory before and its peak after serving; the CPU each used.
 sync_measure() {
-  local d=$1 t0 t1 last b_pid origins
+  local d=$1 name=${2:-sync} t0 t1 last b_pid origins
   last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
   taskset -c 1 "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/sync-a.log" &
   PID=$!
@@ -185,7 +197,7 @@ sync_measure() {
   read -r u0 s0 <<<"$(tree_ticks "$PID")"; a_ticks1=$((u0 + s0))
   read -r u0 s0 <<<"$(tree_ticks "$b_pid")"; b_ticks=$((u0 + s0))
   a_hwm=$(awk '/VmHWM/{print $2}' "/proc/$PID/status")
-  echo "sync learnt_ms $((t1 - t0)) origins $origins b_rss_kb $(awk '/VmRSS/{print $2}' "/proc/$b_pid/status") b_hwm_kb $(awk '/VmHWM/{print $2}' "/proc/$b_pid/status") a_rss_kb $a_rss a_hwm_before_kb $a_hwm0 a_hwm_after_kb $a_hwm a_cpu_ms $(( (a_ticks1 - a_ticks0) * 1000 / HZ )) b_cpu_ms $(( b_ticks * 1000 / HZ ))" >> "$WORK/syncfacts"
+  echo "$name learnt_ms $((t1 - t0)) origins $origins b_rss_kb $(awk '/VmRSS/{print $2}' "/proc/$b_pid/status") b_hwm_kb $(awk '/VmHWM/{print $2}' "/proc/$b_pid/status") a_rss_kb $a_rss a_hwm_before_kb $a_hwm0 a_hwm_after_kb $a_hwm a_cpu_ms $(( (a_ticks1 - a_ticks0) * 1000 / HZ )) b_cpu_ms $(( b_ticks * 1000 / HZ ))" >> "$WORK/syncfacts"
   grep -E "cut off|oversized" "$WORK/sync-b.log" >&2 || true
   kill "$b_pid" "$PID"; wait "$b_pid" "$PID" 2>/dev/null || true; PID=
 }
@@ -196,6 +208,45 @@ echo "state file: $(du -h "$WORK/large/state/state.json" | cut -f1), config: $(d
 if ((DNSSEC)); then
   make_view "$WORK/signed" "$HOSTS" "$CLUSTERS"
   sign_view "$WORK/signed" "$GLBD"
+fi
+if [[ -n $BASELINE ]]; then
+  NEW=$GLBD
+  # Each start reads the view as scale-view.py wrote it (format 2, which both read), not as the last glbd
+  # rewrote it (a newer format than an earlier build reads).
+  cp "$WORK/large/state/state.json" "$WORK/large.state.json"
+  for ((rep = 1; rep <= REPEAT; rep++)); do
+    for which in new baseline; do
+      if [[ $which == new ]]; then GLBD=$NEW; else GLBD=$BASELINE; fi
+      cp "$WORK/large.state.json" "$WORK/large/state/state.json"
+      start_view "$which" "$WORK/large"
+      kill "$PID"; wait "$PID" 2>/dev/null || true; PID=
+      cp "$WORK/large.state.json" "$WORK/large/state/state.json"
+      sync_measure "$WORK/large" "$which"
+    done
+  done
+  echo "## glbd beside a baseline ($(date -u +%Y-%m-%dT%H:%MZ)): $HOSTS hosts x $CLUSTERS clusters, median of $REPEAT starts each, in turn"
+  echo
+  echo "new: $NEW; baseline: $BASELINE"
+  echo
+  echo "| figure | baseline | new | new / baseline |"
+  echo "|---|---:|---:|---:|"
+  # Each figure's median per binary (the middle of REPEAT, by value).
+  cat "$WORK/starts" "$WORK/syncfacts" | awk -v r="$REPEAT" '
+    { for (i = 2; i < NF; i += 2) v[$1, $i, ++n[$1, $i]] = $(i + 1) }
+    function median(b, f,   k, m, a, j, t) { m = n[b, f]; for (k = 1; k <= m; k++) a[k] = v[b, f, k] + 0
+      for (k = 2; k <= m; k++) { t = a[k]; for (j = k - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+      return a[int((m + 1) / 2)] }
+    END {
+      split("start_ms:first_answer:ms build_ms:snapshot_build:ms rss_kb:RSS_after_start:MB hwm_kb:peak_RSS:MB learnt_ms:b_learns_the_view:ms b_hwm_kb:b_peak_RSS:MB a_hwm_after_kb:a_peak_after_serving_b:MB", fs, " ")
+      for (i = 1; i in fs; i++) {
+        split(fs[i], p, ":"); gsub(/_/, " ", p[2])
+        if (!n["new", p[1]] || !n["baseline", p[1]]) continue
+        b = median("baseline", p[1]); w = median("new", p[1])
+        if (p[3] == "MB") printf "| %s | %.1f MB | %.1f MB | %.2f |\n", p[2], b / 1024, w / 1024, b ? w / b : 0
+        else printf "| %s | %d ms | %d ms | %.2f |\n", p[2], b, w, b ? w / b : 0
+      }
+    }'
+  exit 0
 fi
 if [[ -z ${SYNC_ONLY:-} ]]; then
   measure small "$WORK/small"

@@ -9,15 +9,20 @@
 # a profile says where its time went: when each server began serving (the start-up on shared cores), the
 # CPU all of them spent against the cores' wall time, the transfers served, and the exchanges that failed.
 # LOGLEVEL=debug (with PROFILE=1) logs every build, and the profile adds the builds' wall time against their CPU.
-#   bash bench/sync-converge.sh [--servers "5 10 20"] [--hosts 1000] [--glbd build/glbd]
+# --baseline PATH: the same fleets of the binary at PATH (an earlier build) too, in turn with glbd's, --repeat
+# times each (default 3 then; 1 without): the median of each figure per binary, and the ratio new / baseline.
+#   bash bench/sync-converge.sh [--servers "5 10 20"] [--hosts 1000] [--glbd build/glbd] [--baseline PATH]
+#                               [--repeat N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SERVERS="5 10 20" HOSTS=1000 GLBD=build/glbd PORT=5500
+SERVERS="5 10 20" HOSTS=1000 GLBD=build/glbd PORT=5500 BASELINE="" REPEAT=""
 while (($#)); do
   case $1 in
     --servers) SERVERS=$2; shift ;;
     --hosts) HOSTS=$2; shift ;;
     --glbd) GLBD=$2; shift ;;
+    --baseline) BASELINE=$(realpath "$2"); shift ;;
+    --repeat) REPEAT=$2; shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
   shift
@@ -121,9 +126,9 @@ profile() {
   echo "  of them ${sum[skipped]} held already at their version when they came (not decoded)"
 }
 
-echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all |"
-echo "|---:|---:|---:|---:|---:|"
-for n in $SERVERS; do
+# fleet N: starts N servers of glbd ($GLBD), measures, stops them; FLEET is "CONVERGE SPREAD JOIN" (ms).
+fleet() {
+  local n=$1 i converge spread join
   for ((i = 1; i <= n; i++)); do config "$n" "$i" 0 > "$WORK/c$i.yaml"; done
   start_wait "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000 ${PROFILE:+--progress "$WORK/progress"}
   t0=$(ms)
@@ -147,8 +152,45 @@ for n in $SERVERS; do
   go "$t0"
   end_wait || { echo "the new cluster did not reach all $n servers" >&2; exit 1; }
   join=$RESULT
-  printf '| %d | %d | %d ms | %d ms | %d ms |\n' "$n" "$HOSTS" "$converge" "$spread" "$join"
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   PIDS=()
+  FLEET="$converge $spread $join"
+}
+
+median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+if [[ -z $BASELINE ]]; then
+  echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all |"
+  echo "|---:|---:|---:|---:|---:|"
+  for n in $SERVERS; do
+    declare -a c=() s=() j=()
+    for ((rep = 1; rep <= ${REPEAT:-1}; rep++)); do
+      fleet "$n"
+      read -r a b d <<<"$FLEET"; c+=("$a") s+=("$b") j+=("$d")
+    done
+    printf '| %d | %d | %d ms | %d ms | %d ms |\n' "$n" "$HOSTS" "$(median "${c[@]}")" "$(median "${s[@]}")" "$(median "${j[@]}")"
+  done
+  exit 0
+fi
+NEW=$(realpath "$GLBD")
+echo "new: $NEW; baseline: $BASELINE; median of ${REPEAT:-3} runs each, in turn"
+echo
+echo "| servers | hosts each | figure | baseline | new | new / baseline |"
+echo "|---:|---:|---|---:|---:|---:|"
+for n in $SERVERS; do
+  declare -A got=()
+  for ((rep = 1; rep <= ${REPEAT:-3}; rep++)); do
+    for which in new baseline; do
+      if [[ $which == new ]]; then GLBD=$NEW; else GLBD=$BASELINE; fi
+      fleet "$n"
+      read -r a b d <<<"$FLEET"
+      got[$which.converge]+=" $a" got[$which.spread]+=" $b" got[$which.join]+=" $d"
+    done
+  done
+  for f in "converge:full convergence from start" "spread:one change reaches all" "join:a new cluster seen by all"; do
+    key=${f%%:*}
+    # shellcheck disable=SC2086
+    b=$(median ${got[baseline.$key]}) w=$(median ${got[new.$key]})
+    printf '| %d | %d | %s | %d ms | %d ms | %s |\n' "$n" "$HOSTS" "${f#*:}" "$b" "$w" "$(awk -v a="$w" -v b="$b" 'BEGIN {printf "%.2f", b ? a / b : 0}')"
+  done
 done
