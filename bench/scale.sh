@@ -228,6 +228,8 @@ if [[ -n $BASELINE ]]; then
   echo
   echo "new: $NEW; baseline: $BASELINE"
   echo
+  echo "First answer of each start, in turn: $(awk '{printf "%s%s %s ms", (NR > 1 ? ", " : ""), $1, $3}' "$WORK/starts")"
+  echo
   echo "| figure | baseline | new | new / baseline |"
   echo "|---|---:|---:|---:|"
   # Each figure's median per binary (the middle of REPEAT, by value).
