@@ -1,13 +1,16 @@
-// resolver/base: the address types every layer shares, judged against the C library (inet_pton, inet_ntop).
+// resolver/base: the address types every layer shares, judged against the C library (inet_pton, inet_ntop); and the
+// model's Endpoint, an address or a name, built on them.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include <string>
 #include <vector>
 
 #include "resolver/base/address.hpp"
+#include "resolver/model/global_view.hpp"
 #include "resolver/wire/consts.hpp"
 #include "tests/dns_util.hpp"
 
@@ -307,6 +310,48 @@ TEST(ReadFile, WholeRegularFilesWithinTheirBoundOnly) {
     EXPECT_FALSE(refused);
     EXPECT_EQ(refused.error(), "not a regular file");
     std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// An endpoint is an address or a name in 24 bytes (the name held once, whatever the copies): copies, moves and
+// assignments between the two kinds keep each its value, and the order puts addresses first.
+TEST(Endpoint, AddressesAndNamesCopyMoveAndCompareByValue) {
+    static_assert(sizeof(glbd::Endpoint) == 24 && sizeof(glbd::EndpointState) == 24);
+    auto a = *glbd::Endpoint::parse("192.0.2.1");
+    auto b = *glbd::Endpoint::parse("2001:db8::1");
+    auto n = *glbd::Endpoint::parse("lb.example.net");
+    auto m = *glbd::Endpoint::parse("lb.example.org");
+    EXPECT_FALSE(glbd::Endpoint::parse("Upper.example.net"));
+    EXPECT_TRUE(a.is_address());
+    EXPECT_FALSE(n.is_address());
+    EXPECT_EQ(n.str(), "lb.example.net");
+    glbd::Endpoint copy = n;  // shares the name
+    EXPECT_EQ(copy, n);
+    EXPECT_EQ(&copy.name(), &n.name());
+    EXPECT_EQ(*glbd::Endpoint::parse("lb.example.net"), n);  // another copy of the text: equal by value
+    EXPECT_EQ(std::hash<glbd::Endpoint>{}(*glbd::Endpoint::parse("lb.example.net")), std::hash<glbd::Endpoint>{}(n));
+    copy = a;  // a name replaced by an address
+    EXPECT_TRUE(copy.is_address());
+    EXPECT_EQ(copy, a);
+    copy = m;  // and by a name again
+    EXPECT_EQ(copy.str(), "lb.example.org");
+    glbd::Endpoint moved = std::move(copy);
+    EXPECT_EQ(moved, m);
+    copy = b;  // a moved-from endpoint takes a new value
+    EXPECT_EQ(copy, b);
+    glbd::Endpoint& same = moved;
+    moved = std::move(same);  // to itself: unchanged
+    EXPECT_EQ(moved, m);
+    std::vector<glbd::Endpoint> all{m, n, b, a};
+    std::sort(all.begin(), all.end());
+    const bool a_first = a.address() < b.address();  // addresses in Address's order, then names by text
+    EXPECT_EQ(all, (std::vector<glbd::Endpoint>{a_first ? a : b, a_first ? b : a, n, m}));
+    EXPECT_LT(b, n);
+    EXPECT_NE(a, n);
+    EXPECT_EQ(glbd::Endpoint(), *glbd::Endpoint::parse("0.0.0.0"));
 }
 
 }  // namespace

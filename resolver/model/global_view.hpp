@@ -20,11 +20,11 @@
 namespace glbd {
 
 struct EndpointState {
-    [[no_unique_address]] Endpoint target;  // (its tail padding holds `healthy`: 40 bytes, as a string's was)
+    [[no_unique_address]] Endpoint target;  // (its tail padding holds `healthy`: 24 bytes in all)
     bool healthy = true;
     bool operator==(const EndpointState&) const = default;
 };
-static_assert(sizeof(EndpointState) <= 40, "an endpoint's state grew: the view holds one per endpoint per cluster");
+static_assert(sizeof(EndpointState) <= 24, "an endpoint's state grew: the view holds one per endpoint per cluster");
 
 // One cluster's entry for a load-balanced name. A cluster may have several entries for one name (several
 // gateways), told apart by `entry`; a cluster's list keeps them together (sorted by host, then entry).
