@@ -426,6 +426,42 @@ void read_metrics(Reader& r, const Node& n, Config& c) {
     s.boolean("perHost", c.metrics.per_host);
 }
 
+void read_health(Reader& r, const Node& n, Config& c) {
+    Section s(r, n, "health", {"sourceAddress", "outside"});
+    if (!s) return;
+    if (auto v = s.str("sourceAddress"); v && !v->empty()) {
+        Address a;
+        if (!Address::parse(*v, a)) {
+            s.error("sourceAddress", "\"" + *v + "\" is not an IP address");
+        } else if (!SocketAddress{a, 1}.reachable()) {
+            s.error("sourceAddress", "must be an address of this host (not a wildcard or multicast)");
+        } else {
+            c.health.source_address = a;
+        }
+    }
+    auto o = s["outside"];
+    if (!o) return;
+    Section out(r, o, "health.outside", {"enabled", "vantages", "quorum", "keepDead", "maxProbesPerSecond"});
+    if (!out) return;
+    Health::Outside& h = c.health.outside;
+    out.boolean("enabled", h.enabled);
+    out.integer("vantages", 1, Health::Outside::kMaxVantages, h.vantages);
+    if (auto q = o["quorum"]) {
+        if (q.is_scalar() && q.scalar() == "majority") {
+            h.quorum = 0;
+        } else if (auto x = r.integer(q, out.at("quorum"), 1, Health::Outside::kMaxVantages)) {
+            h.quorum = static_cast<unsigned>(*x);
+        }
+    }
+    out.duration("keepDead", Millis{0}, Millis{7LL * 86'400'000}, h.keep_dead);
+    out.integer("maxProbesPerSecond", 1, 100'000, h.max_probes_per_second);
+    if (h.quorum > h.vantages) {
+        r.error(o, "health.outside.quorum",
+                "must be at most health.outside.vantages (" + std::to_string(h.vantages) +
+                    "): more failures than vantages can never withdraw anything");
+    }
+}
+
 void read_rate_limit(Reader& r, const Node& n, Config& c) {
     Section s(r, n, "rateLimit", {"responsesPerSecond", "slip", "ipv4PrefixLength", "ipv6PrefixLength"});
     if (!s) return;
@@ -440,7 +476,7 @@ void read_config(Reader& r, const Node& root, Config& c) {
     if (!root.defined() || root.is_null()) return r.error(root, "", "the config is empty");
     Section s(r, root, "",
               {"cluster", "listen", "admin", "threads", "geoip", "zones", "hosts", "peers", "kubernetes", "stateDir",
-               "log", "user", "rateLimit", "dnstap", "metrics"});
+               "log", "user", "rateLimit", "dnstap", "metrics", "health"});
     if (!s) return;
     read_cluster(r, root, c);
     read_listen(r, root, c);
@@ -459,6 +495,7 @@ void read_config(Reader& r, const Node& root, Config& c) {
     if (auto n = s["rateLimit"]) read_rate_limit(r, n, c);
     if (auto n = s["dnstap"]) read_dnstap(r, n, c);
     if (auto n = s["metrics"]) read_metrics(r, n, c);
+    if (auto n = s["health"]) read_health(r, n, c);
     if (auto v = s.str("user")) {
         if (v->empty() || !getpwnam(v->c_str())) s.error("user", "no such user \"" + *v + "\"");
         c.user = *v;

@@ -145,6 +145,23 @@ struct Dnstap {
     unsigned sample = 1;  // one exchange in N
 };
 
+// health: how this glbd probes (hosts[].healthCheck says what; docs/config.md).
+struct Health {
+    // sourceAddress: every probe leaves from this local address (of its family; a probe of the other family
+    // leaves from the kernel's choice). Absent: the kernel's choice for all.
+    std::optional<Address> source_address;
+    // outside: probes of other clusters' endpoints, and the fleet's verdict (sync/health/README.md).
+    struct Outside {
+        bool enabled = true;
+        unsigned vantages = 3;      // other clusters that probe each endpoint (1..kMaxVantages)
+        unsigned quorum = 0;        // outside failures that withdraw an endpoint; 0: a majority of those that count
+        Millis keep_dead{600'000};  // a dead glbd's entries stay while a quorum reaches them (0: off)
+        unsigned max_probes_per_second = 100;  // this glbd's outside probes; past it the interval stretches
+        static constexpr unsigned kMaxVantages = 16;
+        bool operator==(const Outside&) const = default;
+    } outside;
+};
+
 // metrics: what /metrics breaks answers down by.
 struct Metrics {
     bool per_host = false;  // also by host and cluster: a series per pair (hosts x clusters of them)
@@ -167,6 +184,7 @@ struct Config {
     Log log;
     std::optional<Dnstap> dnstap;
     Metrics metrics;
+    Health health;
     // The zones and settings a snapshot is built from (resolver/snapshot), referring into this config.
     operator model::Served() const {  // NOLINT: implicit, so that a Config is what the builder is given
         return {cluster.id, cluster.location, geoip.nearest, listen.udp_payload, zones, hosts};

@@ -314,6 +314,54 @@ TEST(Conf, Dnstap) {
     }
 }
 
+TEST(Conf, HealthSection) {
+    auto load = [](const std::string& section) { return conf::load_text(kGood + section, "glbd.yaml"); };
+    auto r = load(
+        "health:\n  sourceAddress: 192.0.2.7\n  outside: {enabled: false, vantages: 5, quorum: 2, "
+        "keepDead: 1m, maxProbesPerSecond: 400}\n");
+    ASSERT_TRUE(r.config) << r.errors[0].str();
+    const conf::Health& h = r.config->health;
+    ASSERT_TRUE(h.source_address);
+    EXPECT_EQ(h.source_address->str(), "192.0.2.7");
+    EXPECT_FALSE(h.outside.enabled);
+    EXPECT_EQ(h.outside.vantages, 5u);
+    EXPECT_EQ(h.outside.quorum, 2u);
+    EXPECT_EQ(h.outside.keep_dead, conf::Millis{60'000});
+    EXPECT_EQ(h.outside.max_probes_per_second, 400u);
+    // interface.md's defaults, with and without the section.
+    for (const std::string& section : {std::string(), std::string("health: {sourceAddress: \"\", outside: "
+                                                                  "{quorum: majority}}\n")}) {
+        r = load(section);
+        ASSERT_TRUE(r.config) << section << ": " << r.errors[0].str();
+        EXPECT_FALSE(r.config->health.source_address);
+        EXPECT_EQ(r.config->health.outside, conf::Health::Outside{});
+        EXPECT_TRUE(r.config->health.outside.enabled);
+        EXPECT_EQ(r.config->health.outside.vantages, 3u);
+        EXPECT_EQ(r.config->health.outside.quorum, 0u);  // a majority
+        EXPECT_EQ(r.config->health.outside.keep_dead, conf::Millis{600'000});
+        EXPECT_EQ(r.config->health.outside.max_probes_per_second, 100u);
+    }
+    EXPECT_EQ(load("health: {sourceAddress: \"2001:db8::7\"}\n").config->health.source_address->family, 6);
+    for (auto [section, error] : std::vector<std::pair<std::string, std::string>>{
+             {"health: {sourceAddress: eth0}\n",
+              "glbd.yaml:50:25: health.sourceAddress: \"eth0\" is not an IP address"},
+             {"health: {sourceAddress: 0.0.0.0}\n", "health.sourceAddress: must be an address of this host"},
+             {"health: {sourceAddress: \"ff02::1\"}\n", "health.sourceAddress: must be an address of this host"},
+             {"health: {outside: {vantages: 0}}\n", "health.outside.vantages: must be an integer 1..16, got \"0\""},
+             {"health: {outside: {vantages: 17}}\n", "health.outside.vantages: must be an integer 1..16"},
+             {"health: {outside: {quorum: most}}\n", "health.outside.quorum: must be an integer 1..16, got \"most\""},
+             {"health: {outside: {quorum: 4}}\n", "health.outside.quorum: must be at most health.outside.vantages (3)"},
+             {"health: {outside: {keepDead: soon}}\n", "health.outside.keepDead: must be a duration"},
+             {"health: {outside: {maxProbesPerSecond: 0}}\n", "health.outside.maxProbesPerSecond: must be an integer"},
+             {"health: {outside: {vantage: 3}}\n", "health.outside.vantage: unknown key (did you mean \"vantages\"?)"},
+             {"health: {source: 192.0.2.1}\n", "health.source: unknown key"},
+         }) {
+        auto bad = load(section);
+        ASSERT_FALSE(bad.config) << section;
+        EXPECT_NE(bad.errors[0].str().find(error), std::string::npos) << section << ": " << bad.errors[0].str();
+    }
+}
+
 // docs/config.md writes `instance: ""` for the default (the host name): that line loads.
 TEST(Conf, EmptyInstanceIsTheHostName) {
     auto r = conf::load_text(with("  instance: a\n", "  instance: \"\"\n"), "glbd.yaml");

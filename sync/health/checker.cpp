@@ -97,7 +97,10 @@ struct Checker::Impl {
     Impl(const conf::Config& config, std::function<void()> cb, const States& previous, CheckerSeams seams)
         : on_change(std::move(cb)),
           clock(seams.clock ? *seams.clock : system_clock()),
-          make_probes(seams.probes ? std::move(seams.probes) : ProbesFactory(network_probes)) {
+          make_probes(seams.probes ? std::move(seams.probes)
+                                   : ProbesFactory([source = config.health.source_address](uv_loop_t* on) {
+                                         return network_probes(on, source);
+                                     })) {
         std::map<std::pair<Endpoint, std::string>, std::vector<Target*>> by_probe;  // endpoint, Host name
         for (const auto& h : config.hosts) {
             if (!h.health_check) continue;

@@ -42,7 +42,9 @@ struct HttpProber::Probe {
     char error[CURL_ERROR_SIZE] = {};
 };
 
-HttpProber::HttpProber(uv_loop_t* loop) : loop_(loop) {
+HttpProber::HttpProber(uv_loop_t* loop, std::optional<Address> source) : loop_(loop) {
+    // "host!": an address, never an interface name, and never looked up (numeric).
+    if (source) interface_ = "host!" + source->str(), source_family_ = source->family;
     std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
@@ -113,6 +115,7 @@ void HttpProber::probe(size_t pool, const HttpRequest& r, const Address& address
     // of the probing's CPU (10,000 endpoints every 5 s took a whole core; bench/health-load.sh).
     curl_easy_setopt(e, CURLOPT_DNS_CACHE_TIMEOUT, 0L);
     curl_easy_setopt(e, CURLOPT_PROXY, "");  // never through a proxy from the environment
+    if (address.family == source_family_) curl_easy_setopt(e, CURLOPT_INTERFACE, interface_.c_str());
     curl_easy_setopt(
         e, CURLOPT_WRITEFUNCTION, +[](char*, size_t size, size_t n, void*) { return size * n; });
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, p->error);

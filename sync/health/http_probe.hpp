@@ -10,6 +10,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,8 @@ public:
     // Finished probes keep their libcurl handle for the next probe, up to this many.
     static constexpr size_t kIdleProbes = 64;
 
-    explicit HttpProber(uv_loop_t* loop);
+    // `source`: the local address probes of its family leave from (health.sourceAddress); none: the kernel's.
+    explicit HttpProber(uv_loop_t* loop, std::optional<Address> source = std::nullopt);
     ~HttpProber();
     HttpProber(const HttpProber&) = delete;
     HttpProber& operator=(const HttpProber&) = delete;
@@ -59,6 +61,8 @@ private:
     static int timer_cb(CURLM* multi, long timeout_ms, void* userp);
 
     uv_loop_t* loop_;
+    std::string interface_;  // CURLOPT_INTERFACE for the source address ("host!192.0.2.1"), or ""
+    int source_family_ = 0;
     std::vector<std::unique_ptr<Multi>> multis_;
     size_t in_last_ = kTargetsPerMulti;                 // targets in the last multi
     std::map<Probe*, std::unique_ptr<Probe>> running_;  // libcurl's private pointer is the key

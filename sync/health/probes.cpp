@@ -5,7 +5,7 @@ namespace {
 
 class NetworkProbes final : public Probes {
 public:
-    explicit NetworkProbes(uv_loop_t* loop) : http_(loop), tcp_(loop) {}
+    NetworkProbes(uv_loop_t* loop, std::optional<Address> source) : http_(loop, source), tcp_(loop, source) {}
     size_t assign_pool() override { return http_.assign_pool(); }
     void http(size_t pool, const HttpRequest& request, const Address& address, ProbeDone done) override {
         http_.probe(pool, request, address, std::move(done));
@@ -25,6 +25,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Probes> network_probes(uv_loop_t* loop) { return std::make_unique<NetworkProbes>(loop); }
+std::unique_ptr<Probes> network_probes(uv_loop_t* loop, std::optional<Address> source) {
+    return std::make_unique<NetworkProbes>(loop, source);
+}
 
 }  // namespace glbd::health

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "resolver/base/address.hpp"
 #include "sync/health/http_probe.hpp"
@@ -30,6 +31,7 @@ public:
 
 // The probes on `loop`: what the checker makes when it is given none.
 using ProbesFactory = std::function<std::unique_ptr<Probes>(uv_loop_t* loop)>;
-std::unique_ptr<Probes> network_probes(uv_loop_t* loop);
+// `source`: health.sourceAddress (a probe of the other family leaves from the kernel's choice).
+std::unique_ptr<Probes> network_probes(uv_loop_t* loop, std::optional<Address> source = std::nullopt);
 
 }  // namespace glbd::health

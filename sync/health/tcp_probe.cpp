@@ -20,7 +20,7 @@ struct TcpProber::Probe {
     int open = 2;
 };
 
-TcpProber::TcpProber(uv_loop_t* loop) : loop_(loop) {}
+TcpProber::TcpProber(uv_loop_t* loop, std::optional<Address> source) : loop_(loop), source_(source) {}
 TcpProber::~TcpProber() = default;
 
 void TcpProber::probe(const Address& address, uint16_t port, std::chrono::milliseconds timeout, ProbeDone done) {
@@ -38,7 +38,14 @@ void TcpProber::probe(const Address& address, uint16_t port, std::chrono::millis
     uv_timer_start(
         &p->timer, [](uv_timer_t* t) { finish(static_cast<Probe*>(t->data), false, "timeout"); },
         static_cast<uint64_t>(timeout.count()), 0);
-    int rc = uv_tcp_connect(&p->req, &p->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* req, int status) {
+    int rc = 0;
+    if (source_ && source_->family == address.family) {
+        sockaddr_storage local{};
+        source_->to_sockaddr(0, local);
+        rc = uv_tcp_bind(&p->tcp, reinterpret_cast<sockaddr*>(&local), 0);
+        if (rc != 0) return finish(p, false, std::string("cannot bind to the source address: ") + uv_strerror(rc));
+    }
+    rc = uv_tcp_connect(&p->req, &p->tcp, reinterpret_cast<sockaddr*>(&ss), [](uv_connect_t* req, int status) {
         const char* why = status == 0 ? "ok" : status == UV_ECONNREFUSED ? "connection refused" : uv_strerror(status);
         finish(static_cast<Probe*>(req->data), status == 0, why);
     });

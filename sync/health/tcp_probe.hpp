@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -26,7 +27,8 @@ void close_with_reset(int fd);
 
 class TcpProber {
 public:
-    explicit TcpProber(uv_loop_t* loop);
+    // `source`: the local address probes of its family leave from (health.sourceAddress); none: the kernel's.
+    explicit TcpProber(uv_loop_t* loop, std::optional<Address> source = std::nullopt);
     ~TcpProber();  // after stop() and the loop's last callbacks
     TcpProber(const TcpProber&) = delete;
     TcpProber& operator=(const TcpProber&) = delete;
@@ -39,6 +41,7 @@ private:
     struct Probe;
     static void finish(Probe* p, bool ok, const std::string& reason);
     uv_loop_t* loop_;
+    std::optional<Address> source_;
     // Every probe until its handles have closed (the loop's callbacks point into it); those under way are
     // also in `running_`.
     std::map<Probe*, std::unique_ptr<Probe>> all_;

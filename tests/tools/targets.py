@@ -9,8 +9,9 @@ and keeps it open for the next (as Envoy and most servers do).
 
 HTTP(S) paths:  /healthz -> 200   /status/NNN -> NNN   /hang -> accepts and never answers
                 /created -> 201   anything else -> 404
-Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "peer", "port", "headers"}
-(peer: the client's port, which tells connections apart; port: the listener's).
+Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "peer", "source", "port",
+"headers"} (peer: the client's port, which tells connections apart; source: the client's address; port: the
+listener's); every TCP connection as {"proto": "tcp", "source", "port"}.
 --ready is written once every listener is bound. Runs until killed.
 """
 import argparse
@@ -42,6 +43,7 @@ class Handler(BaseHTTPRequestHandler):
             "host": self.headers.get("Host"),
             "sni": getattr(self.connection, "sni", None),
             "peer": self.client_address[1],
+            "source": self.client_address[0],
             "port": self.server.server_address[1],
             "headers": {k: v for k, v in self.headers.items()},
         }
@@ -94,7 +96,7 @@ def serve_http(addr, log_path, tls=None, handler=Handler):
     threading.Thread(target=srv.serve_forever, daemon=True).start()
 
 
-def serve_tcp(addr):
+def serve_tcp(addr, log_path):
     host, port = split(addr)
     s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -103,7 +105,9 @@ def serve_tcp(addr):
 
     def loop():
         while True:
-            c, _ = s.accept()
+            c, peer = s.accept()
+            with LOCK, open(log_path, "a") as f:
+                f.write(json.dumps({"proto": "tcp", "source": peer[0], "port": port}) + "\n")
             c.close()
 
     threading.Thread(target=loop, daemon=True).start()
@@ -127,7 +131,7 @@ def main():
     for addr in a.https:
         serve_http(addr, a.log, (a.cert, a.key))
     for addr in a.tcp:
-        serve_tcp(addr)
+        serve_tcp(addr, a.log)
     if a.ready:
         with open(a.ready, "w") as f:
             f.write("ready\n")
