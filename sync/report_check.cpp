@@ -13,10 +13,12 @@ namespace glbd::sync {
 
 namespace {
 
-// What is wrong with one host of a report by the config's rules, or "".
-std::string host_problem(const HostEntry& h) {
+// What is wrong with one host of a report by the config's rules (and its check's number among the report's
+// `checks`), or "".
+std::string host_problem(const HostEntry& h, size_t checks) {
     using L = ReportLimits;
     if (!model::is_lb_host_name(h.host)) return "bad host name";
+    if (h.check > checks) return h.host + ": check " + std::to_string(h.check) + " is not in the report";
     if (!h.entry.empty() && !model::is_instance_name(h.entry)) return h.host + ": bad entry name";
     if (h.endpoints.size() > L::kMaxEndpoints) {
         return h.host + ": " + std::to_string(h.endpoints.size()) + " endpoints (at most " +
@@ -84,7 +86,7 @@ size_t drop_bad_hosts(InstanceState& s, std::string& first_why) {
     std::unordered_set<std::string> seen_entries;  // name and entry, of the others
     if (!ordered) seen.reserve(hosts.size());
     for (size_t i = 0; i < hosts.size(); ++i) {
-        std::string why = host_problem(hosts[i]);
+        std::string why = host_problem(hosts[i], s.checks.size());
         const HostEntry& h = hosts[i];
         if (why.empty() && !ordered &&
             !(h.entry.empty() ? seen.insert(h.host).second : seen_entries.insert(h.host + '\0' + h.entry).second)) {
@@ -167,6 +169,13 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         if (e.at_ms > horizon) return refuse("override time ahead of our clock by more than 5 minutes");
     }
     if (s.forgotten.size() > L::kMaxForgotten) return refuse("too many forgotten instances");
+    if (s.checks.size() > L::kMaxChecks) return refuse("too many health checks");
+    for (const SharedCheck& c : s.checks) {  // as parse_check reads them: a state made in memory is checked too
+        SharedCheck again;
+        std::string why;
+        if (!c.check.headers.empty()) return refuse("a health check with headers");
+        if (!parse_check(format_check(c), again, why) || !(again == c)) return refuse("a bad health check: " + why);
+    }
     for (const auto& [origin, t] : s.forgotten) {
         const size_t slash = origin.find('/');
         if (slash == std::string::npos || !model::is_cluster_id(origin.substr(0, slash)) ||

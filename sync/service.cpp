@@ -73,15 +73,16 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb, Seams seams
 }
 
 // ---- own state (control thread)
-void Service::Impl::set_own_hosts(HostList hosts, RecordList records) {
+void Service::Impl::set_own_hosts(HostList hosts, RecordList records, std::vector<SharedCheck> checks) {
     {
         MutexLock lock(mu);
-        bool same =
-            std::as_const(hosts) == std::as_const(own.hosts) && std::as_const(records) == std::as_const(own.records);
+        bool same = std::as_const(hosts) == std::as_const(own.hosts) &&
+                    std::as_const(records) == std::as_const(own.records) && checks == own.checks;
         if (same && own_hosts_set) return;
         own_hosts_set = true;
         own.hosts = std::move(hosts);
         own.records = std::move(records);
+        own.checks = std::move(checks);
         bump_own();
     }
     wake_up();
@@ -276,8 +277,8 @@ void Service::reconfigure(const conf::Config& config) {
     impl_->reconfigure(config);
     impl_->start();
 }
-void Service::set_own_hosts(HostList hosts, RecordList records) {
-    impl_->set_own_hosts(std::move(hosts), std::move(records));
+void Service::set_own_hosts(HostList hosts, RecordList records, std::vector<SharedCheck> checks) {
+    impl_->set_own_hosts(std::move(hosts), std::move(records), std::move(checks));
 }
 void Service::set_records_group(const std::string& group) { impl_->set_records_group(group); }
 Status Service::set_active_groups(const std::vector<std::string>& groups) { return impl_->set_active_groups(groups); }

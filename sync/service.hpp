@@ -101,9 +101,9 @@ public:
     // ends (on_change).
     [[nodiscard]] bool pulling() const;
 
-    // Control thread. This instance's hosts (health applied) and static records (from its DNSRecords); bumps
-    // the version when they changed.
-    void set_own_hosts(HostList hosts, RecordList records = {});
+    // Control thread. This instance's hosts (health applied, each numbering its check), static records (from
+    // its DNSRecords) and health checks (local_view); bumps the version when they changed.
+    void set_own_hosts(HostList hosts, RecordList records = {}, std::vector<SharedCheck> checks = {});
     // Control thread. This cluster's failover group as its DNSRecords show it (status.group); kubernetes.group
     // in the config, when set, wins. Bumps the version when the group changed.
     void set_records_group(const std::string& group);

@@ -50,6 +50,25 @@ std::string format_forgotten(const std::string& origin, const Forgotten& t);
 // with the rest of the report (check_report).
 bool parse_forgotten(std::string_view text, ForgottenMap& map);
 
+// A host's health check as its cluster's report carries it, so that other clusters can probe its endpoints
+// from outside (sync/health/outside/): the check without its headers, which never leave their cluster (a
+// check with headers, some from a Secret, is `inside_only`: probed by its own cluster alone, and shown so).
+// A report numbers its checks from 1 (HostEntry::check); hosts with the same check share one.
+struct SharedCheck {
+    model::HealthCheck check;  // headers always empty
+    bool inside_only = false;
+    bool operator==(const SharedCheck&) const = default;
+};
+// One check as reports and the state file write it: "PROTO PORT INTERVAL_MS TIMEOUT_MS FAILURES SUCCESSES
+// STATUS,... FLAGS PATH", FLAGS "-" or "k" (insecureSkipVerify) and "i" (inside only), e.g.
+// "HTTPS 443 5000 2000 3 1 200,201 - /healthz". The path goes last: it holds no space.
+std::string format_check(const SharedCheck& c);
+// Back from that text; false (with `why`) for anything else or a value out of the config's ranges.
+bool parse_check(std::string_view text, SharedCheck& out, std::string& why);
+// The checks of `config`'s hosts as this instance's report carries them, and each host's number among them
+// (HostEntry::check) set in `hosts` (matched by host and entry).
+std::vector<SharedCheck> own_checks(const std::vector<model::Host>& config_hosts, HostList& hosts);
+
 // One instance's report: its hosts with endpoint health, and the overrides set through it.
 struct InstanceState {
     std::string cluster;
@@ -69,6 +88,7 @@ struct InstanceState {
     std::vector<SocketAddress> reach = {};  // where peers reach its DNS (peers.advertise; sync/members.hpp)
     ZoneKeys dnskeys = {};                  // the DNSKEY set it publishes for each zone it signs
     ForgottenMap forgotten = {};            // instances forgotten through it, fleet-wide (glbd forget)
+    std::vector<SharedCheck> checks = {};   // its hosts' health checks (HostEntry::check numbers them from 1)
     // Hosts the reader of a report (codec, state file) left out because an endpoint was not an address or a
     // host name, and the first one's problem: check_report counts them with the hosts it leaves out itself.
     size_t unreadable = 0;
@@ -212,6 +232,8 @@ struct ReportLimits {
     static constexpr size_t kMaxRecordData = 8192;                // bytes of one static record's data
     static constexpr size_t kMaxGroups = 64;                      // active groups set through one origin
     static constexpr size_t kMaxForgotten = kMaxOrigins;          // instances forgotten through one origin
+    static constexpr size_t kMaxChecks = 4096;                    // distinct health checks of one origin
+    static constexpr size_t kMaxCheckText = 2200;                 // one check's text (a path of 2,048 at most)
     static constexpr uint64_t kMaxSkewMs = uint64_t{5} * 60'000;  // version, heartbeat, override time ahead of now
 };
 // Checks every field of a decoded report (an origin's state) by the config's rules: the cluster and instance

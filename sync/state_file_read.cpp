@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <istream>
 #include <iterator>
 #include <optional>
@@ -95,6 +96,18 @@ private:
     std::vector<uint32_t> item_stack_;
     InstanceState cur_;
     uint64_t host_count_ = 0;  // the origin's "hostCount", when it came before its "hosts"
+    // The origin's "checkRuns" (before its hosts): (count, check) over the hosts' rows in order, read or not;
+    // the run the next row is in, and how many rows of it came.
+    std::vector<std::pair<uint64_t, uint16_t>> check_runs_;
+    size_t run_ = 0;
+    uint64_t run_used_ = 0;
+
+    uint16_t next_check() {
+        while (run_ < check_runs_.size() && run_used_ == check_runs_[run_].first) ++run_, run_used_ = 0;
+        if (run_ == check_runs_.size()) return 0;
+        ++run_used_;
+        return check_runs_[run_].second;
+    }
     std::string override_target_;
     std::string host_unreadable_;  // the host being read has an endpoint that is not one: why
     OverrideEntry override_{};
@@ -183,6 +196,35 @@ private:
         } else if (key_ == "reach") {
             std::string where = text(v);
             if (!parse_reach(where, cur_.reach)) bad("\"reach\": \"" + where + "\" is not a list of addresses");
+        } else if (key_ == "checks") {  // format_check's texts, a line each
+            std::string all = text(v);
+            for (size_t at = 0; at <= all.size() && !all.empty();) {
+                size_t end = std::min(all.find('\n', at), all.size());
+                SharedCheck c;
+                std::string why;
+                if (cur_.checks.size() == ReportLimits::kMaxChecks) bad("\"checks\": more than its limit");
+                if (!parse_check(std::string_view(all).substr(at, end - at), c, why)) bad("\"checks\": " + why);
+                cur_.checks.push_back(std::move(c));
+                at = end + 1;
+            }
+        } else if (key_ == "checkRuns") {  // "COUNT:CHECK ...": each host's check, in runs over the hosts' order
+            std::string all = text(v);
+            for (size_t at = 0; at < all.size();) {
+                size_t end = std::min(all.find(' ', at), all.size());
+                std::string_view run = std::string_view(all).substr(at, end - at);
+                size_t colon = run.find(':');
+                uint64_t count = 0, check = 0;
+                auto num = [](std::string_view s, uint64_t& n) {
+                    auto r = std::from_chars(s.data(), s.data() + s.size(), n);
+                    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+                };
+                if (colon == std::string_view::npos || !num(run.substr(0, colon), count) ||
+                    !num(run.substr(colon + 1), check) || check > ReportLimits::kMaxChecks) {
+                    bad("\"checkRuns\": \"" + std::string(run) + "\" is not COUNT:CHECK");
+                }
+                check_runs_.emplace_back(count, static_cast<uint16_t>(check));
+                at = end + 1;
+            }
         } else if (key_ == "forgotten") {  // "cluster/instance incarnation heartbeat at;...", as forget= records
             std::string all = text(v);
             auto part = each_part(all, [&](std::string_view p) { return parse_forgotten(p, cur_.forgotten); });
@@ -347,10 +389,13 @@ private:
                 return In::origins;
             case In::origins:
                 if (!object) bad("an origin is not an object");
-                cur_ = InstanceState{}, host_count_ = 0;
+                cur_ = InstanceState{}, host_count_ = 0, check_runs_.clear(), run_ = 0, run_used_ = 0;
                 return In::origin;
             case In::origin: return origin_child(object);
-            case In::hosts: cur_.hosts.push_back(HostEntry{}); return object ? In::host : In::host_row;
+            case In::hosts:
+                cur_.hosts.push_back(HostEntry{});
+                cur_.hosts.back().check = next_check();
+                return object ? In::host : In::host_row;
             case In::host_row: return host_row_child(object);
             case In::row_endpoints:
                 if (object) bad("an endpoint is not a row");

@@ -29,8 +29,20 @@ static_assert(sizeof(EndpointState) <= 24, "an endpoint's state grew: the view h
 // One cluster's entry for a load-balanced name. A cluster may have several entries for one name (several
 // gateways), told apart by `entry`; a cluster's list keeps them together (sorted by host, then entry).
 struct HostEntry {
+    HostEntry() = default;
+    HostEntry(std::string host_, uint32_t ttl_, std::optional<model::LoadBalancing> lb,
+              std::vector<EndpointState> endpoints_, std::string entry_ = {})
+        : host(std::move(host_)),
+          ttl(ttl_),
+          load_balancing(std::move(lb)),
+          endpoints(std::move(endpoints_)),
+          entry(std::move(entry_)) {}
+
     std::string host;  // the load-balanced name, lower case, may start with "*."
     uint32_t ttl = 60;
+    // Its health check in its cluster's report (InstanceState::checks, from 1), so that other clusters can
+    // probe its endpoints from outside; 0: none. (In the padding after `ttl`: no room of its own.)
+    uint16_t check = 0;
     std::optional<model::LoadBalancing> load_balancing;  // absent: a simple host
     std::vector<EndpointState> endpoints;
     std::string entry = {};  // "" for a name's only entry in its cluster; else its name upstream
@@ -38,6 +50,7 @@ struct HostEntry {
     // The order of a cluster's list: by host name, then entry.
     [[nodiscard]] bool before(const HostEntry& o) const { return host != o.host ? host < o.host : entry < o.entry; }
 };
+static_assert(sizeof(HostEntry) <= 152, "an entry grew: the view holds one per host per cluster");
 
 // A vector whose copies share one buffer until one of them is changed (copy on write): an origin's hosts in
 // the sync store, in its cluster's view and in the snapshot builder are one list, not three. Reading never

@@ -140,7 +140,9 @@ void Daemon::rebuild() {
         std::optional<health::States> states;
         if (now != own_made_for_) {
             states = checker_->states();
-            sync_->set_own_hosts(local_view(config_, *states).hosts, kube_ ? kube_->records() : RecordList{});
+            std::vector<sync::SharedCheck> checks;
+            HostList hosts = local_view(config_, *states, &checks).hosts;
+            sync_->set_own_hosts(std::move(hosts), kube_ ? kube_->records() : RecordList{}, std::move(checks));
             own_made_for_ = now;
         }
         uint32_t serial = 0;

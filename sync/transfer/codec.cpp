@@ -213,7 +213,7 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
     out.from = d.from();
     for (const auto& r : out.reports) {
         if (r.has_data || !r.state.hosts.empty() || !r.state.records.empty() || !r.state.overrides.empty() ||
-            !r.state.forgotten.empty()) {
+            !r.state.forgotten.empty() || !r.state.checks.empty()) {
             error = "a beat carries data (" + r.state.origin() + ")";
             return false;
         }
@@ -270,9 +270,19 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     if (!s.group.empty()) out.back().push_back(kv("group", s.group));              // older decoders skip it
     if (!s.reach.empty()) out.back().push_back(kv("reach", join_reach(s.reach)));  // so do they this
     for (const auto& [zone, id] : s.dnskeys) out.back().push_back(kv("dnskey", format_zone_keys(zone, id)));
+    // Health checks (older decoders skip them): "check=N" and format_check's text in pieces of at most 240
+    // bytes, "probe=" then "probe+=", so that no character-string passes 255 bytes.
+    for (size_t i = 0; i < s.checks.size(); ++i) {
+        constexpr size_t kPiece = 240;  // and "probe+=" before it: within a character-string's 255 bytes
+        const std::string text = format_check(s.checks[i]);
+        std::vector<std::string> rec{kv("check", i + 1), "probe=" + text.substr(0, kPiece)};
+        for (size_t at = kPiece; at < text.size(); at += kPiece) rec.push_back("probe+=" + text.substr(at, kPiece));
+        out.push_back(std::move(rec));
+    }
     for (const auto& h : s.hosts) {
         std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
         if (!h.entry.empty()) rec.push_back(kv("entry", h.entry));  // older decoders skip it
+        if (h.check) rec.push_back(kv("check", h.check));          // and this
         if (h.load_balancing) {
             rec.push_back(kv("weight", h.load_balancing->weight));
             if (!h.load_balancing->geo.empty()) rec.push_back(kv("geo", h.load_balancing->geo));
@@ -367,6 +377,9 @@ std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::stri
             lb.weight = static_cast<uint16_t>(n), has_lb = true;
         } else if (key == "geo") {
             lb.geo = std::string(v), has_lb = true;
+        } else if (key == "check") {
+            if (!number(v, n) || n == 0 || n > ReportLimits::kMaxChecks) return "bad check";
+            h.check = static_cast<uint16_t>(n);
         } else if (key == "entry") {
             h.entry = std::string(v);
         } else if (key == "default") {
@@ -420,6 +433,7 @@ bool Decoder::add(Record rec, std::vector<Report>& done) {
     if (k0 == "zone") return add_zone(rec, v0);
     if (k0 == "override") return add_override(rec, v0);
     if (k0 == "active-groups") return add_active_groups(rec, v0);
+    if (k0 == "check") return add_check(rec, v0);
     if (k0 == "forget") {
         if (!cur_) return bad("forget before any origin");
         if (cur_->state.forgotten.size() >= ReportLimits::kMaxForgotten)
@@ -496,6 +510,25 @@ bool Decoder::add_host(Record rec, std::string_view v0) {
     left_out_.reset();
     if (!unreadable.empty()) return leave_out();
     hosts.emplace_back(std::move(h));
+    return true;
+}
+
+bool Decoder::add_check(Record rec, std::string_view v0) {
+    if (!cur_ || !cur_->has_data) return bad("check without an origin that carries data");
+    auto& checks = cur_->state.checks;
+    uint64_t n = 0;
+    if (!number(v0, n) || n != checks.size() + 1) return bad("checks out of order");
+    if (checks.size() == ReportLimits::kMaxChecks) return bad("too many checks", true);
+    std::string text;
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, v] = split(rec[k]);
+        if (key == "probe" || key == "probe+") text += v;
+        if (text.size() > ReportLimits::kMaxCheckText) return bad("a check longer than its limit");
+    }
+    SharedCheck c;
+    std::string why;
+    if (!parse_check(text, c, why)) return bad("bad check " + std::to_string(n) + ": " + why);
+    checks.push_back(std::move(c));
     return true;
 }
 

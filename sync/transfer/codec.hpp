@@ -93,6 +93,7 @@ private:
     bool add_origin(Record rec, std::string_view v0, std::vector<Report>& done);
     bool add_host(Record rec, std::string_view v0);
     bool add_zone(Record rec, std::string_view v0);
+    bool add_check(Record rec, std::string_view v0);
     bool add_override(Record rec, std::string_view v0);
     bool add_active_groups(Record rec, std::string_view v0);
     std::optional<Report> cur_;

@@ -1,0 +1,178 @@
+// Hosts' health checks in reports (SharedCheck): their text, this instance's own from the config, the codec
+// and the state file carrying them, and check_report refusing what a hostile peer could send.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "conf/config.hpp"
+#include "sync/local_view.hpp"
+#include "sync/state.hpp"
+#include "sync/state_file.hpp"
+#include "sync/transfer/codec.hpp"
+#include "tests/sync_util.hpp"
+
+using namespace glbd;
+using namespace glbd::sync;
+
+namespace {
+
+SharedCheck https_check() {
+    SharedCheck c;
+    c.check.protocol = model::Protocol::https;
+    c.check.port = 8443;
+    c.check.path = "/healthz?x=1;y=2";
+    c.check.interval = std::chrono::milliseconds(5000);
+    c.check.timeout = std::chrono::milliseconds(2000);
+    c.check.failure_threshold = 6;
+    c.check.success_threshold = 2;
+    c.check.expected_status = {200, 204};
+    c.check.insecure_skip_verify = true;
+    return c;
+}
+
+// An origin of three hosts: the first two with check 1, the third with check 2 (TCP, inside only).
+InstanceState checked_origin() {
+    InstanceState s = test::inst("eu-1", "pod-a", 5, 6);
+    s.hosts = test::hosts(3);
+    SharedCheck tcp;
+    tcp.check.protocol = model::Protocol::tcp;
+    tcp.check.port = 5432;
+    tcp.inside_only = true;
+    s.checks = {https_check(), tcp};
+    s.hosts[0].check = 1, s.hosts[1].check = 1, s.hosts[2].check = 2;
+    return s;
+}
+
+TEST(SharedChecks, TextRoundTripsAndIsExact) {
+    SharedCheck c = https_check();
+    EXPECT_EQ(format_check(c), "HTTPS 8443 5000 2000 6 2 200,204 k /healthz?x=1;y=2");
+    SharedCheck back;
+    std::string why;
+    ASSERT_TRUE(parse_check(format_check(c), back, why)) << why;
+    EXPECT_EQ(back, c);
+    c.inside_only = true, c.check.insecure_skip_verify = false;
+    EXPECT_EQ(format_check(c), "HTTPS 8443 5000 2000 6 2 200,204 i /healthz?x=1;y=2");
+    ASSERT_TRUE(parse_check(format_check(c), back, why));
+    EXPECT_EQ(back, c);
+    EXPECT_EQ(format_check(SharedCheck{}), "HTTP 80 5000 2000 3 1 200,201 - /");
+    for (const char* bad :
+         {"", "FTP 80 5000 2000 3 1 200 - /", "HTTP 0 5000 2000 3 1 200 - /", "HTTP 80 50 2000 3 1 200 - /",
+          "HTTP 80 5000 5 3 1 200 - /", "HTTP 80 5000 2000 0 1 200 - /", "HTTP 80 5000 2000 3 1 99 - /",
+          "HTTP 80 5000 2000 3 1 200, - /", "HTTP 80 5000 2000 3 1 200 x /", "HTTP 80 5000 2000 3 1 200 - healthz",
+          "HTTP 80 5000 2000 3 1 200 - /a b", "HTTP 80 5000 2000 3 1 200 -",
+          "HTTP 80 5000 2000 3 1 200,200,200,200,200,200,200,200,200,200,200,200,200,200,200,200,200 - /",
+          "HTTP 80 +5000 2000 3 1 200 - /"}) {
+        EXPECT_FALSE(parse_check(bad, back, why)) << bad;
+    }
+}
+
+// The config's checks, numbered once each; headers never go into a report (such a check is inside only).
+TEST(SharedChecks, OwnChecksNumberTheConfigsHosts) {
+    auto r = conf::load_text(R"(cluster: {id: eu-1, instance: a}
+listen: {dns: ["127.0.0.1:5353"]}
+zones: [{origin: glb.test, nameservers: [{name: ns.glb.test, addresses: [192.0.2.53]}]}]
+hosts:
+  - {name: a.glb.test, endpoints: [192.0.2.1], healthCheck: {protocol: HTTPS, path: /hz}}
+  - {name: b.glb.test, endpoints: [192.0.2.2], healthCheck: {protocol: HTTPS, path: /hz}}
+  - {name: c.glb.test, endpoints: [192.0.2.3]}
+  - {name: d.glb.test, endpoints: [192.0.2.4], healthCheck: {protocol: HTTP, path: /, headers: {X-Key: secret}}}
+)",
+                             "glbd.yaml");
+    ASSERT_TRUE(r.config) << r.errors[0].str();
+    std::vector<SharedCheck> checks;
+    ClusterView v = local_view(*r.config, {}, &checks);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_EQ(format_check(checks[0]), "HTTPS 443 5000 2000 3 1 200,201 - /hz");
+    EXPECT_TRUE(checks[1].inside_only);
+    EXPECT_TRUE(checks[1].check.headers.empty());
+    std::map<std::string, uint16_t> numbers;
+    for (const HostEntry& h : v.hosts) numbers[h.host] = h.check;
+    EXPECT_EQ(numbers, (std::map<std::string, uint16_t>{
+                           {"a.glb.test", 1}, {"b.glb.test", 1}, {"c.glb.test", 0}, {"d.glb.test", 2}}));
+    for (const auto& c : checks) EXPECT_EQ(format_check(c).find("secret"), std::string::npos);
+}
+
+TEST(SharedChecks, TheCodecCarriesThemAndOlderReportsReadAsBefore) {
+    InstanceState s = checked_origin();
+    s.checks[0].check.path = "/" + std::string(600, 'p');  // past a character-string: in pieces
+    auto records = encode("eu-1/pod-a", {{s, 0}});
+    for (const auto& rec : records) {
+        for (const auto& str : rec) EXPECT_LE(str.size(), 255u);
+    }
+    std::string from, err;
+    std::vector<Report> out;
+    ASSERT_TRUE(decode(records, from, out, err)) << err;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].state.checks, s.checks);
+    EXPECT_EQ(out[0].state.hosts, s.hosts);
+    EXPECT_TRUE(check_report(out[0].state, 10).error.empty());
+    // A report without checks (an older glbd's) reads as before: no check, every host 0.
+    InstanceState old = test::inst("us-1", "pod-b", 5, 6);
+    out.clear();
+    ASSERT_TRUE(decode(encode("us-1/pod-b", {{old, 0}}), from, out, err)) << err;
+    EXPECT_TRUE(out[0].state.checks.empty());
+    EXPECT_EQ(out[0].state.hosts[0].check, 0);
+}
+
+TEST(SharedChecks, AHostileReportIsRefusedOrItsHostLeftOut) {
+    std::string from, err;
+    std::vector<Report> out;
+    const std::string probe = "probe=HTTP 80 5000 2000 3 1 200 - /";
+    EXPECT_FALSE(decode({{"origin=eu/a"}, {"check=2", probe}}, from, out, err));  // out of order
+    EXPECT_NE(err.find("checks out of order"), std::string::npos) << err;
+    EXPECT_FALSE(decode({{"origin=eu/a"}, {"check=1", "probe=HTTP 80 5000 2000 3 1 200 - /x y"}}, from, out, err));
+    EXPECT_NE(err.find("bad check 1: a check's path"), std::string::npos) << err;
+    EXPECT_FALSE(decode(
+        {{"origin=eu/a"},
+         {"check=1", "probe=" + std::string(250, 'x'), "probe+=" + std::string(250, 'x'),
+          "probe+=" + std::string(250, 'x'), "probe+=" + std::string(250, 'x'), "probe+=" + std::string(250, 'x'),
+          "probe+=" + std::string(250, 'x'), "probe+=" + std::string(250, 'x'), "probe+=" + std::string(250, 'x'),
+          "probe+=" + std::string(250, 'x')}},
+        from, out, err));
+    EXPECT_NE(err.find("longer than its limit"), std::string::npos) << err;
+    EXPECT_FALSE(decode({{"origin=eu/a"}, {"host=a.glb.test", "check=0"}}, from, out, err));
+    // A host naming a check the report does not carry is left out; the rest stands.
+    InstanceState s = checked_origin();
+    s.hosts[1].check = 3;
+    CheckResult r = check_report(s, 10);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.dropped, 1u);
+    EXPECT_EQ(r.dropped_why, "h1.glb.test: check 3 is not in the report");
+    EXPECT_EQ(s.hosts.size(), 2u);
+    // A check with headers (never sent) refuses the report.
+    s = checked_origin();
+    s.checks[0].check.headers = {{"X-Key", "secret"}};
+    EXPECT_NE(check_report(s, 10).error.find("headers"), std::string::npos);
+}
+
+// The state file keeps the checks, and each host's in runs over the rows; a row left out (an unreadable
+// endpoint) takes its place in the runs, so the hosts after it keep theirs.
+TEST(SharedChecks, TheStateFileKeepsThem) {
+    InstanceState s = checked_origin();
+    std::stringstream file;
+    write_state_file(file, {s}, 1);
+    EXPECT_NE(file.str().find(R"("checkRuns":"2:1 1:2")"), std::string::npos) << file.str();
+    auto read = read_state_file(file);
+    ASSERT_EQ(read.size(), 1u);
+    EXPECT_EQ(read[0].checks, s.checks);
+    EXPECT_EQ(read[0].hosts, std::vector<HostEntry>(s.hosts));
+    std::string text = file.str();
+    text.replace(text.find("192.0.2.2\""), 10, "300.1.1.1\"");  // the second row's endpoint
+    std::stringstream again(text);
+    read = read_state_file(again);
+    ASSERT_EQ(read.size(), 1u);
+    ASSERT_EQ(read[0].hosts.size(), 2u);
+    EXPECT_EQ(read[0].hosts[0].check, 1);
+    EXPECT_EQ(read[0].hosts[1].host, "h2.glb.test");
+    EXPECT_EQ(read[0].hosts[1].check, 2);
+    for (const char* bad : {R"("checkRuns":"2:1 1:2")", R"("checks":"HTTPS)"}) {
+        std::string t = file.str();
+        const std::string broken =
+            std::string(bad) == R"("checks":"HTTPS)" ? R"("checks":"HTTPX)" : R"("checkRuns":"2:1 1:x")";
+        t.replace(t.find(bad), std::string(bad).size(), broken);
+        std::stringstream in(t);
+        EXPECT_THROW(read_state_file(in), std::exception) << bad;
+    }
+}
+
+}  // namespace
