@@ -34,9 +34,9 @@ bool number(std::string_view s, uint64_t lo, uint64_t hi, uint64_t& out) {
 std::string format_check(const SharedCheck& c) {
     const model::HealthCheck& h = c.check;
     std::string out = protocol_name(h.protocol);
-    for (uint64_t n : {uint64_t{h.port}, static_cast<uint64_t>(h.interval.count()),
-                       static_cast<uint64_t>(h.timeout.count()), uint64_t{h.failure_threshold},
-                       uint64_t{h.success_threshold}}) {
+    for (uint64_t n :
+         {uint64_t{h.port}, static_cast<uint64_t>(h.interval.count()), static_cast<uint64_t>(h.timeout.count()),
+          uint64_t{h.failure_threshold}, uint64_t{h.success_threshold}}) {
         out += ' ' + std::to_string(n);
     }
     out += ' ';
@@ -107,7 +107,7 @@ bool parse_check(std::string_view text, SharedCheck& out, std::string& why) {
 
 std::vector<SharedCheck> own_checks(const std::vector<model::Host>& config_hosts, HostList& hosts) {
     std::vector<SharedCheck> checks;
-    std::map<std::string, uint16_t> number_of;                              // by format_check's text
+    std::map<std::string, uint16_t> number_of;                             // by format_check's text
     std::map<std::pair<std::string_view, std::string_view>, uint16_t> of;  // (host, entry) -> its number
     for (const model::Host& h : config_hosts) {
         if (!h.health_check) continue;

@@ -44,7 +44,7 @@ void put_state(std::string& out, const InstanceState& s) {
     // The count first, so a reader holds the hosts in one array of the right size (no growing, no copies).
     out += ',', put_key(out, "hostCount"), out += std::to_string(s.hosts.size());
     if (!s.checks.empty()) {  // before the hosts, so that a reader numbers each host's check as it reads it
-        std::string all;    // format_check's texts, a line each (a path may hold any other printable byte)
+        std::string all;      // format_check's texts, a line each (a path may hold any other printable byte)
         for (const SharedCheck& c : s.checks) all += (all.empty() ? "" : "\n") + format_check(c);
         out += ',', put_key(out, "checks"), put_string(out, all);
         // Each host's check (0: none) in runs over the hosts' order: "COUNT:CHECK COUNT:CHECK ...".
