@@ -55,6 +55,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb, Seams seams
         own.cluster = config.cluster.id;
         own.instance = config.cluster.instance;
         own.location = config.cluster.location;
+        own.probes_outside = config.health.outside.enabled;
         own.group = own_group();
         own.reach = membership.own_reach();
         own.dnskeys = zone_keys_of(config);
@@ -169,6 +170,7 @@ void Service::Impl::reconfigure(const conf::Config& c) {
     stopping = false;
     closing = false;
     own.location = config.cluster.location;
+    own.probes_outside = config.health.outside.enabled;
     own.group = own_group();
     own.reach = membership.own_reach();
     own.dnskeys = zone_keys_of(config);

@@ -89,6 +89,7 @@ struct InstanceState {
     ZoneKeys dnskeys = {};                  // the DNSKEY set it publishes for each zone it signs
     ForgottenMap forgotten = {};            // instances forgotten through it, fleet-wide (glbd forget)
     std::vector<SharedCheck> checks = {};   // its hosts' health checks (HostEntry::check numbers them from 1)
+    bool probes_outside = false;            // it probes other clusters' endpoints (health.outside.enabled)
     // Hosts the reader of a report (codec, state file) left out because an endpoint was not an address or a
     // host name, and the first one's problem: check_report counts them with the hosts it leaves out itself.
     size_t unreadable = 0;

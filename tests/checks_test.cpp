@@ -40,6 +40,7 @@ InstanceState checked_origin() {
     tcp.inside_only = true;
     s.checks = {https_check(), tcp};
     s.hosts[0].check = 1, s.hosts[1].check = 1, s.hosts[2].check = 2;
+    s.probes_outside = true;
     return s;
 }
 
@@ -105,6 +106,7 @@ TEST(SharedChecks, TheCodecCarriesThemAndOlderReportsReadAsBefore) {
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].state.checks, s.checks);
     EXPECT_EQ(out[0].state.hosts, s.hosts);
+    EXPECT_TRUE(out[0].state.probes_outside);
     EXPECT_TRUE(check_report(out[0].state, 10).error.empty());
     // A report without checks (an older glbd's) reads as before: no check, every host 0.
     InstanceState old = test::inst("us-1", "pod-b", 5, 6);
@@ -112,6 +114,7 @@ TEST(SharedChecks, TheCodecCarriesThemAndOlderReportsReadAsBefore) {
     ASSERT_TRUE(decode(encode("us-1/pod-b", {{old, 0}}), from, out, err)) << err;
     EXPECT_TRUE(out[0].state.checks.empty());
     EXPECT_EQ(out[0].state.hosts[0].check, 0);
+    EXPECT_FALSE(out[0].state.probes_outside);  // an older glbd probes no other cluster
 }
 
 TEST(SharedChecks, AHostileReportIsRefusedOrItsHostLeftOut) {
@@ -156,6 +159,7 @@ TEST(SharedChecks, TheStateFileKeepsThem) {
     ASSERT_EQ(read.size(), 1u);
     EXPECT_EQ(read[0].checks, s.checks);
     EXPECT_EQ(read[0].hosts, std::vector<HostEntry>(s.hosts));
+    EXPECT_TRUE(read[0].probes_outside);
     std::string text = file.str();
     text.replace(text.find("192.0.2.2\""), 10, "300.1.1.1\"");  // the second row's endpoint
     std::stringstream again(text);

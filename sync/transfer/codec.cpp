@@ -263,6 +263,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         return;
     }
     if (s.location) out.back().push_back("loc=" + format_location(*s.location));
+    if (s.probes_outside) out.back().emplace_back("outside=1");                    // older decoders skip it
     if (!s.group.empty()) out.back().push_back(kv("group", s.group));              // older decoders skip it
     if (!s.reach.empty()) out.back().push_back(kv("reach", join_reach(s.reach)));  // so do they this
     for (const auto& [zone, id] : s.dnskeys) out.back().push_back(kv("dnskey", format_zone_keys(zone, id)));

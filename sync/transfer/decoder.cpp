@@ -132,6 +132,7 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
         uint64_t n = 0;
         if (key == "data" && v == "0") cur_->has_data = false;
         if (key == "group") cur_->state.group = std::string(v);  // checked with the rest (check_report)
+        if (key == "outside") cur_->state.probes_outside = v == "1";
         if (key == "reach" && !parse_reach(v, cur_->state.reach)) return bad("bad reach " + std::string(v));
         if (key == "dnskey" && !parse_zone_keys(v, cur_->state.dnskeys)) return bad("bad dnskey " + std::string(v));
         if (key == "loc") {
