@@ -1,11 +1,13 @@
 // Hosts' health checks in reports (SharedCheck): their text, this instance's own from the config, the codec
-// and the state file carrying them, and check_report refusing what a hostile peer could send.
+// and the state file carrying them, check_report refusing what a hostile peer could send, and which of
+// another cluster's endpoints each instance probes from outside.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "conf/config.hpp"
 #include "sync/local_view.hpp"
+#include "sync/outside.hpp"
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
 #include "sync/transfer/codec.hpp"
@@ -180,3 +182,72 @@ TEST(SharedChecks, TheStateFileKeepsThem) {
 }
 
 }  // namespace
+
+namespace {
+
+// An origin of cluster `cluster` probing from outside, with `n` hosts of one endpoint each, all with one check.
+InstanceState prober_origin(const std::string& cluster, const std::string& instance, int n, bool inside_only = false) {
+    InstanceState s{cluster, instance, 5, 6, {}, {}};
+    s.probes_outside = true;
+    SharedCheck c;
+    c.inside_only = inside_only;
+    s.checks = {c};
+    for (int i = 0; i < n; ++i) {
+        HostEntry h{"h" + std::to_string(i) + ".glb.test",
+                    60,
+                    std::nullopt,
+                    {{test::endpoint_of("10." + cluster.substr(1) + ".0." + std::to_string(i + 1)), true}}};
+        h.check = 1;
+        s.hosts.push_back(std::move(h));
+    }
+    return s;
+}
+
+// How often each (cluster, endpoint) is probed over every instance's own choice.
+std::map<std::string, int> probes_by_all(const std::vector<InstanceState>& all, const std::vector<bool>& alive,
+                                         unsigned vantages, std::map<std::string, int>* per_instance = nullptr) {
+    std::vector<LiveReport> reports;
+    for (size_t i = 0; i < all.size(); ++i) reports.push_back({&all[i], alive[i]});
+    std::map<std::string, int> n;
+    for (size_t i = 0; i < all.size(); ++i) {
+        if (!alive[i]) continue;
+        for (const OutsideTarget& t : outside_targets(reports, all[i].cluster, all[i].instance, vantages)) {
+            EXPECT_NE(t.cluster, all[i].cluster);
+            ++n[t.cluster + " " + t.endpoint.str()];
+            if (per_instance) ++(*per_instance)[all[i].origin()];
+        }
+    }
+    return n;
+}
+
+}  // namespace
+
+// Every endpoint is probed by exactly `vantages` other clusters, by one instance of each; a dead vantage's
+// share goes to the others; a dead cluster, a check probed inside only and an instance that does not probe from
+// outside take no part.
+TEST(OutsideTargets, EachEndpointByItsVantagesOnceEach) {
+    std::vector<InstanceState> all{prober_origin("c1", "a", 40),  prober_origin("c2", "b", 0),
+                                   prober_origin("c3", "c-0", 0), prober_origin("c3", "c-1", 0),
+                                   prober_origin("c4", "d", 0),   prober_origin("c1", "a2", 40)};
+    std::map<std::string, int> per_instance;
+    auto n = probes_by_all(all, {true, true, true, true, true, true}, 2, &per_instance);
+    ASSERT_EQ(n.size(), 40u);  // c1's 40 endpoints (its two replicas list the same), none of the others'
+    for (const auto& [ep, times] : n) EXPECT_EQ(times, 2) << ep;
+    EXPECT_GT(per_instance["c3/c-0"], 0);  // c3's share split between its instances
+    EXPECT_GT(per_instance["c3/c-1"], 0);
+    EXPECT_EQ(per_instance["c1/a"] + per_instance["c1/a2"], 0);
+    // c2 dies: its share goes to c3 and c4.
+    n = probes_by_all(all, {true, false, true, true, true, true}, 2);
+    for (const auto& [ep, times] : n) EXPECT_EQ(times, 2) << ep;
+    // c1 dies (both replicas): nobody probes its endpoints (that is keepDead's question, not this one's).
+    EXPECT_TRUE(probes_by_all(all, {false, true, true, true, true, false}, 2).empty());
+    // An instance that does not probe from outside neither probes nor counts as a vantage.
+    all[4].probes_outside = false;
+    per_instance.clear();
+    n = probes_by_all(all, {true, true, true, true, true, true}, 3, &per_instance);
+    for (const auto& [ep, times] : n) EXPECT_EQ(times, 2) << ep;  // three asked, two clusters left
+    EXPECT_EQ(per_instance.count("c4/d"), 0u);
+    // Inside only: nobody.
+    std::vector<InstanceState> inside{prober_origin("c1", "a", 5, true), prober_origin("c2", "b", 0)};
+    EXPECT_TRUE(probes_by_all(inside, {true, true}, 3).empty());
+}

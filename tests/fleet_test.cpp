@@ -68,6 +68,9 @@ TEST(Fleet, AClusterComingOrGoingMovesOnlyItsShare) {
         if (had) ++moved;
         // and back: c4 joining again gives the first choice back exactly
         EXPECT_EQ(vantages(ep, own, all, 3), before);
+        for (const auto& c : all) {  // the quick question agrees with the list
+            EXPECT_EQ(is_vantage(ep, own, c, all, 3), std::count(before.begin(), before.end(), c) > 0) << ep << c;
+        }
     }
     EXPECT_EQ(share["c4"], moved);
     for (const auto& [c, n] : share) {  // 2000 x 3 / 10 = 600 each

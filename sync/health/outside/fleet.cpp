@@ -53,6 +53,19 @@ std::vector<std::string> vantages(std::string_view endpoint, std::string_view ow
     return out;
 }
 
+bool is_vantage(std::string_view endpoint, std::string_view own, std::string_view cluster,
+                const std::vector<std::string>& candidates, unsigned n) {
+    if (cluster == own || n == 0) return false;
+    const uint64_t mine = rank(endpoint, cluster);
+    unsigned above = 0;
+    for (const std::string& c : candidates) {  // each listed once (the caller's list of distinct clusters)
+        if (c == own || c == cluster) continue;
+        const uint64_t r = rank(endpoint, c);
+        if ((r > mine || (r == mine && c < cluster)) && ++above >= n) return false;
+    }
+    return true;
+}
+
 std::optional<std::string> prober(std::string_view endpoint, const std::vector<std::string>& instances) {
     auto r = ranked(endpoint, instances, {});
     if (r.empty()) return std::nullopt;

@@ -23,6 +23,11 @@ uint64_t rank(std::string_view endpoint, std::string_view who);
 std::vector<std::string> vantages(std::string_view endpoint, std::string_view own,
                                   const std::vector<std::string>& candidates, unsigned n);
 
+// Whether `cluster` is among vantages(endpoint, own, candidates, n) (`cluster` a candidate itself): the same
+// answer without the list (no sort, no allocation; what each server asks of every endpoint of the view).
+bool is_vantage(std::string_view endpoint, std::string_view own, std::string_view cluster,
+                const std::vector<std::string>& candidates, unsigned n);
+
 // Of a vantage cluster's live instances, the one that probes `endpoint` (its cluster's share split among
 // them); nullopt when there is none.
 std::optional<std::string> prober(std::string_view endpoint, const std::vector<std::string>& instances);
