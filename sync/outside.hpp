@@ -4,6 +4,9 @@
 #pragma once
 
 #include <compare>
+#include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,18 +24,39 @@ struct OutsideTarget {
     bool operator==(const OutsideTarget&) const = default;
 };
 
-// A known origin's report and whether it is alive (Service::instances()).
+// A known origin's report, whether it is alive, and how long it has been dead (Service::instances()).
 struct LiveReport {
     const InstanceState* state = nullptr;
     bool alive = false;
+    uint64_t dead_for_ms = 0;
 };
 
 // The endpoints this instance (`own_cluster`/`own_instance`) probes from outside: of every live origin of
 // another cluster, each endpoint of a host whose check may be probed from outside (not inside only) and whose
 // vantages (`vantages` of the live clusters that probe from outside) include this cluster, and of this
 // cluster's live instances that probe from outside, this one. Each (cluster, host, endpoint, check) once, in
-// the reports' order. None when this instance does not probe from outside (its own report says so).
+// the reports' order. None when this instance does not probe from outside (its own report says so). A cluster
+// with no live instance is probed from its last reports while they are dead for less than `keep_dead_ms`
+// (health.outside.keepDead: a dead glbd is not a dead application).
 std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& reports, const std::string& own_cluster,
-                                           const std::string& own_instance, unsigned vantages);
+                                           const std::string& own_instance, unsigned vantages,
+                                           uint64_t keep_dead_ms = 0);
+
+// The fleet's verdict, the same on every server that reads the same live reports: the endpoints a quorum of
+// their vantages fails (health::outside::decide; `quorum` 0: a majority), by cluster, as (host, endpoint); and
+// the vantage clusters cut off (health::outside::cut_off), whose verdicts do not count. A vantage's verdict on
+// an endpoint is its probing instance's (health::outside::prober): fails when that report lists it, reaches
+// when that report has results for the endpoint's cluster and does not list it, none otherwise. A report's
+// verdict on an endpoint it is not a vantage of is not read. Whether its own cluster calls the endpoint
+// healthy is the caller's to add: only then is it withdrawn. `kept`: of each cluster with no live instance,
+// dead for less than `keep_dead_ms`, the endpoints its vantages still reach (health::outside::keep_dead).
+struct FleetVerdicts {
+    std::map<std::string, std::set<std::pair<std::string, Endpoint>>> failed;  // by cluster: (host, endpoint)
+    std::map<std::string, std::set<std::pair<std::string, Endpoint>>> kept;    // the same
+    std::set<std::string> cut_off;
+    bool operator==(const FleetVerdicts&) const = default;
+};
+FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned vantages, unsigned quorum,
+                             uint64_t keep_dead_ms = 0);
 
 }  // namespace glbd::sync

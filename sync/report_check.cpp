@@ -170,6 +170,18 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
     }
     if (s.forgotten.size() > L::kMaxForgotten) return refuse("too many forgotten instances");
     if (s.checks.size() > L::kMaxChecks) return refuse("too many health checks");
+    size_t failing = 0;
+    for (auto& [cluster, v] : s.outside) {  // failures put in order, each once: readers search them
+        std::sort(v.failing.begin(), v.failing.end());
+        v.failing.erase(std::unique(v.failing.begin(), v.failing.end()), v.failing.end());
+        if (!model::is_cluster_id(cluster)) return refuse("outside verdicts of a bad cluster id");
+        if (v.failing.size() > v.probed) return refuse("more outside failures of " + cluster + " than it probed");
+        failing += v.failing.size();
+        for (const auto& [host, ep] : v.failing) {
+            if (!model::is_lb_host_name(host)) return refuse("an outside failure of a bad host name");
+        }
+    }
+    if (failing > L::kMaxOutsideFailing) return refuse("too many outside failures");
     for (const SharedCheck& c : s.checks) {  // as parse_check reads them: a state made in memory is checked too
         SharedCheck again;
         std::string why;

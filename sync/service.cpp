@@ -89,6 +89,16 @@ void Service::Impl::set_own_hosts(HostList hosts, RecordList records, std::vecto
     wake_up();
 }
 
+void Service::Impl::set_own_outside(OutsideMap outside) {
+    {
+        MutexLock lock(mu);
+        if (outside == own.outside) return;
+        own.outside = std::move(outside);
+        bump_own();
+    }
+    wake_up();
+}
+
 Status Service::Impl::set_override(const std::string& target, const std::string& state) {
     {
         MutexLock lock(mu);
@@ -279,6 +289,7 @@ void Service::reconfigure(const conf::Config& config) {
     impl_->reconfigure(config);
     impl_->start();
 }
+void Service::set_own_outside(OutsideMap outside) { impl_->set_own_outside(std::move(outside)); }
 void Service::set_own_hosts(HostList hosts, RecordList records, std::vector<SharedCheck> checks) {
     impl_->set_own_hosts(std::move(hosts), std::move(records), std::move(checks));
 }
@@ -320,8 +331,9 @@ std::vector<Service::InstanceStatus> Service::instances() const {
     uint64_t now = impl_->now();
     std::vector<InstanceStatus> out;
     for (const auto& [o, k] : impl_->store.known()) {
-        out.push_back(
-            InstanceStatus{k, impl_->store.alive(k, now, impl_->dead_after()), o == impl_->store.own_origin()});
+        const bool alive = impl_->store.alive(k, now, impl_->dead_after());
+        const uint64_t died = k.last_heard_ms + impl_->dead_after() + k.grace_ms;
+        out.push_back(InstanceStatus{k, alive, o == impl_->store.own_origin(), !alive && now > died ? now - died : 0});
     }
     return out;
 }

@@ -104,6 +104,9 @@ public:
     // Control thread. This instance's hosts (health applied, each numbering its check), static records (from
     // its DNSRecords) and health checks (local_view); bumps the version when they changed.
     void set_own_hosts(HostList hosts, RecordList records = {}, std::vector<SharedCheck> checks = {});
+    // Control thread. What this instance's outside probes found (server/app/outside_probes); bumps the version
+    // when it changed.
+    void set_own_outside(OutsideMap outside);
     // Control thread. This cluster's failover group as its DNSRecords show it (status.group); kubernetes.group
     // in the config, when set, wins. Bumps the version when the group changed.
     void set_records_group(const std::string& group);
@@ -139,6 +142,7 @@ public:
         Known known;
         bool alive = false;
         bool self = false;
+        uint64_t dead_for_ms = 0;  // since it was judged dead (0 while alive)
     };
     [[nodiscard]] std::vector<InstanceStatus> instances() const;
     // Each known instance that publishes another DNSKEY set than this one for a zone this instance serves

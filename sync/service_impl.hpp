@@ -32,6 +32,7 @@ struct Service::Impl : Core {
     Impl(const conf::Config& c, std::function<void()> cb, Seams seams);
     // ---- own state (control thread)
     void set_own_hosts(HostList hosts, RecordList records, std::vector<SharedCheck> checks);
+    void set_own_outside(OutsideMap outside);
     Status set_override(const std::string& target, const std::string& state);
     Status forget_instance(const std::string& origin);
     void set_records_group(const std::string& group);

@@ -133,3 +133,44 @@ std::vector<SharedCheck> own_checks(const std::vector<model::Host>& config_hosts
 }
 
 }  // namespace glbd::sync
+
+namespace glbd::sync {
+
+std::string format_outside(const OutsideMap& m) {
+    std::string out;
+    for (const auto& [cluster, v] : m) {
+        out += (out.empty() ? "=" : "\n=") + cluster + ' ' + std::to_string(v.probed);
+        for (const auto& [host, ep] : v.failing) out += '\n' + host + ' ' + ep.str();
+    }
+    return out;
+}
+
+bool parse_outside(std::string_view text, OutsideMap& out, std::string& why) {
+    out.clear();
+    OutsideVerdicts* cur = nullptr;
+    size_t failing = 0;
+    for (size_t at = 0; at < text.size();) {
+        const size_t end = std::min(text.find('\n', at), text.size());
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        const size_t sp = line.find(' ');
+        if (sp == std::string_view::npos) return why = "\"" + std::string(line) + "\" is not a verdict line", false;
+        std::string_view first = line.substr(0, sp), second = line.substr(sp + 1);
+        if (!first.empty() && first[0] == '=') {
+            uint64_t probed = 0;
+            auto r = std::from_chars(second.data(), second.data() + second.size(), probed);
+            if (r.ec != std::errc() || r.ptr != second.data() + second.size() || second.empty() || probed > UINT32_MAX)
+                return why = "a bad count of endpoints probed", false;
+            cur = &out[std::string(first.substr(1))];
+            cur->probed = static_cast<uint32_t>(probed);
+            continue;
+        }
+        auto ep = Endpoint::parse(second);
+        if (!cur || !ep) return why = "\"" + std::string(line) + "\" is not HOST ENDPOINT under a cluster", false;
+        if (++failing > ReportLimits::kMaxOutsideFailing) return why = "more outside failures than the limit", false;
+        cur->failing.emplace_back(std::string(first), std::move(*ep));
+    }
+    return true;
+}
+
+}  // namespace glbd::sync

@@ -69,6 +69,20 @@ bool parse_check(std::string_view text, SharedCheck& out, std::string& why);
 // (HostEntry::check) set in `hosts` (matched by host and entry).
 std::vector<SharedCheck> own_checks(const std::vector<model::Host>& config_hosts, HostList& hosts);
 
+// What an instance's outside probes (sync/outside.hpp) found of one other cluster's endpoints: how many of
+// them have a result, and those that fail, by host and endpoint in order. A vantage lists failures only, so
+// a report grows with what fails, not with what it probes.
+struct OutsideVerdicts {
+    uint32_t probed = 0;
+    std::vector<std::pair<std::string, Endpoint>> failing;  // (host, endpoint)
+    bool operator==(const OutsideVerdicts&) const = default;
+};
+using OutsideMap = std::map<std::string, OutsideVerdicts>;  // by the endpoints' cluster
+// An outside map as the state file keeps it: a line "=CLUSTER PROBED" for each cluster, then a line "HOST
+// ENDPOINT" for each failure; parse_outside reads it back (false, with `why`, for anything else).
+std::string format_outside(const OutsideMap& m);
+bool parse_outside(std::string_view text, OutsideMap& out, std::string& why);
+
 // One instance's report: its hosts with endpoint health, and the overrides set through it.
 struct InstanceState {
     std::string cluster;
@@ -90,6 +104,7 @@ struct InstanceState {
     ForgottenMap forgotten = {};            // instances forgotten through it, fleet-wide (glbd forget)
     std::vector<SharedCheck> checks = {};   // its hosts' health checks (HostEntry::check numbers them from 1)
     bool probes_outside = false;            // it probes other clusters' endpoints (health.outside.enabled)
+    OutsideMap outside = {};                // and what those probes found
     // Hosts the reader of a report (codec, state file) left out because an endpoint was not an address or a
     // host name, and the first one's problem: check_report counts them with the hosts it leaves out itself.
     size_t unreadable = 0;
@@ -235,6 +250,7 @@ struct ReportLimits {
     static constexpr size_t kMaxForgotten = kMaxOrigins;          // instances forgotten through one origin
     static constexpr size_t kMaxChecks = 4096;                    // distinct health checks of one origin
     static constexpr size_t kMaxCheckText = 2200;                 // one check's text (a path of 2,048 at most)
+    static constexpr size_t kMaxOutsideFailing = 100'000;         // outside failures in one report
     static constexpr uint64_t kMaxSkewMs = uint64_t{5} * 60'000;  // version, heartbeat, override time ahead of now
 };
 // Checks every field of a decoded report (an origin's state) by the config's rules: the cluster and instance

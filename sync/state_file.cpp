@@ -93,6 +93,7 @@ void put_state(std::string& out, const InstanceState& s) {
     out += '}';
     if (s.location) out += ',', put_key(out, "location"), put_string(out, format_location(*s.location));
     if (s.probes_outside) out += ',', put_key(out, "probesOutside"), out += "true";
+    if (!s.outside.empty()) out += ',', put_key(out, "outside"), put_string(out, format_outside(s.outside));
     if (!s.group.empty()) out += ',', put_key(out, "group"), put_string(out, s.group);
     if (!s.reach.empty()) out += ',', put_key(out, "reach"), put_string(out, join_reach(s.reach));
     if (!s.forgotten.empty()) {  // "cluster/instance incarnation heartbeat at;...", as the reports' forget= records

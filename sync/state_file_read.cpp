@@ -198,6 +198,9 @@ private:
             if (!parse_reach(where, cur_.reach)) bad("\"reach\": \"" + where + "\" is not a list of addresses");
         } else if (key_ == "probesOutside") {
             cur_.probes_outside = flag(v);
+        } else if (key_ == "outside") {  // format_outside's lines
+            std::string why;
+            if (!parse_outside(text(v), cur_.outside, why)) bad("\"outside\": " + why);
         } else if (key_ == "checks") {  // format_check's texts, a line each
             std::string all = text(v);
             for (size_t at = 0; at <= all.size() && !all.empty();) {

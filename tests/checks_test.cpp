@@ -251,3 +251,66 @@ TEST(OutsideTargets, EachEndpointByItsVantagesOnceEach) {
     std::vector<InstanceState> inside{prober_origin("c1", "a", 5, true), prober_origin("c2", "b", 0)};
     EXPECT_TRUE(probes_by_all(inside, {true, true}, 3).empty());
 }
+
+// Outside verdicts travel in the report and the state file; a failure that is not an endpoint, or more
+// failures than endpoints probed, refuses the report; failures are put in order.
+TEST(OutsideVerdicts, TravelAndAreChecked) {
+    InstanceState s = checked_origin();
+    s.outside["c2"] = OutsideVerdicts{40, {{"a.glb.test", test::endpoint_of("10.2.0.1")}}};
+    for (int i = 0; i < 400; ++i)  // past one record: continued in more=1 records
+        s.outside["c3"].failing.emplace_back("h" + std::to_string(1000 + i) + ".glb.test",
+                                             test::endpoint_of("10.3.0.1"));
+    s.outside["c3"].probed = 400;
+    std::string from, err;
+    std::vector<Report> out;
+    ASSERT_TRUE(decode(encode("eu-1/pod-a", {{s, 0}}), from, out, err)) << err;
+    EXPECT_EQ(out[0].state.outside, s.outside);
+    std::stringstream file;
+    write_state_file(file, {s}, 1);
+    EXPECT_EQ(read_state_file(file)[0].outside, s.outside);
+    EXPECT_FALSE(decode({{"origin=eu/a"}, {"outside=c2", "fail=a.glb.test not-an-endpoint!"}}, from, out, err));
+    EXPECT_FALSE(decode({{"origin=eu/a"}, {"outside=c2", "more=1"}}, from, out, err));
+    InstanceState bad = checked_origin();
+    bad.outside["c2"] = OutsideVerdicts{
+        1, {{"a.glb.test", test::endpoint_of("10.2.0.2")}, {"a.glb.test", test::endpoint_of("10.2.0.1")}}};
+    EXPECT_NE(check_report(bad, 10).error.find("more outside failures of c2 than it probed"), std::string::npos);
+    bad.outside["c2"].probed = 2;
+    ASSERT_TRUE(check_report(bad, 10).error.empty());
+    EXPECT_EQ(bad.outside["c2"].failing[0].second, test::endpoint_of("10.2.0.1"));  // in order
+}
+
+// The fleet's verdict from the reports: two of three vantages withdraw, one does not, a report that is not a
+// vantage of the endpoint is not read, a cut-off vantage does not count.
+TEST(OutsideVerdicts, TheFleetsVerdict) {
+    std::vector<InstanceState> all{prober_origin("c1", "a", 1), prober_origin("c2", "b", 0),
+                                   prober_origin("c3", "c", 0), prober_origin("c4", "d", 0)};
+    const Endpoint e = all[0].hosts[0].endpoints[0].target;
+    const std::string host = all[0].hosts[0].host;
+    auto verdicts = [&](unsigned vantages) {
+        std::vector<LiveReport> reports;
+        for (const auto& s : all) reports.push_back({&s, true});
+        return fleet_verdicts(reports, vantages, 0);
+    };
+    auto fails = [&](size_t i, bool f) {
+        all[i].outside["c1"] = OutsideVerdicts{1, {}};
+        if (f) all[i].outside["c1"].failing = {{host, e}};
+    };
+    fails(1, true), fails(2, false), fails(3, false);
+    EXPECT_TRUE(verdicts(3).failed.empty());  // one of three
+    fails(2, true);
+    auto v = verdicts(3);
+    ASSERT_EQ(v.failed.size(), 1u);
+    EXPECT_EQ(v.failed["c1"], (std::set<std::pair<std::string, Endpoint>>{{host, e}}));
+    // With one vantage, only one of c2..c4 is read: two failing reports can never withdraw (one alone).
+    EXPECT_TRUE(verdicts(1).failed.empty());
+    // c4 cut off (it fails everything it probes in two clusters) does not count: c2 and c3 still withdraw;
+    // with c3 reaching it again, c2 and the cut-off c4 do not.
+    all[3].outside["c2"] = OutsideVerdicts{
+        2, {{"x.glb.test", test::endpoint_of("10.2.0.1")}, {"y.glb.test", test::endpoint_of("10.2.0.2")}}};
+    fails(3, true);
+    v = verdicts(3);
+    EXPECT_EQ(v.cut_off, std::set<std::string>{"c4"});
+    EXPECT_EQ(v.failed.count("c1"), 1u);
+    fails(2, false);
+    EXPECT_TRUE(verdicts(3).failed.empty());
+}

@@ -54,6 +54,7 @@ Daemon::Daemon(conf::Config config, std::string path) : config_(std::move(config
 
 Daemon::~Daemon() {
     if (checker_) checker_->stop();
+    outside_.stop();
     if (sync_) sync_->stop();
 }
 
@@ -145,8 +146,15 @@ void Daemon::rebuild() {
             sync_->set_own_hosts(std::move(hosts), kube_ ? kube_->records() : RecordList{}, std::move(checks));
             own_made_for_ = now;
         }
+        // A dead cluster's entries kept by its vantages go when keepDead ends, and outside verdicts wait to go
+        // out in batches: a rebuild then.
+        if (uint64_t ends_in = outside_.update(config_, *sync_)) {
+            uv_timer_start(
+                &outside_timer_, [](uv_timer_t* t) { static_cast<Daemon*>(t->data)->request_rebuild(); }, ends_in + 1,
+                0);
+        }
         uint32_t serial = 0;
-        auto view = sync_->shared_view(&serial);
+        auto view = outside_.apply(sync_->shared_view(&serial));
         auto snap = builder_.build(
             config_, view, geo_, next_serial(serial),
             [this](const std::string& host, const std::string& cluster) { return counter_ids_->id(host, cluster); },
@@ -280,6 +288,8 @@ void Daemon::init_loop() {
     rebuild_timer_.data = this;
     uv_timer_init(loop_, &resign_timer_);
     resign_timer_.data = this;
+    uv_timer_init(loop_, &outside_timer_);
+    outside_timer_.data = this;
     // The first build signs no host: the server answers after it, signing each answer of a signed zone as
     // it gives it, and the resign timer starts the build that signs every host at once (SnapshotBuilder).
     builder_.defer_first_signing(true);
@@ -431,10 +441,12 @@ void Daemon::shut_down() {
     if (kube_) kube_->close();
     uv_close(reinterpret_cast<uv_handle_t*>(&rebuild_timer_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&resign_timer_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&outside_timer_), nullptr);
     cookies_.close();
     uv_close(reinterpret_cast<uv_handle_t*>(&reclaim_timer_), nullptr);
     admin_.close();
     checker_->stop();
+    outside_.stop();
     sync_->stop();
     uv_run(loop_, UV_RUN_NOWAIT);
     server_->stop();

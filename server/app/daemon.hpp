@@ -32,6 +32,7 @@
 #include "server/app/key_governance.hpp"
 #include "server/app/kube_feed.hpp"
 #include "server/app/notify.hpp"
+#include "server/app/outside_probes.hpp"
 #include "server/net/publisher.hpp"
 #include "server/net/server.hpp"
 #include "sync/health/checker.hpp"
@@ -106,7 +107,8 @@ private:
     std::unique_ptr<DnsServer> server_;
     std::unique_ptr<health::Checker> checker_;
     std::unique_ptr<sync::Service> sync_;
-    AdminRoutes admin_{*this};        // the admin endpoint (when admin.listen is set)
+    OutsideProbes outside_{[this] { uv_async_send(&changed_); }};  // other clusters' endpoints, as a vantage
+    AdminRoutes admin_{*this};                                     // the admin endpoint (when admin.listen is set)
     std::unique_ptr<KubeFeed> kube_;  // with `kubernetes:`, this cluster's hosts from its DNSRecords
     // Where this cluster's hosts from DNSRecords come from (none without `kubernetes:`).
     [[nodiscard]] std::shared_ptr<const HostSources> kube_sources() const {
@@ -145,6 +147,7 @@ private:
     // Signed zones: a full build when the snapshot's first signature is due to be made again.
     static constexpr uint64_t kResignCheckMs = uint64_t{3600} * 1000;
     uv_timer_t resign_timer_{};
+    uv_timer_t outside_timer_{};  // OutsideProbes::update's next: a keepDead ending, a batch of verdicts due
     void schedule_resign(uint32_t at);
     uv_timer_t reclaim_timer_{};
     uint64_t last_build_ms_ = 0;

@@ -87,6 +87,7 @@ struct Checker::Impl {
     std::vector<std::unique_ptr<Target>> targets;
     bool stopping = false;
     bool started = false;
+    CheckerRole role;
 
     mutable Mutex mu;
     States states GLBD_GUARDED_BY(mu);  // published copy
@@ -167,7 +168,7 @@ struct Checker::Impl {
         }
         started = true;
         thread = std::thread([this] {
-            name_this_thread("glbd-health");
+            name_this_thread(role.thread);
             // Probing yields to answering: at a lower priority than the DNS threads, a core they share
             // serves queries first (a hint; failing to set it changes nothing else).
             setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kProbeNice);
@@ -292,24 +293,28 @@ struct Checker::Impl {
             std::string who = t->keys.front().first;
             if (more) who += " (and " + std::to_string(more) + " more hosts)";
             if (flipped) {
-                spdlog::warn("health: {} {} {} -> {} ({})", who, t->endpoint.str(), before ? "healthy" : "unhealthy",
-                             t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
+                spdlog::warn("{}: {} {} {} -> {} ({})", role.log, who, t->endpoint.str(),
+                             before ? "healthy" : "unhealthy", t->hysteresis.healthy ? "healthy" : "unhealthy",
+                             ok ? "ok" : t->reason);
             } else {
-                spdlog::info("health: {} {} first result: {} ({})", who, t->endpoint.str(),
+                spdlog::info("{}: {} {} first result: {} ({})", role.log, who, t->endpoint.str(),
                              t->hysteresis.healthy ? "healthy" : "unhealthy", ok ? "ok" : t->reason);
             }
         }
         if (round_complete) {
             first_round = true;
-            spdlog::info("health: first round complete ({} probe(s) for {} host endpoint(s))", targets.size(), keyed);
+            spdlog::info("{}: first round complete ({} probe(s) for {} host endpoint(s))", role.log, targets.size(),
+                         keyed);
         }
         if ((flipped || round_complete) && on_change) on_change();
     }
 };
 
 Checker::Checker(const conf::Config& config, std::function<void()> on_change, const States& previous,
-                 CheckerSeams seams)
-    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous, std::move(seams))) {}
+                 CheckerSeams seams, CheckerRole role)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change), previous, std::move(seams))) {
+    impl_->role = role;
+}
 Checker::~Checker() { stop(); }
 void Checker::start() { impl_->start(); }
 void Checker::stop() { impl_->stop(); }

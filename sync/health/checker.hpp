@@ -53,6 +53,14 @@ struct CheckerSeams {
     ProbesFactory probes;
 };
 
+// What a checker is to the operator: its log lines' prefix and its thread's name. This cluster's own endpoints
+// (inside probes), or other clusters' that this instance probes as their vantage (outside probes).
+struct CheckerRole {
+    const char* log = "health";
+    const char* thread = "glbd-health";
+};
+inline constexpr CheckerRole kOutsideRole{"outside health", "glbd-outside"};
+
 class Checker {
 public:
     // The probing thread's nice value, above the DNS threads' (0): on a shared core, answers go first.
@@ -61,7 +69,7 @@ public:
     static constexpr uint64_t kFirstRoundPerSecond = Schedule::kFirstRoundPerSecond;
     // `on_change` runs on the checker's thread whenever an endpoint flips or the first round completes.
     Checker(const conf::Config& config, std::function<void()> on_change, const States& previous = {},
-            CheckerSeams seams = {});
+            CheckerSeams seams = {}, CheckerRole role = {});
     ~Checker();
     Checker(const Checker&) = delete;
     Checker& operator=(const Checker&) = delete;

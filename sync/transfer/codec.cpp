@@ -213,7 +213,7 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
     out.from = d.from();
     for (const auto& r : out.reports) {
         if (r.has_data || !r.state.hosts.empty() || !r.state.records.empty() || !r.state.overrides.empty() ||
-            !r.state.forgotten.empty() || !r.state.checks.empty()) {
+            !r.state.forgotten.empty() || !r.state.checks.empty() || !r.state.outside.empty()) {
             error = "a beat carries data (" + r.state.origin() + ")";
             return false;
         }
@@ -304,6 +304,23 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         out.push_back(std::move(rec));
     }
     for (const auto& z : s.records) encode_record(z, out);
+    // Outside verdicts (older decoders skip them): a record per cluster probed, its failures going on in
+    // records marked more=1 past kMaxRecordBytes.
+    for (const auto& [cluster, v] : s.outside) {
+        std::vector<std::string> rec{kv("outside", cluster), kv("probed", v.probed)};
+        size_t bytes = 0;
+        for (const auto& [host, ep] : v.failing) {
+            std::string item = "fail=" + host + ' ' + ep.str();
+            if (bytes + item.size() + 1 > kMaxRecordBytes) {
+                out.push_back(std::move(rec));
+                rec = {kv("outside", cluster), "more=1"};
+                bytes = 0;
+            }
+            bytes += item.size() + 1;
+            rec.push_back(std::move(item));
+        }
+        out.push_back(std::move(rec));
+    }
     for (const auto& [target, e] : s.overrides) {
         out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
     }

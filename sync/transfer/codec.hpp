@@ -94,6 +94,7 @@ private:
     bool add_host(Record rec, std::string_view v0);
     bool add_zone(Record rec, std::string_view v0);
     bool add_check(Record rec, std::string_view v0);
+    bool add_outside(Record rec, std::string_view v0);
     bool add_override(Record rec, std::string_view v0);
     bool add_active_groups(Record rec, std::string_view v0);
     std::optional<Report> cur_;
@@ -101,7 +102,7 @@ private:
     std::function<bool(const InstanceState&)> held_;
     bool skipping_ = false;  // cur_'s data records (held already)
     std::string from_, error_;
-    size_t index_ = 0, origins_ = 0, bytes_ = 0;
+    size_t index_ = 0, origins_ = 0, bytes_ = 0, outside_failing_ = 0;
     bool over_limit_ = false;
 };
 

@@ -104,6 +104,7 @@ bool Decoder::add(Record rec, std::vector<Report>& done) {
     if (k0 == "override") return add_override(rec, v0);
     if (k0 == "active-groups") return add_active_groups(rec, v0);
     if (k0 == "check") return add_check(rec, v0);
+    if (k0 == "outside") return add_outside(rec, v0);
     if (k0 == "forget") {
         if (!cur_) return bad("forget before any origin");
         if (cur_->state.forgotten.size() >= ReportLimits::kMaxForgotten)
@@ -123,7 +124,7 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
     if (cur_) done.push_back(std::move(*cur_));
     cur_.emplace();
     left_out_.reset();
-    bytes_ = 0;
+    bytes_ = 0, outside_failing_ = 0;
     skipping_ = false;
     cur_->state.cluster = std::string(v0.substr(0, slash));
     cur_->state.instance = std::string(v0.substr(slash + 1));
@@ -200,6 +201,32 @@ bool Decoder::add_check(Record rec, std::string_view v0) {
     std::string why;
     if (!parse_check(text, c, why)) return bad("bad check " + std::to_string(n) + ": " + why);
     checks.push_back(std::move(c));
+    return true;
+}
+
+bool Decoder::add_outside(Record rec, std::string_view v0) {
+    if (!cur_ || !cur_->has_data) return bad("outside verdicts without an origin that carries data");
+    bool more = false;
+    for (size_t k = 1; k < rec.size(); ++k) more |= rec[k] == "more=1";
+    auto& all = cur_->state.outside;
+    auto it = all.find(std::string(v0));
+    if (more != (it != all.end())) return bad(more ? "more= without its outside record" : "a cluster's verdicts twice");
+    if (!more && all.size() == ReportLimits::kMaxOrigins) return bad("outside verdicts of too many clusters", true);
+    OutsideVerdicts& v = more ? it->second : all[std::string(v0)];
+    for (size_t k = 1; k < rec.size(); ++k) {
+        auto [key, value] = split(rec[k]);
+        uint64_t n = 0;
+        if (key == "probed") {
+            if (!number(value, n) || n > UINT32_MAX) return bad("bad count of endpoints probed");
+            v.probed = static_cast<uint32_t>(n);
+        } else if (key == "fail") {
+            auto sp = value.find(' ');
+            auto ep = sp == std::string_view::npos ? std::nullopt : Endpoint::parse(value.substr(sp + 1));
+            if (!ep) return bad("bad outside failure " + std::string(value));
+            if (++outside_failing_ > ReportLimits::kMaxOutsideFailing) return bad("too many outside failures", true);
+            v.failing.emplace_back(std::string(value.substr(0, sp)), std::move(*ep));
+        }
+    }
     return true;
 }
 

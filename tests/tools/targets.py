@@ -10,8 +10,8 @@ and keeps it open for the next (as Envoy and most servers do).
 HTTP(S) paths:  /healthz -> 200   /status/NNN -> NNN   /hang -> accepts and never answers
                 /created -> 201   anything else -> 404
 Every request is appended to --log as a JSON line: {"proto", "path", "host", "sni", "peer", "source", "port",
-"headers"} (peer: the client's port, which tells connections apart; source: the client's address; port: the
-listener's); every TCP connection as {"proto": "tcp", "source", "port"}.
+"listener", "headers"} (peer: the client's port, which tells connections apart; source: the client's address;
+port and listener: the listener's); every TCP connection as {"proto": "tcp", "source", "port"}.
 --ready is written once every listener is bound. Runs until killed.
 """
 import argparse
@@ -44,6 +44,7 @@ class Handler(BaseHTTPRequestHandler):
             "sni": getattr(self.connection, "sni", None),
             "peer": self.client_address[1],
             "source": self.client_address[0],
+            "listener": self.server.server_address[0],
             "port": self.server.server_address[1],
             "headers": {k: v for k, v in self.headers.items()},
         }

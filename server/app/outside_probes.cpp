@@ -1,0 +1,198 @@
+#include "server/app/outside_probes.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "resolver/base/clock.hpp"
+#include "sync/health/outside/fleet.hpp"
+
+namespace glbd {
+
+namespace {
+
+// What the targets depend on: each known origin's life, version, liveness (and, dead, whether within
+// keepDead) and whether it probes from outside (FNV-1a over them; the store lists origins in order).
+uint64_t fingerprint(const std::vector<sync::Service::InstanceStatus>& instances, uint64_t keep_dead_ms) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    auto mix = [&h](std::string_view s) {
+        for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+        h = (h ^ 0xff) * 0x100000001b3ULL;
+    };
+    for (const auto& i : instances) {
+        const sync::InstanceState& s = i.known.state;
+        mix(s.origin());
+        mix(std::to_string(s.incarnation) + ' ' + std::to_string(s.version) +
+            (i.alive                        ? " a"
+             : i.dead_for_ms < keep_dead_ms ? " k"
+                                            : " d") +
+            (s.probes_outside ? " o" : " -"));
+    }
+    return h;
+}
+
+}  // namespace
+
+uint64_t OutsideProbes::update(const conf::Config& config, sync::Service& sync) {
+    if (!config.peers) return 0;
+    const auto& o = config.health.outside;
+    const auto keep_dead = static_cast<uint64_t>(o.keep_dead.count());
+    auto instances = sync.instances();
+    uint64_t next = 0;  // the soonest a dead instance's keepDead ends
+    for (const auto& i : instances) {
+        if (!i.alive && i.dead_for_ms < keep_dead && (!next || keep_dead - i.dead_for_ms < next))
+            next = keep_dead - i.dead_for_ms;
+    }
+    if (uint64_t fp = fingerprint(instances, keep_dead); fp != fingerprint_) {
+        fingerprint_ = fp;
+        std::vector<sync::LiveReport> reports;
+        reports.reserve(instances.size());
+        for (const auto& i : instances) reports.push_back({&i.known.state, i.alive, i.dead_for_ms});
+        // The fleet's verdict is every server's to apply, whether it probes from outside or not.
+        auto fleet = sync::fleet_verdicts(reports, o.vantages, o.quorum, keep_dead);
+        if (!(fleet == fleet_)) {
+            fleet_ = std::move(fleet);
+            ++fleet_generation_;
+        }
+        auto targets =
+            sync::outside_targets(reports, config.cluster.id, config.cluster.instance, o.vantages, keep_dead);
+        if (targets != targets_ || !checker_) {
+            targets_ = std::move(targets);
+            restart(config);
+        }
+    }
+    // The verdicts again only when a result came or flipped (the checker counts them) or the checker is new.
+    const uint64_t changes = checker_ ? checker_->health_changes() : 0;
+    if (generation_ != verdicts_of_ || changes != verdicts_at_) {
+        verdicts_of_ = generation_, verdicts_at_ = changes;
+        current_ = verdicts();
+    }
+    // Published in batches: a change waits one window (an interval and a timeout) for those that come with it,
+    // so that a vantage cut off itself publishes every failure at once and is judged cut off at once, never
+    // counted on a part of them (nor, recovering, on what is left).
+    const uint64_t now = steady_ms();
+    if (current_ == published_) {
+        pending_since_ = 0;
+    } else if (pending_since_ == 0) {
+        pending_since_ = now;
+    }
+    if (current_ != published_ && now >= pending_since_ + window_ms_) {
+        published_ = current_;
+        pending_since_ = 0;
+        sync.set_own_outside(published_);
+    }
+    if (pending_since_) {
+        const uint64_t due = pending_since_ + window_ms_ > now ? pending_since_ + window_ms_ - now : 1;
+        next = next ? std::min(next, due) : due;
+    }
+    return next;
+}
+
+void OutsideProbes::restart(const conf::Config& config) {
+    health::States previous = states();
+    stop();
+    ++generation_;
+    if (targets_.empty()) return;
+    // The cap: the probes a second at the checks' own intervals, and every interval stretched alike past it.
+    double per_second = 0;
+    for (const auto& t : targets_) per_second += 1000.0 / static_cast<double>(t.check.check.interval.count());
+    stretch_ = health::outside::stretch(per_second, config.health.outside.max_probes_per_second);
+    window_ms_ = 0;
+    for (const auto& t : targets_) {
+        window_ms_ = std::max<uint64_t>(
+            window_ms_, static_cast<uint64_t>(static_cast<double>(t.check.check.interval.count()) * stretch_) +
+                            static_cast<uint64_t>(t.check.check.timeout.count()));
+    }
+    conf::Config c;
+    c.cluster = config.cluster;
+    c.health = config.health;
+    c.hosts.reserve(targets_.size());
+    for (const auto& t : targets_) {
+        model::Host h;
+        h.name = t.host;
+        h.endpoints = {t.endpoint};
+        h.health_check = t.check.check;
+        h.health_check->interval = std::chrono::milliseconds(
+            static_cast<int64_t>(std::ceil(static_cast<double>(h.health_check->interval.count()) * stretch_)));
+        c.hosts.push_back(std::move(h));
+    }
+    checker_ = std::make_unique<health::Checker>(c, changed_, previous, health::CheckerSeams{}, health::kOutsideRole);
+    spdlog::info("outside health: probing {} endpoint(s) of other clusters{}", targets_.size(),
+                 stretch_ > 1 ? fmt::format(" (intervals stretched x{:.2f}: health.outside.maxProbesPerSecond {})",
+                                            stretch_, config.health.outside.max_probes_per_second)
+                              : "");
+    checker_->start();
+}
+
+void OutsideProbes::stop() {
+    if (checker_) checker_->stop();
+    checker_.reset();
+}
+
+SharedView OutsideProbes::apply(SharedView view) {
+    std::map<std::string, Applied> now;
+    for (auto& cluster : view) {
+        auto failed = fleet_.failed.find(cluster->id);
+        auto kept = fleet_.kept.find(cluster->id);
+        const bool keeping = !cluster->alive && kept != fleet_.kept.end();
+        if (failed == fleet_.failed.end() && !keeping) continue;
+        Applied& was = applied_[cluster->id];
+        if (was.in != cluster || was.fleet_generation != fleet_generation_) {
+            auto changed = std::make_shared<ClusterView>(*cluster);
+            bool any = false;
+            if (keeping) {
+                // A dead cluster's entries whose endpoints its vantages reach stay, those endpoints alone, with
+                // the short TTL (a resolver asks again soon: the glbd may come back, or the keeping end).
+                std::vector<HostEntry> hosts;
+                for (const HostEntry& h : cluster->hosts.vec()) {
+                    HostEntry k = h;
+                    std::erase_if(k.endpoints, [&](const EndpointState& ep) {
+                        return !kept->second.count({h.host, ep.target});
+                    });
+                    if (k.endpoints.empty()) continue;
+                    for (EndpointState& ep : k.endpoints) ep.healthy = true;
+                    k.ttl = std::min(k.ttl, kKeptTtl);
+                    hosts.push_back(std::move(k));
+                }
+                changed->hosts = std::move(hosts);
+                changed->alive = any = true;
+                changed->tally = std::make_shared<const HostTally>(changed->hosts.vec());
+            } else {
+                for (HostEntry& h : changed->hosts) {  // (the list is copied only here, for a cluster with withdrawals)
+                    for (EndpointState& ep : h.endpoints) {
+                        if (ep.healthy && failed->second.count({h.host, ep.target})) ep.healthy = false, any = true;
+                    }
+                }
+                if (any) changed->tally = std::make_shared<const HostTally>(changed->hosts.vec());
+            }
+            was = Applied{cluster, any ? std::shared_ptr<const ClusterView>(std::move(changed)) : cluster,
+                          fleet_generation_};
+        }
+        cluster = was.out;
+        now[cluster->id] = was;
+    }
+    applied_ = std::move(now);
+    return view;
+}
+
+sync::OutsideMap OutsideProbes::verdicts() const {
+    sync::OutsideMap out;
+    if (!checker_) return out;
+    const health::States states = checker_->states();
+    for (const auto& t : targets_) {
+        auto it = states.find({t.host, t.endpoint});
+        if (it == states.end() || !it->second.known) continue;
+        sync::OutsideVerdicts& v = out[t.cluster];
+        ++v.probed;
+        if (!it->second.healthy) v.failing.emplace_back(t.host, t.endpoint);
+    }
+    for (auto& [cluster, v] : out) {
+        std::sort(v.failing.begin(), v.failing.end());
+        v.failing.erase(std::unique(v.failing.begin(), v.failing.end()), v.failing.end());
+    }
+    return out;
+}
+
+}  // namespace glbd
