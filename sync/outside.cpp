@@ -69,58 +69,81 @@ std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& report
     return out;
 }
 
-FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned vantages, unsigned quorum,
-                             uint64_t keep_dead_ms) {
-    namespace out = health::outside;
-    FleetVerdicts verdicts;
-    // The live instances that probe from outside, by cluster (the candidates), and each one's report.
-    std::map<std::string, std::vector<std::string>> probers;
-    std::map<std::string, const InstanceState*> by_origin;
-    for (const LiveReport& r : reports) {
-        if (!r.alive || !r.state->probes_outside) continue;
-        probers[r.state->cluster].push_back(r.state->instance);
-        by_origin[r.state->origin()] = r.state;
-    }
-    std::vector<std::string> clusters;
-    for (const auto& [c, i] : probers) clusters.push_back(c);
-    // Cut off: what each vantage cluster's instances probed and failed, by the cluster probed.
-    for (const auto& [v, instances] : probers) {
-        std::map<std::string, out::Probed> by_cluster;
-        for (const std::string& i : instances) {
-            for (const auto& [c, o] : by_origin[v + "/" + i]->outside) {
-                by_cluster[c].endpoints += o.probed;
-                by_cluster[c].failing += static_cast<unsigned>(o.failing.size());
+namespace {
+
+// The vantages' side of the reports: the live instances that probe from outside, by cluster (the
+// candidates), each one's report, and the vantage clusters cut off.
+class Vantages {
+public:
+    explicit Vantages(const std::vector<LiveReport>& reports) {
+        for (const LiveReport& r : reports) {
+            if (!r.alive || !r.state->probes_outside) continue;
+            probers_[r.state->cluster].push_back(r.state->instance);
+            by_origin_[r.state->origin()] = r.state;
+        }
+        for (const auto& [c, i] : probers_) clusters_.push_back(c);
+        // Cut off: what each vantage cluster's instances probed and failed, by the cluster probed.
+        for (const auto& [v, instances] : probers_) {
+            std::map<std::string, health::outside::Probed> by_cluster;
+            for (const std::string& i : instances) {
+                for (const auto& [c, o] : by_origin_.at(v + "/" + i)->outside) {
+                    by_cluster[c].endpoints += o.probed;
+                    by_cluster[c].failing += static_cast<unsigned>(o.failing.size());
+                }
             }
-        }
-        if (out::cut_off(by_cluster)) verdicts.cut_off.insert(v);
-    }
-    // The endpoints some vantage fails: only they can be withdrawn.
-    std::set<std::tuple<std::string, std::string, Endpoint>> failed_somewhere;
-    for (const auto& [origin, s] : by_origin) {
-        for (const auto& [c, o] : s->outside) {
-            for (const auto& [host, ep] : o.failing) failed_somewhere.emplace(c, host, ep);
+            if (health::outside::cut_off(by_cluster)) cut_off_.insert(v);
         }
     }
-    // Each vantage's part in the verdict on (c, host, ep).
-    auto seen_by = [&](const std::string& c, const std::string& host, const Endpoint& ep) {
+    [[nodiscard]] const std::set<std::string>& cut_off() const { return cut_off_; }
+    [[nodiscard]] const std::map<std::string, const InstanceState*>& reports() const { return by_origin_; }
+
+    // Each vantage's part in the verdict on cluster c's (host, ep): its probing instance's report.
+    [[nodiscard]] std::vector<health::outside::Vantage> seen(const std::string& c, const std::string& host,
+                                                             const Endpoint& ep, unsigned n) const {
+        namespace out = health::outside;
         const std::string key = ep.str();
         std::vector<out::Vantage> seen;
-        for (const std::string& v : out::vantages(key, c, clusters, vantages)) {
-            out::Vantage x{v, out::Seen::none, true, verdicts.cut_off.count(v) > 0};
-            const InstanceState* s = by_origin[v + "/" + out::prober(key, probers[v]).value_or("")];
-            auto o = s ? s->outside.find(c) : OutsideMap::const_iterator{};
-            if (s && o != s->outside.end()) {  // its failures are in order (check_report)
-                const auto& f = o->second.failing;
-                x.seen = std::binary_search(f.begin(), f.end(), std::pair{host, ep}) ? out::Seen::fails
-                         : o->second.probed                                          ? out::Seen::reaches
-                                                                                     : out::Seen::none;
+        for (const std::string& v : out::vantages(key, c, clusters_, n)) {
+            out::Vantage x{v, out::Seen::none, true, cut_off_.count(v) > 0};
+            auto origin = by_origin_.find(v + "/" + out::prober(key, probers_.at(v)).value_or(""));
+            if (origin != by_origin_.end()) {
+                auto o = origin->second->outside.find(c);
+                if (o != origin->second->outside.end()) {  // its failures are in order (check_report)
+                    const auto& f = o->second.failing;
+                    x.seen = std::binary_search(f.begin(), f.end(), std::pair{host, ep}) ? out::Seen::fails
+                             : o->second.probed                                          ? out::Seen::reaches
+                                                                                         : out::Seen::none;
+                }
             }
             seen.push_back(std::move(x));
         }
         return seen;
-    };
+    }
+
+private:
+    std::map<std::string, std::vector<std::string>> probers_;
+    std::map<std::string, const InstanceState*> by_origin_;
+    std::vector<std::string> clusters_;
+    std::set<std::string> cut_off_;
+};
+
+}  // namespace
+
+FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned vantages, unsigned quorum,
+                             uint64_t keep_dead_ms) {
+    namespace out = health::outside;
+    const Vantages all(reports);
+    FleetVerdicts verdicts;
+    verdicts.cut_off = all.cut_off();
+    // The endpoints some vantage fails: only they can be withdrawn.
+    std::set<std::tuple<std::string, std::string, Endpoint>> failed_somewhere;
+    for (const auto& [origin, s] : all.reports()) {
+        for (const auto& [c, o] : s->outside) {
+            for (const auto& [host, ep] : o.failing) failed_somewhere.emplace(c, host, ep);
+        }
+    }
     for (const auto& [c, host, ep] : failed_somewhere) {
-        if (out::decide(true, seen_by(c, host, ep), quorum).withdrawn) verdicts.failed[c].emplace(host, ep);
+        if (out::decide(true, all.seen(c, host, ep, vantages), quorum).withdrawn) verdicts.failed[c].emplace(host, ep);
     }
     // A dead glbd is not a dead application: what its vantages still reach stays, within keepDead.
     const Probed probed(reports, keep_dead_ms);
@@ -129,11 +152,18 @@ FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned va
         const std::string& c = r.state->cluster;
         const auto dead_for = std::chrono::milliseconds(r.dead_for_ms);
         each_checked_endpoint(*r.state, [&](const HostEntry& h, const Endpoint& ep) {
-            if (out::keep_dead(seen_by(c, h.host, ep), quorum, dead_for, std::chrono::milliseconds(keep_dead_ms)))
+            if (out::keep_dead(all.seen(c, h.host, ep, vantages), quorum, dead_for,
+                               std::chrono::milliseconds(keep_dead_ms)))
                 verdicts.kept[c].emplace(h.host, ep);
         });
     }
     return verdicts;
+}
+
+std::vector<health::outside::Vantage> vantage_verdicts(const std::vector<LiveReport>& reports,
+                                                       const std::string& cluster, const std::string& host,
+                                                       const Endpoint& endpoint, unsigned vantages) {
+    return Vantages(reports).seen(cluster, host, endpoint, vantages);
 }
 
 }  // namespace glbd::sync

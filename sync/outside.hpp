@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "resolver/model/endpoint.hpp"
+#include "sync/health/outside/fleet.hpp"
 #include "sync/state.hpp"
 
 namespace glbd::sync {
@@ -58,5 +59,9 @@ struct FleetVerdicts {
 };
 FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned vantages, unsigned quorum,
                              uint64_t keep_dead_ms = 0);
+// The vantages of `cluster`'s (host, endpoint) and each one's part, as fleet_verdicts reads them (explain).
+std::vector<health::outside::Vantage> vantage_verdicts(const std::vector<LiveReport>& reports,
+                                                       const std::string& cluster, const std::string& host,
+                                                       const Endpoint& endpoint, unsigned vantages);
 
 }  // namespace glbd::sync

@@ -161,6 +161,7 @@ std::string AdminRoutes::metrics() const {
     }
     if (d_.kube_) d_.kube_->write_metrics(m);
     health::write_metrics(m, *d_.checker_, d_.config_.metrics.per_host);
+    d_.outside_.write_metrics(m);
     sync::write_metrics(m, *d_.sync_);
     group_metrics(m);
     d_.keys_.write_metrics(m, *d_.sync_, d_.config_.zones);
@@ -326,9 +327,31 @@ admin::Response AdminRoutes::explain_route(const std::string& query) const {
         steps.push_back({{"group", s.role}, {"geo", s.geo}, {"result", s.result}});
         if (s.km >= 0) steps.back()["km"] = std::lround(s.km);
     }
+    std::string host = e.host;  // as the view names it: lower case, no final dot
+    if (!host.empty() && host.back() == '.') host.pop_back();
+    std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
     for (const auto& c : e.candidates) {
         json eps = json::array();
-        for (const auto& ep : c.endpoints) eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
+        for (const auto& ep : c.endpoints) {
+            eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
+            auto target = Endpoint::parse(ep.target);
+            if (!target || !d_.config_.peers) continue;
+            // The fleet's verdict (docs/answers.md): each vantage's, whether it counts, and the outcome.
+            auto x = d_.outside_.explain(c.cluster, host, *target, d_.config_.health.outside.vantages);
+            json vantages = json::array();
+            for (const auto& v : x.vantages) {
+                const char* seen = v.seen == health::outside::Seen::fails     ? "fails"
+                                   : v.seen == health::outside::Seen::reaches ? "reaches"
+                                                                              : "none";
+                vantages.push_back({{"cluster", v.cluster}, {"verdict", seen}, {"counts", v.counts()}});
+                if (v.cut_off) vantages.back()["cutOff"] = true;
+            }
+            eps.back()["outside"] = {{"cluster", x.cluster},
+                                     {"vantages", vantages},
+                                     {"fleet", x.kept     ? "kept"
+                                               : x.failed ? "failed"
+                                                          : "as its cluster says"}};
+        }
         candidates.push_back({{"cluster", c.cluster},
                               {"geo", c.geo},
                               {"weight", c.weight},

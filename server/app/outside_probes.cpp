@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "resolver/base/clock.hpp"
+#include "resolver/base/metrics.hpp"
 #include "sync/health/outside/fleet.hpp"
 
 namespace glbd {
@@ -62,6 +63,7 @@ uint64_t OutsideProbes::update(const conf::Config& config, sync::Service& sync) 
             targets_ = std::move(targets);
             restart(config);
         }
+        instances_ = std::move(instances);
     }
     // The verdicts again only when a result came or flipped (the checker counts them) or the checker is new.
     const uint64_t changes = checker_ ? checker_->health_changes() : 0;
@@ -193,6 +195,66 @@ sync::OutsideMap OutsideProbes::verdicts() const {
         v.failing.erase(std::unique(v.failing.begin(), v.failing.end()), v.failing.end());
     }
     return out;
+}
+
+OutsideProbes::Explained OutsideProbes::explain(std::string cluster, const std::string& host, const Endpoint& endpoint,
+                                                unsigned vantages) const {
+    std::vector<sync::LiveReport> reports;
+    reports.reserve(instances_.size());
+    for (const auto& i : instances_) reports.push_back({&i.known.state, i.alive, i.dead_for_ms});
+    Explained e;
+    if (cluster == "all") {  // a simple host's candidate: the cluster whose report lists the endpoint
+        for (const auto& i : instances_) {
+            const auto& hosts = i.known.state.hosts.vec();
+            auto h = std::lower_bound(hosts.begin(), hosts.end(), host,
+                                      [](const HostEntry& x, const std::string& name) { return x.host < name; });
+            for (; h != hosts.end() && h->host == host && cluster == "all"; ++h) {
+                for (const EndpointState& ep : h->endpoints) {
+                    if (ep.target == endpoint) cluster = i.known.state.cluster;
+                }
+            }
+        }
+    }
+    e.cluster = cluster;
+    e.vantages = sync::vantage_verdicts(reports, cluster, host, endpoint, vantages);
+    auto has = [&](const auto& by_cluster) {
+        auto it = by_cluster.find(cluster);
+        return it != by_cluster.end() && it->second.count({host, endpoint}) > 0;
+    };
+    e.failed = has(fleet_.failed), e.kept = has(fleet_.kept);
+    return e;
+}
+
+void OutsideProbes::write_metrics(metrics::Writer& m) const {
+    m.one("glbd_outside_targets", "gauge", "Other clusters' endpoints this instance probes as their vantage.",
+          static_cast<double>(targets_.size()));
+    m.one("glbd_outside_interval_stretch", "gauge",
+          "How far health.outside.maxProbesPerSecond stretched the outside probes' intervals (1: not at all).",
+          stretch_);
+    uint64_t probes = 0, failures = 0;
+    for (const auto& [k, st] : states()) probes += st.probes, failures += st.failures;
+    m.one("glbd_outside_probes_total", "counter",
+          "Outside probes run (this checker's, since the targets last changed).", static_cast<double>(probes));
+    m.one("glbd_outside_probe_failures_total", "counter", "Failed outside probes (the same).",
+          static_cast<double>(failures));
+    uint64_t probed = 0, failing = 0;
+    for (const auto& [c, v] : published_) probed += v.probed, failing += v.failing.size();
+    m.some("glbd_outside_verdicts", "gauge", "This instance's published outside verdicts, by verdict.",
+           {{"verdict=\"reaches\"", static_cast<double>(probed - failing)},
+            {"verdict=\"fails\"", static_cast<double>(failing)}});
+    auto count = [](const auto& by_cluster) {
+        size_t n = 0;
+        for (const auto& [c, set] : by_cluster) n += set.size();
+        return static_cast<double>(n);
+    };
+    m.some("glbd_fleet_endpoints", "gauge",
+           "Endpoints the fleet's verdict changes: failed (by a quorum of their vantages: withdrawn where their own "
+           "cluster calls them healthy), kept "
+           "(a dead cluster's, reached by a quorum of vantages, within keepDead).",
+           {{"verdict=\"failed\"", count(fleet_.failed)}, {"verdict=\"kept\"", count(fleet_.kept)}});
+    m.one("glbd_outside_vantages_cut_off", "gauge",
+          "Vantage clusters whose outside verdicts do not count: they fail nearly everything they probe.",
+          static_cast<double>(fleet_.cut_off.size()));
 }
 
 }  // namespace glbd

@@ -16,6 +16,9 @@
 #include "sync/service.hpp"
 
 namespace glbd {
+namespace metrics {
+class Writer;
+}
 
 class OutsideProbes {
 public:
@@ -37,6 +40,19 @@ public:
     // withdrawals and entries did not change), so the snapshot builder keeps what it built of it.
     [[nodiscard]] SharedView apply(SharedView view);
     [[nodiscard]] const sync::FleetVerdicts& fleet() const { return fleet_; }
+    // The fleet's verdict on `cluster`'s (host, endpoint), explained: each vantage's part and whether it
+    // counts, and what the fleet made of it.
+    struct Explained {
+        std::string cluster;  // the endpoint's (a simple host's candidate "all": found in the reports)
+        std::vector<health::outside::Vantage> vantages;
+        bool failed = false;  // a quorum of them fails it (withdrawn where its cluster calls it healthy)
+        bool kept = false;    // its cluster dead, a quorum of them reaches it, within keepDead
+    };
+    [[nodiscard]] Explained explain(std::string cluster, const std::string& host, const Endpoint& endpoint,
+                                    unsigned vantages) const;
+    // A few series at any size: targets, the stretch, probes, published verdicts, the fleet's withdrawals
+    // and keepings, the vantages cut off.
+    void write_metrics(metrics::Writer& m) const;
     void stop();
 
     [[nodiscard]] const std::vector<sync::OutsideTarget>& targets() const { return targets_; }
@@ -52,7 +68,8 @@ private:
     std::vector<sync::OutsideTarget> targets_;
     uint64_t fingerprint_ = 0;  // of the live reports the targets and the fleet's verdict were read from
     sync::FleetVerdicts fleet_;
-    uint64_t fleet_generation_ = 0;  // bumped when fleet_ changes
+    std::vector<sync::Service::InstanceStatus> instances_;  // what fleet_ was read from (explain)
+    uint64_t fleet_generation_ = 0;                         // bumped when fleet_ changes
     // Each cluster view given to apply() with withdrawals, and what it gave for it then.
     struct Applied {
         std::shared_ptr<const ClusterView> in, out;

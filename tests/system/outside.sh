@@ -77,6 +77,27 @@ wait_for 20 fleet_sees "$(ep 2)" "$(ep 3)" "$(ep 4)" || fail "c1's endpoint, rea
 took=$(( $(now_ms) - t0 ))
 (( took <= BOUND )) || fail "c1's endpoint was withdrawn everywhere after $took ms, over the bound of $BOUND ms"
 pass "an endpoint reachable from its own cluster only is withdrawn by every server in $took ms (bound $BOUND ms)"
+# Explained and counted: c3's explain shows c1's endpoint failed by its three vantages, each counted.
+explain_of() {  # SERVER ENDPOINT: the endpoint's "outside" in SERVER's /v1/explain, compact
+    curl -s --interface 127.0.0.1 "http://$(addr "$1"):9342/v1/explain?name=app.out.test&client=127.0.0.1" |
+        python3 -c '
+import json, sys
+e = json.load(sys.stdin)
+for c in e["candidates"]:
+    for ep in c["endpoints"]:
+        if ep["target"] == sys.argv[1]:
+            o = ep["outside"]
+            print(o["fleet"] + ": " + " ".join(v["cluster"] + "=" + v["verdict"] + ("" if v["counts"] else "(not counted)")
+                  + (" cut-off" if v.get("cutOff") else "") for v in o["vantages"]))' "$2"
+}
+# (a quorum, two of the three, fail it: the third's batch may still be on its way)
+got=$(explain_of 3 "$(ep 1)")
+fails=$(grep -o "c[234]=fails\b" <<<"$got" | grep -vc "(not counted)" || true)
+[[ $got == "failed: "* && $(grep -o "c[234]=" <<<"$got" | sort -u | wc -l) == 3 ]] && (( fails >= 2 )) ||
+    fail "c3 explains c1's endpoint as '$got'"
+[[ $(metric 'glbd_fleet_endpoints{verdict="failed"}' "$(addr 2):9342") == 1 ]] ||
+    fail "c2's glbd_fleet_endpoints{verdict=\"failed\"} is not 1"
+pass "explained: $got"
 t0=$(now_ms)
 for v in 2 3 4; do cut D "$(addr $v)" "$(ep 1)"; done
 wait_for 20 fleet_sees "${ALL[@]}" || fail "c1's endpoint did not come back"
@@ -95,6 +116,9 @@ pass "an endpoint one vantage cannot reach stays answered by every server"
 cut A "$(addr 3)" "$(ep 2)"
 for n in 1 2 3; do cut A "$(addr 4)" "$(ep $n)"; done
 fleet_holds 5 "${ALL[@]}" || fail "a cut-off vantage (c4) counted: $(answer_of 1)"
+got=$(explain_of 1 "$(ep 2)")
+[[ $got == *"c4=fails(not counted) cut-off"* ]] || fail "c1 explains c2's endpoint as '$got'"
+[[ $(metric glbd_outside_vantages_cut_off "$(addr 1):9342") == 1 ]] || fail "c1 counts no vantage cut off"
 cut D "$(addr 3)" "$(ep 2)"
 for n in 1 2 3; do cut D "$(addr 4)" "$(ep $n)"; done
 pass "a vantage cut off from every other cluster withdraws nothing, and its verdicts do not count"
@@ -117,7 +141,8 @@ dead_at=$(now_ms)
 live_holds 2 "${ALL[@]}" || fail "c2's endpoint, still serving, was dropped when its glbd died: $(answer_of 1)"
 ttl=$(dig -b 127.0.0.1 @"$(addr 1)" -p $P +noall +answer app.out.test A | awk 'NR == 1 {print $2}')
 (( ttl <= 10 )) || fail "a dead cluster's kept entry is answered with TTL $ttl, not the short one"
-pass "c2's glbd dead, its endpoint still serving: every live server keeps it, with TTL $ttl"
+[[ $(explain_of 4 "$(ep 2)") == "kept: "* ]] || fail "c4 explains c2's endpoint as '$(explain_of 4 "$(ep 2)")'"
+pass "c2's glbd dead, its endpoint still serving: every live server keeps it, with TTL $ttl (explained: kept)"
 t0=$(now_ms)
 for v in 1 3 4; do cut A "$(addr $v)" "$(ep 2)"; done
 wait_for 20 live_sees "$(ep 1)" "$(ep 3)" "$(ep 4)" || fail "c2's endpoint, dead and unreachable, was kept"
