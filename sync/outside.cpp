@@ -37,7 +37,8 @@ void each_checked_endpoint(const InstanceState& s, F&& f) {
 }  // namespace
 
 std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& reports, const std::string& own_cluster,
-                                           const std::string& own_instance, unsigned vantages, uint64_t keep_dead_ms) {
+                                           const std::string& own_instance, unsigned vantages, uint64_t keep_dead_ms,
+                                           const std::vector<Prefix>& deny) {
     std::vector<OutsideTarget> out;
     std::set<std::string> candidates;  // clusters with a live instance that probes from outside
     std::vector<std::string> own_probers;
@@ -58,6 +59,9 @@ std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& report
         const InstanceState& s = *r.state;
         if (!probed(r) || s.cluster == own_cluster) continue;
         each_checked_endpoint(s, [&](const HostEntry& h, const Endpoint& ep) {
+            if (ep.is_address() &&
+                std::any_of(deny.begin(), deny.end(), [&](const Prefix& p) { return p.contains(ep.address()); }))
+                return;
             const std::string key = ep.str();
             if (!health::outside::is_vantage(key, s.cluster, own_cluster, clusters, vantages)) return;
             if (health::outside::prober(key, own_probers) != own_instance) return;

@@ -38,10 +38,12 @@ struct LiveReport {
 // cluster's live instances that probe from outside, this one. Each (cluster, host, endpoint, check) once, in
 // the reports' order. None when this instance does not probe from outside (its own report says so). A cluster
 // with no live instance is probed from its last reports while they are dead for less than `keep_dead_ms`
-// (health.outside.keepDead: a dead glbd is not a dead application).
+// (health.outside.keepDead: a dead glbd is not a dead application). Never an address in `deny` (this
+// cluster's kubernetes.denyNetworks): another cluster's record author must not make this glbd probe its own
+// private networks, where its own records are refused already.
 std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& reports, const std::string& own_cluster,
                                            const std::string& own_instance, unsigned vantages,
-                                           uint64_t keep_dead_ms = 0);
+                                           uint64_t keep_dead_ms = 0, const std::vector<Prefix>& deny = {});
 
 // The fleet's verdict, the same on every server that reads the same live reports: the endpoints a quorum of
 // their vantages fails (health::outside::decide; `quorum` 0: a majority), by cluster, as (host, endpoint); and

@@ -247,6 +247,13 @@ TEST(OutsideTargets, EachEndpointByItsVantagesOnceEach) {
     n = probes_by_all(all, {true, true, true, true, true, true}, 3, &per_instance);
     for (const auto& [ep, times] : n) EXPECT_EQ(times, 2) << ep;  // three asked, two clusters left
     EXPECT_EQ(per_instance.count("c4/d"), 0u);
+    // Never an address in the prober's denyNetworks.
+    std::vector<LiveReport> reports;
+    for (const auto& s : all) reports.push_back({&s, true});
+    Prefix deny;
+    ASSERT_TRUE(Prefix::parse("10.1.0.0/24", deny));
+    EXPECT_FALSE(outside_targets(reports, "c2", "b", 3).empty());
+    EXPECT_TRUE(outside_targets(reports, "c2", "b", 3, 0, {deny}).empty());
     // Inside only: nobody.
     std::vector<InstanceState> inside{prober_origin("c1", "a", 5, true), prober_origin("c2", "b", 0)};
     EXPECT_TRUE(probes_by_all(inside, {true, true}, 3).empty());

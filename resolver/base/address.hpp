@@ -47,6 +47,14 @@ struct Prefix {
     // "address/length"; with `strict`, no bit beyond the length may be set (a network, not a host in it).
     static bool parse(std::string_view text, Prefix& out, bool strict = true);
     [[nodiscard]] std::string str() const { return address.str() + "/" + std::to_string(length); }
+    // Whether `a` (of the same family) lies in it.
+    [[nodiscard]] bool contains(const Address& a) const {
+        if (a.family != address.family) return false;
+        for (unsigned bit = 0; bit < length; ++bit) {
+            if ((a.bytes[bit / 8] ^ address.bytes[bit / 8]) & (0x80 >> (bit % 8))) return false;
+        }
+        return true;
+    }
     auto operator<=>(const Prefix&) const = default;
 };
 

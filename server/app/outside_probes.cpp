@@ -58,7 +58,8 @@ uint64_t OutsideProbes::update(const conf::Config& config, sync::Service& sync) 
             ++fleet_generation_;
         }
         auto targets =
-            sync::outside_targets(reports, config.cluster.id, config.cluster.instance, o.vantages, keep_dead);
+            sync::outside_targets(reports, config.cluster.id, config.cluster.instance, o.vantages, keep_dead,
+                                  config.kubernetes ? config.kubernetes->deny_networks : std::vector<Prefix>{});
         if (targets != targets_ || !checker_) {
             targets_ = std::move(targets);
             restart(config);

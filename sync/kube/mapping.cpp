@@ -135,15 +135,7 @@ private:
     }
 
     bool denied(const Address& a) const {
-        for (const Prefix& p : o_.deny) {
-            if (p.address.family != a.family) continue;
-            bool inside = true;
-            for (unsigned bit = 0; bit < p.length && inside; ++bit) {
-                inside = ((a.bytes[bit / 8] ^ p.address.bytes[bit / 8]) & (0x80 >> (bit % 8))) == 0;
-            }
-            if (inside) return true;
-        }
-        return false;
+        return std::any_of(o_.deny.begin(), o_.deny.end(), [&](const Prefix& p) { return p.contains(a); });
     }
 
     // The addresses of A/AAAA targets (IPv6 may come in an A-typed endpoint), canonical; "" or why not.
