@@ -76,6 +76,31 @@ size_t drop_bad_records(InstanceState& s, std::string& why) {
     return dropped;
 }
 
+// What is wrong with a report's health checks and outside verdicts (refusing it whole), or ""; the verdicts'
+// failures put in order, each once: readers search them.
+std::string health_problem(InstanceState& s) {
+    using L = ReportLimits;
+    if (s.checks.size() > L::kMaxChecks) return "too many health checks";
+    for (const SharedCheck& c : s.checks) {  // as parse_check reads them: a state made in memory is checked too
+        SharedCheck again;
+        std::string why;
+        if (!c.check.headers.empty()) return "a health check with headers";
+        if (!parse_check(format_check(c), again, why) || !(again == c)) return "a bad health check: " + why;
+    }
+    size_t failing = 0;
+    for (auto& [cluster, v] : s.outside) {
+        std::sort(v.failing.begin(), v.failing.end());
+        v.failing.erase(std::unique(v.failing.begin(), v.failing.end()), v.failing.end());
+        if (!model::is_cluster_id(cluster)) return "outside verdicts of a bad cluster id";
+        if (v.failing.size() > v.probed) return "more outside failures of " + cluster + " than it probed";
+        failing += v.failing.size();
+        for (const auto& [host, ep] : v.failing) {
+            if (!model::is_lb_host_name(host)) return "an outside failure of a bad host name";
+        }
+    }
+    return failing > L::kMaxOutsideFailing ? "too many outside failures" : "";
+}
+
 // The hosts of `s` that break a rule, or a (host, entry) given twice, left out (the rest of the report
 // stands): how many, and the first one's problem.
 size_t drop_bad_hosts(InstanceState& s, std::string& first_why) {
@@ -169,25 +194,7 @@ CheckResult check_report(InstanceState& s, uint64_t now_ms, bool check_times) {
         if (e.at_ms > horizon) return refuse("override time ahead of our clock by more than 5 minutes");
     }
     if (s.forgotten.size() > L::kMaxForgotten) return refuse("too many forgotten instances");
-    if (s.checks.size() > L::kMaxChecks) return refuse("too many health checks");
-    size_t failing = 0;
-    for (auto& [cluster, v] : s.outside) {  // failures put in order, each once: readers search them
-        std::sort(v.failing.begin(), v.failing.end());
-        v.failing.erase(std::unique(v.failing.begin(), v.failing.end()), v.failing.end());
-        if (!model::is_cluster_id(cluster)) return refuse("outside verdicts of a bad cluster id");
-        if (v.failing.size() > v.probed) return refuse("more outside failures of " + cluster + " than it probed");
-        failing += v.failing.size();
-        for (const auto& [host, ep] : v.failing) {
-            if (!model::is_lb_host_name(host)) return refuse("an outside failure of a bad host name");
-        }
-    }
-    if (failing > L::kMaxOutsideFailing) return refuse("too many outside failures");
-    for (const SharedCheck& c : s.checks) {  // as parse_check reads them: a state made in memory is checked too
-        SharedCheck again;
-        std::string why;
-        if (!c.check.headers.empty()) return refuse("a health check with headers");
-        if (!parse_check(format_check(c), again, why) || !(again == c)) return refuse("a bad health check: " + why);
-    }
+    if (std::string why = health_problem(s); !why.empty()) return refuse(why);
     for (const auto& [origin, t] : s.forgotten) {
         const size_t slash = origin.find('/');
         if (slash == std::string::npos || !model::is_cluster_id(origin.substr(0, slash)) ||

@@ -34,6 +34,26 @@ void put_string(std::string& out, std::string_view v) {
 
 void put_key(std::string& out, const char* key) { out += '"', out += key, out += "\":"; }
 
+// The origin's outside probing and verdicts, its health checks, and each host's in runs over the hosts'
+// order ("COUNT:CHECK COUNT:CHECK ...").
+void put_health(std::string& out, const InstanceState& s) {
+    if (s.probes_outside) out += ',', put_key(out, "probesOutside"), out += "true";
+    if (!s.outside.empty()) out += ',', put_key(out, "outside"), put_string(out, format_outside(s.outside));
+    if (s.checks.empty()) return;
+    std::string all;  // format_check's texts, a line each (a path may hold any other printable byte)
+    for (const SharedCheck& c : s.checks) all += (all.empty() ? "" : "\n") + format_check(c);
+    out += ',', put_key(out, "checks"), put_string(out, all);
+    // Each host's check (0: none) in runs over the hosts' order: "COUNT:CHECK COUNT:CHECK ...".
+    std::string runs;
+    for (size_t i = 0; i < s.hosts.size();) {
+        size_t j = i;
+        while (j < s.hosts.size() && s.hosts[j].check == s.hosts[i].check) ++j;
+        runs += (runs.empty() ? "" : " ") + std::to_string(j - i) + ":" + std::to_string(s.hosts[i].check);
+        i = j;
+    }
+    out += ',', put_key(out, "checkRuns"), put_string(out, runs);
+}
+
 void put_state(std::string& out, const InstanceState& s) {
     out += '{';
     put_key(out, "cluster"), put_string(out, s.cluster);
@@ -43,20 +63,7 @@ void put_state(std::string& out, const InstanceState& s) {
     out += ',', put_key(out, "heartbeat"), out += std::to_string(s.heartbeat);
     // The count first, so a reader holds the hosts in one array of the right size (no growing, no copies).
     out += ',', put_key(out, "hostCount"), out += std::to_string(s.hosts.size());
-    if (!s.checks.empty()) {  // before the hosts, so that a reader numbers each host's check as it reads it
-        std::string all;      // format_check's texts, a line each (a path may hold any other printable byte)
-        for (const SharedCheck& c : s.checks) all += (all.empty() ? "" : "\n") + format_check(c);
-        out += ',', put_key(out, "checks"), put_string(out, all);
-        // Each host's check (0: none) in runs over the hosts' order: "COUNT:CHECK COUNT:CHECK ...".
-        std::string runs;
-        for (size_t i = 0; i < s.hosts.size();) {
-            size_t j = i;
-            while (j < s.hosts.size() && s.hosts[j].check == s.hosts[i].check) ++j;
-            runs += (runs.empty() ? "" : " ") + std::to_string(j - i) + ":" + std::to_string(s.hosts[i].check);
-            i = j;
-        }
-        out += ',', put_key(out, "checkRuns"), put_string(out, runs);
-    }
+    put_health(out, s);  // before the hosts, so that a reader numbers each host's check as it reads it
     out += ',', put_key(out, "hosts"), out += '[';
     // [name, ttl, [[target, healthy], ...], [weight, geo, defaultGeo] or null, entry], the last two only when
     // there is one of them.
@@ -92,8 +99,6 @@ void put_state(std::string& out, const InstanceState& s) {
     }
     out += '}';
     if (s.location) out += ',', put_key(out, "location"), put_string(out, format_location(*s.location));
-    if (s.probes_outside) out += ',', put_key(out, "probesOutside"), out += "true";
-    if (!s.outside.empty()) out += ',', put_key(out, "outside"), put_string(out, format_outside(s.outside));
     if (!s.group.empty()) out += ',', put_key(out, "group"), put_string(out, s.group);
     if (!s.reach.empty()) out += ',', put_key(out, "reach"), put_string(out, join_reach(s.reach));
     if (!s.forgotten.empty()) {  // "cluster/instance incarnation heartbeat at;...", as the reports' forget= records

@@ -285,6 +285,53 @@ json clusters_json(const GlobalView& view, const std::vector<sync::Service::Inst
 
 namespace glbd {
 
+namespace {
+const char* seen_name(health::outside::Seen s) {
+    return s == health::outside::Seen::fails ? "fails" : s == health::outside::Seen::reaches ? "reaches" : "none";
+}
+}  // namespace
+
+// The fleet's verdict on an endpoint (docs/answers.md): each vantage's, whether it counts, and the outcome.
+nlohmann::json AdminRoutes::fleet_json(const std::string& cluster, const std::string& host,
+                                       const Endpoint& endpoint) const {
+    auto x = d_.outside_.explain(cluster, host, endpoint, d_.config_.health.outside.vantages);
+    nlohmann::json vantages = nlohmann::json::array();
+    for (const auto& v : x.vantages) {
+        vantages.push_back({{"cluster", v.cluster}, {"verdict", seen_name(v.seen)}, {"counts", v.counts()}});
+        if (v.cut_off) vantages.back()["cutOff"] = true;
+    }
+    return {{"cluster", x.cluster},
+            {"vantages", vantages},
+            {"fleet", x.kept     ? "kept"
+                      : x.failed ? "failed"
+                                 : "as its cluster says"}};
+}
+
+// An explanation's candidates with their endpoints' health, and, with peers, the fleet's verdict on each.
+nlohmann::json AdminRoutes::candidates_json(const Explanation& e) const {
+    using nlohmann::json;
+    json candidates = json::array();
+    std::string host = e.host;  // as the view names it: lower case, no final dot
+    if (!host.empty() && host.back() == '.') host.pop_back();
+    std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    for (const auto& c : e.candidates) {
+        json eps = json::array();
+        for (const auto& ep : c.endpoints) {
+            eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
+            auto target = Endpoint::parse(ep.target);
+            if (target && d_.config_.peers) eps.back()["outside"] = fleet_json(c.cluster, host, *target);
+        }
+        candidates.push_back({{"cluster", c.cluster},
+                              {"geo", c.geo},
+                              {"weight", c.weight},
+                              {"usable", c.usable},
+                              {"endpoints", eps},
+                              {"standby", c.standby}});
+        if (!c.entry.empty()) candidates.back()["entry"] = c.entry;
+    }
+    return candidates;
+}
+
 // GET /v1/explain?name=NAME&type=A&client=IP or &subnet=CIDR: the decision for that client, as JSON.
 admin::Response AdminRoutes::explain_route(const std::string& query) const {
     admin::Response r;
@@ -322,43 +369,10 @@ admin::Response AdminRoutes::explain_route(const std::string& query) const {
     }
     Explanation e = explain(*snap, req);
     using nlohmann::json;
-    json steps = json::array(), candidates = json::array();
+    json steps = json::array(), candidates = candidates_json(e);
     for (const auto& s : e.steps) {
         steps.push_back({{"group", s.role}, {"geo", s.geo}, {"result", s.result}});
         if (s.km >= 0) steps.back()["km"] = std::lround(s.km);
-    }
-    std::string host = e.host;  // as the view names it: lower case, no final dot
-    if (!host.empty() && host.back() == '.') host.pop_back();
-    std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    for (const auto& c : e.candidates) {
-        json eps = json::array();
-        for (const auto& ep : c.endpoints) {
-            eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
-            auto target = Endpoint::parse(ep.target);
-            if (!target || !d_.config_.peers) continue;
-            // The fleet's verdict (docs/answers.md): each vantage's, whether it counts, and the outcome.
-            auto x = d_.outside_.explain(c.cluster, host, *target, d_.config_.health.outside.vantages);
-            json vantages = json::array();
-            for (const auto& v : x.vantages) {
-                const char* seen = v.seen == health::outside::Seen::fails     ? "fails"
-                                   : v.seen == health::outside::Seen::reaches ? "reaches"
-                                                                              : "none";
-                vantages.push_back({{"cluster", v.cluster}, {"verdict", seen}, {"counts", v.counts()}});
-                if (v.cut_off) vantages.back()["cutOff"] = true;
-            }
-            eps.back()["outside"] = {{"cluster", x.cluster},
-                                     {"vantages", vantages},
-                                     {"fleet", x.kept     ? "kept"
-                                               : x.failed ? "failed"
-                                                          : "as its cluster says"}};
-        }
-        candidates.push_back({{"cluster", c.cluster},
-                              {"geo", c.geo},
-                              {"weight", c.weight},
-                              {"usable", c.usable},
-                              {"endpoints", eps},
-                              {"standby", c.standby}});
-        if (!c.entry.empty()) candidates.back()["entry"] = c.entry;
     }
     json out{{"name", req.name}, {"type", type}, {"serial", e.serial}};
     if (client) out["client"] = *client;

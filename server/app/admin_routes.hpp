@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "resolver/base/mutex.hpp"
+#include "resolver/explain.hpp"
 #include "resolver/model/global_view.hpp"
 #include "server/app/admin.hpp"
 #include "server/app/answer_ids.hpp"
@@ -92,6 +93,9 @@ private:
     [[nodiscard]] std::string summary_json() const;
     [[nodiscard]] admin::Response hosts_route(const std::string& query) const;
     [[nodiscard]] admin::Response explain_route(const std::string& query) const;
+    [[nodiscard]] nlohmann::json candidates_json(const Explanation& e) const;
+    [[nodiscard]] nlohmann::json fleet_json(const std::string& cluster, const std::string& host,
+                                            const Endpoint& endpoint) const;
     // PUT /v1/overrides and POST /v1/forget (admin_changes.cpp).
     [[nodiscard]] std::string override_names_nothing(const std::string& target) const;
     [[nodiscard]] admin::Response overrides_route(const admin::Request& req);

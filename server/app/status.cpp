@@ -361,6 +361,28 @@ std::string render_explain(const std::string& explain_json) {
     }
     out += "\n";
     table(out, cands);
+    // The fleet's verdict on each endpoint where it is more than its cluster's (failed or kept by its
+    // vantages, or some vantage failing it); /v1/explain has every endpoint's (docs/answers.md).
+    std::vector<std::vector<std::string>> fleet{{"ENDPOINT", "CLUSTER", "VANTAGES", "FLEET"}};
+    for (const auto& c : j.at("candidates")) {
+        for (const auto& e : c.at("endpoints")) {
+            if (!e.contains("outside") || e["outside"].at("vantages").empty()) continue;
+            bool matters = e["outside"].at("fleet").get<std::string>() != "as its cluster says";
+            for (const auto& v : e["outside"]["vantages"]) matters |= v.at("verdict").get<std::string>() == "fails";
+            if (!matters) continue;
+            std::string vantages;
+            for (const auto& v : e["outside"]["vantages"]) {
+                vantages += (vantages.empty() ? "" : ", ") + v.at("cluster").get<std::string>() + " " +
+                            v.at("verdict").get<std::string>() +
+                            (v.contains("cutOff")          ? " (cut off)"
+                             : !v.at("counts").get<bool>() ? " (not counted)"
+                                                           : "");
+            }
+            fleet.push_back({e.at("target").get<std::string>(), e["outside"].at("cluster").get<std::string>(), vantages,
+                             e["outside"].at("fleet").get<std::string>()});
+        }
+    }
+    if (fleet.size() > 1) out += "\n", table(out, fleet);
     const auto& a = j.at("answer");
     std::string records;
     for (const auto& rec : a.at("records")) records += (records.empty() ? "" : ", ") + rec.get<std::string>();

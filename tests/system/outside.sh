@@ -12,6 +12,7 @@
 # - c2's glbd killed while its endpoint serves: the others keep answering it (TTL at most 10) once c2 is dead,
 #   withdraw it within the bound above when its vantages cannot reach it, answer it again when they can, and
 #   drop it when keepDead (12 s) is up;
+# - c3's glbd cut from its peers, its endpoint reachable: every server, c3 included, keeps answering it;
 # - all servers give the same answer at each step.
 source "$(dirname "$0")/netns.sh"
 P=5342
@@ -97,6 +98,8 @@ fails=$(grep -o "c[234]=fails\b" <<<"$got" | grep -vc "(not counted)" || true)
     fail "c3 explains c1's endpoint as '$got'"
 [[ $(metric 'glbd_fleet_endpoints{verdict="failed"}' "$(addr 2):9342") == 1 ]] ||
     fail "c2's glbd_fleet_endpoints{verdict=\"failed\"} is not 1"
+cli=$("$GLBD" explain app.out.test --client 127.0.0.1 --admin "$(addr 2):9342")
+grep -qE "^ *$(ep 1) +c1 +.*fails.* +failed$" <<<"$cli" || fail "glbd explain does not show the fleet's verdict: $cli"
 pass "explained: $got"
 t0=$(now_ms)
 for v in 2 3 4; do cut D "$(addr $v)" "$(ep 1)"; done
@@ -159,4 +162,15 @@ wait_for 20 live_sees "$(ep 1)" "$(ep 3)" "$(ep 4)" || fail "c2's endpoint staye
 after=$(( $(now_ms) - dead_at - 12000 ))
 (( after <= 2000 )) || fail "c2's endpoint went $after ms after keepDead was up"
 pass "keepDead up (12 s), c2's endpoint goes from every live server ($after ms after)"
+# A cluster cut from its peers but reachable keeps serving: c3's glbd cut from c1's and c4's (their DNS port,
+# both ways), its endpoint still reached by them; every server still answers every live endpoint.
+for peer in 1 4; do
+    for proto in udp tcp; do
+        iptables -A INPUT -s "$(addr 3)" -d "$(addr $peer)" -p $proto --dport $P -j DROP
+        iptables -A INPUT -s "$(addr $peer)" -d "$(addr 3)" -p $proto --dport $P -j DROP
+    done
+done
+for i in 1 4; do wait_for 20 grep -q "sync: c3/c3-0 is dead" "$WORK/c$i.log" || fail "c$i did not find c3 dead"; done
+live_holds 3 "$(ep 1)" "$(ep 3)" "$(ep 4)" || fail "c3, cut from its peers but reachable, lost an answer: $(answer_of 1) / $(answer_of 3)"
+pass "a cluster cut from its peers but reachable keeps serving, on every server, itself included"
 for i in 1 3 4; do stop_glbd c$i; done
