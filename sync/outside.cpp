@@ -73,70 +73,51 @@ std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& report
     return out;
 }
 
-namespace {
-
-// The vantages' side of the reports: the live instances that probe from outside, by cluster (the
-// candidates), each one's report, and the vantage clusters cut off.
-class Vantages {
-public:
-    explicit Vantages(const std::vector<LiveReport>& reports) {
-        for (const LiveReport& r : reports) {
-            if (!r.alive || !r.state->probes_outside) continue;
-            probers_[r.state->cluster].push_back(r.state->instance);
-            by_origin_[r.state->origin()] = r.state;
-        }
-        for (const auto& [c, i] : probers_) clusters_.push_back(c);
-        // Cut off: what each vantage cluster's instances probed and failed, by the cluster probed.
-        for (const auto& [v, instances] : probers_) {
-            std::map<std::string, health::outside::Probed> by_cluster;
-            for (const std::string& i : instances) {
-                for (const auto& [c, o] : by_origin_.at(v + "/" + i)->outside) {
-                    by_cluster[c].endpoints += o.probed;
-                    by_cluster[c].failing += static_cast<unsigned>(o.failing.size());
-                }
-            }
-            if (health::outside::cut_off(by_cluster)) cut_off_.insert(v);
-        }
+Vantages::Vantages(const std::vector<LiveReport>& reports) {
+    for (const LiveReport& r : reports) {
+        if (!r.alive || !r.state->probes_outside) continue;
+        probers_[r.state->cluster].push_back(r.state->instance);
+        by_origin_[r.state->origin()] = r.state;
     }
-    [[nodiscard]] const std::set<std::string>& cut_off() const { return cut_off_; }
-    [[nodiscard]] const std::map<std::string, const InstanceState*>& reports() const { return by_origin_; }
-
-    // Each vantage's part in the verdict on cluster c's (host, ep): its probing instance's report.
-    [[nodiscard]] std::vector<health::outside::Vantage> seen(const std::string& c, const std::string& host,
-                                                             const Endpoint& ep, unsigned n) const {
-        namespace out = health::outside;
-        const std::string key = ep.str();
-        std::vector<out::Vantage> seen;
-        for (const std::string& v : out::vantages(key, c, clusters_, n)) {
-            out::Vantage x{v, out::Seen::none, true, cut_off_.count(v) > 0};
-            auto origin = by_origin_.find(v + "/" + out::prober(key, probers_.at(v)).value_or(""));
-            if (origin != by_origin_.end()) {
-                auto o = origin->second->outside.find(c);
-                if (o != origin->second->outside.end()) {  // its failures are in order (check_report)
-                    const auto& f = o->second.failing;
-                    x.seen = std::binary_search(f.begin(), f.end(), std::pair{host, ep}) ? out::Seen::fails
-                             : o->second.probed                                          ? out::Seen::reaches
-                                                                                         : out::Seen::none;
-                }
+    for (const auto& [c, i] : probers_) clusters_.push_back(c);
+    // Cut off: what each vantage cluster's instances probed and failed, by the cluster probed.
+    for (const auto& [v, instances] : probers_) {
+        std::map<std::string, health::outside::Probed> by_cluster;
+        for (const std::string& i : instances) {
+            for (const auto& [c, o] : by_origin_.at(v + "/" + i)->outside) {
+                by_cluster[c].endpoints += o.probed;
+                by_cluster[c].failing += static_cast<unsigned>(o.failing.size());
             }
-            seen.push_back(std::move(x));
         }
-        return seen;
+        if (health::outside::cut_off(by_cluster)) cut_off_.insert(v);
     }
+}
 
-private:
-    std::map<std::string, std::vector<std::string>> probers_;
-    std::map<std::string, const InstanceState*> by_origin_;
-    std::vector<std::string> clusters_;
-    std::set<std::string> cut_off_;
-};
-
-}  // namespace
-
-FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned vantages, unsigned quorum,
-                             uint64_t keep_dead_ms) {
+std::vector<health::outside::Vantage> Vantages::seen(const std::string& c, const std::string& host, const Endpoint& ep,
+                                                     unsigned n) const {
     namespace out = health::outside;
-    const Vantages all(reports);
+    const std::string key = ep.str();
+    std::vector<out::Vantage> seen;
+    for (const std::string& v : out::vantages(key, c, clusters_, n)) {
+        out::Vantage x{v, out::Seen::none, true, cut_off_.count(v) > 0};
+        auto origin = by_origin_.find(v + "/" + out::prober(key, probers_.at(v)).value_or(""));
+        if (origin != by_origin_.end()) {
+            auto o = origin->second->outside.find(c);
+            if (o != origin->second->outside.end()) {  // its failures are in order (check_report)
+                const auto& f = o->second.failing;
+                x.seen = std::binary_search(f.begin(), f.end(), std::pair{host, ep}) ? out::Seen::fails
+                         : o->second.probed                                          ? out::Seen::reaches
+                                                                                     : out::Seen::none;
+            }
+        }
+        seen.push_back(std::move(x));
+    }
+    return seen;
+}
+
+FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, const Vantages& all, unsigned vantages,
+                             unsigned quorum, uint64_t keep_dead_ms) {
+    namespace out = health::outside;
     FleetVerdicts verdicts;
     verdicts.cut_off = all.cut_off();
     // The endpoints some vantage fails: only they can be withdrawn.
@@ -147,6 +128,7 @@ FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned va
         }
     }
     for (const auto& [c, host, ep] : failed_somewhere) {
+        verdicts.disputed[c].emplace(host, ep);
         if (out::decide(true, all.seen(c, host, ep, vantages), quorum).withdrawn) verdicts.failed[c].emplace(host, ep);
     }
     // A dead glbd is not a dead application: what its vantages still reach stays, within keepDead.
@@ -162,12 +144,6 @@ FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned va
         });
     }
     return verdicts;
-}
-
-std::vector<health::outside::Vantage> vantage_verdicts(const std::vector<LiveReport>& reports,
-                                                       const std::string& cluster, const std::string& host,
-                                                       const Endpoint& endpoint, unsigned vantages) {
-    return Vantages(reports).seen(cluster, host, endpoint, vantages);
 }
 
 }  // namespace glbd::sync

@@ -45,25 +45,51 @@ std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& report
                                            const std::string& own_instance, unsigned vantages,
                                            uint64_t keep_dead_ms = 0, const std::vector<Prefix>& deny = {});
 
+// The vantages' side of the live reports: the live instances that probe from outside, by cluster, each one's
+// report, and the vantage clusters cut off (health::outside::cut_off). It points into `reports`' states,
+// which must outlive it.
+class Vantages {
+public:
+    explicit Vantages(const std::vector<LiveReport>& reports);
+    [[nodiscard]] const std::set<std::string>& cut_off() const { return cut_off_; }
+    [[nodiscard]] const std::map<std::string, const InstanceState*>& reports() const { return by_origin_; }
+    // The vantages of cluster `c`'s (host, ep), best first, and each one's part: its probing instance's
+    // (health::outside::prober) verdict: fails when that report lists it, reaches when that report has results
+    // for `c` and does not list it, none otherwise.
+    [[nodiscard]] std::vector<health::outside::Vantage> seen(const std::string& c, const std::string& host,
+                                                             const Endpoint& ep, unsigned n) const;
+
+private:
+    std::map<std::string, std::vector<std::string>> probers_;
+    std::map<std::string, const InstanceState*> by_origin_;
+    std::vector<std::string> clusters_;
+    std::set<std::string> cut_off_;
+};
+
 // The fleet's verdict, the same on every server that reads the same live reports: the endpoints a quorum of
 // their vantages fails (health::outside::decide; `quorum` 0: a majority), by cluster, as (host, endpoint); and
-// the vantage clusters cut off (health::outside::cut_off), whose verdicts do not count. A vantage's verdict on
-// an endpoint is its probing instance's (health::outside::prober): fails when that report lists it, reaches
-// when that report has results for the endpoint's cluster and does not list it, none otherwise. A report's
-// verdict on an endpoint it is not a vantage of is not read. Whether its own cluster calls the endpoint
-// healthy is the caller's to add: only then is it withdrawn. `kept`: of each cluster with no live instance,
-// dead for less than `keep_dead_ms`, the endpoints its vantages still reach (health::outside::keep_dead).
+// the vantage clusters cut off, whose verdicts do not count. A report's verdict on an endpoint it is not a
+// vantage of is not read. Whether its own cluster calls the endpoint healthy is the caller's to add: only
+// then is it withdrawn. `kept`: of each cluster with no live instance, dead for less than `keep_dead_ms`, the
+// endpoints its vantages still reach (health::outside::keep_dead). `disputed`: every endpoint some vantage
+// fails, counted or not, failed or not (what status shows beside the inside verdict).
+using EndpointsByCluster = std::map<std::string, std::set<std::pair<std::string, Endpoint>>>;  // (host, endpoint)
 struct FleetVerdicts {
-    std::map<std::string, std::set<std::pair<std::string, Endpoint>>> failed;  // by cluster: (host, endpoint)
-    std::map<std::string, std::set<std::pair<std::string, Endpoint>>> kept;    // the same
+    EndpointsByCluster failed, kept, disputed;
     std::set<std::string> cut_off;
     bool operator==(const FleetVerdicts&) const = default;
+    // Whether `by_cluster` has cluster's (host, endpoint).
+    [[nodiscard]] static bool has(const EndpointsByCluster& by_cluster, const std::string& cluster,
+                                  const std::string& host, const Endpoint& endpoint) {
+        auto it = by_cluster.find(cluster);
+        return it != by_cluster.end() && it->second.count({host, endpoint}) > 0;
+    }
 };
-FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned vantages, unsigned quorum,
-                             uint64_t keep_dead_ms = 0);
-// The vantages of `cluster`'s (host, endpoint) and each one's part, as fleet_verdicts reads them (explain).
-std::vector<health::outside::Vantage> vantage_verdicts(const std::vector<LiveReport>& reports,
-                                                       const std::string& cluster, const std::string& host,
-                                                       const Endpoint& endpoint, unsigned vantages);
+FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, const Vantages& all, unsigned vantages,
+                             unsigned quorum, uint64_t keep_dead_ms = 0);
+inline FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, unsigned vantages, unsigned quorum,
+                                    uint64_t keep_dead_ms = 0) {
+    return fleet_verdicts(reports, Vantages(reports), vantages, quorum, keep_dead_ms);
+}
 
 }  // namespace glbd::sync

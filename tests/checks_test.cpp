@@ -304,6 +304,8 @@ TEST(OutsideVerdicts, TheFleetsVerdict) {
     };
     fails(1, true), fails(2, false), fails(3, false);
     EXPECT_TRUE(verdicts(3).failed.empty());  // one of three
+    // ... but disputed: some vantage fails it (what status shows beside the inside verdict)
+    EXPECT_EQ(verdicts(3).disputed["c1"], (std::set<std::pair<std::string, Endpoint>>{{host, e}}));
     fails(2, true);
     auto v = verdicts(3);
     ASSERT_EQ(v.failed.size(), 1u);
@@ -320,4 +322,7 @@ TEST(OutsideVerdicts, TheFleetsVerdict) {
     EXPECT_EQ(v.failed.count("c1"), 1u);
     fails(2, false);
     EXPECT_TRUE(verdicts(3).failed.empty());
+    fails(1, false), fails(3, false);
+    EXPECT_TRUE(verdicts(3).disputed["c1"].empty());  // (c4 still fails c2's endpoints: disputed there)
+    EXPECT_EQ(verdicts(3).disputed["c2"].size(), 2u);
 }

@@ -39,6 +39,8 @@ json endpoints_json(const ClusterView& cv, const HostEntry& h, const HostFacts& 
                     {"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
             }
         }
+        if (auto it = facts.outside.find({cv.id, h.host, ep.target}); it != facts.outside.end())
+            je["outside"] = it->second;
         eps.push_back(std::move(je));
     }
     return eps;
@@ -108,12 +110,41 @@ const HostEntries* HostWalk::next() {
 }
 
 HostFacts AdminRoutes::host_facts(health::States probes) const {
-    HostFacts f{d_.config_.cluster.id, d_.sync_->overrides(), std::move(probes), {},
-                d_.kube_sources(),     d_.counter_ids_};
+    HostFacts f{
+        d_.config_.cluster.id, d_.sync_->overrides(), std::move(probes), {}, d_.kube_sources(), d_.counter_ids_, {}};
     if (d_.server_)
         f.counts = d_.server_->answers(d_.counter_ids_->read([](const AnswerIds& ids) { return ids.size(); }));
     return f;
 }
+
+void AdminRoutes::fleet_facts(HostFacts& facts, const std::vector<std::string>* names) const {
+    if (!d_.config_.peers) return;
+    const auto fleet = d_.outside_.fleet();
+    for (const auto* by_cluster : {&fleet->failed, &fleet->kept, &fleet->disputed}) {
+        for (const auto& [cluster, endpoints] : *by_cluster) {
+            for (const auto& [host, ep] : endpoints) {
+                if (names && !std::binary_search(names->begin(), names->end(), host)) continue;
+                if (!facts.outside.count({cluster, host, ep}))
+                    facts.outside.emplace(std::tuple{cluster, host, ep}, fleet_json(cluster, host, ep));
+            }
+        }
+    }
+}
+
+namespace {
+// With peers: this instance's outside probes and the fleet's verdict, in counts.
+json outside_summary(const OutsideProbes& outside) {
+    const auto fleet = outside.fleet();
+    auto count = [](const sync::EndpointsByCluster& by_cluster) {
+        size_t n = 0;
+        for (const auto& [c, set] : by_cluster) n += set.size();
+        return n;
+    };
+    return {{"targets", outside.targets().size()}, {"intervalStretch", outside.stretch()},
+            {"failed", count(fleet->failed)},      {"kept", count(fleet->kept)},
+            {"disputed", count(fleet->disputed)},  {"cutOff", fleet->cut_off}};
+}
+}  // namespace
 
 std::string AdminRoutes::summary_json() const {
     uint64_t now = sync::now_ms();
@@ -148,6 +179,7 @@ std::string AdminRoutes::summary_json() const {
                {"unhealthyEndpoints", down},
                {"overrides", in_force.size()}}}};
     if (d_.kube_) out["kubernetes"] = d_.kube_->json_of(now);
+    if (d_.config_.peers) out["outside"] = outside_summary(d_.outside_);
     if (auto c = d_.sync_->identity_conflict(); c.last_ms && now - std::min(now, c.last_ms) < sync::kConflictShownMs) {
         out["identityConflict"] = {{"where", c.where}, {"lastMsAgo", now - std::min(now, c.last_ms)}};
     }
@@ -219,6 +251,7 @@ admin::Response AdminRoutes::hosts_route(const std::string& query) const {
     names.reserve(page.size());
     for (const auto& entries : page) names.push_back(entries.front().second->host);
     facts.probes = d_.checker_->states_of(names);
+    fleet_facts(facts, &names);  // (names: the walk's order, by name)
     r.content_type = "application/json";
     r.body = "{\"hosts\": [";
     for (size_t i = 0; i < page.size(); ++i) {
@@ -302,6 +335,7 @@ admin::Response AdminRoutes::state_route() {
     uint64_t now = sync::now_ms();
     GlobalView view = d_.sync_->view();
     HostFacts facts = host_facts(d_.checker_->states());
+    fleet_facts(facts, nullptr);
     json overrides = json::object();
     for (const auto& [target, e] : facts.in_force) overrides[target] = sync::state_name(e.state);
     auto snap = d_.publisher_.current();

@@ -289,6 +289,22 @@ namespace {
 const char* seen_name(health::outside::Seen s) {
     return s == health::outside::Seen::fails ? "fails" : s == health::outside::Seen::reaches ? "reaches" : "none";
 }
+
+// The cluster whose entry of `host` lists `endpoint` (an explanation names a simple host's one candidate
+// "all": every cluster's endpoints), or "".
+std::string cluster_of(const GlobalView& view, const std::string& host, const Endpoint& endpoint) {
+    for (const ClusterView& cv : view) {
+        const auto& hosts = cv.hosts.vec();
+        auto h = std::lower_bound(hosts.begin(), hosts.end(), host,
+                                  [](const HostEntry& x, const std::string& name) { return x.host < name; });
+        for (; h != hosts.end() && h->host == host; ++h) {
+            for (const EndpointState& ep : h->endpoints) {
+                if (ep.target == endpoint) return cv.id;
+            }
+        }
+    }
+    return "";
+}
 }  // namespace
 
 // The fleet's verdict on an endpoint (docs/answers.md): each vantage's, whether it counts, and the outcome.
@@ -314,12 +330,15 @@ nlohmann::json AdminRoutes::candidates_json(const Explanation& e) const {
     std::string host = e.host;  // as the view names it: lower case, no final dot
     if (!host.empty() && host.back() == '.') host.pop_back();
     std::transform(host.begin(), host.end(), host.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    const GlobalView view = d_.config_.peers ? d_.sync_->view() : GlobalView{};
     for (const auto& c : e.candidates) {
         json eps = json::array();
         for (const auto& ep : c.endpoints) {
             eps.push_back({{"target", ep.target}, {"healthy", ep.healthy}});
             auto target = Endpoint::parse(ep.target);
-            if (target && d_.config_.peers) eps.back()["outside"] = fleet_json(c.cluster, host, *target);
+            if (!target || !d_.config_.peers) continue;
+            eps.back()["outside"] =
+                fleet_json(c.cluster == "all" ? cluster_of(view, host, *target) : c.cluster, host, *target);
         }
         candidates.push_back({{"cluster", c.cluster},
                               {"geo", c.geo},

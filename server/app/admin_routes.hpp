@@ -48,6 +48,9 @@ struct HostFacts {
     std::vector<uint64_t> counts;                // answers by counter id
     std::shared_ptr<const HostSources> sources;  // never null
     std::shared_ptr<const SharedAnswerIds> ids;  // never null
+    // With peers, the fleet's verdict (/v1/explain's "outside") on the endpoints shown where it is more than
+    // their cluster's: failed or kept by their vantages, or failed by some vantage. By (cluster, host, endpoint).
+    std::map<std::tuple<std::string, std::string, Endpoint>, nlohmann::json> outside;
 };
 // Appends one host as compact JSON (bytes that are not UTF-8 become U+FFFD).
 void append_host_json(std::string& out, const HostEntries& entries, const HostFacts& facts);
@@ -87,6 +90,8 @@ private:
     void answer_calls();  // the control thread's turn: every call queued
     void answer_metrics(metrics::Writer& out) const;
     [[nodiscard]] HostFacts host_facts(health::States probes) const;  // what host JSON needs
+    // The fleet's verdicts for facts.outside: of the hosts in `names` (sorted), or of every host (null).
+    void fleet_facts(HostFacts& facts, const std::vector<std::string>* names) const;
     // GET /v1/state: the whole view, streamed by the admin thread from what this takes (never built whole).
     [[nodiscard]] admin::Response state_route();
     // GET /v1/summary and GET /v1/hosts (admin_hosts.cpp): the view in parts that stay small at any size.

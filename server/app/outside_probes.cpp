@@ -48,23 +48,24 @@ uint64_t OutsideProbes::update(const conf::Config& config, sync::Service& sync) 
     }
     if (uint64_t fp = fingerprint(instances, keep_dead); fp != fingerprint_) {
         fingerprint_ = fp;
-        std::vector<sync::LiveReport> reports;
-        reports.reserve(instances.size());
-        for (const auto& i : instances) reports.push_back({&i.known.state, i.alive, i.dead_for_ms});
+        instances_ = std::move(instances);
+        reports_.clear();
+        reports_.reserve(instances_.size());
+        for (const auto& i : instances_) reports_.push_back({&i.known.state, i.alive, i.dead_for_ms});
+        vantages_ = std::make_unique<const sync::Vantages>(reports_);
         // The fleet's verdict is every server's to apply, whether it probes from outside or not.
-        auto fleet = sync::fleet_verdicts(reports, o.vantages, o.quorum, keep_dead);
-        if (!(fleet == fleet_)) {
-            fleet_ = std::move(fleet);
+        auto fleet = sync::fleet_verdicts(reports_, *vantages_, o.vantages, o.quorum, keep_dead);
+        if (!(fleet == *fleet_)) {
+            fleet_ = std::make_shared<const sync::FleetVerdicts>(std::move(fleet));
             ++fleet_generation_;
         }
         auto targets =
-            sync::outside_targets(reports, config.cluster.id, config.cluster.instance, o.vantages, keep_dead,
+            sync::outside_targets(reports_, config.cluster.id, config.cluster.instance, o.vantages, keep_dead,
                                   config.kubernetes ? config.kubernetes->deny_networks : std::vector<Prefix>{});
         if (targets != targets_ || !checker_) {
             targets_ = std::move(targets);
             restart(config);
         }
-        instances_ = std::move(instances);
     }
     // The verdicts again only when a result came or flipped (the checker counts them) or the checker is new.
     const uint64_t changes = checker_ ? checker_->health_changes() : 0;
@@ -137,10 +138,10 @@ void OutsideProbes::stop() {
 SharedView OutsideProbes::apply(SharedView view) {
     std::map<std::string, Applied> now;
     for (auto& cluster : view) {
-        auto failed = fleet_.failed.find(cluster->id);
-        auto kept = fleet_.kept.find(cluster->id);
-        const bool keeping = !cluster->alive && kept != fleet_.kept.end();
-        if (failed == fleet_.failed.end() && !keeping) continue;
+        auto failed = fleet_->failed.find(cluster->id);
+        auto kept = fleet_->kept.find(cluster->id);
+        const bool keeping = !cluster->alive && kept != fleet_->kept.end();
+        if (failed == fleet_->failed.end() && !keeping) continue;
         Applied& was = applied_[cluster->id];
         if (was.in != cluster || was.fleet_generation != fleet_generation_) {
             auto changed = std::make_shared<ClusterView>(*cluster);
@@ -198,31 +199,13 @@ sync::OutsideMap OutsideProbes::verdicts() const {
     return out;
 }
 
-OutsideProbes::Explained OutsideProbes::explain(std::string cluster, const std::string& host, const Endpoint& endpoint,
-                                                unsigned vantages) const {
-    std::vector<sync::LiveReport> reports;
-    reports.reserve(instances_.size());
-    for (const auto& i : instances_) reports.push_back({&i.known.state, i.alive, i.dead_for_ms});
+OutsideProbes::Explained OutsideProbes::explain(const std::string& cluster, const std::string& host,
+                                                const Endpoint& endpoint, unsigned vantages) const {
     Explained e;
-    if (cluster == "all") {  // a simple host's candidate: the cluster whose report lists the endpoint
-        for (const auto& i : instances_) {
-            const auto& hosts = i.known.state.hosts.vec();
-            auto h = std::lower_bound(hosts.begin(), hosts.end(), host,
-                                      [](const HostEntry& x, const std::string& name) { return x.host < name; });
-            for (; h != hosts.end() && h->host == host && cluster == "all"; ++h) {
-                for (const EndpointState& ep : h->endpoints) {
-                    if (ep.target == endpoint) cluster = i.known.state.cluster;
-                }
-            }
-        }
-    }
     e.cluster = cluster;
-    e.vantages = sync::vantage_verdicts(reports, cluster, host, endpoint, vantages);
-    auto has = [&](const auto& by_cluster) {
-        auto it = by_cluster.find(cluster);
-        return it != by_cluster.end() && it->second.count({host, endpoint}) > 0;
-    };
-    e.failed = has(fleet_.failed), e.kept = has(fleet_.kept);
+    if (vantages_) e.vantages = vantages_->seen(cluster, host, endpoint, vantages);
+    e.failed = sync::FleetVerdicts::has(fleet_->failed, cluster, host, endpoint);
+    e.kept = sync::FleetVerdicts::has(fleet_->kept, cluster, host, endpoint);
     return e;
 }
 
@@ -252,10 +235,10 @@ void OutsideProbes::write_metrics(metrics::Writer& m) const {
            "Endpoints the fleet's verdict changes: failed (by a quorum of their vantages: withdrawn where their own "
            "cluster calls them healthy), kept "
            "(a dead cluster's, reached by a quorum of vantages, within keepDead).",
-           {{"verdict=\"failed\"", count(fleet_.failed)}, {"verdict=\"kept\"", count(fleet_.kept)}});
+           {{"verdict=\"failed\"", count(fleet_->failed)}, {"verdict=\"kept\"", count(fleet_->kept)}});
     m.one("glbd_outside_vantages_cut_off", "gauge",
           "Vantage clusters whose outside verdicts do not count: they fail nearly everything they probe.",
-          static_cast<double>(fleet_.cut_off.size()));
+          static_cast<double>(fleet_->cut_off.size()));
 }
 
 }  // namespace glbd

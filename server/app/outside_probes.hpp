@@ -39,16 +39,17 @@ public:
     // vantages fails is withdrawn. A cluster with nothing withdrawn stays the same object (so does one whose
     // withdrawals and entries did not change), so the snapshot builder keeps what it built of it.
     [[nodiscard]] SharedView apply(SharedView view);
-    [[nodiscard]] const sync::FleetVerdicts& fleet() const { return fleet_; }
+    // The fleet's verdict as last read (shared: the admin thread may hold it while the next one is made).
+    [[nodiscard]] std::shared_ptr<const sync::FleetVerdicts> fleet() const { return fleet_; }
     // The fleet's verdict on `cluster`'s (host, endpoint), explained: each vantage's part and whether it
     // counts, and what the fleet made of it.
     struct Explained {
-        std::string cluster;  // the endpoint's (a simple host's candidate "all": found in the reports)
+        std::string cluster;  // the endpoint's
         std::vector<health::outside::Vantage> vantages;
         bool failed = false;  // a quorum of them fails it (withdrawn where its cluster calls it healthy)
         bool kept = false;    // its cluster dead, a quorum of them reaches it, within keepDead
     };
-    [[nodiscard]] Explained explain(std::string cluster, const std::string& host, const Endpoint& endpoint,
+    [[nodiscard]] Explained explain(const std::string& cluster, const std::string& host, const Endpoint& endpoint,
                                     unsigned vantages) const;
     // A few series at any size: targets, the stretch, probes, published verdicts, the fleet's withdrawals
     // and keepings, the vantages cut off.
@@ -67,9 +68,12 @@ private:
     std::unique_ptr<health::Checker> checker_;
     std::vector<sync::OutsideTarget> targets_;
     uint64_t fingerprint_ = 0;  // of the live reports the targets and the fleet's verdict were read from
-    sync::FleetVerdicts fleet_;
-    std::vector<sync::Service::InstanceStatus> instances_;  // what fleet_ was read from (explain)
-    uint64_t fleet_generation_ = 0;                         // bumped when fleet_ changes
+    std::shared_ptr<const sync::FleetVerdicts> fleet_ = std::make_shared<const sync::FleetVerdicts>();
+    // What fleet_ was read from (explain): the live reports, and their vantages' side (pointing into them).
+    std::vector<sync::Service::InstanceStatus> instances_;
+    std::vector<sync::LiveReport> reports_;
+    std::unique_ptr<const sync::Vantages> vantages_;
+    uint64_t fleet_generation_ = 0;  // bumped when fleet_ changes
     // Each cluster view given to apply() with withdrawals, and what it gave for it then.
     struct Applied {
         std::shared_ptr<const ClusterView> in, out;

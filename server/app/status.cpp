@@ -59,6 +59,20 @@ std::string seconds(const nlohmann::json& ms) {
 
 std::string ago(const nlohmann::json& ms) { return ms.is_number() ? seconds(ms) + " ago" : "never"; }
 
+// An endpoint's vantages as /v1/explain's and /v1/hosts' "outside" gives them: "c2 fails, c3 reaches (not
+// counted)".
+std::string vantages_text(const nlohmann::json& outside) {
+    std::string text;
+    for (const auto& v : outside.at("vantages")) {
+        text += (text.empty() ? "" : ", ") + v.at("cluster").get<std::string>() + " " +
+                v.at("verdict").get<std::string>() +
+                (v.contains("cutOff")          ? " (cut off)"
+                 : !v.at("counts").get<bool>() ? " (not counted)"
+                                               : "");
+    }
+    return text.empty() ? "none" : text;
+}
+
 }  // namespace
 
 long http_get(const std::string& url, const std::string& token, long timeout_ms, std::string& body,
@@ -180,6 +194,19 @@ void render_peers(std::string& out, const nlohmann::json& peers) {
     table(out, rows);
 }
 
+// This instance's outside probes and the fleet's verdict, in counts (with peers).
+void render_outside(std::string& out, const nlohmann::json& o) {
+    std::string cut;
+    for (const auto& c : o.at("cutOff")) cut += (cut.empty() ? "" : ", ") + c.get<std::string>();
+    char stretch[32];
+    std::snprintf(stretch, sizeof stretch, "%.2f", o.at("intervalStretch").get<double>());
+    out += "\nOUTSIDE HEALTH\n  probing " + o.at("targets").dump() + " endpoint(s) of other clusters" +
+           (o.at("intervalStretch").get<double>() > 1 ? std::string(", intervals stretched x") + stretch : "") +
+           "; the fleet's verdict: " + o.at("failed").dump() + " failed, " + o.at("kept").dump() + " kept, " +
+           o.at("disputed").dump() + " failed by some vantage; vantages cut off: " + (cut.empty() ? "none" : cut) +
+           "\n";
+}
+
 }  // namespace
 
 std::string render_status(const std::string& admin, const std::string& state_json) {
@@ -210,9 +237,12 @@ std::string render_status(const std::string& admin, const std::string& state_jso
     }
     table(out, rows);
     render_peers(out, s.at("peers"));
+    if (s.contains("outside")) render_outside(out, s.at("outside"));
     if (s.contains("dnssec")) render_dnssec(out, s.at("dnssec"));
     out += "\nHOSTS\n";
     rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "SOURCE", "ENDPOINTS"}};
+    // The fleet's verdict on the endpoints listed where it is more than their cluster's (docs/answers.md).
+    std::vector<std::vector<std::string>> verdicts{{"HOST", "ENDPOINT", "CLUSTER", "INSIDE", "VANTAGES", "FLEET"}};
     for (const auto& h : s.at("hosts")) {
         bool first = true;
         for (const auto& e : h.at("entries")) {
@@ -223,6 +253,16 @@ std::string render_status(const std::string& admin, const std::string& state_jso
                 if (!ep.at("override").is_null()) eps += " (override " + ep.at("override").get<std::string>() + ")";
                 if (ep.contains("probe") && !ep.at("probe").at("healthy").get<bool>()) {
                     eps += " [" + ep.at("probe").at("reason").get<std::string>() + "]";
+                }
+                if (ep.contains("outside")) {
+                    const auto fleet = ep.at("outside").at("fleet").get<std::string>();
+                    eps += fleet == "failed" ? " (FAILED by its vantages)"
+                           : fleet == "kept" ? " (kept by its vantages)"
+                                             : "";
+                    verdicts.push_back({h.at("name").get<std::string>(), ep.at("target").get<std::string>(),
+                                        e.at("cluster").get<std::string>(),
+                                        ep.at("healthy").get<bool>() ? "up" : "DOWN", vantages_text(ep.at("outside")),
+                                        fleet});
                 }
             }
             std::string cluster = e.at("cluster").get<std::string>() + (e.at("alive").get<bool>() ? "" : " (dead)");
@@ -236,6 +276,7 @@ std::string render_status(const std::string& admin, const std::string& state_jso
         }
     }
     table(out, rows);
+    if (verdicts.size() > 1) out += "\nOUTSIDE VERDICTS\n", table(out, verdicts);
     if (s.contains("kubernetes")) {
         const auto& k = s.at("kubernetes");
         const auto& r = k.at("records");
@@ -370,16 +411,8 @@ std::string render_explain(const std::string& explain_json) {
             bool matters = e["outside"].at("fleet").get<std::string>() != "as its cluster says";
             for (const auto& v : e["outside"]["vantages"]) matters |= v.at("verdict").get<std::string>() == "fails";
             if (!matters) continue;
-            std::string vantages;
-            for (const auto& v : e["outside"]["vantages"]) {
-                vantages += (vantages.empty() ? "" : ", ") + v.at("cluster").get<std::string>() + " " +
-                            v.at("verdict").get<std::string>() +
-                            (v.contains("cutOff")          ? " (cut off)"
-                             : !v.at("counts").get<bool>() ? " (not counted)"
-                                                           : "");
-            }
-            fleet.push_back({e.at("target").get<std::string>(), e["outside"].at("cluster").get<std::string>(), vantages,
-                             e["outside"].at("fleet").get<std::string>()});
+            fleet.push_back({e.at("target").get<std::string>(), e["outside"].at("cluster").get<std::string>(),
+                             vantages_text(e["outside"]), e["outside"].at("fleet").get<std::string>()});
         }
     }
     if (fleet.size() > 1) out += "\n", table(out, fleet);

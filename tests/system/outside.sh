@@ -100,7 +100,20 @@ fails=$(grep -o "c[234]=fails\b" <<<"$got" | grep -vc "(not counted)" || true)
     fail "c2's glbd_fleet_endpoints{verdict=\"failed\"} is not 1"
 cli=$("$GLBD" explain app.out.test --client 127.0.0.1 --admin "$(addr 2):9342")
 grep -qE "^ *$(ep 1) +c1 +.*fails.* +failed$" <<<"$cli" || fail "glbd explain does not show the fleet's verdict: $cli"
-pass "explained: $got"
+# glbd status: the inside verdict (up), each vantage's, the fleet's (failed), and the counts.
+status=$("$GLBD" status --admin "$(addr 2):9342")
+grep -qE "^ *app\.out\.test +$(ep 1) +c1 +up +.*c[234] fails.* +failed$" <<<"$status" ||
+    fail "glbd status does not show c1's endpoint failed by its vantages: $status"
+grep -q "$(ep 1) up (FAILED by its vantages)" <<<"$status" || fail "glbd status's hosts do not mark it: $status"
+grep -qE "the fleet's verdict: 1 failed, 0 kept, 1 failed by some vantage; vantages cut off: none" <<<"$status" ||
+    fail "glbd status's outside health: $status"
+if CHROMIUM=$(command -v chromium); then  # the status page marks it too
+    dom=$(timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir="$WORK/chromium" \
+        --virtual-time-budget=4000 --dump-dom "http://$(addr 2):9342/" 2>>"$WORK/chromium.log")
+    grep -qE "data-fleet=\"failed\"[^>]*>$(ep 1)<" <<<"$dom" || fail "the status page does not mark c1's endpoint failed"
+    grep -q 'id="outside" class="muted" data-failed="1"' <<<"$dom" || fail "the status page's outside health: $dom"
+fi
+pass "explained: $got; glbd status and the status page show it"
 t0=$(now_ms)
 for v in 2 3 4; do cut D "$(addr $v)" "$(ep 1)"; done
 wait_for 20 fleet_sees "${ALL[@]}" || fail "c1's endpoint did not come back"
@@ -145,6 +158,9 @@ live_holds 2 "${ALL[@]}" || fail "c2's endpoint, still serving, was dropped when
 ttl=$(dig -b 127.0.0.1 @"$(addr 1)" -p $P +noall +answer app.out.test A | awk 'NR == 1 {print $2}')
 (( ttl <= 10 )) || fail "a dead cluster's kept entry is answered with TTL $ttl, not the short one"
 [[ $(explain_of 4 "$(ep 2)") == "kept: "* ]] || fail "c4 explains c2's endpoint as '$(explain_of 4 "$(ep 2)")'"
+status=$("$GLBD" status --admin "$(addr 4):9342")
+grep -qE "^ *app\.out\.test +$(ep 2) +c2 +up +.*reaches.* +kept$" <<<"$status" ||
+    fail "glbd status does not show c2's endpoint kept: $status"
 pass "c2's glbd dead, its endpoint still serving: every live server keeps it, with TTL $ttl (explained: kept)"
 t0=$(now_ms)
 for v in 1 3 4; do cut A "$(addr $v)" "$(ep 2)"; done
