@@ -153,7 +153,7 @@ struct Checker::Impl {
         std::mt19937 rng(std::random_device{}());
         // 10,000 first probes in one second left thousands unanswered by a busy target (timeouts, each a false
         // "unhealthy"); 10,000 endpoints every 5 s on the grid wake the loop 100 times a second, not 2,000.
-        const uint64_t span = Schedule::first_span(targets.size());
+        const uint64_t span = role.spread_first_round ? UINT64_MAX : Schedule::first_span(targets.size());
         const uint64_t now = clock.steady_ms();
         uv_update_time(&loop);
         started_ms = uv_now(&loop);

@@ -58,8 +58,12 @@ struct CheckerSeams {
 struct CheckerRole {
     const char* log = "health";
     const char* thread = "glbd-health";
+    // The first round spread over each target's whole interval, not over about a second (kFirstRoundPerSecond):
+    // where the intervals were stretched to keep a rate (health.outside.maxProbesPerSecond), the first round
+    // keeps it too. Readiness does not wait for such a checker.
+    bool spread_first_round = false;
 };
-inline constexpr CheckerRole kOutsideRole{"outside health", "glbd-outside"};
+inline constexpr CheckerRole kOutsideRole{"outside health", "glbd-outside", true};
 
 class Checker {
 public:
