@@ -1,9 +1,9 @@
 // sync/shared_checks — hosts' health checks as reports carry them (SharedCheck, sync/state.hpp): their text,
 // and this instance's own from its config.
 #include <algorithm>
-#include <charconv>
 #include <map>
 
+#include "resolver/base/number.hpp"
 #include "resolver/model/names.hpp"
 #include "sync/state.hpp"
 
@@ -22,11 +22,6 @@ std::string_view field(std::string_view text, size_t& at, bool last = false) {
     std::string_view f = text.substr(at, end - at);
     at = end + 1;
     return f;
-}
-
-bool number(std::string_view s, uint64_t lo, uint64_t hi, uint64_t& out) {
-    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty() && out >= lo && out <= hi;
 }
 
 }  // namespace
@@ -68,11 +63,11 @@ bool parse_check(std::string_view text, SharedCheck& out, std::string& why) {
     }
     uint64_t port = 0, interval = 0, timeout = 0, failures = 0, successes = 0;
     // The config's ranges, and Kuadrant's (an interval of days, a failureThreshold of 1,000 plus one).
-    if (!number(field(text, at), 1, 65535, port)) return bad("a check's port");
-    if (!number(field(text, at), 100, uint64_t{30} * 86'400'000, interval)) return bad("a check's interval");
-    if (!number(field(text, at), 10, 600'000, timeout)) return bad("a check's timeout");
-    if (!number(field(text, at), 1, 1001, failures)) return bad("a check's failure threshold");
-    if (!number(field(text, at), 1, 1001, successes)) return bad("a check's success threshold");
+    if (!parse_unsigned(field(text, at), port, 1, 65535)) return bad("a check's port");
+    if (!parse_unsigned(field(text, at), interval, 100, uint64_t{30} * 86'400'000)) return bad("a check's interval");
+    if (!parse_unsigned(field(text, at), timeout, 10, 600'000)) return bad("a check's timeout");
+    if (!parse_unsigned(field(text, at), failures, 1, 1001)) return bad("a check's failure threshold");
+    if (!parse_unsigned(field(text, at), successes, 1, 1001)) return bad("a check's success threshold");
     h.port = static_cast<uint16_t>(port);
     h.interval = std::chrono::milliseconds(interval);
     h.timeout = std::chrono::milliseconds(timeout);
@@ -82,7 +77,7 @@ bool parse_check(std::string_view text, SharedCheck& out, std::string& why) {
     for (size_t s = 0; s <= statuses.size();) {
         size_t end = std::min(statuses.find(',', s), statuses.size());
         uint64_t code = 0;
-        if (!number(statuses.substr(s, end - s), 100, 599, code) || h.expected_status.size() == 16)
+        if (!parse_unsigned(statuses.substr(s, end - s), code, 100, 599) || h.expected_status.size() == 16)
             return bad("a check's expected status");
         h.expected_status.push_back(static_cast<int>(code));
         s = end + 1;
@@ -158,9 +153,7 @@ bool parse_outside(std::string_view text, OutsideMap& out, std::string& why) {
         std::string_view first = line.substr(0, sp), second = line.substr(sp + 1);
         if (!first.empty() && first[0] == '=') {
             uint64_t probed = 0;
-            auto r = std::from_chars(second.data(), second.data() + second.size(), probed);
-            if (r.ec != std::errc() || r.ptr != second.data() + second.size() || second.empty() || probed > UINT32_MAX)
-                return why = "a bad count of endpoints probed", false;
+            if (!parse_unsigned(second, probed, 0, UINT32_MAX)) return why = "a bad count of endpoints probed", false;
             cur = &out[std::string(first.substr(1))];
             cur->probed = static_cast<uint32_t>(probed);
             continue;

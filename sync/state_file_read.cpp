@@ -3,12 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <charconv>
 #include <istream>
 #include <iterator>
 #include <optional>
 #include <stdexcept>
 
+#include "resolver/base/number.hpp"
 #include "resolver/wire/consts.hpp"
 #include "sync/state_file.hpp"
 
@@ -219,12 +219,8 @@ private:
                 std::string_view run = std::string_view(all).substr(at, end - at);
                 size_t colon = run.find(':');
                 uint64_t count = 0, check = 0;
-                auto num = [](std::string_view s, uint64_t& n) {
-                    auto r = std::from_chars(s.data(), s.data() + s.size(), n);
-                    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
-                };
-                if (colon == std::string_view::npos || !num(run.substr(0, colon), count) ||
-                    !num(run.substr(colon + 1), check) || check > ReportLimits::kMaxChecks) {
+                if (colon == std::string_view::npos || !parse_unsigned(run.substr(0, colon), count) ||
+                    !parse_unsigned(run.substr(colon + 1), check, 0, ReportLimits::kMaxChecks)) {
                     bad("\"checkRuns\": \"" + std::string(run) + "\" is not COUNT:CHECK");
                 }
                 check_runs_.emplace_back(count, static_cast<uint16_t>(check));

@@ -328,7 +328,7 @@ TEST(Conf, HealthSection) {
     EXPECT_EQ(h.outside.quorum, 2u);
     EXPECT_EQ(h.outside.keep_dead, conf::Millis{60'000});
     EXPECT_EQ(h.outside.max_probes_per_second, 400u);
-    // interface.md's defaults, with and without the section.
+    // docs/config.md's defaults, with and without the section.
     for (const std::string& section : {std::string(), std::string("health: {sourceAddress: \"\", outside: "
                                                                   "{quorum: majority}}\n")}) {
         r = load(section);

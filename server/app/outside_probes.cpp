@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "resolver/base/clock.hpp"
+#include "resolver/base/fnv.hpp"
 #include "resolver/base/metrics.hpp"
 #include "sync/health/outside/fleet.hpp"
 
@@ -17,11 +18,8 @@ namespace {
 // What the targets depend on: each known origin's life, version, liveness (and, dead, whether within
 // keepDead) and whether it probes from outside (FNV-1a over them; the store lists origins in order).
 uint64_t fingerprint(const std::vector<sync::Service::InstanceStatus>& instances, uint64_t keep_dead_ms) {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    auto mix = [&h](std::string_view s) {
-        for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-        h = (h ^ 0xff) * 0x100000001b3ULL;
-    };
+    Fnv1a h;
+    auto mix = [&h](std::string_view s) { h.add(s).add_byte(0xff); };
     for (const auto& i : instances) {
         const sync::InstanceState& s = i.known.state;
         mix(s.origin());
@@ -31,7 +29,7 @@ uint64_t fingerprint(const std::vector<sync::Service::InstanceStatus>& instances
                                             : " d") +
             (s.probes_outside ? " o" : " -"));
     }
-    return h;
+    return h.value();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "resolver/base/number.hpp"
 #include "resolver/wire/query.hpp"
 #include "resolver/wire/wire.hpp"
 
@@ -191,8 +192,7 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
         }
         uint64_t* field = k == "beat" ? &out.seq : k == "echo" ? &out.echo : k == "held" ? &out.held_ms : nullptr;
         if (!field) continue;
-        auto r = std::from_chars(v.data(), v.data() + v.size(), *field);
-        if (r.ec != std::errc() || r.ptr != v.data() + v.size() || v.empty()) {
+        if (!parse_unsigned(v, *field)) {
             error = "bad " + std::string(k);
             return false;
         }

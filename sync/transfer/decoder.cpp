@@ -1,17 +1,12 @@
 // sync/transfer/decoder — reading reports from the `_glbd.` TXT records (Decoder, decode; codec.hpp): one record
 // at a time, each origin's report handed on once complete, every field and limit checked as it comes.
-#include <charconv>
 
+#include "resolver/base/number.hpp"
 #include "sync/transfer/codec.hpp"
 
 namespace glbd::sync {
 
 namespace {
-
-bool number(std::string_view s, uint64_t& out) {
-    auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
-}
 
 // "key=value" -> {key, value}; no '=': {s, ""}.
 std::pair<std::string_view, std::string_view> split(std::string_view s) {
@@ -40,15 +35,15 @@ std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::stri
                 unreadable = h.host + ": bad endpoint " + std::string(v.substr(0, sp));
             }
         } else if (key == "ttl") {
-            if (!number(v, n) || n > 2147483647) return "bad ttl";
+            if (!parse_unsigned(v, n, 0, 2147483647)) return "bad ttl";
             h.ttl = static_cast<uint32_t>(n);
         } else if (key == "weight") {
-            if (!number(v, n) || n > 65535) return "bad weight";
+            if (!parse_unsigned(v, n, 0, 65535)) return "bad weight";
             lb.weight = static_cast<uint16_t>(n), has_lb = true;
         } else if (key == "geo") {
             lb.geo = std::string(v), has_lb = true;
         } else if (key == "check") {
-            if (!number(v, n) || n == 0 || n > ReportLimits::kMaxChecks) return "bad check";
+            if (!parse_unsigned(v, n, 1, ReportLimits::kMaxChecks)) return "bad check";
             h.check = static_cast<uint16_t>(n);
         } else if (key == "entry") {
             h.entry = std::string(v);
@@ -141,7 +136,7 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
             if (!cur_->state.location) return bad("bad location " + std::string(v));
         }
         if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
-        if (!number(v, n)) return bad("bad " + std::string(key));
+        if (!parse_unsigned(v, n)) return bad("bad " + std::string(key));
         (key == "inc"         ? cur_->state.incarnation
          : key == "version"   ? cur_->state.version
          : key == "heartbeat" ? cur_->state.heartbeat
@@ -189,7 +184,7 @@ bool Decoder::add_check(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("check without an origin that carries data");
     auto& checks = cur_->state.checks;
     uint64_t n = 0;
-    if (!number(v0, n) || n != checks.size() + 1) return bad("checks out of order");
+    if (!parse_unsigned(v0, n) || n != checks.size() + 1) return bad("checks out of order");
     if (checks.size() == ReportLimits::kMaxChecks) return bad("too many checks", true);
     std::string text;
     for (size_t k = 1; k < rec.size(); ++k) {
@@ -217,7 +212,7 @@ bool Decoder::add_outside(Record rec, std::string_view v0) {
         auto [key, value] = split(rec[k]);
         uint64_t n = 0;
         if (key == "probed") {
-            if (!number(value, n) || n > UINT32_MAX) return bad("bad count of endpoints probed");
+            if (!parse_unsigned(value, n, 0, UINT32_MAX)) return bad("bad count of endpoints probed");
             v.probed = static_cast<uint32_t>(n);
         } else if (key == "fail") {
             auto sp = value.find(' ');
@@ -243,7 +238,7 @@ bool Decoder::add_zone(Record rec, std::string_view v0) {
             known_type = t.has_value();
             z.type = t.value_or(0);
         } else if (key == "ttl") {
-            if (!number(v, n) || n > 2147483647) return bad("bad ttl");
+            if (!parse_unsigned(v, n, 0, 2147483647)) return bad("bad ttl");
             z.ttl = static_cast<uint32_t>(n);
         } else if (key == "d") {
             z.data.emplace_back(v);
@@ -264,7 +259,7 @@ bool Decoder::add_override(Record rec, std::string_view v0) {
         if (key == "state") {
             e.state = v == "up" ? OverrideState::up : v == "down" ? OverrideState::down : OverrideState::automatic;
             if (v != "up" && v != "down" && v != "auto") return bad("bad override state " + std::string(v));
-        } else if (key == "at" && !number(v, e.at_ms)) {
+        } else if (key == "at" && !parse_unsigned(v, e.at_ms)) {
             return bad("bad override time");
         }
     }
@@ -277,7 +272,7 @@ bool Decoder::add_active_groups(Record rec, std::string_view v0) {
     ActiveGroups a;
     for (size_t k = 1; k < rec.size(); ++k) {
         auto [key, v] = split(rec[k]);
-        if (key == "at" && !number(v, a.at_ms)) return bad("bad active groups time");
+        if (key == "at" && !parse_unsigned(v, a.at_ms)) return bad("bad active groups time");
         if (key == "clear") a.cleared = v == "1";
     }
     if (a.at_ms == 0) return bad("active groups without a time");

@@ -3,16 +3,13 @@
 #include <algorithm>
 #include <utility>
 
+#include "resolver/base/fnv.hpp"
+
 namespace glbd::health::outside {
 
 uint64_t rank(std::string_view endpoint, std::string_view who) {
-    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bit
-    auto mix = [&h](std::string_view s) {
-        for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
-    };
-    mix(endpoint);
-    h = (h ^ 0) * 0x100000001b3ULL;  // the 0 between the two: ("ab", "c") and ("a", "bc") rank apart
-    mix(who);
+    // the 0 between the two: ("ab", "c") and ("a", "bc") rank apart
+    uint64_t h = Fnv1a().add(endpoint).add_byte(0).add(who).value();
     h ^= h >> 30;  // splitmix64's finalizer: FNV's low bits alone would rank poorly
     h *= 0xbf58476d1ce4e5b9ULL;
     h ^= h >> 27;
