@@ -16,9 +16,11 @@ std::string Core::own_group() const {
     return records_group;
 }
 
-void Core::bump_own() {
+void Core::bump_own(bool outside_only) {
     uint64_t now = this->now();
+    own.base_version = own.base();
     own.version = std::max(own.version + 1, now);
+    if (!outside_only) own.base_version = own.version;
     own.heartbeat = now;
     store.set_own(own, now);
     notify_pending = true;
@@ -109,7 +111,7 @@ void Core::refute(const InstanceState& heard, const std::string& via) {
     spdlog::info("sync: peers hold this instance at incarnation {} version {}; taking incarnation {}",
                  heard.incarnation, heard.version, heard.incarnation + 1);
     own.incarnation = heard.incarnation + 1;
-    own.version = 0;
+    own.version = own.base_version = 0;
     bump_own();
 }
 

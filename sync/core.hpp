@@ -109,8 +109,9 @@ struct Core {
     // ---- own state
     // This cluster's group: kubernetes.group when set, else its records'.
     [[nodiscard]] std::string own_group() const GLBD_REQUIRES(mu);
-    // This instance changed: a new version, to be announced and written to stateDir.
-    void bump_own() GLBD_REQUIRES(mu);
+    // This instance changed: a new version, to be announced and written to stateDir. `outside_only`: only
+    // its outside verdicts changed (its base_version stays, so pullers that hold it are sent those alone).
+    void bump_own(bool outside_only = false) GLBD_REQUIRES(mu);
     void wake_up() GLBD_EXCLUDES(mu);
     [[nodiscard]] uint64_t dead_after() const;
     [[nodiscard]] std::shared_ptr<const tsig::Key> current_key() const GLBD_EXCLUDES(mu);

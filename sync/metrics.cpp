@@ -111,6 +111,10 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
           "Of the reports with data received, those held already at their version (sent by a peer asked before "
           "they arrived from another): read as heartbeats, their data not decoded.",
           static_cast<double>(sc.reports_skipped.load()));
+    m.one("glbd_sync_outside_parts_total", "counter",
+          "Of the reports with data received, those of outside verdicts alone (what changed since the version held), "
+          "made whole with the rest as held.",
+          static_cast<double>(sc.outside_parts.load()));
     size_t learnt = 0;
     for (const auto& p : peers) learnt += p.learnt ? 1 : 0;
     m.one("glbd_sync_learnt_members", "gauge", "Members learnt from peers (not in peers.members), answering or not.",

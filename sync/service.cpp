@@ -61,6 +61,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb, Seams seams
         own.dnskeys = zone_keys_of(config);
         own.incarnation = now / 1000;  // raised above any earlier life by stateDir and by peers
         own.version = now;
+        own.base_version = 0;  // (as version: a new life's every change is whole until one is not)
         own.heartbeat = now;
         pulls.set_first_lead(std::hash<std::string>{}(own.origin()));
         // Serials start anywhere, so that a peer's memory of our last generation cannot match after a
@@ -94,7 +95,7 @@ void Service::Impl::set_own_outside(OutsideMap outside) {
         MutexLock lock(mu);
         if (outside == own.outside) return;
         own.outside = std::move(outside);
-        bump_own();
+        bump_own(/*outside_only=*/true);
     }
     wake_up();
 }

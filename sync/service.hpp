@@ -69,6 +69,7 @@ struct SyncCounters {
         rejected_replay{0}, oversized{0}, rejected_reports{0}, rejected_hosts{0};
     std::atomic<uint64_t> reports_received{0};  // reports with data (one origin's hosts), before any check
     std::atomic<uint64_t> reports_skipped{0};   // of those, held already at their version: not decoded
+    std::atomic<uint64_t> outside_parts{0};     // of those, outside verdicts alone, made whole with what was held
     std::atomic<uint64_t> beats_sent{0}, beats_resent{0}, beats_unsent{0}, beats_received{0}, beats_rejected{0};
     std::atomic<uint64_t> learnt_refused{0};  // advertised addresses not learnt: kMaxLearnt held
 };

@@ -73,6 +73,10 @@ struct InstanceState {
     std::vector<SharedCheck> checks = {};   // its hosts' health checks (HostEntry::check numbers them from 1)
     bool probes_outside = false;            // it probes other clusters' endpoints (health.outside.enabled)
     OutsideMap outside = {};                // and what those probes found
+    // The version at which anything but `outside` last changed (0: not known, as `version`): a puller that
+    // holds this life at base_version or later is sent the outside verdicts alone (docs/sync.md).
+    uint64_t base_version = 0;
+    [[nodiscard]] uint64_t base() const { return base_version ? base_version : version; }
     // Hosts the reader of a report (codec, state file) left out because an endpoint was not an address or a
     // host name, and the first one's problem: check_report counts them with the hosts it leaves out itself.
     size_t unreadable = 0;

@@ -325,6 +325,37 @@ TEST(Codec, MalformedRejected) {
     EXPECT_TRUE(decode({{"glbd-sync=1"}, {"future=thing"}}, from, out, err));  // unknown kinds skipped
 }
 
+// A report of outside verdicts alone ("part=outside"): its verdicts and base version, nothing else of the
+// origin's; a record of another kind in it, a base after its version, or none, refuse the transfer.
+TEST(Codec, AReportOfOutsideVerdictsAlone) {
+    std::string from, err;
+    std::vector<Report> out;
+    const std::vector<std::string> head{"origin=eu/a", "inc=1",        "version=20", "heartbeat=20",
+                                        "age=0",       "part=outside", "base=10"};
+    ASSERT_TRUE(decode({head, {"outside=us", "probed=2", "fail=app.glb.test 192.0.2.7"}}, from, out, err)) << err;
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].outside_only);
+    EXPECT_EQ(out[0].state.base_version, 10u);
+    EXPECT_EQ(out[0].state.outside.at("us").probed, 2u);
+    for (const char* kind : {"host=app.glb.test", "check=1", "override=eu", "zone=x.glb.test", "forget=us/b 1 1 1"}) {
+        out.clear();
+        EXPECT_FALSE(decode({head, {kind}}, from, out, err)) << kind;
+        EXPECT_NE(err.find("outside verdicts alone"), std::string::npos) << err;
+    }
+    auto with = [&](const char* field, const char* value) {
+        auto h = head;
+        for (auto& f : h) {
+            if (f.rfind(std::string(field) + "=", 0) == 0) f = std::string(field) + "=" + value;
+        }
+        out.clear();
+        return decode({h}, from, out, err);
+    };
+    EXPECT_FALSE(with("base", "21"));
+    EXPECT_FALSE(with("base", "0"));
+    EXPECT_FALSE(with("base", "x"));
+    EXPECT_TRUE(with("base", "20"));
+}
+
 // A list in order (as a glbd sends it) is checked for an entry given twice without sets of names; one out of
 // order with the sets. Both find the same entry, wherever it comes again.
 // A report out of order (an older or a hostile peer, or one written by hand) is put in order as it is checked,

@@ -41,7 +41,8 @@ uint16_t last_request_id = 0x4242;  // the ID of the request made last, which it
 
 // A signed request for `_glbd.`: AXFR, IXFR (with the serial the puller has), SOA, or a NOTIFY.
 std::unique_ptr<Request> request(const char* qtype, std::optional<uint32_t> ixfr_serial = std::nullopt,
-                                 const std::vector<std::string>& have = {}, bool notify = false, bool relay = true) {
+                                 const std::vector<std::string>& have = {}, bool notify = false, bool relay = true,
+                                 bool parts = false) {
     ldns_pkt* p = ldns_pkt_new();
     ldns_pkt_set_id(p, ++last_request_id);  // each its own (as a peer's are random): one sent again is a replay
     ldns_rr* q = nullptr;
@@ -55,8 +56,9 @@ std::unique_ptr<Request> request(const char* qtype, std::optional<uint32_t> ixfr
         EXPECT_EQ(ldns_rr_new_frm_str(&soa, text.c_str(), 0, nullptr, nullptr), LDNS_STATUS_OK);
         ldns_pkt_push_rr(p, LDNS_SECTION_AUTHORITY, soa);
     }
-    if (!have.empty() || !relay) {
+    if (!have.empty() || !relay || parts) {
         std::string text = relay ? "_glbd. 0 IN TXT" : "_glbd. 0 IN TXT \"relay=0\"";
+        if (parts) text += " \"parts=outside\"";
         for (const auto& h : have) text += " \"have=" + h + "\"";
         ldns_rr* txt = nullptr;
         EXPECT_EQ(ldns_rr_new_frm_str(&txt, text.c_str(), 0, nullptr, nullptr), LDNS_STATUS_OK);
@@ -325,6 +327,57 @@ TEST(Transfer, RelayZeroSendsTheServersOwnOriginAndHeartbeatsOfTheRest) {
     };
     EXPECT_TRUE(says(false));
     EXPECT_FALSE(says(true));
+}
+
+// A change of this instance's outside verdicts alone ("a change costs the change"): a puller that says it
+// reads reports in parts ("parts=outside") and holds the rest (this life, at the base version or later) is sent
+// the verdicts alone; one that does not, or holds less, everything. 10,000 hosts.
+TEST(Transfer, OutsideVerdictsAloneGoToAPullerThatHoldsTheRest) {
+    Service svc(test::config_from(sync_config()), nullptr);
+    svc.set_own_hosts(hosts(10000));
+    auto bytes = [](const std::vector<std::vector<uint8_t>>& msgs) {
+        size_t n = 0;
+        for (const auto& m : msgs) n += m.size();
+        return n;
+    };
+    auto whole = serve(svc, *request("AXFR"));
+    const Report before = *find(read_zone(whole), "eu/a");
+    const std::string held =
+        "eu/a@" + std::to_string(before.state.version) + "/" + std::to_string(before.state.incarnation);
+    OutsideMap verdicts{{"us", OutsideVerdicts{3, {{"app.glb.test", test::endpoint_of("192.0.2.7")}}}}};
+    svc.set_own_outside(verdicts);
+    auto ask = [&](const std::string& have, bool parts) {
+        auto msgs = serve(svc, *request("AXFR", std::nullopt, {have}, false, true, parts));
+        auto z = read_zone(msgs);
+        EXPECT_NE(find(z, "eu/a"), nullptr);
+        return std::pair{find(z, "eu/a") ? *find(z, "eu/a") : Report{}, bytes(msgs)};
+    };
+    auto [part, part_bytes] = ask(held, true);
+    EXPECT_TRUE(part.has_data);
+    EXPECT_TRUE(part.outside_only);
+    EXPECT_TRUE(part.state.hosts.empty());
+    EXPECT_EQ(part.state.base_version, before.state.version);
+    EXPECT_GT(part.state.version, before.state.version);
+    EXPECT_EQ(part.state.outside, verdicts);
+    EXPECT_LT(part_bytes * 50, bytes(whole)) << part_bytes << " bytes against " << bytes(whole);
+    RecordProperty("outside_alone_bytes", std::to_string(part_bytes));
+    RecordProperty("whole_bytes", std::to_string(bytes(whole)));
+    // Not said, or less held (an older version, another life): everything, the base version with it.
+    for (auto [have, parts] :
+         {std::pair{held, false},
+          {"eu/a@" + std::to_string(before.state.version - 1) + "/" + std::to_string(before.state.incarnation), true},
+          {"eu/a@" + std::to_string(before.state.version) + "/1", true}}) {
+        auto [all, all_bytes] = ask(have, parts);
+        EXPECT_FALSE(all.outside_only) << have;
+        EXPECT_EQ(all.state.hosts.size(), 10000u) << have;
+        EXPECT_EQ(all.state.outside, verdicts) << have;
+        EXPECT_EQ(all.state.base_version, before.state.version) << have;
+    }
+    // Hosts changed since: the base moves, and what was held is not enough any more.
+    svc.set_own_hosts(hosts(9999));
+    auto [after, after_bytes] = ask(held, true);
+    EXPECT_FALSE(after.outside_only);
+    EXPECT_EQ(after.state.hosts.size(), 9999u);
 }
 
 TEST(Transfer, NotifyIsAnsweredSignedOverTheRequestMac) {

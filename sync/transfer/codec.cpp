@@ -103,6 +103,7 @@ bool parse_sync_request(const uint8_t* m, size_t len, SyncRequest& out) {
         } else if (i >= an + ns && rr.type == wire::type::TXT) {
             bool ok = each_string(m, rr, [&](std::string_view v) {
                 if (v == kOwnOnly) out.own_only = true;
+                if (v == kTakesParts) out.takes_parts = true;
                 read_have(v, out.have);
             });
             if (!ok) return false;
@@ -125,13 +126,10 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::v
     m.question(notify ? wire::type::SOA : wire::type::IXFR);
     if (!notify) {
         m.soa(generation, Message::Section::authority);
-        if (relay) {
-            m.txt(kSyncZone, have, Message::Section::additional);
-        } else {
-            std::vector<std::string> strings{std::string(kOwnOnly)};
-            strings.insert(strings.end(), have.begin(), have.end());
-            m.txt(kSyncZone, strings, Message::Section::additional);
-        }
+        std::vector<std::string> strings{std::string(kTakesParts)};
+        if (!relay) strings.emplace_back(kOwnOnly);
+        strings.insert(strings.end(), have.begin(), have.end());
+        m.txt(kSyncZone, strings, Message::Section::additional);
     }
     return m.finish();
 }
@@ -233,6 +231,26 @@ std::string kv(const std::string& k, uint64_t v) { return k + "=" + std::to_stri
 }  // namespace
 
 namespace {
+// Outside verdicts (older decoders skip them): a record per cluster probed, its failures going on in records
+// marked more=1 past kMaxRecordBytes.
+void encode_outside(const OutsideMap& outside, std::vector<std::vector<std::string>>& out) {
+    for (const auto& [cluster, v] : outside) {
+        std::vector<std::string> rec{kv("outside", cluster), kv("probed", v.probed)};
+        size_t bytes = 0;
+        for (const auto& [host, ep] : v.failing) {
+            std::string item = "fail=" + host + ' ' + ep.str();
+            if (bytes + item.size() + 1 > kMaxRecordBytes) {
+                out.push_back(std::move(rec));
+                rec = {kv("outside", cluster), "more=1"};
+                bytes = 0;
+            }
+            bytes += item.size() + 1;
+            rec.push_back(std::move(item));
+        }
+        out.push_back(std::move(rec));
+    }
+}
+
 // A static record: "zone=NAME type=TXT ttl=60" and its data, each string as "d=" and (past 250 bytes of it)
 // "d+=" pieces, so that no character-string passes 255 bytes. Older decoders skip the record.
 void encode_record(const ZoneRecord& z, std::vector<std::vector<std::string>>& out) {
@@ -262,6 +280,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         out.back().emplace_back(kNoData);
         return;
     }
+    if (s.base_version && s.base_version < s.version) out.back().push_back(kv("base", s.base_version));
     if (s.location) out.back().push_back("loc=" + format_location(*s.location));
     if (s.probes_outside) out.back().emplace_back("outside=1");                    // older decoders skip it
     if (!s.group.empty()) out.back().push_back(kv("group", s.group));              // older decoders skip it
@@ -304,23 +323,7 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         out.push_back(std::move(rec));
     }
     for (const auto& z : s.records) encode_record(z, out);
-    // Outside verdicts (older decoders skip them): a record per cluster probed, its failures going on in
-    // records marked more=1 past kMaxRecordBytes.
-    for (const auto& [cluster, v] : s.outside) {
-        std::vector<std::string> rec{kv("outside", cluster), kv("probed", v.probed)};
-        size_t bytes = 0;
-        for (const auto& [host, ep] : v.failing) {
-            std::string item = "fail=" + host + ' ' + ep.str();
-            if (bytes + item.size() + 1 > kMaxRecordBytes) {
-                out.push_back(std::move(rec));
-                rec = {kv("outside", cluster), "more=1"};
-                bytes = 0;
-            }
-            bytes += item.size() + 1;
-            rec.push_back(std::move(item));
-        }
-        out.push_back(std::move(rec));
-    }
+    encode_outside(s.outside, out);
     for (const auto& [target, e] : s.overrides) {
         out.push_back({kv("override", target), kv("state", state_name(e.state)), kv("at", e.at_ms)});
     }
@@ -331,9 +334,9 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
     }
 }
 
-std::shared_ptr<const EncodedData> encode_data(const InstanceState& s) {
-    std::vector<std::vector<std::string>> records;
-    encode_report(s, 0, 0, true, records);
+namespace {
+// `records` (the first: the origin record) as EncodedData.
+std::shared_ptr<const EncodedData> encoded(const std::vector<std::vector<std::string>>& records) {
     wire::Builder fields, rdata;
     for (size_t i = kOriginFields; i < records[0].size(); ++i) fields.text(records[0][i]);
     auto out = std::make_shared<EncodedData>();
@@ -344,6 +347,21 @@ std::shared_ptr<const EncodedData> encode_data(const InstanceState& s) {
     }
     out->origin_fields = fields.view(), out->rdata = rdata.view();
     return out;
+}
+}  // namespace
+
+std::shared_ptr<const EncodedData> encode_data(const InstanceState& s) {
+    std::vector<std::vector<std::string>> records;
+    encode_report(s, 0, 0, true, records);
+    return encoded(records);
+}
+
+std::shared_ptr<const EncodedData> encode_outside_data(const InstanceState& s) {
+    std::vector<std::vector<std::string>> records{origin_fields(s, 0, 0)};
+    records[0].emplace_back(kOutsidePart);
+    records[0].push_back(kv("base", s.base()));
+    encode_outside(s.outside, records);
+    return encoded(records);
 }
 
 std::vector<std::string> encode_header(const std::string& from) { return {"glbd-sync=1", kv("from", from)}; }

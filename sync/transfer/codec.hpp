@@ -33,6 +33,10 @@ struct Report {
     uint64_t age_ms = 0;
     bool has_data = true;  // false: the origin record only (version, heartbeat, age), "data=0"
     bool skipped = false;  // its data came, but was held already at this version (Decoder::skip_held): unread
+    // Its data is the outside verdicts alone ("part=outside"): the rest is as at state.base_version, which
+    // the puller holds (the serving side sends it so only to a puller that says it holds that; Pulls::take
+    // puts the two together).
+    bool outside_only = false;
 };
 // The largest TXT record encode() writes (a host's endpoints continue in "more=1" records beyond it).
 constexpr size_t kMaxRecordBytes = 8000;
@@ -62,6 +66,10 @@ struct EncodedData {
     std::vector<Record> records;
 };
 std::shared_ptr<const EncodedData> encode_data(const InstanceState& s);
+// The same with the outside verdicts alone ("part=outside", "base=N"): what a puller that holds the origin's
+// life at its base_version or later lacks when only the verdicts changed since.
+std::shared_ptr<const EncodedData> encode_outside_data(const InstanceState& s);
+inline constexpr std::string_view kOutsidePart = "part=outside";
 // The reader of a transfer's TXT records, one record at a time: each origin's report is handed on as soon as
 // the next origin record (or the end) shows it complete, so a reader holds one report, never the transfer.
 class Decoder {
@@ -180,10 +188,13 @@ private:
 // The pulling side's request, before signing: a NOTIFY (SOA question), or an IXFR that says which generation
 // of the peer's state we have (the authority SOA's serial; 0: none) and which versions we hold (`have`
 // strings: origin@version/incarnation) so that the peer sends only what we lack.
-// `relay` false adds "relay=0": data for the server's own origin only, heartbeats for the others.
+// `relay` false adds "relay=0": data for the server's own origin only, heartbeats for the others. Every
+// request says "parts=outside": an origin whose outside verdicts alone changed since the version held may come
+// as those alone (Report::outside_only; an older server ignores the string and sends everything).
 std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have,
                                   bool relay = true);
 constexpr std::string_view kOwnOnly = "relay=0";
+constexpr std::string_view kTakesParts = "parts=outside";
 
 // A heartbeat ("beat", docs/sync.md): a NOTIFY for `_glbd.` sent over UDP to every member each
 // syncInterval, signed like every sync message. Its first TXT record is the header with the beat's fields;
@@ -220,6 +231,7 @@ struct SyncRequest {
     std::optional<uint32_t> known_serial;  // IXFR: the authority SOA's serial, the generation the puller has
     std::map<std::string, Held> have;      // the versions it holds: those need no data
     bool own_only = false;                 // "relay=0": data for the server's own origin only
+    bool takes_parts = false;              // "parts=outside": it reads a report of outside verdicts alone
 };
 // Reads a query or NOTIFY whose one question is `_glbd.`; false for anything else (a response, another
 // name or opcode, a malformed message): then the message is not sync's.

@@ -85,6 +85,9 @@ bool Decoder::add(Record rec, std::vector<Report>& done) {
         }
     }
     if (skipping_ && k0 != "origin") return true;  // held already: not decoded (its bytes counted above)
+    if (cur_ && cur_->outside_only &&
+        (k0 == "host" || k0 == "zone" || k0 == "override" || k0 == "active-groups" || k0 == "check" || k0 == "forget"))
+        return bad(std::string(k0) + " record in a report of outside verdicts alone");
     if (k0 == "glbd-sync") {
         if (v0 != "1") return bad("unsupported version " + std::string(v0));
         for (const auto& str : rec) {
@@ -127,6 +130,7 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
         auto [key, v] = split(rec[k]);
         uint64_t n = 0;
         if (key == "data" && v == "0") cur_->has_data = false;
+        if (rec[k] == kOutsidePart) cur_->outside_only = true;
         if (key == "group") cur_->state.group = std::string(v);  // checked with the rest (check_report)
         if (key == "outside") cur_->state.probes_outside = v == "1";
         if (key == "reach" && !parse_reach(v, cur_->state.reach)) return bad("bad reach " + std::string(v));
@@ -135,13 +139,17 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
             cur_->state.location = parse_location(v);
             if (!cur_->state.location) return bad("bad location " + std::string(v));
         }
-        if (key != "inc" && key != "version" && key != "heartbeat" && key != "age") continue;
+        if (key != "inc" && key != "version" && key != "heartbeat" && key != "age" && key != "base") continue;
         if (!parse_unsigned(v, n)) return bad("bad " + std::string(key));
         (key == "inc"         ? cur_->state.incarnation
          : key == "version"   ? cur_->state.version
          : key == "heartbeat" ? cur_->state.heartbeat
+         : key == "base"      ? cur_->state.base_version
                               : cur_->age_ms) = n;
     }
+    if (cur_->state.base_version > cur_->state.version) return bad("base version after the version");
+    if (cur_->outside_only && (!cur_->has_data || !cur_->state.base_version))
+        return bad("a report of outside verdicts alone without data or a base version");
     if (cur_->has_data && held_ && held_(cur_->state)) {
         skipping_ = cur_->skipped = true;
         cur_->has_data = false;

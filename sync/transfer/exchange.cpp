@@ -321,7 +321,7 @@ void Pulls::accept(Exchange* x, std::vector<Report>& reports) {
             spdlog::warn("sync: ignored {} host(s) of {} outside our zones (or at a zone apex with a host name)",
                          before - hosts.size(), r.state.origin());
         }
-        if (!r.has_data) {
+        if (!r.has_data || (r.outside_only && !with_held_rest(r))) {  // (then the next pull asks for all)
             accept_heartbeat(x, r, now);
             continue;
         }
@@ -335,6 +335,22 @@ void Pulls::accept(Exchange* x, std::vector<Report>& reports) {
     // link goes with the next pull (one syncInterval).
     if (x->changed) core_.request_save();
     reports.clear();
+}
+
+bool Pulls::with_held_rest(Report& r) {
+    auto it = core_.store.known().find(r.state.origin());
+    if (it == core_.store.known().end()) return false;
+    const InstanceState& held = it->second.state;
+    if (held.incarnation != r.state.incarnation || held.version < r.state.base_version ||
+        held.version >= r.state.version)
+        return false;
+    InstanceState whole = held;  // (its hosts and records shared, copy on write)
+    whole.outside = std::move(r.state.outside);
+    whole.version = r.state.version, whole.heartbeat = r.state.heartbeat, whole.base_version = r.state.base_version;
+    r.state = std::move(whole);
+    r.outside_only = false;
+    core_.counters.outside_parts.fetch_add(1);
+    return true;
 }
 
 // A report without data: nothing new from this origin since our last pull, unless the peer holds a newer

@@ -129,6 +129,9 @@ private:
     void on_data(Exchange* x);
     void accept(Exchange* x, std::vector<Report>& reports);
     void accept_heartbeat(Exchange* x, const Report& r, uint64_t now) GLBD_REQUIRES(core_.mu);
+    // A report of outside verdicts alone made whole with what is held of its origin (the same life, at the
+    // report's base version or later, and older than it); false when that is not held.
+    bool with_held_rest(Report& r) GLBD_REQUIRES(core_.mu);
     void complete(Exchange* x);
     static void finish(Exchange* x, const std::string& error);
     static void closed(uv_handle_t* h);  // one of an exchange's handles: the exchange goes with its last

@@ -60,7 +60,7 @@ Service::Handled Serving::handle(const uint8_t* msg, size_t len, const geo::Addr
         core_.counters.served.fetch_add(1);
         // An IXFR with the generation the puller already has gets heartbeats only (see transfer()).
         std::optional<uint32_t> known = req.qtype == wire::type::IXFR ? req.known_serial : std::nullopt;
-        more = transfer(key, req.id, req.qtype, req_mac, known, req.have, req.own_only);
+        more = transfer(key, req.id, req.qtype, req_mac, known, req);
     } else {
         out.push_back(error_response(req, wire::rcode::REFUSED));
     }
@@ -125,6 +125,7 @@ public:
     struct Origin {
         std::string name;
         bool data;
+        std::optional<Held> held;  // what the puller holds of it, when it reads reports in parts
     };
     TransferWriter(Serving& serving, std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
                    std::string req_mac, uint32_t generation, std::vector<Origin> origins)
@@ -174,7 +175,7 @@ private:
     bool refill() {
         while (next_origin_ < origins_.size()) {
             const Origin& o = origins_[next_origin_++];
-            if (serving_.encode_origin(o.name, o.data, head_, data_)) {
+            if (serving_.encode_origin(o.name, o.data, o.held, head_, data_)) {
                 head_due_ = true, record_ = 0;
                 return true;
             }
@@ -240,8 +241,8 @@ std::string Serving::own_origin_name() const {
     return core_.own.origin();
 }
 
-bool Serving::encode_origin(const std::string& origin, bool data, std::vector<std::string>& record,
-                            std::shared_ptr<const EncodedData>& encoded) {
+bool Serving::encode_origin(const std::string& origin, bool data, const std::optional<Held>& held,
+                            std::vector<std::string>& record, std::shared_ptr<const EncodedData>& encoded) {
     MutexLock lock(core_.mu);
     auto it = core_.store.known().find(origin);
     if (it == core_.store.known().end()) return false;
@@ -256,20 +257,29 @@ bool Serving::encode_origin(const std::string& origin, bool data, std::vector<st
         return true;
     }
     auto [at, fresh] = served_data_.try_emplace(origin);
-    if (fresh || at->second.generation != k.changed_generation || !at->second.data) {
-        at->second = {k.changed_generation, encode_data(k.state)};
+    Served& served = at->second;
+    if (fresh || served.generation != k.changed_generation) {
+        served = {k.changed_generation, nullptr, nullptr};  // each encoding made when first sent
         const auto& known = core_.store.known();
         if (served_data_.size() > known.size()) {  // drop the forgotten origins' data
             std::erase_if(served_data_, [&known](const auto& e) { return !known.contains(e.first); });
         }
     }
-    encoded = at->second.data;
+    // The outside verdicts alone, to a puller that holds the rest (this life, at its base version or later).
+    if (held && held->incarnation == k.state.incarnation && held->version >= k.state.base() &&
+        held->version < k.state.version) {
+        if (!served.outside) served.outside = encode_outside_data(k.state);
+        encoded = served.outside;
+        return true;
+    }
+    if (!served.data) served.data = encode_data(k.state);
+    encoded = served.data;
     return true;
 }
 
 MoreMessages Serving::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype,
                                const std::string& req_mac, std::optional<uint32_t> known_serial,
-                               const std::map<std::string, Held>& have, bool own_only) {
+                               const SyncRequest& req) {
     std::vector<TransferWriter::Origin> origins;
     uint32_t generation;
     {
@@ -283,12 +293,14 @@ MoreMessages Serving::transfer(std::shared_ptr<const tsig::Key> key, uint16_t id
         for (const auto& [origin, k] : core_.store.known()) {
             // Data only for the origins that changed after the puller's serial and that it does not say it holds.
             bool data = !since || newer(k.changed_generation, serial);
-            auto it = have.find(origin);
-            if (it != have.end() && it->second.incarnation == k.state.incarnation &&
+            auto it = req.have.find(origin);
+            if (it != req.have.end() && it->second.incarnation == k.state.incarnation &&
                 it->second.version >= k.state.version)
                 data = false;
-            if (own_only && origin != own_origin) data = false;  // a heartbeat: the puller asks its origin
-            origins.push_back({origin, data});
+            if (req.own_only && origin != own_origin) data = false;  // a heartbeat: the puller asks its origin
+            std::optional<Held> held;
+            if (req.takes_parts && it != req.have.end()) held = it->second;
+            origins.push_back({origin, data, held});
         }
     }
     auto writer =

@@ -27,10 +27,12 @@ public:
     Handled handle(const uint8_t* msg, size_t len, const geo::Address& from, std::vector<std::vector<uint8_t>>& out,
                    MoreMessages& more);
     void reject(Auth a, const char* what, const std::string& peer);  // what: NOTIFY, transfer, heartbeat
-    // One origin's record for a transfer and, when asked, its data (false: no longer known); and this
-    // instance's origin name.
-    bool encode_origin(const std::string& origin, bool data, std::vector<std::string>& record,
-                       std::shared_ptr<const EncodedData>& encoded) GLBD_EXCLUDES(core_.mu);
+    // One origin's record for a transfer and, when asked, its data (false: no longer known): its outside
+    // verdicts alone when the puller holds (`held`, if it reads such reports) its life at the state's
+    // base_version or later; and this instance's origin name.
+    bool encode_origin(const std::string& origin, bool data, const std::optional<Held>& held,
+                       std::vector<std::string>& record, std::shared_ptr<const EncodedData>& encoded)
+        GLBD_EXCLUDES(core_.mu);
     std::string own_origin_name() const GLBD_EXCLUDES(core_.mu);
 
 private:
@@ -39,8 +41,7 @@ private:
     // bytes, each signed (the first with the request's MAC, the next ones chained), written one message at
     // a time by the returned producer as the connection takes them (see serving.cpp).
     MoreMessages transfer(std::shared_ptr<const tsig::Key> key, uint16_t id, uint16_t qtype, const std::string& req_mac,
-                          std::optional<uint32_t> known_serial, const std::map<std::string, Held>& have, bool own_only)
-        GLBD_EXCLUDES(core_.mu);
+                          std::optional<uint32_t> known_serial, const SyncRequest& req) GLBD_EXCLUDES(core_.mu);
 
     Core& core_;
     // The MACs of the signed requests answered lately: one seen again is a replay (NOTAUTH). Kept for
@@ -54,6 +55,7 @@ private:
     struct Served {
         uint32_t generation;
         std::shared_ptr<const EncodedData> data;
+        std::shared_ptr<const EncodedData> outside;  // its outside verdicts alone (made when first sent so)
     };
     std::map<std::string, Served> served_data_ GLBD_GUARDED_BY(core_.mu);
     Mutex reject_mu_;  // the TCP thread (requests) and the sync thread (beats)

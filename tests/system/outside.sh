@@ -189,4 +189,8 @@ done
 for i in 1 4; do wait_for 20 grep -q "sync: c3/c3-0 is dead" "$WORK/c$i.log" || fail "c$i did not find c3 dead"; done
 live_holds 3 "$(ep 1)" "$(ep 3)" "$(ep 4)" || fail "c3, cut from its peers but reachable, lost an answer: $(answer_of 1) / $(answer_of 3)"
 pass "a cluster cut from its peers but reachable keeps serving, on every server, itself included"
+# Verdict changes travelled as themselves: the verdicts alone, to peers that held the rest.
+parts=$(metric glbd_sync_outside_parts_total "$(addr 1):9342")
+(( ${parts%.*} > 0 )) || fail "no report of outside verdicts alone reached c1"
+pass "$parts report(s) of outside verdicts alone reached c1, each made whole with what it held"
 for i in 1 3 4; do stop_glbd c$i; done
