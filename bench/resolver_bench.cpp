@@ -16,6 +16,7 @@ extern "C" {
 #include "resolver/resolver.hpp"
 #include "server/app/answer_ids.hpp"
 #include "server/net/rrl.hpp"
+#include "sync/outside.hpp"
 #include "sync/state.hpp"
 #include "sync/transfer/codec.hpp"
 #include "tests/dns_util.hpp"
@@ -445,6 +446,33 @@ void BM_SkipReport(benchmark::State& state) {
     }
 }
 
+// Which endpoints a vantage probes from outside at 10,000 hosts x 20 clusters, each endpoint checked, after one
+// origin's new version: read afresh (range 0: every origin's endpoints hashed for every cluster) or kept
+// between changes (range 1: sync::OutsideTargets, that origin's alone). OutsideProbes does it at every change
+// of the live reports, on the control thread.
+void BM_OutsideTargetsAfterOneChange(benchmark::State& state) {
+    std::vector<sync::InstanceState> all;
+    for (int c = 0; c < 20; ++c) {
+        sync::InstanceState s = report_state(10000, true);
+        s.cluster = "c" + std::to_string(c), s.instance = s.cluster + "-0";
+        std::vector<HostEntry> list = s.hosts.vec();
+        for (HostEntry& h : list) h.endpoints[0].target = endpoint("100." + std::to_string(64 + c) + ".0.1");
+        s.hosts = HostList(std::move(list));
+        all.push_back(std::move(s));
+    }
+    std::vector<sync::LiveReport> reports;
+    for (const auto& s : all) reports.push_back({&s, true});
+    sync::OutsideTargets kept;
+    kept.update(reports, "c3", "c3-0", 3);
+    size_t n = 0;
+    for (auto _ : state) {
+        ++all[7].version;
+        n = state.range(0) ? kept.update(reports, "c3", "c3-0", 3).size()
+                           : sync::outside_targets(reports, "c3", "c3-0", 3).size();
+    }
+    state.counters["targets"] = static_cast<double>(n);
+}
+
 // Response rate limiting's check of one UDP answer, over 4,096 client /24s (the table's lookup per query).
 void BM_RrlCheck(benchmark::State& state) {
     RateLimiter rl(RrlOptions{200, 2, 24, 56});
@@ -469,6 +497,7 @@ BENCHMARK(BM_RrlCheck);
 BENCHMARK(BM_DecodeReport)->Arg(1000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SkipReport)->Arg(1000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ReportRoundTrip)->Args({10000, 0})->Args({10000, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OutsideTargetsAfterOneChange)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Static);
 BENCHMARK(BM_CnameChase);
 BENCHMARK(BM_Nxdomain);

@@ -36,11 +36,13 @@ void each_checked_endpoint(const InstanceState& s, F&& f) {
 
 }  // namespace
 
-std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& reports, const std::string& own_cluster,
-                                           const std::string& own_instance, unsigned vantages, uint64_t keep_dead_ms,
-                                           const std::vector<Prefix>& deny) {
-    std::vector<OutsideTarget> out;
-    std::set<std::string> candidates;  // clusters with a live instance that probes from outside
+const std::vector<OutsideTarget>& OutsideTargets::update(const std::vector<LiveReport>& reports,
+                                                         const std::string& own_cluster,
+                                                         const std::string& own_instance, unsigned vantages,
+                                                         uint64_t keep_dead_ms, const std::vector<Prefix>& deny) {
+    // What decides every origin's share: the live clusters that probe from outside, this cluster's live
+    // probers (and whether this instance is one), vantages and denyNetworks.
+    std::set<std::string> candidates;
     std::vector<std::string> own_probers;
     bool probing = false;
     for (const LiveReport& r : reports) {
@@ -50,14 +52,33 @@ std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& report
         own_probers.push_back(r.state->instance);
         probing |= r.state->instance == own_instance;
     }
-    if (!probing) return out;
+    std::string context = own_cluster + '\n' + own_instance + '\n' + std::to_string(vantages);
+    for (const auto& c : candidates) context += '\n' + c;
+    context += "\n-";
+    for (const auto& i : own_probers) context += '\n' + i;
+    context += "\n-";
+    for (const auto& p : deny) context += '\n' + p.str();
+    if (context != context_) context_ = std::move(context), by_origin_.clear();
+    all_.clear();
+    if (!probing) {
+        by_origin_.clear();
+        return all_;
+    }
     const std::vector<std::string> clusters(candidates.begin(), candidates.end());
-    // Replicas of a cluster report the same entries: each (cluster, host, endpoint, check) once.
-    std::set<std::tuple<std::string, std::string, Endpoint, std::string>> seen;
     const Probed probed(reports, keep_dead_ms);
+    std::map<std::string, Of> now;
+    std::map<std::string, unsigned> origins_of;  // probed origins by cluster: replicas report the same entries
     for (const LiveReport& r : reports) {
         const InstanceState& s = *r.state;
         if (!probed(r) || s.cluster == own_cluster) continue;
+        ++origins_of[s.cluster];
+        auto was = by_origin_.find(s.origin());
+        if (was != by_origin_.end() && was->second.incarnation == s.incarnation && was->second.version == s.version) {
+            now[s.origin()] = std::move(was->second);
+            continue;
+        }
+        Of& of = now[s.origin()];
+        of.incarnation = s.incarnation, of.version = s.version;
         each_checked_endpoint(s, [&](const HostEntry& h, const Endpoint& ep) {
             if (ep.is_address() &&
                 std::any_of(deny.begin(), deny.end(), [&](const Prefix& p) { return p.contains(ep.address()); }))
@@ -65,12 +86,29 @@ std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& report
             const std::string key = ep.str();
             if (!health::outside::is_vantage(key, s.cluster, own_cluster, clusters, vantages)) return;
             if (health::outside::prober(key, own_probers) != own_instance) return;
-            const SharedCheck& check = s.checks[h.check - 1];
-            if (!seen.emplace(s.cluster, h.host, ep, format_check(check)).second) return;
-            out.push_back(OutsideTarget{s.cluster, h.host, ep, check});
+            of.targets.push_back(OutsideTarget{s.cluster, h.host, ep, s.checks[h.check - 1]});
         });
     }
-    return out;
+    by_origin_ = std::move(now);
+    // In the reports' order; each (cluster, host, endpoint, check) once where a cluster has replicas.
+    std::set<std::tuple<std::string, std::string, Endpoint, std::string>> seen;
+    for (const LiveReport& r : reports) {
+        auto of = by_origin_.find(r.state->origin());
+        if (of == by_origin_.end()) continue;
+        const bool replicas = origins_of[r.state->cluster] > 1;
+        for (const OutsideTarget& t : of->second.targets) {
+            if (replicas && !seen.emplace(t.cluster, t.host, t.endpoint, format_check(t.check)).second) continue;
+            all_.push_back(t);
+        }
+    }
+    return all_;
+}
+
+std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& reports, const std::string& own_cluster,
+                                           const std::string& own_instance, unsigned vantages, uint64_t keep_dead_ms,
+                                           const std::vector<Prefix>& deny) {
+    OutsideTargets t;
+    return t.update(reports, own_cluster, own_instance, vantages, keep_dead_ms, deny);
 }
 
 Vantages::Vantages(const std::vector<LiveReport>& reports) {

@@ -44,6 +44,25 @@ struct LiveReport {
 std::vector<OutsideTarget> outside_targets(const std::vector<LiveReport>& reports, const std::string& own_cluster,
                                            const std::string& own_instance, unsigned vantages,
                                            uint64_t keep_dead_ms = 0, const std::vector<Prefix>& deny = {});
+// The same, kept between calls (OutsideProbes, at each change of the live reports): an origin's targets are
+// read again only when its report (life, version) changed or it came to be probed, and all of them when what
+// decides the shares did (the live clusters that probe from outside, this cluster's probers, vantages,
+// denyNetworks). At 10,000 hosts x 20 clusters a full reading hashes every endpoint for every cluster.
+class OutsideTargets {
+public:
+    const std::vector<OutsideTarget>& update(const std::vector<LiveReport>& reports, const std::string& own_cluster,
+                                             const std::string& own_instance, unsigned vantages,
+                                             uint64_t keep_dead_ms = 0, const std::vector<Prefix>& deny = {});
+
+private:
+    struct Of {
+        uint64_t incarnation = 0, version = 0;
+        std::vector<OutsideTarget> targets;
+    };
+    std::string context_;
+    std::map<std::string, Of> by_origin_;
+    std::vector<OutsideTarget> all_;
+};
 
 // The vantages' side of the live reports: the live instances that probe from outside, by cluster, each one's
 // report, and the vantage clusters cut off (health::outside::cut_off). It points into `reports`' states,

@@ -259,6 +259,39 @@ TEST(OutsideTargets, EachEndpointByItsVantagesOnceEach) {
     EXPECT_TRUE(probes_by_all(inside, {true, true}, 3).empty());
 }
 
+// OutsideTargets keeps each origin's targets between calls: after each change (an origin's new version, a
+// vantage dying and coming back, a replica, denyNetworks) it gives what a fresh reading gives.
+TEST(OutsideTargets, KeptBetweenChangesAsAFreshReadingGivesThem) {
+    std::vector<InstanceState> all{prober_origin("c1", "a", 30), prober_origin("c2", "b", 20),
+                                   prober_origin("c3", "c", 25), prober_origin("c4", "d", 10)};
+    std::vector<bool> alive{true, true, true, true};
+    Prefix deny;
+    ASSERT_TRUE(Prefix::parse("10.1.0.0/28", deny));
+    std::vector<Prefix> denied;
+    OutsideTargets kept;
+    auto same = [&](const char* step) {
+        std::vector<LiveReport> reports;
+        for (size_t i = 0; i < all.size(); ++i) reports.push_back({&all[i], alive[i]});
+        const auto fresh = outside_targets(reports, "c3", "c", 2, 0, denied);
+        EXPECT_EQ(kept.update(reports, "c3", "c", 2, 0, denied), fresh) << step;
+        return fresh.size();
+    };
+    const size_t first = same("first");
+    EXPECT_GT(first, 0u);
+    same("again");
+    all[0].hosts.pop_back(), ++all[0].version;  // c1 lists one endpoint less
+    same("c1's new version");
+    alive[3] = false;
+    same("c4 dead: its share moves");
+    alive[3] = true;
+    same("c4 back");
+    all.push_back(prober_origin("c2", "b2", 20));  // a replica of c2, listing the same
+    alive.push_back(true);
+    same("c2's replica");
+    denied = {deny};
+    same("denyNetworks");
+}
+
 // Outside verdicts travel in the report and the state file; a failure that is not an endpoint, or more
 // failures than endpoints probed, refuses the report; failures are put in order.
 TEST(OutsideVerdicts, TravelAndAreChecked) {

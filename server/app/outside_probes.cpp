@@ -57,11 +57,11 @@ uint64_t OutsideProbes::update(const conf::Config& config, sync::Service& sync) 
             fleet_ = std::make_shared<const sync::FleetVerdicts>(std::move(fleet));
             ++fleet_generation_;
         }
-        auto targets =
-            sync::outside_targets(reports_, config.cluster.id, config.cluster.instance, o.vantages, keep_dead,
-                                  config.kubernetes ? config.kubernetes->deny_networks : std::vector<Prefix>{});
+        const auto& targets =
+            choice_.update(reports_, config.cluster.id, config.cluster.instance, o.vantages, keep_dead,
+                           config.kubernetes ? config.kubernetes->deny_networks : std::vector<Prefix>{});
         if (targets != targets_ || !checker_) {
-            targets_ = std::move(targets);
+            targets_ = targets;
             restart(config);
         }
     }

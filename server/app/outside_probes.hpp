@@ -66,6 +66,7 @@ private:
     void restart(const conf::Config& config);
     std::function<void()> changed_;
     std::unique_ptr<health::Checker> checker_;
+    sync::OutsideTargets choice_;  // which endpoints, kept per origin between changes
     std::vector<sync::OutsideTarget> targets_;
     uint64_t fingerprint_ = 0;  // of the live reports the targets and the fleet's verdict were read from
     std::shared_ptr<const sync::FleetVerdicts> fleet_ = std::make_shared<const sync::FleetVerdicts>();
