@@ -176,11 +176,15 @@ start_fleet "$GLBD" "{maxProbesPerSecond: $MAX}"
 probe_rates
 latency "outside probes on ($(basename "$GLBD"))"
 stop_fleet
+# The other fleets are measured as long after their start as the first was (past the first rounds' burst).
+QUIET=$(( ${SETTLE:-$(( ${INTERVAL%s} * 2 + 3 ))} + DURATION + 5 ))
 start_fleet "$GLBD" "{enabled: false}"
+sleep "$QUIET"
 latency "outside probes off ($(basename "$GLBD"))"
 stop_fleet
 if [[ -n $BASELINE ]]; then
   start_fleet "$BASELINE" ""
+  sleep "$QUIET"
   latency "baseline $(basename "$BASELINE") (its defaults)"
   stop_fleet
 fi
