@@ -286,47 +286,6 @@ hosts:
     EXPECT_GE(probes.load(), 5);
 }
 
-// An outside checker (health::kOutsideRole) spreads its first round over each target's interval, so that
-// health.outside.maxProbesPerSecond holds from its first probe; an inside one probes everything within about a
-// second (readiness waits for it). 200 endpoints every 20 s, side by side: when the inside checker has probed
-// all 200, the outside one has probed about 200 x elapsed / 20 s of them.
-TEST(ProbeSeam, AnOutsideCheckerSpreadsItsFirstRound) {
-    std::string config = R"(
-cluster: {id: c1}
-listen: {dns: ["127.0.92.250:5392"]}
-zones:
-  - origin: ps.test
-    nameservers: [{name: ns.ps.test, addresses: [127.0.92.250]}]
-hosts:
-)";
-    for (int i = 0; i < 200; ++i) {
-        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.92." + std::to_string(i + 2) +
-                  "], healthCheck: {protocol: TCP, port: 7001, interval: 20s}}\n";
-    }
-    std::atomic<bool> up[2] = {true, true};
-    std::atomic<int> inside_probes{0}, outside_probes{0};
-    auto seams = [&](std::atomic<int>& count) {
-        health::CheckerSeams s;
-        s.probes = [&](uv_loop_t*) {
-            auto p = std::make_unique<ScriptedProbes>();
-            p->up = up, p->probes = &count;
-            return p;
-        };
-        return s;
-    };
-    const auto c = test::config_from(config);
-    health::Checker inside(c, nullptr, {}, seams(inside_probes));
-    health::Checker outside(c, nullptr, {}, seams(outside_probes), health::kOutsideRole);
-    const auto t0 = std::chrono::steady_clock::now();
-    inside.start(), outside.start();
-    ASSERT_TRUE(test::wait_for([&] { return inside_probes.load() >= 200; }));
-    const auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const int seen = outside_probes.load();
-    inside.stop(), outside.stop();
-    EXPECT_LT(seen, 200 * (elapsed + 1) / 20 + 20) << "after " << elapsed << " s";
-    EXPECT_LT(seen, 150);
-}
-
 TEST(Hysteresis, FirstResultDecides) {
     health::Hysteresis h{3, 2};
     EXPECT_TRUE(h.healthy);  // healthy until the first result
@@ -450,6 +409,40 @@ zones:
     nameservers: [{name: ns.ps.test, addresses: [127.0.78.1]}]
 hosts:
 )";
+
+// An outside checker (health::kOutsideRole) spreads its first round over each target's interval, so that
+// health.outside.maxProbesPerSecond holds from its first probe; an inside one probes everything within about a
+// second (readiness waits for it). 200 endpoints every 20 s, side by side: when the inside checker has probed
+// all 200, the outside one has probed about 200 x elapsed / 20 s of them.
+TEST(ProbeSeam, AnOutsideCheckerSpreadsItsFirstRound) {
+    std::string config = kScheduleConfig;  // (the probes are the test's: nothing goes out)
+    for (int i = 0; i < 200; ++i) {
+        config += "  - {name: h" + std::to_string(i) + ".ps.test, endpoints: [127.0.78." + std::to_string(i + 2) +
+                  "], healthCheck: {protocol: TCP, port: 7001, interval: 20s}}\n";
+    }
+    std::atomic<bool> up[2] = {true, true};
+    std::atomic<int> inside_probes{0}, outside_probes{0};
+    auto seams = [&](std::atomic<int>& count) {
+        health::CheckerSeams s;
+        s.probes = [&](uv_loop_t*) {
+            auto p = std::make_unique<ScriptedProbes>();
+            p->up = up, p->probes = &count;
+            return p;
+        };
+        return s;
+    };
+    const auto c = test::config_from(config);
+    health::Checker inside(c, nullptr, {}, seams(inside_probes));
+    health::Checker outside(c, nullptr, {}, seams(outside_probes), health::kOutsideRole);
+    const auto t0 = std::chrono::steady_clock::now();
+    inside.start(), outside.start();
+    ASSERT_TRUE(test::wait_for([&] { return inside_probes.load() >= 200; }));
+    const auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const int seen = outside_probes.load();
+    inside.stop(), outside.stop();
+    EXPECT_LT(seen, 200 * (elapsed + 1) / 20 + 20) << "after " << elapsed << " s";
+    EXPECT_LT(seen, 150);
+}
 
 // A reload or a DNSRecord event starts a new checker with what the last one learnt: its hysteresis goes on
 // counting (a failing endpoint whose checker is started again every few seconds must still reach
