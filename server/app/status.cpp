@@ -207,43 +207,14 @@ void render_outside(std::string& out, const nlohmann::json& o) {
            "\n";
 }
 
-}  // namespace
-
-std::string render_status(const std::string& admin, const std::string& state_json) {
-    auto s = nlohmann::json::parse(state_json, nullptr, false);
-    if (s.is_discarded()) throw std::runtime_error("not JSON");
-    // Every field is read through at(): a missing one or one of the wrong type throws, never crashes.
-    std::string out = "glbd " + admin + ": cluster " + s.at("cluster").get<std::string>() + ", instance " +
-                      s.at("instance").get<std::string>() + ", serial " + s.at("serial").dump() + ", " +
-                      (s.at("ready").get<bool>() ? "ready" : "NOT READY") + "\n";
-    if (const auto& c = s.value("identityConflict", nlohmann::json()); c.is_object()) {
-        out += "IDENTITY CONFLICT: another glbd runs as " + s.at("cluster").get<std::string>() + "/" +
-               s.at("instance").get<std::string>() + " (" + c.at("where").get<std::string>() + ", " +
-               ago(c.at("lastMsAgo")) + "): the two take turns and each one's endpoints vanish; give each its own " +
-               "cluster.instance\n";
-    }
-    out += "\nCLUSTERS\n";
-    std::vector<std::vector<std::string>> rows{{"CLUSTER", "ALIVE", "INSTANCE", "ALIVE", "LAST HEARD", "VERSION"}};
-    for (const auto& cl : s.at("clusters")) {
-        bool first = true;
-        for (const auto& in : cl.at("instances")) {
-            rows.push_back({first ? cl.at("id").get<std::string>() : "",
-                            first ? (cl.at("alive").get<bool>() ? "yes" : "DEAD") : "",
-                            in.at("instance").get<std::string>(), in.at("alive").get<bool>() ? "yes" : "DEAD",
-                            in.at("self").get<bool>() ? "(this instance)" : ago(in.at("lastHeardMsAgo")),
-                            in.at("version").dump()});
-            first = false;
-        }
-    }
-    table(out, rows);
-    render_peers(out, s.at("peers"));
-    if (s.contains("outside")) render_outside(out, s.at("outside"));
-    if (s.contains("dnssec")) render_dnssec(out, s.at("dnssec"));
+// The hosts listed, each cluster's entry and endpoints, and the fleet's verdict where it is more than the
+// cluster's.
+void render_hosts(std::string& out, const nlohmann::json& hosts) {
     out += "\nHOSTS\n";
-    rows = {{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "SOURCE", "ENDPOINTS"}};
+    std::vector<std::vector<std::string>> rows{{"HOST", "CLUSTER", "GEO", "WEIGHT", "DEFAULT", "SOURCE", "ENDPOINTS"}};
     // The fleet's verdict on the endpoints listed where it is more than their cluster's (docs/answers.md).
     std::vector<std::vector<std::string>> verdicts{{"HOST", "ENDPOINT", "CLUSTER", "INSIDE", "VANTAGES", "FLEET"}};
-    for (const auto& h : s.at("hosts")) {
+    for (const auto& h : hosts) {
         bool first = true;
         for (const auto& e : h.at("entries")) {
             std::string eps;
@@ -277,18 +248,55 @@ std::string render_status(const std::string& admin, const std::string& state_jso
     }
     table(out, rows);
     if (verdicts.size() > 1) out += "\nOUTSIDE VERDICTS\n", table(out, verdicts);
-    if (s.contains("kubernetes")) {
-        const auto& k = s.at("kubernetes");
-        const auto& r = k.at("records");
-        out += "\nKUBERNETES\n" + k.at("mode").get<std::string>() + " mode" +
-               (k.at("selector").get<std::string>().empty() ? "" : " (" + k.at("selector").get<std::string>() + ")") +
-               ", " + (k.at("synced").get<bool>() ? "synced" : "NOT SYNCED") + "; DNSRecords: " + r.at("valid").dump() +
-               " served, " + r.at("invalid").dump() + " invalid, " + r.at("otherZone").dump() +
-               " for a zone this glbd does not serve" +
-               (r.value("deleting", 0) ? ", " + r.at("deleting").dump() + " being deleted" : "") + "; " +
-               k.at("events").dump() + " events, " + k.at("relists").dump() + " lists, " + k.at("errors").dump() +
-               " errors; last event " + ago(k.at("lastEventMsAgo")) + "\n";
+}
+
+// The Kubernetes source: its mode, whether synced, and what it made of the DNSRecords.
+void render_kubernetes(std::string& out, const nlohmann::json& k) {
+    const auto& r = k.at("records");
+    out += "\nKUBERNETES\n" + k.at("mode").get<std::string>() + " mode" +
+           (k.at("selector").get<std::string>().empty() ? "" : " (" + k.at("selector").get<std::string>() + ")") +
+           ", " + (k.at("synced").get<bool>() ? "synced" : "NOT SYNCED") + "; DNSRecords: " + r.at("valid").dump() +
+           " served, " + r.at("invalid").dump() + " invalid, " + r.at("otherZone").dump() +
+           " for a zone this glbd does not serve" +
+           (r.value("deleting", 0) ? ", " + r.at("deleting").dump() + " being deleted" : "") + "; " +
+           k.at("events").dump() + " events, " + k.at("relists").dump() + " lists, " + k.at("errors").dump() +
+           " errors; last event " + ago(k.at("lastEventMsAgo")) + "\n";
+}
+
+}  // namespace
+
+std::string render_status(const std::string& admin, const std::string& state_json) {
+    auto s = nlohmann::json::parse(state_json, nullptr, false);
+    if (s.is_discarded()) throw std::runtime_error("not JSON");
+    // Every field is read through at(): a missing one or one of the wrong type throws, never crashes.
+    std::string out = "glbd " + admin + ": cluster " + s.at("cluster").get<std::string>() + ", instance " +
+                      s.at("instance").get<std::string>() + ", serial " + s.at("serial").dump() + ", " +
+                      (s.at("ready").get<bool>() ? "ready" : "NOT READY") + "\n";
+    if (const auto& c = s.value("identityConflict", nlohmann::json()); c.is_object()) {
+        out += "IDENTITY CONFLICT: another glbd runs as " + s.at("cluster").get<std::string>() + "/" +
+               s.at("instance").get<std::string>() + " (" + c.at("where").get<std::string>() + ", " +
+               ago(c.at("lastMsAgo")) + "): the two take turns and each one's endpoints vanish; give each its own " +
+               "cluster.instance\n";
     }
+    out += "\nCLUSTERS\n";
+    std::vector<std::vector<std::string>> rows{{"CLUSTER", "ALIVE", "INSTANCE", "ALIVE", "LAST HEARD", "VERSION"}};
+    for (const auto& cl : s.at("clusters")) {
+        bool first = true;
+        for (const auto& in : cl.at("instances")) {
+            rows.push_back({first ? cl.at("id").get<std::string>() : "",
+                            first ? (cl.at("alive").get<bool>() ? "yes" : "DEAD") : "",
+                            in.at("instance").get<std::string>(), in.at("alive").get<bool>() ? "yes" : "DEAD",
+                            in.at("self").get<bool>() ? "(this instance)" : ago(in.at("lastHeardMsAgo")),
+                            in.at("version").dump()});
+            first = false;
+        }
+    }
+    table(out, rows);
+    render_peers(out, s.at("peers"));
+    if (s.contains("outside")) render_outside(out, s.at("outside"));
+    if (s.contains("dnssec")) render_dnssec(out, s.at("dnssec"));
+    render_hosts(out, s.at("hosts"));
+    if (s.contains("kubernetes")) render_kubernetes(out, s.at("kubernetes"));
     return for_terminal(out);
 }
 
