@@ -80,9 +80,13 @@ if [[ -n $DEB ]]; then
   debs=$(mktemp -d) context=$(mktemp -d)
   trap 'rm -rf "$debs" "$context"' EXIT
   cp "$DEB" "$debs/glbd.deb"
-  $ENGINE build "${pull[@]}" --network host --build-context build="$debs" -f docker/Dockerfile -t "$TAG" "$context"
+  $ENGINE build "${pull[@]}" --network host --build-context build="$debs" \
+    --build-arg GLBD_PACKAGE="sha256:$(sha256sum < "$DEB" | cut -d' ' -f1)" -f docker/Dockerfile -t "$TAG" "$context"
 else
-  $ENGINE build "${pull[@]}" --network host -f docker/Dockerfile -t "$TAG" .
+  # From source: the package is built in the image's first stage, its digest unknown here; the tree's is.
+  $ENGINE build "${pull[@]}" --network host \
+    --build-arg GLBD_PACKAGE="source:$( (git rev-parse HEAD; git status --porcelain; git diff HEAD) 2>/dev/null | sha256sum | cut -c1-16)" \
+    -f docker/Dockerfile -t "$TAG" .
 fi >/dev/null
 echo "image.sh: built $TAG in $(( $(date +%s) - start )) s, $($ENGINE image inspect --format '{{.Size}}' "$TAG") bytes"
 if [[ -n $SAVE ]]; then
