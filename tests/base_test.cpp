@@ -355,3 +355,71 @@ TEST(Endpoint, AddressesAndNamesCopyMoveAndCompareByValue) {
 }
 
 }  // namespace
+
+#include <thread>
+
+#include "resolver/base/shared_text.hpp"
+
+namespace {
+
+// A text of every length from 0 (all zero) through 7 (inline) to past them (one block the copies share) keeps its
+// value through copies, moves and assignment, compares with literals and std::strings as they do with each
+// other, and hashes as its characters do.
+TEST(SharedText, InlineAndSharedTextsKeepTheirValue) {
+    static_assert(sizeof(glbd::SharedText) == 8);
+    const std::string all = "gw-a.klb.shop.glb.test";
+    std::vector<glbd::SharedText> texts;
+    for (size_t n = 0; n <= all.size(); ++n) texts.emplace_back(std::string_view(all).substr(0, n));
+    for (size_t n = 0; n <= all.size(); ++n) {
+        const std::string want = all.substr(0, n);
+        const glbd::SharedText& t = texts[n];
+        EXPECT_EQ(t.view(), want);
+        EXPECT_EQ(t.size(), n);
+        EXPECT_EQ(t.empty(), n == 0);
+        EXPECT_EQ(t, want);
+        EXPECT_EQ(t.str(), want);
+        EXPECT_EQ(std::hash<glbd::SharedText>{}(t), std::hash<std::string_view>{}(want));
+        glbd::SharedText copy = t;
+        EXPECT_EQ(copy, t);
+        if (n > 0) {  // past 7: one block; else each its own
+            EXPECT_EQ(copy.view().data() == t.view().data(), n > 7) << n;
+        }
+        glbd::SharedText moved = std::move(copy);
+        EXPECT_EQ(moved, want);
+        EXPECT_TRUE(copy.empty());     // NOLINT(bugprone-use-after-move): a moved-from text is empty
+        copy = texts[all.size() - n];  // a moved-from text takes a new value
+        EXPECT_EQ(copy, all.substr(0, all.size() - n));
+        glbd::SharedText& same = moved;
+        moved = same;  // to itself: unchanged
+        EXPECT_EQ(moved, want);
+        if (n > 0) {
+            EXPECT_LT(texts[n - 1], t);  // a prefix orders first, as with std::string
+        }
+    }
+    EXPECT_EQ(glbd::SharedText("IE"), "IE");
+    EXPECT_NE(glbd::SharedText("IE"), "IEE");
+    EXPECT_LT(glbd::SharedText("GEO-EU"), std::string("US"));
+    EXPECT_EQ(std::string("k=") + glbd::SharedText("gw-a.klb.shop"), "k=gw-a.klb.shop");
+    const std::string nul("a\0b", 3);  // any byte, as a string holds it
+    EXPECT_EQ(glbd::SharedText(nul).view(), nul);
+}
+
+// Copies of one block made and dropped on several threads at once leave it whole (ThreadSanitizer runs this too).
+TEST(SharedText, CopiesOnManyThreadsShareOneBlock) {
+    const glbd::SharedText text("an upstream name past seven bytes");
+    std::vector<std::thread> threads;
+    threads.reserve(4);
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&text] {
+            for (int i = 0; i < 20000; ++i) {
+                glbd::SharedText copy = text;
+                glbd::SharedText moved = std::move(copy);
+                if (moved != text) std::abort();
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(text, "an upstream name past seven bytes");
+}
+
+}  // namespace

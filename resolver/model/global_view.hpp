@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/base/shared_text.hpp"
 #include "resolver/model/endpoint.hpp"
 #include "resolver/model/host.hpp"
 #include "resolver/model/served.hpp"
@@ -31,7 +32,7 @@ static_assert(sizeof(EndpointState) <= 24, "an endpoint's state grew: the view h
 struct HostEntry {
     HostEntry() = default;
     HostEntry(std::string host_, uint32_t ttl_, std::optional<model::LoadBalancing> lb,
-              std::vector<EndpointState> endpoints_, std::string entry_ = {})
+              std::vector<EndpointState> endpoints_, SharedText entry_ = {})
         : host(std::move(host_)),
           ttl(ttl_),
           load_balancing(std::move(lb)),
@@ -45,12 +46,12 @@ struct HostEntry {
     uint16_t check = 0;
     std::optional<model::LoadBalancing> load_balancing;  // absent: a simple host
     std::vector<EndpointState> endpoints;
-    std::string entry = {};  // "" for a name's only entry in its cluster; else its name upstream
+    SharedText entry = {};  // "" for a name's only entry in its cluster; else its name upstream
     bool operator==(const HostEntry&) const = default;
     // The order of a cluster's list: by host name, then entry.
     [[nodiscard]] bool before(const HostEntry& o) const { return host != o.host ? host < o.host : entry < o.entry; }
 };
-static_assert(sizeof(HostEntry) <= 152, "an entry grew: the view holds one per host per cluster");
+static_assert(sizeof(HostEntry) <= 96, "an entry grew: the view holds one per host per cluster");
 
 // A vector whose copies share one buffer until one of them is changed (copy on write): an origin's hosts in
 // the sync store, in its cluster's view and in the snapshot builder are one list, not three. Reading never

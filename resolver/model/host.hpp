@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "resolver/base/shared_text.hpp"
 #include "resolver/model/endpoint.hpp"
 
 namespace glbd::model {
@@ -22,9 +23,12 @@ struct Coordinates {
 };
 
 struct LoadBalancing {
+    LoadBalancing() = default;
+    LoadBalancing(uint16_t weight_, SharedText geo_, bool default_geo_)
+        : weight(weight_), default_geo(default_geo_), geo(std::move(geo_)) {}
     uint16_t weight = 100;
-    std::string geo;  // "" = none
-    bool default_geo = false;
+    bool default_geo = false;  // (beside the weight: 16 bytes in all, an entry holds one)
+    SharedText geo;            // "" = none (a code is held inline: no heap)
     bool operator==(const LoadBalancing&) const = default;
 };
 

@@ -210,7 +210,7 @@ json cluster_location(const ClusterView& cv) {
     size_t seen = 0;
     for (const auto& h : cv.hosts) {
         if (++seen > 1000) break;
-        if (h.load_balancing && !h.load_balancing->geo.empty()) ++codes[h.load_balancing->geo];
+        if (h.load_balancing && !h.load_balancing->geo.empty()) ++codes[h.load_balancing->geo.str()];
     }
     const std::string* best = nullptr;
     for (const auto& [code, n] : codes) {

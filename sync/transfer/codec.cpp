@@ -225,8 +225,8 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
 
 // ---- the `_glbd.` TXT records: reports as key=value strings (docs/sync.md)
 namespace {
-std::string kv(const std::string& k, const std::string& v) { return k + "=" + v; }
-std::string kv(const std::string& k, uint64_t v) { return k + "=" + std::to_string(v); }
+std::string kv(std::string_view k, std::string_view v) { return std::string(k).append("=").append(v); }
+std::string kv(std::string_view k, uint64_t v) { return std::string(k).append("=").append(std::to_string(v)); }
 
 }  // namespace
 
