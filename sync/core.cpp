@@ -128,8 +128,8 @@ void Core::conflict(const std::string& where) {
     }
 }
 
-bool Core::in_our_zones(const std::string& host) const {
-    std::string h = host.rfind("*.", 0) == 0 ? host.substr(2) : host;
+bool Core::in_our_zones(std::string_view host) const {
+    std::string_view h = host.starts_with("*.") ? host.substr(2) : host;
     return std::any_of(config.zones.begin(), config.zones.end(),
                        [&](const model::Zone& z) { return model::is_subdomain(h, z.origin); });
 }

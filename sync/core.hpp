@@ -137,7 +137,7 @@ struct Core {
     }
     // Another glbd runs as this instance, seen at `where`: remembered for the status, logged (once a minute).
     void conflict(const std::string& where) GLBD_REQUIRES(mu);
-    [[nodiscard]] bool in_our_zones(const std::string& host) const;
+    [[nodiscard]] bool in_our_zones(std::string_view host) const;
     // A peer's entry we can serve: in our zones, and at a zone apex with addresses only (a host name there would
     // be answered as a CNAME beside the SOA and NS: model::kApexCname).
     [[nodiscard]] bool servable(const HostEntry& h) const;

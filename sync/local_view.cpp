@@ -9,7 +9,8 @@ ClusterView local_view(const conf::Config& config, const health::States& health,
     if (checks) *checks = std::move(numbered);
     for (auto& host : v.hosts) {
         for (auto& ep : host.endpoints) {
-            if (auto it = health.find({host.host, ep.target}); it != health.end()) ep.healthy = it->second.healthy;
+            if (auto it = health.find({host.host.str(), ep.target}); it != health.end())
+                ep.healthy = it->second.healthy;
         }
     }
     return v;

@@ -86,7 +86,7 @@ const std::vector<OutsideTarget>& OutsideTargets::update(const std::vector<LiveR
             const std::string key = ep.str();
             if (!health::outside::is_vantage(key, s.cluster, own_cluster, clusters, vantages)) return;
             if (health::outside::prober(key, own_probers) != own_instance) return;
-            of.targets.push_back(OutsideTarget{s.cluster, h.host, ep, s.checks[h.check - 1]});
+            of.targets.push_back(OutsideTarget{s.cluster, h.host.str(), ep, s.checks[h.check - 1]});
         });
     }
     by_origin_ = std::move(now);
@@ -176,9 +176,10 @@ FleetVerdicts fleet_verdicts(const std::vector<LiveReport>& reports, const Vanta
         const std::string& c = r.state->cluster;
         const auto dead_for = std::chrono::milliseconds(r.dead_for_ms);
         each_checked_endpoint(*r.state, [&](const HostEntry& h, const Endpoint& ep) {
-            if (out::keep_dead(all.seen(c, h.host, ep, vantages), quorum, dead_for,
+            std::string host = h.host.str();
+            if (out::keep_dead(all.seen(c, host, ep, vantages), quorum, dead_for,
                                std::chrono::milliseconds(keep_dead_ms)))
-                verdicts.kept[c].emplace(h.host, ep);
+                verdicts.kept[c].emplace(std::move(host), ep);
         });
     }
     return verdicts;

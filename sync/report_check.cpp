@@ -114,8 +114,9 @@ size_t drop_bad_hosts(InstanceState& s, std::string& first_why) {
         std::string why = host_problem(hosts[i], s.checks.size());
         const HostEntry& h = hosts[i];
         if (why.empty() && !ordered &&
-            !(h.entry.empty() ? seen.insert(h.host).second : seen_entries.insert(h.host + '\0' + h.entry).second)) {
-            why = hosts[i].host + ": entry \"" + hosts[i].entry + "\" given twice";
+            !(h.entry.empty() ? seen.insert(h.host).second
+                              : seen_entries.insert(h.host.str().append(1, '\0').append(h.entry.view())).second)) {
+            why = h.host.str().append(": entry \"").append(h.entry.view()).append("\" given twice");
         }
         if (why.empty()) continue;
         if (bad.empty()) first_why = why;

@@ -93,6 +93,14 @@ void Store::load(InstanceState&& s, uint64_t now_ms) {
     if (!k.state.forgotten.empty()) bury(ForgottenMap(k.state.forgotten));  // (a copy: bury may erase k)
 }
 
+size_t Store::share_names(InstanceState& report) const {
+    const HostList* most = nullptr;
+    for (const auto& [origin, k] : known_) {
+        if (!most || k.state.hosts.size() > most->size()) most = &k.state.hosts;
+    }
+    return most && !report.hosts.empty() ? glbd::share_names(report.hosts, *most) : 0;
+}
+
 bool Store::alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const {
     return k.state.origin() == own_ || now_ms <= k.last_heard_ms + dead_after_ms + k.grace_ms;
 }
@@ -164,7 +172,8 @@ ClusterView merge_cluster(const std::string& id, bool alive, const std::vector<c
         std::vector<std::map<Endpoint, std::pair<unsigned, unsigned>>> votes;  // healthy, total
         for (const Known* k : use) {
             for (const auto& h : k->state.hosts) {
-                auto [hit, added] = host_index.try_emplace(h.host + '\0' + h.entry, cv.hosts.size());
+                auto [hit, added] =
+                    host_index.try_emplace(h.host.str().append(1, '\0').append(h.entry.view()), cv.hosts.size());
                 if (added) {
                     cv.hosts.push_back(HostEntry{h.host, h.ttl, h.load_balancing, {}, h.entry});
                     votes.emplace_back();

@@ -111,6 +111,9 @@ public:
     void set_own(const InstanceState& own, uint64_t now_ms);
     // Loads a report as just heard (stateDir at start); the report moves into the store.
     void load(InstanceState&& s, uint64_t now_ms);
+    // Gives a checked report's host names the texts the largest list known holds (resolver/model's
+    // share_names): one text per name, not per cluster. Before merge or load; returns how many took one.
+    size_t share_names(InstanceState& report) const;
     // A heartbeat without data (the origin did not change since the puller's generation): moves the
     // heartbeat only.
     // Returns true when the report's version is newer than what is known (a full pull is needed).

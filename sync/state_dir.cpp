@@ -53,6 +53,7 @@ void StateDir::load(uint64_t now) {
                 core_.saved_own_records = std::move(s.records);
                 continue;
             }
+            core_.store.share_names(s);  // (those the reader shared already are left as they are)
             core_.store.load(std::move(s), now);
             ++n;
         }

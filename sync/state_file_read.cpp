@@ -95,6 +95,8 @@ private:
     uint32_t item_ = 0;  // in a row: the place of the next value
     std::vector<uint32_t> item_stack_;
     InstanceState cur_;
+    HostList most_;            // the largest origin's hosts so far: the next origins' names share their texts
+    NameSharer names_;         // (reading most_ from its start for each origin)
     uint64_t host_count_ = 0;  // the origin's "hostCount", when it came before its "hosts"
     // The origin's "checkRuns" (before its hosts): (count, check) over the hosts' rows in order, read or not;
     // the run the next row is in, and how many rows of it came.
@@ -256,7 +258,7 @@ private:
                : item_ == 4 ? "entry"
                             : "a host row's item " + std::to_string(item_ + 1);
         if (item_ == 0) {
-            h.host = text(v), seen_ |= 1;
+            h.host = names_(text(v)), seen_ |= 1;
         } else if (item_ == 1) {
             h.ttl = static_cast<uint32_t>(number(v, 2147483647)), seen_ |= 2;
         } else if (item_ == 3 && v.kind == Value::none) {
@@ -320,7 +322,7 @@ private:
     // Format 1's objects (and "entry" since format 3).
     void host_field(Value& v) {
         if (key_ == "host") {
-            cur_.hosts.back().host = text(v), seen_ |= 1;
+            cur_.hosts.back().host = names_(text(v)), seen_ |= 1;
         } else if (key_ == "entry") {
             cur_.hosts.back().entry = text(v);
         } else if (key_ == "ttl") {
@@ -507,6 +509,8 @@ private:
             case In::origin:
                 need(31, "an origin", {"cluster", "instance", "version", "hosts", "overrides"});
                 cur_.hosts.shrink_to_fit();
+                if (cur_.hosts.size() >= most_.size()) most_ = cur_.hosts;
+                names_ = NameSharer(most_);
                 origins.push_back(std::move(cur_));
                 cur_ = InstanceState{};
                 break;

@@ -89,7 +89,7 @@ hosts:
     EXPECT_TRUE(checks[1].inside_only);
     EXPECT_TRUE(checks[1].check.headers.empty());
     std::map<std::string, uint16_t> numbers;
-    for (const HostEntry& h : v.hosts) numbers[h.host] = h.check;
+    for (const HostEntry& h : v.hosts) numbers[h.host.str()] = h.check;
     EXPECT_EQ(numbers, (std::map<std::string, uint16_t>{
                            {"a.glb.test", 1}, {"b.glb.test", 1}, {"c.glb.test", 0}, {"d.glb.test", 2}}));
     for (const auto& c : checks) EXPECT_EQ(format_check(c).find("secret"), std::string::npos);
@@ -325,7 +325,7 @@ TEST(OutsideVerdicts, TheFleetsVerdict) {
     std::vector<InstanceState> all{prober_origin("c1", "a", 1), prober_origin("c2", "b", 0),
                                    prober_origin("c3", "c", 0), prober_origin("c4", "d", 0)};
     const Endpoint e = all[0].hosts[0].endpoints[0].target;
-    const std::string host = all[0].hosts[0].host;
+    const std::string host = all[0].hosts[0].host.str();
     auto verdicts = [&](unsigned vantages) {
         std::vector<LiveReport> reports;
         for (const auto& s : all) reports.push_back({&s, true});

@@ -497,7 +497,7 @@ TEST(CheckReport, EveryFieldByTheConfigRules) {
     for (const auto& c : left_out) {
         InstanceState s = good;
         c.spoil(s);
-        std::string kept_name = s.hosts[0].host;
+        std::string kept_name = s.hosts[0].host.str();
         CheckResult r = check_report(s, now);
         EXPECT_EQ(r.error, "") << c.what;
         EXPECT_EQ(r.dropped, 1u) << c.what;

@@ -86,7 +86,7 @@ void mutate(std::mt19937& rng, ClusterView& c) {
             if (HostEntry* h = pick()) h->endpoints[rng() % h->endpoints.size()].healthy ^= true;
             break;
         case 1:  // loadBalancing changed (weight, geo, default, or gone)
-            if (HostEntry* h = pick()) h->load_balancing = random_entry(rng, h->host).load_balancing;
+            if (HostEntry* h = pick()) h->load_balancing = random_entry(rng, h->host.str()).load_balancing;
             break;
         case 2:  // a host withdrawn
             if (!c.hosts.empty()) c.hosts.erase(c.hosts.begin() + static_cast<long>(rng() % c.hosts.size()));

@@ -161,6 +161,35 @@ TEST(StateDir, EveryFieldRoundTripsAndEarlierFilesRead) {
 // Each origin says how many hosts follow ("hostCount"), so the reader sizes its list once. The count is a
 // hint: a file whose count is wrong, or has none (earlier versions), reads the hosts that are there, in a
 // list no larger than they need.
+// Every origin read from stateDir holds one text per host name, shared with the largest origin read before it
+// (glbd writes hosts by name); a name only one origin has is its own.
+TEST(StateDir, OriginsShareTheTextsOfTheirHostNames) {
+    InstanceState a{"us", "b", 1000, 1000, {}, {}}, small{"ap", "c", 1000, 1000, {}, {}};
+    a.hosts = test::hosts(50);
+    small.hosts = test::hosts(3);
+    InstanceState b = a;
+    b.cluster = "eu";
+    b.hosts = test::hosts(50);
+    b.hosts.push_back(HostEntry{"only-in-eu.glb.test", 60, std::nullopt, {{"192.0.2.9", true}}});
+    order_entries(a.hosts), order_entries(b.hosts), order_entries(small.hosts);
+    std::stringstream file;
+    write_state_file(file, {a, small, b}, 1);
+    std::vector<InstanceState> read = read_state_file(file.str());
+    ASSERT_EQ(read.size(), 3u);
+    const HostList& us = read[0].hosts;
+    const HostList& eu = read[2].hosts;
+    ASSERT_EQ(us.size(), 50u);
+    ASSERT_EQ(eu.size(), 51u);
+    EXPECT_EQ(eu.vec(), b.hosts.vec());  // the same values
+    size_t shared = 0;
+    for (size_t i = 0, j = 0; i < eu.size(); ++i) {
+        while (j < us.size() && us[j].host < eu[i].host) ++j;
+        if (j < us.size() && us[j].host == eu[i].host) shared += eu[i].host.same_block(us[j].host);
+    }
+    EXPECT_EQ(shared, 50u);  // every name us has (the small origin between them is not the one read)
+    EXPECT_TRUE(read[1].hosts[2].host.same_block(us[12].host));  // the small origin's h2 is the h2 us has
+}
+
 TEST(StateDir, TheHostCountSizesTheListAndIsOnlyAHint) {
     InstanceState s;
     s.cluster = "us", s.instance = "b", s.version = 1;

@@ -132,6 +132,40 @@ TEST(Store, OneReportInOrderIsSharedAndOneOutOfOrderIsPutInOrder) {
     EXPECT_EQ(eu->hosts, in_order.hosts);
 }
 
+// A report's host names take the texts the largest list known holds (one text per name, not per cluster): names
+// in order or not, a name of its own stays its own, and a report that shares them already is left as it is.
+TEST(Store, AReportsNamesShareTheTextsOfTheLargestListKnown) {
+    auto report = [](const std::string& cluster, std::vector<std::string> names) {
+        InstanceState s{cluster, "r1", 10, 10, {}, {}};
+        for (const auto& n : names) s.hosts.push_back(HostEntry{n, 60, std::nullopt, {{"192.0.2.1", true}}});
+        return s;
+    };
+    Store st;
+    st.set_own(inst("me", "a", 1, 1), 0);
+    st.merge(report("eu", {"aaaa.glb.test", "bbbb.glb.test", "cccc.glb.test", "dddd.glb.test"}), 0, 1000);
+    st.merge(report("ap", {"aaaa.glb.test"}), 0, 1000);  // smaller: not the one read
+    const HostList& eu = st.known().at("eu/r1").state.hosts;
+    InstanceState us = report("us", {"bbbb.glb.test", "bbbb.glb.test", "cnew.glb.test", "dddd.glb.test"});
+    us.hosts[1].entry = "gw-2";  // a second entry of one name takes the text too
+    EXPECT_FALSE(us.hosts[0].host.same_block(eu[1].host));
+    EXPECT_EQ(st.share_names(us), 3u);
+    EXPECT_TRUE(us.hosts[0].host.same_block(eu[1].host));
+    EXPECT_TRUE(us.hosts[1].host.same_block(eu[1].host));
+    EXPECT_EQ(us.hosts[2].host, "cnew.glb.test");  // not known: its own
+    EXPECT_TRUE(us.hosts[3].host.same_block(eu[3].host));
+    EXPECT_EQ(st.share_names(us), 0u);  // shared already
+
+    InstanceState backwards = report("us", {"dddd.glb.test", "cccc.glb.test", "bbbb.glb.test"});
+    st.share_names(backwards);  // out of order: fewer shared, every name still its own value
+    EXPECT_EQ(backwards.hosts[0].host, "dddd.glb.test");
+    EXPECT_EQ(backwards.hosts[1].host, "cccc.glb.test");
+    EXPECT_EQ(backwards.hosts[2].host, "bbbb.glb.test");
+
+    InstanceState again = st.known().at("eu/r1").state;  // a report made whole from the list held
+    EXPECT_EQ(st.share_names(again), 0u);
+    EXPECT_TRUE(again.hosts.same_list(eu));  // not made its own
+}
+
 TEST(Store, LosingOneReplicaWithdrawsNothing) {
     Store st;
     st.set_own(inst("me", "a", 1, 1), 0);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <new>
+#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -50,6 +51,7 @@ public:
     [[nodiscard]] std::string str() const { return std::string(view()); }
     [[nodiscard]] bool empty() const noexcept { return bits_ == 0; }
     [[nodiscard]] size_t size() const noexcept { return view().size(); }
+    [[nodiscard]] const char* data() const noexcept { return view().data(); }
     // Whether the two share one heap block (equal without looking; inline texts are compared).
     [[nodiscard]] bool same_block(const SharedText& o) const noexcept { return bits_ == o.bits_; }
 
@@ -73,6 +75,7 @@ public:
     }
 
     friend std::string operator+(std::string a, const SharedText& b) { return a.append(b.view()); }
+    friend std::ostream& operator<<(std::ostream& out, const SharedText& t) { return out << t.view(); }
     friend std::string operator+(const SharedText& a, std::string_view b) { return a.str().append(b); }
 
 private:

@@ -17,6 +17,27 @@ ClusterView local_cluster_view(const model::Served& served) {
     return v;
 }
 
+size_t share_names(HostList& hosts, const HostList& reference) {
+    const std::vector<HostEntry>& list = hosts;
+    const std::vector<HostEntry>& ref = reference;
+    // Which entries take a text, found without touching the list (one that shares its texts already, as a report
+    // made whole from the list held before, stays shared).
+    std::vector<std::pair<size_t, size_t>> take;  // (entry, reference entry)
+    for (size_t i = 0, j = 0; i < list.size() && j < ref.size();) {
+        const SharedText& name = list[i].host;
+        if (ref[j].host < name) {
+            ++j;
+        } else {
+            if (!name.same_block(ref[j].host) && name == ref[j].host) take.emplace_back(i, j);
+            ++i;  // (the next entry may be another of this name)
+        }
+    }
+    if (take.empty()) return 0;
+    auto it = hosts.begin();  // the list made its own
+    for (const auto& [i, j] : take) it[static_cast<ptrdiff_t>(i)].host = ref[j].host;
+    return take.size();
+}
+
 void order_entries(HostList& hosts) {
     const std::vector<HostEntry>& list = hosts;
     auto before = [](const HostEntry& a, const HostEntry& b) { return a.before(b); };

@@ -22,6 +22,12 @@ struct Coordinates {
     bool operator==(const Coordinates&) const = default;
 };
 
+// GCC 12 takes the moves of a disengaged std::optional<LoadBalancing> (inlined) for reads of its unset payload, a
+// false positive (optional moves the payload only when engaged): not a warning for this type's members.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 struct LoadBalancing {
     LoadBalancing() = default;
     LoadBalancing(uint16_t weight_, SharedText geo_, bool default_geo_)
@@ -31,6 +37,9 @@ struct LoadBalancing {
     SharedText geo;            // "" = none (a code is held inline: no heap)
     bool operator==(const LoadBalancing&) const = default;
 };
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 enum class Protocol { http, https, tcp };
 

@@ -287,7 +287,7 @@ void SnapshotBuilder::contributions_of(const Clusters& clusters, const NameKey& 
         for (; p != Places::kNone; p = c.places.next(p)) {
             out.emplace_back(c.view.get(), &hosts[p]);
             cursor = p + 1;
-            if (p + 4 < hosts.size()) {  // every line of the entry (152 bytes: its endpoints' place is in the third)
+            if (p + 4 < hosts.size()) {  // every line of the entry (72 bytes: one or two lines)
                 const char* ahead = reinterpret_cast<const char*>(&hosts[p + 4]);
                 for (size_t at = 0; at < sizeof(HostEntry); at += 64) __builtin_prefetch(ahead + at);
                 __builtin_prefetch(ahead + sizeof(HostEntry) - 1);

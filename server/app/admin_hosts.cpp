@@ -29,17 +29,18 @@ bool unhealthy(const HostEntry& h) {
 // One host entry's endpoints, with their overrides and (this cluster's) probe results.
 json endpoints_json(const ClusterView& cv, const HostEntry& h, const HostFacts& facts) {
     json eps = json::array();
+    const std::string host = h.host.str();
     for (const auto& ep : h.endpoints) {
         json je{{"target", ep.target.str()}, {"healthy", ep.healthy}};
         const sync::OverrideEntry* ov = sync::override_for(facts.in_force, cv.id, ep.target);
         je["override"] = ov ? json(sync::state_name(ov->state)) : json(nullptr);
         if (cv.id == facts.self) {
-            if (auto it = facts.probes.find({h.host, ep.target}); it != facts.probes.end()) {
+            if (auto it = facts.probes.find({host, ep.target}); it != facts.probes.end()) {
                 je["probe"] = {
                     {"known", it->second.known}, {"healthy", it->second.healthy}, {"reason", it->second.reason}};
             }
         }
-        if (auto it = facts.outside.find({cv.id, h.host, ep.target}); it != facts.outside.end())
+        if (auto it = facts.outside.find({cv.id, host, ep.target}); it != facts.outside.end())
             je["outside"] = it->second;
         eps.push_back(std::move(je));
     }
@@ -56,7 +57,8 @@ std::string host_source(const HostSources& sources, const std::string& host) {
 // One host: each cluster's entry, and the answers this server gave from each.
 void append_host_json(std::string& out, const HostEntries& entries, const HostFacts& facts) {
     const HostEntry& first = *entries.front().second;
-    json jh{{"name", first.host}, {"loadBalanced", first.load_balancing.has_value()}, {"entries", json::array()}};
+    const std::string name = first.host.str();  // every entry's
+    json jh{{"name", name}, {"loadBalanced", first.load_balancing.has_value()}, {"entries", json::array()}};
     facts.ids->read([&](const AnswerIds& ids) {
         auto answers = [&](const std::string& host, const std::string& cluster) -> uint64_t {
             uint32_t id = ids.find(host, cluster);
@@ -67,17 +69,17 @@ void append_host_json(std::string& out, const HostEntries& entries, const HostFa
                        {"alive", cv->alive},
                        {"ttl", h->ttl},
                        {"endpoints", endpoints_json(*cv, *h, facts)}};
-            if (!h->entry.empty()) entry["entry"] = h->entry;
-            if (cv->id == facts.self) entry["source"] = host_source(*facts.sources, h->host);
+            if (!h->entry.empty()) entry["entry"] = h->entry.str();
+            if (cv->id == facts.self) entry["source"] = host_source(*facts.sources, name);
             if (h->load_balancing) {
-                entry["geo"] = h->load_balancing->geo;
+                entry["geo"] = h->load_balancing->geo.str();
                 entry["weight"] = h->load_balancing->weight;
                 entry["defaultGeo"] = h->load_balancing->default_geo;
-                entry["answers"] = answers(h->host, cv->id);
+                entry["answers"] = answers(name, cv->id);
             }
             jh["entries"].push_back(std::move(entry));
         }
-        if (!first.load_balancing) jh["answers"] = answers(first.host, "all");
+        if (!first.load_balancing) jh["answers"] = answers(name, "all");
     });
     // Names and endpoints may come from peers: bytes that are not UTF-8 become U+FFFD, never an exception.
     out += jh.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -96,12 +98,12 @@ HostWalk::HostWalk(const GlobalView& view, std::string_view from, bool after) {
 }
 
 const HostEntries* HostWalk::next() {
-    const std::string* next = nullptr;
+    const SharedText* next = nullptr;
     for (const auto& [cv, i] : at_) {
         if (i < cv->hosts.size() && (!next || cv->hosts[i].host < *next)) next = &cv->hosts[i].host;
     }
     if (!next) return nullptr;
-    const std::string name = *next;
+    const SharedText name = *next;
     entries_.clear();
     for (auto& [cv, i] : at_) {
         while (i < cv->hosts.size() && cv->hosts[i].host == name) entries_.emplace_back(cv, &cv->hosts[i++]);
@@ -223,7 +225,7 @@ admin::Response AdminRoutes::hosts_route(const std::string& query) const {
                 overridden |= sync::override_for(facts.in_force, cv->id, e.target) != nullptr;
             }
             if (!from_source && cv->id == facts.self) {
-                auto it = facts.sources->find(h->host);
+                auto it = facts.sources->find(h->host.str());
                 from_source =
                     want_file ? it == facts.sources->end() : it != facts.sources->end() && it->second == record;
             }
@@ -235,21 +237,21 @@ admin::Response AdminRoutes::hosts_route(const std::string& query) const {
     std::optional<std::string> next;
     HostWalk walk(view, cursor.empty() ? prefix : cursor, !cursor.empty());
     for (const HostEntries* entries = walk.next(); entries; entries = walk.next()) {
-        const std::string& name = entries->front().second->host;
+        const std::string name = entries->front().second->host.str();
         if (name.compare(0, prefix.size(), prefix) != 0) {
             if (name.compare(prefix) < 0) continue;  // before it: go on
             break;
         }
         if (!passes(*entries)) continue;
         if (page.size() == limit) {
-            next = page.back().front().second->host;
+            next = page.back().front().second->host.str();
             break;
         }
         page.push_back(*entries);
     }
     std::vector<std::string> names;
     names.reserve(page.size());
-    for (const auto& entries : page) names.push_back(entries.front().second->host);
+    for (const auto& entries : page) names.push_back(entries.front().second->host.str());
     facts.probes = d_.checker_->states_of(names);
     fleet_facts(facts, &names);  // (names: the walk's order, by name)
     r.content_type = "application/json";

@@ -69,8 +69,8 @@ void KubeFeed::merge(conf::Config& config, sync::Service& sync) {
         for (const HostEntry& h : seed_) {
             std::vector<Endpoint> targets;
             for (const auto& ep : h.endpoints) targets.push_back(ep.target);
-            model::Host host{h.host, h.ttl, std::move(targets), h.load_balancing, std::nullopt, h.entry.str()};
-            c.source.emplace(h.host, "stateDir");
+            model::Host host{h.host.str(), h.ttl, std::move(targets), h.load_balancing, std::nullopt, h.entry.str()};
+            c.source.emplace(h.host.str(), "stateDir");
             c.hosts.push_back(std::move(host));
         }
     }

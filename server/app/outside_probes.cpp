@@ -151,7 +151,7 @@ SharedView OutsideProbes::apply(SharedView view) {
                 for (const HostEntry& h : cluster->hosts.vec()) {
                     HostEntry k = h;
                     std::erase_if(k.endpoints, [&](const EndpointState& ep) {
-                        return !kept->second.count({h.host, ep.target});
+                        return !kept->second.count({h.host.str(), ep.target});
                     });
                     if (k.endpoints.empty()) continue;
                     for (EndpointState& ep : k.endpoints) ep.healthy = true;
@@ -163,8 +163,9 @@ SharedView OutsideProbes::apply(SharedView view) {
                 changed->tally = std::make_shared<const HostTally>(changed->hosts.vec());
             } else {
                 for (HostEntry& h : changed->hosts) {  // (the list is copied only here, for a cluster with withdrawals)
+                    const std::string host = h.host.str();
                     for (EndpointState& ep : h.endpoints) {
-                        if (ep.healthy && failed->second.count({h.host, ep.target})) ep.healthy = false, any = true;
+                        if (ep.healthy && failed->second.count({host, ep.target})) ep.healthy = false, any = true;
                     }
                 }
                 if (any) changed->tally = std::make_shared<const HostTally>(changed->hosts.vec());

@@ -106,7 +106,7 @@ private:
     bool add_override(Record rec, std::string_view v0);
     bool add_active_groups(Record rec, std::string_view v0);
     std::optional<Report> cur_;
-    std::optional<std::pair<std::string, SharedText>> left_out_;  // the host (and entry) just left out: its more=
+    std::optional<std::pair<SharedText, SharedText>> left_out_;  // the host (and entry) just left out: its more=
     std::function<bool(const InstanceState&)> held_;
     bool skipping_ = false;  // cur_'s data records (held already)
     std::string from_, error_;

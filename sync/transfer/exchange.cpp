@@ -325,6 +325,7 @@ void Pulls::accept(Exchange* x, std::vector<Report>& reports) {
             accept_heartbeat(x, r, now);
             continue;
         }
+        store.share_names(r.state);
         auto m = store.merge(r.state, r.age_ms, now);
         if (m.data_changed) {
             x->changed = true;
