@@ -179,14 +179,19 @@ echo "| servers | hosts each | figure | baseline | new | new / baseline |"
 echo "|---:|---:|---|---:|---:|---:|"
 for n in $SERVERS; do
   declare -A got=()
+  runs=""
   for ((rep = 1; rep <= ${REPEAT:-3}; rep++)); do
-    for which in new baseline; do
+    order="new baseline"
+    ((rep % 2)) || order="baseline new"  # each goes first as often: a fleet's start may feel the last one's end
+    for which in $order; do
       if [[ $which == new ]]; then GLBD=$NEW; else GLBD=$BASELINE; fi
       fleet "$n"
       read -r a b d <<<"$FLEET"
       got[$which.converge]+=" $a" got[$which.spread]+=" $b" got[$which.join]+=" $d"
+      runs+="${runs:+, }$which $a/$b/$d ms"
     done
   done
+  echo "$n servers, each run in turn (full convergence / one change / a new cluster): $runs" >&2
   for f in "converge:full convergence from start" "spread:one change reaches all" "join:a new cluster seen by all"; do
     key=${f%%:*}
     # shellcheck disable=SC2086

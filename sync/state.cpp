@@ -94,11 +94,20 @@ void Store::load(InstanceState&& s, uint64_t now_ms) {
 }
 
 size_t Store::share_names(InstanceState& report) const {
+    if (report.hosts.empty()) return 0;
+    HostList names = names_for(report.origin());
+    return glbd::share_names(report.hosts, names);
+}
+
+HostList Store::names_for(const std::string& origin) const {
+    if (auto it = known_.find(origin); it != known_.end() && !it->second.state.hosts.empty()) {
+        return it->second.state.hosts;
+    }
     const HostList* most = nullptr;
-    for (const auto& [origin, k] : known_) {
+    for (const auto& [o, k] : known_) {
         if (!most || k.state.hosts.size() > most->size()) most = &k.state.hosts;
     }
-    return most && !report.hosts.empty() ? glbd::share_names(report.hosts, *most) : 0;
+    return most ? *most : HostList{};
 }
 
 bool Store::alive(const Known& k, uint64_t now_ms, uint64_t dead_after_ms) const {

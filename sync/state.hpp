@@ -114,6 +114,8 @@ public:
     // Gives a checked report's host names the texts the largest list known holds (resolver/model's
     // share_names): one text per name, not per cluster. Before merge or load; returns how many took one.
     size_t share_names(InstanceState& report) const;
+    // The list whose names a report of `origin` should share: the one held of it, else the largest known.
+    [[nodiscard]] HostList names_for(const std::string& origin) const;
     // A heartbeat without data (the origin did not change since the puller's generation): moves the
     // heartbeat only.
     // Returns true when the report's version is newer than what is known (a full pull is needed).

@@ -503,3 +503,41 @@ TEST(Transfer, HostWithFiveThousandEndpointsArrivesWhole) {
 }
 
 }  // namespace
+
+namespace {
+
+// The host names of a report read take the texts of the list the puller names for its origin (a name it lacks
+// is a text of its own), every value as sent; without such a list every name is its own.
+TEST(Decoder, HostNamesShareTheTextsOfTheListGivenForTheirOrigin) {
+    auto a = test::inst("eu-1", "pod-a", 5, 6);
+    a.hosts.push_back(a.hosts[0]), a.hosts.push_back(a.hosts[0]);  // shop, and two more
+    a.hosts[1].host = "api.glb.test", a.hosts[2].host = "zzz-new.glb.test";
+    HostList held = std::vector<HostEntry>{test::inst("eu-1", "pod-a", 1, 1).hosts[0]};  // shop.glb.test
+    held.push_back(HostEntry{"api.glb.test", 60, std::nullopt, {}});
+    order_entries(held);
+    order_entries(a.hosts);
+    auto records = encode("eu-1/pod-a", {{a, 0}});
+    for (bool with_names : {true, false}) {
+        Decoder d;
+        std::vector<std::string> asked;
+        if (with_names) {
+            d.share_names([&](const InstanceState& s) {
+                asked.push_back(s.origin());
+                return held;
+            });
+        }
+        std::vector<Report> done;
+        for (const auto& r : records) ASSERT_TRUE(d.add(r, done)) << d.error();
+        d.finish(done);
+        ASSERT_EQ(done.size(), 1u);
+        const HostList& got = done[0].state.hosts;
+        ASSERT_EQ(got.size(), 3u);
+        EXPECT_EQ(got.vec(), a.hosts.vec());
+        EXPECT_EQ(got[0].host.same_block(held[0].host), with_names);  // api
+        EXPECT_EQ(got[1].host.same_block(held[1].host), with_names);  // shop
+        EXPECT_EQ(got[2].host, "zzz-new.glb.test");
+        EXPECT_EQ(asked, with_names ? std::vector<std::string>{"eu-1/pod-a"} : std::vector<std::string>{});
+    }
+}
+
+}  // namespace

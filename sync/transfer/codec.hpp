@@ -89,6 +89,9 @@ public:
     // limit but not decoded (a version names one state of an origin's data; a fresh node pulling many peers
     // at once otherwise decodes each origin from every relay that sends it).
     void skip_held(std::function<bool(const InstanceState&)> held) { held_ = std::move(held); }
+    // The pulling side's: a report's host names are taken from the list `names` gives for its origin (the one
+    // held, or another cluster's: NameSharer), so a name the puller holds costs no text of its own.
+    void share_names(std::function<HostList(const InstanceState&)> names) { names_for_ = std::move(names); }
     // The end of the transfer: the last report, if any, is appended to `done`.
     void finish(std::vector<Report>& done);
     const std::string& from() const { return from_; }
@@ -108,6 +111,8 @@ private:
     std::optional<Report> cur_;
     std::optional<std::pair<SharedText, SharedText>> left_out_;  // the host (and entry) just left out: its more=
     std::function<bool(const InstanceState&)> held_;
+    std::function<HostList(const InstanceState&)> names_for_;
+    NameSharer names_;       // cur_'s host names
     bool skipping_ = false;  // cur_'s data records (held already)
     std::string from_, error_;
     size_t index_ = 0, origins_ = 0, bytes_ = 0, outside_failing_ = 0;

@@ -41,12 +41,12 @@ std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::stri
             if (!parse_unsigned(v, n, 0, 65535)) return "bad weight";
             lb.weight = static_cast<uint16_t>(n), has_lb = true;
         } else if (key == "geo") {
-            lb.geo = std::string(v), has_lb = true;
+            lb.geo = SharedText(v), has_lb = true;
         } else if (key == "check") {
             if (!parse_unsigned(v, n, 1, ReportLimits::kMaxChecks)) return "bad check";
             h.check = static_cast<uint16_t>(n);
         } else if (key == "entry") {
-            h.entry = std::string(v);
+            h.entry = SharedText(v);
         } else if (key == "default") {
             lb.default_geo = v == "1", has_lb = true;
         } else if (key == "more") {
@@ -154,12 +154,13 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
         skipping_ = cur_->skipped = true;
         cur_->has_data = false;
     }
+    names_ = NameSharer(cur_->has_data && names_for_ ? names_for_(cur_->state) : HostList{});
     return true;
 }
 
 bool Decoder::add_host(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
-    HostEntry h{std::string(v0), 60, std::nullopt, {}};
+    HostEntry h{names_(v0), 60, std::nullopt, {}};
     bool more = false;
     std::string unreadable;
     if (std::string why = decode_host(rec, h, more, unreadable); !why.empty()) return bad(why);

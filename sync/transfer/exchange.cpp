@@ -69,6 +69,10 @@ void Pulls::exchange(const SocketAddress& peer, bool notify) {
         return it != core_.store.known().end() && it->second.state.incarnation == s.incarnation &&
                it->second.state.version == s.version;
     });
+    x->decoder.share_names([this](const InstanceState& s) {
+        MutexLock lock(core_.mu);
+        return core_.store.names_for(s.origin());
+    });
     x->relay = !notify && (peer == round_lead_ || want_relay_.count(peer));
     std::vector<uint8_t> wire =
         notify ? sync_request(true, 0, {}) : sync_request(false, last_generation_[peer], held_versions(), x->relay);
