@@ -177,12 +177,11 @@ ClusterView merge_cluster(const std::string& id, bool alive, const std::vector<c
         if (plain) cv.hosts = hosts;
     }
     if (!plain) {
-        std::map<std::string, size_t> host_index;
+        std::map<std::pair<SharedText, SharedText>, size_t> host_index;        // (name, entry): copies of the texts
         std::vector<std::map<Endpoint, std::pair<unsigned, unsigned>>> votes;  // healthy, total
         for (const Known* k : use) {
             for (const auto& h : k->state.hosts) {
-                auto [hit, added] =
-                    host_index.try_emplace(h.host.str().append(1, '\0').append(h.entry.view()), cv.hosts.size());
+                auto [hit, added] = host_index.try_emplace(std::pair{h.host, h.entry}, cv.hosts.size());
                 if (added) {
                     cv.hosts.push_back(HostEntry{h.host, h.ttl, h.load_balancing, {}, h.entry});
                     votes.emplace_back();

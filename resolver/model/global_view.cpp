@@ -19,22 +19,17 @@ ClusterView local_cluster_view(const model::Served& served) {
 
 size_t share_names(HostList& hosts, const HostList& reference) {
     const std::vector<HostEntry>& list = hosts;
-    const std::vector<HostEntry>& ref = reference;
     // Which entries take a text, found without touching the list (one that shares its texts already, as a report
     // made whole from the list held before, stays shared).
-    std::vector<std::pair<size_t, size_t>> take;  // (entry, reference entry)
-    for (size_t i = 0, j = 0; i < list.size() && j < ref.size();) {
-        const SharedText& name = list[i].host;
-        if (ref[j].host < name) {
-            ++j;
-        } else {
-            if (!name.same_block(ref[j].host) && name == ref[j].host) take.emplace_back(i, j);
-            ++i;  // (the next entry may be another of this name)
-        }
+    NameSharer names(reference);
+    std::vector<std::pair<size_t, const SharedText*>> take;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const SharedText* held = names.find(list[i].host);
+        if (held && !held->same_block(list[i].host)) take.emplace_back(i, held);
     }
     if (take.empty()) return 0;
     auto it = hosts.begin();  // the list made its own
-    for (const auto& [i, j] : take) it[static_cast<ptrdiff_t>(i)].host = ref[j].host;
+    for (const auto& [i, held] : take) it[static_cast<ptrdiff_t>(i)].host = *held;
     return take.size();
 }
 

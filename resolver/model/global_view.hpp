@@ -149,10 +149,14 @@ class NameSharer {
 public:
     explicit NameSharer(HostList reference = {}) : ref_(std::move(reference)) {}
     SharedText operator()(std::string_view name) {
+        const SharedText* held = find(name);
+        return held ? *held : SharedText(name);
+    }
+    // The reference's text of `name`, or null; the next name asked for is looked for from here on.
+    const SharedText* find(std::string_view name) {
         const std::vector<HostEntry>& r = ref_;
         while (at_ < r.size() && r[at_].host < name) ++at_;
-        if (at_ < r.size() && r[at_].host == name) return r[at_].host;
-        return SharedText(name);
+        return at_ < r.size() && r[at_].host == name ? &r[at_].host : nullptr;
     }
 
 private:
