@@ -17,8 +17,10 @@
 # --dnssec: one more view, "signed", the large one with its zone signed (a CSK, ECDSA P-256): every host's
 # answer sets are signed when a snapshot is built, so its start, build, memory and flips show what that costs;
 # every dnsperf query then sets DO (the unsigned views answer them unsigned).
-# Needs dnsperf, dig and python3; everything listens on 127.0.3.1, glbd pinned to CPU 1, dnsperf to CPU 0
-# (GLBD_CPUS=0,1 lets the measured glbd use both: its full builds then share hosts among two threads).
+# Needs dnsperf, dig and python3; everything listens on 127.0.3.1. glbd starts on both CPUs, as a restart on a
+# 2-core machine has them (START_CPUS=1: on one), and once it answers all its threads are pinned to CPU 1,
+# dnsperf to CPU 0 (GLBD_CPUS=0,1 lets the measured glbd keep both: its full builds then share hosts among two
+# threads).
 # glbd runs with the environment the systemd unit and the image give it (malloc's heap on transparent huge
 # pages); GLIBC_TUNABLES= bash bench/scale.sh measures without.
 set -euo pipefail
@@ -61,13 +63,14 @@ start_view() {
   local name=$1 d=$2 t0 t1 last u0 s0
   last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
   t0=$(ms)
-  taskset -c "${GLBD_CPUS:-1}" "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/$name.log" &
+  taskset -c "${START_CPUS:-0,1}" "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/$name.log" &
   PID=$!
   for ((i = 0; i < 6000; i++)); do  # up to 60 s
     if dig +time=1 +tries=1 +short @"$ADDR" -p "$PORT" "$last" A 2>/dev/null | grep -q '^10\.'; then break; fi
     sleep 0.01
   done
   t1=$(ms)
+  taskset -a -p -c "${GLBD_CPUS:-1}" "$PID" > /dev/null  # every thread, before anything else is measured
   # Let start-up work finish (the first stateDir write runs on the sync thread): CPU idle for a second.
   local prev=-1 cur
   for ((i = 0; i < 120; i++)); do

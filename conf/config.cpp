@@ -518,7 +518,7 @@ void cross_check(const Config& c, std::vector<Error>& errors) {
 
 }  // namespace
 
-LoadResult load_text(const std::string& text, const std::string& name) {
+LoadResult load_text(const std::string& text, const std::string& name, const LoadHooks& hooks) {
     LoadResult result;
     constexpr size_t kMaxConfig = size_t{16} << 20;
     if (text.size() > kMaxConfig) {
@@ -527,7 +527,13 @@ LoadResult load_text(const std::string& text, const std::string& name) {
     }
     std::unique_ptr<Document> doc;
     try {
-        doc = std::make_unique<Document>(text);
+        Document::TopScalar on_top;
+        if (hooks.state_dir) {
+            on_top = [&hooks](std::string_view key, const std::string& value) {
+                if (key == "stateDir") hooks.state_dir(value);
+            };
+        }
+        doc = std::make_unique<Document>(text, on_top);
     } catch (const YAML::Exception& e) {
         result.errors.push_back(Error{name, e.mark.line + 1, e.mark.column + 1, "", "YAML: " + e.msg});
         return result;
@@ -545,14 +551,14 @@ LoadResult load_text(const std::string& text, const std::string& name) {
     return result;
 }
 
-LoadResult load_file(const std::string& path) {
+LoadResult load_file(const std::string& path, const LoadHooks& hooks) {
     auto text = read_file(path, kMaxConfigBytes);
     if (!text) {
         LoadResult r;
         r.errors.push_back(Error{path, 0, 0, "", "cannot open the config file: " + text.error()});
         return r;
     }
-    return load_text(*text, path);
+    return load_text(*text, path, hooks);
 }
 
 }  // namespace glbd::conf

@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -196,10 +197,17 @@ struct LoadResult {
     std::vector<Error> errors;
 };
 
+// What a load tells as it parses, before anything is checked: the top-level stateDir's text as soon as the
+// parser reaches it (`glbd serve` begins reading that directory's file then, on another core, while the rest
+// of a long config is parsed). A hint: only the loaded config counts, and the hook must not throw.
+struct LoadHooks {
+    std::function<void(const std::string& state_dir)> state_dir;
+};
+
 // Reads and validates a config file. Never throws.
-LoadResult load_file(const std::string& path);
+LoadResult load_file(const std::string& path, const LoadHooks& hooks = {});
 // Validates YAML text; `name` is used in error locations.
-LoadResult load_text(const std::string& text, const std::string& name);
+LoadResult load_text(const std::string& text, const std::string& name, const LoadHooks& hooks = {});
 
 // Helpers shared with other layers.
 bool is_geo_code(std::string_view code);  // ISO 3166-1 alpha-2 or GEO-<continent>

@@ -44,7 +44,7 @@ Node::Pairs Node::pairs() const {
 
 class DocumentBuilder final : public YAML::EventHandler {
 public:
-    explicit DocumentBuilder(Document& doc) : doc_(doc) {}
+    DocumentBuilder(Document& doc, const Document::TopScalar& on_top_scalar) : doc_(doc), on_top_(on_top_scalar) {}
 
     void OnDocumentStart(const YAML::Mark&) override {}
     void OnDocumentEnd() override {}
@@ -56,6 +56,11 @@ public:
     }
     void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
         add(m, Node::Kind::scalar, anchor).text = value;
+        if (on_top_ && open_.size() == 1 && open_[0]->kind == Node::Kind::map) {  // the root map's
+            const auto& items = open_[0]->items;  // ... key, value: this scalar is a value when the count is even
+            if (items.size() % 2 == 0 && items[items.size() - 2]->kind == Node::Kind::scalar)
+                on_top_(items[items.size() - 2]->text, value);
+        }
     }
     void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
                          YAML::EmitterStyle::value) override {
@@ -92,14 +97,15 @@ private:
     }
 
     Document& doc_;
+    const Document::TopScalar& on_top_;
     std::vector<Node::Data*> open_;           // the sequences and maps being filled, innermost last
     std::vector<const Node::Data*> anchors_;  // by the parser's anchor number
 };
 
-Document::Document(const std::string& text) {
+Document::Document(const std::string& text, const TopScalar& on_top_scalar) {
     std::istringstream in(text);
     YAML::Parser parser(in);
-    DocumentBuilder builder(*this);
+    DocumentBuilder builder(*this, on_top_scalar);
     parser.HandleNextDocument(builder);
     if (!root_) root_ = &arena_.emplace_back(Node::Data{Node::Kind::null, -1, -1, {}, {}});
 }

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,10 +87,12 @@ struct Node::Pairs {
 };
 
 // The first document of a YAML text. Throws YAML::ParserException (with its mark) on bad YAML; an empty
-// text is a null root.
+// text is a null root. `on_top_scalar`, when given, is told each scalar value of the root map with its key as
+// the parser reaches it, before the rest of the text is read (and whatever the rest holds).
 class Document {
 public:
-    explicit Document(const std::string& text);
+    using TopScalar = std::function<void(std::string_view key, const std::string& value)>;
+    explicit Document(const std::string& text, const TopScalar& on_top_scalar = {});
     Document(const Document&) = delete;
     Document& operator=(const Document&) = delete;
 

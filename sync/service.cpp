@@ -36,7 +36,8 @@ std::vector<std::string> groups_names(const conf::Config& c) {
 }
 }  // namespace
 
-Service::Impl::Impl(const conf::Config& c, std::function<void()> cb, Seams seams) {
+Service::Impl::Impl(const conf::Config& c, std::function<void()> cb, Seams seams,
+                    std::optional<StateFileRead> state_read) {
     config = c;
     on_change = std::move(cb);
     if (seams.clock) clock = seams.clock;
@@ -68,7 +69,7 @@ Service::Impl::Impl(const conf::Config& c, std::function<void()> cb, Seams seams
         // restart. Set first: what is loaded next is stamped with generations of this counter.
         store.set_generation(static_cast<uint32_t>(std::random_device{}()) | 1u);
     }
-    state_dir.load(now);
+    state_dir.load(now, std::move(state_read));
     MutexLock lock(mu);
     store.set_own(own, now);
     store.set_groups_names(groups_names(config));
@@ -272,8 +273,9 @@ void Service::Impl::on_wake() {
 
 bool Service::pulling() const { return impl_->pulls.pulling(); }
 
-Service::Service(const conf::Config& config, std::function<void()> on_change, Seams seams)
-    : impl_(std::make_unique<Impl>(config, std::move(on_change), seams)) {}
+Service::Service(const conf::Config& config, std::function<void()> on_change, Seams seams,
+                 std::optional<StateFileRead> state_read)
+    : impl_(std::make_unique<Impl>(config, std::move(on_change), seams, std::move(state_read))) {}
 Service::~Service() { stop(); }
 void Service::start() { impl_->start(); }
 void Service::set_beat_source(int fd) { impl_->beats.set_source(fd); }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "resolver/base/clock.hpp"
 #include "resolver/model/global_view.hpp"
 #include "sync/state.hpp"
+#include "sync/state_file.hpp"
 
 namespace glbd::sync {
 
@@ -87,8 +89,10 @@ class Service {
 public:
     using Seams = ServiceSeams;
     // Without `config.peers` nothing is sent or served; the store still merges this instance's state
-    // (overrides included) and stateDir still persists it.
-    Service(const conf::Config& config, std::function<void()> on_change, Seams seams = {});
+    // (overrides included) and stateDir still persists it. `state_read`: config.state_dir's file as a
+    // StateReadAhead read it (sync/state_file.hpp); without it the file is read here.
+    Service(const conf::Config& config, std::function<void()> on_change, Seams seams = {},
+            std::optional<StateFileRead> state_read = std::nullopt);
     ~Service();
     Service(const Service&) = delete;
     Service& operator=(const Service&) = delete;

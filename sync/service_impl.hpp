@@ -29,7 +29,7 @@ struct Service::Impl : Core {
     std::thread thread;
     std::unique_ptr<UdpDatagrams> udp;  // the heartbeats' sockets, unless a test gave its own Datagrams
 
-    Impl(const conf::Config& c, std::function<void()> cb, Seams seams);
+    Impl(const conf::Config& c, std::function<void()> cb, Seams seams, std::optional<StateFileRead> state_read);
     // ---- own state (control thread)
     void set_own_hosts(HostList hosts, RecordList records, std::vector<SharedCheck> checks);
     void set_own_outside(OutsideMap outside);

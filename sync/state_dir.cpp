@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "resolver/base/read_file.hpp"
 #include "sync/service_impl.hpp"
 #include "sync/state_file.hpp"
 
@@ -16,17 +15,17 @@ namespace glbd::sync {
 
 std::string StateDir::path() const { return core_.config.state_dir + "/" + kStateFileName; }
 
-void StateDir::load(uint64_t now) {
+void StateDir::load(uint64_t now, std::optional<StateFileRead> read) {
     if (core_.config.state_dir.empty()) return;
-    bool missing = false;
-    auto text = read_file(path(), kMaxStateFileBytes, &missing);
-    if (!text) {
-        if (!missing) spdlog::warn("sync: ignoring {}: {}", path(), text.error());
+    if (!read) read = read_state_dir(core_.config.state_dir);
+    if (!read->error.empty()) {
+        spdlog::warn("sync: ignoring {}: {}", path(), read->error);
         return;
     }
+    if (read->missing) return;
     try {
-        std::vector<InstanceState> origins = read_state_file(*text);
-        std::string().swap(*text);  // the parsed origins are what is kept
+        std::vector<InstanceState> origins = std::move(read->origins);
+        read.reset();
         size_t n = 0;
         MutexLock lock(core_.mu);
         InstanceState& own = core_.own;

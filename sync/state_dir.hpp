@@ -9,9 +9,11 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "sync/core.hpp"
+#include "sync/state_file.hpp"
 
 namespace glbd::sync {
 
@@ -19,7 +21,8 @@ class StateDir {
 public:
     explicit StateDir(Core& core) : core_(core) {}
     [[nodiscard]] std::string path() const;
-    void load(uint64_t now) GLBD_EXCLUDES(core_.mu);  // the constructor's
+    // The constructor's: `read` when the file was read ahead (StateReadAhead), else it is read now.
+    void load(uint64_t now, std::optional<StateFileRead> read) GLBD_EXCLUDES(core_.mu);
     // Its timer, on the core's loop (before the loop runs). What changed before the loop ran is written a second later,
     // as if a write had just been made.
     void start();

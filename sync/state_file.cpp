@@ -1,6 +1,7 @@
 #include "sync/state_file.hpp"
 
 #include "resolver/base/atomic_file.hpp"
+#include "resolver/base/read_file.hpp"
 #include "resolver/wire/consts.hpp"
 
 #include <nlohmann/json.hpp>
@@ -156,6 +157,41 @@ void write_state_file(std::ostream& out, const std::vector<InstanceState>& state
 
 Status save_state_file(const std::string& dir, const std::vector<InstanceState>& states, uint64_t saved_ms) {
     return save_file(dir, kStateFileName, [&](std::ostream& out) { write_state_file(out, states, saved_ms); });
+}
+
+StateFileRead read_state_dir(const std::string& dir) {
+    StateFileRead out;
+    auto text = read_file(dir + "/" + kStateFileName, kMaxStateFileBytes, &out.missing);
+    if (!text) {
+        if (!out.missing) out.error = text.error();
+        return out;
+    }
+    try {
+        out.origins = read_state_file(*text);
+    } catch (const std::exception& e) {
+        out.error = e.what();
+    }
+    return out;
+}
+
+StateReadAhead::~StateReadAhead() {
+    if (read_.valid()) read_.wait();
+}
+
+void StateReadAhead::begin(const std::string& dir) noexcept {
+    if (begun_) return;
+    begun_ = true;
+    try {
+        dir_ = dir;
+        read_ = std::async(std::launch::async, read_state_dir, dir_);
+    } catch (const std::exception&) {
+        // No thread (or no memory for the path): the service reads the file itself, as without a read-ahead.
+    }
+}
+
+std::optional<StateFileRead> StateReadAhead::take(const std::string& dir) {
+    if (!read_.valid() || dir != dir_) return std::nullopt;
+    return read_.get();
 }
 
 }  // namespace glbd::sync

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "conf/config.hpp"
 #include "conf/document.hpp"
@@ -112,4 +114,35 @@ TEST(Document, ConfigErrorsKeepTheirPlaces) {
     ASSERT_EQ(r.errors.size(), 2u) << all;
     EXPECT_NE(all.find("t.yaml:9:10: hosts[0].ttl: must be an integer"), std::string::npos) << all;
     EXPECT_NE(all.find("t.yaml:10:5: hosts[0].bogus: unknown key"), std::string::npos) << all;
+}
+
+// The root map's scalar values are told as the parser reaches them: a key read before a YAML error later in the
+// text is told all the same, a nested key of the same name or a key whose value is not a scalar is not.
+TEST(Document, TheRootMapsScalarsAreToldAsTheParserReachesThem) {
+    std::vector<std::pair<std::string, std::string>> told;
+    Document::TopScalar tell = [&](std::string_view key, const std::string& value) {
+        told.emplace_back(std::string(key), value);
+    };
+    Document d("a: 1\nb: {stateDir: nested}\nstateDir: /var/lib/glbd\nc: [x, y]\n\"d\": 'q'\n", tell);
+    EXPECT_EQ(told, (std::vector<std::pair<std::string, std::string>>{
+                        {"a", "1"}, {"stateDir", "/var/lib/glbd"}, {"d", "q"}}));
+    told.clear();
+    EXPECT_THROW(Document("stateDir: /s\nhosts: [a, b\n", tell), YAML::Exception);
+    EXPECT_EQ(told, (std::vector<std::pair<std::string, std::string>>{{"stateDir", "/s"}}));
+    told.clear();
+    Document list("- stateDir\n- x\n", tell);  // a root that is not a map tells nothing
+    Document scalar("stateDir\n", tell);
+    EXPECT_TRUE(told.empty());
+}
+
+// A load tells its stateDir hook the directory before the config is checked, whatever the rest holds.
+TEST(Document, ALoadTellsItsStateDirHookWhateverTheRestHolds) {
+    std::vector<std::string> dirs;
+    glbd::conf::LoadHooks hooks{[&](const std::string& dir) { dirs.push_back(dir); }};
+    auto r = glbd::conf::load_text("stateDir: /var/lib/glbd\nnotAKey: 1\n", "test.yaml", hooks);
+    EXPECT_FALSE(r.config);
+    EXPECT_EQ(dirs, std::vector<std::string>{"/var/lib/glbd"});
+    dirs.clear();
+    r = glbd::conf::load_text("cluster: {id: a}\n", "test.yaml", hooks);
+    EXPECT_TRUE(dirs.empty());
 }

@@ -331,3 +331,57 @@ TEST(StateDir, WrongTypesAndOutOfRangeNumbersIgnoreTheWholeFile) {
 }
 
 }  // namespace
+
+namespace {
+uint16_t us_weight(const Service& svc) {
+    for (const auto& k : svc.known()) {
+        if (k.state.origin() == "us/b" && !k.state.hosts.empty()) return k.state.hosts[0].load_balancing->weight;
+    }
+    return 0;
+}
+}  // namespace
+
+// The file read ahead (as `glbd serve` begins it while the config is parsed) is what the service loads when it is
+// for the config's stateDir; one begun for another directory, or never, leaves the service to read the file.
+TEST(StateDir, AReadAheadIsTakenOnlyForTheConfigsDirectory) {
+    StateDir dir, other;
+    dir.write(R"({"saved":1,"origins":[)" + us_origin(1000, "50") + "]}");
+    StateReadAhead ahead;
+    EXPECT_FALSE(ahead.take(dir.path));  // nothing begun
+    ahead.begin(dir.path);
+    ahead.begin(other.path);  // the first text seen counts
+    EXPECT_FALSE(ahead.take(other.path));
+    std::optional<StateFileRead> read = ahead.take(dir.path);
+    ASSERT_TRUE(read);
+    EXPECT_TRUE(read->error.empty());
+    ASSERT_EQ(read->origins.size(), 1u);
+    EXPECT_EQ(read->origins[0].origin(), "us/b");
+    EXPECT_FALSE(ahead.take(dir.path));  // taken once
+    // The file changes after it was read: a service given the read loads what was read, one without reads it now.
+    dir.write(R"({"saved":2,"origins":[)" + us_origin(2000, "70") + "]}");
+    auto config = test::config_from(sync_config(dir.path));
+    Service given(config, nullptr, {}, std::move(read));
+    EXPECT_EQ(us_weight(given), 50);
+    Service alone(config, nullptr);
+    EXPECT_EQ(us_weight(alone), 70);
+}
+
+// What a read ahead found is said as the service's own read would say it: a missing file is nothing, a malformed one
+// its problem, and neither loads anything.
+TEST(StateDir, AReadAheadOfAMissingOrMalformedFileLoadsNothing) {
+    StateDir dir;
+    StateFileRead missing = read_state_dir(dir.path + "/none");
+    EXPECT_TRUE(missing.missing);
+    EXPECT_TRUE(missing.error.empty());
+    dir.write(R"({"saved":1,"origins":[{"cluster":"us")");
+    StateReadAhead ahead;
+    ahead.begin(dir.path);
+    std::optional<StateFileRead> read = ahead.take(dir.path);
+    ASSERT_TRUE(read);
+    EXPECT_FALSE(read->missing);
+    EXPECT_NE(read->error.find("byte"), std::string::npos) << read->error;
+    EXPECT_TRUE(read->origins.empty());
+    Service svc(test::config_from(sync_config(dir.path)), nullptr, {}, std::move(read));
+    EXPECT_EQ(us_weight(svc), 0);
+    EXPECT_EQ(svc.known().size(), 1u);  // its own origin only
+}

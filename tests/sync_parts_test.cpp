@@ -47,7 +47,7 @@ struct Side {
     Service::Impl impl;
     SocketAddress at;
     Side(const std::string& yaml, const std::string& address)
-        : impl(test::config_from(yaml), nullptr, Service::Seams{&clock, &wire}), at(sa(address)) {
+        : impl(test::config_from(yaml), nullptr, Service::Seams{&clock, &wire}, std::nullopt), at(sa(address)) {
         impl.membership.resolve();  // the configured member, an address: no lookup, at once
     }
     // Hands `to` every datagram sent since the last call but those numbered (from 0) in `drop`.

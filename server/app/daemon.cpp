@@ -50,7 +50,8 @@ void setup_logging(const std::string& level, const std::string& format) {
     spdlog::set_level(spdlog::level::from_str(level));
 }
 
-Daemon::Daemon(conf::Config config, std::string path) : config_(std::move(config)), path_(std::move(path)) {}
+Daemon::Daemon(conf::Config config, std::string path, sync::StateReadAhead state_read)
+    : config_(std::move(config)), path_(std::move(path)), state_read_(std::move(state_read)) {}
 
 Daemon::~Daemon() {
     if (checker_) checker_->stop();
@@ -306,7 +307,8 @@ void Daemon::init_loop() {
 int Daemon::make_sources() {
     try {
         geo_ = open_geo(config_);
-        sync_ = std::make_unique<sync::Service>(config_, [this] { uv_async_send(&changed_); });
+        sync_ = std::make_unique<sync::Service>(
+            config_, [this] { uv_async_send(&changed_); }, sync::Service::Seams{}, state_read_.take(config_.state_dir));
         if (config_.kubernetes) {
             kube_ = std::make_unique<KubeFeed>(
                 config_, loop_, [this] { apply_kubernetes(); }, [this] { update_kube_statuses(nullptr); });

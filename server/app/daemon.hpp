@@ -49,8 +49,10 @@ public:
     static constexpr std::chrono::milliseconds kMinRebuild{50};
     static constexpr std::chrono::milliseconds kHoldForPulls{1000};
 
-    // `path` is re-read on SIGHUP; empty for an embedded config, which then cannot reload.
-    Daemon(conf::Config config, std::string path);
+    // `path` is re-read on SIGHUP; empty for an embedded config, which then cannot reload. `state_read`: the
+    // stateDir file's read begun while the config was parsed (the sync service takes it when it is the
+    // config's stateDir's).
+    Daemon(conf::Config config, std::string path, sync::StateReadAhead state_read = {});
     ~Daemon();
     // Builds the first snapshot, binds, and runs until SIGTERM/SIGINT. Returns the exit code.
     int run(const std::string& banner = "");
@@ -101,6 +103,7 @@ private:
     uv_signal_t signals_[3]{};  // SIGHUP, SIGTERM, SIGINT
     conf::Config config_;
     std::string path_;
+    sync::StateReadAhead state_read_;  // taken (waited for) when the sync service is made
     Publisher publisher_;
     SnapshotBuilder builder_;  // each snapshot from the last: only the hosts a change touches are built
     std::shared_ptr<const geo::GeoDb> geo_;

@@ -92,8 +92,8 @@ ConfigArgs config_args(const std::vector<std::string>& args, bool positional) {
     return out;
 }
 
-glbd::conf::LoadResult load_or_report(const std::string& path) {
-    auto r = glbd::conf::load_file(path);
+glbd::conf::LoadResult load_or_report(const std::string& path, const glbd::conf::LoadHooks& hooks = {}) {
+    auto r = glbd::conf::load_file(path, hooks);
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
     return r;
 }
@@ -294,7 +294,11 @@ int config_command(const std::string& cmd, const std::vector<std::string>& args)
     auto [path, rest] = config_args(args, true);
     if (!rest.empty()) return usage_error(cmd + ": unknown argument \"" + rest[0] + "\"");
     if (path.empty()) return usage_error(cmd + " needs a config FILE: glbd " + cmd + " FILE");
-    auto r = load_or_report(path);
+    // serve: stateDir's file is read on a thread of its own from the moment the parser reaches its key.
+    glbd::sync::StateReadAhead state_read;
+    glbd::conf::LoadHooks hooks;
+    if (cmd == "serve") hooks.state_dir = [&state_read](const std::string& dir) { state_read.begin(dir); };
+    auto r = load_or_report(path, hooks);
     if (!r.config) {
         std::fprintf(stderr, "%s: %zu error(s)\n", path.c_str(), r.errors.size());
         return 1;
@@ -335,7 +339,7 @@ int config_command(const std::string& cmd, const std::vector<std::string>& args)
         return 0;
     }
     glbd::setup_logging(r.config->log.level, r.config->log.format);
-    glbd::Daemon daemon(std::move(*r.config), path);
+    glbd::Daemon daemon(std::move(*r.config), path, std::move(state_read));
     return daemon.run();
 }
 
