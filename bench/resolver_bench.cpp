@@ -218,7 +218,8 @@ void BM_BuildAfterNewCluster(benchmark::State& state) {
     auto g = geodb();
     SnapshotBuilder b;
     SharedAnswerIds ids;  // the answer counters, numbered as the daemon numbers them
-    CounterIds number = [&ids](const std::string& host, const std::string& cluster) { return ids.id(host, cluster); };
+    CounterIds number = [&ids](std::string_view host, std::span<const std::string_view> clusters,
+                               std::span<uint32_t> out) { ids.ids(host, clusters, out); };
     b.build(c, without, g, 1, number);
     uint32_t serial = 2;
     for (auto _ : state) {

@@ -421,7 +421,9 @@ TEST_F(SignedAnswers, AChangeSignsOnlyTheSetsItChanged) {
     answers_verify(*changed);
 
     auto counted = builder.build(with("7d"), share(now.view()), nullptr, 3,
-                                 [](const std::string&, const std::string&) { return uint32_t{0}; });
+                                 [](std::string_view, std::span<const std::string_view>, std::span<uint32_t> ids) {
+                                     std::fill(ids.begin(), ids.end(), 0u);
+                                 });
     ASSERT_TRUE(builder.last().full);
     EXPECT_EQ(builder.last().built, 2u);
     EXPECT_EQ(builder.last().signed_sets.made, 0u);

@@ -151,8 +151,13 @@ TEST(Selection, LongCustomCodesSharingEightBytes) {
 // The counter a query reports is the one build_snapshot gave the entry that answered.
 TEST(Selection, ReportsTheAnsweringEntrysCounter) {
     std::map<std::pair<std::string, std::string>, uint32_t> ids;
-    auto number = [&](const std::string& host, const std::string& cluster) {
-        return ids.try_emplace({host, cluster}, static_cast<uint32_t>(ids.size() + 5)).first->second;
+    CounterIds number = [&](std::string_view host, std::span<const std::string_view> clusters,
+                            std::span<uint32_t> out) {
+        for (size_t i = 0; i < clusters.size(); ++i) {
+            out[i] =
+                ids.try_emplace({std::string(host), std::string(clusters[i])}, static_cast<uint32_t>(ids.size() + 5))
+                    .first->second;
+        }
     };
     auto s = snapshot(world(), "app.glb.test", 60, {}, number);
     ASSERT_EQ(ids.size(), 3u);

@@ -162,8 +162,11 @@ void expect_same_snapshot(const Snapshot& inc, const Snapshot& full) {
 struct Counters {
     std::map<std::pair<std::string, std::string>, uint32_t> ids;
     CounterIds fn() {
-        return [this](const std::string& h, const std::string& c) {
-            return ids.try_emplace({h, c}, static_cast<uint32_t>(ids.size())).first->second;
+        return [this](std::string_view h, std::span<const std::string_view> clusters, std::span<uint32_t> out) {
+            for (size_t i = 0; i < clusters.size(); ++i) {
+                out[i] = ids.try_emplace({std::string(h), std::string(clusters[i])}, static_cast<uint32_t>(ids.size()))
+                             .first->second;
+            }
         };
     }
 };
@@ -247,10 +250,11 @@ TEST(SnapshotBuilder, AHostBuiltAgainKeepsItsCounterIds) {
     };
     SharedView view{cluster("c1", true), cluster("c2", true)};
     Counters counters;
-    std::vector<std::string> asked;  // the hosts the numbering was asked for, one per call
-    CounterIds number = [&](const std::string& host, const std::string& c) {
-        asked.push_back(host);
-        return counters.fn()(host, c);
+    std::vector<std::string> asked;  // the hosts the numbering was asked for, one per pair
+    CounterIds number = [&](std::string_view host, std::span<const std::string_view> clusters,
+                            std::span<uint32_t> out) {
+        asked.insert(asked.end(), clusters.size(), std::string(host));
+        counters.fn()(host, clusters, out);
     };
     SnapshotBuilder builder;
     builder.build(config, view, nullptr, 1, number);
@@ -381,6 +385,27 @@ TEST(AnswerIds, ManyPairsKeepTheirIdsAsTheTableGrows) {
         last = key, ++listed;
     });
     EXPECT_EQ(listed, given.size());
+}
+
+// A host's clusters asked for together, in any order and with new ones among them: each pair keeps its id, a
+// new one gets the next, and the pairs asked one at a time are the same pairs.
+TEST(AnswerIds, AHostsClustersAskedTogetherKeepTheirIdsInAnyOrder) {
+    AnswerIds ids;
+    auto ask = [&](const std::string& host, std::vector<std::string_view> clusters) {
+        std::vector<uint32_t> out(clusters.size(), 77);
+        ids.ids(host, clusters, out);
+        return out;
+    };
+    EXPECT_EQ(ask("a.glb.test", {"c1", "c2", "c3"}), (std::vector<uint32_t>{0, 1, 2}));
+    EXPECT_EQ(ask("b.glb.test", {"c2", "c1"}), (std::vector<uint32_t>{3, 4}));
+    EXPECT_EQ(ask("a.glb.test", {"c3", "c1", "c2"}), (std::vector<uint32_t>{2, 0, 1}));
+    EXPECT_EQ(ask("a.glb.test", {"c2", "c4", "c3", "c1"}), (std::vector<uint32_t>{1, 5, 2, 0}));
+    EXPECT_EQ(ask("a.glb.test", {"c4", "c4"}), (std::vector<uint32_t>{5, 5}));
+    EXPECT_EQ(ask("b.glb.test", {}), std::vector<uint32_t>{});
+    EXPECT_EQ(ids.id("b.glb.test", "c1"), 4u);
+    EXPECT_EQ(ids.find("a.glb.test", "c4"), 5u);
+    EXPECT_EQ(ids.find("b.glb.test", "c3"), AnswerIds::kNone);
+    EXPECT_EQ(ids.size(), 6u);
 }
 
 }  // namespace

@@ -417,13 +417,19 @@ std::shared_ptr<const HostBlock> HostWriter::build(const model::Served& served, 
     }
     if (counter_ids && !reuse_counters(h, before)) {
         std::string shown = wire::wire_to_name(h.name);
-        counter_ids.with([&](const CounterIds& number) {
-            if (h.simple) {
-                h.counter = number(shown, "all");
-            } else {
-                for (auto& e : h.entries) e.counter = number(shown, h.cluster(e));
-            }
-        });
+        clusters_.clear(), ids_.clear();
+        if (h.simple) {
+            clusters_.emplace_back("all");
+        } else {
+            for (const auto& e : h.entries) clusters_.emplace_back(h.cluster(e));
+        }
+        ids_.resize(clusters_.size());
+        counter_ids.with([&](const CounterIds& number) { number(shown, clusters_, ids_); });
+        if (h.simple) {
+            h.counter = ids_[0];
+        } else {
+            for (size_t i = 0; i < h.entries.size(); ++i) h.entries[i].counter = ids_[i];
+        }
     }
     plan_bytes_.clear();
     PlanWriter plan(plan_bytes_);

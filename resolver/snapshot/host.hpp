@@ -84,6 +84,8 @@ private:
     std::vector<Endpoints> eps_;
     std::unique_ptr<Endpoints> joined_;  // a simple host's union of its entries' endpoints
     std::string plan_bytes_;
+    std::vector<std::string_view> clusters_;  // a host's counters asked for: its entries' clusters
+    std::vector<uint32_t> ids_;               // and their ids
     SignCount signed_;
     bool defer_ = false;
 };

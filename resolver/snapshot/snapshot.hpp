@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -183,7 +184,9 @@ struct Snapshot {
     [[nodiscard]] const Zone* find_zone(std::string_view qname, unsigned labels) const;
 };
 
-// The answers counter id for a host name (presentation form) and a cluster id ("all" for a simple host).
-using CounterIds = std::function<uint32_t(const std::string& host, const std::string& cluster)>;
+// The answers counter ids for a host name (presentation form): one for each of `clusters` (cluster ids; "all"
+// for a simple host) into `ids`, as many. Asked once for each host built.
+using CounterIds =
+    std::function<void(std::string_view host, std::span<const std::string_view> clusters, std::span<uint32_t> ids)>;
 
 }  // namespace glbd

@@ -5,42 +5,57 @@
 
 namespace glbd {
 
-uint32_t AnswerIds::intern(std::unordered_map<std::string, uint32_t>& index, std::vector<const std::string*>& names,
-                           const std::string& name) {
-    auto [it, added] = index.try_emplace(name, static_cast<uint32_t>(names.size()));
-    if (added) names.push_back(&it->first);
+uint32_t AnswerIds::intern(Index& index, std::vector<const std::string*>& names, std::string_view name) {
+    if (auto it = index.find(name); it != index.end()) return it->second;
+    auto it = index.emplace(std::string(name), static_cast<uint32_t>(names.size())).first;
+    names.push_back(&it->first);
     return it->second;
 }
 
-size_t AnswerIds::slot_of(uint64_t pair) const {
-    uint64_t h = pair * 0x9e3779b97f4a7c15ull;  // Fibonacci hashing: the high bits are well mixed
-    const size_t mask = slots_.size() - 1;
-    size_t i = static_cast<size_t>(h >> 32) & mask;
-    while (slots_[i] != kNone && pairs_[slots_[i]] != pair) i = (i + 1) & mask;
-    return i;
+uint32_t AnswerIds::number(const Index& index, std::string_view name) {
+    auto it = index.find(name);
+    return it == index.end() ? kNone : it->second;
 }
 
-void AnswerIds::grow() {
-    slots_.assign(slots_.empty() ? 1024 : slots_.size() * 2, kNone);
-    for (uint32_t id = 0; id < pairs_.size(); ++id) slots_[slot_of(pairs_[id])] = id;
-}
-
-uint32_t AnswerIds::id(const std::string& host, const std::string& cluster) {
-    uint64_t pair = uint64_t{intern(hosts_, host_names_, host)} << 32 | intern(clusters_, cluster_names_, cluster);
-    if ((pairs_.size() + 1) * 2 > slots_.size()) grow();
-    size_t at = slot_of(pair);
-    if (slots_[at] == kNone) {
-        slots_[at] = static_cast<uint32_t>(pairs_.size());
-        pairs_.push_back(pair);
+void AnswerIds::ids(std::string_view host, std::span<const std::string_view> clusters, std::span<uint32_t> ids) {
+    uint32_t h = intern(hosts_, host_names_, host);
+    if (h == of_host_.size()) of_host_.emplace_back();
+    std::vector<Held>& held = of_host_[h];
+    if (held.empty()) held.reserve(clusters.size());  // a host's first build asks for all its clusters at once
+    size_t from = 0;  // where the last cluster was found: the next is most often just after it
+    for (size_t k = 0; k < clusters.size(); ++k) {
+        uint32_t c = intern(clusters_, cluster_names_, clusters[k]);
+        uint32_t id = kNone;
+        for (size_t n = 0; n < held.size(); ++n) {
+            const Held& at = held[(from + n) % held.size()];
+            if (at.cluster == c) {
+                id = at.id, from = (from + n + 1) % held.size();
+                break;
+            }
+        }
+        if (id == kNone) {
+            id = static_cast<uint32_t>(pairs_.size());
+            pairs_.push_back(Pair{h, c});
+            held.push_back(Held{c, id});
+            from = 0;
+        }
+        ids[k] = id;
     }
-    return slots_[at];
 }
 
-uint32_t AnswerIds::find(const std::string& host, const std::string& cluster) const {
-    auto h = hosts_.find(host);
-    auto c = clusters_.find(cluster);
-    if (h == hosts_.end() || c == clusters_.end() || slots_.empty()) return kNone;
-    return slots_[slot_of(uint64_t{h->second} << 32 | c->second)];
+uint32_t AnswerIds::id(std::string_view host, std::string_view cluster) {
+    uint32_t out = kNone;
+    ids(host, std::span(&cluster, 1), std::span(&out, 1));
+    return out;
+}
+
+uint32_t AnswerIds::find(std::string_view host, std::string_view cluster) const {
+    uint32_t h = number(hosts_, host), c = number(clusters_, cluster);
+    if (h == kNone || c == kNone) return kNone;
+    for (const Held& at : of_host_[h]) {
+        if (at.cluster == c) return at.id;
+    }
+    return kNone;
 }
 
 std::vector<uint32_t> AnswerIds::sorted() const {
@@ -55,9 +70,7 @@ std::vector<uint32_t> AnswerIds::sorted() const {
     auto host_rank = ranks(host_names_), cluster_rank = ranks(cluster_names_);
     std::vector<uint32_t> ids(pairs_.size());
     std::iota(ids.begin(), ids.end(), 0u);
-    auto key = [&](uint32_t i) {
-        return uint64_t{host_rank[pairs_[i] >> 32]} << 32 | cluster_rank[pairs_[i] & 0xffffffffu];
-    };
+    auto key = [&](uint32_t i) { return uint64_t{host_rank[pairs_[i].host]} << 32 | cluster_rank[pairs_[i].cluster]; };
     std::sort(ids.begin(), ids.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
     return ids;
 }

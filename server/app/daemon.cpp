@@ -158,7 +158,9 @@ void Daemon::rebuild() {
         auto view = outside_.apply(sync_->shared_view(&serial));
         auto snap = builder_.build(
             config_, view, geo_, next_serial(serial),
-            [this](const std::string& host, const std::string& cluster) { return counter_ids_->id(host, cluster); },
+            [this](std::string_view host, std::span<const std::string_view> clusters, std::span<uint32_t> ids) {
+                counter_ids_->ids(host, clusters, ids);
+            },
             served_records());
         snap->cookie_secret = cookies_.current();
         snap->cookie_previous = cookies_.previous();
