@@ -96,7 +96,8 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const model::Served& served, co
     begin(served, static_cast<bool>(counter_ids), s->signed_at);
     try {
         Clusters next;
-        std::vector<NameKey> names = in_list_order(touched_by(view, next), next);
+        Touched touched = touched_by(view, next);  // (a full build's names are all of them: none are listed there)
+        std::vector<NameKey> names = last_.full ? every_name(next) : in_list_order(std::move(touched), next);
         build_hosts(served, *s, next, names, counter_ids);
         before_.clear(), before_at_.clear();
         clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
@@ -145,8 +146,10 @@ SnapshotBuilder::Touched SnapshotBuilder::touched_by(const SharedView& view, Clu
             continue;
         }
         Cluster c{cv, {}};
-        if (last_.full || old == clusters_.end() || old->second.view->alive != cv->alive ||
-            old->second.view->location != cv->location || old->second.view->standby != cv->standby) {
+        if (last_.full) {  // (clusters_ is empty: every name is built, every_name lists them)
+            c.places.build(cv->hosts);
+        } else if (old == clusters_.end() || old->second.view->alive != cv->alive ||
+                   old->second.view->location != cv->location || old->second.view->standby != cv->standby) {
             c.places.build(cv->hosts);
             touch_all(c);
             if (old != clusters_.end()) touch_all(old->second);
@@ -208,6 +211,42 @@ std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::in_list_order(Touched tou
         }
     }
     names.insert(names.end(), touched.begin(), touched.end());
+    return names;
+}
+
+// Every name of every cluster, for a full build: the largest cluster's in its list order, then those it does not
+// have, cluster by cluster. Each cluster is walked beside the largest one's list, so where the clusters list the
+// same names in the same order (as a state file, a transfer or the same DNSPolicy gives them) a name costs one
+// compare of two texts, most often one shared block (no hashing, no set of every name as a change's lists).
+std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::every_name(const Clusters& next) {
+    std::vector<NameKey> names;
+    const Cluster* largest = nullptr;
+    for (const auto& [id, c] : next) {
+        if (!largest || c.view->hosts.size() > largest->view->hosts.size()) largest = &c;
+    }
+    if (!largest) return names;
+    const std::vector<HostEntry>& big = largest->view->hosts;
+    names.reserve(big.size());
+    largest->places.each_first(big, [&](uint32_t p) { names.emplace_back(big[p].host); });
+    Touched others;  // the names the largest cluster does not have, each listed once
+    for (const auto& [id, c] : next) {
+        if (&c == largest) continue;
+        const std::vector<HostEntry>& hosts = c.view->hosts;
+        size_t beside = 0;  // the largest list's place where this one's next name is expected
+        c.places.each_first(hosts, [&](uint32_t p) {
+            const SharedText& name = hosts[p].host;
+            if (beside < big.size() && big[beside].host == name) {
+                while (beside < big.size() && big[beside].host == name) ++beside;
+                return;
+            }
+            NameKey key(name);
+            if (uint32_t at = largest->places.find(big, key); at != Places::kNone) {
+                beside = at + 1;
+            } else if (others.insert(key).second) {
+                names.push_back(key);
+            }
+        });
+    }
     return names;
 }
 

@@ -95,6 +95,16 @@ private:
                 if (s.place != kNone) f(NameKey((*hosts_)[s.place].host), s.place);
             }
         }
+        // f(place) for the first place of each name, in list order (`hosts`: the table's).
+        template <class F>
+        void each_first(const std::vector<HostEntry>& hosts, F&& f) const {
+            std::vector<bool> later(next_.empty() ? 0 : hosts.size());  // places after their name's first
+            for (uint32_t p = 0; p < hosts.size(); ++p) {
+                if (!later.empty() && later[p]) continue;
+                for (uint32_t q = next(p); q != kNone; q = next(q)) later[q] = true;
+                f(p);
+            }
+        }
         // The table stays right for another vector with the same names in the same places.
         void rebase(const std::vector<HostEntry>& hosts) { hosts_ = &hosts; }
 
@@ -119,6 +129,7 @@ private:
     Touched touched_by(const SharedView& view, Clusters& next);
     void compare(Cluster& was, Cluster& now, Touched& touched);
     std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
+    static std::vector<NameKey> every_name(const Clusters& next);
     void build_hosts(const model::Served& served, const Snapshot& s, const Clusters& next,
                      const std::vector<NameKey>& names, const CounterIds& counter_ids);
     static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out,

@@ -23,8 +23,12 @@ void AnswerIds::ids(std::string_view host, std::span<const std::string_view> clu
     std::vector<Held>& held = of_host_[h];
     if (held.empty()) held.reserve(clusters.size());  // a host's first build asks for all its clusters at once
     size_t from = 0;  // where the last cluster was found: the next is most often just after it
+    if (recent_.size() < clusters.size()) recent_.resize(clusters.size(), kNone);
     for (size_t k = 0; k < clusters.size(); ++k) {
-        uint32_t c = intern(clusters_, cluster_names_, clusters[k]);
+        // Most hosts have their entries in the same clusters, in the same order: the number at this position last
+        // time is looked at first (a short compare, where the index would hash the name).
+        uint32_t& c = recent_[k];
+        if (c == kNone || *cluster_names_[c] != clusters[k]) c = intern(clusters_, cluster_names_, clusters[k]);
         uint32_t id = kNone;
         for (size_t n = 0; n < held.size(); ++n) {
             const Held& at = held[(from + n) % held.size()];

@@ -60,6 +60,7 @@ private:
     std::vector<const std::string*> host_names_, cluster_names_;  // the maps' keys, by number (nodes do not move)
     std::vector<std::vector<Held>> of_host_;                      // by host number, in the order given out
     std::vector<Pair> pairs_;                                     // by id
+    std::vector<uint32_t> recent_;  // the cluster numbers last asked for, by position in `clusters`
 };
 
 // AnswerIds behind a mutex: the control thread numbers pairs as it builds snapshots; /v1/state's stream
