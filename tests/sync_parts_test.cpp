@@ -77,6 +77,43 @@ struct Side {
     }
 };
 
+// One of three instances at 127.0.0.SELF:5301, the others its members.
+std::string config_of(const std::string& cluster, const std::string& instance, int self, std::vector<int> peers) {
+    std::string c = config(cluster, instance, self, peers[0]);
+    for (size_t i = 1; i < peers.size(); ++i) {
+        const std::string first = "{address: \"127.0.0." + std::to_string(peers[0]) + ":5301\"}";
+        c.replace(c.find(first) + first.size(), 0, ", {address: \"127.0.0." + std::to_string(peers[i]) + ":5301\"}");
+    }
+    return c;
+}
+
+// News relayed of an origin whose own beats reach us waits for them (its own beat, and a pull from it, bring it): at
+// a fleet's start every member would otherwise pull every member each round. News of an origin not heard for two
+// rounds is pulled at once from the member that relayed it, with everything it relays (around a cut link).
+TEST(Relays, NewsOfAnOriginHeardDirectlyWaitsForItsOwnBeat) {
+    Side a{config_of("eu", "a", 1, {2, 3}), "127.0.0.1:5301"};
+    Side b{config_of("us", "b", 2, {1, 3}), "127.0.0.2:5301"};
+    Side c{config_of("ap", "c", 3, {1, 2}), "127.0.0.3:5301"};
+    ASSERT_EQ(b.impl.membership.members().size(), 2u);
+    b.learn(a);
+    c.learn(a);
+    a.impl.beats.send_all();
+    a.deliver(b);  // b hears eu/a directly
+    {
+        MutexLock lock(a.impl.mu);
+        a.impl.bump_own();  // eu/a changes; c learns it first
+    }
+    c.learn(a);
+    c.impl.beats.send_all();
+    c.deliver(b);
+    EXPECT_FALSE(b.impl.pulls.relay_wanted(c.at));
+    b.clock.advance(3000);  // eu/a silent for three rounds: its change may not come directly
+    c.clock.advance(3000);
+    c.impl.beats.send_all();
+    c.deliver(b);
+    EXPECT_TRUE(b.impl.pulls.relay_wanted(c.at));
+}
+
 struct TwoSides : ::testing::Test {
     Side a{config("eu", "a", 1, 2), "127.0.0.1:5301"};
     Side b{config("us", "b", 2, 1), "127.0.0.2:5301"};

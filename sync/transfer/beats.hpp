@@ -60,9 +60,11 @@ private:
         uint64_t echoed = 0;        // the newest of ours it echoed
     };
     struct News {
-        std::map<std::string, Held> direct;       // the sender's own newer version or life
-        std::map<std::string, Held> relayed;      // a newer version of an origin we know, relayed
-        std::map<std::string, Held> relayed_new;  // an origin we do not know, or its new life, relayed
+        std::map<std::string, Held> direct;   // the sender's own newer version or life
+        std::map<std::string, Held> relayed;  // a newer version of an origin we know and do not hear lately, relayed
+        // Relayed news that waits (take_relayed_news): an origin we do not know or its new life, or a newer version
+        // of one whose own beats we hear (its own beat, and a pull from it, bring that).
+        std::map<std::string, Held> relayed_later;
     };
     static constexpr size_t kBeatsRemembered = 64;  // our beats to a member kept, for their echoes
     static constexpr uint64_t kChangeResendMs = 200;
@@ -74,6 +76,7 @@ private:
     Core::BeatLink::Seen count(const Beat& beat) GLBD_REQUIRES(core_.mu);
     std::vector<SocketAddress> note(const Beat& beat, const SocketAddress& sender, bool& fresh) GLBD_EXCLUDES(core_.mu);
     News merge(Beat& beat) GLBD_EXCLUDES(core_.mu);
+    [[nodiscard]] bool heard_lately(const std::string& origin) const GLBD_REQUIRES(core_.mu);
 
     Service::Impl& s_;
     Core& core_;

@@ -40,6 +40,7 @@ public:
     void want_pull(const SocketAddress& peer, const std::map<std::string, Held>& versions);
     // A beat relayed news: `from`'s next pull asks for everything it relays.
     void want_relay(const SocketAddress& from) { want_relay_.insert(from); }
+    [[nodiscard]] bool relay_wanted(const SocketAddress& from) const { return want_relay_.count(from) > 0; }
     // A beat (or a pull) showed an origin we do not know, or its new life, relayed by `from`: news that waits
     // kRelayedNewsRounds rounds (take_relayed_news).
     void note_relayed(const std::string& origin, const Held& held, const SocketAddress& from);
