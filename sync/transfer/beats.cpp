@@ -229,8 +229,8 @@ void Beats::on_beat(const uint8_t* msg, size_t len, const SocketAddress& sender)
     // node does not ask every relayer for everything at once. So does a newer version of an origin whose own
     // beats we hear: they bring it, and a pull from it follows (at a fleet's start, when versions move everywhere,
     // pulling from every relayer as well was every member pulling every member each round: 100 servers on two
-    // cores took 31-43 s to converge). A newer version of an origin we do not hear directly is pulled at once, with
-    // everything the sender relays: around a lossy or cut link, that is how a change arrives.
+    // cores made 330,814 pulls, now 95,243). A newer version of an origin we do not hear directly is pulled at once,
+    // with everything the sender relays: around a lossy or cut link, that is how a change arrives.
     if (!senders.empty()) {
         for (auto& [origin, held] : news.relayed_later) s_.pulls.note_relayed(origin, held, senders.front());
     }
