@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "resolver/base/address.hpp"
+#include "resolver/base/find_from.hpp"
 #include "resolver/model/global_view.hpp"
 #include "resolver/wire/consts.hpp"
 #include "tests/dns_util.hpp"
@@ -423,3 +424,17 @@ TEST(SharedText, CopiesOnManyThreadsShareOneBlock) {
 }
 
 }  // namespace
+
+// A search from where the last match was: the first match at or after `from`, else round from the start; the
+// list's size when nothing matches (an empty list too), and `from` past the end taken round.
+TEST(FindFrom, LooksFromWhereItIsToldThenRound) {
+    const std::vector<int> list{5, 7, 5, 9};
+    auto is = [](int want) { return [want](int x) { return x == want; }; };
+    EXPECT_EQ(glbd::find_from(list, 0, is(5)), 0u);
+    EXPECT_EQ(glbd::find_from(list, 1, is(5)), 2u);
+    EXPECT_EQ(glbd::find_from(list, 3, is(5)), 0u);  // round: past 9, from the start
+    EXPECT_EQ(glbd::find_from(list, 3, is(7)), 1u);
+    EXPECT_EQ(glbd::find_from(list, 6, is(5)), 2u);  // 6 is position 2
+    EXPECT_EQ(glbd::find_from(list, 2, is(4)), list.size());
+    EXPECT_EQ(glbd::find_from(std::vector<int>{}, 0, is(4)), 0u);
+}

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "geo/points.hpp"
+#include "resolver/base/find_from.hpp"
 #include "resolver/wire/text.hpp"
 #include "resolver/wire/wire.hpp"
 
@@ -364,12 +365,10 @@ bool reuse_counters(Host& h, const HostBlock* before) {
     size_t from = 0;  // entries keep their clusters' order: look from the last one found
     for (auto& e : h.entries) {
         const std::string& cluster = h.cluster(e);
-        e.counter = kNoCounter;
-        for (size_t n = 0; n < was.entries.size() && e.counter == kNoCounter; ++n) {
-            const Entry& w = was.entries[(from + n) % was.entries.size()];
-            if (was.cluster(w) == cluster) e.counter = w.counter, from = (from + n + 1) % was.entries.size();
-        }
+        const size_t at = find_from(was.entries, from, [&](const Entry& w) { return was.cluster(w) == cluster; });
+        e.counter = at < was.entries.size() ? was.entries[at].counter : kNoCounter;
         if (e.counter == kNoCounter) return false;
+        from = at + 1;
     }
     return true;
 }

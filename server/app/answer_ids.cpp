@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <numeric>
 
+#include "resolver/base/find_from.hpp"
+
 namespace glbd {
 
 uint32_t AnswerIds::intern(Index& index, std::vector<const std::string*>& names, std::string_view name) {
-    if (auto it = index.find(name); it != index.end()) return it->second;
+    if (uint32_t n = number(index, name); n != kNone) return n;
     auto it = index.emplace(std::string(name), static_cast<uint32_t>(names.size())).first;
     names.push_back(&it->first);
     return it->second;
@@ -30,14 +32,9 @@ void AnswerIds::ids(std::string_view host, std::span<const std::string_view> clu
         uint32_t& c = recent_[k];
         if (c == kNone || *cluster_names_[c] != clusters[k]) c = intern(clusters_, cluster_names_, clusters[k]);
         uint32_t id = kNone;
-        for (size_t n = 0; n < held.size(); ++n) {
-            const Held& at = held[(from + n) % held.size()];
-            if (at.cluster == c) {
-                id = at.id, from = (from + n + 1) % held.size();
-                break;
-            }
-        }
-        if (id == kNone) {
+        if (size_t at = find_from(held, from, [c](const Held& x) { return x.cluster == c; }); at < held.size()) {
+            id = held[at].id, from = at + 1;
+        } else {
             id = static_cast<uint32_t>(pairs_.size());
             pairs_.push_back(Pair{h, c});
             held.push_back(Held{c, id});
