@@ -3,11 +3,14 @@
 // (CookieSecrets), and what the service manager is told (Notifier, through a socket of the test's standing in for
 // systemd's).
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <uv.h>
 
 #include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "resolver/base/fd.hpp"
 #include "server/app/admin_routes.hpp"
 #include "server/app/cookies.hpp"
+#include "server/app/daemon.hpp"
 #include "server/app/key_governance.hpp"
 #include "server/app/notify.hpp"
 #include "sync/service.hpp"
@@ -40,6 +44,30 @@ std::vector<std::string> walk(const GlobalView& view, std::string_view from, boo
         out.push_back(line);
     }
     return out;
+}
+
+// log.format json: each line one JSON object, whatever bytes the message carries (a quote, a backslash, a control
+// byte; bytes that are not UTF-8, from a peer or a file, become U+FFFD rather than an exception or a broken line).
+TEST(Logging, JsonLinesStayJsonWhateverTheMessageCarries) {
+    auto before = spdlog::default_logger();
+    testing::internal::CaptureStderr();
+    setup_logging("info", "json");
+    spdlog::warn("x\"y\\z\x01 and \xff\xfe");
+    spdlog::default_logger()->flush();
+    const std::string out = testing::internal::GetCapturedStderr();
+    spdlog::drop("glbd");
+    spdlog::set_default_logger(before);
+    spdlog::set_pattern("%+");
+    std::istringstream lines(out);
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+        auto obj = nlohmann::json::parse(line);  // throws when the line is not one JSON object of valid UTF-8
+        EXPECT_EQ(obj.at("level"), "warning");
+        EXPECT_EQ(obj.at("msg"), "x\"y\\z\x01 and \xef\xbf\xbd\xef\xbf\xbd");
+        ++n;
+    }
+    EXPECT_EQ(n, 1) << out;
 }
 
 TEST(HostWalk, NamesInOrderEachWithEveryClustersEntries) {
