@@ -174,18 +174,22 @@ class TinyServer {
 public:
     TinyServer(std::vector<uint8_t> udp_reply, std::vector<uint8_t> tcp_reply)
         : udp_reply_(std::move(udp_reply)), tcp_reply_(std::move(tcp_reply)) {
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(0x7f000001);
-        udp_ = Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-        EXPECT_EQ(::bind(udp_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-        socklen_t l = sizeof a;
-        ::getsockname(udp_.get(), reinterpret_cast<sockaddr*>(&a), &l);
-        port_ = ntohs(a.sin_port);
-        tcp_ = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-        int one = 1;
-        ::setsockopt(tcp_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        EXPECT_EQ(::bind(tcp_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        // The kernel picks the UDP port; the same number over TCP may be held by another test's socket
+        // (ctest -j), so a pair that will not bind is dropped and another tried, a bounded number of times.
+        for (int attempt = 0; attempt < 50 && port_ == 0; ++attempt) {
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_addr.s_addr = htonl(0x7f000001);
+            udp_ = Fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+            if (::bind(udp_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) continue;
+            socklen_t l = sizeof a;
+            ::getsockname(udp_.get(), reinterpret_cast<sockaddr*>(&a), &l);
+            tcp_ = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+            int one = 1;
+            ::setsockopt(tcp_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+            if (::bind(tcp_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) port_ = ntohs(a.sin_port);
+        }
+        EXPECT_NE(port_, 0) << "no port free over both UDP and TCP in 50 tries";
         ::listen(tcp_.get(), 4);
         thread_ = std::thread([this] { run(); });
     }
