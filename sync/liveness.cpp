@@ -1,10 +1,12 @@
 // sync/liveness (sync thread): which known instances count as alive, how long a lossy path may stretch deadAfter
-// (accrual), which members are suspect, and the log lines that say so with what was heard.
+// (accrual) and how long this loop was away (time in which nothing could be heard is nobody's silence), which
+// members are suspect, and the log lines that say so with what was heard.
 #include "sync/liveness.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "sync/service_impl.hpp"
 
@@ -14,7 +16,7 @@ void Liveness::start() {
     uv_timer_init(&core_.loop, &timer_);
     timer_.data = this;
     uv_timer_start(
-        &timer_, [](uv_timer_t* t) { static_cast<Liveness*>(t->data)->check(); }, 100, 100);
+        &timer_, [](uv_timer_t* t) { static_cast<Liveness*>(t->data)->check(); }, kTurnMs, kTurnMs);
 }
 
 uint64_t Liveness::max_grace() const {
@@ -24,11 +26,42 @@ uint64_t Liveness::max_grace() const {
     return most > dead ? most - dead : 0;
 }
 
+// A turn of the loop later than kOnTimeMs after the last one: the rest of the time it was away, and beats that
+// came meanwhile waited unread or were dropped (the hand-off socket holds a few dozen). On two cores with a
+// hundred servers a sync loop was seen away for up to 15 s at a time, and took every peer for dead on its
+// return, before reading the beats that waited.
+void Liveness::note_away(uint64_t now, uint64_t mono) {
+    const uint64_t last = std::exchange(last_turn_mono_, mono);
+    if (last == 0 || mono <= last + kOnTimeMs) return;
+    const uint64_t ms = mono - last - kOnTimeMs;
+    away_.push_back({now, ms});
+    if (away_.size() > kAwayKept) away_.pop_front();
+    core_.counters.loop_away_ms.fetch_add(ms);
+    uint64_t left_out = 0;
+    if (ms >= 1000 && core_.report_log.allow("loop away", now, &left_out)) {
+        spdlog::warn(
+            "sync: this server's sync loop was away for {} ms (a busy CPU?); that time counts as no "
+            "peer's silence{}",
+            ms, left_out ? " (and " + std::to_string(left_out) + " more times not logged)" : std::string());
+    }
+}
+
+uint64_t Liveness::away_since(uint64_t from_ms, uint64_t now_ms) const {
+    uint64_t sum = 0;
+    for (const Away& a : away_) {
+        const uint64_t back = std::min(a.back_ms, now_ms);
+        const uint64_t left = std::max(a.back_ms - std::min(a.back_ms, a.ms), from_ms);
+        if (back > left) sum += back - left;
+    }
+    return sum;
+}
+
 void Liveness::check() {
     bool changed = false;
     uint64_t now = core_.now();
     {
         MutexLock lock(core_.mu);
+        note_away(now, core_.mono());
         const uint64_t dead_after = core_.dead_after();
         Store& store = core_.store;
         for (const auto& origin : store.take_buried()) {
@@ -49,11 +82,14 @@ void Liveness::check() {
                 core_.bump_own();
             judge_members(now);
             // Accrual: an origin whose beats have been arriving through a lossy path gets longer before it
-            // counts as dead, deadAfter x (1 + the share lost), within peers.deadAfterMax.
+            // counts as dead, deadAfter x (1 + the share lost), within peers.deadAfterMax; and as long again as
+            // this loop was away since it was last heard.
             const uint64_t most = max_grace();
-            for (const auto& [origin, link] : core_.beat_links) {
-                auto grace = static_cast<uint64_t>(static_cast<double>(dead_after) * link.loss);
-                store.set_grace(origin, std::min(grace, most));
+            for (const auto& [origin, k] : store.known()) {
+                uint64_t grace = away_since(k.last_heard_ms, now);
+                if (auto link = core_.beat_links.find(origin); link != core_.beat_links.end())
+                    grace += std::min(static_cast<uint64_t>(static_cast<double>(dead_after) * link->second.loss), most);
+                store.set_grace(origin, grace);
             }
         }
         for (const auto& [origin, k] : store.known()) {
@@ -64,10 +100,11 @@ void Liveness::check() {
                 if (alive) {
                     spdlog::warn("sync: {} is alive again", origin);
                 } else {
+                    const uint64_t away = std::min(away_since(k.last_heard_ms, now), k.grace_ms);
                     spdlog::warn(
-                        "sync: {} is dead: not heard for {} ms (deadAfter {} ms and {} ms for a lossy path), "
-                        "directly or through a peer; {}",
-                        origin, dead_after + k.grace_ms, dead_after, k.grace_ms, evidence(origin, k, now));
+                        "sync: {} is dead: not heard for {} ms (deadAfter {} ms, {} ms for a lossy path and {} ms "
+                        "this server was away), directly or through a peer; {}",
+                        origin, dead_after + k.grace_ms, dead_after, k.grace_ms - away, away, evidence(origin, k, now));
                 }
                 it->second = alive;
                 changed = true;
@@ -119,7 +156,7 @@ void Liveness::judge_members(uint64_t now) {
         if (st.address.empty()) st.address = m.str();
         const uint64_t direct = std::max(st.last_beat_ms, st.last_ok_ms);
         const uint64_t since = direct ? direct : core_.started_ms;
-        const bool suspect = now > since + after;
+        const bool suspect = now > since + after + away_since(since, now);
         const Known* k = nullptr;
         if (auto it = core_.store.known().find(st.origin); !st.origin.empty() && it != core_.store.known().end())
             k = &it->second;

@@ -72,6 +72,10 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
          {"result=\"unsent\"", static_cast<double>(sc.beats_unsent.load())},
          {"result=\"received\"", static_cast<double>(sc.beats_received.load())},
          {"result=\"rejected\"", static_cast<double>(sc.beats_rejected.load())}});
+    m.one("glbd_sync_loop_away_seconds_total", "counter",
+          "Time the sync loop turned later than 200 ms after its last turn (a busy CPU, a long callback), summed: "
+          "nothing could be heard then, so it counts as no peer's silence.",
+          static_cast<double>(sc.loop_away_ms.load()) / 1000.0);
     per_peer(m, "glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.",
              peers, [now](const PeerStatus& p) {
                  return p.last_ok_ms ? V(static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0)

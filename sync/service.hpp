@@ -74,6 +74,7 @@ struct SyncCounters {
     std::atomic<uint64_t> outside_parts{0};     // of those, outside verdicts alone, made whole with what was held
     std::atomic<uint64_t> beats_sent{0}, beats_resent{0}, beats_unsent{0}, beats_received{0}, beats_rejected{0};
     std::atomic<uint64_t> learnt_refused{0};  // advertised addresses not learnt: kMaxLearnt held
+    std::atomic<uint64_t> loop_away_ms{0};    // the sync loop's turns late beyond 200 ms, summed (sync/liveness)
 };
 
 class Datagrams;

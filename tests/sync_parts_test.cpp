@@ -75,6 +75,19 @@ struct Side {
         MutexLock lock(impl.mu);
         return impl.beat_links[origin];
     }
+    // Moves the clock by `ms` as a loop that turns on time does: a liveness check each turn.
+    void turn_for(uint64_t ms) {
+        for (uint64_t done = 0; done < ms;) {
+            const uint64_t step = std::min(ms - done, Liveness::kTurnMs);
+            clock.advance(step);
+            done += step;
+            impl.liveness.check();
+        }
+    }
+    bool alive(const std::string& origin) {
+        MutexLock lock(impl.mu);
+        return impl.store.alive(impl.store.known().at(origin), clock.wall_ms(), impl.dead_after());
+    }
 };
 
 // One of three instances at 127.0.0.SELF:5301, the others its members.
@@ -171,16 +184,13 @@ TEST_F(TwoSides, SilenceMakesAMemberSuspectAndABeatClearsIt) {
     a.deliver(b);
     b.impl.liveness.check();
     EXPECT_FALSE(b.status_of(a.at).suspect);
-    b.clock.advance(b.impl.suspect_after());
-    b.impl.liveness.check();
+    b.turn_for(b.impl.suspect_after());
     EXPECT_FALSE(b.status_of(a.at).suspect) << "suspect at the limit";
-    b.clock.advance(1);
-    b.impl.liveness.check();
+    b.turn_for(1);
     EXPECT_TRUE(b.status_of(a.at).suspect);
     EXPECT_EQ(b.status_of(a.at).suspect_reason, "nothing directly for over 5000 ms; nor through others");
     EXPECT_EQ(b.status_of(a.at).suspect_limit_ms, 5000u);
-    b.clock.advance(60'000);  // the reason names the limit, not a time that goes stale
-    b.impl.liveness.check();
+    b.turn_for(60'000);  // the reason names the limit, not a time that goes stale
     EXPECT_EQ(b.status_of(a.at).suspect_reason, "nothing directly for over 5000 ms; nor through others");
     a.impl.beats.send_all();
     a.deliver(b);
@@ -199,6 +209,42 @@ TEST_F(TwoSides, ALossyLinkGetsGraceWithinDeadAfterMax) {
     MutexLock lock(b.impl.mu);
     const Known& k = b.impl.store.known().at("eu/a");
     EXPECT_EQ(k.grace_ms, 1000u) << "capped at deadAfter / 10";
+}
+
+// Time in which b's loop did not turn (a busy CPU) is not a's silence: b could not have heard it. The spell, less
+// the 200 ms a turn may take, lengthens a's limits; a beat read after it clears everything, and a silence heard
+// out in full turns still ends in death.
+TEST_F(TwoSides, TimeTheLoopWasAwayIsNoPeersSilence) {
+    b.learn(a);
+    a.impl.beats.send_all();
+    a.deliver(b);
+    b.turn_for(3000);
+    b.clock.advance(12'000);  // b's loop away: past deadAfter (10 s) since a was heard
+    b.impl.liveness.check();
+    EXPECT_TRUE(b.alive("eu/a")) << "dead for what b did not listen to";
+    EXPECT_FALSE(b.status_of(a.at).suspect);
+    EXPECT_EQ(b.impl.counters.loop_away_ms.load(), 11'800u);
+    {
+        MutexLock lock(b.impl.mu);
+        EXPECT_EQ(b.impl.store.known().at("eu/a").grace_ms, 11'800u);
+        EXPECT_EQ(b.impl.liveness.away_since(b.clock.wall_ms() - 5000, b.clock.wall_ms()), 5000u);
+    }
+    b.turn_for(6800);  // 3 s + 6.8 s listened since a was heard, and 12 s away of which 11.8 s count
+    EXPECT_TRUE(b.alive("eu/a"));
+    b.turn_for(100);
+    EXPECT_FALSE(b.alive("eu/a")) << "a silence heard out in full";
+
+    a.clock.advance(22'000);
+    a.impl.beats.send_all();  // a again: heard now, and nothing of the spell before counts for it
+    a.deliver(b);
+    b.turn_for(100);
+    EXPECT_TRUE(b.alive("eu/a"));
+    {
+        MutexLock lock(b.impl.mu);
+        EXPECT_EQ(b.impl.store.known().at("eu/a").grace_ms, 0u);
+    }
+    b.turn_for(10'000);
+    EXPECT_FALSE(b.alive("eu/a")) << "deadAfter after its last beat, turning on time";
 }
 
 TEST(BeatLink, TheShareLostFollowsTheGapsAndForgetsThem) {
