@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "sync/state.hpp"
 #include "sync/state_file.hpp"
 #include "sync/transfer/codec.hpp"
+#include "sync/transfer/tsig.hpp"
 #include "tests/dns_util.hpp"
 #include "tests/sync_util.hpp"
 
@@ -416,6 +418,25 @@ TEST(Transfer, AReplayedSignedRequestIsRefused) {
     }
     EXPECT_EQ(svc.counters().rejected_replay.load(), 3u);
     EXPECT_EQ(svc.counters().notifies_received.load(), 1u);
+}
+
+// Requests as glbd makes them, alike in all else and signed in the same second, are each answered: none is taken
+// for a replay of another (a fleet's NOTIFYs are all alike, and so are pulls holding the same versions).
+TEST(Transfer, RequestsAlikeSignedInOneSecondAreNoReplays) {
+    Service svc(test::config_from(sync_config()), nullptr);
+    const auto key = tsig::Key::from("glb-sync", kSecret);
+    const auto now = static_cast<uint64_t>(std::time(nullptr));
+    for (bool notify : {true, false}) {
+        for (int i = 0; i < 1000; ++i) {  // by their random IDs alone, two of 1,000 are alike 99.95 % of the time
+            auto wire = sync_request(notify, 0, {});
+            tsig::sign(wire, key, "", false, now);
+            std::vector<std::vector<uint8_t>> out;
+            ASSERT_EQ(svc.handle(wire.data(), wire.size(), test::address_of("127.0.0.9"), out),
+                      Service::Handled::answered)
+                << (notify ? "NOTIFY " : "pull ") << i;
+        }
+    }
+    EXPECT_EQ(svc.counters().rejected_replay.load(), 0u);
 }
 
 // Only a configured member's address earns the trust that keeps its connections (a transfer included); any

@@ -39,6 +39,18 @@ void read_have(std::string_view v, std::map<std::string, Held>& have) {
     have[std::string(v.substr(kHave.size(), at - kHave.size()))] = h;
 }
 
+// "nonce=" and 16 random hex digits: two requests alike in all else, signed in the same second (TSIG's time),
+// still differ in their MAC, so that a server that refuses a MAC seen before (a replay) never refuses a real
+// one. Their random IDs alone collided: in a fleet of 100, NOTIFYs and pulls holding the same versions were
+// refused as replays about once in 65,536 pairs (and the puller reported a key mismatch).
+std::string nonce() {
+    uint64_t n = 0;
+    RAND_bytes(reinterpret_cast<unsigned char*>(&n), sizeof n);
+    std::string out(kNonce);
+    for (int shift = 60; shift >= 0; shift -= 4) out += "0123456789abcdef"[(n >> shift) & 15];
+    return out;
+}
+
 }  // namespace
 
 bool parse_transfer_answers(const uint8_t* m, size_t len, TxtViews& txts, int& soas, uint32_t& serial) {
@@ -124,13 +136,14 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::v
     // NOTIFY is sent with AA (RFC 1996 3.7).
     Message m(id, notify ? static_cast<uint16_t>(wire::opcode_bits(wire::opcode::NOTIFY) | wire::flag::AA) : 0);
     m.question(notify ? wire::type::SOA : wire::type::IXFR);
+    std::vector<std::string> strings{nonce()};
     if (!notify) {
         m.soa(generation, Message::Section::authority);
-        std::vector<std::string> strings{std::string(kTakesParts)};
+        strings.emplace_back(kTakesParts);
         if (!relay) strings.emplace_back(kOwnOnly);
         strings.insert(strings.end(), have.begin(), have.end());
-        m.txt(kSyncZone, strings, Message::Section::additional);
     }
+    m.txt(kSyncZone, strings, Message::Section::additional);
     return m.finish();
 }
 

@@ -195,11 +195,14 @@ private:
 // strings: origin@version/incarnation) so that the peer sends only what we lack.
 // `relay` false adds "relay=0": data for the server's own origin only, heartbeats for the others. Every
 // request says "parts=outside": an origin whose outside verdicts alone changed since the version held may come
-// as those alone (Report::outside_only; an older server ignores the string and sends everything).
+// as those alone (Report::outside_only; an older server ignores the string and sends everything). Every
+// request, NOTIFYs too, carries a random "nonce=", so that no two are signed alike (a server refuses a MAC it
+// has seen); a server reads past it, as past any string it does not know.
 std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have,
                                   bool relay = true);
 constexpr std::string_view kOwnOnly = "relay=0";
 constexpr std::string_view kTakesParts = "parts=outside";
+constexpr std::string_view kNonce = "nonce=";
 
 // A heartbeat ("beat", docs/sync.md): a NOTIFY for `_glbd.` sent over UDP to every member each
 // syncInterval, signed like every sync message. Its first TXT record is the header with the beat's fields;
