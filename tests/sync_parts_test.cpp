@@ -3,12 +3,19 @@
 // test moves each one's clock. Beats' loss and round trips, suspicion, acknowledgements of a change, the rounds'
 // leads and the second connection's delay, all exact. (White box: the parts are sync/'s internal headers.)
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "resolver/base/fd.hpp"
+#include "resolver/wire/wire.hpp"
 #include "sync/service_impl.hpp"
 #include "tests/dns_util.hpp"
 #include "tests/fake_clock.hpp"
@@ -356,6 +363,51 @@ TEST(Rounds, ASecondConnectionWaitsThreeTimesTheUsualWithinBounds) {
     EXPECT_EQ(Pulls::hedge_ms(100), 300u);
     EXPECT_EQ(Pulls::hedge_ms(250), 750u);
     EXPECT_EQ(Pulls::hedge_ms(400), 900u) << "before Linux sends a lost SYN again";
+}
+
+// A pull whose answer came while the loop was away (a busy CPU): the loop's next turn runs the timeout's timer
+// before it reads the socket, and took the answer waiting there for the peer's silence. The test turns the loop
+// itself: it starts a pull to a listener of its own, which answers REFUSED while the loop does not turn for longer
+// than the pull's timeout (2 s). The pull ends on the answer, not in a timeout.
+TEST(Pulls, AnAnswerThatCameWhileTheLoopWasAwayIsReadBeforeTheTimeout) {
+    Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(0x7f000001);
+    ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    socklen_t l = sizeof a;
+    ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &l);
+    ASSERT_EQ(::listen(listener.get(), 4), 0);
+    const std::string member = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    std::string yaml = config("eu", "a", 1, 2);
+    yaml.replace(yaml.find("127.0.0.2:5301"), 14, member);
+    Side side{yaml, "127.0.0.1:5301"};
+    Service::Impl& impl = side.impl;
+    ASSERT_EQ(uv_loop_init(&impl.loop), 0);
+    impl.running = true;
+    const SocketAddress peer = sa(member);
+    impl.pulls.exchange(peer, false);
+
+    // Turns until the listener has the whole request.
+    Fd conn;
+    std::vector<uint8_t> request;
+    for (int i = 0; i < 500 && (request.size() < 2 || request.size() < 2u + wire::get16(request.data())); ++i) {
+        uv_run(&impl.loop, UV_RUN_NOWAIT);
+        if (!conn) conn = Fd(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        uint8_t buf[4096];
+        if (ssize_t n = conn ? ::recv(conn.get(), buf, sizeof buf, 0) : -1; n > 0)
+            request.insert(request.end(), buf, buf + n);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_GE(request.size(), 2u + wire::kHeaderSize) << "no request";
+    const uint8_t refused[] = {0, 12, request[2], request[3], 0x80, 5, 0, 0, 0, 0, 0, 0, 0, 0};
+    ASSERT_EQ(::send(conn.get(), refused, sizeof refused, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof refused));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2300));  // away past the timeout
+    for (int i = 0; i < 20 && side.status_of(peer).exchanges == 0; ++i) uv_run(&impl.loop, UV_RUN_ONCE);
+    EXPECT_EQ(side.status_of(peer).last_error, "peer answered REFUSED");
+    impl.running = false;
+    for (int i = 0; i < 100 && uv_loop_alive(&impl.loop); ++i) uv_run(&impl.loop, UV_RUN_NOWAIT);
+    EXPECT_EQ(uv_loop_close(&impl.loop), 0);
 }
 
 }  // namespace

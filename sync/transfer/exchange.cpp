@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -42,6 +43,17 @@ bool opened(uv_tcp_t* tcp) {
 }
 
 }  // namespace
+
+// Whether the peer's answer, or the connection's opening, waits unread. A loop that turns late (a busy CPU, a
+// long callback) runs its timers before it reads its sockets, so what came while it was away would be taken
+// for the peer's silence; then the timeout waits one more period, and the reading in this turn goes on.
+bool Pulls::waiting_unread(Exchange* x) {
+    if (!x->stream) return opened(&x->tcp) || (x->spare_started && opened(&x->spare));
+    uv_os_fd_t fd;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(x->stream), &fd) != 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0;  // bytes, or the end (which the read then finishes)
+}
 
 void Pulls::closed(uv_handle_t* h) {
     auto* e = static_cast<Exchange*>(h->data);
@@ -88,8 +100,12 @@ void Pulls::exchange(const SocketAddress& peer, bool notify) {
     x->timer.data = x->hedge.data = x->conn.data = x->spare_conn.data = x->write.data = x;
     auto timeout = std::max<uint64_t>(2000, static_cast<uint64_t>(core_.config.peers->sync_interval.count()) * 2);
     uv_timer_start(
-        &x->timer, [](uv_timer_t* t) { finish(static_cast<Exchange*>(t->data), "timeout"); }, timeout,
-        timeout);  // reset by each message (uv_timer_again)
+        &x->timer,
+        [](uv_timer_t* t) {
+            auto* e = static_cast<Exchange*>(t->data);
+            if (!waiting_unread(e)) finish(e, "timeout");
+        },
+        timeout, timeout);  // reset by each message (uv_timer_again); again after a turn that found bytes waiting
     x->began_ns = uv_hrtime();
     uv_timer_start(
         &x->hedge,

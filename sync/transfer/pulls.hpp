@@ -135,7 +135,8 @@ private:
     bool with_held_rest(Report& r) GLBD_REQUIRES(core_.mu);
     void complete(Exchange* x);
     static void finish(Exchange* x, const std::string& error);
-    static void closed(uv_handle_t* h);  // one of an exchange's handles: the exchange goes with its last
+    static bool waiting_unread(Exchange* x);  // at its timeout: an answer (or the opening) not read yet
+    static void closed(uv_handle_t* h);       // one of an exchange's handles: the exchange goes with its last
 
     Service::Impl& s_;
     Core& core_;
