@@ -8,7 +8,6 @@
 #include <openssl/pem.h>
 #include <pwd.h>
 #include <unistd.h>
-#include <yaml-cpp/exceptions.h>
 
 #include <algorithm>
 #include <charconv>
@@ -145,7 +144,7 @@ void read_geo_networks(Reader& r, const Node& nets, GeoIp& g) {
     if (!nets.is_map()) return r.error(nets, "geoip.networks", "must be a mapping of CIDR to geo code");
     std::set<std::string> seen;
     for (auto [k, v] : nets.pairs()) {
-        const std::string& cidr = k.scalar();
+        const std::string cidr(k.scalar());
         std::string path = "geoip.networks." + cidr;
         Prefix network;
         if (!Prefix::parse(cidr, network)) {
@@ -200,7 +199,7 @@ void read_geoip(Reader& r, const Node& n, Config& c) {
 void read_owners(Reader& r, const Node& n, Kubernetes& k) {
     if (!n.is_map()) return r.error(n, "kubernetes.owners", "must be a mapping of namespace to a list of names");
     for (auto [key, names] : n.pairs()) {
-        const std::string& ns = key.scalar();
+        const std::string ns(key.scalar());
         std::string path = "kubernetes.owners." + ns;
         if (!is_cluster_id(ns)) r.error(key, path, "not a namespace name: \"" + ns + "\"");
         if (!r.seq(names, path)) continue;
@@ -534,8 +533,8 @@ LoadResult load_text(const std::string& text, const std::string& name, const Loa
             };
         }
         doc = std::make_unique<Document>(text, on_top);
-    } catch (const YAML::Exception& e) {
-        result.errors.push_back(Error{name, e.mark.line + 1, e.mark.column + 1, "", "YAML: " + e.msg});
+    } catch (const YamlError& e) {
+        result.errors.push_back(Error{name, e.line + 1, e.column + 1, "", "YAML: " + e.msg});
         return result;
     }
     Node root = doc->root();

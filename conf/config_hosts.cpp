@@ -239,8 +239,8 @@ void read_health_check(Reader& r, const Node& n, const std::string& path, Host& 
             s.error("headers", "must be a mapping of header name to value");
         } else {
             for (auto [hk, hv] : v.pairs()) {
-                if (auto val = r.str(hv, s.at("headers") + "." + hk.scalar())) {
-                    hc.headers.emplace_back(hk.scalar(), *val);
+                if (auto val = r.str(hv, s.at("headers") + "." + std::string(hk.scalar()))) {
+                    hc.headers.emplace_back(std::string(hk.scalar()), *val);
                 }
             }
         }

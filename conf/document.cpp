@@ -1,18 +1,13 @@
-// conf/document.cpp — yaml-cpp's parser events into the document's arena.
+// conf/document.cpp — libyaml's parser events into the document's arena.
 #include "conf/document.hpp"
 
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/mark.h>
-#include <yaml-cpp/parser.h>
+#include <yaml.h>
 
-#include <sstream>
+#include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 
 namespace glbd::conf {
-
-const std::string& Node::empty() {
-    static const std::string none;
-    return none;
-}
 
 size_t Node::size() const {
     switch (kind()) {
@@ -42,42 +37,90 @@ Node::Pairs Node::pairs() const {
     return Pairs{b, b + d_->items.size() / 2 * 2};
 }
 
-class DocumentBuilder final : public YAML::EventHandler {
+namespace {
+
+// libyaml's parser, deleted with its scope.
+struct Parser {
+    yaml_parser_t p{};
+    Parser() {
+        if (!yaml_parser_initialize(&p)) throw YamlError(0, 0, "out of memory");
+    }
+    ~Parser() { yaml_parser_delete(&p); }
+    Parser(const Parser&) = delete;
+    Parser& operator=(const Parser&) = delete;
+};
+
+// One event, deleted with its scope.
+struct Event {
+    yaml_event_t e{};
+    Event() = default;
+    ~Event() { yaml_event_delete(&e); }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+};
+
+int place(size_t n) { return n > static_cast<size_t>(INT32_MAX) ? INT32_MAX : static_cast<int>(n); }
+
+// A plain scalar without a tag that YAML reads as null (the core schema): "", "~", "null", "Null", "NULL".
+bool is_null(const yaml_event_t& e) {
+    if (e.data.scalar.style != YAML_PLAIN_SCALAR_STYLE || !e.data.scalar.plain_implicit) return false;
+    const std::string_view v(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
+    return v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL";
+}
+
+}  // namespace
+
+YamlError::YamlError(int line_, int column_, std::string problem)
+    : std::runtime_error(problem), line(line_), column(column_), msg(std::move(problem)) {}
+
+// Events into the arena: each node made where it starts, attached to the sequence or map being filled.
+class DocumentBuilder {
 public:
     DocumentBuilder(Document& doc, const Document::TopScalar& on_top_scalar) : doc_(doc), on_top_(on_top_scalar) {}
 
-    void OnDocumentStart(const YAML::Mark&) override {}
-    void OnDocumentEnd() override {}
-    void OnNull(const YAML::Mark& m, YAML::anchor_t anchor) override { add(m, Node::Kind::null, anchor); }
-    void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
-        // The parser refuses an alias to an unknown anchor; the check is for a parser that would not.
-        const Node::Data* d = anchor < anchors_.size() ? anchors_[anchor] : nullptr;
-        attach(d ? d : &make(YAML::Mark::null_mark(), Node::Kind::null));
+    // Whether the first document is complete.
+    bool on(const yaml_event_t& e) {
+        const auto mark = e.start_mark;
+        switch (e.type) {
+            case YAML_SCALAR_EVENT: scalar(e); break;
+            case YAML_ALIAS_EVENT: {
+                auto it = anchors_.find(std::string(text(e.data.alias.anchor)));
+                if (it == anchors_.end())
+                    throw YamlError(place(mark.line), place(mark.column), "the referenced anchor is not defined");
+                attach(it->second);
+                break;
+            }
+            case YAML_SEQUENCE_START_EVENT:
+                open_.push_back(&add(mark, Node::Kind::sequence, e.data.sequence_start.anchor));
+                break;
+            case YAML_MAPPING_START_EVENT:
+                open_.push_back(&add(mark, Node::Kind::map, e.data.mapping_start.anchor));
+                break;
+            case YAML_SEQUENCE_END_EVENT:
+            case YAML_MAPPING_END_EVENT: open_.pop_back(); break;
+            case YAML_DOCUMENT_END_EVENT:
+            case YAML_STREAM_END_EVENT: return true;
+            default: break;  // the stream's and the document's starts
+        }
+        return false;
     }
-    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor, const std::string& value) override {
-        add(m, Node::Kind::scalar, anchor).text = value;
+
+private:
+    static std::string_view text(const yaml_char_t* s) {
+        return s ? std::string_view(reinterpret_cast<const char*>(s)) : std::string_view();
+    }
+    void scalar(const yaml_event_t& e) {
+        if (is_null(e)) {
+            add(e.start_mark, Node::Kind::null, e.data.scalar.anchor);
+            return;
+        }
+        Node::Data& d = add(e.start_mark, Node::Kind::scalar, e.data.scalar.anchor);
+        d.text.assign(reinterpret_cast<const char*>(e.data.scalar.value), e.data.scalar.length);
         if (on_top_ && open_.size() == 1 && open_[0]->kind == Node::Kind::map) {  // the root map's
             const auto& items = open_[0]->items;  // ... key, value: this scalar is a value when the count is even
             if (items.size() % 2 == 0 && items[items.size() - 2]->kind == Node::Kind::scalar)
-                on_top_(items[items.size() - 2]->text, value);
+                on_top_(items[items.size() - 2]->text, std::string(d.text));
         }
-    }
-    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
-                         YAML::EmitterStyle::value) override {
-        open_.push_back(&add(m, Node::Kind::sequence, anchor));
-    }
-    void OnSequenceEnd() override { open_.pop_back(); }
-    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t anchor,
-                    YAML::EmitterStyle::value) override {
-        open_.push_back(&add(m, Node::Kind::map, anchor));
-    }
-    void OnMapEnd() override { open_.pop_back(); }
-
-private:
-    Node::Data& make(const YAML::Mark& m, Node::Kind kind) {
-        Node::Data& d = doc_.arena_.emplace_back();
-        d.kind = kind, d.line = m.line, d.column = m.column;
-        return d;
     }
     void attach(const Node::Data* d) {
         if (open_.empty()) {
@@ -86,28 +129,43 @@ private:
             open_.back()->items.push_back(d);
         }
     }
-    Node::Data& add(const YAML::Mark& m, Node::Kind kind, YAML::anchor_t anchor) {
-        Node::Data& d = make(m, kind);
+    Node::Data& add(const yaml_mark_t& m, Node::Kind kind, const yaml_char_t* anchor) {
+        Node::Data& d = doc_.arena_.emplace_back();
+        d.kind = kind, d.line = place(m.line), d.column = place(m.column);
         attach(&d);
-        if (anchor != YAML::NullAnchor) {
-            if (anchors_.size() <= anchor) anchors_.resize(anchor + 1, nullptr);
-            anchors_[anchor] = &d;
-        }
+        if (anchor) anchors_[std::string(text(anchor))] = &d;  // a later anchor of the same name replaces it
         return d;
     }
 
     Document& doc_;
     const Document::TopScalar& on_top_;
-    std::vector<Node::Data*> open_;           // the sequences and maps being filled, innermost last
-    std::vector<const Node::Data*> anchors_;  // by the parser's anchor number
+    std::vector<Node::Data*> open_;                               // being filled, innermost last
+    std::unordered_map<std::string, const Node::Data*> anchors_;  // by name
 };
 
 Document::Document(const std::string& text, const TopScalar& on_top_scalar) {
-    std::istringstream in(text);
-    YAML::Parser parser(in);
+    Parser parser;
+    yaml_parser_set_input_string(&parser.p, reinterpret_cast<const unsigned char*>(text.data()), text.size());
     DocumentBuilder builder(*this, on_top_scalar);
-    parser.HandleNextDocument(builder);
-    if (!root_) root_ = &arena_.emplace_back(Node::Data{Node::Kind::null, -1, -1, {}, {}});
+    for (bool done = false; !done;) {
+        Event event;
+        if (!yaml_parser_parse(&parser.p, &event.e)) {
+            const yaml_parser_t& p = parser.p;
+            std::string problem = p.problem ? p.problem : "malformed YAML";
+            if (p.context) problem = std::string(p.context) + ": " + problem;
+            if (p.error != YAML_READER_ERROR)
+                throw YamlError(place(p.problem_mark.line), place(p.problem_mark.column), problem);
+            // The reader (bytes that are not UTF-8, a control character) gives the byte's offset, not a mark.
+            const size_t at = std::min(p.problem_offset, text.size());
+            const size_t line_start = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
+            const size_t line =
+                static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<ptrdiff_t>(at), '\n'));
+            const size_t column = line_start == std::string::npos ? at : at - line_start - 1;
+            throw YamlError(place(line), place(column), problem);
+        }
+        done = builder.on(event.e);
+    }
+    if (!root_) root_ = &arena_.emplace_back(Node::Kind::null, -1, -1);
 }
 
 }  // namespace glbd::conf

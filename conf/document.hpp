@@ -1,16 +1,19 @@
-// conf/document — a YAML document as a small read-only tree, built from yaml-cpp's parser events.
+// conf/document — a YAML document as a small read-only tree, built from libyaml's parser events.
 //
-// yaml-cpp parses; its own node tree is not used: for a config of 10,000 hosts (1.5 MB of YAML, as
-// bench/scale.sh writes it) that tree took 88 MB and 750 ms to build and free, the parser's events alone
-// 8 MB and 160-290 ms, on a machine where a page fault costs 11-15 us. Here a node is one slot in the document's arena:
-// its kind, its place (line, column), its scalar text, and its children (a map's as key, value, key, value ...). An
-// alias is the anchored node itself, shared, never copied (no "billion laughs"). Handles (`Node`) are two pointers'
-// worth and valid while their `Document` lives; a handle to nothing (a missing key) is `!defined()`.
+// The parser's events are all that is used: for a config of 10,000 hosts (1.5 MB of YAML, as bench/scale.sh writes
+// it) yaml-cpp's node tree took 88 MB and 750 ms to build and free, and its parser's events alone 8 MB and 160-290 ms
+// (the longest part of a start at 10,000 hosts x 20 clusters); libyaml (C, Debian's libyaml-0-2) gives the same events
+// in about 30 ms. Here a node is one slot in the document's arena: its kind, its place (line, column), its scalar text,
+// and its children (a map's as key, value, key, value ...). An alias is the anchored node itself, shared, never copied
+// (no "billion laughs"). Handles (`Node`) are two pointers' worth and valid while their `Document` lives; a handle to
+// nothing (a missing key) is `!defined()`.
 #pragma once
 
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory_resource>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,11 +23,15 @@ namespace glbd::conf {
 class Node {
 public:
     enum class Kind : unsigned char { undefined, null, scalar, sequence, map };
+    // A node, its text and its children in its document's memory (Document::memory_), never the heap's own.
     struct Data {
+        using allocator_type = std::pmr::polymorphic_allocator<>;
+        explicit Data(const allocator_type& a = {}) : text(a), items(a) {}
+        Data(Kind k, int l, int c, const allocator_type& a = {}) : kind(k), line(l), column(c), text(a), items(a) {}
         Kind kind = Kind::undefined;
-        int line = -1, column = -1;      // 0-based, as yaml-cpp counts; -1: no place (a missing node)
-        std::string text;                // a scalar's
-        std::vector<const Data*> items;  // a sequence's elements; a map's keys and values, alternating
+        int line = -1, column = -1;           // 0-based, as libyaml counts; -1: no place (a missing node)
+        std::pmr::string text;                // a scalar's
+        std::pmr::vector<const Data*> items;  // a sequence's elements; a map's keys and values, alternating
     };
 
     Node() = default;
@@ -38,8 +45,8 @@ public:
     bool is_map() const { return kind() == Kind::map; }
     explicit operator bool() const { return defined(); }
 
-    // A scalar's text; empty for anything else.
-    const std::string& scalar() const { return d_ && d_->kind == Kind::scalar ? d_->text : empty(); }
+    // A scalar's text; empty for anything else. Valid while the document lives.
+    std::string_view scalar() const { return d_ && d_->kind == Kind::scalar ? std::string_view(d_->text) : ""; }
     int line() const { return d_ ? d_->line : -1; }
     int column() const { return d_ ? d_->column : -1; }
 
@@ -58,7 +65,6 @@ public:
     Pairs pairs() const;
 
 private:
-    static const std::string& empty();
     const Data* d_ = nullptr;
 };
 
@@ -86,9 +92,18 @@ struct Node::Pairs {
     Iterator end() const { return Iterator(e); }
 };
 
-// The first document of a YAML text. Throws YAML::ParserException (with its mark) on bad YAML; an empty
-// text is a null root. `on_top_scalar`, when given, is told each scalar value of the root map with its key as
-// the parser reaches it, before the rest of the text is read (and whatever the rest holds).
+// Text that is not YAML: where (0-based line and column) and what the parser found.
+struct YamlError : std::runtime_error {
+    YamlError(int line, int column, std::string problem);
+    int line, column;
+    std::string msg;
+};
+
+// The first document of a YAML text. Throws YamlError on bad YAML (or an alias of an anchor not defined before
+// it); an empty text is a null root. A plain scalar without a tag that YAML reads as null ("", "~", "null",
+// "Null", "NULL") is a null node; any other scalar, quoted or not, is text. `on_top_scalar`, when given, is told each
+// scalar value of the root map with its key as the parser reaches it, before the rest of the text is read (and whatever
+// the rest holds).
 class Document {
 public:
     using TopScalar = std::function<void(std::string_view key, const std::string& value)>;
@@ -101,7 +116,12 @@ public:
 
 private:
     friend class DocumentBuilder;
-    std::deque<Node::Data> arena_;  // stable addresses while it grows
+    // Everything the document holds, in blocks from 1 MB up, each mapped and unmapped whole (above glibc's
+    // mmap threshold): parsing a large config leaves no free space behind in the heap, where the snapshot's large
+    // arrays would otherwise be cut from pages the parse had touched (at 10,000 hosts x 20 clusters, 8 MB more
+    // resident after start than with those arrays mapped on their own).
+    std::pmr::monotonic_buffer_resource memory_{size_t{1} << 20};
+    std::pmr::deque<Node::Data> arena_{&memory_};  // stable addresses while it grows
     const Node::Data* root_ = nullptr;
 };
 

@@ -108,7 +108,7 @@ bool Reader::map(const Node& n, const std::string& path, std::initializer_list<s
     }
     std::set<std::string> seen;
     for (auto [k, v] : n.pairs()) {
-        const std::string& key = k.scalar();
+        const std::string key(k.scalar());
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
             error(k, join(path, key), "unknown key" + nearest_key(key, allowed));
         } else if (!seen.insert(key).second) {
@@ -131,7 +131,7 @@ std::optional<std::string> Reader::str(const Node& n, const std::string& path) {
         error(n, path, std::string("must be a string, got ") + kind(n));
         return std::nullopt;
     }
-    return n.scalar();
+    return std::string(n.scalar());
 }
 
 std::optional<int64_t> Reader::integer(const Node& n, const std::string& path, int64_t lo, int64_t hi) {
@@ -140,7 +140,7 @@ std::optional<int64_t> Reader::integer(const Node& n, const std::string& path, i
         return std::nullopt;
     };
     if (!n.is_scalar()) return bad();
-    const std::string& s = n.scalar();
+    const std::string s(n.scalar());
     if (s.empty() || s.size() > 18) return bad();
     size_t i = (s[0] == '-') ? 1 : 0;
     if (i == s.size()) return bad();
@@ -154,7 +154,7 @@ std::optional<int64_t> Reader::integer(const Node& n, const std::string& path, i
 
 std::optional<bool> Reader::boolean(const Node& n, const std::string& path) {
     if (n.is_scalar()) {
-        const std::string& s = n.scalar();
+        const std::string s(n.scalar());
         if (s == "true" || s == "True" || s == "TRUE") return true;
         if (s == "false" || s == "False" || s == "FALSE") return false;
     }

@@ -53,7 +53,7 @@ public:
     }
     static std::string index(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
     static const char* kind(const Node& n);
-    static std::string shown(const Node& n) { return n.is_scalar() ? "\"" + n.scalar() + "\"" : kind(n); }
+    static std::string shown(const Node& n) { return n.is_scalar() ? "\"" + std::string(n.scalar()) + "\"" : kind(n); }
 
     const std::string& file() const { return file_; }
     std::vector<Error>& errors() { return errors_; }

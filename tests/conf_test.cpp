@@ -449,7 +449,7 @@ const Bad kBad[] = {
     {"RecordOutsideZone", with("www 300 IN CNAME shop", "www.other.org. 300 IN A 192.0.2.1"),
      "is outside the zone glb.example.com"},
     {"YamlSyntax", with("log: {level: info, format: json}", "log: {level: info"),
-     "glbd.yaml:50:1: YAML: end of map flow not found"},
+     "glbd.yaml:50:1: YAML: while parsing a flow mapping: did not find expected ',' or '}'"},
     {"LogLevel", with("level: info", "level: loud"), "log.level: must be trace, debug, info, warn or error"},
     {"DeadAfterShorterThanSync", with("deadAfter: 10s", "deadAfter: 500ms"),
      "peers.deadAfter: must be longer than peers.syncInterval"},

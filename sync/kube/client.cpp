@@ -66,7 +66,7 @@ conf::Node named(const conf::Node& list, const std::string& name, const char* wh
     return {};
 }
 
-std::string str(const conf::Node& n, const char* key) { return n[key].scalar(); }
+std::string str(const conf::Node& n, const char* key) { return std::string(n[key].scalar()); }
 
 std::string decode64(const std::string& text, const char* what) {
     auto d = wire::base64_decode(text);

@@ -182,24 +182,30 @@ ms=$(( $(now_ms) - start ))
 pass "413, 431, 400 for garbage; 10 slow admin clients: 50 DNS answers correct in $ms ms"
 kill $slow 2>/dev/null || true
 
-# JSON logs: every line is one JSON object, also when the message carries a quote, a backslash, a control
-# byte and a byte that is not UTF-8 (here from a reload of a file with such a cluster id, which is rejected).
+# JSON logs: every line is one JSON object, also when the message carries a quote, a backslash and a control
+# byte (here from a reload of a file with such a cluster id, written with YAML's escapes, which is rejected). A
+# byte that is not UTF-8 cannot come that way: the YAML parser refuses the file first, and says where (the JSON
+# formatter's own handling of such bytes is a unit test, Logging.JsonLinesStayJsonWhateverTheMessageCarries).
 cp "$WORK/glbd.yaml" "$WORK/good.yaml"
-printf 'cluster: {id: '"'"'x"y\\z\001\377'"'"', instance: a}\n' > "$WORK/glbd.yaml"
+printf 'cluster: {id: "x\\"y\\\\z\\x01", instance: a}\n' > "$WORK/glbd.yaml"
 grep -v '^cluster:' "$WORK/good.yaml" >> "$WORK/glbd.yaml"
 kill -HUP "$PID_adm"
 wait_for 20 grep -q 'reload rejected' "$WORK/adm.log" || fail "the bad reload was not logged"
+printf 'cluster: {id: adm\377, instance: a}\n' > "$WORK/glbd.yaml"
+grep -v '^cluster:' "$WORK/good.yaml" >> "$WORK/glbd.yaml"
+kill -HUP "$PID_adm"
+wait_for 20 grep -q 'glbd.yaml:1:[0-9]*: YAML: invalid' "$WORK/adm.log" || fail "a file not UTF-8 was not refused by place"
 python3 - "$WORK/adm.log" <<'PY' || fail "log lines are not JSON: $(tail -3 "$WORK/adm.log")"
 import json, sys
 n, hostile = 0, None
 for line in open(sys.argv[1], "rb"):
     obj = json.loads(line.decode("utf-8"))  # strict: every line is valid UTF-8 and one JSON object
     assert {"time", "level", "msg"} <= obj.keys(), obj
-    if "reload rejected" in obj["msg"]:
+    if "reload rejected" in obj["msg"] and hostile is None:
         hostile = obj["msg"]
     n += 1
-assert hostile and 'x"y\\z\x01\ufffd' in hostile, hostile
+assert hostile and 'x"y\\z\x01' in hostile, hostile
 print(n)
 PY
-[[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "the bad reload changed the answers"
-pass "JSON log lines parse, with a quote, backslash, control byte and invalid UTF-8 in a message"
+[[ $(dig @$A -p $P +short shop.adm.test A | wc -l) == 2 ]] || fail "the bad reloads changed the answers"
+pass "JSON log lines parse, with a quote, backslash and control byte in a message; a file not UTF-8 is refused"
