@@ -44,6 +44,23 @@ void write_link_metrics(metrics::Writer& m, const std::vector<PeerStatus>& peers
     per_peer(m, "glbd_sync_peer_beats_received_total", "counter", "Heartbeats (UDP) received from the peer address.",
              peers, [](const PeerStatus& p) { return V(static_cast<double>(p.beats_received)); });
 }
+
+// Heartbeats sent and received, and the time the loop that reads them was away.
+void write_beat_metrics(metrics::Writer& m, const SyncCounters& sc) {
+    m.some(
+        "glbd_sync_beats_total", "counter",
+        "Heartbeats (UDP): sent (resent: a change's beat again to a member that had not acknowledged it), not sent (no "
+        "socket or a full buffer), received and verified, rejected as malformed.",
+        {{"result=\"sent\"", static_cast<double>(sc.beats_sent.load())},
+         {"result=\"resent\"", static_cast<double>(sc.beats_resent.load())},
+         {"result=\"unsent\"", static_cast<double>(sc.beats_unsent.load())},
+         {"result=\"received\"", static_cast<double>(sc.beats_received.load())},
+         {"result=\"rejected\"", static_cast<double>(sc.beats_rejected.load())}});
+    m.one("glbd_sync_loop_away_seconds_total", "counter",
+          "Time the sync loop turned later than 200 ms after its last turn (a busy CPU, a long callback), summed: "
+          "nothing could be heard then, so it counts as no peer's silence.",
+          static_cast<double>(sc.loop_away_ms.load()) / 1000.0);
+}
 }  // namespace
 
 void write_metrics(metrics::Writer& m, const Service& sync) {
@@ -63,19 +80,7 @@ void write_metrics(metrics::Writer& m, const Service& sync) {
           "1 while another glbd runs as this instance (seen in the last 10 minutes): give each its own "
           "cluster.instance.",
           conflict.last_ms && now - std::min(now, conflict.last_ms) < kConflictShownMs ? 1 : 0);
-    m.some(
-        "glbd_sync_beats_total", "counter",
-        "Heartbeats (UDP): sent (resent: a change's beat again to a member that had not acknowledged it), not sent (no "
-        "socket or a full buffer), received and verified, rejected as malformed.",
-        {{"result=\"sent\"", static_cast<double>(sc.beats_sent.load())},
-         {"result=\"resent\"", static_cast<double>(sc.beats_resent.load())},
-         {"result=\"unsent\"", static_cast<double>(sc.beats_unsent.load())},
-         {"result=\"received\"", static_cast<double>(sc.beats_received.load())},
-         {"result=\"rejected\"", static_cast<double>(sc.beats_rejected.load())}});
-    m.one("glbd_sync_loop_away_seconds_total", "counter",
-          "Time the sync loop turned later than 200 ms after its last turn (a busy CPU, a long callback), summed: "
-          "nothing could be heard then, so it counts as no peer's silence.",
-          static_cast<double>(sc.loop_away_ms.load()) / 1000.0);
+    write_beat_metrics(m, sc);
     per_peer(m, "glbd_sync_lag_seconds", "gauge", "Time since the last successful exchange with the peer address.",
              peers, [now](const PeerStatus& p) {
                  return p.last_ok_ms ? V(static_cast<double>(now - std::min(now, p.last_ok_ms)) / 1000.0)
