@@ -234,7 +234,6 @@ TEST_F(TwoSides, TimeTheLoopWasAwayIsNoPeersSilence) {
     {
         MutexLock lock(b.impl.mu);
         EXPECT_EQ(b.impl.store.known().at("eu/a").grace_ms, 11'800u);
-        EXPECT_EQ(b.impl.liveness.away_since(b.clock.wall_ms() - 5000, b.clock.wall_ms()), 5000u);
     }
     b.turn_for(6800);  // 3 s + 6.8 s listened since a was heard, and 12 s away of which 11.8 s count
     EXPECT_TRUE(b.alive("eu/a"));
@@ -252,6 +251,27 @@ TEST_F(TwoSides, TimeTheLoopWasAwayIsNoPeersSilence) {
     }
     b.turn_for(10'000);
     EXPECT_FALSE(b.alive("eu/a")) << "deadAfter after its last beat, turning on time";
+}
+
+// Of a spell away, only the part after a peer was last heard counts for it: a beat read in the middle of the long
+// turn (the loop reads its sockets before the check that finds the spell) gets the rest of the spell alone.
+TEST_F(TwoSides, OnlyTheTimeAwaySinceAPeerWasHeardCounts) {
+    b.learn(a);
+    b.turn_for(100);
+    b.clock.advance(5000);  // the long turn: a's beat is read 5 s into it
+    a.clock.advance(5000);  // (its heartbeat moves: a beat that shows none says nothing of a's life)
+    a.impl.beats.send_all();
+    a.deliver(b);
+    b.clock.advance(7000);
+    b.impl.liveness.check();  // away 11.8 s, of which 7 s since a's beat
+    {
+        MutexLock lock(b.impl.mu);
+        EXPECT_EQ(b.impl.store.known().at("eu/a").grace_ms, 7000u);
+    }
+    b.turn_for(10'000);  // 17 s since the beat: deadAfter and the 7 s away
+    EXPECT_TRUE(b.alive("eu/a"));
+    b.turn_for(100);
+    EXPECT_FALSE(b.alive("eu/a"));
 }
 
 TEST(BeatLink, TheShareLostFollowsTheGapsAndForgetsThem) {
