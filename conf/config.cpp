@@ -534,7 +534,7 @@ LoadResult load_text(const std::string& text, const std::string& name, const Loa
         }
         doc = std::make_unique<Document>(text, on_top);
     } catch (const YamlError& e) {
-        result.errors.push_back(Error{name, e.line + 1, e.column + 1, "", "YAML: " + e.msg});
+        result.errors.push_back(Error{name, e.line + 1, e.column + 1, "", std::string("YAML: ") + e.what()});
         return result;
     }
     Node root = doc->root();

@@ -70,8 +70,8 @@ bool is_null(const yaml_event_t& e) {
 
 }  // namespace
 
-YamlError::YamlError(int line_, int column_, std::string problem)
-    : std::runtime_error(problem), line(line_), column(column_), msg(std::move(problem)) {}
+YamlError::YamlError(int line_, int column_, const std::string& problem)
+    : std::runtime_error(problem), line(line_), column(column_) {}
 
 // Events into the arena: each node made where it starts, attached to the sequence or map being filled.
 class DocumentBuilder {

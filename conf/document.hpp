@@ -92,11 +92,10 @@ struct Node::Pairs {
     Iterator end() const { return Iterator(e); }
 };
 
-// Text that is not YAML: where (0-based line and column) and what the parser found.
+// Text that is not YAML: where (0-based line and column) and what the parser found (what()).
 struct YamlError : std::runtime_error {
-    YamlError(int line, int column, std::string problem);
+    YamlError(int line, int column, const std::string& problem);
     int line, column;
-    std::string msg;
 };
 
 // The first document of a YAML text. Throws YamlError on bad YAML (or an alias of an anchor not defined before

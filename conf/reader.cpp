@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "resolver/base/number.hpp"
 #include "resolver/wire/text.hpp"
 
 namespace glbd::conf {
@@ -140,21 +141,18 @@ std::optional<int64_t> Reader::integer(const Node& n, const std::string& path, i
         return std::nullopt;
     };
     if (!n.is_scalar()) return bad();
-    const std::string s(n.scalar());
-    if (s.empty() || s.size() > 18) return bad();
-    size_t i = (s[0] == '-') ? 1 : 0;
-    if (i == s.size()) return bad();
-    for (size_t k = i; k < s.size(); ++k) {
-        if (!std::isdigit(static_cast<unsigned char>(s[k]))) return bad();
-    }
-    int64_t v = std::stoll(s);
+    const std::string_view s = n.scalar();
+    const bool negative = !s.empty() && s[0] == '-';
+    uint64_t magnitude = 0;  // digits alone (at most 18 with the sign: no overflow)
+    if (s.size() > 18 || !parse_unsigned(s.substr(negative ? 1 : 0), magnitude)) return bad();
+    const int64_t v = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
     if (v < lo || v > hi) return bad();
     return v;
 }
 
 std::optional<bool> Reader::boolean(const Node& n, const std::string& path) {
     if (n.is_scalar()) {
-        const std::string s(n.scalar());
+        const std::string_view s = n.scalar();
         if (s == "true" || s == "True" || s == "TRUE") return true;
         if (s == "false" || s == "False" || s == "FALSE") return false;
     }

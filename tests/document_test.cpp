@@ -68,11 +68,11 @@ TEST(Document, AnAliasOfNoAnchorYetAndBytesNotUtf8AreErrorsWithTheirPlace) {
     const YamlError alias = error_of("a: 1\nb: *x\nc: &x 2\n");
     EXPECT_EQ(alias.line, 1);
     EXPECT_EQ(alias.column, 3);
-    EXPECT_EQ(alias.msg, "the referenced anchor is not defined");
+    EXPECT_STREQ(alias.what(), "the referenced anchor is not defined");
     const YamlError bytes = error_of("a: 1\nb: x\xff\n");
     EXPECT_EQ(bytes.line, 1);
     EXPECT_EQ(bytes.column, 4);
-    EXPECT_NE(bytes.msg.find("UTF-8"), std::string::npos) << bytes.msg;
+    EXPECT_NE(std::string(bytes.what()).find("UTF-8"), std::string::npos) << bytes.what();
 }
 
 TEST(Document, WhatIsNotThereIsUndefinedAndHarmless) {
