@@ -7,8 +7,10 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <ctime>
+#include <span>
 
 #include "resolver/model/names.hpp"
 #include "resolver/wire/query.hpp"
@@ -211,29 +213,42 @@ void Pulls::connected(uv_connect_t* c, int status) {
 }
 
 // What we hold, as "have=" strings for an IXFR request: at most one TXT record's worth, the rest come as data.
+// Each string is written once into its own room (every pull asks with one per origin held).
 std::vector<std::string> Pulls::held_versions() {
+    constexpr std::string_view kHave = "have=";
     std::vector<std::string> have;
     MutexLock lock(core_.mu);
+    have.reserve(core_.store.known().size());
     size_t bytes = 0;
     for (const auto& [origin, k] : core_.store.known()) {
-        std::string v =
-            "have=" + origin + "@" + std::to_string(k.state.version) + "/" + std::to_string(k.state.incarnation);
-        if (v.size() > wire::kMaxCharString) continue;
-        if ((bytes += v.size() + 1) > 60000) break;
-        have.push_back(std::move(v));
+        char numbers[48];  // "@version/incarnation", each number at most 20 digits
+        char* end = numbers;
+        *end++ = '@';
+        end = std::to_chars(end, numbers + 21, k.state.version).ptr;
+        *end++ = '/';
+        end = std::to_chars(end, numbers + 43, k.state.incarnation).ptr;
+        const size_t size = kHave.size() + origin.size() + static_cast<size_t>(end - numbers);
+        if (size > wire::kMaxCharString) continue;
+        if ((bytes += size + 1) > 60000) break;
+        std::string& v = have.emplace_back();
+        v.reserve(size);
+        v.append(kHave).append(origin).append(numbers, end);
     }
     return have;
 }
 
 // Each message as it arrives: verified (TSIG, chained), its records read, and every origin's report the
-// records complete merged at once. What is held is one message and one report, however large the view.
+// records complete merged at once. What is held is one message and one report, however large the view. The
+// messages are read where they came (views into `in`, not copies), and what they took goes once all are read.
 void Pulls::on_data(Exchange* x) {
-    while (!x->done && x->in.size() >= 2) {
-        size_t len = static_cast<size_t>(x->in[0] << 8 | x->in[1]);
-        if (x->in.size() < 2 + len) break;
+    size_t read = 0;  // bytes of `in` whose messages are done
+    while (!x->done && x->in.size() - read >= 2) {
+        const uint8_t* framed = x->in.data() + read;
+        size_t len = static_cast<size_t>(framed[0] << 8 | framed[1]);
+        if (x->in.size() - read < 2 + len) break;
+        read += 2 + len;
         x->total += len;
-        std::vector<uint8_t> msg(x->in.begin() + 2, x->in.begin() + 2 + static_cast<long>(len));
-        x->in.erase(x->in.begin(), x->in.begin() + 2 + static_cast<long>(len));
+        std::span<const uint8_t> msg(framed + 2, len);
         wire::Header head;
         if (!wire::read_header(msg.data(), msg.size(), head)) return finish(x, "malformed response");
         if (uint8_t rcode = head.rcode(); rcode == wire::rcode::NOTAUTH) {
@@ -273,6 +288,7 @@ void Pulls::on_data(Exchange* x) {
         }
         if (x->soas >= 2) return complete(x);
     }
+    if (!x->done) x->in.erase(x->in.begin(), x->in.begin() + static_cast<long>(read));
 }
 
 // Merges the reports a transfer has completed so far (each checked whole first; a bad one is dropped, the

@@ -8,6 +8,7 @@
 #include <openssl/params.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
 
 #include "resolver/wire/builder.hpp"
@@ -95,10 +96,10 @@ void variables(wire::Builder& v, const Key& key, uint64_t time, uint16_t fudge, 
     }
 }
 
-// The MAC over the prior MAC of a chain, the message and the TSIG variables, fed to it piece by piece (a
-// message is never copied).
-std::string digest(const Key& key, const std::string& prior_mac, const uint8_t* msg, size_t len, uint64_t time,
-                   uint16_t fudge, bool timers_only, uint16_t error, const std::string& other) {
+// The MAC over the prior MAC of a chain, the message (its pieces one after another) and the TSIG variables,
+// fed to it piece by piece (a message is never copied).
+std::string digest(const Key& key, const std::string& prior_mac, std::initializer_list<std::string_view> message,
+                   uint64_t time, uint16_t fudge, bool timers_only, uint16_t error, const std::string& other) {
     Mac mac(key.secret);
     if (!prior_mac.empty()) {
         wire::Builder size;
@@ -106,7 +107,7 @@ std::string digest(const Key& key, const std::string& prior_mac, const uint8_t* 
         mac.update(size.view());
         mac.update(prior_mac);
     }
-    mac.update({reinterpret_cast<const char*>(msg), len});
+    for (std::string_view piece : message) mac.update(piece);
     wire::Builder v;
     variables(v, key, time, fudge, timers_only, error, other);
     mac.update(v.view());
@@ -124,7 +125,8 @@ Key Key::from(const std::string& name, const std::string& base64_secret) {
 
 std::string sign(std::vector<uint8_t>& msg, const Key& key, const std::string& prior_mac, bool timers_only,
                  uint64_t now_s, uint16_t fudge) {
-    std::string mac = digest(key, prior_mac, msg.data(), msg.size(), now_s, fudge, timers_only, 0, "");
+    std::string mac = digest(key, prior_mac, {{reinterpret_cast<const char*>(msg.data()), msg.size()}}, now_s, fudge,
+                             timers_only, 0, "");
     wire::Builder rr;
     rr.bytes(key.name);
     rr.u16(wire::type::TSIG);
@@ -190,12 +192,16 @@ Status verify(const uint8_t* msg, size_t len, const Key& key, const std::string&
     if (p + 6 + other_len > rdata + rdlen) return Status::malformed;
     std::string other(reinterpret_cast<const char*>(msg + p + 6), other_len);
 
-    // The message as it was before signing: without the TSIG, its original ID and ARCOUNT.
-    std::vector<uint8_t> unsigned_msg(msg, msg + last);
-    wire::set_id(unsigned_msg.data(), original_id);
-    wire::set_arcount(unsigned_msg.data(), static_cast<uint16_t>(counts[3] - 1));
+    // The message as it was before signing: without the TSIG, its original ID and ARCOUNT (a header of its own
+    // before the rest, which is digested where it lies).
+    uint8_t head[wire::kHeaderSize];
+    std::memcpy(head, msg, sizeof head);
+    wire::set_id(head, original_id);
+    wire::set_arcount(head, static_cast<uint16_t>(counts[3] - 1));
+    const auto* body = reinterpret_cast<const char*>(msg) + sizeof head;
     std::string expected =
-        digest(key, prior_mac, unsigned_msg.data(), unsigned_msg.size(), signed_at, fudge, timers_only, error, other);
+        digest(key, prior_mac, {{reinterpret_cast<const char*>(head), sizeof head}, {body, last - sizeof head}},
+               signed_at, fudge, timers_only, error, other);
     // An empty MAC (HMAC could not be computed) never matches, not even an empty one: fail closed.
     if (expected.empty() || expected.size() != mac.size() ||
         CRYPTO_memcmp(expected.data(), mac.data(), mac.size()) != 0) {
