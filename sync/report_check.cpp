@@ -28,7 +28,7 @@ std::string host_problem(const HostEntry& h, size_t checks) {
         !model::is_custom_geo_code(h.load_balancing->geo)) {
         return h.host + ": bad geo code";
     }
-    return "";
+    return {};  // (not "": no text to copy, once per host of every report)
 }
 
 // What is wrong with one static record of a report, or "".

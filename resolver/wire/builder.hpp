@@ -17,6 +17,7 @@ public:
     void u32(uint32_t v) { u16(static_cast<uint16_t>(v >> 16)), u16(static_cast<uint16_t>(v)); }
     void u48(uint64_t v) { u16(static_cast<uint16_t>(v >> 32)), u32(static_cast<uint32_t>(v)); }
     void bytes(std::string_view s) { b_.insert(b_.end(), s.begin(), s.end()); }
+    void reserve(size_t n) { b_.reserve(n); }  // room for a message of about n bytes, grown into without copies
     // A character-string (RFC 1035 3.3): a length byte and at most 255 bytes of `s`.
     void text(std::string_view s) {
         size_t n = s.size() < 255 ? s.size() : 255;

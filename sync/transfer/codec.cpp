@@ -130,7 +130,7 @@ std::vector<uint8_t> error_response(const SyncRequest& req, uint8_t rcode) {
     return m.finish();
 }
 
-std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have, bool relay) {
+std::vector<uint8_t> sync_request(bool notify, uint32_t generation, std::vector<std::string> have, bool relay) {
     uint16_t id = 0;
     RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id);  // on failure, 0: the ID is not security
     // NOTIFY is sent with AA (RFC 1996 3.7).
@@ -141,7 +141,7 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::v
         m.soa(generation, Message::Section::authority);
         strings.emplace_back(kTakesParts);
         if (!relay) strings.emplace_back(kOwnOnly);
-        strings.insert(strings.end(), have.begin(), have.end());
+        strings.insert(strings.end(), std::make_move_iterator(have.begin()), std::make_move_iterator(have.end()));
     }
     m.txt(kSyncZone, strings, Message::Section::additional);
     return m.finish();
@@ -178,22 +178,22 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
         error = "not a NOTIFY for _glbd.";
         return false;
     }
-    std::vector<std::vector<std::string>> txts;
+    TxtViews txts;  // views into the message, read where they lie (a beat names every origin its sender holds)
     int soas = 0;
     uint32_t serial = 0;
     if (!parse_transfer_answers(m, len, txts, soas, serial)) {
         error = "malformed records";
         return false;
     }
-    if (txts.empty() || txts[0].empty() || txts[0][0] != "glbd-sync=1") {
+    if (txts.size() == 0 || txts[0].empty() || txts[0][0] != "glbd-sync=1") {
         error = "no beat header";
         return false;
     }
     bool has_seq = false;
-    for (const auto& str : txts[0]) {
+    for (std::string_view str : txts[0]) {
         auto eq = str.find('=');
-        if (eq == std::string::npos) continue;
-        std::string_view k(str.data(), eq), v(str.data() + eq + 1, str.size() - eq - 1);
+        if (eq == std::string_view::npos) continue;
+        std::string_view k = str.substr(0, eq), v = str.substr(eq + 1);
         if (k == "reach") {
             if (!parse_reach(v, out.reach)) {
                 error = "bad reach";
@@ -214,8 +214,8 @@ bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error) {
         return false;
     }
     Decoder d;
-    for (const auto& rec : txts) {
-        if (!d.add(rec, out.reports)) {
+    for (size_t i = 0; i < txts.size(); ++i) {
+        if (!d.add(txts[i], out.reports)) {
             error = d.error();
             return false;
         }

@@ -142,6 +142,8 @@ bool parse_transfer_answers(const uint8_t* m, size_t len, std::vector<std::vecto
                             uint32_t& serial);
 
 inline constexpr size_t kMessageBudget = 32000;  // split transfers into messages of about this size
+// What a transfer's message is given room for at once: its budget, a record that passes it, and the TSIG.
+inline constexpr size_t kMessageRoom = kMessageBudget + kMaxRecordBytes + 512;
 
 // A DNS message written straight to wire: header, an optional `_glbd.` question, then records, written in
 // section order (answer, authority, additional).
@@ -172,6 +174,7 @@ public:
         b_.end_rdata(rd);
     }
     [[nodiscard]] size_t size() const { return b_.size(); }
+    void reserve(size_t bytes) { b_.reserve(bytes); }
     std::vector<uint8_t> finish() {
         b_.patch16(4, static_cast<uint16_t>(qd_));
         for (int i = 0; i < 3; ++i) b_.patch16(6 + 2 * static_cast<size_t>(i), static_cast<uint16_t>(counts_[i]));
@@ -198,8 +201,7 @@ private:
 // as those alone (Report::outside_only; an older server ignores the string and sends everything). Every
 // request, NOTIFYs too, carries a random "nonce=", so that no two are signed alike (a server refuses a MAC it
 // has seen); a server reads past it, as past any string it does not know.
-std::vector<uint8_t> sync_request(bool notify, uint32_t generation, const std::vector<std::string>& have,
-                                  bool relay = true);
+std::vector<uint8_t> sync_request(bool notify, uint32_t generation, std::vector<std::string> have, bool relay = true);
 constexpr std::string_view kOwnOnly = "relay=0";
 constexpr std::string_view kTakesParts = "parts=outside";
 constexpr std::string_view kNonce = "nonce=";

@@ -16,9 +16,13 @@ std::pair<std::string_view, std::string_view> split(std::string_view s) {
 }
 
 // The fields of a host record after its name: ttl, weight, geo, default, ep=ADDRESS up|down, and `more`
-// (more=1: endpoints of the host the last record began). Returns what is wrong with the record, or ""; an
+// (more=1: endpoints of the host the last record began). False when the record is wrong (`why`: how); an
 // endpoint that is neither an address nor a host name leaves the host out (`unreadable`: why), not the report.
-std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::string& unreadable) {
+bool decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::string& unreadable, std::string& why) {
+    auto wrong = [&why](std::string problem) {
+        why = std::move(problem);
+        return false;
+    };
     model::LoadBalancing lb;
     bool has_lb = false;
     for (size_t k = 1; k < rec.size(); ++k) {
@@ -26,24 +30,24 @@ std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::stri
         uint64_t n = 0;
         if (key == "ep") {  // the most frequent first
             auto sp = v.rfind(' ');
-            if (sp == std::string_view::npos) return "bad endpoint " + std::string(v);
+            if (sp == std::string_view::npos) return wrong("bad endpoint " + std::string(v));
             std::string_view st = v.substr(sp + 1);
-            if (st != "up" && st != "down") return "bad endpoint state " + std::string(st);
+            if (st != "up" && st != "down") return wrong("bad endpoint state " + std::string(st));
             if (auto ep = Endpoint::parse(v.substr(0, sp))) {
                 h.endpoints.push_back(EndpointState{std::move(*ep), st == "up"});
             } else if (unreadable.empty()) {
                 unreadable = h.host + ": bad endpoint " + std::string(v.substr(0, sp));
             }
         } else if (key == "ttl") {
-            if (!parse_unsigned(v, n, 0, 2147483647)) return "bad ttl";
+            if (!parse_unsigned(v, n, 0, 2147483647)) return wrong("bad ttl");
             h.ttl = static_cast<uint32_t>(n);
         } else if (key == "weight") {
-            if (!parse_unsigned(v, n, 0, 65535)) return "bad weight";
+            if (!parse_unsigned(v, n, 0, 65535)) return wrong("bad weight");
             lb.weight = static_cast<uint16_t>(n), has_lb = true;
         } else if (key == "geo") {
             lb.geo = SharedText(v), has_lb = true;
         } else if (key == "check") {
-            if (!parse_unsigned(v, n, 1, ReportLimits::kMaxChecks)) return "bad check";
+            if (!parse_unsigned(v, n, 1, ReportLimits::kMaxChecks)) return wrong("bad check");
             h.check = static_cast<uint16_t>(n);
         } else if (key == "entry") {
             h.entry = SharedText(v);
@@ -54,7 +58,7 @@ std::string decode_host(Decoder::Record rec, HostEntry& h, bool& more, std::stri
         }
     }
     if (has_lb) h.load_balancing = lb;
-    return "";
+    return true;
 }
 
 }  // namespace
@@ -162,8 +166,8 @@ bool Decoder::add_host(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
     HostEntry h{names_(v0), 60, std::nullopt, {}};
     bool more = false;
-    std::string unreadable;
-    if (std::string why = decode_host(rec, h, more, unreadable); !why.empty()) return bad(why);
+    std::string unreadable, why;
+    if (!decode_host(rec, h, more, unreadable, why)) return bad(why);
     auto& hosts = cur_->state.hosts;
     auto leave_out = [&] {
         left_out_ = std::pair{h.host, h.entry};

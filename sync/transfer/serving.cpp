@@ -138,6 +138,7 @@ public:
           origins_(std::move(origins)),
           msg_(id, kAnswerFlags),
           now_s_(static_cast<uint64_t>(std::time(nullptr))) {
+        msg_.reserve(kMessageRoom);
         msg_.question(qtype_);
         msg_.soa(generation_);
         if (qtype_ != wire::type::SOA) head_ = encode_header(serving_.own_origin_name()), head_due_ = header_ = true;
@@ -214,6 +215,7 @@ private:
         prior_ = tsig::sign(out, *key_, prior_, !first_, now_s_);
         first_ = false;
         msg_ = Message(id_, kAnswerFlags);
+        msg_.reserve(kMessageRoom);
     }
 
     Serving& serving_;
