@@ -2,6 +2,7 @@
 // with endpoint health. Built by sync/ and health (or by tests) and frozen into a Snapshot.
 #pragma once
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -48,8 +49,13 @@ struct HostEntry {
     std::vector<EndpointState> endpoints;
     SharedText entry = {};  // "" for a name's only entry in its cluster; else its name upstream
     bool operator==(const HostEntry&) const = default;
-    // The order of a cluster's list: by host name, then entry.
-    [[nodiscard]] bool before(const HostEntry& o) const { return host != o.host ? host < o.host : entry < o.entry; }
+    // The order of a cluster's list: by host name, then entry (the names compared once, not for != and <).
+    [[nodiscard]] bool before(const HostEntry& o) const {
+        if (!host.same_block(o.host)) {
+            if (auto c = host <=> o.host; std::is_neq(c)) return std::is_lt(c);
+        }
+        return entry < o.entry;
+    }
 };
 static_assert(sizeof(HostEntry) <= 72, "an entry grew: the view holds one per host per cluster");
 
