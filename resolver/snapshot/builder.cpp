@@ -96,8 +96,8 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const model::Served& served, co
     begin(served, static_cast<bool>(counter_ids), s->signed_at);
     try {
         Clusters next;
-        Touched touched = touched_by(view, next);  // (a full build's names are all of them: none are listed there)
-        std::vector<NameKey> names = last_.full ? every_name(next) : in_list_order(std::move(touched), next);
+        Changes changes = touched_by(view, next);  // (a full build's names are all of them: none are listed there)
+        std::vector<NameKey> names = last_.full ? every_name(all_of(next)) : names_of(std::move(changes), next);
         build_hosts(served, *s, next, names, counter_ids);
         before_.clear(), before_at_.clear();
         clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
@@ -131,13 +131,12 @@ const HostBlock* SnapshotBuilder::built_before(const std::string& name) const {
     return nullptr;
 }
 
-// Which host names a change touches: every name of a cluster that came, went, or changed its liveness,
-// location or standing by; else the names whose entry differs. `next` receives every cluster of `view` with its places.
-SnapshotBuilder::Touched SnapshotBuilder::touched_by(const SharedView& view, Clusters& next) {
-    Touched touched;
-    auto touch_all = [&](const Cluster& c) {
-        c.places.each([&](const NameKey& name, uint32_t) { touched.insert(name); });
-    };
+// Which host names a change touches: the clusters touched whole (one that came, went, or changed its liveness,
+// location or standing by), else the names whose entry differs. `next` receives every cluster of `view` with its
+// places.
+SnapshotBuilder::Changes SnapshotBuilder::touched_by(const SharedView& view, Clusters& next) {
+    Changes changes;
+    Touched& touched = changes.names;
     for (const auto& cv : view) {
         auto old = clusters_.find(cv->id);
         if (old != clusters_.end() && old->second.view == cv) {  // the same object: nothing under it changed
@@ -146,22 +145,24 @@ SnapshotBuilder::Touched SnapshotBuilder::touched_by(const SharedView& view, Clu
             continue;
         }
         Cluster c{cv, {}};
+        bool whole = false;
         if (last_.full) {  // (clusters_ is empty: every name is built, every_name lists them)
             c.places.build(cv->hosts);
         } else if (old == clusters_.end() || old->second.view->alive != cv->alive ||
                    old->second.view->location != cv->location || old->second.view->standby != cv->standby) {
             c.places.build(cv->hosts);
-            touch_all(c);
-            if (old != clusters_.end()) touch_all(old->second);
+            whole = true;
+            if (old != clusters_.end()) changes.whole.push_back(&old->second);
         } else {
             compare(old->second, c, touched);
         }
-        next.emplace(cv->id, std::move(c));
+        auto placed = next.emplace(cv->id, std::move(c)).first;
+        if (whole) changes.whole.push_back(&placed->second);
     }
     for (const auto& [id, gone] : clusters_) {  // clusters no longer in the view (the rest changed: done)
-        if (!next.count(id)) touch_all(gone);
+        if (!next.count(id)) changes.whole.push_back(&gone);
     }
-    return touched;
+    return changes;
 }
 
 // One cluster's hosts before (`was`) and now (`now`, whose places are set here): the names whose entry
@@ -195,6 +196,27 @@ void SnapshotBuilder::compare(Cluster& was_cluster, Cluster& now_cluster, Touche
     });
 }
 
+// The names a change touches: every name of the clusters touched whole (every_name: their lists walked beside
+// each other, not each name hashed into a set, as each cluster that comes at a fleet's start would be), then
+// the names compared as changed that none of those has; without such clusters, in list order.
+std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::names_of(Changes changes, const Clusters& next) {
+    if (changes.whole.empty()) return in_list_order(std::move(changes.names), next);
+    std::vector<NameKey> names = every_name(changes.whole);
+    for (const NameKey& name : changes.names) {
+        if (std::none_of(changes.whole.begin(), changes.whole.end(),
+                         [&](const Cluster* c) { return c->places.find(c->view->hosts, name) != Places::kNone; }))
+            names.push_back(name);
+    }
+    return names;
+}
+
+std::vector<const SnapshotBuilder::Cluster*> SnapshotBuilder::all_of(const Clusters& clusters) {
+    std::vector<const Cluster*> out;
+    out.reserve(clusters.size());
+    for (const auto& [id, c] : clusters) out.push_back(&c);
+    return out;
+}
+
 // Many hosts are built in the order of the largest cluster's list, the rest after: each cluster's entries are
 // then read front to back wherever the clusters list their hosts in the same order (as a state file, a
 // transfer or the same DNSPolicy gives them), not one cache miss after another.
@@ -218,22 +240,22 @@ std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::in_list_order(Touched tou
 // have, cluster by cluster. Each cluster is walked beside the largest one's list, so where the clusters list the
 // same names in the same order (as a state file, a transfer or the same DNSPolicy gives them) a name costs one
 // compare of two texts, most often one shared block (no hashing, no set of every name as a change's lists).
-std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::every_name(const Clusters& next) {
+std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::every_name(const std::vector<const Cluster*>& clusters) {
     std::vector<NameKey> names;
     const Cluster* largest = nullptr;
-    for (const auto& [id, c] : next) {
-        if (!largest || c.view->hosts.size() > largest->view->hosts.size()) largest = &c;
+    for (const Cluster* c : clusters) {
+        if (!largest || c->view->hosts.size() > largest->view->hosts.size()) largest = c;
     }
     if (!largest) return names;
     const std::vector<HostEntry>& big = largest->view->hosts;
     names.reserve(big.size());
     largest->places.each_first(big, [&](uint32_t p) { names.emplace_back(big[p].host); });
     Touched others;  // the names the largest cluster does not have, each listed once
-    for (const auto& [id, c] : next) {
-        if (&c == largest) continue;
-        const std::vector<HostEntry>& hosts = c.view->hosts;
+    for (const Cluster* c : clusters) {
+        if (c == largest) continue;
+        const std::vector<HostEntry>& hosts = c->view->hosts;
         size_t beside = 0;  // the largest list's place where this one's next name is expected
-        c.places.each_first(hosts, [&](uint32_t p) {
+        c->places.each_first(hosts, [&](uint32_t p) {
             const SharedText& name = hosts[p].host;
             if (beside < big.size() && big[beside].host == name) {
                 while (beside < big.size() && big[beside].host == name) ++beside;

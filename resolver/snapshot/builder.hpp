@@ -124,12 +124,20 @@ private:
     };
     using Clusters = std::map<std::string, Cluster, std::less<>>;  // by id: the cluster order
     using Touched = std::unordered_set<NameKey, NameKey::Hash>;
+    // What a change touches: clusters whose every name is touched (one that came, went, or changed its
+    // liveness, location or standing by: both its lists), and the other names whose entry differs.
+    struct Changes {
+        std::vector<const Cluster*> whole;
+        Touched names;
+    };
     // The steps of build(), in order.
     void begin(const model::Served& served, bool counted, uint32_t now);
-    Touched touched_by(const SharedView& view, Clusters& next);
+    Changes touched_by(const SharedView& view, Clusters& next);
     void compare(Cluster& was, Cluster& now, Touched& touched);
-    std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
-    static std::vector<NameKey> every_name(const Clusters& next);
+    static std::vector<NameKey> names_of(Changes changes, const Clusters& next);
+    static std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
+    static std::vector<NameKey> every_name(const std::vector<const Cluster*>& clusters);
+    static std::vector<const Cluster*> all_of(const Clusters& clusters);
     void build_hosts(const model::Served& served, const Snapshot& s, const Clusters& next,
                      const std::vector<NameKey>& names, const CounterIds& counter_ids);
     static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out,
