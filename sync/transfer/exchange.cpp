@@ -221,12 +221,13 @@ std::vector<std::string> Pulls::held_versions() {
     have.reserve(core_.store.known().size());
     size_t bytes = 0;
     for (const auto& [origin, k] : core_.store.known()) {
-        char numbers[48];  // "@version/incarnation", each number at most 20 digits
+        constexpr size_t kDigits = 20;  // of a 64-bit number at most
+        char numbers[2 * (1 + kDigits)];  // "@version/incarnation"
         char* end = numbers;
         *end++ = '@';
-        end = std::to_chars(end, numbers + 21, k.state.version).ptr;
+        end = std::to_chars(end, end + kDigits, k.state.version).ptr;
         *end++ = '/';
-        end = std::to_chars(end, numbers + 43, k.state.incarnation).ptr;
+        end = std::to_chars(end, end + kDigits, k.state.incarnation).ptr;
         const size_t size = kHave.size() + origin.size() + static_cast<size_t>(end - numbers);
         if (size > wire::kMaxCharString) continue;
         if ((bytes += size + 1) > 60000) break;
