@@ -19,6 +19,7 @@
 #include "sync/service_impl.hpp"
 #include "tests/dns_util.hpp"
 #include "tests/fake_clock.hpp"
+#include "tests/sync_util.hpp"
 
 namespace glbd::sync {
 namespace {
@@ -426,6 +427,98 @@ TEST(Pulls, AnAnswerThatCameWhileTheLoopWasAwayIsReadBeforeTheTimeout) {
     for (int i = 0; i < 20 && side.status_of(peer).exchanges == 0; ++i) uv_run(&impl.loop, UV_RUN_ONCE);
     EXPECT_EQ(side.status_of(peer).last_error, "peer answered REFUSED");
     impl.running = false;
+    for (int i = 0; i < 100 && uv_loop_alive(&impl.loop); ++i) uv_run(&impl.loop, UV_RUN_NOWAIT);
+    EXPECT_EQ(uv_loop_close(&impl.loop), 0);
+}
+
+// A transfer read as TCP hands it over: a message split across reads, several in one read, a length's two
+// bytes apart. The puller reads each message where it lies in its input and drops what it read once all are
+// read (Pulls::on_data); whatever the pieces, the report arrives whole and the pull ends well. The test's own
+// listener answers the pull with what a real server (us/b, 3,000 hosts: many messages) answers its request.
+TEST(Pulls, ATransferInPiecesOfAnySizeArrivesWhole) {
+    Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(0x7f000001);
+    ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    socklen_t l = sizeof a;
+    ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &l);
+    ASSERT_EQ(::listen(listener.get(), 4), 0);
+    const std::string member = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+    std::string yaml = config("eu", "a", 1, 2);
+    yaml.replace(yaml.find("127.0.0.2:5301"), 14, member);
+    Side side{yaml, "127.0.0.1:5301"};
+    // The puller's clock at the real time: the server's report carries its real start (an incarnation far
+    // ahead of the fake clock's would be refused).
+    const auto now_ms = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    side.clock.advance(now_ms - side.clock.wall_ms());
+    Service::Impl& impl = side.impl;
+    ASSERT_EQ(uv_loop_init(&impl.loop), 0);
+    ASSERT_EQ(uv_async_init(&impl.loop, &impl.wake, [](uv_async_t*) {}), 0);  // a merge that changed wakes it
+    impl.running = true;
+    Service server(test::config_from(config("us", "b", 2, 1)), nullptr);
+    server.set_own_hosts(test::hosts(3000));
+    const SocketAddress peer = sa(member);
+    impl.pulls.exchange(peer, false);
+
+    Fd conn;
+    std::vector<uint8_t> request;
+    for (int i = 0; i < 500 && (request.size() < 2 || request.size() < 2u + wire::get16(request.data())); ++i) {
+        uv_run(&impl.loop, UV_RUN_NOWAIT);
+        if (!conn) conn = Fd(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        uint8_t buf[4096];
+        if (ssize_t n = conn ? ::recv(conn.get(), buf, sizeof buf, 0) : -1; n > 0)
+            request.insert(request.end(), buf, buf + n);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_GE(request.size(), 2u + wire::kHeaderSize) << "no request";
+    std::vector<std::vector<uint8_t>> messages;
+    ASSERT_EQ(server.handle(request.data() + 2, request.size() - 2, test::address_of("127.0.0.1"), messages),
+              Service::Handled::answered_member);
+    ASSERT_GE(messages.size(), 4u) << "3,000 hosts take several messages";
+    std::vector<uint8_t> stream;  // the messages as TCP carries them: each after its length
+    for (const auto& m : messages) {
+        stream.push_back(static_cast<uint8_t>(m.size() >> 8)), stream.push_back(static_cast<uint8_t>(m.size()));
+        stream.insert(stream.end(), m.begin(), m.end());
+    }
+    // Pieces of 1 byte (a length split), a few bytes, part of a message, and more than two messages at once.
+    const size_t sizes[] = {1, 3, 1000, 7, 40000, 1, 90000, 12345};
+    size_t sent = 0;
+    for (size_t k = 0; sent < stream.size(); ++k) {
+        const size_t n = std::min(sizes[k % std::size(sizes)], stream.size() - sent);
+        for (size_t off = 0; off < n;) {  // the kernel may take part of it: the rest after a turn of the loop
+            ssize_t w = ::send(conn.get(), stream.data() + sent + off, n - off, MSG_NOSIGNAL);
+            if (w > 0) off += static_cast<size_t>(w);
+            uv_run(&impl.loop, UV_RUN_NOWAIT);
+        }
+        sent += n;
+        for (int turn = 0; turn < 3; ++turn) uv_run(&impl.loop, UV_RUN_NOWAIT);  // read before the next piece
+    }
+    for (int i = 0; i < 500 && side.status_of(peer).exchanges == 0; ++i) {
+        uv_run(&impl.loop, UV_RUN_NOWAIT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_EQ(side.status_of(peer).last_error, "");
+    EXPECT_TRUE(side.status_of(peer).reachable);
+    {
+        MutexLock lock(impl.mu);
+        auto it = impl.store.known().find("us/b");
+        ASSERT_NE(it, impl.store.known().end()) << "the report did not arrive";
+        const auto want = test::hosts(3000);
+        const std::vector<HostEntry>& got = it->second.state.hosts;
+        ASSERT_EQ(got.size(), want.size());
+        std::map<std::string, const HostEntry*> by_name;  // the store keeps them in name order
+        for (const auto& h : got) by_name[h.host.str()] = &h;
+        for (const auto& w : want) {
+            auto g = by_name.find(w.host.str());
+            ASSERT_NE(g, by_name.end()) << w.host;
+            EXPECT_EQ(g->second->endpoints, w.endpoints) << w.host;
+        }
+    }
+    impl.running = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&impl.wake), nullptr);
     for (int i = 0; i < 100 && uv_loop_alive(&impl.loop); ++i) uv_run(&impl.loop, UV_RUN_NOWAIT);
     EXPECT_EQ(uv_loop_close(&impl.loop), 0);
 }
