@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -386,94 +387,79 @@ TEST(Rounds, ASecondConnectionWaitsThreeTimesTheUsualWithinBounds) {
     EXPECT_EQ(Pulls::hedge_ms(400), 900u) << "before Linux sends a lost SYN again";
 }
 
-// A pull whose answer came while the loop was away (a busy CPU): the loop's next turn runs the timeout's timer
-// before it reads the socket, and took the answer waiting there for the peer's silence. The test turns the loop
-// itself: it starts a pull to a listener of its own, which answers REFUSED while the loop does not turn for longer
-// than the pull's timeout (2 s). The pull ends on the answer, not in a timeout.
-TEST(Pulls, AnAnswerThatCameWhileTheLoopWasAwayIsReadBeforeTheTimeout) {
-    Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(0x7f000001);
-    ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    socklen_t l = sizeof a;
-    ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &l);
-    ASSERT_EQ(::listen(listener.get(), 4), 0);
-    const std::string member = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
-    std::string yaml = config("eu", "a", 1, 2);
-    yaml.replace(yaml.find("127.0.0.2:5301"), 14, member);
-    Side side{yaml, "127.0.0.1:5301"};
-    Service::Impl& impl = side.impl;
-    ASSERT_EQ(uv_loop_init(&impl.loop), 0);
-    impl.running = true;
-    const SocketAddress peer = sa(member);
-    impl.pulls.exchange(peer, false);
-
-    // Turns until the listener has the whole request.
+// A pull from eu/a (its clock at the real time: a real server's report carries its real start) to a listener of the
+// test's own, whose loop the test turns itself; pull() starts it and reads the whole request at the listener.
+struct PullToListener : ::testing::Test {
+    Fd listener{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
     Fd conn;
+    std::string member;
+    std::unique_ptr<Side> side;
+    SocketAddress peer;
     std::vector<uint8_t> request;
-    for (int i = 0; i < 500 && (request.size() < 2 || request.size() < 2u + wire::get16(request.data())); ++i) {
-        uv_run(&impl.loop, UV_RUN_NOWAIT);
-        if (!conn) conn = Fd(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-        uint8_t buf[4096];
-        if (ssize_t n = conn ? ::recv(conn.get(), buf, sizeof buf, 0) : -1; n > 0)
-            request.insert(request.end(), buf, buf + n);
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+
+    void SetUp() override {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(0x7f000001);
+        ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        socklen_t l = sizeof a;
+        ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &l);
+        ASSERT_EQ(::listen(listener.get(), 4), 0);
+        member = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+        std::string yaml = config("eu", "a", 1, 2);
+        yaml.replace(yaml.find("127.0.0.2:5301"), 14, member);
+        side = std::make_unique<Side>(yaml, "127.0.0.1:5301");
+        const auto now_ms = static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count());
+        side->clock.advance(now_ms - side->clock.wall_ms());
+        ASSERT_EQ(uv_loop_init(&side->impl.loop), 0);
+        ASSERT_EQ(uv_async_init(&side->impl.loop, &side->impl.wake, [](uv_async_t*) {}), 0);  // a merge wakes it
+        side->impl.running = true;
+        peer = sa(member);
     }
-    ASSERT_GE(request.size(), 2u + wire::kHeaderSize) << "no request";
+    void TearDown() override {
+        side->impl.running = false;
+        uv_close(reinterpret_cast<uv_handle_t*>(&side->impl.wake), nullptr);
+        for (int i = 0; i < 100 && uv_loop_alive(&side->impl.loop); ++i) uv_run(&side->impl.loop, UV_RUN_NOWAIT);
+        EXPECT_EQ(uv_loop_close(&side->impl.loop), 0);
+    }
+    // Starts the pull and turns the loop until the listener has the whole request (false: it never came).
+    bool pull() {
+        side->impl.pulls.exchange(peer, false);
+        for (int i = 0; i < 500 && (request.size() < 2 || request.size() < 2u + wire::get16(request.data())); ++i) {
+            uv_run(&side->impl.loop, UV_RUN_NOWAIT);
+            if (!conn) conn = Fd(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+            uint8_t buf[4096];
+            if (ssize_t n = conn ? ::recv(conn.get(), buf, sizeof buf, 0) : -1; n > 0)
+                request.insert(request.end(), buf, buf + n);
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        return request.size() >= 2u + wire::kHeaderSize && request.size() == 2u + wire::get16(request.data());
+    }
+};
+
+// A pull whose answer came while the loop was away (a busy CPU): the loop's next turn runs the timeout's timer
+// before it reads the socket, and took the answer waiting there for the peer's silence. The listener answers
+// REFUSED while the loop does not turn for longer than the pull's timeout (2 s). The pull ends on the answer,
+// not in a timeout.
+TEST_F(PullToListener, AnAnswerThatCameWhileTheLoopWasAwayIsReadBeforeTheTimeout) {
+    ASSERT_TRUE(pull()) << "no request";
     const uint8_t refused[] = {0, 12, request[2], request[3], 0x80, 5, 0, 0, 0, 0, 0, 0, 0, 0};
     ASSERT_EQ(::send(conn.get(), refused, sizeof refused, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof refused));
     std::this_thread::sleep_for(std::chrono::milliseconds(2300));  // away past the timeout
-    for (int i = 0; i < 20 && side.status_of(peer).exchanges == 0; ++i) uv_run(&impl.loop, UV_RUN_ONCE);
-    EXPECT_EQ(side.status_of(peer).last_error, "peer answered REFUSED");
-    impl.running = false;
-    for (int i = 0; i < 100 && uv_loop_alive(&impl.loop); ++i) uv_run(&impl.loop, UV_RUN_NOWAIT);
-    EXPECT_EQ(uv_loop_close(&impl.loop), 0);
+    for (int i = 0; i < 20 && side->status_of(peer).exchanges == 0; ++i) uv_run(&side->impl.loop, UV_RUN_ONCE);
+    EXPECT_EQ(side->status_of(peer).last_error, "peer answered REFUSED");
 }
 
 // A transfer read as TCP hands it over: a message split across reads, several in one read, a length's two
 // bytes apart. The puller reads each message where it lies in its input and drops what it read once all are
-// read (Pulls::on_data); whatever the pieces, the report arrives whole and the pull ends well. The test's own
-// listener answers the pull with what a real server (us/b, 3,000 hosts: many messages) answers its request.
-TEST(Pulls, ATransferInPiecesOfAnySizeArrivesWhole) {
-    Fd listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(0x7f000001);
-    ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    socklen_t l = sizeof a;
-    ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&a), &l);
-    ASSERT_EQ(::listen(listener.get(), 4), 0);
-    const std::string member = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
-    std::string yaml = config("eu", "a", 1, 2);
-    yaml.replace(yaml.find("127.0.0.2:5301"), 14, member);
-    Side side{yaml, "127.0.0.1:5301"};
-    // The puller's clock at the real time: the server's report carries its real start (an incarnation far
-    // ahead of the fake clock's would be refused).
-    const auto now_ms = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count());
-    side.clock.advance(now_ms - side.clock.wall_ms());
-    Service::Impl& impl = side.impl;
-    ASSERT_EQ(uv_loop_init(&impl.loop), 0);
-    ASSERT_EQ(uv_async_init(&impl.loop, &impl.wake, [](uv_async_t*) {}), 0);  // a merge that changed wakes it
-    impl.running = true;
+// read (Pulls::on_data); whatever the pieces, the report arrives whole and the pull ends well. The listener
+// answers the pull with what a real server (us/b, 3,000 hosts: many messages) answers its request.
+TEST_F(PullToListener, ATransferInPiecesOfAnySizeArrivesWhole) {
     Service server(test::config_from(config("us", "b", 2, 1)), nullptr);
     server.set_own_hosts(test::hosts(3000));
-    const SocketAddress peer = sa(member);
-    impl.pulls.exchange(peer, false);
-
-    Fd conn;
-    std::vector<uint8_t> request;
-    for (int i = 0; i < 500 && (request.size() < 2 || request.size() < 2u + wire::get16(request.data())); ++i) {
-        uv_run(&impl.loop, UV_RUN_NOWAIT);
-        if (!conn) conn = Fd(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-        uint8_t buf[4096];
-        if (ssize_t n = conn ? ::recv(conn.get(), buf, sizeof buf, 0) : -1; n > 0)
-            request.insert(request.end(), buf, buf + n);
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    ASSERT_GE(request.size(), 2u + wire::kHeaderSize) << "no request";
+    ASSERT_TRUE(pull()) << "no request";
     std::vector<std::vector<uint8_t>> messages;
     ASSERT_EQ(server.handle(request.data() + 2, request.size() - 2, test::address_of("127.0.0.1"), messages),
               Service::Handled::answered_member);
@@ -484,6 +470,7 @@ TEST(Pulls, ATransferInPiecesOfAnySizeArrivesWhole) {
         stream.insert(stream.end(), m.begin(), m.end());
     }
     // Pieces of 1 byte (a length split), a few bytes, part of a message, and more than two messages at once.
+    uv_loop_t& loop = side->impl.loop;
     const size_t sizes[] = {1, 3, 1000, 7, 40000, 1, 90000, 12345};
     size_t sent = 0;
     for (size_t k = 0; sent < stream.size(); ++k) {
@@ -491,36 +478,30 @@ TEST(Pulls, ATransferInPiecesOfAnySizeArrivesWhole) {
         for (size_t off = 0; off < n;) {  // the kernel may take part of it: the rest after a turn of the loop
             ssize_t w = ::send(conn.get(), stream.data() + sent + off, n - off, MSG_NOSIGNAL);
             if (w > 0) off += static_cast<size_t>(w);
-            uv_run(&impl.loop, UV_RUN_NOWAIT);
+            uv_run(&loop, UV_RUN_NOWAIT);
         }
         sent += n;
-        for (int turn = 0; turn < 3; ++turn) uv_run(&impl.loop, UV_RUN_NOWAIT);  // read before the next piece
+        for (int turn = 0; turn < 3; ++turn) uv_run(&loop, UV_RUN_NOWAIT);  // read before the next piece
     }
-    for (int i = 0; i < 500 && side.status_of(peer).exchanges == 0; ++i) {
-        uv_run(&impl.loop, UV_RUN_NOWAIT);
+    for (int i = 0; i < 500 && side->status_of(peer).exchanges == 0; ++i) {
+        uv_run(&loop, UV_RUN_NOWAIT);
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    EXPECT_EQ(side.status_of(peer).last_error, "");
-    EXPECT_TRUE(side.status_of(peer).reachable);
-    {
-        MutexLock lock(impl.mu);
-        auto it = impl.store.known().find("us/b");
-        ASSERT_NE(it, impl.store.known().end()) << "the report did not arrive";
-        const auto want = test::hosts(3000);
-        const std::vector<HostEntry>& got = it->second.state.hosts;
-        ASSERT_EQ(got.size(), want.size());
-        std::map<std::string, const HostEntry*> by_name;  // the store keeps them in name order
-        for (const auto& h : got) by_name[h.host.str()] = &h;
-        for (const auto& w : want) {
-            auto g = by_name.find(w.host.str());
-            ASSERT_NE(g, by_name.end()) << w.host;
-            EXPECT_EQ(g->second->endpoints, w.endpoints) << w.host;
-        }
+    EXPECT_EQ(side->status_of(peer).last_error, "");
+    EXPECT_TRUE(side->status_of(peer).reachable);
+    MutexLock lock(side->impl.mu);
+    auto it = side->impl.store.known().find("us/b");
+    ASSERT_NE(it, side->impl.store.known().end()) << "the report did not arrive";
+    const auto want = test::hosts(3000);
+    const std::vector<HostEntry>& got = it->second.state.hosts;
+    ASSERT_EQ(got.size(), want.size());
+    std::map<std::string, const HostEntry*> by_name;  // the store keeps them in name order
+    for (const auto& h : got) by_name[h.host.str()] = &h;
+    for (const auto& w : want) {
+        auto g = by_name.find(w.host.str());
+        ASSERT_NE(g, by_name.end()) << w.host;
+        EXPECT_EQ(g->second->endpoints, w.endpoints) << w.host;
     }
-    impl.running = false;
-    uv_close(reinterpret_cast<uv_handle_t*>(&impl.wake), nullptr);
-    for (int i = 0; i < 100 && uv_loop_alive(&impl.loop); ++i) uv_run(&impl.loop, UV_RUN_NOWAIT);
-    EXPECT_EQ(uv_loop_close(&impl.loop), 0);
 }
 
 }  // namespace
