@@ -221,7 +221,7 @@ std::vector<std::string> Pulls::held_versions() {
     have.reserve(core_.store.known().size());
     size_t bytes = 0;
     for (const auto& [origin, k] : core_.store.known()) {
-        constexpr size_t kDigits = 20;  // of a 64-bit number at most
+        constexpr size_t kDigits = 20;    // of a 64-bit number at most
         char numbers[2 * (1 + kDigits)];  // "@version/incarnation"
         char* end = numbers;
         *end++ = '@';
