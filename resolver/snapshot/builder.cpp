@@ -97,7 +97,7 @@ std::shared_ptr<Snapshot> SnapshotBuilder::build(const model::Served& served, co
     try {
         Clusters next;
         Changes changes = touched_by(view, next);  // (a full build's names are all of them: none are listed there)
-        std::vector<NameKey> names = last_.full ? every_name(all_of(next)) : names_of(std::move(changes), next);
+        std::vector<NameKey> names = last_.full ? every_name(clusters_of(next)) : names_of(std::move(changes), next);
         build_hosts(served, *s, next, names, counter_ids);
         before_.clear(), before_at_.clear();
         clusters_ = std::move(next);  // the old views (and the names in `names`) may go now
@@ -210,7 +210,7 @@ std::vector<SnapshotBuilder::NameKey> SnapshotBuilder::names_of(Changes changes,
     return names;
 }
 
-std::vector<const SnapshotBuilder::Cluster*> SnapshotBuilder::all_of(const Clusters& clusters) {
+std::vector<const SnapshotBuilder::Cluster*> SnapshotBuilder::clusters_of(const Clusters& clusters) {
     std::vector<const Cluster*> out;
     out.reserve(clusters.size());
     for (const auto& [id, c] : clusters) out.push_back(&c);

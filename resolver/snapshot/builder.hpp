@@ -137,7 +137,7 @@ private:
     static std::vector<NameKey> names_of(Changes changes, const Clusters& next);
     static std::vector<NameKey> in_list_order(Touched touched, const Clusters& next);
     static std::vector<NameKey> every_name(const std::vector<const Cluster*>& clusters);
-    static std::vector<const Cluster*> all_of(const Clusters& clusters);
+    static std::vector<const Cluster*> clusters_of(const Clusters& clusters);  // each, in cluster order
     void build_hosts(const model::Served& served, const Snapshot& s, const Clusters& next,
                      const std::vector<NameKey>& names, const CounterIds& counter_ids);
     static void contributions_of(const Clusters& clusters, const NameKey& host, Contributions& out,

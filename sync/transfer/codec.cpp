@@ -27,7 +27,6 @@ bool each_string(const uint8_t* m, const wire::Record& rr, F&& f) {
 
 // "have=cluster/instance@version/incarnation" into `have` (a malformed number reads as 0).
 void read_have(std::string_view v, std::map<std::string, Held>& have) {
-    constexpr std::string_view kHave = "have=";
     size_t at = v.rfind('@');
     if (v.substr(0, kHave.size()) != kHave || at == std::string_view::npos || at < kHave.size()) return;
     Held h;

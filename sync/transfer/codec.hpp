@@ -205,6 +205,7 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, std::vector<
 constexpr std::string_view kOwnOnly = "relay=0";
 constexpr std::string_view kTakesParts = "parts=outside";
 constexpr std::string_view kNonce = "nonce=";
+constexpr std::string_view kHave = "have=";  // and origin@version/incarnation: one held
 
 // A heartbeat ("beat", docs/sync.md): a NOTIFY for `_glbd.` sent over UDP to every member each
 // syncInterval, signed like every sync message. Its first TXT record is the header with the beat's fields;

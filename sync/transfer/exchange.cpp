@@ -215,7 +215,6 @@ void Pulls::connected(uv_connect_t* c, int status) {
 // What we hold, as "have=" strings for an IXFR request: at most one TXT record's worth, the rest come as data.
 // Each string is written once into its own room (every pull asks with one per origin held).
 std::vector<std::string> Pulls::held_versions() {
-    constexpr std::string_view kHave = "have=";
     std::vector<std::string> have;
     MutexLock lock(core_.mu);
     have.reserve(core_.store.known().size());
