@@ -3,7 +3,11 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include <string>
@@ -257,6 +261,62 @@ TEST(CurlUrl, ThePathNeverChangesHostOrPort) {
     }
     EXPECT_FALSE(url(true, "shop.example.com", 443, "@127.0.0.1:18081/metrics"));  // must start with / or ?
     EXPECT_FALSE(url(true, "shop.example.com", 443, ""));
+}
+
+// The forwarders (resolver/base/curl.cpp) hand libcurl each option's argument as its type: a string, a pointer, a
+// function, a long, an off_t; and getinfo's pointer. A file of ten digits read from offset 4, then from 7.
+TEST(CurlForwarders, EveryKindOfArgumentReachesLibcurl) {
+    auto path = std::filesystem::temp_directory_path() / ("glbd-curl-" + std::to_string(::getpid()));
+    std::ofstream(path) << "0123456789";
+    std::string file_url = "file://" + path.string(), got;
+    glbd::curl::Easy easy = glbd::curl::easy();
+    ASSERT_TRUE(easy);
+    CURL* e = easy.get();
+    EXPECT_EQ(curl_easy_setopt(e, CURLOPT_URL, file_url.c_str()), CURLE_OK);
+    EXPECT_EQ(curl_easy_setopt(e, CURLOPT_WRITEDATA, &got), CURLE_OK);
+    EXPECT_EQ(curl_easy_setopt(
+                  e, CURLOPT_WRITEFUNCTION,
+                  +[](char* p, size_t size, size_t n, void* out) {
+                      static_cast<std::string*>(out)->append(p, size * n);
+                      return size * n;
+                  }),
+              CURLE_OK);
+    EXPECT_EQ(curl_easy_setopt(e, CURLOPT_RESUME_FROM, 4L), CURLE_OK);
+    EXPECT_EQ(curl_easy_perform(e), CURLE_OK);
+    EXPECT_EQ(got, "456789");
+    curl_off_t size = 0;
+    EXPECT_EQ(curl_easy_getinfo(e, CURLINFO_SIZE_DOWNLOAD_T, &size), CURLE_OK);
+    EXPECT_EQ(size, 6);
+    got.clear();
+    EXPECT_EQ(curl_easy_setopt(e, CURLOPT_RESUME_FROM_LARGE, curl_off_t{7}), CURLE_OK);
+    EXPECT_EQ(curl_easy_perform(e), CURLE_OK);
+    EXPECT_EQ(got, "789");
+    std::filesystem::remove(path);
+}
+
+}  // namespace
+
+// ---- resolver/base/shared_library: a library opened at its first use
+#include "resolver/base/shared_library.hpp"
+
+namespace {
+
+// zlib (on every machine that has libcurl; not linked by glbd) computes CRC-32's check value of "123456789".
+TEST(SharedLibrary, FindsTheFunctionsOfALibraryOpenedWhenAsked) {
+    glbd::SharedLibrary zlib("libz.so.1");
+    using Crc32 = unsigned long(unsigned long, const unsigned char*, unsigned int);
+    auto* crc32 = zlib.function<Crc32>("crc32");
+    ASSERT_NE(crc32, nullptr) << zlib.error();
+    const unsigned char digits[] = "123456789";
+    EXPECT_EQ(crc32(0, digits, 9), 0xCBF43926UL);
+    EXPECT_EQ(zlib.error(), "");
+    EXPECT_EQ(zlib.function<Crc32>("glbd_no_such_function"), nullptr);
+}
+
+TEST(SharedLibrary, AMissingLibraryGivesNoFunctionAndSaysWhy) {
+    glbd::SharedLibrary absent("libglbd-absent.so.9");
+    EXPECT_EQ(absent.function<int()>("anything"), nullptr);
+    EXPECT_NE(absent.error().find("libglbd-absent.so.9"), std::string::npos) << absent.error();
 }
 
 }  // namespace

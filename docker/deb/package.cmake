@@ -66,7 +66,10 @@ the client's country, continent, a default geo, weight and health.
 Hosts come from a YAML file or from Kuadrant DNSRecords.")
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://glbd.example.org/")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+# libcurl and libsystemd are opened when first needed (resolver/base/shared_library.hpp), so dpkg-shlibdeps cannot
+# see them: named here. libcurl from 7.84 on: its global set-up is then thread-safe (a health or Kubernetes
+# thread may be the first to call it).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libcurl4 (>= 7.84.0), libsystemd0")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA "${GLBD_DEB_DIR}/conffiles;${GLBD_DEB_DIR}/postinst;${GLBD_DEB_DIR}/postrm")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

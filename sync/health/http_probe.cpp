@@ -45,7 +45,6 @@ struct HttpProber::Probe {
 HttpProber::HttpProber(uv_loop_t* loop, std::optional<Address> source) : loop_(loop) {
     // "host!": an address, never an interface name, and never looked up (numeric).
     if (source) interface_ = "host!" + source->str(), source_family_ = source->family;
-    std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
 HttpProber::~HttpProber() = default;
@@ -57,6 +56,8 @@ size_t HttpProber::assign_pool() {
     // default (4 per transfer in progress) would close nearly all of them between rounds. A failed or
     // timed-out exchange closes its connection, so the next probe connects anew.
     if (in_last_ == kTargetsPerMulti) {
+        // libcurl is loaded here, by the first HTTP target (resolver/base/curl.cpp), not by every start.
+        std::call_once(curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
         auto m = std::make_unique<Multi>();
         m->prober = this;
         uv_timer_init(loop_, &m->timer);

@@ -48,6 +48,7 @@ start_glbd hc "$WORK/glbd.yaml"
 wait_for 10 grep -q 'first round complete' "$WORK/hc.log" || fail "no first health round"
 wait_for 10 bash -c "[[ \$(dig @$A -p $P +short shop.hc.test A | sort | tr '\n' ' ') == '$T1 $T2 ' ]]" || fail "both targets not answered"
 for i in 1 2 3; do [[ $(answers $A $P shop.hc.test A | tr '\n' ' ') == "$T1 $T2 " ]] || fail "repeated question"; done
+grep -q libcurl /proc/"$PID_hc"/maps || fail "HTTP probes answered, yet libcurl is not loaded"
 pass "both healthy targets answered"
 
 # Keep-alive: every host's probes (four rounds or more) came over one connection, one for each host.
