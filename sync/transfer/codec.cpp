@@ -308,7 +308,8 @@ void encode_report(const InstanceState& s, uint64_t heartbeat, uint64_t age_ms, 
         out.push_back(std::move(rec));
     }
     for (const auto& h : s.hosts) {
-        std::vector<std::string> rec{kv("host", h.host), kv("ttl", h.ttl)};
+        std::vector<std::string> rec{kv("host", h.host)};
+        if (h.ttl != kUnwrittenTtl) rec.push_back(kv("ttl", h.ttl));
         if (!h.entry.empty()) rec.push_back(kv("entry", h.entry));  // older decoders skip it
         if (h.check) rec.push_back(kv("check", h.check));           // and this
         if (h.load_balancing) {

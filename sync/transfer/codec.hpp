@@ -41,6 +41,9 @@ struct Report {
 };
 // The largest TXT record encode() writes (a host's endpoints continue in "more=1" records beyond it).
 constexpr size_t kMaxRecordBytes = 8000;
+// A host record without "ttl=" has this TTL: every decoder since the TXT encoding reads it so, and encode()
+// leaves out a TTL of this value (7 bytes of the ~60 a host takes).
+constexpr uint32_t kUnwrittenTtl = 60;
 // The records of a transfer's header, and of one origin's report (appended to `out`), as encode() writes them.
 std::vector<std::string> encode_header(const std::string& from);
 void encode_report(const Report& r, std::vector<std::vector<std::string>>& out);

@@ -164,7 +164,7 @@ bool Decoder::add_origin(Record rec, std::string_view v0, std::vector<Report>& d
 
 bool Decoder::add_host(Record rec, std::string_view v0) {
     if (!cur_ || !cur_->has_data) return bad("host without an origin that carries data");
-    HostEntry h{names_(v0), 60, std::nullopt, {}};
+    HostEntry h{names_(v0), kUnwrittenTtl, std::nullopt, {}};
     bool more = false;
     std::string unreadable, why;
     if (!decode_host(rec, h, more, unreadable, why)) return bad(why);

@@ -195,7 +195,8 @@ private:
         msg_.txt_wire(owner(0, 0), head_, data_ ? std::string_view(data_->origin_fields) : std::string_view());
     }
     // Owners name the records for people reading a transfer: each origin as o<N>, its hosts (h<M>) and other
-    // records (v<M>) below it. `kind` 0: the origin's own.
+    // records (v<M>) below it. `kind` 0: the origin's own. Once a message holds the origin's name, the owners
+    // after it point to it (RFC 1035 4.1.4): 8 bytes less of the ~60 a host takes, each hashed twice by TSIG.
     std::string_view owner(char kind, size_t item) {
         char* p = owner_;
         auto label = [&p](char first, size_t n) {
@@ -205,6 +206,13 @@ private:
             *start = static_cast<char>(p - start - 1);
         };
         if (kind) label(kind, item);
+        if (named_at_ != 0 && named_origin_ == origin_n_) {
+            *p++ = static_cast<char>(0xC0 | named_at_ >> 8), *p++ = static_cast<char>(named_at_ & 0xFF);
+            return {owner_, static_cast<size_t>(p - owner_)};
+        }
+        if (size_t at = msg_.size() + static_cast<size_t>(p - owner_); at < kPointable) {
+            named_at_ = at, named_origin_ = origin_n_;
+        }
         label('o', static_cast<size_t>(origin_n_));
         const std::string& zone = sync_zone_wire();
         p = std::copy(zone.begin(), zone.end(), p);
@@ -216,6 +224,7 @@ private:
         first_ = false;
         msg_ = Message(id_, kAnswerFlags);
         msg_.reserve(kMessageRoom);
+        named_at_ = 0;  // a pointer reaches within its own message only
     }
 
     Serving& serving_;
@@ -232,6 +241,9 @@ private:
     size_t record_ = 0;                        // data_'s next record
     bool head_due_ = false, header_ = false;   // head_ is due; it is the transfer's header
     int origin_n_ = 0;
+    static constexpr size_t kPointable = 0x4000;  // a compression pointer's 14 bits of offset
+    size_t named_at_ = 0;                         // where msg_ names origin named_origin_ (0: nowhere yet)
+    int named_origin_ = 0;
     char owner_[2 * 22 + 8];  // two labels of a letter and up to 20 digits, and `_glbd.`
     bool first_ = true, done_ = false;
 };

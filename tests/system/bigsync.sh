@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A transfer bigger than the old 16 MiB cap on what one peer may send, to a node that starts empty, with a
 # change made at the source while that transfer is in flight.
-#   a (127.0.0.243) holds 17 clusters: its own (one host) and 16 from stateDir, 10,000 hosts each with two
-#     endpoints (18 MB of transfer). c01 is the only US entry and the default geo; c02..c15 are DE; c16 is
+#   a (127.0.0.243) holds 17 clusters: its own (one host) and 16 from stateDir, 10,000 hosts each with an
+#     IPv4 and two IPv6 endpoints (about 20 MB of transfer). c01 is the only US entry and the default geo; c02..c15 are DE; c16 is
 #     the only JP entry.
 #   b (127.0.0.244) starts with nothing but a as its peer.
 # Checks: b learns every cluster (answers for the last host from the last cluster, and every cluster's
@@ -21,7 +21,8 @@ with open(sys.argv[1], "w") as f:
         geo, default = ("JP", False) if c == 16 else ("US", True) if c == 1 else ("DE", False)
         hosts = [{"host": f"h{h}.big.test", "ttl": 60, "loadBalancing": {"weight": 100, "geo": geo, "defaultGeo": default},
                   "endpoints": [{"target": f"10.{c}.{h // 250}.{h % 250 + 1}", "healthy": True},
-                                {"target": f"2001:db8:{c:x}::{h + 1:x}", "healthy": True}]} for h in range(10000)]
+                                {"target": f"2001:db8:{c:x}::{h + 1:x}", "healthy": True},
+                                {"target": f"2001:db8:{c:x}:1::{h + 1:x}", "healthy": True}]} for h in range(10000)]
         f.write(("," if c > 1 else "") + json.dumps({"cluster": f"c{c:02d}", "instance": "i", "version": now, "heartbeat": now,
                                                      "overrides": {}, "hosts": hosts}))
     f.write("]}")
