@@ -1,6 +1,6 @@
 // libcurl's functions that glbd calls, each defined here under its own name and forwarded to libcurl opened at
 // the first call (SharedLibrary): a glbd that never probes over HTTP, watches Kubernetes or runs an admin
-// client never loads libcurl and the 35 libraries it brings. The binary is not linked with -lcurl, so a call of
+// client never loads libcurl and the 32 libraries it brings. The binary is not linked with -lcurl, so a call of
 // a libcurl function not forwarded here fails to link: add it below. Without libcurl on the machine every
 // function fails as libcurl's own do (a null handle, an error code), and nothing is called.
 #define CURL_DISABLE_TYPECHECK  // the setopt/getinfo checking macros would hide the functions defined below

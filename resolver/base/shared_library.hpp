@@ -1,7 +1,7 @@
 // resolver/base/shared_library — a system library opened when a function of it is first wanted (dlopen), not
-// at every start: libcurl brings 35 libraries of its own and libsystemd six, 4.8 ms of CPU at every start of a
-// process that may never probe, watch Kubernetes or run under systemd. Thread-safe: the library is opened once,
-// by whichever thread asks first; it stays open for the life of the process.
+// at every start: libcurl and libsystemd were 34 of the 53 libraries glbd loaded, and half the 7.4 ms of CPU its
+// start took, in a process that may never probe, watch Kubernetes or run under systemd. Thread-safe: the library
+// is opened once, by whichever thread asks first; it stays open for the life of the process.
 #pragma once
 
 #include <mutex>

@@ -44,7 +44,7 @@ q $A $P www.example.test A | contains 'flags: qr aa;' || fail "AA flag not set"
 kdig @$A -p $P +tcp shop.example.test A | contains 'status: NOERROR' || fail "kdig over TCP"
 pass "UDP/TCP on IPv4 and IPv6, kdig and dig"
 
-# No HTTP check, no Kubernetes, no service manager: libcurl and libsystemd (41 libraries between them) are
+# No HTTP check, no Kubernetes, no service manager: libcurl and libsystemd (34 libraries with theirs) are
 # never loaded (resolver/base/shared_library.hpp); health.sh sees libcurl come with the first HTTP target.
 ! grep -qE 'libcurl|libsystemd' /proc/"$PID_core"/maps || fail "libcurl or libsystemd loaded without a use for them"
 pass "libcurl and libsystemd not loaded"
