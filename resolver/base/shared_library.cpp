@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
 #include <cstdio>
 
 namespace glbd {
@@ -22,10 +21,7 @@ void* SharedLibrary::symbol(const char* name) {
     open();
     if (!handle_) return nullptr;
     void* s = dlsym(handle_, name);
-    if (!s) {
-        static std::atomic<bool> told{false};
-        if (!told.exchange(true)) std::fprintf(stderr, "glbd: %s lacks %s\n", soname_, name);
-    }
+    if (!s && !told_missing_.exchange(true)) std::fprintf(stderr, "glbd: %s lacks %s\n", soname_, name);
     return s;
 }
 

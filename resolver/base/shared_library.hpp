@@ -4,6 +4,7 @@
 // is opened once, by whichever thread asks first; it stays open for the life of the process.
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -31,8 +32,9 @@ private:
 
     const char* soname_;
     std::once_flag opened_;
-    void* handle_ = nullptr;  // written once under `opened_`, read-only after it
-    std::string error_;       // likewise
+    void* handle_ = nullptr;                 // written once under `opened_`, read-only after it
+    std::string error_;                      // likewise
+    std::atomic<bool> told_missing_{false};  // a missing function was written to stderr (the first only)
 };
 
 }  // namespace glbd
