@@ -79,6 +79,7 @@ constexpr size_t kMaxLabel = 63;                  // one label
 constexpr size_t kMaxCharString = 255;            // one <character-string> (a TXT record's strings)
 constexpr uint16_t kMaxUdpNoEdns = 512;           // a UDP message without EDNS
 constexpr uint16_t kCompressionPointer = 0xc000;  // a label's top two bits: the rest is an offset (4.1.4)
+constexpr uint16_t kMaxPointerOffset = 0x3fff;    // the farthest those 14 bits reach
 
 // The mnemonic of a type ("A", "AAAA", ...; "TYPE<n>" otherwise, RFC 3597), and back for the types named here.
 std::string type_name(uint16_t type);

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <ctime>
 
+#include "resolver/wire/consts.hpp"
 #include "resolver/wire/text.hpp"
 
 namespace glbd::sync {
@@ -191,7 +192,7 @@ private:
             msg_.txt_wire(sync_zone_wire(), head_, {});
             return;
         }
-        ++origin_n_;
+        ++origin_n_, named_at_ = 0;
         msg_.txt_wire(owner(0, 0), head_, data_ ? std::string_view(data_->origin_fields) : std::string_view());
     }
     // Owners name the records for people reading a transfer: each origin as o<N>, its hosts (h<M>) and other
@@ -206,13 +207,12 @@ private:
             *start = static_cast<char>(p - start - 1);
         };
         if (kind) label(kind, item);
-        if (named_at_ != 0 && named_origin_ == origin_n_) {
-            *p++ = static_cast<char>(0xC0 | named_at_ >> 8), *p++ = static_cast<char>(named_at_ & 0xFF);
+        if (named_at_ != 0) {
+            const auto ptr = static_cast<uint16_t>(wire::kCompressionPointer | named_at_);
+            *p++ = static_cast<char>(ptr >> 8), *p++ = static_cast<char>(ptr & 0xFF);
             return {owner_, static_cast<size_t>(p - owner_)};
         }
-        if (size_t at = msg_.size() + static_cast<size_t>(p - owner_); at < kPointable) {
-            named_at_ = at, named_origin_ = origin_n_;
-        }
+        if (size_t at = msg_.size() + static_cast<size_t>(p - owner_); at <= wire::kMaxPointerOffset) named_at_ = at;
         label('o', static_cast<size_t>(origin_n_));
         const std::string& zone = sync_zone_wire();
         p = std::copy(zone.begin(), zone.end(), p);
@@ -241,9 +241,7 @@ private:
     size_t record_ = 0;                        // data_'s next record
     bool head_due_ = false, header_ = false;   // head_ is due; it is the transfer's header
     int origin_n_ = 0;
-    static constexpr size_t kPointable = 0x4000;  // a compression pointer's 14 bits of offset
-    size_t named_at_ = 0;                         // where msg_ names origin named_origin_ (0: nowhere yet)
-    int named_origin_ = 0;
+    size_t named_at_ = 0;     // where msg_ names origin origin_n_ (0: not in this message yet)
     char owner_[2 * 22 + 8];  // two labels of a letter and up to 20 digits, and `_glbd.`
     bool first_ = true, done_ = false;
 };
