@@ -76,8 +76,11 @@ wait_for 20 bash -c "$(declare -f state health_of); AP=$AP; [[ \$(health_of good
 wait_for 20 bash -c "$(declare -f state health_of); AP=$AP; [[ \$(health_of skip.v6.test) == True* ]]" \
     || fail "insecureSkipVerify did not accept the certificate: $(health_of skip.v6.test)"
 [[ $(health_of bad.v6.test) == False* ]] || fail "a certificate for another name was accepted: $(health_of bad.v6.test)"
-grep -q "health: bad.v6.test ::1 .*TLS error" "$WORK/a.log" || fail "no TLS error logged for the wrong name: $(grep bad.v6 "$WORK/a.log" | tail -2)"
-pass "HTTPS checks verify the name: good healthy, bad unhealthy ($(grep -o 'bad.v6.test ::1 .*' "$WORK/a.log" | head -1)), skip healthy; IPv6 HTTP target healthy"
+# Why: the probe's own reason, as the state shows it now (a first probe that timed out on a busy machine is
+# logged as a timeout, and the TLS errors after it change no state, so the log may never say them).
+wait_for 20 bash -c "$(declare -f state health_of); AP=$AP; [[ \$(health_of bad.v6.test) == 'False TLS error'* ]]" \
+    || fail "the wrong name did not fail with a TLS error: $(health_of bad.v6.test)"
+pass "HTTPS checks verify the name: good healthy, bad unhealthy ($(health_of bad.v6.test)), skip healthy; IPv6 HTTP target healthy"
 
 [[ $(answers ::1 $PA good.v6.test AAAA) == ::1 ]] || fail "good.v6.test AAAA over IPv6"
 [[ $(q ::1 $PA bad.v6.test AAAA +noall +answer | awk '{print $2}') == 10 ]] || fail "bad.v6.test should fail open with TTL 10"
