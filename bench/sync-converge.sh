@@ -9,6 +9,8 @@
 # a profile says where its time went: when each server began serving (the start-up on shared cores), the
 # CPU all of them spent against the cores' wall time, the transfers served, and the exchanges that failed.
 # LOGLEVEL=debug (with PROFILE=1) logs every build, and the profile adds the builds' wall time against their CPU.
+# PERF=1 records call graphs of the whole machine (perf record -g) during the full convergence and prints the
+# share of glbd's CPU in each part of the work (bench/perf-shares.py; glbd built with frame pointers, see there).
 # --baseline PATH: the same fleets of the binary at PATH (an earlier build) too, in turn with glbd's, --repeat
 # times each (default 3 then; 1 without): the median of each figure per binary, and the ratio new / baseline.
 #   bash bench/sync-converge.sh [--servers "5 10 20"] [--hosts 1000] [--glbd build/glbd] [--baseline PATH]
@@ -29,7 +31,12 @@ while (($#)); do
 done
 WORK=$(mktemp -d)
 PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+PERF_PID=""
+cleanup() {
+  for p in "${PIDS[@]}" $PERF_PID; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
 [[ -n ${KEEP:-} ]] && trap "for p in \"\${PIDS[@]}\"; do kill \$p 2>/dev/null; done; echo kept \$WORK" EXIT
 SECRET=$(head -c 32 /dev/urandom | base64)
@@ -131,11 +138,19 @@ fleet() {
   local n=$1 i converge spread join
   for ((i = 1; i <= n; i++)); do config "$n" "$i" 0 > "$WORK/c$i.yaml"; done
   start_wait "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000 ${PROFILE:+--progress "$WORK/progress"}
+  if [[ -n ${PERF:-} ]]; then
+    perf record -a -g -F 999 -o "$WORK/perf.data" -- sleep 600 > /dev/null 2>&1 & PERF_PID=$!
+    sleep 1  # recording before the clock starts
+  fi
   t0=$(ms)
   for ((i = 1; i <= n; i++)); do "$GLBD" serve -c "$WORK/c$i.yaml" 2>"$WORK/c$i.log" & PIDS+=($!); done
   go "$t0"
   end_wait || { echo "no convergence for $n servers" >&2; exit 1; }
   converge=$RESULT
+  if [[ -n $PERF_PID ]]; then
+    kill -INT "$PERF_PID"; wait "$PERF_PID" || true; PERF_PID=""
+    perf script -i "$WORK/perf.data" -F comm,ip,sym 2> /dev/null | python3 bench/perf-shares.py >&2 || true
+  fi
   [[ -n ${PROFILE:-} ]] && profile "$n" "$t0" "$converge" >&2
   sleep 2  # settled: the next figure is one change alone
   config "$n" 1 1 > "$WORK/c1.yaml"
