@@ -38,7 +38,7 @@ cleanup() {
   rm -rf "$WORK"
 }
 trap cleanup EXIT
-[[ -n ${KEEP:-} ]] && trap "for p in \"\${PIDS[@]}\"; do kill \$p 2>/dev/null; done; echo kept \$WORK" EXIT
+[[ -n ${KEEP:-} ]] && trap "for p in \"\${PIDS[@]}\" \$PERF_PID; do kill \$p 2>/dev/null; done; echo kept \$WORK" EXIT
 SECRET=$(head -c 32 /dev/urandom | base64)
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
