@@ -2,12 +2,15 @@
 # Where glbd's CPU went, from `perf script -F comm,ip,sym` of a call-graph recording (perf record -g) on stdin:
 # the share of glbd's samples (its threads are named glbd, glbd-<role>) under each part of the work, a
 # sample counting for the first part in the list below whose function is on its stack. Page faults and
-# malloc are counted across the parts. Stacks are walked by frame pointers: build glbd with
-# CMAKE_CXX_FLAGS="-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer", or most samples stay "not walked".
+# malloc are counted across the parts. Stacks walked by frame pointers need glbd built with
+# CMAKE_CXX_FLAGS="-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer" (or most samples stay "not walked"), and
+# stop in libc; a recording with `--call-graph dwarf` walks through libc too (larger: record a few processes).
 #   perf script -i perf.data -F comm,ip,sym | python3 bench/perf-shares.py
 import collections
 import sys
 
+MALLOC = ("malloc", "_int_malloc", "sysmalloc", "cfree@GLIBC_2.2.5", "_int_free", "malloc_consolidate",
+          "unlink_chunk.constprop.0", "__GI___libc_malloc", "__GI___libc_free", "unlink_chunk")  # (the last: DWARF's names)
 PARTS = [  # (what, functions that mark it)
     ("start-up: dynamic linking", ("_dl_relocate_object", "_dl_lookup_symbol_x", "do_lookup_x", "_dl_map_object")),
     ("start-up: reading the config", ("glbd::conf::load_file",)),
@@ -21,16 +24,14 @@ PARTS = [  # (what, functions that mark it)
     ("UDP thread: queries, beats handed over", ("glbd::DnsServer::start()",)),
     ("start-up: the rest of main", ("main",)),
     # Where a walk stops in libc (built without frame pointers) before reaching any of the above:
-    ("malloc and free, their caller not walked", ("malloc", "_int_malloc", "sysmalloc", "cfree@GLIBC_2.2.5", "_int_free",
-                                                  "malloc_consolidate", "unlink_chunk.constprop.0")),
+    ("malloc and free, their caller not walked", MALLOC),
     ("socket calls, their caller not walked", ("__libc_sendto", "__libc_recv", "__recvmmsg", "read", "__GI___libc_write",
                                                "__libc_connect", "__libc_sendmsg", "writev")),
     ("epoll_wait: switching threads in and out", ("epoll_wait",)),
 ]
 ACROSS = [
     ("page faults", lambda frames: any(f == "asm_exc_page_fault" for f in frames)),
-    ("malloc and free (the leaf)", lambda frames: frames[0].split("@")[0] in (
-        "malloc", "_int_malloc", "sysmalloc", "cfree", "free", "_int_free", "malloc_consolidate", "unlink_chunk.constprop.0")),
+    ("malloc and free (the leaf)", lambda frames: frames[0] in MALLOC),
 ]
 
 
@@ -52,6 +53,7 @@ def samples(lines):
         else:
             parts = line.split(None, 1)
             name = parts[1] if len(parts) > 1 else "?"
+            name = name.removesuffix(" (inlined)")  # DWARF's walks name inlined frames so
             frames.append(name.split("(")[0] if name.startswith("glbd::") else name.split("+")[0])
     if comm is not None:
         yield comm, frames
