@@ -32,13 +32,12 @@ done
 WORK=$(mktemp -d)
 PIDS=()
 PERF_PID=""
-cleanup() {
+cleanup() {  # KEEP=1 keeps the configs and logs
   for p in "${PIDS[@]}" $PERF_PID; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$WORK"
+  if [[ -n ${KEEP:-} ]]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-[[ -n ${KEEP:-} ]] && trap "for p in \"\${PIDS[@]}\" \$PERF_PID; do kill \$p 2>/dev/null; done; echo kept \$WORK" EXIT
 SECRET=$(head -c 32 /dev/urandom | base64)
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 

@@ -176,7 +176,7 @@ private:
     bool matches(size_t offset, std::string_view suffix) const;
     void remember_pending();
     void add_target(size_t offset) {
-        if (offset < kMaxPointerOffset && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(offset);
+        if (offset <= kMaxPointerOffset && nptrs_ < kMaxPtrs) ptrs_[nptrs_++] = static_cast<uint16_t>(offset);
     }
 
     static constexpr int kMaxPtrs = 96;

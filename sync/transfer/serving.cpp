@@ -10,6 +10,7 @@
 
 #include "resolver/wire/consts.hpp"
 #include "resolver/wire/text.hpp"
+#include "resolver/wire/wire.hpp"
 
 namespace glbd::sync {
 
@@ -208,8 +209,9 @@ private:
         };
         if (kind) label(kind, item);
         if (named_at_ != 0) {
-            const auto ptr = static_cast<uint16_t>(wire::kCompressionPointer | named_at_);
-            *p++ = static_cast<char>(ptr >> 8), *p++ = static_cast<char>(ptr & 0xFF);
+            wire::Writer::put16(reinterpret_cast<uint8_t*>(p),
+                                static_cast<uint16_t>(wire::kCompressionPointer | named_at_));
+            p += 2;
             return {owner_, static_cast<size_t>(p - owner_)};
         }
         if (size_t at = msg_.size() + static_cast<size_t>(p - owner_); at <= wire::kMaxPointerOffset) named_at_ = at;
