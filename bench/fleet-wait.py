@@ -8,6 +8,10 @@ With --progress FILE it also writes, every 500 ms, the ms since GO and how many 
 in all (their last answers): the course of a convergence, not only its end.
 A server whose answer comes truncated (more addresses than glbd's UDP payload holds: about 70 clusters) is
 asked over TCP from then on, once every 50 ms, so that a fleet of 100 is judged on whole answers.
+The poller shares the machine with the fleet it times, so its rounds are cheap: an answer is read in full
+only when its header's answer count (or, for an address wanted, the address's four bytes anywhere in it) says
+it may be the one wanted (reading every answer of 50 addresses from 50 servers every 5 ms took 1.0-1.2 s of
+CPU in 3 s, a sixth of two cores that the servers' convergence then waited for; now 0.4 s).
    fleet-wait.py N NAME WANT LIMIT_MS GO PORT [--prefix 127.0.2.] [--absent] [--source ADDR] [--progress FILE]
 """
 import argparse, socket, struct, sys, time
@@ -68,6 +72,20 @@ def done(a):
     return (o.want in a) if "." in o.want else len(a) == int(o.want)
 
 
+def maybe_done(msg):
+    """False when `msg` cannot be an answer done() accepts, without reading its records (the poller's rounds
+    stay cheap); True when it has to be read."""
+    if o.absent:
+        return True
+    if "." in o.want:
+        return want_bytes in msg
+    return struct.unpack("!H", msg[6:8])[0] >= want_count
+
+
+want_bytes = socket.inet_aton(o.want) if "." in o.want and not o.absent else b""
+want_count = 0 if "." in o.want else int(o.want)
+
+
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 if o.source:
     s.bind((o.source, 0))
@@ -82,6 +100,8 @@ for _ in range(60000):  # the action begins within a minute
 else:
     sys.exit(1)
 left, qid = set(range(1, n + 1)), 0
+servers = {i: (f"{o.prefix}{i}", port) for i in left}
+asked = bytearray(query(0))
 seen, next_mark = {}, 500
 over_tcp, tcp_at = set(), {}  # servers whose answers truncate, and when each was last asked over TCP
 progress = open(o.progress, "w") if o.progress else None
@@ -103,7 +123,8 @@ while left:
                         left.discard(i)
             continue
         qid = (qid + 1) & 0xFFFF
-        s.sendto(query(qid), (f"{o.prefix}{i}", port))
+        struct.pack_into("!H", asked, 0, qid)
+        s.sendto(asked, servers[i])
     time.sleep(0.005)
     while True:
         try:
@@ -114,6 +135,11 @@ while left:
             continue
         if len(msg) > 3 and msg[2] & 0x02:  # TC: ask it over TCP from now on
             over_tcp.add(int(addr[len(o.prefix):]))
+            continue
+        if len(msg) < 12:
+            continue
+        if not maybe_done(msg):
+            seen[addr] = struct.unpack("!H", msg[6:8])[0]  # (the progress: answer records, all addresses here)
             continue
         a = addresses(msg)
         seen[addr] = len(a)
