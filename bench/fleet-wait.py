@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Asks N servers (PREFIX1..PREFIXN, one UDP socket, every 5 ms) for NAME (A, with EDNS) until each answers as
-wanted: WANT a number (that many addresses), an address (it is among them), or with --absent an address (it
-is not, and the answer is not empty). Prints the milliseconds from the moment written in file GO (epoch ms)
+wanted: WANT a number (that many addresses), "any" (an address at all), an address (it is among them), or with
+--absent an address (it is not, and the answer is not empty). Prints the milliseconds from the moment written in file GO (epoch ms)
 until the last server did, or exits 1 after LIMIT ms. It creates GO.ready once set up and then waits for GO,
 so that Python's own start is not part of the figure (bench/sync-converge.sh, bench/sync-loss.sh).
 With --progress FILE it also writes, every 500 ms, the ms since GO and how many addresses all servers answer
@@ -69,6 +69,8 @@ def tcp_addresses(addr):
 def done(a):
     if o.absent:
         return bool(a) and o.want not in a
+    if o.want == "any":
+        return bool(a)
     return (o.want in a) if "." in o.want else len(a) == int(o.want)
 
 
@@ -83,7 +85,7 @@ def maybe_done(msg):
 
 
 want_bytes = socket.inet_aton(o.want) if "." in o.want and not o.absent else b""
-want_count = 0 if "." in o.want else int(o.want)
+want_count = 1 if o.want == "any" else 0 if "." in o.want else int(o.want)
 
 
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -4,7 +4,8 @@
 # Reports, per N: the time from start until every server answers every cluster's endpoint for the last
 # host, the time for one change (a reload on server 1 changing one host's endpoint) to reach all, and the
 # time for a new cluster (server N+1, listed as a member by all from the start, as a peers name that now
-# resolves to one more address would be) to be answered by all N.
+# resolves to one more address would be) to be answered by all N; and the CPU all N servers spent until the
+# full convergence (the figure behind its time on a machine they saturate, which other load moves less).
 # With PROFILE=1, each server also gets an admin endpoint and logs at info, and after the full convergence
 # a profile says where its time went: when each server began serving (the start-up on shared cores), the
 # CPU all of them spent against the cores' wall time, the transfers served, and the exchanges that failed.
@@ -132,9 +133,18 @@ profile() {
   echo "  of them ${sum[skipped]} held already at their version when they came (not decoded)"
 }
 
-# fleet N: starts N servers of glbd ($GLBD), measures, stops them; FLEET is "CONVERGE SPREAD JOIN" (ms).
+# cpu_ms PID...: the CPU time (user and system) the processes have used so far, all together, in ms.
+cpu_ms() {
+  local files=() p
+  for p in "$@"; do files+=("/proc/$p/stat"); done
+  awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); s += $12 + $13} END {print int(s * 1000 / hz)}' "${files[@]}"
+}
+
+# fleet N: starts N servers of glbd ($GLBD), measures, stops them; FLEET is "CONVERGE SPREAD JOIN CPU" (ms; CPU:
+# all servers' from their start until the full convergence, read as soon as it is seen: on a machine the fleet
+# saturates, the figure behind the convergence's time that other load moves less).
 fleet() {
-  local n=$1 i converge spread join
+  local n=$1 i converge spread join cpu
   for ((i = 1; i <= n; i++)); do config "$n" "$i" 0 > "$WORK/c$i.yaml"; done
   start_wait "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000 ${PROFILE:+--progress "$WORK/progress"}
   if [[ -n ${PERF:-} ]]; then
@@ -146,6 +156,7 @@ fleet() {
   go "$t0"
   end_wait || { echo "no convergence for $n servers" >&2; exit 1; }
   converge=$RESULT
+  cpu=$(cpu_ms "${PIDS[@]}")
   if [[ -n $PERF_PID ]]; then
     kill -INT "$PERF_PID"; wait "$PERF_PID" || true; PERF_PID=""
     perf script -i "$WORK/perf.data" -F comm,ip,sym 2> /dev/null | python3 bench/perf-shares.py >&2 || true
@@ -169,20 +180,21 @@ fleet() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   PIDS=()
-  FLEET="$converge $spread $join"
+  FLEET="$converge $spread $join $cpu"
 }
 
 median() { printf '%s\n' "$@" | sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 if [[ -z $BASELINE ]]; then
-  echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all |"
-  echo "|---:|---:|---:|---:|---:|"
+  echo "| servers | hosts each | full convergence from start | one change reaches all (incl. reload) | a new cluster seen by all | CPU of all until converged |"
+  echo "|---:|---:|---:|---:|---:|---:|"
   for n in $SERVERS; do
-    declare -a c=() s=() j=()
+    declare -a c=() s=() j=() u=()
     for ((rep = 1; rep <= ${REPEAT:-1}; rep++)); do
       fleet "$n"
-      read -r a b d <<<"$FLEET"; c+=("$a") s+=("$b") j+=("$d")
+      read -r a b d e <<<"$FLEET"; c+=("$a") s+=("$b") j+=("$d") u+=("$e")
     done
-    printf '| %d | %d | %d ms | %d ms | %d ms |\n' "$n" "$HOSTS" "$(median "${c[@]}")" "$(median "${s[@]}")" "$(median "${j[@]}")"
+    printf '| %d | %d | %d ms | %d ms | %d ms | %d ms |\n' "$n" "$HOSTS" "$(median "${c[@]}")" "$(median "${s[@]}")" \
+      "$(median "${j[@]}")" "$(median "${u[@]}")"
   done
   exit 0
 fi
@@ -200,13 +212,14 @@ for n in $SERVERS; do
     for which in $order; do
       if [[ $which == new ]]; then GLBD=$NEW; else GLBD=$BASELINE; fi
       fleet "$n"
-      read -r a b d <<<"$FLEET"
-      got[$which.converge]+=" $a" got[$which.spread]+=" $b" got[$which.join]+=" $d"
-      runs+="${runs:+, }$which $a/$b/$d ms"
+      read -r a b d e <<<"$FLEET"
+      got[$which.converge]+=" $a" got[$which.spread]+=" $b" got[$which.join]+=" $d" got[$which.cpu]+=" $e"
+      runs+="${runs:+, }$which $a/$b/$d/$e ms"
     done
   done
-  echo "$n servers, each run in turn (full convergence / one change / a new cluster): $runs" >&2
-  for f in "converge:full convergence from start" "spread:one change reaches all" "join:a new cluster seen by all"; do
+  echo "$n servers, each run in turn (full convergence / one change / a new cluster / CPU until converged): $runs" >&2
+  for f in "converge:full convergence from start" "spread:one change reaches all" "join:a new cluster seen by all" \
+           "cpu:CPU of all servers until converged"; do
     key=${f%%:*}
     # shellcheck disable=SC2086
     b=$(median ${got[baseline.$key]}) w=$(median ${got[new.$key]})
