@@ -6,7 +6,10 @@
 #include <istream>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <stdexcept>
+#include <string_view>
+#include <utility>
 
 #include "resolver/base/number.hpp"
 #include "resolver/wire/consts.hpp"
@@ -33,6 +36,11 @@ class Reader final : public nlohmann::json_sax<json> {
 public:
     std::vector<InstanceState> origins;
     bool saw_origins = false;
+
+    Reader() = default;
+    // A reader of origin objects alone, each a text of its own (read_origins_alone): as if inside "origins".
+    struct OriginsOnly {};
+    explicit Reader(OriginsOnly) : stack_{In::origins}, seen_stack_{0}, item_stack_{0} {}
 
     bool null() override { return scalar(Value{}); }
     bool boolean(bool v) override { return scalar(Value{Value::flag_, 0, v, {}}); }
@@ -545,16 +553,20 @@ private:
 
 }  // namespace
 
-std::vector<InstanceState> read_state_file(std::string_view text) {
+std::vector<InstanceState> read_origins_whole(std::string_view text) {
     Reader r;
     nlohmann::json::sax_parse(text.begin(), text.end(), &r);
     if (!r.saw_origins) throw std::runtime_error("no \"origins\" array");
     return std::move(r.origins);
 }
 
-std::vector<InstanceState> read_state_file(std::istream& in) {
-    std::string text(std::istreambuf_iterator<char>(in), {});
-    return read_state_file(text);
+std::vector<InstanceState> read_origins_alone(std::string_view text, std::span<const std::pair<size_t, size_t>> spans) {
+    Reader r{Reader::OriginsOnly{}};
+    for (auto [begin, end] : spans) {
+        std::string_view one = text.substr(begin, end - begin);
+        nlohmann::json::sax_parse(one.begin(), one.end(), &r);
+    }
+    return std::move(r.origins);
 }
 
 }  // namespace glbd::sync

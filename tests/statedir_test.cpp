@@ -385,3 +385,89 @@ TEST(StateDir, AReadAheadOfAMissingOrMalformedFileLoadsNothing) {
     EXPECT_EQ(us_weight(svc), 0);
     EXPECT_EQ(svc.known().size(), 1u);  // its own origin only
 }
+
+// A large file is read on two threads, the later origins on one of their own: found from the text's strings and
+// nesting alone, among strings and unknown fields that hold brackets, braces, quotes and escapes; the same
+// origins, in the same order, as read on one thread.
+constexpr std::string_view kTrickyText = R"(]},{"origins":[ \" \\)";  // a TXT record's string
+std::string tricky_state_file() {
+    std::vector<InstanceState> origins;
+    for (int i = 0; i < 5; ++i) {
+        InstanceState s;
+        s.cluster = "c" + std::to_string(i), s.instance = "a", s.version = 1000 + i;
+        s.hosts.push_back(HostEntry{"app.glb.test", 30, model::LoadBalancing{50, "IE", false}, {{"192.0.2.1", true}}});
+        s.records = std::vector<ZoneRecord>{{"_t.glb.test", wire::type::TXT, 60, {std::string(kTrickyText)}}};
+        origins.push_back(std::move(s));
+    }
+    std::stringstream file;
+    write_state_file(file, origins, 1);
+    std::string text = file.str();
+    // Fields this version does not read, before and after the array, and in an origin.
+    text.insert(1, R"("note":"]\"[{,","more":[{"origins":["x"]}],)");
+    text.insert(text.find(R"("cluster":"c3")"), R"("unknown":{"a":["}",{"b":"\\"}]},)");
+    text.insert(text.size() - 2, R"(,"after":["]"])");
+    return text;
+}
+
+TEST(StateDir, ALargeFileIsReadOnTwoThreadsAsOnOne) {
+    const std::string text = tricky_state_file();
+    std::optional<OriginSpans> spans = origin_spans(text);
+    ASSERT_TRUE(spans);
+    ASSERT_EQ(spans->origins.size(), 5u);
+    for (size_t i = 0; i < 5; ++i) {
+        auto [begin, end] = spans->origins[i];
+        std::string_view one = std::string_view(text).substr(begin, end - begin);
+        EXPECT_EQ(one.front(), '{');
+        EXPECT_EQ(one.back(), '}');
+        EXPECT_NE(one.find("\"cluster\":\"c" + std::to_string(i) + "\""), std::string::npos) << one;
+    }
+    EXPECT_EQ(text[spans->close], ']');
+    auto written = [](const std::vector<InstanceState>& origins) {
+        std::stringstream out;
+        write_state_file(out, origins, 1);
+        return out.str();
+    };
+    std::vector<InstanceState> one = read_state_file(text, SIZE_MAX), two = read_state_file(text, 0);
+    ASSERT_EQ(two.size(), 5u);
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(two[i].cluster, "c" + std::to_string(i));
+    EXPECT_EQ(written(two), written(one));
+    EXPECT_EQ(two[4].records.at(0).data.at(0), kTrickyText);
+}
+
+// What is not shaped as glbd writes it is read on one thread; a bad origin anywhere, found on either, is said as
+// one thread says it (what, and at which byte of the file).
+TEST(StateDir, AMalformedLargeFileSaysWhatOneThreadSays) {
+    const std::string good = tricky_state_file();
+    const size_t last = good.rfind(R"({"cluster":"c4")");
+    auto error = [](const std::string& text, size_t two_threads_from) {
+        try {
+            read_state_file(text, two_threads_from);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    std::string no_comma = good, trailing = good, between = good, not_object = good, bad_late = good;
+    no_comma.erase(last - 1, 1);
+    trailing.insert(good.rfind(']', good.rfind(R"(,"after")")), ",");
+    between.insert(last, " x ");
+    not_object.insert(last, "7,");
+    bad_late.replace(bad_late.find(R"("version":1004)"), 15, R"("version":"x",)");
+    for (const std::string& bad : {no_comma, trailing, between, not_object}) {
+        EXPECT_FALSE(origin_spans(bad)) << bad;
+        const std::string said = error(bad, SIZE_MAX);
+        EXPECT_NE(said, "no error") << bad;
+        EXPECT_EQ(error(bad, 0), said);
+    }
+    ASSERT_TRUE(origin_spans(bad_late));  // its shape is good: the later thread finds the bad version
+    EXPECT_NE(error(bad_late, SIZE_MAX).find("\"version\""), std::string::npos) << error(bad_late, SIZE_MAX);
+    EXPECT_EQ(error(bad_late, 0), error(bad_late, SIZE_MAX));
+    // Two "origins" arrays (which one thread reads one after the other) are read so, on one.
+    std::string twice = good;
+    twice.insert(1, R"("origins":[{"cluster":"c9","instance":"a","version":1,"hosts":[],"overrides":{}}],)");
+    EXPECT_FALSE(origin_spans(twice));
+    EXPECT_EQ(read_state_file(twice, 0).size(), 6u);
+    std::string cut = good.substr(0, last + 20);  // a file cut short
+    EXPECT_FALSE(origin_spans(cut));
+    EXPECT_EQ(error(cut, 0), error(cut, SIZE_MAX));
+}
