@@ -146,7 +146,8 @@ cpu_ms() {
 fleet() {
   local n=$1 i converge spread join cpu
   for ((i = 1; i <= n; i++)); do config "$n" "$i" 0 > "$WORK/c$i.yaml"; done
-  start_wait "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000 ${PROFILE:+--progress "$WORK/progress"}
+  # Asked every 20 ms, not 5: 50 servers asked every 5 ms answered 10,000 queries a second beside the work timed.
+  start_wait "$n" "h$((HOSTS - 1)).bench.test" "$n" 120000 --every 20 ${PROFILE:+--progress "$WORK/progress"}
   if [[ -n ${PERF:-} ]]; then
     perf record -a -g -F 999 -o "$WORK/perf.data" -- sleep 600 > /dev/null 2>&1 & PERF_PID=$!
     sleep 1  # recording before the clock starts
