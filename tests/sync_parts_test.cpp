@@ -18,6 +18,7 @@
 #include "resolver/base/fd.hpp"
 #include "resolver/wire/wire.hpp"
 #include "sync/service_impl.hpp"
+#include "sync/transfer/codec.hpp"
 #include "tests/dns_util.hpp"
 #include "tests/fake_clock.hpp"
 #include "tests/sync_util.hpp"
@@ -168,6 +169,45 @@ TEST_F(TwoSides, AnEchoTimesTheRoundTripLessWhatThePeerHeldIt) {
     PeerStatus st = a.status_of(b.at);
     EXPECT_EQ(st.rtt_samples, 1u);
     EXPECT_DOUBLE_EQ(st.rtt_ms, 50.0);  // 80 ms from beat to echo, 30 of them held
+}
+
+// A beat relays as many live origins as fit (kMaxBeatBytes with its signature), a different run of them each beat,
+// so that every one travels within a few beats however many there are; a dead one never.
+TEST_F(TwoSides, BeatsRelayAsManyOriginsAsFitAndEachInTurn) {
+    constexpr int kOrigins = 40;
+    {
+        MutexLock lock(a.impl.mu);
+        for (int i = 0; i < kOrigins; ++i) {
+            InstanceState s;
+            s.cluster = "c" + std::to_string(i), s.instance = "x", s.version = 1, s.heartbeat = a.clock.wall_ms();
+            a.impl.store.merge(s, 0, a.clock.wall_ms() - (i == 7 ? 60'000 : 0));  // c7 last heard a minute ago
+        }
+    }
+    std::map<std::string, int> relayed;
+    size_t per_beat = 0;
+    for (int beat = 0; beat < 12; ++beat) {
+        a.impl.beats.send_all();
+        ASSERT_EQ(a.wire.sent.size(), 1u);
+        const std::vector<uint8_t>& bytes = a.wire.sent[0].second;
+        EXPECT_LE(bytes.size(), kMaxBeatBytes);
+        Beat parsed;
+        std::string error;
+        ASSERT_TRUE(parse_beat(bytes.data(), bytes.size(), parsed, error)) << error;
+        ASSERT_GE(parsed.reports.size(), 2u);
+        if (beat == 0) per_beat = parsed.reports.size() - 1;
+        EXPECT_EQ(parsed.reports.size() - 1, per_beat) << "beat " << beat;  // as many each time: all that fit
+        // One more would not have fitted: the beat is within one report of its room.
+        EXPECT_GT(bytes.size() + beat_record_bytes({"origin=c10/x", "inc=0", "version=1", "heartbeat=1", "age=0"}),
+                  kMaxBeatBytes - 100);
+        for (const auto& r : parsed.reports) ++relayed[r.state.origin()];
+        a.wire.sent.clear();
+    }
+    EXPECT_GE(per_beat, 5u);
+    EXPECT_EQ(relayed.count("c7/x"), 0u) << "a dead origin is relayed";
+    for (int i = 0; i < kOrigins; ++i) {
+        if (i == 7) continue;
+        EXPECT_GE(relayed["c" + std::to_string(i) + "/x"], 1) << "c" << i << " never relayed";
+    }
 }
 
 // Beats lost on the way show as gaps in their numbers; one that comes late or twice counts nothing more.

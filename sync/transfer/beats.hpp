@@ -82,9 +82,10 @@ private:
     Core& core_;
     Fd in_;  // the DNS server's hand-off socket (UDP NOTIFYs for `_glbd.`)
     uv_poll_t poll_{};
-    uv_timer_t timer_{};  // the resends after a change
-    uint64_t seq_ = 0;    // the last beat's number (from the clock at start, then +1 per beat)
-    struct {              // this instance's last change, as announced by beats (announce_change)
+    uv_timer_t timer_{};     // the resends after a change
+    uint64_t seq_ = 0;       // the last beat's number (from the clock at start, then +1 per beat)
+    size_t relay_from_ = 0;  // where in the live origins the next beat's relays begin (send)
+    struct {                 // this instance's last change, as announced by beats (announce_change)
         uint64_t seq = 0, at_ms = 0;
         std::vector<SocketAddress> unacked;
         int resends_left = 0;

@@ -146,6 +146,12 @@ std::vector<uint8_t> sync_request(bool notify, uint32_t generation, std::vector<
     return m.finish();
 }
 
+size_t beat_record_bytes(const std::vector<std::string>& strings) {
+    size_t bytes = 7 + 10;  // the owner (`_glbd.`), type, class, TTL, RDLENGTH
+    for (const auto& str : strings) bytes += 1 + str.size();
+    return bytes;
+}
+
 std::vector<uint8_t> beat_message(uint16_t id, const Beat& header, const std::vector<std::vector<std::string>>& origins,
                                   size_t budget, size_t* dropped) {
     Message m(id, static_cast<uint16_t>(wire::opcode_bits(wire::opcode::NOTIFY) | wire::flag::AA));
@@ -158,8 +164,7 @@ std::vector<uint8_t> beat_message(uint16_t id, const Beat& header, const std::ve
     m.txt(kSyncZone, head);
     size_t left_out = 0;
     for (const auto& rec : origins) {
-        size_t bytes = 7 + 10;  // the owner (`_glbd.`), type, class, TTL, RDLENGTH
-        for (const auto& str : rec) bytes += 1 + str.size();
+        const size_t bytes = beat_record_bytes(rec);
         if (m.size() + bytes > budget) {
             ++left_out;
             continue;

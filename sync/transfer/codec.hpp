@@ -179,6 +179,8 @@ inline constexpr size_t kMaxBeatBytes = 1200;  // with its TSIG: under any path'
 // `budget` bytes. `dropped` counts those left out.
 std::vector<uint8_t> beat_message(uint16_t id, const Beat& header, const std::vector<std::vector<std::string>>& origins,
                                   size_t budget, size_t* dropped = nullptr);
+// The bytes one of `origins` takes in a beat: its TXT record whole.
+size_t beat_record_bytes(const std::vector<std::string>& strings);
 // A received beat (its signature is the caller's to check): false, with `error`, for anything else, a beat
 // that carries data, or a malformed record.
 bool parse_beat(const uint8_t* m, size_t len, Beat& out, std::string& error);
