@@ -46,7 +46,8 @@ std::vector<InstanceState> read_state_file(std::string_view text, size_t two_thr
 std::vector<InstanceState> read_state_file(std::istream& in);  // tests and fuzz targets: the whole stream, unbounded
 // Where the top-level "origins" array's origins lie in `text`, found from its strings and nesting alone (no value
 // read): what read_state_file shares among its threads. Nothing for a text not shaped as glbd writes it (one
-// "origins" array of objects, a comma between each two): read on one thread, which says what is wrong.
+// "origins" array of at most ReportLimits::kMaxOrigins objects, a comma between each two): read on one thread,
+// which says what is wrong.
 struct OriginSpans {
     std::vector<std::pair<size_t, size_t>> origins;  // [begin, end) of each
     size_t close = 0;                                // the array's ']'

@@ -81,7 +81,8 @@ std::optional<OriginSpans> origin_spans(std::string_view t) {
                 if (inside || out.close) return std::nullopt;  // a second "origins"
                 inside = true, after = false;
             } else if (inside && depth == 3) {
-                if (after) return std::nullopt;  // no comma before it
+                if (after) return std::nullopt;                                            // no comma before it
+                if (out.origins.size() == ReportLimits::kMaxOrigins) return std::nullopt;  // (as many as known at once)
                 begin = i;
             }
         } else if (c == '}' || c == ']') {

@@ -467,6 +467,11 @@ TEST(StateDir, AMalformedLargeFileSaysWhatOneThreadSays) {
     twice.insert(1, R"("origins":[{"cluster":"c9","instance":"a","version":1,"hosts":[],"overrides":{}}],)");
     EXPECT_FALSE(origin_spans(twice));
     EXPECT_EQ(read_state_file(twice, 0).size(), 6u);
+    // No more origins than may be known at once are looked for (a file of a billion "{}," is not a billion spans).
+    std::string many = R"({"origins":[{})";
+    for (size_t i = 1; i < ReportLimits::kMaxOrigins; ++i) many += ",{}";
+    EXPECT_EQ(origin_spans(many + "]}")->origins.size(), ReportLimits::kMaxOrigins);
+    EXPECT_FALSE(origin_spans(many + ",{}]}"));
     std::string cut = good.substr(0, last + 20);  // a file cut short
     EXPECT_FALSE(origin_spans(cut));
     EXPECT_EQ(error(cut, 0), error(cut, SIZE_MAX));
