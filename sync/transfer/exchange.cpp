@@ -197,19 +197,30 @@ void Pulls::connected(uv_connect_t* c, int status) {
     uv_read_start(
         reinterpret_cast<uv_stream_t*>(ex->stream),
         [](uv_handle_t* h, size_t, uv_buf_t* buf) {
-            auto* e = static_cast<Exchange*>(h->data);
-            buf->base = e->read_buffer.data();
-            buf->len = e->read_buffer.size();
+            std::vector<char>& shared = static_cast<Exchange*>(h->data)->pulls->read_buffer_;
+            *buf = uv_buf_init(shared.data(), static_cast<unsigned>(shared.size()));
         },
-        [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
-            auto* e = static_cast<Exchange*>(s->data);
-            if (n > 0 && !e->done) {
-                e->in.insert(e->in.end(), buf->base, buf->base + n);
-                e->pulls->on_data(e);
-            } else if (n < 0 && !e->done) {
-                finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
-            }
-        });
+        on_read);
+}
+
+// A read into the shared buffer: its whole messages read where they lie, a message's start kept in the
+// exchange's `in` (and read from there once the rest came), so that the buffer is free for the next read.
+void Pulls::on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+    auto* e = static_cast<Exchange*>(s->data);
+    if (e->done || n == 0) return;
+    if (n < 0) {
+        finish(e, n == UV_EOF ? "connection closed before the end" : uv_strerror(static_cast<int>(n)));
+        return;
+    }
+    const auto* got = reinterpret_cast<const uint8_t*>(buf->base);
+    if (e->in.empty()) {
+        size_t took = e->pulls->on_data(e, {got, static_cast<size_t>(n)});
+        if (!e->done) e->in.assign(got + took, got + n);
+    } else {
+        e->in.insert(e->in.end(), got, got + n);
+        size_t took = e->pulls->on_data(e, e->in);
+        if (!e->done) e->in.erase(e->in.begin(), e->in.begin() + static_cast<long>(took));
+    }
 }
 
 // What we hold, as "have=" strings for an IXFR request: at most one TXT record's worth, the rest come as data.
@@ -237,58 +248,61 @@ std::vector<std::string> Pulls::held_versions() {
     return have;
 }
 
+size_t Pulls::on_data(Exchange* x, std::span<const uint8_t> data) {
+    size_t read = 0;  // bytes of `data` whose messages are done
+    while (!x->done && data.size() - read >= 2) {
+        const uint8_t* framed = data.data() + read;
+        size_t len = static_cast<size_t>(framed[0] << 8 | framed[1]);
+        if (data.size() - read < 2 + len) break;
+        read += 2 + len;
+        on_message(x, {framed + 2, len});
+    }
+    return read;
+}
+
 // Each message as it arrives: verified (TSIG, chained), its records read, and every origin's report the
 // records complete merged at once. What is held is one message and one report, however large the view. The
-// messages are read where they came (views into `in`, not copies), and what they took goes once all are read.
-void Pulls::on_data(Exchange* x) {
-    size_t read = 0;  // bytes of `in` whose messages are done
-    while (!x->done && x->in.size() - read >= 2) {
-        const uint8_t* framed = x->in.data() + read;
-        size_t len = static_cast<size_t>(framed[0] << 8 | framed[1]);
-        if (x->in.size() - read < 2 + len) break;
-        read += 2 + len;
-        x->total += len;
-        std::span<const uint8_t> msg(framed + 2, len);
-        wire::Header head;
-        if (!wire::read_header(msg.data(), msg.size(), head)) return finish(x, "malformed response");
-        if (uint8_t rcode = head.rcode(); rcode == wire::rcode::NOTAUTH) {
-            x->key_mismatch = true;
-            return finish(x,
-                          "key mismatch: the peer refuses our signature (NOTAUTH): its peers.key (name or secret) "
-                          "is not ours");
-        } else if (rcode != wire::rcode::NOERROR) {
-            return finish(x, "peer answered " + wire::rcode_name(rcode));
-        }
-        std::string mac;
-        auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0,
-                               static_cast<uint64_t>(std::time(nullptr)), &mac);
-        if (st == tsig::Status::badsig || st == tsig::Status::badkey) {
-            x->key_mismatch = true;
-            return finish(x, "key mismatch: the peer's answer is not signed with our peers.key");
-        }
-        if (st != tsig::Status::ok) return finish(x, "bad TSIG on the response");
-        x->mac = mac;
-        ++x->messages;
-        if (x->notify) return finish(x, "");
-        pull_heard_ms_ = core_.mono();
-        uv_timer_again(&x->timer);  // the timeout is for a silent peer, not for a large view
-        x->records.clear();
-        if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial))
-            return finish(x, "malformed response");
-        std::vector<Report> ready;
-        for (size_t i = 0; i < x->records.size(); ++i) {
-            if (!x->decoder.add(x->records[i], ready)) break;
-        }
-        x->records.clear();  // views into `msg`
-        if (x->decoder.error().empty() && x->soas >= 2) x->decoder.finish(ready);
-        accept(x, ready);
-        if (!x->decoder.error().empty()) {
-            if (x->decoder.over_limit()) core_.counters.oversized.fetch_add(1);
-            return finish(x, "malformed state: " + x->decoder.error());
-        }
-        if (x->soas >= 2) return complete(x);
+// message is read where it came (views into it, not copies).
+void Pulls::on_message(Exchange* x, std::span<const uint8_t> msg) {
+    x->total += msg.size();
+    wire::Header head;
+    if (!wire::read_header(msg.data(), msg.size(), head)) return finish(x, "malformed response");
+    if (uint8_t rcode = head.rcode(); rcode == wire::rcode::NOTAUTH) {
+        x->key_mismatch = true;
+        return finish(x,
+                      "key mismatch: the peer refuses our signature (NOTAUTH): its peers.key (name or secret) "
+                      "is not ours");
+    } else if (rcode != wire::rcode::NOERROR) {
+        return finish(x, "peer answered " + wire::rcode_name(rcode));
     }
-    if (!x->done) x->in.erase(x->in.begin(), x->in.begin() + static_cast<long>(read));
+    std::string mac;
+    auto st = tsig::verify(msg.data(), msg.size(), *x->key, x->mac, x->messages > 0,
+                           static_cast<uint64_t>(std::time(nullptr)), &mac);
+    if (st == tsig::Status::badsig || st == tsig::Status::badkey) {
+        x->key_mismatch = true;
+        return finish(x, "key mismatch: the peer's answer is not signed with our peers.key");
+    }
+    if (st != tsig::Status::ok) return finish(x, "bad TSIG on the response");
+    x->mac = mac;
+    ++x->messages;
+    if (x->notify) return finish(x, "");
+    pull_heard_ms_ = core_.mono();
+    uv_timer_again(&x->timer);  // the timeout is for a silent peer, not for a large view
+    x->records.clear();
+    if (!parse_transfer_answers(msg.data(), msg.size(), x->records, x->soas, x->serial))
+        return finish(x, "malformed response");
+    std::vector<Report> ready;
+    for (size_t i = 0; i < x->records.size(); ++i) {
+        if (!x->decoder.add(x->records[i], ready)) break;
+    }
+    x->records.clear();  // views into `msg`
+    if (x->decoder.error().empty() && x->soas >= 2) x->decoder.finish(ready);
+    accept(x, ready);
+    if (!x->decoder.error().empty()) {
+        if (x->decoder.over_limit()) core_.counters.oversized.fetch_add(1);
+        return finish(x, "malformed state: " + x->decoder.error());
+    }
+    if (x->soas >= 2) return complete(x);
 }
 
 // Merges the reports a transfer has completed so far (each checked whole first; a bad one is dropped, the

@@ -8,7 +8,6 @@
 
 #include <uv.h>
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -16,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,11 +84,11 @@ private:
         uint64_t began_ns = 0, spare_began_ns = 0;  // uv_hrtime()
         uv_write_t write{};
         uv_timer_t timer{}, hedge{};
-        std::vector<uint8_t> out, in;
-        std::array<char, size_t{64} << 10> read_buffer;  // one read at a time per stream: libuv reads into it
-        std::shared_ptr<const tsig::Key> key;            // the key the request was signed with
-        std::string mac;                                 // the request's, then the previous message's
-        int messages = 0, soas = 0, open = 3;            // handles not yet closed: tcp, timer, hedge (and spare)
+        std::vector<uint8_t> out;
+        std::vector<uint8_t> in;               // the start of a message that the last read ended within
+        std::shared_ptr<const tsig::Key> key;  // the key the request was signed with
+        std::string mac;                       // the request's, then the previous message's
+        int messages = 0, soas = 0, open = 3;  // handles not yet closed: tcp, timer, hedge (and spare)
         uint32_t serial = 0;
         size_t total = 0;
         bool done = false;
@@ -127,7 +127,11 @@ private:
     void connect(Exchange* x, uv_tcp_t* tcp, uv_connect_t* conn);
     static void connected(uv_connect_t* c, int status);
     [[nodiscard]] uint64_t hedge_ms(const SocketAddress& peer) const GLBD_EXCLUDES(core_.mu);  // its peer's
-    void on_data(Exchange* x);
+    // Reads the messages `data` holds whole, until the exchange ends; returns the bytes they took (the rest is
+    // a message's start).
+    size_t on_data(Exchange* x, std::span<const uint8_t> data);
+    void on_message(Exchange* x, std::span<const uint8_t> msg);
+    static void on_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf);
     void accept(Exchange* x, std::vector<Report>& reports);
     void accept_heartbeat(Exchange* x, const Report& r, uint64_t now) GLBD_REQUIRES(core_.mu);
     // A report of outside verdicts alone made whole with what is held of its origin (the same life, at the
@@ -141,6 +145,9 @@ private:
     Service::Impl& s_;
     Core& core_;
     uv_timer_t timer_{};
+    // What libuv reads into, for every exchange in turn (the loop reads one stream at a time, and each read is
+    // taken before the next): a buffer of each exchange's own was 64 KiB of fresh pages for every pull.
+    std::vector<char> read_buffer_ = std::vector<char>(size_t{64} << 10);
     // Service::pulling(): the pulls whose connection opened and that have not ended, and when one last
     // opened or read a message (steady_ms): a peer that stopped answering holds no build.
     std::atomic<int> pulls_open_{0};
