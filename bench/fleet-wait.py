@@ -6,6 +6,9 @@ until the last server did, or exits 1 after LIMIT ms. It creates GO.ready once s
 so that Python's own start is not part of the figure (bench/sync-converge.sh, bench/sync-loss.sh).
 With --progress FILE it also writes, every 500 ms, the ms since GO and how many addresses all servers answer
 in all (their last answers): the course of a convergence, not only its end.
+With --first K the servers are PREFIXK..PREFIX(K+N-1). With --heard URL COUNT it also waits until URL (a server's
+/metrics) lists COUNT series of glbd_sync_last_heard_seconds, the origins the server has heard (bench/scale.sh:
+a node started empty has learnt the whole view).
 A server whose answer comes truncated (more addresses than glbd's UDP payload holds: about 70 clusters) is
 asked over TCP from then on, once every 50 ms (32 at a time), so that a fleet of 100 is judged on whole answers.
 The poller shares the machine with the fleet it times, so its rounds are cheap: an answer is read in full
@@ -14,9 +17,9 @@ it may be the one wanted (reading every answer of 50 addresses from 50 servers e
 CPU in 3 s, a sixth of two cores that the servers' convergence then waited for; now 0.4 s). A figure of
 seconds is asked for less often (--every 20: a fiftieth of its resolution) than one of 100 ms.
    fleet-wait.py N NAME WANT LIMIT_MS GO PORT [--prefix 127.0.2.] [--absent] [--source ADDR] [--progress FILE]
-                 [--every MS]
+                 [--every MS] [--first K] [--heard URL COUNT]
 """
-import argparse, concurrent.futures, socket, struct, sys, time
+import argparse, concurrent.futures, socket, struct, sys, time, urllib.request
 
 p = argparse.ArgumentParser()
 for a in ("n", "name", "want", "limit", "go", "port"):
@@ -26,6 +29,8 @@ p.add_argument("--absent", action="store_true")
 p.add_argument("--source", default="")
 p.add_argument("--progress", default="")
 p.add_argument("--every", type=float, default=5)
+p.add_argument("--first", type=int, default=1)
+p.add_argument("--heard", nargs=2, metavar=("URL", "COUNT"), default=None)
 o = p.parse_args()
 n, limit, port = int(o.n), int(o.limit), int(o.port)
 q = b"".join(bytes([len(l)]) + l.encode() for l in o.name.split(".")) + b"\0"
@@ -69,6 +74,18 @@ def tcp_addresses(addr):
         return None
 
 
+def heard_all():
+    """Whether --heard's server lists its COUNT origins heard (True without --heard)."""
+    if not o.heard:
+        return True
+    try:
+        with urllib.request.urlopen(o.heard[0], timeout=1) as r:
+            text = r.read().decode()
+    except OSError:
+        return False
+    return sum(line.startswith("glbd_sync_last_heard_seconds{") for line in text.splitlines()) >= int(o.heard[1])
+
+
 def done(a):
     if o.absent:
         return bool(a) and o.want not in a
@@ -104,14 +121,14 @@ for _ in range(60000):  # the action begins within a minute
         time.sleep(0.001)
 else:
     sys.exit(1)
-left, qid = set(range(1, n + 1)), 0
+left, qid = set(range(o.first, o.first + n)), 0
 servers = {i: (f"{o.prefix}{i}", port) for i in left}
 asked = bytearray(query(0))
 seen, next_mark = {}, 500
 over_tcp, tcp_at = set(), {}  # servers whose answers truncate, and when each was last asked over TCP
 tcp_pool = concurrent.futures.ThreadPoolExecutor(max_workers=32)
 progress = open(o.progress, "w") if o.progress else None
-while left:
+while left or not heard_all():
     if progress and time.time() * 1000 - since >= next_mark:
         progress.write(f"{next_mark} {sum(seen.values())}\n")
         next_mark += 500
