@@ -64,16 +64,13 @@ start_view() {
   last=$(tail -1 "$d/queries.txt" | cut -d' ' -f1)
   # One process asks every 5 ms from before the start (bench/fleet-wait.py; ADDR is its server 1): a dig every
   # 10 ms took 13 ms of CPU each, a third of a core that the start it timed waited for.
-  rm -f "$WORK/go" "$WORK/go.ready"
-  python3 bench/fleet-wait.py 1 "$last" any 60000 "$WORK/go" "$PORT" --prefix "${ADDR%.*}." > "$WORK/first" &
-  local waiter=$!
-  for ((i = 0; i < 3000; i++)); do [[ -e $WORK/go.ready ]] && break; sleep 0.01; done
+  start_wait 1 "$last" any 60000 --prefix "${ADDR%.*}."
   t0=$(ms)
-  echo "$t0" > "$WORK/go.tmp" && mv "$WORK/go.tmp" "$WORK/go"
+  go "$t0"
   taskset -c "${START_CPUS:-0,1}" "$GLBD" serve --config "$d/glbd.yaml" 2>>"$WORK/$name.log" &
   PID=$!
-  wait "$waiter" || { echo "$name: no answer within 60 s" >&2; return 1; }
-  t1=$((t0 + $(cat "$WORK/first")))
+  end_wait || { echo "$name: no answer within 60 s" >&2; return 1; }
+  t1=$((t0 + RESULT))
   taskset -a -p -c "${GLBD_CPUS:-1}" "$PID" > /dev/null  # every thread, before anything else is measured
   # Let start-up work finish (the first stateDir write runs on the sync thread): CPU idle for a second.
   local prev=-1 cur
@@ -193,16 +190,13 @@ sync_measure() {
   echo "hosts: [{name: fresh.glb.example.test, endpoints: [192.0.2.1]}]" >> "$WORK/fresh.yaml"
   # Until b answers the last host and its metrics list every origin: one poller from before b's start, every
   # 10 ms (a curl and a dig every 10 ms took a core's third from the start they timed).
-  rm -f "$WORK/go" "$WORK/go.ready"
-  python3 bench/fleet-wait.py 1 "$last" any 120000 "$WORK/go" "$PORT" --prefix 127.0.3. --first 2 --every 10 \
-    --heard "http://127.0.3.2:9160/metrics" $((CLUSTERS + 1)) > "$WORK/learnt" &
-  local waiter=$!
-  for ((i = 0; i < 3000; i++)); do [[ -e $WORK/go.ready ]] && break; sleep 0.01; done
+  start_wait 1 "$last" any 120000 --prefix 127.0.3. --first 2 --every 10 \
+    --heard "http://127.0.3.2:9160/metrics" $((CLUSTERS + 1))
   t0=$(ms)
-  echo "$t0" > "$WORK/go.tmp" && mv "$WORK/go.tmp" "$WORK/go"
+  go "$t0"
   taskset -c 0 "$GLBD" serve --config "$WORK/fresh.yaml" 2>>"$WORK/sync-b.log" &
   b_pid=$!
-  if wait "$waiter"; then t1=$((t0 + $(cat "$WORK/learnt"))); else echo "b: the view not learnt within 120 s" >&2; t1=$(ms); fi
+  if end_wait; then t1=$((t0 + RESULT)); else echo "b: the view not learnt within 120 s" >&2; t1=$(ms); fi
   origins=$(curl -s "http://127.0.3.2:9160/metrics" | grep -c '^glbd_sync_last_heard_seconds{' || true)
   sleep 1
   read -r u0 s0 <<<"$(tree_ticks "$PID")"; a_ticks1=$((u0 + s0))

@@ -18,6 +18,7 @@
 #                               [--repeat N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/lib.sh
 SERVERS="5 10 20" HOSTS=1000 GLBD=build/glbd PORT=5500 BASELINE="" REPEAT=""
 while (($#)); do
   case $1 in
@@ -64,22 +65,9 @@ config() {  # N I CHANGED(0/1)
   echo "  deadAfter: 10s"
 }
 
-# wait_all N NAME COUNT|ADDRESS LIMIT_MS GO: all N servers answer NAME with COUNT addresses / with ADDRESS;
-# prints the ms from the moment written in GO until the last one did (bench/fleet-wait.py: one process asks
-# them all every 5 ms, since one dig per server per round would take longer than the propagation measured).
-wait_all() { python3 bench/fleet-wait.py "$@" "$PORT"; }
-
-# start_wait ARGS: wait_all ARGS in the background, returning once it is ready to ask; then take t0, act,
-# and go T0; end_wait leaves the figure in RESULT (or fails).
-start_wait() {
-  rm -f "$WORK/go" "$WORK/go.tmp" "$WORK/go.ready" "$WORK/result"
-  wait_all "$@" "$WORK/go" > "$WORK/result" &
-  WAITER=$!
-  for ((i = 0; i < 3000; i++)); do [[ -e $WORK/go.ready ]] && return 0; sleep 0.01; done
-  echo "the poller did not start" >&2; return 1
-}
-go() { echo "$1" > "$WORK/go.tmp" && mv "$WORK/go.tmp" "$WORK/go"; }
-end_wait() { wait "$WAITER" && RESULT=$(cat "$WORK/result"); }
+# Each figure: every server answers NAME with COUNT addresses / with ADDRESS (start_wait in bench/lib.sh: one
+# process asks them all every 5 ms, since one dig per server per round would take longer than the propagation
+# measured).
 
 # profile N T0 MS: the start-up and work behind a convergence of MS ms (PROFILE=1).
 profile() {

@@ -64,18 +64,9 @@ config() {  # N I
   echo "  deadAfter: $DEAD"
 }
 
-# wait_all N WANT LIMIT_MS [--absent]: bench/fleet-wait.py over the servers; the ms in RESULT, or fails.
-WAITER=
-start_wait() {
-  rm -f "$WORK/go" "$WORK/go.tmp" "$WORK/go.ready" "$WORK/result"
-  python3 bench/fleet-wait.py "$1" app.loss.test "$2" "$3" "$WORK/go" "$PORT" --prefix 127.0.40. \
-    --source 127.0.0.1 "${@:4}" > "$WORK/result" &
-  WAITER=$!
-  for ((i = 0; i < 3000; i++)); do [[ -e $WORK/go.ready ]] && return 0; sleep 0.01; done
-  echo "the poller did not start" >&2; return 1
-}
-go() { echo "$1" > "$WORK/go.tmp" && mv "$WORK/go.tmp" "$WORK/go"; }
-end_wait() { RESULT=; wait "$WAITER" && RESULT=$(cat "$WORK/result"); }
+# app_wait N WANT LIMIT_MS [--absent]: start_wait (bench/lib.sh) for app.loss.test over the servers, asked from
+# 127.0.0.1; the ms in RESULT after end_wait, or fails.
+app_wait() { start_wait "$1" app.loss.test "$2" "$3" --prefix 127.0.40. --source 127.0.0.1 "${@:4}"; }
 override() {  # SERVER TARGET STATE
   curl -sf -o /dev/null -X PUT -d "{\"target\":\"$2\",\"state\":\"$3\"}" "http://127.0.41.$1:$PORT/v1/overrides"
 }
@@ -95,7 +86,7 @@ for n in $SERVERS; do
     PIDS=()
     rm -f "$WORK"/c*.log
     for ((i = 1; i <= n; i++)); do config "$n" "$i" > "$WORK/c$i.yaml"; done
-    start_wait "$n" "$n" 60000
+    app_wait "$n" "$n" 60000
     t0=$(ms)
     for ((i = 1; i <= n; i++)); do "$GLBD" serve -c "$WORK/c$i.yaml" 2>"$WORK/c$i.log" & PIDS+=($!); done
     go "$t0"
@@ -106,7 +97,7 @@ for n in $SERVERS; do
     while (( $(ms) - start < DURATION * 1000 )); do
       k=$(( k % n + 1 ))
       for state in down auto; do
-        if [[ $state == down ]]; then start_wait "$n" "100.64.$k.1" 20000 --absent; else start_wait "$n" "100.64.$k.1" 20000; fi
+        if [[ $state == down ]]; then app_wait "$n" "100.64.$k.1" 20000 --absent; else app_wait "$n" "100.64.$k.1" 20000; fi
         t0=$(ms)
         override "$k" "c$k/100.64.$k.1" "$state" || true
         go "$t0"
@@ -118,7 +109,7 @@ for n in $SERVERS; do
     done
     false_deaths=$(deaths)
     # A real death: the last server killed; every other one must drop its endpoint.
-    start_wait $((n - 1)) "100.64.$n.1" $((DEAD_MS + 30000)) --absent
+    app_wait $((n - 1)) "100.64.$n.1" $((DEAD_MS + 30000)) --absent
     t0=$(ms)
     kill -9 "${PIDS[$((n - 1))]}"
     { wait "${PIDS[$((n - 1))]}"; } 2>/dev/null || true
